@@ -1,0 +1,46 @@
+# healthprobe-operator — see README.md.
+SHELL := /bin/bash
+NPM_STAMP := node_modules/.package-lock.json
+
+.PHONY: all test unit typecheck lint demo crds build bench e2e clean deps
+
+all: test
+
+$(NPM_STAMP): package.json package-lock.json
+	npm ci
+	@touch $(NPM_STAMP)
+
+deps: $(NPM_STAMP)
+
+typecheck: deps
+	npx tsc --noEmit -p tsconfig.json
+
+lint: deps
+	npx eslint .
+
+unit: deps
+	npm test --silent
+
+## Installs dependencies when missing, then typecheck, lint and every test.
+test: deps typecheck lint unit
+
+## The operator on the embedded API test server with demo pods on loopback and a live view.
+demo: deps
+	npx tsx hack/demo.ts
+
+## Regenerates crds/ from the one zod schema.
+crds: deps
+	npx tsx hack/generate-crds.ts
+
+build: deps
+	npx tsc -p tsconfig.build.json
+
+bench: deps
+	npx tsx test/bench/main.ts all
+
+## The e2e suite against whatever KUBECONFIG points at (a kind cluster, or the API test server when unset).
+e2e: deps
+	node --experimental-vm-modules node_modules/jest/bin/jest.js --testPathIgnorePatterns '/node_modules/' --roots test/e2e
+
+clean:
+	rm -rf dist .scratch coverage
