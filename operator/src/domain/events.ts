@@ -1,0 +1,75 @@
+import { compareStrings } from "./drain.js";
+import { findCondition } from "./conditions.js";
+import type { PolicyStatus, StatusPod } from "./status.js";
+
+export type EventReason = "Drained" | "Restored" | "DrainCapped" | "FailOpen" | "InvalidSpec" | "ReplacementBlocked";
+
+export interface PlannedEvent {
+  type: "Normal" | "Warning";
+  reason: EventReason;
+  note: string;
+  regarding: "policy" | { podName: string; podUid: string };
+}
+
+/** events.k8s.io/v1 rejects a note over 1 kB. */
+export const MAX_NOTE_LENGTH = 1024;
+
+/** What planEvents needs from a status: the pods and the conditions. */
+export type EventView = Pick<PolicyStatus, "pods" | "conditions">;
+
+/**
+ * Events from the difference between the previous and the next status (level-based:
+ * the same status twice gives nothing; after a restart the persisted status is the
+ * previous one, so nothing is announced twice).
+ *
+ * - a pod newly drained: Drained (Normal) on the policy and on the pod;
+ * - a drained pod back in rotation (still a target): Restored (Normal), policy and pod;
+ *   a pod that left the targets gets nothing: it is gone, not restored;
+ * - DrainCapped / FailOpen conditions turning True: a Warning on the policy;
+ * - Ready turning to InvalidSpec, or its message changing while invalid: InvalidSpec;
+ * - ReplacementBlocked turning True or changing reason: ReplacementBlocked (Warning).
+ *
+ * `previous` undefined (no status yet) is treated as an empty one.
+ * Policy events come first, then pod events by pod name.
+ */
+export function planEvents(previous: EventView | undefined, next: EventView): PlannedEvent[] {
+  const events: PlannedEvent[] = [];
+  const prevConditions = previous?.conditions ?? [];
+  const policy = (type: PlannedEvent["type"], reason: EventReason, note: string) =>
+    events.push({ type, reason, note: clip(note), regarding: "policy" });
+
+  const ready = findCondition(next.conditions, "Ready");
+  const wasReady = findCondition(prevConditions, "Ready");
+  if (ready?.reason === "InvalidSpec" && (wasReady?.reason !== "InvalidSpec" || wasReady.message !== ready.message)) {
+    policy("Warning", "InvalidSpec", ready.message);
+  }
+  for (const type of ["FailOpen", "DrainCapped"] as const) {
+    const now = findCondition(next.conditions, type);
+    if (now?.status === "True" && findCondition(prevConditions, type)?.status !== "True") policy("Warning", type, now.message);
+  }
+  const blocked = findCondition(next.conditions, "ReplacementBlocked");
+  const wasBlocked = findCondition(prevConditions, "ReplacementBlocked");
+  if (blocked?.status === "True" && (wasBlocked?.status !== "True" || wasBlocked.reason !== blocked.reason)) {
+    policy("Warning", "ReplacementBlocked", `${blocked.reason}: ${blocked.message}`);
+  }
+
+  const before = new Map((previous?.pods ?? []).map((p) => [p.uid, p]));
+  const podEvents: PlannedEvent[] = [];
+  for (const pod of [...next.pods].sort((a, b) => compareStrings(a.name, b.name) || compareStrings(a.uid, b.uid))) {
+    const was = before.get(pod.uid)?.drained ?? false;
+    if (pod.drained && !was) podEvents.push(...both("Drained", pod, `pod ${pod.name} drained from the Service: ${pod.reason}`));
+    if (!pod.drained && was) podEvents.push(...both("Restored", pod, `pod ${pod.name} back in rotation: ${pod.reason}`));
+  }
+  return [...events, ...podEvents];
+}
+
+function both(reason: "Drained" | "Restored", pod: StatusPod, note: string): PlannedEvent[] {
+  return [
+    { type: "Normal", reason, note: clip(note), regarding: "policy" },
+    { type: "Normal", reason, note: clip(note), regarding: { podName: pod.name, podUid: pod.uid } },
+  ];
+}
+
+function clip(note: string): string {
+  return note.length <= MAX_NOTE_LENGTH ? note : `${note.slice(0, MAX_NOTE_LENGTH - 3)}...`;
+}

@@ -1,0 +1,270 @@
+import { compareStrings, type DrainPlan } from "./drain.js";
+import { setStatusCondition, type ConditionInput } from "./conditions.js";
+import { fromRfc3339, toRfc3339 } from "./status-time.js";
+import type { Condition, EpochMs, HealthStateName } from "./types.js";
+
+export const MAX_STATUS_PODS = 1000;
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+export interface StatusPod {
+  name: string;
+  uid: string;
+  ip: string;
+  state: HealthStateName;
+  since: string;
+  drained: boolean;
+  lastResult?: string;
+  unhealthySince?: string;
+  replaceAfter?: string;
+  reason: string;
+}
+
+/** One ledger entry, passed through untouched (the replacement core owns its meaning). */
+export interface StatusReplacement {
+  pod: string;
+  uid: string;
+  time: string;
+  method: string;
+}
+
+export interface PolicyStatus {
+  observedGeneration: number;
+  conditions: Condition[];
+  targets: number;
+  healthy: number;
+  unhealthy: number;
+  unknown: number;
+  drained: number;
+  replacedLast24h: number;
+  pods: StatusPod[];
+  replacements: StatusReplacement[];
+}
+
+export type ReadyReason =
+  | "Reconciled"
+  | "InvalidSpec"
+  | "ServiceNotFound"
+  | "ServiceHasSelector"
+  | "ServiceClaimed"
+  | "NotSynced";
+
+/** Why the policy is (not) Ready. Reconciled -> True, NotSynced -> Unknown, the rest -> False. */
+export interface ReadinessInput {
+  reason: ReadyReason;
+  /** Defaults to a sentence for the reason; InvalidSpec should name the field. */
+  message?: string;
+}
+
+export type ReplacementBlockedReason = "Budget" | "PodDisruptionBudget" | "Veto" | "NoController";
+
+export interface ReplacementBlockedInput {
+  blocked: boolean;
+  reason?: ReplacementBlockedReason;
+  message?: string;
+}
+
+export interface StatusPodInput {
+  name: string;
+  uid: string;
+  ip: string;
+  /** The health record (or anything with these fields). */
+  health: { state: HealthStateName; since: EpochMs; unhealthySince?: EpochMs; stateResult?: string };
+  /** From the drain plan; a pod without a decision is reported as not drained. */
+  decision?: { drained: boolean; reason: string };
+  /** When the replacement window ends, from the replacement core. */
+  replaceAfter?: EpochMs;
+}
+
+export interface StatusInput {
+  generation: number;
+  now: EpochMs;
+  /** The status as last written: keeps condition transition times. */
+  previous?: Pick<PolicyStatus, "conditions"> | undefined;
+  readiness: ReadinessInput;
+  pods: readonly StatusPodInput[];
+  drain?: Pick<DrainPlan, "failOpen" | "capped" | "allowed" | "mode" | "maxUnhealthyPercent" | "wouldDrain"> | undefined;
+  replacements?: readonly StatusReplacement[];
+  replacementBlocked?: ReplacementBlockedInput;
+}
+
+const CONDITION_ORDER = ["Ready", "Degraded", "FailOpen", "DrainCapped", "ReplacementBlocked"];
+
+/**
+ * The whole status of a policy from plain inputs. Every time in the output comes from
+ * the inputs, so the same inputs give a deep-equal status: compare with statusEqual and
+ * write only on a difference.
+ *
+ * When the policy is not Ready, the other conditions are Unknown (reason NotEvaluated):
+ * nothing is decided for a policy that is not running.
+ */
+export function computeStatus(input: StatusInput): PolicyStatus {
+  const gen = input.generation;
+  const pods = input.pods.map(toStatusPod).sort(nonHealthyFirst);
+  const count = (s: HealthStateName) => pods.filter((p) => p.state === s).length;
+  const replacements = [...(input.replacements ?? [])];
+  const dayAgo = input.now - DAY_MS;
+  const replacedLast24h = replacements.filter((r) => (fromRfc3339(r.time) ?? Number.NEGATIVE_INFINITY) > dayAgo).length;
+
+  const wanted = computeConditionInputs(input, pods);
+  const previous = input.previous?.conditions ?? [];
+  let conditions: Condition[] = previous.filter((c) => !CONDITION_ORDER.includes(c.type));
+  const ours: Condition[] = [];
+  for (const c of wanted) {
+    const set = setStatusCondition(previous, c, gen, input.now);
+    ours.push(set.find((x) => x.type === c.type)!);
+  }
+  conditions = [...ours, ...conditions.sort((a, b) => compareStrings(a.type, b.type))];
+
+  return {
+    observedGeneration: gen,
+    conditions,
+    targets: pods.length,
+    healthy: count("Healthy"),
+    unhealthy: count("Unhealthy"),
+    unknown: count("Unknown"),
+    drained: pods.filter((p) => p.drained).length,
+    replacedLast24h,
+    pods: pods.slice(0, MAX_STATUS_PODS),
+    replacements,
+  };
+}
+
+function toStatusPod(p: StatusPodInput): StatusPod {
+  const out: StatusPod = {
+    name: p.name,
+    uid: p.uid,
+    ip: p.ip,
+    state: p.health.state,
+    since: toRfc3339(p.health.since),
+    drained: p.decision?.drained ?? false,
+    reason: p.decision?.reason ?? "",
+  };
+  if (p.health.stateResult !== undefined) out.lastResult = p.health.stateResult;
+  if (p.health.state === "Unhealthy" && p.health.unhealthySince !== undefined) {
+    out.unhealthySince = toRfc3339(p.health.unhealthySince);
+  }
+  if (p.replaceAfter !== undefined) out.replaceAfter = toRfc3339(p.replaceAfter);
+  return out;
+}
+
+const STATE_RANK: Record<HealthStateName, number> = { Unhealthy: 0, Unknown: 1, Healthy: 2 };
+
+/** Unhealthy, then Unknown, then Healthy; by name, then uid. */
+function nonHealthyFirst(a: StatusPod, b: StatusPod): number {
+  return STATE_RANK[a.state] - STATE_RANK[b.state] || compareStrings(a.name, b.name) || compareStrings(a.uid, b.uid);
+}
+
+const READY_MESSAGES: Record<ReadyReason, string> = {
+  Reconciled: "spec valid, Service found and selector-less, probing running",
+  InvalidSpec: "the spec is invalid",
+  ServiceNotFound: "the Service does not exist",
+  ServiceHasSelector: "the Service has a spec.selector: its endpoints belong to the built-in controller",
+  ServiceClaimed: "another HealthProbePolicy already manages this Service",
+  NotSynced: "waiting for the caches to sync",
+};
+
+function computeConditionInputs(input: StatusInput, pods: readonly StatusPod[]): ConditionInput[] {
+  const r = input.readiness;
+  const readyStatus = r.reason === "Reconciled" ? "True" : r.reason === "NotSynced" ? "Unknown" : "False";
+  const ready: ConditionInput = { type: "Ready", status: readyStatus, reason: r.reason, message: r.message ?? READY_MESSAGES[r.reason] };
+  if (readyStatus !== "True") {
+    const message = `not evaluated: the policy is not Ready (${r.reason})`;
+    return [
+      ready,
+      ...CONDITION_ORDER.slice(1).map((type): ConditionInput => ({ type, status: "Unknown", reason: "NotEvaluated", message })),
+    ];
+  }
+  return [ready, degraded(pods), failOpen(input, pods), drainCapped(input), replacementBlocked(input.replacementBlocked)];
+}
+
+function degraded(pods: readonly StatusPod[]): ConditionInput {
+  const bad = pods.filter((p) => p.state === "Unhealthy");
+  if (bad.length === 0) {
+    return { type: "Degraded", status: "False", reason: "NoUnhealthyTargets", message: `no target is Unhealthy (${pods.length} targets)` };
+  }
+  return {
+    type: "Degraded",
+    status: "True",
+    reason: "UnhealthyTargets",
+    message: `${bad.length} of ${pods.length} targets Unhealthy: ${listNames(bad.map((p) => p.name))}`,
+  };
+}
+
+function failOpen(input: StatusInput, pods: readonly StatusPod[]): ConditionInput {
+  if (input.drain?.failOpen) {
+    return {
+      type: "FailOpen",
+      status: "True",
+      reason: "NoHealthyTarget",
+      message: `no target is Healthy: all ${pods.length} targets kept in rotation as kubelet says`,
+    };
+  }
+  if (pods.length === 0) return { type: "FailOpen", status: "False", reason: "NoTargets", message: "no targets" };
+  return { type: "FailOpen", status: "False", reason: "HealthyTargets", message: "at least one target is Healthy" };
+}
+
+function drainCapped(input: StatusInput): ConditionInput {
+  const d = input.drain;
+  if (!d || d.capped.length === 0) {
+    return { type: "DrainCapped", status: "False", reason: "WithinCap", message: "no Unhealthy target is kept in rotation by the cap" };
+  }
+  const dry = d.mode === "dryRun" ? " (dryRun: nothing is drained)" : "";
+  return {
+    type: "DrainCapped",
+    status: "True",
+    reason: "MaxUnhealthyPercent",
+    message:
+      `${d.capped.length} Unhealthy targets kept in rotation: maxUnhealthyPercent=${d.maxUnhealthyPercent} ` +
+      `allows ${d.allowed} drained${dry}`,
+  };
+}
+
+function replacementBlocked(b: ReplacementBlockedInput | undefined): ConditionInput {
+  if (!b?.blocked) {
+    return { type: "ReplacementBlocked", status: "False", reason: "NotBlocked", message: "no due replacement is waiting" };
+  }
+  const reason = b.reason ?? "Budget";
+  return { type: "ReplacementBlocked", status: "True", reason, message: b.message ?? `a due replacement is waiting: ${reason}` };
+}
+
+/** At most five names, so a large policy does not rewrite a long message on every change. */
+function listNames(names: readonly string[]): string {
+  const shown = names.slice(0, 5).join(", ");
+  return names.length > 5 ? `${shown} and ${names.length - 5} more` : shown;
+}
+
+/**
+ * Deep equality after normalising order (conditions by type, pods by uid, replacements by
+ * time then uid) and ignoring keys whose value is undefined: true means nothing to write.
+ */
+export function statusEqual(a: PolicyStatus | undefined, b: PolicyStatus | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return deepEqual(normalise(a), normalise(b));
+}
+
+function normalise(s: PolicyStatus): unknown {
+  return {
+    ...s,
+    conditions: [...(s.conditions ?? [])].sort((x, y) => compareStrings(x.type, y.type)),
+    pods: [...(s.pods ?? [])].sort((x, y) => compareStrings(x.uid, y.uid) || compareStrings(x.name, y.name)),
+    replacements: [...(s.replacements ?? [])].sort(
+      (x, y) => compareStrings(x.time, y.time) || compareStrings(x.uid, y.uid) || compareStrings(x.pod, y.pod),
+    ),
+  };
+}
+
+function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a) && Array.isArray(b)) {
+    return a.length === b.length && a.every((x, i) => deepEqual(x, b[i]));
+  }
+  const ao = a as Record<string, unknown>;
+  const bo = b as Record<string, unknown>;
+  const keys = new Set([...Object.keys(ao), ...Object.keys(bo)]);
+  for (const k of keys) {
+    if (!deepEqual(ao[k], bo[k])) return false;
+  }
+  return true;
+}
