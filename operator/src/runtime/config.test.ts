@@ -1,0 +1,114 @@
+import { describe, it, expect } from "@jest/globals";
+import { parseConfig, parseBindAddress, usage, type OperatorConfig } from "./config.js";
+
+function configOf(argv: string[], env: Record<string, string> = {}, deps = {}): OperatorConfig {
+  const r = parseConfig(argv, env, deps);
+  if (!r.ok) throw new Error(`expected a valid config, got: ${r.message}`);
+  return r.config;
+}
+
+function errorOf(argv: string[], env: Record<string, string> = {}): string {
+  const r = parseConfig(argv, env);
+  if (r.ok) throw new Error(`expected an error for ${JSON.stringify(argv)}`);
+  return r.message;
+}
+
+describe("parseConfig", () => {
+  it("uses the documented defaults when nothing is given", () => {
+    expect(configOf([])).toEqual({
+      kubeconfig: undefined,
+      namespace: undefined,
+      metricsBindAddress: { disabled: false, host: "", port: 8080 },
+      healthProbeBindAddress: { disabled: false, host: "", port: 8081 },
+      leaderElect: false,
+      leaderElectionId: "healthprobe-operator",
+      operatorNamespace: "healthprobe-system",
+      maxReplacementsPer12h: 10,
+      maxEndpointsPerSlice: 100,
+      maxConcurrentProbes: 256,
+      logLevel: "info",
+      help: false,
+    });
+  });
+
+  it.each<[string, string[], Partial<OperatorConfig>]>([
+    ["reads a kubeconfig path", ["--kubeconfig", "kc.yaml"], { kubeconfig: "kc.yaml" }],
+    ["restricts to one namespace", ["--namespace=shop"], { namespace: "shop" }],
+    ["disables metrics with 0", ["--metrics-bind-address", "0"], { metricsBindAddress: { disabled: true } }],
+    ["binds health to an explicit host and ephemeral port", ["--health-probe-bind-address", "127.0.0.1:0"], { healthProbeBindAddress: { disabled: false, host: "127.0.0.1", port: 0 } }],
+    ["turns leader election on with a bare flag", ["--leader-elect"], { leaderElect: true }],
+    ["turns leader election off with =false", ["--leader-elect=false"], { leaderElect: false }],
+    ["names the lease", ["--leader-election-id", "hp.example.com"], { leaderElectionId: "hp.example.com" }],
+    ["accepts a replacement cap of zero", ["--max-replacements-per-12h", "0"], { maxReplacementsPer12h: 0 }],
+    ["accepts 1000 endpoints per slice", ["--max-endpoints-per-slice", "1000"], { maxEndpointsPerSlice: 1000 }],
+    ["sets probe concurrency", ["--max-concurrent-probes", "8"], { maxConcurrentProbes: 8 }],
+    ["sets the log level", ["--log-level", "debug"], { logLevel: "debug" }],
+    ["recognises --help", ["--help"], { help: true }],
+  ])("%s", (_name, argv, expected) => {
+    expect(configOf(argv)).toMatchObject(expected);
+  });
+
+  it.each<[string, string[], string]>([
+    ["an unknown flag", ["--foo"], "unknown flag --foo"],
+    ["a slice size of zero", ["--max-endpoints-per-slice", "0"], "--max-endpoints-per-slice: must be between 1 and 1000, got 0"],
+    ["a slice size above 1000", ["--max-endpoints-per-slice", "1001"], "--max-endpoints-per-slice: must be between 1 and 1000, got 1001"],
+    ["a non-numeric slice size", ["--max-endpoints-per-slice", "ten"], '--max-endpoints-per-slice: must be an integer, got "ten"'],
+    ["a negative replacement cap", ["--max-replacements-per-12h", "-1"], "--max-replacements-per-12h: must be at least 0, got -1"],
+    ["zero probe concurrency", ["--max-concurrent-probes", "0"], "--max-concurrent-probes: must be at least 1, got 0"],
+    ["an unknown log level", ["--log-level", "loud"], '--log-level: must be one of trace|debug|info|warn|error, got "loud"'],
+    ["a malformed metrics address", ["--metrics-bind-address", "8080"], '--metrics-bind-address: must be "host:port", ":port" or "0", got "8080"'],
+    ["a health port out of range", ["--health-probe-bind-address", ":70000"], "--health-probe-bind-address: port must be between 0 and 65535, got 70000"],
+    ["a non-boolean leader-elect", ["--leader-elect=maybe"], '--leader-elect: must be true or false, got "maybe"'],
+    ["an invalid lease name", ["--leader-election-id", "Not_Valid"], '--leader-election-id: must be a lowercase RFC 1123 subdomain, got "Not_Valid"'],
+    ["an invalid namespace", ["--namespace", "Shop"], '--namespace: must be a lowercase RFC 1123 label, got "Shop"'],
+    ["an invalid operator namespace", ["--operator-namespace", "a_b"], '--operator-namespace: must be a lowercase RFC 1123 label, got "a_b"'],
+    ["an empty kubeconfig", ["--kubeconfig="], '--kubeconfig: must not be empty, got ""'],
+    ["a flag without its value", ["--namespace"], "--namespace: needs a value"],
+    ["a stray positional argument", ["run"], "unexpected argument run"],
+  ])("rejects %s with a message naming the flag", (_name, argv, message) => {
+    expect(errorOf(argv)).toBe(message);
+  });
+
+  it("reads HEALTHPROBE_<FLAG> from the environment", () => {
+    const c = configOf([], { HEALTHPROBE_LOG_LEVEL: "warn", HEALTHPROBE_LEADER_ELECT: "true", HEALTHPROBE_MAX_ENDPOINTS_PER_SLICE: "50", HEALTHPROBE_NAMESPACE: "shop" });
+    expect(c).toMatchObject({ logLevel: "warn", leaderElect: true, maxEndpointsPerSlice: 50, namespace: "shop" });
+  });
+
+  it("lets a flag win over the environment", () => {
+    expect(configOf(["--log-level", "error"], { HEALTHPROBE_LOG_LEVEL: "trace" }).logLevel).toBe("error");
+    expect(configOf(["--leader-elect=false"], { HEALTHPROBE_LEADER_ELECT: "true" }).leaderElect).toBe(false);
+  });
+
+  it("names the flag when an environment value is invalid", () => {
+    expect(errorOf([], { HEALTHPROBE_MAX_ENDPOINTS_PER_SLICE: "0" })).toBe("--max-endpoints-per-slice: must be between 1 and 1000, got 0");
+  });
+
+  it.each<[string, Record<string, string>, (() => string | undefined) | undefined, string]>([
+    ["the flag first", { POD_NAMESPACE: "from-pod" }, () => "from-sa", "from-pod"],
+    ["POD_NAMESPACE when set", { POD_NAMESPACE: "from-pod", KUBERNETES_SERVICE_HOST: "10.0.0.1" }, () => "from-sa", "from-pod"],
+    ["the service account namespace in a cluster", { KUBERNETES_SERVICE_HOST: "10.0.0.1" }, () => "from-sa", "from-sa"],
+    ["healthprobe-system outside a cluster", {}, () => "from-sa", "healthprobe-system"],
+    ["healthprobe-system when the service account file is missing", { KUBERNETES_SERVICE_HOST: "10.0.0.1" }, () => undefined, "healthprobe-system"],
+  ])("chooses the operator namespace from %s", (name, env, readSa, expected) => {
+    const argv = name === "the flag first" ? ["--operator-namespace", "from-flag"] : [];
+    const want = name === "the flag first" ? "from-flag" : expected;
+    expect(configOf(argv, env, { readServiceAccountNamespace: readSa }).operatorNamespace).toBe(want);
+  });
+
+  it("documents every flag in the usage text", () => {
+    for (const flag of ["kubeconfig", "namespace", "metrics-bind-address", "health-probe-bind-address", "leader-elect", "leader-election-id", "operator-namespace", "max-replacements-per-12h", "max-endpoints-per-slice", "max-concurrent-probes", "log-level", "help"]) {
+      expect(usage()).toContain(`--${flag}`);
+    }
+  });
+});
+
+describe("parseBindAddress", () => {
+  it.each<[string, ReturnType<typeof parseBindAddress>]>([
+    [":8080", { disabled: false, host: "", port: 8080 }],
+    ["0.0.0.0:9090", { disabled: false, host: "0.0.0.0", port: 9090 }],
+    ["[::1]:0", { disabled: false, host: "::1", port: 0 }],
+    ["0", { disabled: true }],
+  ])("parses %s", (input, expected) => {
+    expect(parseBindAddress(input)).toEqual(expected);
+  });
+});

@@ -1,0 +1,252 @@
+// Operator configuration from flags and HEALTHPROBE_<FLAG> environment variables (flags win),
+// validated so that every error names the flag it is about.
+import { parseArgs } from "node:util";
+import { readFileSync } from "node:fs";
+import { z } from "zod";
+
+export const LOG_LEVELS = ["trace", "debug", "info", "warn", "error"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export type BindAddress = { disabled: true } | { disabled: false; host: string; port: number };
+
+export interface OperatorConfig {
+  kubeconfig?: string;
+  /** Namespace to watch; undefined means all namespaces. */
+  namespace?: string;
+  metricsBindAddress: BindAddress;
+  healthProbeBindAddress: BindAddress;
+  leaderElect: boolean;
+  leaderElectionId: string;
+  operatorNamespace: string;
+  maxReplacementsPer12h: number;
+  maxEndpointsPerSlice: number;
+  maxConcurrentProbes: number;
+  logLevel: LogLevel;
+  help: boolean;
+}
+
+export type ParseConfigResult = { ok: true; config: OperatorConfig } | { ok: false; message: string };
+
+export interface ConfigDeps {
+  /** Namespace of the pod's service account when running in a cluster. */
+  readServiceAccountNamespace?: () => string | undefined;
+}
+
+const SERVICE_ACCOUNT_NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
+
+interface FlagSpec {
+  name: string;
+  kind: "string" | "boolean";
+  description: string;
+}
+
+const FLAGS: FlagSpec[] = [
+  { name: "kubeconfig", kind: "string", description: "Path to a kubeconfig; in-cluster config or ~/.kube/config when unset." },
+  { name: "namespace", kind: "string", description: "Only watch this namespace (default: all namespaces)." },
+  { name: "metrics-bind-address", kind: "string", description: 'Address for /metrics, e.g. ":8080"; "0" disables. (default ":8080")' },
+  { name: "health-probe-bind-address", kind: "string", description: 'Address for /healthz, /readyz, /debug/targets; "0" disables. (default ":8081")' },
+  { name: "leader-elect", kind: "boolean", description: "Elect a leader through a Lease so only one replica writes. (default false)" },
+  { name: "leader-election-id", kind: "string", description: 'Name of the Lease. (default "healthprobe-operator")' },
+  { name: "operator-namespace", kind: "string", description: "Namespace of the Lease and the operator-wide ledger. (default: the pod's namespace, else healthprobe-system)" },
+  { name: "max-replacements-per-12h", kind: "string", description: "Operator-wide cap on pod replacements in any 12 h window, >= 0. (default 10)" },
+  { name: "max-endpoints-per-slice", kind: "string", description: "Endpoints per EndpointSlice, 1-1000. (default 100)" },
+  { name: "max-concurrent-probes", kind: "string", description: "Probes in flight at once, >= 1. (default 256)" },
+  { name: "log-level", kind: "string", description: "trace|debug|info|warn|error. (default info)" },
+  { name: "help", kind: "boolean", description: "Show this help." },
+];
+
+export function usage(): string {
+  const lines = ["Usage: healthprobe-operator [flags]", "", "Flags (each also read from HEALTHPROBE_<FLAG>, e.g. HEALTHPROBE_LOG_LEVEL; flags win):"];
+  for (const f of FLAGS) lines.push(`  --${f.name}${f.kind === "string" ? " <value>" : ""}`.padEnd(40) + f.description);
+  return lines.join("\n");
+}
+
+function envName(flag: string): string {
+  return `HEALTHPROBE_${flag.toUpperCase().replace(/-/g, "_")}`;
+}
+
+export function parseBindAddress(value: string): BindAddress | string {
+  if (value === "0") return { disabled: true };
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(value);
+  if (!m) return `must be "host:port", ":port" or "0", got ${JSON.stringify(value)}`;
+  const port = Number(m[3]);
+  if (port > 65535) return `port must be between 0 and 65535, got ${port}`;
+  const host = m[1] ?? m[2] ?? "";
+  return { disabled: false, host, port };
+}
+
+function intFlag(min: number, max?: number) {
+  return z.string().transform((raw, ctx) => {
+    const text = raw.trim();
+    if (!/^-?\d+$/.test(text)) {
+      ctx.addIssue({ code: "custom", message: `must be an integer, got ${JSON.stringify(raw)}` });
+      return z.NEVER;
+    }
+    const n = Number(text);
+    if (n < min || (max !== undefined && n > max)) {
+      ctx.addIssue({
+        code: "custom",
+        message: max === undefined ? `must be at least ${min}, got ${n}` : `must be between ${min} and ${max}, got ${n}`,
+      });
+      return z.NEVER;
+    }
+    return n;
+  });
+}
+
+const bindAddressFlag = z.string().transform((raw, ctx) => {
+  const parsed = parseBindAddress(raw.trim());
+  if (typeof parsed === "string") {
+    ctx.addIssue({ code: "custom", message: parsed });
+    return z.NEVER;
+  }
+  return parsed;
+});
+
+const boolFlag = z.string().transform((raw, ctx) => {
+  const v = raw.trim().toLowerCase();
+  if (["true", "1", "yes", ""].includes(v)) return true;
+  if (["false", "0", "no"].includes(v)) return false;
+  ctx.addIssue({ code: "custom", message: `must be true or false, got ${JSON.stringify(raw)}` });
+  return z.NEVER;
+});
+
+// RFC 1123 label: what Kubernetes accepts as a namespace name.
+const dnsLabel = z
+  .string()
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "must be a lowercase RFC 1123 label")
+  .max(63, "must be at most 63 characters");
+// RFC 1123 subdomain: what Kubernetes accepts as a Lease name.
+const dnsSubdomain = z
+  .string()
+  .max(253, "must be at most 253 characters")
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, "must be a lowercase RFC 1123 subdomain");
+
+const schema = z.object({
+  kubeconfig: z.string().min(1, "must not be empty").optional(),
+  namespace: dnsLabel.optional(),
+  "metrics-bind-address": bindAddressFlag.prefault(":8080"),
+  "health-probe-bind-address": bindAddressFlag.prefault(":8081"),
+  "leader-elect": boolFlag.default(false),
+  "leader-election-id": dnsSubdomain.default("healthprobe-operator"),
+  "operator-namespace": dnsLabel.optional(),
+  "max-replacements-per-12h": intFlag(0).prefault("10"),
+  "max-endpoints-per-slice": intFlag(1, 1000).prefault("100"),
+  "max-concurrent-probes": intFlag(1).prefault("256"),
+  "log-level": z
+    .string()
+    .transform((v) => v.trim().toLowerCase())
+    .pipe(z.enum(LOG_LEVELS, { error: (iss) => `must be one of ${LOG_LEVELS.join("|")}, got ${JSON.stringify(iss.input)}` }))
+    .default("info"),
+  help: boolFlag.default(false),
+});
+
+function defaultServiceAccountNamespace(): string | undefined {
+  try {
+    return readFileSync(SERVICE_ACCOUNT_NAMESPACE_FILE, "utf8").trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function parseConfig(argv: readonly string[], env: Record<string, string | undefined>, deps: ConfigDeps = {}): ParseConfigResult {
+  const raw: Record<string, string> = {};
+  for (const f of FLAGS) {
+    const fromEnv = env[envName(f.name)];
+    if (fromEnv !== undefined && f.name !== "help") raw[f.name] = fromEnv;
+  }
+
+  // parseArgs rejects "--bool=value"; accept it like Go's flag package does.
+  // A string flag takes the next argument as its value even when it starts with "-" (as Go's flag does).
+  const args: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    const m = /^--([^=]+)=(.*)$/s.exec(arg);
+    const spec = m && FLAGS.find((f) => f.name === m[1]);
+    const bare = /^--([^=]+)$/.exec(arg);
+    const bareSpec = bare && FLAGS.find((f) => f.name === bare[1]);
+    if (m && spec?.kind === "boolean") raw[spec.name] = m[2] ?? "";
+    else if (bareSpec?.kind === "string" && i + 1 < argv.length) args.push(`${arg}=${argv[++i]}`);
+    else args.push(arg);
+  }
+
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    const options = Object.fromEntries(FLAGS.map((f) => [f.name, { type: f.kind }])) as Record<string, { type: "string" | "boolean" }>;
+    ({ values } = parseArgs({ args, options, strict: true, allowPositionals: false }));
+  } catch (err) {
+    return { ok: false, message: describeParseError(err) };
+  }
+  for (const [name, value] of Object.entries(values)) {
+    if (value !== undefined) raw[name] = typeof value === "boolean" ? String(value) : value;
+  }
+
+  const result = schema.safeParse(raw);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    const flag = String(issue?.path[0] ?? "");
+    const message = issue?.message ?? "invalid value";
+    const given = raw[flag];
+    // Transforms already quote the value they got; plain string checks do not.
+    const suffix = / got /.test(message) || given === undefined ? "" : `, got ${JSON.stringify(given)}`;
+    return { ok: false, message: `--${flag}: ${message}${suffix}` };
+  }
+  const v = result.data;
+
+  const inCluster = Boolean(env.KUBERNETES_SERVICE_HOST);
+  const readSa = deps.readServiceAccountNamespace ?? defaultServiceAccountNamespace;
+  let operatorNamespace = v["operator-namespace"];
+  if (!operatorNamespace) {
+    const candidate = env.POD_NAMESPACE || (inCluster ? readSa() : undefined) || "healthprobe-system";
+    const checked = dnsLabel.safeParse(candidate);
+    if (!checked.success) return { ok: false, message: `--operator-namespace: ${checked.error.issues[0]?.message}, got ${JSON.stringify(candidate)}` };
+    operatorNamespace = checked.data;
+  }
+
+  return {
+    ok: true,
+    config: {
+      kubeconfig: v.kubeconfig,
+      namespace: v.namespace,
+      metricsBindAddress: v["metrics-bind-address"],
+      healthProbeBindAddress: v["health-probe-bind-address"],
+      leaderElect: v["leader-elect"],
+      leaderElectionId: v["leader-election-id"],
+      operatorNamespace,
+      maxReplacementsPer12h: v["max-replacements-per-12h"],
+      maxEndpointsPerSlice: v["max-endpoints-per-slice"],
+      maxConcurrentProbes: v["max-concurrent-probes"],
+      logLevel: v["log-level"],
+      help: v.help,
+    },
+  };
+}
+
+function describeParseError(err: unknown): string {
+  const e = err as { code?: string; message?: string };
+  const flag = /'(-{1,2}[^'\s]+)/.exec(e.message ?? "")?.[1];
+  switch (e.code) {
+    case "ERR_PARSE_ARGS_UNKNOWN_OPTION":
+      return `unknown flag ${flag ?? e.message}`;
+    case "ERR_PARSE_ARGS_INVALID_OPTION_VALUE":
+      return `${flag ?? "flag"}: needs a value`;
+    case "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL":
+      return `unexpected argument ${/'([^']*)'/.exec(e.message ?? "")?.[1] ?? ""}`.trim();
+    default:
+      return e.message ?? String(err);
+  }
+}
+
+/** For the entry point: the config, or the usage / error printed and the process exited (0 for --help, 2 for a bad flag). */
+export function loadConfigOrExit(argv: readonly string[] = process.argv.slice(2), env: Record<string, string | undefined> = process.env): OperatorConfig {
+  const parsed = parseConfig(argv, env);
+  if (!parsed.ok) {
+    process.stderr.write(`${parsed.message}\n`);
+    process.exit(2);
+  }
+  if (parsed.config.help) {
+    process.stdout.write(`${usage()}\n`);
+    process.exit(0);
+  }
+  return parsed.config;
+}

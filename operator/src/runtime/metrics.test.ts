@@ -1,0 +1,61 @@
+import { describe, it, expect } from "@jest/globals";
+import { register as globalRegistry } from "prom-client";
+import { createMetrics } from "./metrics.js";
+
+describe("metrics", () => {
+  it("exposes every operator metric on its own registry", async () => {
+    const before = (await globalRegistry.getMetricsAsJSON()).length;
+    const m = createMetrics();
+    const text = await m.registry.metrics();
+    for (const name of [
+      "healthprobe_probes_total",
+      "healthprobe_probe_duration_seconds",
+      "healthprobe_targets",
+      "healthprobe_drained_targets",
+      "healthprobe_replacements_total",
+      "healthprobe_replacement_budget_remaining",
+      "healthprobe_operator_replacement_budget_remaining",
+      "healthprobe_reconcile_duration_seconds",
+      "healthprobe_reconcile_errors_total",
+      "healthprobe_workqueue_depth",
+      "healthprobe_workqueue_adds_total",
+      "healthprobe_leader",
+      "healthprobe_status_writes_total",
+      "healthprobe_event_writes_total",
+      "process_cpu_user_seconds_total",
+    ]) {
+      expect(text).toContain(`# TYPE ${name} `);
+    }
+    expect((await globalRegistry.getMetricsAsJSON()).length).toBe(before);
+  });
+
+  it("lets two instances coexist without duplicate-registration errors", () => {
+    expect(() => {
+      createMetrics({ processMetrics: false });
+      createMetrics({ processMetrics: false });
+    }).not.toThrow();
+  });
+
+  it("counts probe outcomes by result and failure class", async () => {
+    const m = createMetrics({ processMetrics: false });
+    m.recordProbe("shop/web", { ok: true }, 0.01);
+    m.recordProbe("shop/web", { ok: false, class: "timeout" }, 1);
+    m.recordProbe("shop/web", { ok: false, class: "timeout" }, 1);
+    const text = await m.registry.metrics();
+    expect(text).toContain('healthprobe_probes_total{policy="shop/web",result="success",class=""} 1');
+    expect(text).toContain('healthprobe_probes_total{policy="shop/web",result="failure",class="timeout"} 2');
+    expect(text).toContain('healthprobe_probe_duration_seconds_count{policy="shop/web"} 3');
+  });
+
+  it("stops exporting a deleted policy's series and keeps the others", async () => {
+    const m = createMetrics({ processMetrics: false });
+    m.targets.set({ policy: "shop/web", state: "Healthy" }, 3);
+    m.targets.set({ policy: "shop/api", state: "Healthy" }, 2);
+    m.replacementBudgetRemaining.set({ policy: "shop/web", window: "hour" }, 1);
+    m.recordProbe("shop/web", { ok: true }, 0.01);
+    await m.forgetPolicy("shop/web");
+    const text = await m.registry.metrics();
+    expect(text).not.toContain('policy="shop/web"');
+    expect(text).toContain('healthprobe_targets{policy="shop/api",state="Healthy"} 2');
+  });
+});

@@ -1,0 +1,125 @@
+// Prometheus metrics on a private registry, so tests and multiple instances never collide
+// through prom-client's global default registry.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+
+/** Low-cardinality failure classes for healthprobe_probes_total{class}. */
+export const PROBE_FAILURE_CLASSES = ["http_status", "connect", "timeout", "tls", "body", "redirect", "other"] as const;
+export type ProbeFailureClass = (typeof PROBE_FAILURE_CLASSES)[number];
+
+export interface OperatorMetrics {
+  registry: Registry;
+  probesTotal: Counter<"policy" | "result" | "class">;
+  probeDuration: Histogram<"policy">;
+  targets: Gauge<"policy" | "state">;
+  drainedTargets: Gauge<"policy">;
+  replacementsTotal: Counter<"policy" | "outcome">;
+  replacementBudgetRemaining: Gauge<"policy" | "window">;
+  operatorReplacementBudgetRemaining: Gauge;
+  reconcileDuration: Histogram;
+  reconcileErrors: Counter;
+  workqueueDepth: Gauge;
+  workqueueAdds: Counter;
+  leader: Gauge;
+  statusWrites: Counter;
+  eventWrites: Counter;
+  /** Records one probe outcome; class is "" for successes. */
+  recordProbe(policy: string, outcome: { ok: true } | { ok: false; class: ProbeFailureClass }, durationSeconds: number): void;
+  /** Drops every labelled series of a deleted policy so it stops being exported. */
+  forgetPolicy(policy: string): Promise<void>;
+}
+
+export interface MetricsOptions {
+  /** Node.js process metrics (CPU, memory, event loop lag); on by default. */
+  processMetrics?: boolean;
+}
+
+export function createMetrics(opts: MetricsOptions = {}): OperatorMetrics {
+  const registry = new Registry();
+  if (opts.processMetrics ?? true) collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+
+  const probesTotal = new Counter({
+    name: "healthprobe_probes_total",
+    help: "Probes run, by policy, result and failure class.",
+    labelNames: ["policy", "result", "class"] as const,
+    registers,
+  });
+  const probeDuration = new Histogram({
+    name: "healthprobe_probe_duration_seconds",
+    help: "Probe duration from connect to judged response.",
+    labelNames: ["policy"] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers,
+  });
+  const targets = new Gauge({ name: "healthprobe_targets", help: "Probe targets by health state.", labelNames: ["policy", "state"] as const, registers });
+  const drainedTargets = new Gauge({ name: "healthprobe_drained_targets", help: "Targets drained from the Service's EndpointSlices.", labelNames: ["policy"] as const, registers });
+  const replacementsTotal = new Counter({
+    name: "healthprobe_replacements_total",
+    help: "Pod replacements attempted, by outcome.",
+    labelNames: ["policy", "outcome"] as const,
+    registers,
+  });
+  const replacementBudgetRemaining = new Gauge({
+    name: "healthprobe_replacement_budget_remaining",
+    help: "Replacements a policy may still make in its hourly or daily window.",
+    labelNames: ["policy", "window"] as const,
+    registers,
+  });
+  const operatorReplacementBudgetRemaining = new Gauge({
+    name: "healthprobe_operator_replacement_budget_remaining",
+    help: "Replacements the operator may still make in the current 12 h window.",
+    registers,
+  });
+  const reconcileDuration = new Histogram({
+    name: "healthprobe_reconcile_duration_seconds",
+    help: "Time to reconcile one policy.",
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers,
+  });
+  const reconcileErrors = new Counter({ name: "healthprobe_reconcile_errors_total", help: "Reconciles that failed.", registers });
+  const workqueueDepth = new Gauge({ name: "healthprobe_workqueue_depth", help: "Policy keys waiting in the work queue.", registers });
+  const workqueueAdds = new Counter({ name: "healthprobe_workqueue_adds_total", help: "Keys added to the work queue.", registers });
+  const leader = new Gauge({ name: "healthprobe_leader", help: "1 while this replica holds the leader Lease, else 0.", registers });
+  const statusWrites = new Counter({ name: "healthprobe_status_writes_total", help: "Status writes to the API server.", registers });
+  const eventWrites = new Counter({ name: "healthprobe_event_writes_total", help: "Event creates and patches sent to the API server.", registers });
+  leader.set(0);
+  operatorReplacementBudgetRemaining.set(0);
+
+  return {
+    registry,
+    probesTotal,
+    probeDuration,
+    targets,
+    drainedTargets,
+    replacementsTotal,
+    replacementBudgetRemaining,
+    operatorReplacementBudgetRemaining,
+    reconcileDuration,
+    reconcileErrors,
+    workqueueDepth,
+    workqueueAdds,
+    leader,
+    statusWrites,
+    eventWrites,
+    recordProbe(policy, outcome, durationSeconds) {
+      probesTotal.inc({ policy, result: outcome.ok ? "success" : "failure", class: outcome.ok ? "" : outcome.class });
+      probeDuration.observe({ policy }, durationSeconds);
+    },
+    async forgetPolicy(policy) {
+      // prom-client removes only exact label sets, so find every series that carries the policy.
+      type Removable = { get(): Promise<{ values: Array<{ labels: Record<string, string | number> }> }>; remove(labels: Record<string, string | number>): void };
+      for (const m of [probesTotal, probeDuration, targets, drainedTargets, replacementsTotal, replacementBudgetRemaining] as unknown as Removable[]) {
+        const { values } = await m.get();
+        const seen = new Set<string>();
+        for (const v of values) {
+          if (v.labels.policy !== policy) continue;
+          const labels = Object.fromEntries(Object.entries(v.labels).filter(([k]) => k !== "le"));
+          const id = JSON.stringify(labels);
+          if (seen.has(id)) continue;
+          seen.add(id);
+          m.remove(labels);
+        }
+      }
+    },
+  };
+}
