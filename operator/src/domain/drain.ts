@@ -75,9 +75,11 @@ export function planDrain(input: DrainInput): DrainPlan {
       return;
     }
     const overCap = i >= allowed;
-    const verdict = overCap
-      ? `kept: over the cap, ${allowed} of ${allowed} allowed by maxUnhealthyPercent=${pct} already drained`
-      : `drained: longest unhealthy, ${i + 1} of ${allowed} allowed by maxUnhealthyPercent=${pct}`;
+    const verdict = !overCap
+      ? `drained: longest unhealthy, ${i + 1} of ${allowed} allowed by maxUnhealthyPercent=${pct}`
+      : allowed === 0
+        ? `kept: over the cap, maxUnhealthyPercent=${pct} of ${total} targets allows none drained`
+        : `kept: over the cap, ${allowed} of ${allowed} allowed by maxUnhealthyPercent=${pct} already drained`;
     if (overCap) capped.push(t.uid);
     else wouldDrain.push(t.uid);
     if (mode === "dryRun") {
