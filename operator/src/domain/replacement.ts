@@ -1,0 +1,392 @@
+// The replacement eligibility chain and the per-policy replacement plan.
+//
+// The chain follows the contract's order and reports the first step that fails. Every
+// block that only time can lift carries `waitUntil` (always later than `now`), so the
+// controller requeues at that instant instead of polling; blocks that wait for some other
+// change (a state transition, a spec edit, a readable ledger) carry no time: the events
+// that bring that change enqueue the policy anyway.
+
+import {
+  DAY_MS,
+  computeBudget,
+  computeOperatorBudget,
+  formatInstant,
+  type LedgerEntry,
+  type ReplacementMethod,
+} from "./budget.js";
+import { chargeLedger, isCharged, withoutPod } from "./ledger.js";
+
+export type ReplacementHealthState = "Unknown" | "Healthy" | "Unhealthy";
+
+/** The condition reasons of ReplacementBlocked. */
+export type BlockedReason = "Budget" | "PodDisruptionBudget" | "Veto" | "NoController";
+
+/** The chain's steps, in order. */
+export type ReplacementStep =
+  | "Enabled"
+  | "Window"
+  | "Agreement"
+  | "Controller"
+  | "Terminating"
+  | "Budget"
+  | "PodDisruptionBudget";
+
+/** How another policy that selects the pod sees it. */
+export interface OtherPolicyView {
+  policy: string;
+  replacementEnabled: boolean;
+  state: ReplacementHealthState;
+  unhealthySince?: number;
+  afterMs: number;
+}
+
+/** A policy's limits and ledger. `ledger: null` means it could not be read. */
+export interface PolicyBudget {
+  policy: string;
+  maxPerHour: number;
+  maxPerDay: number;
+  ledger: readonly LedgerEntry[] | null;
+}
+
+/** The policy deciding, with its replacement spec. */
+export interface ReplacingPolicy extends PolicyBudget {
+  replacementEnabled: boolean;
+  dryRun: boolean;
+  afterMs: number;
+  method: ReplacementMethod;
+}
+
+export interface PodOwnerReference {
+  kind?: string;
+  name?: string;
+  controller?: boolean;
+}
+
+/** The pod as this policy sees it. */
+export interface ReplacementPod {
+  uid: string;
+  name: string;
+  state: ReplacementHealthState;
+  unhealthySince?: number;
+  ownerReferences?: readonly PodOwnerReference[];
+  /** The pod has a deletionTimestamp. */
+  terminating: boolean;
+}
+
+export interface ShouldReplaceInput {
+  now: number;
+  policy: ReplacingPolicy;
+  pod: ReplacementPod;
+  /** Every other policy that selects the pod. */
+  otherViews: readonly OtherPolicyView[];
+  /** Limits and ledgers of the other policies; one missing for a policy in `otherViews` counts as unreadable. */
+  otherBudgets: readonly PolicyBudget[];
+  /** `null`: the operator-wide ledger could not be read. */
+  operatorLedger: readonly LedgerEntry[] | null;
+  max12h: number;
+  /** Until when a recent PodDisruptionBudget refusal holds this pod back. */
+  pdbBlockedUntil?: number;
+}
+
+/**
+ * What the controller persists before it calls the API: `chargeLedger(ledger, entry)` on
+ * each named policy's ledger and, when `operator`, on the operator-wide ledger.
+ */
+export interface ReplacementCharge {
+  /** Every policy that selects the pod, the deciding one first. */
+  policies: string[];
+  operator: boolean;
+  entry: LedgerEntry;
+  /** An earlier attempt on this pod uid is on some ledger; this charge moves it forward. */
+  reattempt: boolean;
+}
+
+export type ReplacementDecision =
+  | { eligible: true; charge: ReplacementCharge; reason: string }
+  | {
+      eligible: false;
+      step: ReplacementStep;
+      /** Human-readable, with RFC 3339 times. */
+      reason: string;
+      blockedReason?: BlockedReason;
+      /** The instant this block may pass; always later than `now`. */
+      waitUntil?: number;
+    };
+
+type Blocked = Extract<ReplacementDecision, { eligible: false }>;
+
+/** When the replacement window of a pod ends. */
+export function computeReplaceAfter(unhealthySince: number | undefined, afterMs: number): number | undefined {
+  return unhealthySince === undefined ? undefined : unhealthySince + afterMs;
+}
+
+/** "1h30m", "45s": durations in reasons, the way the spec writes them. */
+export function formatDuration(ms: number): string {
+  let rest = Math.max(0, Math.round(ms / 1000));
+  const h = Math.floor(rest / 3600);
+  rest -= h * 3600;
+  const m = Math.floor(rest / 60);
+  const s = rest - m * 60;
+  const text = `${h > 0 ? `${h}h` : ""}${m > 0 ? `${m}m` : ""}${s > 0 ? `${s}s` : ""}`;
+  return text === "" ? "0s" : text;
+}
+
+function blocked(step: ReplacementStep, reason: string, blockedReason?: BlockedReason, waitUntil?: number): Blocked {
+  const decision: Blocked = { eligible: false, step, reason };
+  if (blockedReason !== undefined) decision.blockedReason = blockedReason;
+  if (waitUntil !== undefined) decision.waitUntil = waitUntil;
+  return decision;
+}
+
+/** Step 3: the other policies' views. Unknown means "no agreement yet": a veto without a time. */
+function checkAgreement(now: number, self: string, views: readonly OtherPolicyView[]): Blocked | undefined {
+  const timeless: string[] = [];
+  const waiting: Array<{ text: string; until: number }> = [];
+  for (const view of views) {
+    if (view.policy === self || !view.replacementEnabled) continue;
+    if (view.state === "Healthy") timeless.push(`policy ${view.policy} sees the pod Healthy`);
+    else if (view.state === "Unknown") timeless.push(`policy ${view.policy} has no verdict on the pod yet (Unknown)`);
+    else if (view.unhealthySince === undefined) timeless.push(`policy ${view.policy} sees the pod Unhealthy since an unknown time`);
+    else {
+      const until = view.unhealthySince + view.afterMs;
+      if (until > now) {
+        waiting.push({
+          until,
+          text: `policy ${view.policy} sees the pod Unhealthy only since ${formatInstant(view.unhealthySince)}, its window of ${formatDuration(view.afterMs)} ends ${formatInstant(until)}`,
+        });
+      }
+    }
+  }
+  if (timeless.length === 0 && waiting.length === 0) return undefined;
+  const reason = `vetoed: ${[...timeless, ...waiting.map((w) => w.text)].join("; ")}`;
+  // One requeue suffices: wait for the last of the windows, unless something only a transition can lift.
+  const until = timeless.length === 0 ? Math.max(...waiting.map((w) => w.until)) : undefined;
+  return blocked("Agreement", reason, "Veto", until);
+}
+
+/** Step 6: every selecting policy's budget and the operator-wide cap, with the pod's own earlier charge left out. */
+function checkBudgets(input: ShouldReplaceInput, policies: readonly PolicyBudget[]): Blocked | undefined {
+  const { now, pod } = input;
+  const reasons: string[] = [];
+  const frees: Array<number | undefined> = [];
+  for (const budget of policies) {
+    if (budget.ledger === null) {
+      reasons.push(`ledger of policy ${budget.policy} cannot be read`);
+      frees.push(undefined);
+      continue;
+    }
+    const result = computeBudget(withoutPod(budget.ledger, pod.uid), now, {
+      maxPerHour: budget.maxPerHour,
+      maxPerDay: budget.maxPerDay,
+      policy: budget.policy,
+    });
+    if (!result.fits) {
+      reasons.push(result.reason);
+      frees.push(result.nextSlotAt);
+    }
+  }
+  if (input.operatorLedger === null) {
+    reasons.push("operator-wide ledger cannot be read");
+    frees.push(undefined);
+  } else {
+    const result = computeOperatorBudget(withoutPod(input.operatorLedger, pod.uid), now, input.max12h);
+    if (!result.fits) {
+      reasons.push(result.reason);
+      frees.push(result.nextSlotAt);
+    }
+  }
+  if (reasons.length === 0) return undefined;
+  const until = frees.some((t) => t === undefined) ? undefined : Math.max(...(frees as number[]));
+  return blocked("Budget", reasons.join("; "), "Budget", until);
+}
+
+/** The budgets that apply to the pod: the deciding policy's, then every other selecting policy's, by name. */
+function selectingBudgets(input: ShouldReplaceInput): PolicyBudget[] {
+  const byName = new Map(input.otherBudgets.map((b) => [b.policy, b]));
+  const names = [...new Set(input.otherViews.map((v) => v.policy).filter((name) => name !== input.policy.policy))].sort();
+  // A selecting policy whose ledger was not supplied is as good as unreadable.
+  const others = names.map((name) => byName.get(name) ?? { policy: name, maxPerHour: 0, maxPerDay: 0, ledger: null });
+  return [input.policy, ...others];
+}
+
+/** The eligibility chain for one pod, reporting the first step that fails. */
+export function shouldReplace(input: ShouldReplaceInput): ReplacementDecision {
+  const { now, policy, pod } = input;
+
+  if (!policy.replacementEnabled) return blocked("Enabled", "replacement is disabled");
+  if (policy.dryRun) return blocked("Enabled", "dryRun: replacements are decided and reported, never made");
+
+  if (pod.state !== "Unhealthy") return blocked("Window", `pod is ${pod.state}, not Unhealthy`);
+  if (pod.unhealthySince === undefined) return blocked("Window", "pod is Unhealthy since an unknown time");
+  const replaceAfter = pod.unhealthySince + policy.afterMs;
+  if (now < replaceAfter) {
+    return blocked(
+      "Window",
+      `Unhealthy since ${formatInstant(pod.unhealthySince)}, replacement window of ${formatDuration(policy.afterMs)} ends ${formatInstant(replaceAfter)}`,
+      undefined,
+      replaceAfter,
+    );
+  }
+
+  const veto = checkAgreement(now, policy.policy, input.otherViews);
+  if (veto !== undefined) return veto;
+
+  if (!(pod.ownerReferences ?? []).some((ref) => ref.controller === true)) {
+    return blocked("Controller", "pod has no controller ownerReference: nothing would recreate it", "NoController");
+  }
+
+  if (pod.terminating) return blocked("Terminating", "pod is already terminating");
+
+  const budgets = selectingBudgets(input);
+  const overBudget = checkBudgets(input, budgets);
+  if (overBudget !== undefined) return overBudget;
+
+  if (input.pdbBlockedUntil !== undefined && input.pdbBlockedUntil > now) {
+    return blocked(
+      "PodDisruptionBudget",
+      `a PodDisruptionBudget refused the eviction, retry at ${formatInstant(input.pdbBlockedUntil)}`,
+      "PodDisruptionBudget",
+      input.pdbBlockedUntil,
+    );
+  }
+
+  const since = now - DAY_MS;
+  const ledgers = [...budgets.map((b) => b.ledger ?? []), input.operatorLedger ?? []];
+  const reattempt = ledgers.some((ledger) => isCharged(ledger, pod.uid, since));
+  return {
+    eligible: true,
+    reason: `Unhealthy since ${formatInstant(pod.unhealthySince)}, past its window of ${formatDuration(policy.afterMs)}: ${policy.method === "Evict" ? "evicting" : "deleting"}`,
+    charge: {
+      policies: budgets.map((b) => b.policy),
+      operator: true,
+      entry: { pod: pod.name, uid: pod.uid, time: now, method: policy.method, policy: policy.policy },
+      reattempt,
+    },
+  };
+}
+
+/** A pod the policy selects, with how the other selecting policies see it. */
+export interface ReplacementCandidate extends ReplacementPod {
+  otherViews: readonly OtherPolicyView[];
+  pdbBlockedUntil?: number;
+}
+
+export interface PlanReplacementsInput {
+  now: number;
+  policy: ReplacingPolicy;
+  candidates: readonly ReplacementCandidate[];
+  /** Limits and ledgers of the other policies (at least those selecting a candidate). */
+  otherPolicies: readonly PolicyBudget[];
+  operatorLedger: readonly LedgerEntry[] | null;
+  max12h: number;
+}
+
+export interface ReplacementAttempt {
+  podUid: string;
+  podName: string;
+  method: ReplacementMethod;
+  charge: ReplacementCharge;
+}
+
+export interface BlockedReplacement {
+  podUid: string;
+  podName: string;
+  step: ReplacementStep;
+  reason: string;
+  blockedReason?: BlockedReason;
+  waitUntil?: number;
+}
+
+/** The ReplacementBlocked condition: True with the first blocked pod's reason, else False. */
+export interface ReplacementConditionPlan {
+  blocked: boolean;
+  reason: string;
+  message: string;
+}
+
+export interface ReplacementPlan {
+  /** In order; each to be charged (persisted) before its API call. */
+  attempts: ReplacementAttempt[];
+  /** Every Unhealthy candidate not attempted, with the step that held it back. */
+  blocked: BlockedReplacement[];
+  /** The earliest `waitUntil`: when to reconcile again. */
+  requeueAt?: number;
+  condition: ReplacementConditionPlan;
+}
+
+const MESSAGE_PODS = 3;
+
+function compareCandidates(a: ReplacementCandidate, b: ReplacementCandidate): number {
+  const sa = a.unhealthySince ?? Number.POSITIVE_INFINITY;
+  const sb = b.unhealthySince ?? Number.POSITIVE_INFINITY;
+  if (sa !== sb) return sa < sb ? -1 : 1;
+  if (a.name !== b.name) return a.name < b.name ? -1 : 1;
+  return a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0;
+}
+
+function planCondition(policy: ReplacingPolicy, blockedList: readonly BlockedReplacement[]): ReplacementConditionPlan {
+  const due = blockedList.filter((b) => b.blockedReason !== undefined);
+  if (due.length === 0) {
+    if (!policy.replacementEnabled) return { blocked: false, reason: "ReplacementDisabled", message: "replacement is disabled" };
+    if (policy.dryRun) return { blocked: false, reason: "DryRun", message: "dryRun: nothing is replaced" };
+    return { blocked: false, reason: "NoneWaiting", message: "no due replacement is waiting" };
+  }
+  const shown = due.slice(0, MESSAGE_PODS).map((b) => `${b.podName}: ${b.reason}`);
+  const more = due.length > MESSAGE_PODS ? `; and ${due.length - MESSAGE_PODS} more` : "";
+  const noun = due.length === 1 ? "replacement is" : "replacements are";
+  return {
+    blocked: true,
+    reason: due[0]!.blockedReason as BlockedReason,
+    message: `${due.length} due ${noun} waiting: ${shown.join("; ")}${more}`,
+  };
+}
+
+/**
+ * Applies the chain to every Unhealthy candidate, longest unhealthy first (ties by name),
+ * charging the working ledgers as it goes, so that two pods never share one slot.
+ */
+export function planReplacements(input: PlanReplacementsInput): ReplacementPlan {
+  const { now, policy } = input;
+  const ledgers = new Map<string, readonly LedgerEntry[] | null>(input.otherPolicies.map((p) => [p.policy, p.ledger]));
+  ledgers.set(policy.policy, policy.ledger);
+  let operatorLedger = input.operatorLedger;
+
+  const attempts: ReplacementAttempt[] = [];
+  const blockedList: BlockedReplacement[] = [];
+  const candidates = input.candidates.filter((c) => c.state === "Unhealthy").sort(compareCandidates);
+
+  for (const candidate of candidates) {
+    const otherBudgets = input.otherPolicies
+      .filter((p) => p.policy !== policy.policy)
+      .map((p) => ({ ...p, ledger: ledgers.get(p.policy) ?? null }));
+    const decisionInput: ShouldReplaceInput = {
+      now,
+      policy: { ...policy, ledger: ledgers.get(policy.policy) ?? null },
+      pod: candidate,
+      otherViews: candidate.otherViews,
+      otherBudgets,
+      operatorLedger,
+      max12h: input.max12h,
+    };
+    if (candidate.pdbBlockedUntil !== undefined) decisionInput.pdbBlockedUntil = candidate.pdbBlockedUntil;
+    const decision = shouldReplace(decisionInput);
+
+    if (decision.eligible) {
+      const { charge } = decision;
+      attempts.push({ podUid: candidate.uid, podName: candidate.name, method: charge.entry.method, charge });
+      // Eligibility implies every named ledger was readable.
+      for (const name of charge.policies) ledgers.set(name, chargeLedger(ledgers.get(name) ?? [], charge.entry));
+      if (charge.operator) operatorLedger = chargeLedger(operatorLedger ?? [], charge.entry);
+      continue;
+    }
+    const entry: BlockedReplacement = { podUid: candidate.uid, podName: candidate.name, step: decision.step, reason: decision.reason };
+    if (decision.blockedReason !== undefined) entry.blockedReason = decision.blockedReason;
+    if (decision.waitUntil !== undefined) entry.waitUntil = decision.waitUntil;
+    blockedList.push(entry);
+  }
+
+  const waits = blockedList.map((b) => b.waitUntil).filter((t): t is number => t !== undefined);
+  const plan: ReplacementPlan = { attempts, blocked: blockedList, condition: planCondition(policy, blockedList) };
+  if (waits.length > 0) plan.requeueAt = Math.min(...waits);
+  return plan;
+}
