@@ -1,0 +1,70 @@
+import type { ProbeJudgement, ProbeOutcome, RawProbeResult } from "./probe-request.js";
+
+/** The 2xx default of spec.probe.match.statusCodes. */
+export const DEFAULT_STATUS_CODES: Array<[number, number]> = [[200, 299]];
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+/**
+ * Judges one raw result for one owner. Several owners may share a raw result that was fetched
+ * with the longest of their timeouts and with the body if any of them needed it, so the owner's
+ * own timeout is re-applied here and the body is only consulted when this owner asks for it.
+ */
+export function computeProbeOutcome(raw: RawProbeResult, judgement: ProbeJudgement): ProbeOutcome {
+  const timeoutClass = `timeout after ${formatDuration(judgement.timeoutMs)}`;
+  if (raw.kind === "timeout") {
+    return outcome(false, undefined, judgement.timeoutMs, timeoutClass, raw.finishedAt, false);
+  }
+  const needsBody = judgement.bodyContains !== undefined && judgement.bodyContains !== "";
+  if (raw.kind === "error") {
+    if (raw.endAtMs > judgement.timeoutMs) {
+      return outcome(false, undefined, judgement.timeoutMs, timeoutClass, raw.finishedAt, false);
+    }
+    const latency = raw.sentAtMs === undefined ? raw.endAtMs : raw.endAtMs - raw.sentAtMs;
+    return outcome(false, undefined, latency, raw.error, raw.finishedAt, true);
+  }
+  // An owner that does not need the body is done when the headers are.
+  const endAtMs = needsBody ? raw.endAtMs : raw.headersAtMs;
+  if (endAtMs > judgement.timeoutMs) {
+    return outcome(false, undefined, judgement.timeoutMs, timeoutClass, raw.finishedAt, false);
+  }
+  const latency = endAtMs - raw.sentAtMs;
+  const verdict = judgeStatus(raw.statusCode, judgement.statusCodes);
+  if (!verdict.ok) return outcome(false, raw.statusCode, latency, verdict.reason, raw.finishedAt, true);
+  if (needsBody && !(raw.body ?? "").includes(judgement.bodyContains as string)) {
+    const reason = `body did not contain ${JSON.stringify(judgement.bodyContains)}`;
+    return outcome(false, raw.statusCode, latency, reason, raw.finishedAt, true);
+  }
+  return outcome(true, raw.statusCode, latency, `HTTP ${raw.statusCode}`, raw.finishedAt, true);
+}
+
+/** Whether a status is in the configured codes; an unlisted redirect is named as such. */
+export function judgeStatus(
+  statusCode: number,
+  statusCodes: Array<[number, number]>,
+): { ok: true } | { ok: false; reason: string } {
+  const ranges = statusCodes.length > 0 ? statusCodes : DEFAULT_STATUS_CODES;
+  for (const [lo, hi] of ranges) if (statusCode >= lo && statusCode <= hi) return { ok: true };
+  if (REDIRECTS.has(statusCode)) return { ok: false, reason: `redirect ${statusCode} not followed` };
+  return { ok: false, reason: `HTTP ${statusCode}` };
+}
+
+/** Whole seconds as "60s" (how the spec states timeouts), anything finer as "300ms". */
+export function formatDuration(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
+}
+
+function outcome(
+  success: boolean,
+  statusCode: number | undefined,
+  latencyMs: number,
+  failureClass: string,
+  finishedAt: number,
+  withLatency: boolean,
+): ProbeOutcome {
+  const rounded = Math.max(0, Math.round(latencyMs));
+  const result = withLatency ? `${failureClass} in ${rounded} ms` : failureClass;
+  const o: ProbeOutcome = { success, latencyMs: rounded, result, failureClass, finishedAt };
+  if (statusCode !== undefined) o.statusCode = statusCode;
+  return o;
+}

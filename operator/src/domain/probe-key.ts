@@ -1,0 +1,33 @@
+import type { ProbeRequest } from "./probe-request.js";
+
+/**
+ * Identity of a probe on the wire: two requests with the same key are sent once.
+ *
+ * Headers are compared order-insensitively by name (case-insensitive, as HTTP treats them),
+ * keeping the relative order of repeated names, since only that order carries meaning.
+ * Values, path, host and the CA bundle compare exactly. The key holds header values and the
+ * signature key, so it is an in-memory identity only: never log or export it.
+ */
+export function computeProbeKey(req: ProbeRequest): string {
+  const headers = req.headers
+    .map((h, i) => ({ n: h.name.toLowerCase(), v: h.value, i }))
+    .sort((a, b) => (a.n < b.n ? -1 : a.n > b.n ? 1 : a.i - b.i))
+    .map((h) => [h.n, h.v]);
+  return JSON.stringify([
+    req.scheme,
+    req.address,
+    req.port,
+    req.method,
+    req.path,
+    req.host ?? "",
+    headers,
+    req.scheme === "HTTPS" ? (req.caBundle ?? "") : "",
+    req.signatureKey ? toHex(req.signatureKey) : "",
+  ]);
+}
+
+function toHex(bytes: Uint8Array): string {
+  let s = "";
+  for (const b of bytes) s += b.toString(16).padStart(2, "0");
+  return s;
+}
