@@ -116,7 +116,8 @@ export function applySlicePlan(existing: EndpointSliceObject[], plan: EndpointSl
   }
   for (const c of plan.create) {
     if (c.metadata.name !== undefined || c.metadata.generateName === undefined) throw new Error("creates carry generateName only");
-    const name = `${c.metadata.generateName}gen${counter++}`;
+    let name = `${c.metadata.generateName}gen${counter++}`;
+    while (byName.has(name)) name = `${c.metadata.generateName}gen${counter++}`;
     const next = structuredClone(c);
     delete next.metadata.generateName;
     next.metadata.name = name;
