@@ -1,0 +1,36 @@
+// Identity of the HealthProbePolicy API and the well-known labels the operator writes.
+
+export const GROUP = "healthprobe.io";
+export const VERSION = "v1alpha1";
+export const API_VERSION = `${GROUP}/${VERSION}`;
+export const KIND = "HealthProbePolicy";
+export const LIST_KIND = "HealthProbePolicyList";
+export const PLURAL = "healthprobepolicies";
+export const SINGULAR = "healthprobepolicy";
+export const SHORT_NAME = "hpp";
+export const CATEGORY = "healthprobe";
+export const CRD_NAME = `${PLURAL}.${GROUP}`;
+
+/** Prefix of every label and annotation the project owns. */
+export const LABEL_PREFIX = `${GROUP}/`;
+export const ANNOTATION_PREFIX = LABEL_PREFIX;
+
+/** Marks EndpointSlices written by the operator, as the built-in controller marks its own. */
+export const MANAGED_BY_LABEL = "endpointslice.kubernetes.io/managed-by";
+export const MANAGED_BY_VALUE = "healthprobe.io/operator";
+export const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
+
+/** Condition types of status.conditions. */
+export const CONDITION_TYPES = {
+  ready: "Ready",
+  degraded: "Degraded",
+  failOpen: "FailOpen",
+  drainCapped: "DrainCapped",
+  replacementBlocked: "ReplacementBlocked",
+} as const;
+
+/** Reasons of the ReplacementBlocked condition. */
+export const REPLACEMENT_BLOCKED_REASONS = ["Budget", "PodDisruptionBudget", "Veto", "NoController"] as const;
+
+/** Event reasons, on the policy and on the pod involved. */
+export const EVENT_REASONS = ["Drained", "Restored", "DrainCapped", "FailOpen", "Replaced", "ReplacementBlocked", "InvalidSpec"] as const;

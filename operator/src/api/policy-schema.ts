@@ -1,0 +1,481 @@
+// HealthProbePolicy v1alpha1: the one schema. The CRD (crd.ts), the runtime check
+// (parse-policy.ts) and the TypeScript types are all derived from it.
+import { z } from "zod";
+import { API_VERSION, KIND } from "./group.js";
+import { DURATION_PATTERN, parseDuration } from "./duration.js";
+import { STATUS_CODE_PATTERN, statusCodeProblem } from "./status-codes.js";
+
+// ---------------------------------------------------------------------------------------
+// Cross-field rules. Each one is both a CEL rule in the CRD (x-kubernetes-validations at
+// `scope`) and a check in the zod schema below, with the same message.
+
+export interface CrossFieldRule {
+  /** Where the rule sits, as a path from the root; "[*]" stands for every list item. */
+  scope: string;
+  /** CEL, evaluated with `self` bound to the value at scope (after defaulting). */
+  rule: string;
+  /** The field reported, relative to scope (Kubernetes' `fieldPath`); absent: scope itself. */
+  fieldPath?: string;
+  message: string;
+}
+
+export const CROSS_FIELD_RULES = {
+  selectorNotEmpty: {
+    scope: "spec.selector",
+    rule: "(has(self.matchLabels) && size(self.matchLabels) > 0) || (has(self.matchExpressions) && size(self.matchExpressions) > 0)",
+    message: "must not be empty: set matchLabels or matchExpressions",
+  },
+  selectorValues: {
+    scope: "spec.selector.matchExpressions[*]",
+    rule: "self.operator in ['In', 'NotIn'] ? (has(self.values) && size(self.values) > 0) : (!has(self.values) || size(self.values) == 0)",
+    fieldPath: ".values",
+    message: "must be non-empty for operators In and NotIn, and empty for Exists and DoesNotExist",
+  },
+  portValue: {
+    scope: "spec.probe.port",
+    rule: "type(self) == int ? (self >= 1 && self <= 65535) : (size(self) <= 15 && self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$') && self.matches('[a-z]') && !self.contains('--'))",
+    message: "must be a port number 1-65535 or a container port name (at most 15 lowercase letters, digits and '-', with a letter)",
+  },
+  headerValueXorValueFrom: {
+    scope: "spec.probe.headers[*]",
+    rule: "has(self.value) != has(self.valueFrom)",
+    message: "exactly one of value or valueFrom must be set",
+  },
+  timeoutWithinPeriod: {
+    scope: "spec.probe",
+    rule: "self.timeoutSeconds <= self.periodSeconds",
+    fieldPath: ".timeoutSeconds",
+    message: "must be less than or equal to spec.probe.periodSeconds",
+  },
+  noBodyWithHead: {
+    scope: "spec.probe",
+    rule: "self.method != 'HEAD' || !has(self.match.bodyContains) || size(self.match.bodyContains) == 0",
+    fieldPath: ".match.bodyContains",
+    message: "must be empty when spec.probe.method is HEAD: a HEAD response has no body",
+  },
+  tlsOnlyWithHttps: {
+    scope: "spec.probe",
+    rule: "!has(self.tls) || self.scheme == 'HTTPS'",
+    fieldPath: ".tls",
+    message: "may only be set when spec.probe.scheme is HTTPS",
+  },
+  statusCodeRangeOrdered: {
+    scope: "spec.probe.match.statusCodes[*]",
+    rule: "size(self) == 3 || self.substring(0, 3) <= self.substring(4)",
+    message: "range must be ordered low-high",
+  },
+  windowSamples: {
+    scope: "spec.evaluation.window",
+    rule: "self.successfulSamplesRequired <= self.sampleSize",
+    fieldPath: ".successfulSamplesRequired",
+    message: "must be less than or equal to spec.evaluation.window.sampleSize",
+  },
+  afterRange: {
+    scope: "spec.replacement.after",
+    rule: "duration(self) >= duration('30s') && duration(self) <= duration('168h')",
+    message: "must be between 30s and 168h",
+  },
+  dailyAtLeastHourly: {
+    scope: "spec.replacement",
+    rule: "self.maxPerDay >= self.maxPerHour",
+    fieldPath: ".maxPerDay",
+    message: "must be greater than or equal to spec.replacement.maxPerHour",
+  },
+} as const satisfies Record<string, CrossFieldRule>;
+
+type RuleName = keyof typeof CROSS_FIELD_RULES;
+
+function cel(...names: RuleName[]) {
+  return {
+    "x-kubernetes-validations": names.map((n) => {
+      const r: CrossFieldRule = CROSS_FIELD_RULES[n];
+      return r.fieldPath ? { rule: r.rule, message: r.message, fieldPath: r.fieldPath } : { rule: r.rule, message: r.message };
+    }),
+  };
+}
+
+/** Kubernetes-style detail for a rejected value: `Invalid value: 61: <why>`. */
+export function invalidValue(value: unknown, why: string): string {
+  return `Invalid value: ${JSON.stringify(value) ?? "null"}: ${why}`;
+}
+
+function fail(ctx: z.RefinementCtx, path: Array<string | number>, value: unknown, rule: RuleName): void {
+  ctx.addIssue({ code: "custom", path, message: invalidValue(value, CROSS_FIELD_RULES[rule].message), params: { formatted: true } });
+}
+
+// ---------------------------------------------------------------------------------------
+// Building blocks.
+
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+const LABEL_NAME = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+const SECRET_KEY = /^[-._a-zA-Z0-9]+$/;
+// RFC 9110 token: the characters an HTTP field name may use.
+const HEADER_NAME = /^[-!#$%&'*+.^_`|~0-9A-Za-z]+$/;
+// \x00, not \0: the API server's regexp engine (RE2) has no octal escapes.
+// eslint-disable-next-line no-control-regex -- excluding control characters is the point
+const HEADER_VALUE = /^[^\r\n\x00]*$/;
+const HOST = /^([A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?)(\.[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?)*(:[0-9]{1,5})?$/;
+const PATH = /^\/[^\s]*$/;
+
+const intIn = (min: number, max: number) => z.number().int().min(min).max(max);
+const desc = (description: string) => ({ description });
+
+const secretKeySelector = z
+  .strictObject({
+    name: z.string().min(1).max(253).regex(DNS1123_SUBDOMAIN, "must be a Secret name (a DNS subdomain)").meta(desc("Name of a Secret in the policy's namespace.")),
+    key: z.string().min(1).max(253).regex(SECRET_KEY, "must consist of alphanumeric characters, '-', '_' or '.'").meta(desc("Key within the Secret.")),
+  })
+  .meta(desc("A key of a Secret in the policy's namespace."));
+
+const labelSelectorRequirement = z
+  .strictObject({
+    key: z.string().min(1).max(317).regex(LABEL_NAME, "must be a label key ([prefix/]name)").meta(desc("The label key the requirement applies to.")),
+    operator: z.enum(["In", "NotIn", "Exists", "DoesNotExist"]).meta(desc("How the key relates to the values: In, NotIn, Exists or DoesNotExist.")),
+    values: z
+      .array(z.string().max(63).regex(LABEL_VALUE, "must be a label value").meta(desc("A label value.")))
+      .max(64)
+      .optional()
+      .meta({ ...desc("Label values: non-empty for In and NotIn, empty for Exists and DoesNotExist."), "x-kubernetes-list-type": "atomic" }),
+  })
+  .meta({ ...desc("A label requirement: a key, an operator and values."), ...cel("selectorValues") })
+  .superRefine((r, ctx) => {
+    const withValues = r.operator === "In" || r.operator === "NotIn";
+    const n = r.values?.length ?? 0;
+    if (withValues ? n === 0 : n > 0) fail(ctx, ["values"], r.values ?? [], "selectorValues");
+  });
+
+export const labelSelectorSchema = z
+  .strictObject({
+    matchLabels: z
+      .record(z.string(), z.string())
+      .optional()
+      .meta(desc("Labels a pod must all carry (key: value). ANDed with matchExpressions."))
+      .superRefine((labels, ctx) => {
+        for (const [k, v] of Object.entries(labels ?? {})) {
+          if (!LABEL_NAME.test(k) || k.length > 317) ctx.addIssue({ code: "custom", path: [k], message: invalidValue(k, "must be a label key ([prefix/]name)"), params: { formatted: true } });
+          if (!LABEL_VALUE.test(v) || v.length > 63) ctx.addIssue({ code: "custom", path: [k], message: invalidValue(v, "must be a label value (at most 63 characters: alphanumerics, '-', '_' or '.')"), params: { formatted: true } });
+        }
+      }),
+    matchExpressions: z
+      .array(labelSelectorRequirement)
+      .max(32)
+      .optional()
+      .meta({ ...desc("Label requirements a pod must all meet. ANDed with matchLabels."), "x-kubernetes-list-type": "atomic" }),
+  })
+  .meta({ ...desc("The pods behind the Service: a label selector over the pods of the policy's namespace. Must not be empty."), ...cel("selectorNotEmpty") })
+  .superRefine((s, ctx) => {
+    const empty = Object.keys(s.matchLabels ?? {}).length === 0 && (s.matchExpressions ?? []).length === 0;
+    if (empty) fail(ctx, [], s, "selectorNotEmpty");
+  });
+
+const portSchema = z
+  .union([z.number(), z.string()], { error: CROSS_FIELD_RULES.portValue.message })
+  .meta({
+    ...desc("Port to probe on the pod IP: a number 1-65535, or the name of a container port of the pod (resolved per pod)."),
+    "x-kubernetes-int-or-string": true,
+    // Bounds the string the CEL rule reads, so the API server's cost estimate stays small.
+    maxLength: 15,
+    ...cel("portValue"),
+  })
+  .superRefine((p, ctx) => {
+    const ok = typeof p === "number" ? Number.isInteger(p) && p >= 1 && p <= 65535 : p.length <= 15 && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(p) && /[a-z]/.test(p) && !p.includes("--");
+    if (!ok) fail(ctx, [], p, "portValue");
+  });
+
+const headerSchema = z
+  .strictObject({
+    name: z.string().min(1).max(256).regex(HEADER_NAME, "must be a valid HTTP header name (letters, digits and !#$%&'*+-.^_`|~)").meta(desc("Header name, e.g. X-Env.")),
+    value: z.string().max(4096).regex(HEADER_VALUE, "must not contain line breaks or NUL").optional().meta(desc("Literal header value. Exactly one of value or valueFrom.")),
+    valueFrom: z
+      .strictObject({ secretKeyRef: secretKeySelector })
+      .optional()
+      .meta(desc("Takes the header value from a Secret, re-read when the Secret changes. Exactly one of value or valueFrom.")),
+  })
+  .meta({ ...desc("An extra request header sent with every probe."), ...cel("headerValueXorValueFrom") })
+  .superRefine((h, ctx) => {
+    if ((h.value !== undefined) === (h.valueFrom !== undefined)) fail(ctx, [], { name: h.name }, "headerValueXorValueFrom");
+  });
+
+const statusCodeSchema = z
+  .string()
+  .max(7)
+  .regex(new RegExp(STATUS_CODE_PATTERN), `must be a status code "NNN" or a range "NNN-NNN" within 100-599`)
+  .meta({ ...desc(`A status code ("200") or an inclusive range ("200-399").`), ...cel("statusCodeRangeOrdered") })
+  .superRefine((c, ctx) => {
+    if (statusCodeProblem(c) === CROSS_FIELD_RULES.statusCodeRangeOrdered.message) fail(ctx, [], c, "statusCodeRangeOrdered");
+  });
+
+const probeSchema = z
+  .strictObject({
+    scheme: z.enum(["HTTP", "HTTPS"]).default("HTTP").meta(desc("HTTP or HTTPS.")),
+    port: portSchema,
+    path: z.string().min(1).max(2048).regex(PATH, `must start with "/" and contain no whitespace`).meta(desc(`Request path, starting with "/", e.g. /healthz. There is no default.`)),
+    method: z.enum(["GET", "HEAD"]).default("GET").meta(desc("GET or HEAD.")),
+    host: z
+      .string()
+      .max(259)
+      .regex(HOST, "must be a host name, optionally with :port")
+      .optional()
+      .meta(desc("Host header and TLS server name (SNI). It never changes where the probe goes: the destination is always the pod IP. Empty: the pod IP.")),
+    headers: z
+      .array(headerSchema)
+      .max(16)
+      .optional()
+      .meta({ ...desc("Up to 16 extra request headers."), "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"] })
+      .superRefine((hs, ctx) => {
+        const seen = new Set<string>();
+        (hs ?? []).forEach((h, i) => {
+          if (seen.has(h.name)) ctx.addIssue({ code: "custom", path: [i, "name"], message: `Duplicate value: ${JSON.stringify(h.name)}`, params: { formatted: true } });
+          seen.add(h.name);
+        });
+      }),
+    periodSeconds: intIn(1, 3600).default(60).meta(desc("Seconds between two probes of a pod, 1-3600. Probes of one pod never overlap.")),
+    timeoutSeconds: intIn(1, 3600)
+      .default(60)
+      .meta(desc("Seconds for a complete response, 1-3600 and at most periodSeconds. No complete response in time is a failure.")),
+    match: z
+      .strictObject({
+        statusCodes: z
+          .array(statusCodeSchema)
+          .min(1)
+          .max(32)
+          .default(["200-299"])
+          .meta({ ...desc(`Status codes that count as success: codes ("200") or ranges ("200-399") within 100-599. Redirects are not followed, so a 3xx is judged like any code.`), "x-kubernetes-list-type": "atomic" }),
+        bodyContains: z
+          .string()
+          .max(4090)
+          .optional()
+          .meta(desc("A substring the response body must contain, searched in at most the first 64 KiB. Not allowed with method HEAD.")),
+      })
+      .prefault({})
+      .meta(desc("What a successful response looks like.")),
+    tls: z
+      .strictObject({
+        caBundle: z
+          .string()
+          .max(262144)
+          .optional()
+          .meta(desc("PEM certificates that sign the pod's serving certificate. Empty: the certificate is not verified, as kubelet does.")),
+      })
+      .optional()
+      .meta(desc("TLS settings; only with scheme HTTPS.")),
+    signature: z
+      .strictObject({ secretRef: secretKeySelector })
+      .optional()
+      .meta(
+        desc(
+          "Signs every probe so the app can tell real probes from anyone else: header X-Healthprobe-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(key, \"<t>.<METHOD>.<path>\")>, with the key from the Secret.",
+        ),
+      ),
+  })
+  .meta({ ...desc("The HTTP request sent to each selected pod, on a new connection each time, and what counts as success."), ...cel("timeoutWithinPeriod", "noBodyWithHead", "tlsOnlyWithHttps") })
+  .superRefine((p, ctx) => {
+    if (p.timeoutSeconds > p.periodSeconds) fail(ctx, ["timeoutSeconds"], p.timeoutSeconds, "timeoutWithinPeriod");
+    if (p.method === "HEAD" && (p.match.bodyContains ?? "") !== "") fail(ctx, ["match", "bodyContains"], p.match.bodyContains, "noBodyWithHead");
+    if (p.tls !== undefined && p.scheme !== "HTTPS") fail(ctx, ["tls"], p.tls, "tlsOnlyWithHttps");
+  });
+
+const windowSchema = z
+  .strictObject({
+    sampleSize: intIn(1, 100).default(4).meta(desc("Number of most recent results judged, 1-100.")),
+    successfulSamplesRequired: intIn(1, 100)
+      .default(2)
+      .meta(desc("Successes among the last sampleSize results for Healthy, 1-100 and at most sampleSize.")),
+  })
+  .meta({
+    ...desc(
+      "Judges the last sampleSize results instead of consecutive thresholds: Healthy iff at least successfulSamplesRequired succeeded, Unknown until sampleSize results exist. When set, failureThreshold and successThreshold are not used.",
+    ),
+    ...cel("windowSamples"),
+  })
+  .superRefine((w, ctx) => {
+    if (w.successfulSamplesRequired > w.sampleSize) fail(ctx, ["successfulSamplesRequired"], w.successfulSamplesRequired, "windowSamples");
+  });
+
+const evaluationSchema = z
+  .strictObject({
+    failureThreshold: intIn(1, 100).default(10).meta(desc("Consecutive failures that make a pod Unhealthy, 1-100.")),
+    successThreshold: intIn(1, 100).default(1).meta(desc("Consecutive successes that make a pod Healthy, 1-100.")),
+    window: windowSchema.optional(),
+    startupGraceSeconds: intIn(0, 86400)
+      .default(0)
+      .meta(desc("A pod younger than this (seconds) is never marked Unhealthy; it still stays out of rotation until its first success.")),
+  })
+  .prefault({})
+  .meta(desc("How probe results become a health state (Unknown, Healthy, Unhealthy) per pod."));
+
+const drainSchema = z
+  .strictObject({
+    enabled: z.boolean().default(true).meta(desc("Takes Unhealthy pods out of rotation (endpoint ready=false).")),
+    maxUnhealthyPercent: intIn(1, 100)
+      .default(50)
+      .meta(desc("At most this percentage of the targets (rounded down) is drained; the longest-unhealthy go first, the rest stay in rotation. 1-100.")),
+  })
+  .prefault({})
+  .meta(desc("Removing Unhealthy pods from the Service's EndpointSlices. When no target is Healthy, nothing is drained (fail open)."));
+
+const afterSchema = z
+  .string()
+  .max(64)
+  .regex(new RegExp(DURATION_PATTERN), `must be a duration such as "1h", "90m" or "1h30m"`)
+  .default("1h")
+  .meta({ ...desc(`Continuous Unhealthy time before a pod is replaced: a duration from "30s" to "168h", e.g. "1h", "90m".`), ...cel("afterRange") })
+  .superRefine((a, ctx) => {
+    // An unparsable value is already reported by the pattern.
+    if (!new RegExp(DURATION_PATTERN).test(a)) return;
+    const ms = parseDuration(a);
+    if (ms < 30_000 || ms > 168 * 3_600_000) fail(ctx, [], a, "afterRange");
+  });
+
+const replacementSchema = z
+  .strictObject({
+    enabled: z.boolean().default(true).meta(desc("Replaces pods that stay Unhealthy for `after`, within the budgets.")),
+    after: afterSchema,
+    maxPerHour: intIn(0, 1000).default(1).meta(desc("Replacements allowed in any sliding 60 minutes, 0-1000.")),
+    maxPerDay: intIn(0, 10000).default(3).meta(desc("Replacements allowed in any sliding 24 hours, 0-10000 and at least maxPerHour.")),
+    method: z
+      .enum(["Evict", "Delete"])
+      .default("Evict")
+      .meta(desc("Evict (Eviction API, honours PodDisruptionBudgets) or Delete. The pod's controller recreates it; a pod without one is never replaced.")),
+  })
+  .prefault({})
+  .meta({ ...desc("Replacing pods that stay Unhealthy, so their controller recreates them."), ...cel("dailyAtLeastHourly") })
+  .superRefine((r, ctx) => {
+    if (r.maxPerDay < r.maxPerHour) fail(ctx, ["maxPerDay"], r.maxPerDay, "dailyAtLeastHourly");
+  });
+
+export const healthProbePolicySpecSchema = z
+  .strictObject({
+    serviceName: z
+      .string()
+      .min(1)
+      .max(63)
+      .regex(DNS1035_LABEL, "must be a Service name (a DNS-1035 label)")
+      .meta(desc("A Service in the policy's namespace without spec.selector. The operator writes its EndpointSlices.")),
+    selector: labelSelectorSchema,
+    dryRun: z
+      .boolean()
+      .default(false)
+      .meta(desc("Probe, decide and report (status, events, metrics) but change nothing: endpoints stay as kubelet says, nothing is replaced.")),
+    probe: probeSchema,
+    evaluation: evaluationSchema,
+    drain: drainSchema,
+    replacement: replacementSchema,
+  })
+  .meta(desc("Desired behaviour: which pods to probe, how, and what to do with Unhealthy ones."));
+
+// ---------------------------------------------------------------------------------------
+// status
+
+const time = (d: string) => z.iso.datetime({ offset: true }).meta(desc(d));
+
+export const conditionSchema = z
+  .strictObject({
+    type: z
+      .string()
+      .min(1)
+      .max(316)
+      .regex(/^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$/, "must be a condition type")
+      .meta(desc("Condition type: Ready, Degraded, FailOpen, DrainCapped or ReplacementBlocked.")),
+    status: z.enum(["True", "False", "Unknown"]).meta(desc("True, False or Unknown.")),
+    observedGeneration: z.number().int().min(0).optional().meta(desc("The metadata.generation the condition was set for.")),
+    lastTransitionTime: time("When the condition last changed status."),
+    reason: z
+      .string()
+      .min(1)
+      .max(1024)
+      .regex(/^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/, "must be a CamelCase reason")
+      .meta(desc("Programmatic identifier of the last transition, in CamelCase.")),
+    message: z.string().max(32768).meta(desc("Human-readable details of the last transition.")),
+  })
+  .meta(desc("A condition of the policy (metav1.Condition)."));
+
+export const podStatusEntrySchema = z
+  .strictObject({
+    name: z.string().min(1).max(253).meta(desc("Pod name.")),
+    uid: z.string().min(1).max(64).meta(desc("Pod UID.")),
+    ip: z.string().max(45).optional().meta(desc("Pod IP that is probed.")),
+    state: z.enum(["Unknown", "Healthy", "Unhealthy"]).meta(desc("Health state for this policy: Unknown, Healthy or Unhealthy.")),
+    since: time("Time of the last state change."),
+    drained: z.boolean().meta(desc("Whether the pod is out of rotation because of this policy.")),
+    lastResult: z.string().max(256).optional().meta(desc(`Class of the last probe outcome, e.g. "HTTP 503", "connect ECONNREFUSED", "timeout after 60s".`)),
+    unhealthySince: time("When the pod became Unhealthy; cleared on any return to Healthy.").optional(),
+    replaceAfter: time("When the replacement window ends for this pod.").optional(),
+    reason: z.string().max(1024).optional().meta(desc("Why the pod is (or is not) drained or replaced.")),
+  })
+  .meta(desc("Health of one target pod."));
+
+export const replacementRecordSchema = z
+  .strictObject({
+    pod: z.string().min(1).max(253).meta(desc("Name of the replaced pod.")),
+    uid: z.string().min(1).max(64).meta(desc("UID of the replaced pod.")),
+    time: time("When the replacement was attempted (and charged to the budgets)."),
+    method: z.enum(["Evict", "Delete"]).meta(desc("Evict or Delete.")),
+  })
+  .meta(desc("One replacement charged to the budgets."));
+
+const count = (d: string) => z.number().int().min(0).optional().meta(desc(d));
+
+export const healthProbePolicyStatusSchema = z
+  .strictObject({
+    observedGeneration: z.number().int().min(0).optional().meta(desc("The metadata.generation last acted upon.")),
+    conditions: z
+      .array(conditionSchema)
+      .max(16)
+      .optional()
+      .meta({ ...desc("Ready, Degraded, FailOpen, DrainCapped and ReplacementBlocked."), "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] }),
+    targets: count("Selected pods that are Running with a pod IP and not terminating."),
+    healthy: count("Targets in state Healthy."),
+    unhealthy: count("Targets in state Unhealthy."),
+    unknown: count("Targets in state Unknown."),
+    drained: count("Targets out of rotation because of this policy."),
+    replacedLast24h: count("Replacements in the last 24 hours."),
+    pods: z
+      .array(podStatusEntrySchema)
+      .max(1000)
+      .optional()
+      .meta({ ...desc("Per-pod health, at most 1000 entries, non-Healthy first."), "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"] }),
+    replacements: z
+      .array(replacementRecordSchema)
+      .max(10000)
+      .optional()
+      .meta({ ...desc("The replacement ledger of the last 24 hours, which the budgets are enforced from."), "x-kubernetes-list-type": "atomic" }),
+  })
+  .meta(desc("Observed state, written by the operator."));
+
+// ---------------------------------------------------------------------------------------
+// The whole object, as the operator reads it.
+
+export const objectMetaSchema = z.object({
+  name: z.string().min(1),
+  namespace: z.string().min(1),
+  uid: z.string().default(""),
+  generation: z.number().int().default(0),
+  resourceVersion: z.string().default(""),
+  creationTimestamp: z.string().default(""),
+  labels: z.record(z.string(), z.string()).optional(),
+  annotations: z.record(z.string(), z.string()).optional(),
+});
+
+export const healthProbePolicySchema = z.object({
+  apiVersion: z.literal(API_VERSION),
+  kind: z.literal(KIND),
+  metadata: objectMetaSchema,
+  spec: healthProbePolicySpecSchema,
+  status: healthProbePolicyStatusSchema.optional(),
+});
+
+/** A spec after parsing: every default applied. */
+export type HealthProbePolicySpec = z.output<typeof healthProbePolicySpecSchema>;
+/** A spec as a user writes it: defaults optional. */
+export type HealthProbePolicySpecInput = z.input<typeof healthProbePolicySpecSchema>;
+export type LabelSelector = z.output<typeof labelSelectorSchema>;
+export type ProbeSpec = HealthProbePolicySpec["probe"];
+export type HealthProbePolicyStatus = z.output<typeof healthProbePolicyStatusSchema>;
+export type PodStatusEntry = z.output<typeof podStatusEntrySchema>;
+export type ReplacementRecord = z.output<typeof replacementRecordSchema>;
+export type Condition = z.output<typeof conditionSchema>;
+export type HealthProbePolicyMetadata = z.output<typeof objectMetaSchema>;
+export type HealthProbePolicy = z.output<typeof healthProbePolicySchema>;
