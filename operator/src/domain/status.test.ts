@@ -4,7 +4,7 @@ import { planDrain } from "./drain.js";
 import { computeHealthSeeds } from "./health-seed.js";
 import { setStatusCondition } from "./conditions.js";
 import { aStatusPodInput, aStatus, HOUR, MINUTE, SECOND, T0 } from "./testing/builders.js";
-import type { HealthStateName } from "./types.js";
+import type { Condition, HealthStateName } from "./types.js";
 
 const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
 
@@ -33,7 +33,7 @@ function podsInStates(states: HealthStateName[], maxUnhealthyPercent = 50): Pick
   return { pods, drain };
 }
 
-const condition = (s: { conditions: Array<{ type: string }> }, type: string) => s.conditions.find((c) => c.type === type);
+const condition = (s: { conditions: Condition[] }, type: string) => s.conditions.find((c) => c.type === type);
 
 describe("computeStatus", () => {
   it("counts targets by state and drained pods", () => {

@@ -1,0 +1,135 @@
+import { describe, it, expect } from "@jest/globals";
+import fc from "fast-check";
+import { planEvents, MAX_NOTE_LENGTH, type EventView } from "./events.js";
+import { computeStatus, type PolicyStatus, type ReadinessInput, type ReplacementBlockedInput } from "./status.js";
+import { planDrain } from "./drain.js";
+import { MINUTE, T0 } from "./testing/builders.js";
+import type { HealthStateName } from "./types.js";
+
+/** The status a reconcile would compute for pods web-0.. in these states. */
+function statusOf(
+  states: HealthStateName[],
+  opts: { pct?: number; readiness?: ReadinessInput; previous?: PolicyStatus; blocked?: ReplacementBlockedInput } = {},
+): PolicyStatus {
+  const targets = states.map((state, i) => ({
+    uid: `uid-web-${i}`,
+    name: `web-${i}`,
+    state,
+    kubeletReady: true,
+    ...(state === "Unhealthy" ? { unhealthySince: T0 + i * MINUTE } : {}),
+  }));
+  const drain = planDrain({ targets, maxUnhealthyPercent: opts.pct ?? 50, drainEnabled: true, dryRun: false });
+  return computeStatus({
+    generation: 1,
+    now: T0,
+    previous: opts.previous,
+    readiness: opts.readiness ?? { reason: "Reconciled" },
+    drain,
+    ...(opts.blocked ? { replacementBlocked: opts.blocked } : {}),
+    pods: targets.map((t) => ({ name: t.name, uid: t.uid, ip: "10.0.0.1", health: { state: t.state, since: T0 }, decision: drain.decisions.get(t.uid)! })),
+  });
+}
+
+const summary = (events: ReturnType<typeof planEvents>) =>
+  events.map((e) => `${e.type} ${e.reason} ${e.regarding === "policy" ? "policy" : e.regarding.podName}`);
+
+describe("planEvents", () => {
+  const cases: Array<{ name: string; prev: () => EventView | undefined; next: () => EventView; expected: string[] }> = [
+    {
+      name: "announces a newly drained pod on the policy and on the pod",
+      prev: () => statusOf(["Healthy", "Healthy"]),
+      next: () => statusOf(["Healthy", "Unhealthy"]),
+      expected: ["Normal Drained policy", "Normal Drained web-1"],
+    },
+    {
+      name: "announces a drained pod back in rotation",
+      prev: () => statusOf(["Healthy", "Unhealthy"]),
+      next: () => statusOf(["Healthy", "Healthy"]),
+      expected: ["Normal Restored policy", "Normal Restored web-1"],
+    },
+    {
+      name: "says nothing about a drained pod that is gone",
+      prev: () => statusOf(["Healthy", "Unhealthy"]),
+      next: () => statusOf(["Healthy"]),
+      expected: [],
+    },
+    {
+      name: "warns when the cap newly keeps an Unhealthy pod in rotation",
+      prev: () => statusOf(["Healthy", "Unhealthy", "Healthy", "Healthy"], { pct: 25 }),
+      next: () => statusOf(["Healthy", "Unhealthy", "Unhealthy", "Healthy"], { pct: 25 }),
+      expected: ["Warning DrainCapped policy"],
+    },
+    {
+      name: "warns when fail open is entered, and restores the pods it puts back",
+      prev: () => statusOf(["Healthy", "Unhealthy", "Healthy"]),
+      next: () => statusOf(["Unhealthy", "Unhealthy", "Unhealthy"]),
+      expected: ["Warning FailOpen policy", "Normal Restored policy", "Normal Restored web-1"],
+    },
+    {
+      name: "warns when the spec becomes invalid",
+      prev: () => statusOf(["Healthy"]),
+      next: () => statusOf([], { readiness: { reason: "InvalidSpec", message: "spec.probe.path: must start with /" } }),
+      expected: ["Warning InvalidSpec policy"],
+    },
+    {
+      name: "warns again when a different field is invalid",
+      prev: () => statusOf([], { readiness: { reason: "InvalidSpec", message: "spec.probe.path: must start with /" } }),
+      next: () => statusOf([], { readiness: { reason: "InvalidSpec", message: "spec.serviceName: required" } }),
+      expected: ["Warning InvalidSpec policy"],
+    },
+    {
+      name: "warns when a due replacement becomes blocked, and again when the reason changes",
+      prev: () => statusOf(["Healthy"], { blocked: { blocked: true, reason: "Budget", message: "maxPerHour=1 used" } }),
+      next: () => statusOf(["Healthy"], { blocked: { blocked: true, reason: "PodDisruptionBudget", message: "refused" } }),
+      expected: ["Warning ReplacementBlocked policy"],
+    },
+    {
+      name: "announces what is already true when there is no previous status",
+      prev: () => undefined,
+      next: () => statusOf(["Healthy", "Unhealthy", "Unhealthy", "Healthy"], { pct: 25 }),
+      expected: ["Warning DrainCapped policy", "Normal Drained policy", "Normal Drained web-1"],
+    },
+    {
+      name: "announces only the newly drained pod while another stays drained",
+      prev: () => statusOf(["Healthy", "Unhealthy", "Healthy", "Healthy"]),
+      next: () => statusOf(["Healthy", "Unhealthy", "Unhealthy", "Healthy"]),
+      expected: ["Normal Drained policy", "Normal Drained web-2"],
+    },
+  ];
+  it.each(cases)("$name", ({ prev, next, expected }) => {
+    expect(summary(planEvents(prev(), next()))).toEqual(expected);
+  });
+
+  it("carries the drain reason in the note", () => {
+    const [first] = planEvents(statusOf(["Healthy", "Healthy"]), statusOf(["Healthy", "Unhealthy"]));
+    expect(first?.note).toBe("pod web-1 drained from the Service: drained: longest unhealthy, 1 of 1 allowed by maxUnhealthyPercent=50");
+  });
+
+  it("names the pod it regards", () => {
+    const events = planEvents(statusOf(["Healthy", "Healthy"]), statusOf(["Healthy", "Unhealthy"]));
+    expect(events[1]?.regarding).toEqual({ podName: "web-1", podUid: "uid-web-1" });
+  });
+
+  it("keeps notes within the API's limit", () => {
+    const message = "x".repeat(5000);
+    const [event] = planEvents(undefined, statusOf([], { readiness: { reason: "InvalidSpec", message } }));
+    expect(event?.note.length).toBe(MAX_NOTE_LENGTH);
+  });
+
+  it("produces nothing the second time for the same status (level-based)", () => {
+    const stateArb = fc.constantFrom("Unknown" as const, "Healthy" as const, "Unhealthy" as const);
+    fc.assert(
+      fc.property(fc.array(stateArb, { maxLength: 12 }), fc.array(stateArb, { maxLength: 12 }), fc.integer({ min: 1, max: 100 }), (a, b, pct) => {
+        const first = statusOf(a, { pct });
+        const second = statusOf(b, { pct, previous: first });
+        expect(planEvents(second, second)).toEqual([]);
+        expect(planEvents(second, JSON.parse(JSON.stringify(second)))).toEqual([]);
+        // Every drained pod of the new status is announced exactly when it was not drained before.
+        const announced = planEvents(first, second).filter((e) => e.reason === "Drained" && e.regarding !== "policy").length;
+        const newlyDrained = second.pods.filter((p) => p.drained && !first.pods.find((q) => q.uid === p.uid)?.drained).length;
+        expect(announced).toBe(newlyDrained);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
