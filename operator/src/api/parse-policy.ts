@@ -83,6 +83,7 @@ function toFieldErrors(issue: z.core.$ZodIssue, root: string): FieldError[] {
   switch (issue.code) {
     case "invalid_type":
       if (input === undefined) return [{ field, message: "Required value" }];
+      if (issue.expected === "int") return [{ field, message: invalidValue(input, "must be an integer") }];
       return [{ field, message: invalidValue(input, `must be of type ${issue.expected}`) }];
     case "too_small":
       return [{ field, message: tooSmall(issue, input) }];
@@ -93,6 +94,7 @@ function toFieldErrors(issue: z.core.$ZodIssue, root: string): FieldError[] {
     case "invalid_format":
       return [{ field, message: invalidValue(input, issue.message) }];
     case "invalid_union":
+      if (input === undefined) return [{ field, message: "Required value" }];
       return [{ field, message: invalidValue(input, issue.message) }];
     case "unrecognized_keys":
       return issue.keys.map((k) => ({ field: fieldPath(field, [k]), message: "Forbidden: field not declared in schema" }));
