@@ -17,7 +17,7 @@ interface Seen {
   method: string;
   url: string;
   headers: IncomingMessage["headers"];
-  servername?: string | false;
+  servername?: string | false | null;
 }
 
 let http: Server;

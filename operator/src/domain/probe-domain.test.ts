@@ -1,0 +1,87 @@
+import { describe, expect, it } from "@jest/globals";
+import { computeProbeOutcome, formatDuration, judgeStatus } from "./probe-judgement.js";
+import { computeProbeKey } from "./probe-key.js";
+import { resolveProbePort } from "./probe-port.js";
+import type { ProbeJudgement, ProbeRequest, RawProbeResult } from "./probe-request.js";
+
+const aRequest = (o: Partial<ProbeRequest> = {}): ProbeRequest => ({ scheme: "HTTP", address: "10.0.0.1", port: 8080, path: "/healthz", method: "GET", headers: [], ...o });
+const aJudgement = (o: Partial<ProbeJudgement> = {}): ProbeJudgement => ({ timeoutMs: 1000, statusCodes: [[200, 299]], ...o });
+const aResponse = (o: Partial<Extract<RawProbeResult, { kind: "response" }>> = {}): RawProbeResult => ({ kind: "response", statusCode: 200, sentAtMs: 2, headersAtMs: 12, endAtMs: 20, finishedAt: 5_000, ...o });
+
+describe("computeProbeKey", () => {
+  const base = aRequest({ headers: [{ name: "X-A", value: "1" }, { name: "X-B", value: "2" }] });
+  const same: Array<[string, ProbeRequest]> = [
+    ["headers in another order", aRequest({ headers: [{ name: "X-B", value: "2" }, { name: "X-A", value: "1" }] })],
+    ["header names in another case", aRequest({ headers: [{ name: "x-a", value: "1" }, { name: "x-b", value: "2" }] })],
+    ["a caBundle on plain HTTP", { ...base, caBundle: "PEM" }],
+  ];
+  it.each(same)("is the same for %s", (_name, other) => expect(computeProbeKey(other)).toBe(computeProbeKey(base)));
+
+  const different: Array<[string, ProbeRequest]> = [
+    ["another address", { ...base, address: "10.0.0.2" }],
+    ["another port", { ...base, port: 8081 }],
+    ["another scheme", { ...base, scheme: "HTTPS" }],
+    ["another method", { ...base, method: "HEAD" }],
+    ["another path", { ...base, path: "/ready" }],
+    ["another host", { ...base, host: "a.example" }],
+    ["another header value", aRequest({ headers: [{ name: "X-A", value: "1" }, { name: "X-B", value: "3" }] })],
+    ["repeated headers in another order", aRequest({ headers: [{ name: "X-B", value: "2" }, { name: "X-A", value: "1" }, { name: "X-A", value: "0" }] })],
+    ["a CA bundle on HTTPS", { ...base, scheme: "HTTPS", caBundle: "PEM" }],
+    ["a signature key", { ...base, signatureKey: new Uint8Array([1, 2]) }],
+  ];
+  it.each(different)("differs for %s", (_name, other) => expect(computeProbeKey(other)).not.toBe(computeProbeKey(base)));
+
+  it("tells signature keys apart by content", () => {
+    const a = computeProbeKey({ ...base, signatureKey: new Uint8Array([1, 2]) });
+    expect(computeProbeKey({ ...base, signatureKey: new Uint8Array([1, 2]) })).toBe(a);
+    expect(computeProbeKey({ ...base, signatureKey: new Uint8Array([1, 3]) })).not.toBe(a);
+  });
+});
+
+describe("resolveProbePort", () => {
+  const containers = [
+    { ports: [{ name: "metrics", containerPort: 9090 }, { name: "dns", containerPort: 53, protocol: "UDP" }] },
+    { ports: [{ name: "http", containerPort: 8080, protocol: "TCP" }, { name: "dns", containerPort: 5353 }] },
+    {},
+  ];
+  const cases: Array<[string, number | string, { port: number } | { error: string }]> = [
+    ["a number as is", 8443, { port: 8443 }],
+    ["a numeric string as a number", "8443", { port: 8443 }],
+    ["a name in a later container", "http", { port: 8080 }],
+    ["a name, skipping UDP ports", "dns", { port: 5353 }],
+    ["an unknown name to an error", "admin", { error: 'no TCP container port named "admin" in the pod' }],
+    ["an out-of-range number to an error", 70000, { error: "port 70000 is outside 1-65535" }],
+  ];
+  it.each(cases)("resolves %s", (_n, port, expected) => expect(resolveProbePort(port, containers)).toEqual(expected));
+});
+
+describe("computeProbeOutcome", () => {
+  const cases: Array<{ name: string; raw: RawProbeResult; judgement?: Partial<ProbeJudgement>; success: boolean; failureClass: string; result: string; latencyMs: number }> = [
+    { name: "a 2xx passes, latency from send to headers when the body is not needed", raw: aResponse(), success: true, failureClass: "HTTP 200", result: "HTTP 200 in 10 ms", latencyMs: 10 },
+    { name: "latency runs to the last body byte when the body is needed", raw: aResponse({ body: "ok Healthy" }), judgement: { bodyContains: "Healthy" }, success: true, failureClass: "HTTP 200", result: "HTTP 200 in 18 ms", latencyMs: 18 },
+    { name: "an unlisted redirect is named", raw: aResponse({ statusCode: 308 }), success: false, failureClass: "redirect 308 not followed", result: "redirect 308 not followed in 10 ms", latencyMs: 10 },
+    { name: "a status fails before the body is looked at", raw: aResponse({ statusCode: 500, body: "Healthy" }), judgement: { bodyContains: "Healthy" }, success: false, failureClass: "HTTP 500", result: "HTTP 500 in 18 ms", latencyMs: 18 },
+    { name: "a missing substring fails", raw: aResponse({ body: "nope" }), judgement: { bodyContains: "Healthy" }, success: false, failureClass: 'body did not contain "Healthy"', result: 'body did not contain "Healthy" in 18 ms', latencyMs: 18 },
+    { name: "a response later than this owner's timeout is a timeout", raw: aResponse({ headersAtMs: 1500, endAtMs: 1500 }), success: false, failureClass: "timeout after 1s", result: "timeout after 1s", latencyMs: 1000 },
+    { name: "a timeout names the owner's timeout", raw: { kind: "timeout", timeoutMs: 5000, finishedAt: 1 }, judgement: { timeoutMs: 60_000 }, success: false, failureClass: "timeout after 60s", result: "timeout after 60s", latencyMs: 60_000 },
+    { name: "a connect error keeps its name", raw: { kind: "error", error: "connect ECONNREFUSED", endAtMs: 1, finishedAt: 1 }, success: false, failureClass: "connect ECONNREFUSED", result: "connect ECONNREFUSED in 1 ms", latencyMs: 1 },
+    { name: "an error after this owner's timeout is a timeout", raw: { kind: "error", error: "connection reset by peer", sentAtMs: 1, endAtMs: 4000, finishedAt: 1 }, success: false, failureClass: "timeout after 1s", result: "timeout after 1s", latencyMs: 1000 },
+  ];
+  it.each(cases)("$name", ({ raw, judgement, success, failureClass, result, latencyMs }) => {
+    const o = computeProbeOutcome(raw, aJudgement(judgement));
+    expect(o).toMatchObject({ success, failureClass, result, latencyMs, finishedAt: raw.finishedAt });
+  });
+
+  it("keeps the status code on a body failure and drops it on a transport failure", () => {
+    expect(computeProbeOutcome(aResponse({ body: "" }), aJudgement({ bodyContains: "x" })).statusCode).toBe(200);
+    expect(computeProbeOutcome({ kind: "error", error: "e", endAtMs: 0, finishedAt: 0 }, aJudgement()).statusCode).toBeUndefined();
+  });
+});
+
+describe("judgeStatus and formatDuration", () => {
+  it("uses the 2xx default for an empty list", () => {
+    expect(judgeStatus(204, [])).toEqual({ ok: true });
+    expect(judgeStatus(302, [])).toEqual({ ok: false, reason: "redirect 302 not followed" });
+  });
+  it.each([[60_000, "60s"], [1_000, "1s"], [300, "300ms"], [1_500, "1500ms"]])("formats %d ms as %s", (ms, text) => expect(formatDuration(ms)).toBe(text));
+});

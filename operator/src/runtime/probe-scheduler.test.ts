@@ -1,0 +1,292 @@
+import { describe, expect, it } from "@jest/globals";
+import type { ProbeJudgement, ProbeOutcome, ProbeRequest, RawProbeResult } from "../domain/probe-request.js";
+import { ProbeScheduler, type ProbeTarget, type SchedulerClock } from "./probe-scheduler.js";
+
+/** A clock whose timers fire only when the test advances it. */
+class FakeClock implements SchedulerClock {
+  private t = 1_000_000;
+  private seq = 0;
+  private timers = new Map<number, { at: number; fn: () => void }>();
+  now(): number {
+    return this.t;
+  }
+  setTimeout(fn: () => void, ms: number): unknown {
+    const id = ++this.seq;
+    this.timers.set(id, { at: this.t + Math.max(0, ms), fn });
+    return id;
+  }
+  clearTimeout(handle: unknown): void {
+    this.timers.delete(handle as number);
+  }
+  pendingTimers(): number {
+    return this.timers.size;
+  }
+  /** Moves time forward, firing due timers in order and letting promise callbacks run after each. */
+  async advance(ms: number): Promise<void> {
+    const end = this.t + ms;
+    for (;;) {
+      await flush();
+      let next: [number, { at: number; fn: () => void }] | undefined;
+      for (const e of this.timers) if (e[1].at <= end && (!next || e[1].at < next[1].at)) next = e;
+      if (!next) break;
+      this.timers.delete(next[0]);
+      this.t = Math.max(this.t, next[1].at);
+      next[1].fn();
+    }
+    this.t = end;
+    await flush();
+  }
+}
+
+/** Runs every pending promise callback (all microtasks run before an immediate). */
+const flush = () => new Promise<void>((r) => setImmediate(r));
+
+function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function aRequest(overrides: Partial<ProbeRequest> = {}): ProbeRequest {
+  return { scheme: "HTTP", address: "10.0.0.1", port: 8080, path: "/healthz", method: "GET", headers: [], ...overrides };
+}
+
+function aJudgement(overrides: Partial<ProbeJudgement> = {}): ProbeJudgement {
+  return { timeoutMs: 1000, statusCodes: [[200, 299]], ...overrides };
+}
+
+function aTarget(id: string, overrides: Partial<ProbeTarget> = {}): ProbeTarget {
+  return { id, request: aRequest({ address: `10.0.${Math.floor(Number(id.replace(/\D/g, "") || 0) / 250)}.${(Number(id.replace(/\D/g, "") || 0) % 250) + 1}` }), judgement: aJudgement(), periodMs: 10_000, ...overrides };
+}
+
+function ok(statusCode = 200, body?: string): RawProbeResult {
+  const r: RawProbeResult = { kind: "response", statusCode, sentAtMs: 1, headersAtMs: 3, endAtMs: 4, finishedAt: 0 };
+  if (body !== undefined) r.body = body;
+  return r;
+}
+
+interface Call {
+  req: ProbeRequest;
+  timeoutMs: number;
+  readBody: boolean;
+  at: number;
+  resolve: (r: RawProbeResult) => void;
+}
+
+/** An execute whose probes finish when the test says so (or at once, with `instant`). */
+function harness(opts: { instant?: RawProbeResult; maxConcurrent?: number; random?: () => number } = {}) {
+  const clock = new FakeClock();
+  const calls: Call[] = [];
+  const results: Array<{ owner: string; id: string; outcome: ProbeOutcome }> = [];
+  let inFlight = 0;
+  let maxInFlight = 0;
+  const running = new Map<string, number>();
+  let overlaps = 0;
+  const scheduler = new ProbeScheduler({
+    clock,
+    random: opts.random ?? seededRandom(42),
+    ...(opts.maxConcurrent ? { maxConcurrent: opts.maxConcurrent } : {}),
+    execute: (req, timeoutMs, readBody) =>
+      new Promise<RawProbeResult>((resolve) => {
+        const key = `${req.address}:${req.port}${req.path}`;
+        if ((running.get(key) ?? 0) > 0) overlaps++;
+        running.set(key, (running.get(key) ?? 0) + 1);
+        inFlight++;
+        maxInFlight = Math.max(maxInFlight, inFlight);
+        const done = (r: RawProbeResult) => {
+          running.set(key, (running.get(key) ?? 1) - 1);
+          inFlight--;
+          resolve(r);
+        };
+        calls.push({ req, timeoutMs, readBody, at: clock.now(), resolve: done });
+        if (opts.instant) done(opts.instant);
+      }),
+    onResult: (owner, id, outcome) => results.push({ owner, id, outcome }),
+  });
+  return { clock, calls, results, scheduler, stats: () => ({ maxInFlight, overlaps }) };
+}
+
+describe("ProbeScheduler timing", () => {
+  it("spreads 1,000 targets of one period across it", async () => {
+    const h = harness({ instant: ok() });
+    const targets = Array.from({ length: 1000 }, (_, i) => aTarget(`pod-${i}`));
+    h.scheduler.setTargets("ns/web", targets);
+    const start = h.clock.now();
+    await h.clock.advance(9_999);
+    expect(h.calls).toHaveLength(1000);
+    const perTenth = new Array<number>(10).fill(0);
+    for (const c of h.calls) perTenth[Math.floor((c.at - start) / 1000)]! += 1;
+    for (const n of perTenth) {
+      expect(n).toBeGreaterThanOrEqual(70);
+      expect(n).toBeLessThanOrEqual(130);
+    }
+    expect(h.clock.pendingTimers()).toBe(1);
+  });
+
+  it("probes each target once per period, keeping its phase", async () => {
+    const h = harness({ instant: ok() });
+    h.scheduler.setTargets("ns/web", [aTarget("pod-1"), aTarget("pod-2"), aTarget("pod-3")]);
+    await h.clock.advance(30_000);
+    const byAddress = new Map<string, number[]>();
+    for (const c of h.calls) byAddress.set(c.req.address, [...(byAddress.get(c.req.address) ?? []), c.at]);
+    expect(byAddress.size).toBe(3);
+    for (const times of byAddress.values()) {
+      expect(times).toHaveLength(3);
+      expect(times[1]! - times[0]!).toBe(10_000);
+      expect(times[2]! - times[1]!).toBe(10_000);
+    }
+    expect(h.results).toHaveLength(9);
+    expect(h.results.every((r) => r.owner === "ns/web" && r.outcome.success)).toBe(true);
+  });
+
+  it("never runs two probes of one target at once: a slow probe makes it skip periods", async () => {
+    const h = harness({ random: () => 0 });
+    h.scheduler.setTargets("ns/web", [aTarget("pod-1")]);
+    await h.clock.advance(35_000);
+    expect(h.calls).toHaveLength(1);
+    expect(h.scheduler.stats().inFlight).toBe(1);
+    const releasedAt = h.clock.now();
+    h.calls[0]!.resolve(ok());
+    await h.clock.advance(0);
+    // The one overdue period runs at once; the ones before it are skipped, not run back to back.
+    expect(h.calls).toHaveLength(2);
+    expect(h.calls[1]!.at).toBe(releasedAt);
+    expect(h.scheduler.stats().skipped).toBe(2);
+    h.calls[1]!.resolve(ok());
+    await h.clock.advance(10_000);
+    expect(h.calls).toHaveLength(3);
+    expect(h.stats().overlaps).toBe(0);
+    // Back on its phase: a whole number of periods after the first probe.
+    expect((h.calls[2]!.at - h.calls[0]!.at) % 10_000).toBe(0);
+  });
+});
+
+describe("ProbeScheduler target sets", () => {
+  it("keeps the phase of unchanged targets, stops removed ones and reschedules a changed period", async () => {
+    const h = harness({ instant: ok() });
+    h.scheduler.setTargets("ns/web", [aTarget("pod-1"), aTarget("pod-2")]);
+    await h.clock.advance(10_000);
+    const firstAt = new Map(h.calls.map((c) => [c.req.address, c.at]));
+    // Same pod-1, pod-2 removed, pod-3 added.
+    h.scheduler.setTargets("ns/web", [aTarget("pod-1"), aTarget("pod-3")]);
+    await h.clock.advance(10_000);
+    const second = h.calls.slice(2);
+    const pod1 = aTarget("pod-1").request.address;
+    const pod2 = aTarget("pod-2").request.address;
+    expect(second.find((c) => c.req.address === pod1)?.at).toBe(firstAt.get(pod1)! + 10_000);
+    expect(second.some((c) => c.req.address === pod2)).toBe(false);
+    expect(second.some((c) => c.req.address === aTarget("pod-3").request.address)).toBe(true);
+    // pod-1 to a 2 s period: the next probe comes within 2 s of its last.
+    const before = h.calls.length;
+    h.scheduler.setTargets("ns/web", [aTarget("pod-1", { periodMs: 2_000 }), aTarget("pod-3")]);
+    await h.clock.advance(10_000);
+    const pod1Times = h.calls.slice(before).filter((c) => c.req.address === pod1).map((c) => c.at);
+    expect(pod1Times.length).toBeGreaterThanOrEqual(4);
+    for (let i = 1; i < pod1Times.length; i++) expect(pod1Times[i]! - pod1Times[i - 1]!).toBe(2_000);
+    expect(h.scheduler.stats()).toMatchObject({ targets: 2, uniqueRequests: 2 });
+  });
+
+  it("stops everything for an owner given no targets, and after stop()", async () => {
+    const h = harness({ instant: ok() });
+    h.scheduler.setTargets("ns/a", [aTarget("pod-1")]);
+    h.scheduler.setTargets("ns/b", [aTarget("pod-2")]);
+    h.scheduler.setTargets("ns/a", []);
+    await h.clock.advance(20_000);
+    expect(new Set(h.calls.map((c) => c.req.address))).toEqual(new Set([aTarget("pod-2").request.address]));
+    h.scheduler.stop();
+    const n = h.calls.length;
+    await h.clock.advance(20_000);
+    expect(h.calls).toHaveLength(n);
+    expect(h.clock.pendingTimers()).toBe(0);
+  });
+});
+
+describe("ProbeScheduler deduplication", () => {
+  it("sends one request for two owners at the shorter period with the longer timeout, and judges it per owner", async () => {
+    const h = harness({ instant: ok(200, "status: Degraded") });
+    const request = aRequest({ headers: [{ name: "X-A", value: "1" }, { name: "X-B", value: "2" }] });
+    h.scheduler.setTargets("ns/strict", [{ id: "uid-1", request, periodMs: 30_000, judgement: aJudgement({ timeoutMs: 5_000, bodyContains: "Healthy" }) }]);
+    // Same request, headers in another order.
+    const same = aRequest({ headers: [{ name: "X-B", value: "2" }, { name: "X-A", value: "1" }] });
+    h.scheduler.setTargets("ns/lenient", [{ id: "uid-1", request: same, periodMs: 10_000, judgement: aJudgement({ timeoutMs: 1_000 }) }]);
+    expect(h.scheduler.stats()).toMatchObject({ targets: 2, uniqueRequests: 1 });
+    await h.clock.advance(30_000);
+    expect(h.calls).toHaveLength(3);
+    expect(h.calls.every((c) => c.timeoutMs === 5_000 && c.readBody)).toBe(true);
+    const strict = h.results.filter((r) => r.owner === "ns/strict");
+    const lenient = h.results.filter((r) => r.owner === "ns/lenient");
+    expect(strict).toHaveLength(3);
+    expect(lenient).toHaveLength(3);
+    expect(strict[0]!.outcome).toMatchObject({ success: false, failureClass: 'body did not contain "Healthy"' });
+    expect(lenient[0]!.outcome).toMatchObject({ success: true, failureClass: "HTTP 200" });
+  });
+
+  it("keeps probing for the remaining owner when one leaves", async () => {
+    const h = harness({ instant: ok() });
+    h.scheduler.setTargets("ns/a", [aTarget("pod-1")]);
+    h.scheduler.setTargets("ns/b", [aTarget("pod-1")]);
+    h.scheduler.setTargets("ns/a", []);
+    await h.clock.advance(10_000);
+    expect(h.calls).toHaveLength(1);
+    expect(h.results.map((r) => r.owner)).toEqual(["ns/b"]);
+  });
+
+  it("applies an owner's shorter timeout to a shared slow response", async () => {
+    const slow: RawProbeResult = { kind: "response", statusCode: 200, sentAtMs: 5, headersAtMs: 2_500, endAtMs: 2_500, finishedAt: 0 };
+    const h = harness({ instant: slow });
+    h.scheduler.setTargets("ns/patient", [aTarget("pod-1", { judgement: aJudgement({ timeoutMs: 5_000 }) })]);
+    h.scheduler.setTargets("ns/hasty", [aTarget("pod-1", { judgement: aJudgement({ timeoutMs: 2_000 }) })]);
+    await h.clock.advance(10_000);
+    expect(h.results.find((r) => r.owner === "ns/patient")?.outcome.success).toBe(true);
+    expect(h.results.find((r) => r.owner === "ns/hasty")?.outcome.failureClass).toBe("timeout after 2s");
+  });
+});
+
+describe("ProbeScheduler back-pressure", () => {
+  it("runs at most maxConcurrent probes, queues the rest without dropping any, and reports the lag", async () => {
+    const h = harness({ maxConcurrent: 2, random: () => 0 });
+    h.scheduler.setTargets("ns/web", Array.from({ length: 10 }, (_, i) => aTarget(`pod-${i}`)));
+    await h.clock.advance(0);
+    expect(h.calls).toHaveLength(2);
+    expect(h.scheduler.stats()).toMatchObject({ inFlight: 2, queued: 8 });
+    await h.clock.advance(500);
+    expect(h.scheduler.stats().oldestQueuedMs).toBe(500);
+    let released = 0;
+    while (released < h.calls.length) {
+      h.calls[released++]!.resolve(ok());
+      await h.clock.advance(100);
+      expect(h.scheduler.stats().inFlight).toBeLessThanOrEqual(2);
+    }
+    expect(h.calls).toHaveLength(10);
+    expect(new Set(h.calls.map((c) => c.req.address)).size).toBe(10);
+    expect(h.results).toHaveLength(10);
+    expect(h.stats().maxInFlight).toBe(2);
+    expect(h.scheduler.stats()).toMatchObject({ queued: 0, inFlight: 0 });
+    // The last two waited for eight releases: 500 ms, then 100 ms apart.
+    expect(h.scheduler.stats().lagMaxMs).toBe(1_200);
+  });
+
+  it("delivers a failure when execute throws instead of stalling the target", async () => {
+    const clock = new FakeClock();
+    const results: ProbeOutcome[] = [];
+    let calls = 0;
+    const scheduler = new ProbeScheduler({
+      clock,
+      random: () => 0,
+      execute: () => {
+        calls++;
+        throw new Error("boom");
+      },
+      onResult: (_o, _i, outcome) => results.push(outcome),
+    });
+    scheduler.setTargets("ns/web", [aTarget("pod-1")]);
+    await clock.advance(20_000);
+    expect(calls).toBe(3);
+    expect(results[0]).toMatchObject({ success: false, failureClass: "probe error: boom" });
+  });
+});

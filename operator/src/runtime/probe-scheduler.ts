@@ -1,0 +1,404 @@
+// Runs probes: each unique request once per period, spread over the period, never two at once
+// for one request, at most maxConcurrent in flight (the rest queue, in due order).
+//
+// One min-heap of due times with a single timer: adding, removing or rescheduling a target is
+// O(log n), and thousands of targets cost one pending timer.
+import { computeProbeOutcome } from "../domain/probe-judgement.js";
+import { computeProbeKey } from "../domain/probe-key.js";
+import type { ProbeJudgement, ProbeOutcome, ProbeRequest, RawProbeResult } from "../domain/probe-request.js";
+
+export interface ProbeTarget {
+  /** Pod uid. */
+  id: string;
+  request: ProbeRequest;
+  judgement: ProbeJudgement;
+  periodMs: number;
+}
+
+export interface SchedulerClock {
+  now(): number;
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+export interface ProbeSchedulerOptions {
+  execute: (req: ProbeRequest, timeoutMs: number, readBody: boolean) => Promise<RawProbeResult>;
+  /** Called once per owner and target for every probe of the target's request. */
+  onResult: (owner: string, targetId: string, outcome: ProbeOutcome) => void;
+  /** Probes in flight at most; due probes beyond it wait in a queue. Default 256. */
+  maxConcurrent?: number;
+  clock?: SchedulerClock;
+  /** In [0, 1): places a new request's first probe within its first period. */
+  random?: () => number;
+  /** How many recent start delays stats() summarises. Default 4096. */
+  lagSamples?: number;
+}
+
+export interface ProbeSchedulerStats {
+  /** (owner, target) pairs. */
+  targets: number;
+  /** Distinct requests on the wire. */
+  uniqueRequests: number;
+  inFlight: number;
+  queued: number;
+  /** How long the oldest queued probe has been due. */
+  oldestQueuedMs: number;
+  /** Start delay behind the due time over recent probes. */
+  lagP50Ms: number;
+  lagP99Ms: number;
+  lagMaxMs: number;
+  started: number;
+  finished: number;
+  /** Periods not probed because the previous probe of the same request was still running or queued. */
+  skipped: number;
+}
+
+interface Sub {
+  owner: string;
+  id: string;
+  judgement: ProbeJudgement;
+  periodMs: number;
+  unit: Unit;
+}
+
+interface Unit {
+  key: string;
+  request: ProbeRequest;
+  subs: Set<Sub>;
+  periodMs: number;
+  timeoutMs: number;
+  readBody: boolean;
+  due: number;
+  /** Due time of the probe last started: the phase the next one keeps. */
+  lastDue: number | undefined;
+  heapIndex: number;
+  state: "idle" | "queued" | "running";
+}
+
+const realClock: SchedulerClock = {
+  now: () => Date.now(),
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
+};
+
+export class ProbeScheduler {
+  private readonly execute: ProbeSchedulerOptions["execute"];
+  private readonly onResult: ProbeSchedulerOptions["onResult"];
+  private readonly maxConcurrent: number;
+  private readonly clock: SchedulerClock;
+  private readonly random: () => number;
+  private readonly owners = new Map<string, Map<string, Sub>>();
+  private readonly units = new Map<string, Unit>();
+  private readonly heap: Unit[] = [];
+  private queue: Unit[] = [];
+  private queueHead = 0;
+  private timer: unknown;
+  private timerDue = Infinity;
+  private inFlight = 0;
+  private subCount = 0;
+  private stopped = false;
+  private readonly lags: Float64Array;
+  private lagCount = 0;
+  private started = 0;
+  private finished = 0;
+  private skipped = 0;
+
+  constructor(opts: ProbeSchedulerOptions) {
+    this.execute = opts.execute;
+    this.onResult = opts.onResult;
+    this.maxConcurrent = Math.max(1, opts.maxConcurrent ?? 256);
+    this.clock = opts.clock ?? realClock;
+    this.random = opts.random ?? Math.random;
+    this.lags = new Float64Array(Math.max(1, opts.lagSamples ?? 4096));
+  }
+
+  /** Replaces the owner's targets. Unchanged targets keep their phase; an empty list removes the owner. */
+  setTargets(owner: string, targets: ProbeTarget[]): void {
+    if (this.stopped) return;
+    const now = this.clock.now();
+    const old = this.owners.get(owner) ?? new Map<string, Sub>();
+    const next = new Map<string, Sub>();
+    const touched = new Set<Unit>();
+    for (const t of targets) {
+      if (next.has(t.id)) continue; // first one wins; ids are pod uids
+      const key = computeProbeKey(t.request);
+      let sub = old.get(t.id);
+      if (sub && sub.unit.key === key) {
+        sub.judgement = t.judgement;
+        sub.periodMs = t.periodMs;
+      } else {
+        if (sub) touched.add(this.detach(sub));
+        const unit = this.unitFor(key, t.request, t.periodMs, now);
+        sub = { owner, id: t.id, judgement: t.judgement, periodMs: t.periodMs, unit };
+        unit.subs.add(sub);
+        this.subCount++;
+      }
+      touched.add(sub.unit);
+      next.set(t.id, sub);
+    }
+    for (const [id, sub] of old) if (!next.has(id)) touched.add(this.detach(sub));
+    if (next.size > 0) this.owners.set(owner, next);
+    else this.owners.delete(owner);
+    for (const unit of touched) this.refresh(unit, now);
+    this.arm();
+  }
+
+  /** Stops scheduling; probes in flight finish but deliver nothing. */
+  stop(): void {
+    this.stopped = true;
+    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
+    this.timer = undefined;
+    this.timerDue = Infinity;
+    this.heap.length = 0;
+    this.queue = [];
+    this.queueHead = 0;
+  }
+
+  stats(): ProbeSchedulerStats {
+    const n = Math.min(this.lagCount, this.lags.length);
+    const sorted = Array.from(this.lags.subarray(0, n)).sort((a, b) => a - b);
+    const pick = (q: number) => (n === 0 ? 0 : (sorted[Math.min(n - 1, Math.floor(q * n))] as number));
+    const oldest = this.queue[this.queueHead];
+    return {
+      targets: this.subCount,
+      uniqueRequests: this.units.size,
+      inFlight: this.inFlight,
+      queued: this.queue.length - this.queueHead,
+      oldestQueuedMs: oldest ? Math.max(0, this.clock.now() - oldest.due) : 0,
+      lagP50Ms: pick(0.5),
+      lagP99Ms: pick(0.99),
+      lagMaxMs: n === 0 ? 0 : (sorted[n - 1] as number),
+      started: this.started,
+      finished: this.finished,
+      skipped: this.skipped,
+    };
+  }
+
+  private unitFor(key: string, request: ProbeRequest, periodMs: number, now: number): Unit {
+    let unit = this.units.get(key);
+    if (!unit) {
+      unit = {
+        key,
+        request,
+        subs: new Set(),
+        periodMs,
+        timeoutMs: 0,
+        readBody: false,
+        // A random phase spreads new requests over the period instead of bunching them.
+        due: now + Math.floor(this.random() * periodMs),
+        lastDue: undefined,
+        heapIndex: -1,
+        state: "idle",
+      };
+      this.units.set(key, unit);
+      this.heapPush(unit);
+    }
+    return unit;
+  }
+
+  private detach(sub: Sub): Unit {
+    sub.unit.subs.delete(sub);
+    this.subCount--;
+    return sub.unit;
+  }
+
+  /** Recomputes a unit's period, timeout and body need from its owners, or drops it when none is left. */
+  private refresh(unit: Unit, now: number): void {
+    if (unit.subs.size === 0) {
+      // A queued or running unit is dropped when it comes back, so a re-added target waits for it.
+      if (unit.state === "idle") {
+        this.heapRemove(unit);
+        this.units.delete(unit.key);
+      }
+      return;
+    }
+    let period = Infinity;
+    let timeout = 0;
+    let readBody = false;
+    for (const s of unit.subs) {
+      period = Math.min(period, s.periodMs);
+      timeout = Math.max(timeout, s.judgement.timeoutMs);
+      if (s.judgement.bodyContains) readBody = true;
+    }
+    unit.timeoutMs = timeout;
+    unit.readBody = readBody && unit.request.method === "GET";
+    if (period === unit.periodMs) return;
+    unit.periodMs = period;
+    if (unit.state !== "idle") return; // rescheduled from lastDue when it finishes
+    const due = unit.lastDue === undefined
+      ? (unit.due > now + period ? now + Math.floor(this.random() * period) : unit.due)
+      : Math.max(now, unit.lastDue + period);
+    if (due !== unit.due) {
+      unit.due = due;
+      this.heapFix(unit);
+    }
+  }
+
+  private arm(): void {
+    if (this.stopped) return;
+    const top = this.heap[0];
+    const due = top ? top.due : Infinity;
+    if (due === this.timerDue) return;
+    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
+    this.timer = undefined;
+    this.timerDue = due;
+    if (!top) return;
+    this.timer = this.clock.setTimeout(() => this.tick(), Math.max(0, due - this.clock.now()));
+  }
+
+  private tick(): void {
+    this.timer = undefined;
+    this.timerDue = Infinity;
+    if (this.stopped) return;
+    const now = this.clock.now();
+    for (let top = this.heap[0]; top && top.due <= now; top = this.heap[0]) {
+      this.heapPop();
+      if (this.inFlight < this.maxConcurrent) this.start(top, now);
+      else {
+        top.state = "queued";
+        this.queue.push(top);
+      }
+    }
+    this.arm();
+  }
+
+  private start(unit: Unit, now: number): void {
+    unit.state = "running";
+    unit.lastDue = unit.due;
+    this.inFlight++;
+    this.started++;
+    this.lags[this.lagCount++ % this.lags.length] = Math.max(0, now - unit.due);
+    // Owners present when the probe starts get its result (if still subscribed at the end):
+    // one that joins mid-probe may need a body this request does not read.
+    const subs = [...unit.subs];
+    let p: Promise<RawProbeResult>;
+    try {
+      p = this.execute(unit.request, unit.timeoutMs, unit.readBody);
+    } catch (err) {
+      p = Promise.reject(err);
+    }
+    p.then(
+      (raw) => this.finish(unit, subs, raw),
+      (err: unknown) =>
+        this.finish(unit, subs, {
+          kind: "error",
+          error: `probe error: ${err instanceof Error ? err.message : String(err)}`,
+          endAtMs: 0,
+          finishedAt: this.clock.now(),
+        }),
+    );
+  }
+
+  private finish(unit: Unit, subs: Sub[], raw: RawProbeResult): void {
+    this.inFlight--;
+    this.finished++;
+    unit.state = "idle";
+    if (this.stopped) return;
+    for (const sub of subs) {
+      if (sub.unit !== unit || !unit.subs.has(sub)) continue;
+      try {
+        this.onResult(sub.owner, sub.id, computeProbeOutcome(raw, sub.judgement));
+      } catch {
+        // A failing consumer must not stop probing of everyone else.
+      }
+    }
+    const now = this.clock.now();
+    if (unit.subs.size === 0) this.units.delete(unit.key);
+    else this.reschedule(unit, now);
+    this.drain(now);
+    this.arm();
+  }
+
+  private reschedule(unit: Unit, now: number): void {
+    // Keep the phase; a period missed while this request was busy or queued is skipped, not doubled up.
+    let due = (unit.lastDue ?? now) + unit.periodMs;
+    while (due + unit.periodMs <= now) {
+      due += unit.periodMs;
+      this.skipped++;
+    }
+    unit.due = due;
+    this.heapPush(unit);
+  }
+
+  private drain(now: number): void {
+    while (this.inFlight < this.maxConcurrent && this.queueHead < this.queue.length) {
+      const unit = this.queue[this.queueHead++] as Unit;
+      if (unit.subs.size === 0) {
+        unit.state = "idle";
+        this.units.delete(unit.key);
+        continue;
+      }
+      this.start(unit, now);
+    }
+    if (this.queueHead > 1024 && this.queueHead * 2 > this.queue.length) {
+      this.queue = this.queue.slice(this.queueHead);
+      this.queueHead = 0;
+    }
+  }
+
+  // --- binary min-heap on due, with positions kept on the units for O(log n) removal ---
+
+  private heapPush(unit: Unit): void {
+    unit.heapIndex = this.heap.length;
+    this.heap.push(unit);
+    this.siftUp(unit.heapIndex);
+  }
+
+  private heapPop(): void {
+    const top = this.heap[0];
+    if (top) this.heapRemove(top);
+  }
+
+  private heapRemove(unit: Unit): void {
+    const i = unit.heapIndex;
+    if (i < 0) return;
+    const last = this.heap.pop() as Unit;
+    unit.heapIndex = -1;
+    if (i < this.heap.length) {
+      this.heap[i] = last;
+      last.heapIndex = i;
+      this.siftDown(i);
+      this.siftUp(last.heapIndex);
+    }
+  }
+
+  private heapFix(unit: Unit): void {
+    if (unit.heapIndex < 0) return;
+    this.siftUp(unit.heapIndex);
+    this.siftDown(unit.heapIndex);
+  }
+
+  private siftUp(i: number): void {
+    const h = this.heap;
+    const item = h[i] as Unit;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      const p = h[parent] as Unit;
+      if (p.due <= item.due) break;
+      h[i] = p;
+      p.heapIndex = i;
+      i = parent;
+    }
+    h[i] = item;
+    item.heapIndex = i;
+  }
+
+  private siftDown(i: number): void {
+    const h = this.heap;
+    const n = h.length;
+    const item = h[i] as Unit;
+    for (;;) {
+      let child = 2 * i + 1;
+      if (child >= n) break;
+      const right = child + 1;
+      if (right < n && (h[right] as Unit).due < (h[child] as Unit).due) child = right;
+      const c = h[child] as Unit;
+      if (c.due >= item.due) break;
+      h[i] = c;
+      c.heapIndex = i;
+      i = child;
+    }
+    h[i] = item;
+    item.heapIndex = i;
+  }
+}
