@@ -185,6 +185,19 @@ describe("minimal churn against existing slices", () => {
     expect(plan.update[0]?.endpoints.find((e) => e.targetRef.name === "web-200")?.conditions).toEqual({ ready: false, serving: true, terminating: true });
   });
 
+  it("updates the targetRef of a pod recreated with the same name and IP", () => {
+    const recreated = pods.map((p) => (p.name === "web-042" ? { ...p, uid: "uid-web-042-again" } : p));
+    const plan = planEndpointSlices(anInput({ pods: recreated, existing: start }));
+    expect(plan.update).toHaveLength(1);
+    expect(plan.update[0]?.endpoints.find((e) => e.targetRef.name === "web-042")?.targetRef.uid).toBe("uid-web-042-again");
+  });
+
+  it("updates the zone when the node's zone changes", () => {
+    const plan = planEndpointSlices(anInput({ pods, existing: start, nodeZones: { "node-a": "zone-a2" } }));
+    expect(plan.update).toHaveLength(3);
+    expect(new Set(plan.update.flatMap((s) => s.endpoints.map((e) => e.zone)))).toEqual(new Set(["zone-a2"]));
+  });
+
   it("fills an existing slice with spare room before creating one", () => {
     const base = settled(anInput({ pods: somePods(95) }));
     const plan = planEndpointSlices(anInput({ pods: somePods(98), existing: base }));
