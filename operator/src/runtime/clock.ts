@@ -54,6 +54,11 @@ export class FakeClock implements Clock {
     return this.timers.length;
   }
 
+  /** Moves time forward WITHOUT firing timers, as a stalled event loop would see it. */
+  jump(ms: number): void {
+    this.current += ms;
+  }
+
   /** Moves time forward, firing every timer that falls due in order (including ones scheduled while firing). */
   advance(ms: number): void {
     const target = this.current + ms;

@@ -50,3 +50,11 @@ export function newReconcileId(): string {
 export function reconcileLogger(base: Logger, policyKey: string): Logger {
   return base.child({ policy: policyKey, reconcileId: newReconcileId() });
 }
+
+/** The slice of a logger the runtime needs; a pino Logger satisfies it, and so does a test double. */
+export interface LogSink {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
