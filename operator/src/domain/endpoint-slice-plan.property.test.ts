@@ -1,7 +1,7 @@
 import { describe, it, expect } from "@jest/globals";
 import fc from "fast-check";
 import { planEndpointSlices } from "./endpoint-slice-plan.js";
-import type { AddressType, EndpointSliceObject, EndpointSlicePlanInput, SlicePod, SliceService } from "./endpoint-slice-types.js";
+import type { AddressType, EndpointSliceObject, EndpointSlicePlanInput, SlicePod, SlicePort, SliceService } from "./endpoint-slice-types.js";
 import { aPod, aService, aSlice, anInput, applySlicePlan, isEmptyPlan } from "./testing/slice-builders.js";
 
 // A small world so that random states collide often: few names, few ports, tiny slices.
@@ -99,7 +99,7 @@ function toInput(world: WorldSpec, existing: EndpointSliceObject[]): EndpointSli
 const junkSlices: fc.Arbitrary<EndpointSliceObject[]> = fc.array(
   fc.record({
     addressType: fc.constantFrom<AddressType>("IPv4", "IPv6"),
-    ports: fc.constantFrom(
+    ports: fc.constantFrom<SlicePort[]>(
       [],
       [{ name: "http", port: 8080, protocol: "TCP" }],
       [{ name: "http", port: 9090, protocol: "TCP" }],
