@@ -1,0 +1,271 @@
+// ObjectMeta rules. From kubernetes/kubernetes
+// staging/src/k8s.io/apimachinery/pkg/api/validation/objectmeta.go (names, namespace, annotations,
+// ownerReferences, finalizers, immutable fields on update),
+// staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/validation/validation.go (labels, selectors,
+// conditions) and pkg/apis/core/validation (validateKubeFinalizerName for core-style kinds).
+import { byteLength, isDNS1123Label, isQualifiedName, isValidLabelValue, type NameFn } from "./names.js";
+import { child, forbidden, index, invalid, notSupported, required, tooLong, duplicate } from "./field-errors.js";
+import type { FieldCause } from "./index.js";
+
+export type Obj = Record<string, unknown>;
+export const asObj = (v: unknown): Obj => (v && typeof v === "object" && !Array.isArray(v) ? (v as Obj) : {});
+export const asArr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+export const asStr = (v: unknown): string => (typeof v === "string" ? v : "");
+export const asStrMap = (v: unknown): Record<string, string> => {
+  const out: Record<string, string> = {};
+  for (const [k, val] of Object.entries(asObj(v))) out[k] = typeof val === "string" ? val : String(val ?? "");
+  return out;
+};
+
+export const TOTAL_ANNOTATION_SIZE_LIMIT_B = 256 * 1024;
+export const FIELD_IMMUTABLE = "field is immutable";
+export const IS_NEGATIVE = "must be greater than or equal to 0";
+
+export function validateLabelName(name: string, field: string): FieldCause[] {
+  return isQualifiedName(name).map((m) => invalid(field, name, m));
+}
+
+export function validateLabels(labels: Record<string, string>, field: string): FieldCause[] {
+  const errs: FieldCause[] = [];
+  for (const [k, v] of Object.entries(labels)) {
+    errs.push(...validateLabelName(k, field));
+    errs.push(...isValidLabelValue(v).map((m) => invalid(field, v, m)));
+  }
+  return errs;
+}
+
+export function validateAnnotations(annotations: Record<string, string>, field: string): FieldCause[] {
+  const errs: FieldCause[] = [];
+  let total = 0;
+  for (const [k, v] of Object.entries(annotations)) {
+    // Case does not matter for annotation keys.
+    errs.push(...isQualifiedName(k.toLowerCase()).map((m) => invalid(field, k, m)));
+    total += byteLength(k) + byteLength(v);
+  }
+  if (total > TOTAL_ANNOTATION_SIZE_LIMIT_B) errs.push(tooLong(field, TOTAL_ANNOTATION_SIZE_LIMIT_B));
+  return errs;
+}
+
+/** schema.ParseGroupVersion: "v1" → core, "g/v" → group, more slashes → unparseable (empty). */
+function parseApiVersion(apiVersion: string): { group: string; version: string } {
+  if (apiVersion === "" || apiVersion === "/") return { group: "", version: "" };
+  const parts = apiVersion.split("/");
+  if (parts.length === 1) return { group: "", version: apiVersion };
+  if (parts.length === 2) return { group: parts[0]!, version: parts[1]! };
+  return { group: "", version: "" };
+}
+
+export function validateOwnerReferences(refs: unknown[], field: string): FieldCause[] {
+  const errs: FieldCause[] = [];
+  let firstController = "";
+  for (const raw of refs) {
+    const ref = asObj(raw);
+    const apiVersion = asStr(ref.apiVersion);
+    const kind = asStr(ref.kind);
+    const name = asStr(ref.name);
+    const gv = parseApiVersion(apiVersion);
+    // The real paths have no index: metadata.ownerReferences.uid.
+    if (gv.version === "") errs.push(invalid(child(field, "apiVersion"), apiVersion, "version must not be empty"));
+    if (kind === "") errs.push(invalid(child(field, "kind"), kind, "must not be empty"));
+    if (name === "") errs.push(invalid(child(field, "name"), name, "must not be empty"));
+    if (asStr(ref.uid) === "") errs.push(invalid(child(field, "uid"), asStr(ref.uid), "must not be empty"));
+    if (gv.group === "" && gv.version === "v1" && kind === "Event") {
+      errs.push(invalid(field, ref, "/v1, Kind=Event is disallowed from being an owner"));
+    }
+    if (ref.controller === true) {
+      const current = `${kind}/${name}`;
+      if (firstController !== "") {
+        errs.push(
+          invalid(field, refs, `Only one reference can have Controller set to true. Found "true" in references for ${firstController} and ${current}`),
+        );
+      } else {
+        firstController = current;
+      }
+    }
+  }
+  return errs;
+}
+
+const STANDARD_FINALIZERS = new Set(["kubernetes", "orphan", "foregroundDeletion"]);
+
+export function validateFinalizers(finalizers: string[], field: string): FieldCause[] {
+  const errs: FieldCause[] = [];
+  for (const f of finalizers) errs.push(...isQualifiedName(f).map((m) => invalid(field, f, m)));
+  if (finalizers.includes("orphan") && finalizers.includes("foregroundDeletion")) {
+    errs.push(invalid(field, finalizers, "finalizer orphan and foregroundDeletion cannot be both set"));
+  }
+  return errs;
+}
+
+/** The core API group adds: an unprefixed finalizer must be a standard one. */
+export function validateKubeFinalizerNames(finalizers: string[], field: string): FieldCause[] {
+  return finalizers.flatMap((f, i) =>
+    f.split("/").length === 1 && !STANDARD_FINALIZERS.has(f)
+      ? [invalid(index(field, i), f, "name is neither a standard finalizer name nor is it fully qualified")]
+      : [],
+  );
+}
+
+export interface MetaRules {
+  namespaced: boolean;
+  nameFn: NameFn;
+  /** Core-group style: also run validateKubeFinalizerName. */
+  kubeFinalizers?: boolean;
+}
+
+function metaCommon(meta: Obj, namespaced: boolean, field: string): FieldCause[] {
+  const errs: FieldCause[] = [];
+  const ns = asStr(meta.namespace);
+  if (namespaced) {
+    if (ns === "") errs.push(required(child(field, "namespace")));
+    else errs.push(...isDNS1123Label(ns).map((m) => invalid(child(field, "namespace"), ns, m)));
+  } else if (ns !== "") {
+    errs.push(forbidden(child(field, "namespace"), "not allowed on this type"));
+  }
+  const generation = meta.generation;
+  if (typeof generation === "number" && generation < 0) errs.push(invalid(child(field, "generation"), generation, IS_NEGATIVE));
+  errs.push(...validateLabels(asStrMap(meta.labels), child(field, "labels")));
+  errs.push(...validateAnnotations(asStrMap(meta.annotations), child(field, "annotations")));
+  errs.push(...validateOwnerReferences(asArr(meta.ownerReferences), child(field, "ownerReferences")));
+  errs.push(...validateFinalizers(asArr(meta.finalizers).map(asStr), child(field, "finalizers")));
+  return errs;
+}
+
+/** ValidateObjectMeta on create: name generation is assumed to have happened already. */
+export function validateObjectMeta(meta: Obj, rules: MetaRules, field = "metadata"): FieldCause[] {
+  const errs: FieldCause[] = [];
+  const generateName = asStr(meta.generateName);
+  if (generateName !== "") {
+    errs.push(...rules.nameFn(generateName, true).map((m) => invalid(child(field, "generateName"), generateName, m)));
+  }
+  const name = asStr(meta.name);
+  if (name === "") errs.push(required(child(field, "name"), "name or generateName is required"));
+  else errs.push(...rules.nameFn(name, false).map((m) => invalid(child(field, "name"), name, m)));
+  errs.push(...metaCommon(meta, rules.namespaced, field));
+  if (rules.kubeFinalizers) errs.push(...validateKubeFinalizerNames(asArr(meta.finalizers).map(asStr), child(field, "finalizers")));
+  return errs;
+}
+
+const sameJson = (a: unknown, b: unknown): boolean => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+
+/** ValidateObjectMetaUpdate: identity fields are immutable, the rest is revalidated. */
+export function validateObjectMetaUpdate(meta: Obj, old: Obj, rules: Pick<MetaRules, "kubeFinalizers">, field = "metadata"): FieldCause[] {
+  const errs: FieldCause[] = [];
+  if (old.deletionTimestamp) {
+    const before = new Set(asArr(old.finalizers).map(asStr));
+    const extra = [...new Set(asArr(meta.finalizers).map(asStr))].filter((f) => !before.has(f)).sort();
+    if (extra.length) {
+      errs.push(
+        forbidden(
+          child(field, "finalizers"),
+          `no new finalizers can be added if the object is being deleted, found new finalizers []string{${extra.map((f) => JSON.stringify(f)).join(", ")}}`,
+        ),
+      );
+    }
+  }
+  const newGen = typeof meta.generation === "number" ? meta.generation : 0;
+  const oldGen = typeof old.generation === "number" ? old.generation : 0;
+  if (newGen < oldGen) errs.push(invalid(child(field, "generation"), newGen, "must not be decremented"));
+  for (const f of ["name", "namespace", "uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"]) {
+    const nv = meta[f] === "" ? undefined : meta[f];
+    const ov = old[f] === "" ? undefined : old[f];
+    if (!sameJson(nv, ov)) errs.push(invalid(child(field, f), meta[f] ?? null, FIELD_IMMUTABLE));
+  }
+  errs.push(...validateLabels(asStrMap(meta.labels), child(field, "labels")));
+  errs.push(...validateAnnotations(asStrMap(meta.annotations), child(field, "annotations")));
+  errs.push(...validateOwnerReferences(asArr(meta.ownerReferences), child(field, "ownerReferences")));
+  errs.push(...validateFinalizers(asArr(meta.finalizers).map(asStr), child(field, "finalizers")));
+  if (rules.kubeFinalizers) errs.push(...validateKubeFinalizerNames(asArr(meta.finalizers).map(asStr), child(field, "finalizers")));
+  return errs;
+}
+
+
+/** ValidateLabelSelector (meta/v1/validation), values checked as label values. */
+export function validateLabelSelector(selector: unknown, field: string): FieldCause[] {
+  if (selector === undefined || selector === null) return [];
+  const sel = asObj(selector);
+  const errs = validateLabels(asStrMap(sel.matchLabels), child(field, "matchLabels"));
+  asArr(sel.matchExpressions).forEach((raw, i) => {
+    const expr = asObj(raw);
+    const p = index(child(field, "matchExpressions"), i);
+    const values = asArr(expr.values).map(asStr);
+    const op = asStr(expr.operator);
+    if (op === "In" || op === "NotIn") {
+      if (values.length === 0) errs.push(required(child(p, "values"), "must be specified when `operator` is 'In' or 'NotIn'"));
+    } else if (op === "Exists" || op === "DoesNotExist") {
+      if (values.length > 0) errs.push(forbidden(child(p, "values"), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"));
+    } else {
+      errs.push(invalid(child(p, "operator"), op, "not a valid selector operator"));
+    }
+    errs.push(...validateLabelName(asStr(expr.key), child(p, "key")));
+    values.forEach((v, vi) => errs.push(...isValidLabelValue(v).map((m) => invalid(index(child(p, "values"), vi), v, m))));
+  });
+  return errs;
+}
+
+/** True when a label selector (matchLabels + matchExpressions) selects the given labels. */
+export function selectorMatches(selector: unknown, labels: Record<string, string>): boolean {
+  const sel = asObj(selector);
+  for (const [k, v] of Object.entries(asStrMap(sel.matchLabels))) if (labels[k] !== v) return false;
+  for (const raw of asArr(sel.matchExpressions)) {
+    const expr = asObj(raw);
+    const k = asStr(expr.key);
+    const values = asArr(expr.values).map(asStr);
+    const has = Object.prototype.hasOwnProperty.call(labels, k);
+    switch (asStr(expr.operator)) {
+      case "In":
+        if (!has || !values.includes(labels[k]!)) return false;
+        break;
+      case "NotIn":
+        if (has && values.includes(labels[k]!)) return false;
+        break;
+      case "Exists":
+        if (!has) return false;
+        break;
+      case "DoesNotExist":
+        if (has) return false;
+        break;
+      default:
+        return false;
+    }
+  }
+  return true;
+}
+
+const CONDITION_REASON_FMT = "[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?";
+
+/** metav1.Condition lists (ValidateConditions), as used by PodDisruptionBudget status. */
+export function validateConditions(conditions: unknown[], field: string): FieldCause[] {
+  const errs: FieldCause[] = [];
+  const seen = new Set<string>();
+  conditions.forEach((raw, i) => {
+    const c = asObj(raw);
+    const p = index(field, i);
+    const type = asStr(c.type);
+    if (seen.has(type)) errs.push(duplicate(child(p, "type"), type));
+    seen.add(type);
+    errs.push(...validateLabelName(type, child(p, "type")));
+    const status = asStr(c.status);
+    if (!["False", "True", "Unknown"].includes(status)) errs.push(notSupported(child(p, "status"), status, ["False", "True", "Unknown"]));
+    if (typeof c.observedGeneration === "number" && c.observedGeneration < 0) {
+      errs.push(invalid(child(p, "observedGeneration"), c.observedGeneration, "must be greater than or equal to zero"));
+    }
+    if (!c.lastTransitionTime) errs.push(required(child(p, "lastTransitionTime"), "must be set"));
+    const reason = asStr(c.reason);
+    if (reason === "") errs.push(required(child(p, "reason"), "must be set"));
+    else {
+      if (!new RegExp(`^(?:${CONDITION_REASON_FMT})$`).test(reason)) {
+        errs.push(
+          invalid(
+            child(p, "reason"),
+            reason,
+            `a condition reason must start with alphabetic character, optionally followed by a string of alphanumeric characters or '_,:', and must end with an alphanumeric character or '_' (e.g. 'my_name',  or 'MY_NAME',  or 'MyName',  or 'ReasonA,ReasonB',  or 'ReasonA:ReasonB', regex used for validation is '${CONDITION_REASON_FMT}')`,
+          ),
+        );
+      }
+      if (byteLength(reason) > 1024) errs.push(tooLong(child(p, "reason"), 1024));
+    }
+    if (byteLength(asStr(c.message)) > 32 * 1024) errs.push(tooLong(child(p, "message"), 32 * 1024));
+  });
+  return errs;
+}
