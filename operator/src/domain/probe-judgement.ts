@@ -62,9 +62,11 @@ function outcome(
   finishedAt: number,
   withLatency: boolean,
 ): ProbeOutcome {
-  const rounded = Math.max(0, Math.round(latencyMs));
-  const result = withLatency ? `${failureClass} in ${rounded} ms` : failureClass;
-  const o: ProbeOutcome = { success, latencyMs: rounded, result, failureClass, finishedAt };
+  // Hundredths of a millisecond are kept for metrics (loopback probes take well under 1 ms);
+  // the human-readable result rounds to whole milliseconds.
+  const ms = Math.max(0, Math.round(latencyMs * 100) / 100);
+  const result = withLatency ? `${failureClass} in ${Math.round(ms)} ms` : failureClass;
+  const o: ProbeOutcome = { success, latencyMs: ms, result, failureClass, finishedAt };
   if (statusCode !== undefined) o.statusCode = statusCode;
   return o;
 }

@@ -34,6 +34,7 @@ export interface ProbeJudgement {
 export interface ProbeOutcome {
   success: boolean;
   statusCode?: number;
+  /** Send to last byte, in ms with two decimals. */
   latencyMs: number;
   /** The failure class with the latency: "HTTP 503 in 12 ms". */
   result: string;

@@ -1,0 +1,60 @@
+import type { ProbeSpec } from "../api/policy-schema.js";
+import { parseStatusCodes } from "../api/status-codes.js";
+import { resolveProbePort, type ContainerPorts } from "./probe-port.js";
+import type { ProbeJudgement, ProbeRequest } from "./probe-request.js";
+
+export interface SecretRef {
+  name: string;
+  key: string;
+}
+
+/** A pod's Secret data by reference (decoded bytes), or undefined when the Secret or key is missing. */
+export type SecretLookup = (ref: SecretRef) => Uint8Array | undefined;
+
+export interface PlannedProbe {
+  request: ProbeRequest;
+  judgement: ProbeJudgement;
+  periodMs: number;
+}
+
+/**
+ * Turns a validated spec.probe and one pod into what the scheduler runs. Secret values are
+ * resolved here; errors name the field and never carry a secret value.
+ */
+export function planProbe(
+  probe: ProbeSpec,
+  pod: { ip: string; containers: ContainerPorts[] },
+  secrets: SecretLookup,
+): { ok: true; probe: PlannedProbe } | { ok: false; field: string; message: string } {
+  const port = resolveProbePort(probe.port, pod.containers);
+  if ("error" in port) return { ok: false, field: "spec.probe.port", message: port.error };
+  const headers: ProbeRequest["headers"] = [];
+  const decoder = new TextDecoder();
+  for (const [i, h] of (probe.headers ?? []).entries()) {
+    if (h.value !== undefined) {
+      headers.push({ name: h.name, value: h.value });
+      continue;
+    }
+    const ref = h.valueFrom?.secretKeyRef;
+    const bytes = ref ? secrets(ref) : undefined;
+    if (!ref || !bytes) {
+      return { ok: false, field: `spec.probe.headers[${i}].valueFrom.secretKeyRef`, message: missing(ref) };
+    }
+    headers.push({ name: h.name, value: decoder.decode(bytes) });
+  }
+  const request: ProbeRequest = { scheme: probe.scheme, address: pod.ip, port: port.port, path: probe.path, method: probe.method, headers };
+  if (probe.host) request.host = probe.host;
+  if (probe.scheme === "HTTPS" && probe.tls?.caBundle) request.caBundle = probe.tls.caBundle;
+  if (probe.signature) {
+    const key = secrets(probe.signature.secretRef);
+    if (!key) return { ok: false, field: "spec.probe.signature.secretRef", message: missing(probe.signature.secretRef) };
+    request.signatureKey = key;
+  }
+  const judgement: ProbeJudgement = { timeoutMs: probe.timeoutSeconds * 1000, statusCodes: parseStatusCodes(probe.match.statusCodes) };
+  if (probe.match.bodyContains) judgement.bodyContains = probe.match.bodyContains;
+  return { ok: true, probe: { request, judgement, periodMs: probe.periodSeconds * 1000 } };
+}
+
+function missing(ref: SecretRef | undefined): string {
+  return ref ? `key ${JSON.stringify(ref.key)} of Secret ${JSON.stringify(ref.name)} not found` : "Required value";
+}

@@ -1,0 +1,165 @@
+// Tries a policy's probe against one address before the policy is applied:
+//   npm run probe -- --policy policy.yaml --address 10.1.2.3 [--port 8080] [--count 3] [--interval 1s]
+//                    [--secret name/key=value ...]
+// One JSON line per probe on stdout. Exit 0 when the last probe succeeded, 1 when it failed,
+// 2 for a bad flag or policy (stderr names the field).
+//
+// Probes are spaced by --interval (default 1s), not by periodSeconds: trying a policy should
+// not take a minute per probe. The probe itself uses the policy's timeout and judgement.
+import { readFile } from "node:fs/promises";
+import { isIP } from "node:net";
+import { pathToFileURL } from "node:url";
+import { parseArgs } from "node:util";
+import { parseAllDocuments } from "yaml";
+import { createHttpProber, type ProbeExecutor } from "./adapters/http-prober.js";
+import { parseDuration } from "./api/duration.js";
+import { KIND } from "./api/group.js";
+import { parsePolicySpec } from "./api/parse-policy.js";
+import { computeProbeOutcome } from "./domain/probe-judgement.js";
+import { planProbe, type SecretRef } from "./domain/probe-plan.js";
+
+export interface ProbeCommandIo {
+  stdout: (line: string) => void;
+  stderr: (line: string) => void;
+  readFile?: (path: string) => Promise<string>;
+  execute?: ProbeExecutor;
+  /** Waits between probes; injectable so tests need not wait. */
+  delay?: (ms: number) => Promise<void>;
+}
+
+const USAGE =
+  "usage: npm run probe -- --policy <policy.yaml> --address <ip> [--port <n>] [--count <n>] [--interval <duration, default 1s>] [--secret name/key=value ...]";
+
+class UsageError extends Error {}
+
+/** Runs the command; resolves to the exit code. */
+export async function runProbeCommand(argv: string[], io: ProbeCommandIo): Promise<number> {
+  try {
+    return await run(argv, io);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.stderr(err.message);
+      return 2;
+    }
+    throw err;
+  }
+}
+
+async function run(argv: string[], io: ProbeCommandIo): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        policy: { type: "string" },
+        address: { type: "string" },
+        port: { type: "string" },
+        count: { type: "string", default: "1" },
+        interval: { type: "string", default: "1s" },
+        secret: { type: "string", multiple: true, default: [] },
+        help: { type: "boolean", short: "h" },
+      },
+    }));
+  } catch (err) {
+    throw new UsageError(`${(err as Error).message}\n${USAGE}`);
+  }
+  if (values.help) {
+    io.stdout(USAGE);
+    return 0;
+  }
+  if (!values.policy) throw new UsageError(`--policy: Required value\n${USAGE}`);
+  if (!values.address) throw new UsageError(`--address: Required value\n${USAGE}`);
+  if (isIP(values.address) === 0) throw new UsageError(`--address: Invalid value: ${JSON.stringify(values.address)}: must be an IPv4 or IPv6 address`);
+  const count = Number(values.count);
+  if (!Number.isInteger(count) || count < 1) throw new UsageError(`--count: Invalid value: ${JSON.stringify(values.count)}: must be a positive integer`);
+  let intervalMs: number;
+  try {
+    intervalMs = /^[0-9]+(\.[0-9]+)?$/.test(values.interval) ? Number(values.interval) * 1000 : parseDuration(values.interval);
+  } catch {
+    throw new UsageError(`--interval: Invalid value: ${JSON.stringify(values.interval)}: must be a duration such as 1s or 500ms`);
+  }
+  let portOverride: number | undefined;
+  if (values.port !== undefined) {
+    portOverride = Number(values.port);
+    if (!/^[0-9]+$/.test(values.port) || portOverride < 1 || portOverride > 65535) {
+      throw new UsageError(`--port: Invalid value: ${JSON.stringify(values.port)}: must be 1-65535`);
+    }
+  }
+  const secrets = new Map<string, Uint8Array>();
+  for (const s of values.secret) {
+    const m = /^([^/=]+)\/([^=]+)=(.*)$/s.exec(s);
+    if (!m) throw new UsageError(`--secret: Invalid value: must be name/key=value`);
+    secrets.set(`${m[1]}/${m[2]}`, new TextEncoder().encode(m[3]));
+  }
+
+  const spec = await readPolicySpec(values.policy, io.readFile ?? ((p) => readFile(p, "utf8")));
+  const parsed = parsePolicySpec(spec);
+  if (!parsed.ok) throw new UsageError(parsed.message);
+  const probe = parsed.spec.probe;
+  if (typeof probe.port === "string" && !/^[0-9]+$/.test(probe.port) && portOverride === undefined) {
+    throw new UsageError(`spec.probe.port: ${JSON.stringify(probe.port)} is a container port name: pass --port with its number`);
+  }
+  const planned = planProbe(
+    portOverride === undefined ? probe : { ...probe, port: portOverride },
+    { ip: values.address, containers: [] },
+    (ref: SecretRef) => secrets.get(`${ref.name}/${ref.key}`),
+  );
+  if (!planned.ok) {
+    const hint = planned.field.includes("secretKeyRef") || planned.field.includes("secretRef") ? " (pass --secret name/key=value)" : "";
+    throw new UsageError(`${planned.field}: ${planned.message}${hint}`);
+  }
+
+  const execute = io.execute ?? createHttpProber();
+  const delay = io.delay ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const { request, judgement } = planned.probe;
+  const readBody = !!judgement.bodyContains && request.method === "GET";
+  let success = false;
+  for (let i = 0; i < count; i++) {
+    const started = Date.now();
+    const outcome = computeProbeOutcome(await execute(request, judgement.timeoutMs, readBody), judgement);
+    success = outcome.success;
+    const line: Record<string, unknown> = { success: outcome.success };
+    if (outcome.statusCode !== undefined) line.statusCode = outcome.statusCode;
+    line.latencyMs = outcome.latencyMs;
+    line.result = outcome.result;
+    io.stdout(JSON.stringify(line));
+    if (i < count - 1) await delay(Math.max(0, started + intervalMs - Date.now()));
+  }
+  return success ? 0 : 1;
+}
+
+/** The spec of the first HealthProbePolicy in a (possibly multi-document) YAML file. */
+async function readPolicySpec(path: string, read: (p: string) => Promise<string>): Promise<unknown> {
+  let text: string;
+  try {
+    text = await read(path);
+  } catch (err) {
+    throw new UsageError(`--policy: cannot read ${path}: ${(err as Error).message}`);
+  }
+  const docs = parseAllDocuments(text);
+  if (!Array.isArray(docs)) throw new UsageError(`--policy: ${path} is not YAML`);
+  for (const [i, doc] of docs.entries()) {
+    if (doc.errors.length > 0) throw new UsageError(`--policy: ${path}: document ${i + 1}: ${doc.errors[0]?.message}`);
+    const obj = doc.toJS() as { kind?: unknown; spec?: unknown } | null;
+    if (obj && typeof obj === "object" && obj.kind === KIND) {
+      if (obj.spec === undefined) throw new UsageError("spec: Required value");
+      return obj.spec;
+    }
+  }
+  throw new UsageError(`--policy: no ${KIND} in ${path}`);
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  runProbeCommand(process.argv.slice(2), {
+    stdout: (l) => process.stdout.write(`${l}\n`),
+    stderr: (l) => process.stderr.write(`${l}\n`),
+  }).then(
+    (code) => (process.exitCode = code),
+    (err: unknown) => {
+      process.stderr.write(`probe: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.exitCode = 2;
+    },
+  );
+}
