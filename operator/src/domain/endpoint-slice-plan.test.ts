@@ -242,6 +242,12 @@ describe("minimal churn against existing slices", () => {
     expect(isEmptyPlan(planEndpointSlices(anInput({ pods: [], existing: after })))).toBe(true);
   });
 
+  it("takes a placeholder read back with null endpoints and ports as equal", () => {
+    const [placeholder] = settled(anInput({ pods: [] }));
+    const fromApi = { ...placeholder, endpoints: null, ports: null } as unknown as EndpointSliceObject;
+    expect(isEmptyPlan(planEndpointSlices(anInput({ pods: [], existing: [fromApi] })))).toBe(true);
+  });
+
   it("turns the placeholder into the first real slice when pods come back", () => {
     const empty = settled(anInput({ pods: [] }));
     const plan = planEndpointSlices(anInput({ pods: somePods(2), existing: empty }));
