@@ -12,6 +12,9 @@ describe("parseDuration", () => {
     ["250ms", 250],
     ["1m30s500ms", 90_500],
     ["1500us", 1.5],
+    ["1.001s", 1001],
+    ["2.023s", 2023],
+    ["1h0.5s", 3_600_500],
     ["0", 0],
   ])("reads %s as %d ms", (input, ms) => {
     expect(parseDuration(input)).toBe(ms);
@@ -42,5 +45,15 @@ describe("formatDuration", () => {
 
   it.each([-1, Number.NaN, Number.POSITIVE_INFINITY])("refuses %d", (ms) => {
     expect(() => formatDuration(ms)).toThrow("formatting duration");
+  });
+});
+
+describe("formatDuration and parseDuration, for any whole number of milliseconds", () => {
+  it("round-trip exactly", async () => {
+    const fc = (await import("fast-check")).default;
+    fc.assert(
+      fc.property(fc.oneof(fc.integer({ min: 0, max: 100_000 }), fc.integer({ min: 0, max: 10 * 24 * 3_600_000 })), (ms) => parseDuration(formatDuration(ms)) === ms),
+      { numRuns: 2000 },
+    );
   });
 });

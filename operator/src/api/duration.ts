@@ -1,13 +1,14 @@
 // Go-style duration strings ("1h30m", "90s", "1.5h"), as Kubernetes users write them.
 
-const UNIT_MS: Record<string, number> = {
-  ns: 1e-6,
-  us: 1e-3,
-  "µs": 1e-3,
-  ms: 1,
-  s: 1000,
-  m: 60_000,
-  h: 3_600_000,
+// In nanoseconds, as Go counts: summing whole nanoseconds avoids float noise (1.001s is 1001 ms, not 1000.9999999999999).
+const UNIT_NS: Record<string, number> = {
+  ns: 1,
+  us: 1e3,
+  "µs": 1e3,
+  ms: 1e6,
+  s: 1e9,
+  m: 60e9,
+  h: 3600e9,
 };
 
 /** A non-negative Go duration: one or more <number><unit> parts. Also the CRD pattern. */
@@ -21,11 +22,11 @@ export function parseDuration(s: string): number {
   if (!DURATION_RE.test(s)) {
     throw new Error(`parsing duration "${s}": expected a number and a unit (ns, us, ms, s, m, h), e.g. "1h30m"`);
   }
-  let total = 0;
+  let ns = 0;
   for (const [, num, unit] of s.matchAll(PART_RE)) {
-    total += Number(num) * (UNIT_MS[unit as string] as number);
+    ns += Math.round(Number(num) * (UNIT_NS[unit as string] as number));
   }
-  return total;
+  return ns / 1e6;
 }
 
 /** Formats milliseconds compactly in the same syntax: 5400000 -> "1h30m", 1500 -> "1.5s". */

@@ -57,3 +57,21 @@ describe("matchesStatus", () => {
     expect(matchesStatus(200, [])).toBe(false);
   });
 });
+
+describe("matchesStatus, for any codes and ranges", () => {
+  it("agrees with listing every code of every range", async () => {
+    const fc = (await import("fast-check")).default;
+    const code = fc.integer({ min: 100, max: 599 });
+    const entry = fc.tuple(code, code).map(([a, b]) => (a === b ? String(a) : `${Math.min(a, b)}-${Math.max(a, b)}`));
+    fc.assert(
+      fc.property(fc.array(entry, { maxLength: 5 }), code, (entries, probe) => {
+        const listed = new Set(entries.flatMap((e) => {
+          const [lo, hi = lo] = e.split("-").map(Number) as [number, number?];
+          return Array.from({ length: hi - lo + 1 }, (_, i) => lo + i);
+        }));
+        return matchesStatus(probe, parseStatusCodes(entries)) === listed.has(probe);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
