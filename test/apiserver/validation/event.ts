@@ -4,7 +4,7 @@
 // core/v1 get only the legacy checks; events.k8s.io/v1 adds the strict ones.
 import { invalid, required } from "./field-errors.js";
 import { byteLength, isDNS1123Subdomain, isQualifiedName, nameIsDNSSubdomain } from "./names.js";
-import { asObj, asStr, validateObjectMeta, validateObjectMetaUpdate, type Obj } from "./object-meta.js";
+import { asObj, asStr, sameTime, validateObjectMeta, validateObjectMetaUpdate, type Obj } from "./object-meta.js";
 import type { FieldCause } from "./index.js";
 
 export const REPORTING_INSTANCE_LENGTH_LIMIT = 128;
@@ -129,6 +129,10 @@ export function validateEvent(obj: Obj, old: Obj | undefined, eventsGroup: boole
     ["reportingController", e.reportingController, o.reportingController],
     ["reportingInstance", e.reportingInstance, o.reportingInstance],
   ];
-  for (const [f, nv, ov] of immutable) if (!same(nv, ov)) errs.push(invalid(f, nv, "field is immutable"));
+  const times = new Set(["firstTimestamp", "lastTimestamp", "eventTime"]);
+  for (const [f, nv, ov] of immutable) {
+    const unchanged = times.has(f) ? sameTime(nv, ov, f === "eventTime" ? 1 : 1000) : same(nv, ov);
+    if (!unchanged) errs.push(invalid(f, nv, "field is immutable"));
+  }
   return errs;
 }

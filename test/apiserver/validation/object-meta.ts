@@ -148,6 +148,19 @@ export function validateObjectMeta(meta: Obj, rules: MetaRules, field = "metadat
 
 const sameJson = (a: unknown, b: unknown): boolean => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
 
+/**
+ * Times compare as instants, at the precision they are serialized with (1000 ms for metav1.Time,
+ * 1 for MicroTime within what JavaScript keeps): "…:00Z" and "…:00.000Z" are the same time.
+ */
+export function sameTime(a: unknown, b: unknown, precisionMs: number): boolean {
+  const unset = (v: unknown): boolean => v === undefined || v === null || v === "";
+  if (unset(a) || unset(b)) return unset(a) && unset(b);
+  const ta = Date.parse(String(a instanceof Date ? a.toISOString() : a));
+  const tb = Date.parse(String(b instanceof Date ? b.toISOString() : b));
+  if (Number.isNaN(ta) || Number.isNaN(tb)) return String(a) === String(b);
+  return Math.floor(ta / precisionMs) === Math.floor(tb / precisionMs);
+}
+
 /** ValidateObjectMetaUpdate: identity fields are immutable, the rest is revalidated. */
 export function validateObjectMetaUpdate(meta: Obj, old: Obj, rules: Pick<MetaRules, "kubeFinalizers">, field = "metadata"): FieldCause[] {
   const errs: FieldCause[] = [];
@@ -166,10 +179,13 @@ export function validateObjectMetaUpdate(meta: Obj, old: Obj, rules: Pick<MetaRu
   const newGen = typeof meta.generation === "number" ? meta.generation : 0;
   const oldGen = typeof old.generation === "number" ? old.generation : 0;
   if (newGen < oldGen) errs.push(invalid(child(field, "generation"), newGen, "must not be decremented"));
-  for (const f of ["name", "namespace", "uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"]) {
+  for (const f of ["name", "namespace", "uid", "deletionGracePeriodSeconds"]) {
     const nv = meta[f] === "" ? undefined : meta[f];
     const ov = old[f] === "" ? undefined : old[f];
     if (!sameJson(nv, ov)) errs.push(invalid(child(field, f), meta[f] ?? null, FIELD_IMMUTABLE));
+  }
+  for (const f of ["creationTimestamp", "deletionTimestamp"]) {
+    if (!sameTime(meta[f], old[f], 1000)) errs.push(invalid(child(field, f), meta[f] ?? null, FIELD_IMMUTABLE));
   }
   errs.push(...validateLabels(asStrMap(meta.labels), child(field, "labels")));
   errs.push(...validateAnnotations(asStrMap(meta.annotations), child(field, "annotations")));

@@ -224,3 +224,16 @@ describe("validateBuiltin options and generic rules", () => {
     expect(errs.filter((e) => e.field === "metadata.labels" && e.message.includes("bad label!"))).toHaveLength(1);
   });
 });
+
+describe("timestamps compare as instants", () => {
+  it("accepts a creationTimestamp re-serialized with milliseconds", () => {
+    const old = stored(aPod());
+    const s = stored(aPod((o) => (o.metadata.creationTimestamp = "2026-11-29T21:00:00.000Z")));
+    expect(validateBuiltin(GVK.Pod!, s, old, "")).toEqual([]);
+  });
+  it("still rejects a different creationTimestamp", () => {
+    const old = stored(aPod());
+    const s = stored(aPod((o) => (o.metadata.creationTimestamp = "2026-11-29T21:00:01Z")));
+    expect(render(validateBuiltin(GVK.Pod!, s, old, ""))).toContain("metadata.creationTimestamp");
+  });
+});
