@@ -1,0 +1,183 @@
+// List+watch caches built on client-node's ListWatch (what makeInformer returns), made to
+// survive an API server that restarts, compacts and drops watches: client-node stops on any
+// error other than 410, so every such error restarts it here with backoff.
+import {
+  HttpMethod,
+  ListWatch,
+  RequestContext,
+  Watch,
+  type KubeConfig,
+  type KubernetesListObject,
+  type KubernetesObject,
+} from "@kubernetes/client-node";
+import { fetch } from "undici";
+import { realClock, type Clock, type TimerHandle } from "../runtime/clock.js";
+import type { LogSink } from "../runtime/logger.js";
+
+export type InformerEventType = "add" | "update" | "delete";
+
+export interface Informer<T extends KubernetesObject> {
+  /** Cached object by namespace ("" or undefined for cluster-scoped) and name. */
+  get(namespace: string | undefined, name: string): T | undefined;
+  /** Cached objects, all or one namespace's. */
+  list(namespace?: string): T[];
+  /** True once the first complete list has been loaded into the cache (stays true). */
+  hasSynced(): boolean;
+  /** Times the list/watch has been restarted after an error. */
+  restarts(): number;
+  stop(): Promise<void>;
+}
+
+export interface StartInformerOptions<T extends KubernetesObject> {
+  kc: KubeConfig;
+  /** Collection path, e.g. "/api/v1/pods" or "/api/v1/namespaces/shop/pods". */
+  path: string;
+  /** Lists the collection; by default the path is listed as plain JSON, the same shape watch events have. */
+  list?: () => Promise<KubernetesListObject<T>>;
+  labelSelector?: string;
+  fieldSelector?: string;
+  onEvent: (type: InformerEventType, obj: T) => void;
+  logger: LogSink;
+  clock?: Clock;
+  /** Restart backoff after an error: initial delay doubling to max, reset on success. */
+  backoff?: { initialMs?: number; maxMs?: number };
+  /** Delay between a watch that ended quietly and the next; client-node's own default is 1 s doubling. */
+  reconnectDelay?: (ms: number) => Promise<void>;
+}
+
+/** Lists a collection as plain JSON (paginated), so cached objects look like watch objects. */
+export async function listRaw<T extends KubernetesObject>(
+  kc: KubeConfig,
+  path: string,
+  opts: { labelSelector?: string; fieldSelector?: string; pageSize?: number } = {},
+): Promise<KubernetesListObject<T>> {
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error(`listing ${path}: no current cluster`);
+  const items: T[] = [];
+  let cont: string | undefined;
+  let resourceVersion = "";
+  let first: Record<string, unknown> | undefined;
+  do {
+    const url = new URL(cluster.server.replace(/\/$/, "") + path);
+    url.searchParams.set("limit", String(opts.pageSize ?? 500));
+    if (opts.labelSelector) url.searchParams.set("labelSelector", opts.labelSelector);
+    if (opts.fieldSelector) url.searchParams.set("fieldSelector", opts.fieldSelector);
+    if (cont) url.searchParams.set("continue", cont);
+    const ctx = new RequestContext(url.toString(), HttpMethod.GET);
+    await kc.applySecurityAuthentication(ctx);
+    const res = await fetch(url, { method: "GET", headers: { ...ctx.getHeaders(), accept: "application/json" }, dispatcher: ctx.getDispatcher() as never });
+    const text = await res.text();
+    if (res.status < 200 || res.status > 299) {
+      throw Object.assign(new Error(`listing ${path}: HTTP ${res.status}`), { statusCode: res.status, body: text });
+    }
+    const page = JSON.parse(text) as { metadata?: { resourceVersion?: string; continue?: string }; items?: T[] } & Record<string, unknown>;
+    first ??= page;
+    items.push(...(page.items ?? []));
+    resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
+    cont = page.metadata?.continue || undefined;
+  } while (cont);
+  return { apiVersion: first?.apiVersion as string | undefined, kind: first?.kind as string | undefined, metadata: { resourceVersion }, items };
+}
+
+export function startInformer<T extends KubernetesObject>(opts: StartInformerOptions<T>): Informer<T> {
+  const clock = opts.clock ?? realClock;
+  const initialMs = opts.backoff?.initialMs ?? 100;
+  const maxMs = opts.backoff?.maxMs ?? 30_000;
+  const log = opts.logger;
+  const what = opts.path + (opts.labelSelector ? `?labelSelector=${opts.labelSelector}` : "");
+
+  let stopped = false;
+  let synced = false;
+  let listed = false;
+  let delayMs = initialMs;
+  let restartTimer: TimerHandle | undefined;
+  let restartCount = 0;
+
+  const succeeded = () => {
+    delayMs = initialMs;
+  };
+
+  const list = opts.list ?? (() => listRaw<T>(opts.kc, opts.path, { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector }));
+  const trackedList = async (): Promise<KubernetesListObject<T>> => {
+    const result = await list();
+    succeeded();
+    listed = true;
+    // ListWatch fills its cache synchronously right after this promise settles; a macrotask later it is complete.
+    setImmediate(() => {
+      if (!stopped) synced = true;
+    });
+    return result;
+  };
+
+  // Watch wrapper: counts delivered events as success (resets backoff) and asks for bookmarks.
+  const realWatch = new Watch(opts.kc);
+  const watch = {
+    watch: (path: string, query: Record<string, unknown>, cb: (phase: string, obj: any, raw: any) => void, done: (err: any) => void) =>
+      realWatch.watch(
+        path,
+        { ...query, allowWatchBookmarks: true },
+        (phase, obj, raw) => {
+          if (phase === "ERROR") log.debug({ path: what, status: obj }, "watch reported an error");
+          else succeeded();
+          cb(phase, obj, raw);
+        },
+        done,
+      ),
+  };
+
+  const lw = new ListWatch<T>(
+    opts.path,
+    watch as unknown as Watch,
+    trackedList,
+    false,
+    opts.labelSelector,
+    opts.fieldSelector,
+    opts.reconnectDelay ? { delayFn: opts.reconnectDelay } : undefined,
+  );
+  lw.on("add", (o) => opts.onEvent("add", o));
+  lw.on("update", (o) => opts.onEvent("update", o));
+  lw.on("delete", (o) => opts.onEvent("delete", o));
+
+  const scheduleRestart = (err: unknown) => {
+    // client-node reports an AbortError after stop(): that one is ours, not a failure.
+    if (stopped) return;
+    if (restartTimer !== undefined) return;
+    const wait = delayMs;
+    delayMs = Math.min(maxMs, delayMs * 2);
+    log.warn({ path: what, err, retryInMs: wait }, "list/watch failed; restarting");
+    restartTimer = clock.setTimeout(() => {
+      restartTimer = undefined;
+      if (stopped) return;
+      restartCount++;
+      lw.start().catch(scheduleRestart);
+    }, wait);
+  };
+  lw.on("error", scheduleRestart);
+  lw.start().catch(scheduleRestart);
+
+  return {
+    get: (namespace, name) => lw.get(name, namespace ?? ""),
+    list: (namespace) => [...lw.list(namespace)],
+    hasSynced: () => {
+      if (!synced && listed && lw.latestResourceVersion() !== "") synced = true;
+      return synced;
+    },
+    restarts: () => restartCount,
+    stop: async () => {
+      stopped = true;
+      if (restartTimer !== undefined) clock.clearTimeout(restartTimer);
+      restartTimer = undefined;
+      await lw.stop();
+    },
+  };
+}
+
+/** Resolves true once every informer has synced, false if the deadline passes first. */
+export async function waitForCacheSync(informers: ReadonlyArray<Pick<Informer<any>, "hasSynced">>, timeoutMs: number, pollMs = 20): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (informers.every((i) => i.hasSynced())) return true;
+    if (Date.now() >= deadline) return false;
+    await new Promise((r) => setTimeout(r, pollMs));
+  }
+}
