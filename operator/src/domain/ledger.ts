@@ -18,7 +18,9 @@
 //  3. A pod uid is removed at most once, and the API calls carry a uid precondition, so a
 //     StatefulSet pod recreated under the same name is never hit by a stale attempt.
 //  4. An entry is dropped before its time only by `refundLedger`, and only after the API
-//     answered that nothing was removed (HTTP 429: a PodDisruptionBudget refusal).
+//     answered that nothing was removed (HTTP 429: a PodDisruptionBudget refusal). The
+//     Eviction API skips PodDisruptionBudgets for a pod that is already terminating, so a
+//     429 (with the uid precondition) means this very pod is alive and was left alone.
 //  5. A ledger that cannot be decoded is an error, never an empty ledger: the chain
 //     then blocks every replacement that would need it.
 // Hence in any window, removals <= distinct uids charged in that window <= the budget.

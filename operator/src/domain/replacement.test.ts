@@ -317,6 +317,21 @@ describe("shouldReplace: eligible pods", () => {
   });
 });
 
+describe("shouldReplace: re-attempts after a crash or a failed call", () => {
+  it("treats a re-attempt after its own charge left the window as a fresh charge that other pods' charges can block", () => {
+    const own = anEntry({ pod: "web-a", uid: "uid-a", time: T0 - 70 * MIN });
+    const other = anEntry({ uid: "uid-b", time: T0 - 10 * MIN });
+    const decision = shouldReplace(anInput({ policy: aPolicy({ ledger: [own, other] }) }));
+    expect(decision).toMatchObject({ eligible: false, step: "Budget", waitUntil: T0 + 50 * MIN });
+  });
+
+  it("still stops a re-attempt at the steps before the budget: a pod that recovered is left alone", () => {
+    const own = anEntry({ pod: "web-a", uid: "uid-a", time: T0 - 5 * MIN });
+    const decision = shouldReplace(anInput({ policy: aPolicy({ ledger: [own] }), pod: aPod({ state: "Healthy", unhealthySince: undefined }) }));
+    expect(decision).toMatchObject({ eligible: false, step: "Window" });
+  });
+});
+
 describe("computeReplaceAfter and formatDuration", () => {
   it("ends the window `after` past the start of Unhealthy, and has no end without a start", () => {
     expect(computeReplaceAfter(T0, HOUR_MS)).toBe(T0 + HOUR_MS);
