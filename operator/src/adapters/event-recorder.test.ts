@@ -67,7 +67,7 @@ describe("EventRecorder", () => {
     const { sink, recorder, clock } = aRecorder();
     recorder.record(anEvent({ related: { apiVersion: "healthprobe.io/v1alpha1", kind: "HealthProbePolicy", namespace: "shop", name: "web" } }));
     await flushMicrotasks();
-    const [[key, event]] = [...sink.events.entries()];
+    const [key, event] = [...sink.events.entries()][0]!;
     expect(key).toMatch(/^shop\/web-1\.[0-9a-f]+$/);
     expect(event).toMatchObject({
       apiVersion: "events.k8s.io/v1",
@@ -103,7 +103,7 @@ describe("EventRecorder", () => {
     const { sink, recorder } = aRecorder();
     recorder.record(anEvent({ regarding: { apiVersion: "v1", kind: "Node", name: "node-1" }, note: "x".repeat(5000) }));
     await flushMicrotasks();
-    const [[key, event]] = [...sink.events.entries()];
+    const [key, event] = [...sink.events.entries()][0]!;
     expect(key.startsWith("default/node-1.")).toBe(true);
     expect(Buffer.byteLength(event.note)).toBeLessThanOrEqual(1024);
   });
