@@ -171,7 +171,8 @@ export class LeaderElector {
     } catch (err) {
       this.opts.logger?.warn({ identity: this.identity, err }, "leader lease read or write failed");
     }
-    if (this.phase === "stopped") return;
+    // stop() may have run while the attempt was awaited.
+    if ((this.phase as Phase) === "stopped") return;
 
     if (ok) {
       // A success that arrives after the deadline does not extend anything: renewedAt is the attempt's start.
