@@ -246,6 +246,8 @@ const celCases: Array<[string, Record<string, unknown>, string[]]> = [
   ["a header with a value", withProbe({ headers: [{ name: "X", value: "v" }] }), []],
   ["a header without value", withProbe({ headers: [{ name: "X" }] }), ["spec.probe.headers[0]"]],
   ["a header with both", withProbe({ headers: [{ name: "X", value: "v", valueFrom: { secretKeyRef: { name: "s", key: "k" } } }] }), ["spec.probe.headers[0]"]],
+  ["headers differing only in case", withProbe({ headers: [{ name: "X-Env", value: "a" }, { name: "x-env", value: "b" }] }), ["spec.probe.headers"]],
+  ["distinct headers", withProbe({ headers: [{ name: "X-Env", value: "a" }, { name: "X-Other", value: "b" }] }), []],
   ["an ordered range", withProbe({ match: { statusCodes: ["200", "300-399"] } }), []],
   ["a reversed range", withProbe({ match: { statusCodes: ["200", "399-300"] } }), ["spec.probe.match.statusCodes[1]"]],
   ["a window of 4/2", withSpec({ evaluation: { window: { sampleSize: 4, successfulSamplesRequired: 2 } } }), []],

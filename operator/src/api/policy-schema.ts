@@ -41,6 +41,11 @@ export const CROSS_FIELD_RULES = {
     rule: "has(self.value) != has(self.valueFrom)",
     message: "exactly one of value or valueFrom must be set",
   },
+  headerNamesUnique: {
+    scope: "spec.probe.headers",
+    rule: "self.all(h, self.exists_one(o, o.name.lowerAscii() == h.name.lowerAscii()))",
+    message: "header names must be unique, ignoring case",
+  },
   timeoutWithinPeriod: {
     scope: "spec.probe",
     rule: "self.timeoutSeconds <= self.periodSeconds",
@@ -223,13 +228,19 @@ const probeSchema = z
       .array(headerSchema)
       .max(16)
       .optional()
-      .meta({ ...desc("Up to 16 extra request headers."), "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"] })
+      .meta({ ...desc("Up to 16 extra request headers; names are unique, ignoring case."), "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"], ...cel("headerNamesUnique") })
       .superRefine((hs, ctx) => {
-        const seen = new Set<string>();
+        const exact = new Set<string>();
+        const folded = new Set<string>();
+        let clash = false;
         (hs ?? []).forEach((h, i) => {
-          if (seen.has(h.name)) ctx.addIssue({ code: "custom", path: [i, "name"], message: `Duplicate value: ${JSON.stringify(h.name)}`, params: { formatted: true } });
-          seen.add(h.name);
+          // The API server reports exact repeats of a list-map key this way.
+          if (exact.has(h.name)) ctx.addIssue({ code: "custom", path: [i], message: `Duplicate value: ${JSON.stringify({ name: h.name })}`, params: { formatted: true } });
+          if (folded.has(h.name.toLowerCase())) clash = true;
+          exact.add(h.name);
+          folded.add(h.name.toLowerCase());
         });
+        if (clash) fail(ctx, [], (hs ?? []).map((h) => h.name), "headerNamesUnique");
       }),
     periodSeconds: intIn(1, 3600).default(60).meta(desc("Seconds between two probes of a pod, 1-3600. Probes of one pod never overlap.")),
     timeoutSeconds: intIn(1, 3600)
