@@ -1,0 +1,654 @@
+// The API's verbs over the store: create, update, patch, delete, eviction, with the real semantics
+// (optimistic concurrency, spec/status split, generation, finalizers, dry run, field validation).
+import { randomUUID } from "node:crypto";
+import { parse as parseYaml } from "yaml";
+import {
+  ApiError,
+  STALE_OBJECT,
+  alreadyExists,
+  badRequest,
+  conflict,
+  fieldErrors,
+  forbidden,
+  invalid,
+  notFound,
+  unsupportedMediaType,
+  type FieldError,
+} from "./errors.js";
+import { apiVersionOf, hasStatus, storageKey, type ResourceType } from "./resource-types.js";
+import { ResourceRegistry } from "./registry.js";
+import { Store, clone, type KubeObject } from "./store.js";
+import { applyDefaults, prune, validateSchema } from "./crd-schema.js";
+import { validateCelRules } from "./cel-rules.js";
+import { establishedCrdStatus } from "./crd-serving.js";
+import { applyBuiltinDefaults, prepareBuiltinCreate } from "./builtin-defaults.js";
+import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, canonical } from "./patch.js";
+import { applyConfiguration } from "./server-side-apply.js";
+import { validateBuiltin } from "./validation/index.js";
+import { matchesLabelSelectorObject } from "./selectors.js";
+
+export type FieldValidation = "Strict" | "Warn" | "Ignore";
+
+export interface WriteContext {
+  user: string;
+  dryRun: boolean;
+  fieldManager?: string;
+  fieldValidation: FieldValidation;
+  /** Warnings for the Warning header (fieldValidation=Warn). */
+  warnings: string[];
+}
+
+export interface DeleteOptions {
+  propagationPolicy?: string;
+  gracePeriodSeconds?: number;
+  preconditions?: { uid?: string; resourceVersion?: string };
+  orphanDependents?: boolean;
+}
+
+export interface DeleteResult {
+  /** The object, when it was only marked for deletion or the kind returns deleted objects. */
+  object: KubeObject;
+  /** True when the object is gone from storage. */
+  deleted: boolean;
+}
+
+const isMap = (v: unknown): v is Record<string, any> => v !== null && typeof v === "object" && !Array.isArray(v);
+
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const SUBDOMAIN_MESSAGE =
+  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const LABEL_MESSAGE =
+  "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+
+const GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789";
+
+function randomSuffix(): string {
+  let s = "";
+  for (let i = 0; i < 5; i++) s += GENERATE_ALPHABET[Math.floor(Math.random() * GENERATE_ALPHABET.length)];
+  return s;
+}
+
+/** Whether the kind tracks metadata.generation (custom resources always, built-ins with a spec/status split). */
+function tracksGeneration(t: ResourceType): boolean {
+  return Boolean(t.crd) || (hasStatus(t) && t.kind !== "Namespace" && t.kind !== "Node");
+}
+
+/** Everything but metadata and status: what moves generation. */
+function specPart(obj: KubeObject): unknown {
+  const { metadata: _m, status: _s, ...rest } = obj;
+  return canonical(rest);
+}
+
+function sameContent(a: KubeObject, b: KubeObject): boolean {
+  const strip = (o: KubeObject): unknown => {
+    const c = clone(o);
+    delete c.metadata.resourceVersion;
+    delete c.metadata.managedFields;
+    return canonical(c);
+  };
+  return JSON.stringify(strip(a)) === JSON.stringify(strip(b));
+}
+
+export class Cluster {
+  readonly registry = new ResourceRegistry();
+  private gcScheduled = false;
+  private stopped = false;
+
+  constructor(
+    readonly store: Store,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  timestamp(): string {
+    return this.now().toISOString().replace(/\.\d{3}Z$/, "Z");
+  }
+
+  stop(): void {
+    this.stopped = true;
+  }
+
+  key(t: ResourceType): string {
+    return storageKey(t.group, t.plural);
+  }
+
+  /** The object as a client sees it at version t: apiVersion rewritten and CRD defaults applied on read. */
+  present(t: ResourceType, obj: KubeObject): KubeObject {
+    const { apiVersion: _a, kind: _k, metadata, ...rest } = clone(obj);
+    const out: KubeObject = { apiVersion: apiVersionOf(t), kind: t.kind, metadata, ...rest };
+    if (t.crd?.schema) applyDefaults(out, t.crd.schema);
+    return out;
+  }
+
+  get(t: ResourceType, namespace: string | undefined, name: string): KubeObject {
+    const obj = this.store.get(this.key(t), t.namespaced ? namespace : undefined, name);
+    if (!obj) throw notFound(t.group, t.plural, name);
+    return this.present(t, obj);
+  }
+
+  list(t: ResourceType, namespace: string | undefined): KubeObject[] {
+    return this.store.list(this.key(t), t.namespaced ? namespace : undefined).map((o) => this.present(t, o));
+  }
+
+  private checkNamespace(t: ResourceType, namespace: string | undefined, name: string): void {
+    if (!t.namespaced) return;
+    if (!namespace) throw badRequest("the server could not find the requested resource");
+    const ns = this.store.get("/namespaces", undefined, namespace);
+    if (!ns) throw notFound("", "namespaces", namespace);
+    if (ns.metadata.deletionTimestamp || ns.status?.phase === "Terminating") {
+      throw forbidden(t.group, t.plural, name, `unable to create new content in namespace ${namespace} because it is being terminated`);
+    }
+  }
+
+  private checkTypeMeta(t: ResourceType, body: KubeObject): void {
+    if (body.apiVersion !== undefined && body.apiVersion !== apiVersionOf(t)) {
+      const bodyGroup = String(body.apiVersion).includes("/") ? String(body.apiVersion).split("/")[0] : "";
+      if (bodyGroup !== t.group) throw badRequest(`the API version in the data (${body.apiVersion}) does not match the expected API version (${apiVersionOf(t)})`);
+    }
+    if (body.kind !== undefined && body.kind !== t.kind) {
+      throw badRequest(`${t.kind} in version "${t.version}" cannot be handled as a ${t.kind}: the kind in the data (${body.kind}) does not match the expected kind (${t.kind})`);
+    }
+  }
+
+  /** Prunes, defaults and validates; returns field errors and records unknown fields. */
+  private admit(t: ResourceType, obj: KubeObject, old: KubeObject | undefined, subresource: string, ctx: WriteContext): FieldError[] {
+    const errors: FieldError[] = [];
+    const name = obj.metadata?.name as string | undefined;
+    if (!name) errors.push(fieldErrors.required("metadata.name", "name or generateName is required"));
+    else if (!old) {
+      const labelOnly = t.kind === "Namespace" && t.group === "";
+      if (labelOnly ? !DNS1123_LABEL.test(name) || name.length > 63 : !DNS1123_SUBDOMAIN.test(name) || name.length > 253) {
+        errors.push(fieldErrors.invalid("metadata.name", name, labelOnly ? LABEL_MESSAGE : SUBDOMAIN_MESSAGE));
+      }
+    }
+    if (t.crd) {
+      const schema = t.crd.schema;
+      const pruned: string[] = [];
+      if (schema) {
+        const { metadata, apiVersion, kind, ...rest } = obj;
+        const body: KubeObject = rest;
+        prune(body, { ...schema, properties: { ...(schema.properties ?? {}) } }, "", pruned);
+        for (const k of Object.keys(obj)) if (!["metadata", "apiVersion", "kind"].includes(k)) delete obj[k];
+        Object.assign(obj, body, { metadata, apiVersion, kind });
+        for (const k of ["metadata", "apiVersion", "kind"]) {
+          if (schema.properties?.[k]) continue;
+        }
+        applyDefaults(obj, schema);
+        const schemaForValidation = { ...schema, properties: { ...(schema.properties ?? {}) } };
+        delete schemaForValidation.properties.metadata;
+        delete schemaForValidation.properties.apiVersion;
+        delete schemaForValidation.properties.kind;
+        const { metadata: _m, ...content } = obj;
+        validateSchema(content, schemaForValidation, "", errors);
+        if (errors.length === 0) {
+          const oldContent = old ? (({ metadata: _om, ...o }) => o)(old) : undefined;
+          validateCelRules(content, oldContent, schemaForValidation, "", errors);
+        }
+      }
+      this.reportUnknownFields(pruned, ctx);
+    } else {
+      applyBuiltinDefaults(t.group, t.kind, obj);
+      const causes = validateBuiltin({ group: t.group, version: t.version, kind: t.kind }, obj, old, subresource);
+      for (const c of causes) {
+        if (!errors.some((e) => e.field === c.field && e.message === c.message)) errors.push(c);
+      }
+    }
+    return errors;
+  }
+
+  private reportUnknownFields(unknown: string[], ctx: WriteContext): void {
+    if (unknown.length === 0 || ctx.fieldValidation === "Ignore") return;
+    const messages = unknown.map((f) => `unknown field "${f}"`);
+    if (ctx.fieldValidation === "Strict") {
+      throw badRequest(`strict decoding error: ${messages.join(", ")}`);
+    }
+    ctx.warnings.push(...messages);
+  }
+
+  private recordManager(obj: KubeObject, ctx: WriteContext, operation: "Update" | "Apply", subresource: string, t: ResourceType, fieldsV1?: unknown): void {
+    const manager = ctx.fieldManager;
+    if (!manager) return;
+    const entries = ((obj.metadata.managedFields ?? []) as Array<Record<string, any>>).filter(
+      (e) => !(e.manager === manager && e.operation === operation && (e.subresource ?? "") === subresource),
+    );
+    const previous = ((obj.metadata.managedFields ?? []) as Array<Record<string, any>>).find(
+      (e) => e.manager === manager && e.operation === operation && (e.subresource ?? "") === subresource,
+    );
+    const entry: Record<string, any> = {
+      manager,
+      operation,
+      apiVersion: apiVersionOf(t),
+      time: this.timestamp(),
+      fieldsType: "FieldsV1",
+      fieldsV1: fieldsV1 ?? previous?.fieldsV1 ?? {},
+    };
+    if (subresource) entry.subresource = subresource;
+    entries.push(entry);
+    obj.metadata.managedFields = entries;
+  }
+
+  create(t: ResourceType, namespace: string | undefined, body: unknown, ctx: WriteContext, applyFields?: unknown): KubeObject {
+    if (!isMap(body)) throw badRequest("Object 'Kind' is missing in '" + JSON.stringify(body) + "'");
+    const obj = clone(body) as KubeObject;
+    this.checkTypeMeta(t, obj);
+    obj.apiVersion = apiVersionOf(t);
+    obj.kind = t.kind;
+    obj.metadata = isMap(obj.metadata) ? obj.metadata : {};
+    const meta = obj.metadata;
+    if (t.namespaced) {
+      if (meta.namespace && namespace && meta.namespace !== namespace) {
+        throw badRequest("the namespace of the provided object does not match the namespace sent on the request");
+      }
+      meta.namespace = namespace ?? meta.namespace;
+    } else delete meta.namespace;
+    if (!meta.name && meta.generateName) meta.name = `${meta.generateName}${randomSuffix()}`;
+    this.checkNamespace(t, meta.namespace, meta.name ?? "");
+    for (const k of ["uid", "resourceVersion", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation", "selfLink"]) delete meta[k];
+    if (t.crd && hasStatus(t)) delete obj.status;
+    if (!t.crd) prepareBuiltinCreate(t.group, t.kind, obj);
+    const errors = this.admit(t, obj, undefined, "", ctx);
+    if (errors.length) throw invalid(t.group, t.kind, meta.name ?? "", errors);
+    if (this.store.get(this.key(t), meta.namespace, meta.name)) throw alreadyExists(t.group, t.plural, meta.name);
+    meta.uid = randomUUID();
+    meta.creationTimestamp = this.timestamp();
+    if (tracksGeneration(t)) meta.generation = 1;
+    if (t.group === "apiextensions.k8s.io" && t.kind === "CustomResourceDefinition") obj.status = establishedCrdStatus(obj, this.timestamp());
+    this.recordManager(obj, ctx, applyFields ? "Apply" : "Update", "", t, applyFields);
+    if (ctx.dryRun) return this.present(t, obj);
+    const stored = this.store.put(this.key(t), obj);
+    this.afterWrite(t, stored);
+    return this.present(t, stored);
+  }
+
+  update(t: ResourceType, namespace: string | undefined, name: string, body: unknown, ctx: WriteContext, subresource: string): KubeObject {
+    if (!isMap(body)) throw badRequest("Object 'Kind' is missing");
+    const ns = t.namespaced ? namespace : undefined;
+    const old = this.store.get(this.key(t), ns, name);
+    if (!old) throw notFound(t.group, t.plural, name);
+    const obj = clone(body) as KubeObject;
+    this.checkTypeMeta(t, obj);
+    obj.metadata = isMap(obj.metadata) ? obj.metadata : {};
+    if (obj.metadata.name !== undefined && obj.metadata.name !== name) {
+      throw badRequest(`the name of the object (${obj.metadata.name}) does not match the name on the URL (${name})`);
+    }
+    if (t.namespaced && obj.metadata.namespace && obj.metadata.namespace !== namespace) {
+      throw badRequest("the namespace of the provided object does not match the namespace sent on the request");
+    }
+    const rv = obj.metadata.resourceVersion;
+    if (rv === undefined || rv === "") {
+      // Custom resources refuse unconditional updates; built-ins accept them.
+      if (t.crd) {
+        throw invalid(t.group, t.kind, name, [fieldErrors.invalid("metadata.resourceVersion", 0, "must be specified for an update")]);
+      }
+    } else if (rv !== old.metadata.resourceVersion) {
+      throw conflict(t.group, t.plural, name, STALE_OBJECT);
+    }
+    return this.commitUpdate(t, old, obj, ctx, subresource, "Update");
+  }
+
+  /** Applies the spec/status split, immutable metadata, validation, generation and no-op detection. */
+  private commitUpdate(
+    t: ResourceType,
+    old: KubeObject,
+    incoming: KubeObject,
+    ctx: WriteContext,
+    subresource: string,
+    operation: "Update" | "Apply",
+    managedFieldsOverride?: Array<Record<string, any>>,
+  ): KubeObject {
+    let obj: KubeObject;
+    if (subresource === "status") {
+      obj = clone(old);
+      if (incoming.status === undefined) delete obj.status;
+      else obj.status = clone(incoming.status);
+    } else {
+      obj = clone(incoming);
+      obj.metadata = isMap(obj.metadata) ? obj.metadata : {};
+      if (hasStatus(t)) {
+        if (old.status === undefined) delete obj.status;
+        else obj.status = clone(old.status);
+      }
+      const meta = obj.metadata;
+      for (const k of ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "name", "namespace", "generation"]) {
+        if (old.metadata[k] === undefined) delete meta[k];
+        else meta[k] = old.metadata[k];
+      }
+    }
+    obj.apiVersion = apiVersionOf(t);
+    obj.kind = t.kind;
+    obj.metadata.managedFields = managedFieldsOverride ?? old.metadata.managedFields;
+    obj.metadata.resourceVersion = old.metadata.resourceVersion;
+    if (t.kind === "Namespace" && t.group === "" && subresource !== "status") obj.spec = old.spec;
+    if (t.kind === "Pod" && t.group === "" && subresource !== "status" && old.spec) {
+      // Pod specs are immutable apart from images, activeDeadlineSeconds and tolerations additions.
+      const allowed = clone(old.spec);
+      (allowed.containers ?? []).forEach((c: any, i: number) => {
+        const n = obj.spec?.containers?.[i];
+        if (n?.image) c.image = n.image;
+      });
+      if (obj.spec?.activeDeadlineSeconds !== undefined) allowed.activeDeadlineSeconds = obj.spec.activeDeadlineSeconds;
+      if (obj.spec?.tolerations !== undefined) allowed.tolerations = obj.spec.tolerations;
+      const candidate = clone(obj.spec);
+      applyBuiltinDefaults("", "Pod", { metadata: {}, spec: candidate });
+      if (JSON.stringify(canonical(candidate)) !== JSON.stringify(canonical(allowed))) {
+        throw invalid("", "Pod", old.metadata.name, [
+          fieldErrors.forbidden("spec", "pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)"),
+        ]);
+      }
+    }
+    const errors = this.admit(t, obj, old, subresource, ctx);
+    if (errors.length) throw invalid(t.group, t.kind, old.metadata.name, errors);
+    if (tracksGeneration(t) && subresource !== "status") {
+      const bumped = JSON.stringify(specPart(obj)) !== JSON.stringify(specPart(old));
+      obj.metadata.generation = (old.metadata.generation ?? 0) + (bumped ? 1 : 0);
+    }
+    if (t.group === "apiextensions.k8s.io" && t.kind === "CustomResourceDefinition" && subresource !== "status") {
+      obj.status = establishedCrdStatus({ ...obj, status: old.status }, this.timestamp());
+      const oldConds = (old.status?.conditions ?? []) as Array<Record<string, any>>;
+      (obj.status as any).conditions = (obj.status as any).conditions.map((c: any) => ({ ...c, lastTransitionTime: oldConds.find((o) => o.type === c.type)?.lastTransitionTime ?? c.lastTransitionTime }));
+    }
+    if (sameContent(obj, old)) {
+      const withoutTime = (m: unknown): string => JSON.stringify(((m ?? []) as Array<Record<string, any>>).map(({ time: _t, ...rest }) => canonical(rest)));
+      if (operation === "Update" || withoutTime(obj.metadata.managedFields) === withoutTime(old.metadata.managedFields)) return this.present(t, old);
+    }
+    if (!managedFieldsOverride) this.recordManager(obj, ctx, operation, subresource, t);
+    if (ctx.dryRun) return this.present(t, obj);
+    if (obj.metadata.deletionTimestamp && (obj.metadata.finalizers ?? []).length === 0) {
+      const gone = this.store.remove(this.key(t), old.metadata.namespace, old.metadata.name);
+      this.afterRemove(t, gone!);
+      const out = this.present(t, obj);
+      return out;
+    }
+    const stored = this.store.put(this.key(t), obj);
+    this.afterWrite(t, stored);
+    return this.present(t, stored);
+  }
+
+  patch(
+    t: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    contentType: string,
+    rawBody: string,
+    ctx: WriteContext,
+    subresource: string,
+    force: boolean,
+  ): KubeObject {
+    const ns = t.namespaced ? namespace : undefined;
+    const type = contentType.split(";")[0]!.trim().toLowerCase();
+    if (type === "application/apply-patch+yaml" || type === "application/apply-patch+cbor") {
+      if (!ctx.fieldManager) throw badRequest("PATCH /apply requires fieldManager to be set");
+      let applied: unknown;
+      try {
+        applied = parseYaml(rawBody);
+      } catch (err) {
+        throw badRequest(`error decoding YAML: ${(err as Error).message}`);
+      }
+      if (!isMap(applied)) throw badRequest("couldn't get version/kind; json parse error");
+      if (applied.metadata?.name !== undefined && applied.metadata.name !== name) {
+        throw badRequest(`the name of the object (${applied.metadata.name}) does not match the name on the URL (${name})`);
+      }
+      this.checkTypeMeta(t, applied);
+      const current = this.store.get(this.key(t), ns, name);
+      if (!current) {
+        if (subresource) throw notFound(t.group, t.plural, name);
+        const result = applyConfiguration(t, undefined, applied, ctx.fieldManager, force);
+        result.object.metadata = { ...(result.object.metadata ?? {}), name };
+        return this.create(t, namespace, result.object, ctx, result.fieldsV1);
+      }
+      const result = applyConfiguration(t, this.present(t, current), applied, ctx.fieldManager, force, subresource);
+      if (result.object.metadata?.resourceVersion && result.object.metadata.resourceVersion !== current.metadata.resourceVersion) {
+        throw conflict(t.group, t.plural, name, STALE_OBJECT);
+      }
+      return this.commitUpdate(t, current, result.object, ctx, subresource, "Apply", result.managedFields);
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(rawBody);
+    } catch (err) {
+      throw badRequest(`error decoding patch: ${(err as Error).message}`);
+    }
+    const current = this.store.get(this.key(t), ns, name);
+    if (!current) throw notFound(t.group, t.plural, name);
+    const base = this.present(t, current);
+    let patched: KubeObject;
+    switch (type) {
+      case "application/merge-patch+json":
+        patched = applyMergePatch(base, body) as KubeObject;
+        break;
+      case "application/json-patch+json":
+        patched = applyJsonPatch(base, body);
+        break;
+      case "application/strategic-merge-patch+json":
+        if (t.crd) throw unsupportedMediaType(type);
+        patched = applyStrategicMergePatch(t.kind, base, body);
+        break;
+      default:
+        throw unsupportedMediaType(type);
+    }
+    if (!isMap(patched)) throw badRequest("patch produced a non-object");
+    patched.metadata = isMap(patched.metadata) ? patched.metadata : {};
+    if (patched.metadata.resourceVersion !== undefined && patched.metadata.resourceVersion !== current.metadata.resourceVersion) {
+      throw conflict(t.group, t.plural, name, STALE_OBJECT);
+    }
+    if (patched.metadata.name !== undefined && patched.metadata.name !== name) {
+      throw badRequest(`the name of the object (${patched.metadata.name}) does not match the name on the URL (${name})`);
+    }
+    if (patched.metadata.uid !== undefined && patched.metadata.uid !== current.metadata.uid) {
+      throw conflict(t.group, t.plural, name, `Precondition failed: UID in precondition: ${patched.metadata.uid}, UID in object meta: ${current.metadata.uid}`);
+    }
+    return this.commitUpdate(t, current, patched, ctx, subresource, "Update");
+  }
+
+  delete(t: ResourceType, namespace: string | undefined, name: string, opts: DeleteOptions, ctx: WriteContext): DeleteResult {
+    const ns = t.namespaced ? namespace : undefined;
+    const current = this.store.get(this.key(t), ns, name);
+    if (!current) throw notFound(t.group, t.plural, name);
+    const pre = opts.preconditions ?? {};
+    if (pre.uid && pre.uid !== current.metadata.uid) {
+      throw conflict(t.group, t.plural, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${current.metadata.uid}`);
+    }
+    if (pre.resourceVersion && pre.resourceVersion !== current.metadata.resourceVersion) {
+      throw conflict(
+        t.group,
+        t.plural,
+        name,
+        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${current.metadata.resourceVersion}`,
+      );
+    }
+    const policy = opts.propagationPolicy ?? (opts.orphanDependents === true ? "Orphan" : opts.orphanDependents === false ? "Background" : "Background");
+    if (!["Background", "Foreground", "Orphan"].includes(policy)) {
+      throw invalid(t.group, t.kind, name, [fieldErrors.notSupported("propagationPolicy", policy, ["Foreground", "Background", "Orphan", "nil"])]);
+    }
+    const obj = clone(current);
+    const finalizers: string[] = [...((obj.metadata.finalizers ?? []) as string[])];
+    if (policy === "Orphan" && !finalizers.includes("orphan")) finalizers.push("orphan");
+    if (policy === "Foreground" && !finalizers.includes("foregroundDeletion")) finalizers.push("foregroundDeletion");
+    const isNamespace = t.group === "" && t.kind === "Namespace";
+    if (finalizers.length > 0 || isNamespace) {
+      const changed = !obj.metadata.deletionTimestamp || finalizers.length !== (obj.metadata.finalizers ?? []).length;
+      if (!changed) return { object: this.present(t, obj), deleted: false };
+      if (finalizers.length) obj.metadata.finalizers = finalizers;
+      if (!obj.metadata.deletionTimestamp) {
+        obj.metadata.deletionTimestamp = this.timestamp();
+        obj.metadata.deletionGracePeriodSeconds = 0;
+        if (obj.metadata.generation !== undefined) obj.metadata.generation += 1;
+      }
+      if (isNamespace) obj.status = { ...(obj.status ?? {}), phase: "Terminating" };
+      if (ctx.dryRun) return { object: this.present(t, obj), deleted: false };
+      const stored = this.store.put(this.key(t), obj);
+      this.afterWrite(t, stored);
+      return { object: this.present(t, stored), deleted: false };
+    }
+    if (ctx.dryRun) return { object: this.present(t, obj), deleted: true };
+    const gone = this.store.remove(this.key(t), ns, name)!;
+    this.afterRemove(t, gone);
+    return { object: this.present(t, gone), deleted: true };
+  }
+
+  /** POST pods/<name>/eviction: honours PodDisruptionBudgets like the real eviction REST. */
+  evict(t: ResourceType, namespace: string, name: string, body: unknown, ctx: WriteContext): void {
+    const pod = this.store.get(this.key(t), namespace, name);
+    if (!pod) throw notFound("", "pods", name);
+    const eviction = isMap(body) ? body : {};
+    const deleteOptions: DeleteOptions = isMap(eviction.deleteOptions) ? (eviction.deleteOptions as DeleteOptions) : {};
+    const phase = pod.status?.phase;
+    // Terminal or already terminating pods are deleted without consulting budgets.
+    if (phase === "Succeeded" || phase === "Failed" || pod.metadata.deletionTimestamp) {
+      if (!pod.metadata.deletionTimestamp || deleteOptions.propagationPolicy) this.delete(t, namespace, name, deleteOptions, ctx);
+      return;
+    }
+    const pdbs = this.store
+      .list(storageKey("policy", "poddisruptionbudgets"), namespace)
+      .filter((p) => isMap(p.spec?.selector) && Object.keys(p.spec.selector).length > 0 && matchesLabelSelectorObject(p.spec.selector, pod.metadata.labels));
+    if (pdbs.length > 1) {
+      throw new ApiError(500, "InternalError", "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.");
+    }
+    const pdb = pdbs[0];
+    if (pdb) {
+      const status = (pdb.status ?? {}) as Record<string, any>;
+      if (pdb.status && pdb.metadata.generation !== undefined && status.observedGeneration !== undefined && status.observedGeneration < pdb.metadata.generation) {
+        throw new ApiError(429, "TooManyRequests", "Cannot evict pod as it would violate the pod's disruption budget.", {
+          causes: [{ reason: "DisruptionBudget", message: `The disruption budget ${pdb.metadata.name} is still being processed by the server.` }],
+        });
+      }
+      const allowed = Number(status.disruptionsAllowed ?? 0);
+      if (allowed < 1) {
+        throw new ApiError(429, "TooManyRequests", "Cannot evict pod as it would violate the pod's disruption budget.", {
+          causes: [
+            {
+              reason: "DisruptionBudget",
+              message: `The disruption budget ${pdb.metadata.name} needs ${status.desiredHealthy ?? 0} healthy pods and has ${status.currentHealthy ?? 0} currently`,
+            },
+          ],
+        });
+      }
+      if (!ctx.dryRun) {
+        const updated = clone(pdb);
+        updated.status = { ...status, disruptionsAllowed: allowed - 1, disruptedPods: { ...(status.disruptedPods ?? {}), [name]: this.timestamp() } };
+        this.store.put(storageKey("policy", "poddisruptionbudgets"), updated);
+      }
+    }
+    this.delete(t, namespace, name, deleteOptions, ctx);
+  }
+
+  private afterWrite(t: ResourceType, obj: KubeObject): void {
+    if (t.group === "apiextensions.k8s.io" && t.kind === "CustomResourceDefinition") this.refreshCrds();
+    if (obj.metadata.deletionTimestamp || (obj.metadata.ownerReferences ?? []).length > 0) this.scheduleGc();
+  }
+
+  private afterRemove(t: ResourceType, obj: KubeObject): void {
+    if (t.group === "apiextensions.k8s.io" && t.kind === "CustomResourceDefinition") {
+      // Instances go with their definition.
+      const group = obj.spec?.group;
+      const plural = obj.spec?.names?.plural;
+      if (group && plural) {
+        const key = storageKey(group, plural);
+        for (const o of this.store.list(key)) this.store.remove(key, o.metadata.namespace, o.metadata.name);
+      }
+      this.refreshCrds();
+    }
+    this.scheduleGc();
+  }
+
+  refreshCrds(): void {
+    this.registry.setCrds(this.store.list(storageKey("apiextensions.k8s.io", "customresourcedefinitions")));
+  }
+
+  private scheduleGc(): void {
+    if (this.gcScheduled || this.stopped) return;
+    this.gcScheduled = true;
+    setImmediate(() => {
+      this.gcScheduled = false;
+      if (!this.stopped) this.collectGarbage();
+    });
+  }
+
+  /**
+   * One pass of the garbage collector and namespace controller: deletes dependents whose owners are gone,
+   * handles foreground/orphan finalizers, and empties terminating namespaces.
+   */
+  collectGarbage(): void {
+    const all: Array<{ key: string; obj: KubeObject }> = [];
+    for (const key of this.store.resources()) for (const obj of this.store.list(key)) all.push({ key, obj });
+    const byUid = new Map(all.map((e) => [e.obj.metadata.uid as string, e]));
+    const dependentsOf = (uid: string): Array<{ key: string; obj: KubeObject }> =>
+      all.filter((e) => ((e.obj.metadata.ownerReferences ?? []) as Array<{ uid: string }>).some((r) => r.uid === uid));
+    let again = false;
+    const removeFinalizer = (key: string, obj: KubeObject, finalizer: string): void => {
+      const fresh = this.store.get(key, obj.metadata.namespace, obj.metadata.name);
+      if (!fresh) return;
+      fresh.metadata.finalizers = ((fresh.metadata.finalizers ?? []) as string[]).filter((f) => f !== finalizer);
+      if (fresh.metadata.finalizers.length === 0) {
+        delete fresh.metadata.finalizers;
+        const gone = this.store.remove(key, fresh.metadata.namespace, fresh.metadata.name);
+        if (gone) again = true;
+      } else this.store.put(key, fresh);
+    };
+    const deleteInternal = (key: string, obj: KubeObject, policy = "Background"): void => {
+      const t = this.registry.byStorageKey(key);
+      if (!t) {
+        this.store.remove(key, obj.metadata.namespace, obj.metadata.name);
+        again = true;
+        return;
+      }
+      try {
+        const r = this.delete(t, obj.metadata.namespace, obj.metadata.name, { propagationPolicy: policy }, { user: "system:serviceaccount:kube-system:generic-garbage-collector", dryRun: false, fieldValidation: "Ignore", warnings: [] });
+        if (r.deleted) again = true;
+      } catch {
+        // Already gone.
+      }
+    };
+    for (const { key, obj } of all) {
+      const meta = obj.metadata;
+      const finalizers = (meta.finalizers ?? []) as string[];
+      if (meta.deletionTimestamp && finalizers.includes("orphan")) {
+        for (const dep of dependentsOf(meta.uid)) {
+          const fresh = this.store.get(dep.key, dep.obj.metadata.namespace, dep.obj.metadata.name);
+          if (!fresh) continue;
+          fresh.metadata.ownerReferences = (fresh.metadata.ownerReferences as Array<{ uid: string }>).filter((r) => r.uid !== meta.uid);
+          if (fresh.metadata.ownerReferences.length === 0) delete fresh.metadata.ownerReferences;
+          this.store.put(dep.key, fresh);
+        }
+        removeFinalizer(key, obj, "orphan");
+        continue;
+      }
+      if (meta.deletionTimestamp && finalizers.includes("foregroundDeletion")) {
+        const deps = dependentsOf(meta.uid);
+        for (const dep of deps) if (!dep.obj.metadata.deletionTimestamp) deleteInternal(dep.key, dep.obj, "Foreground");
+        if (deps.length === 0) removeFinalizer(key, obj, "foregroundDeletion");
+        continue;
+      }
+      if (key === "/namespaces" && meta.deletionTimestamp) {
+        const content = all.filter((e) => e.obj.metadata.namespace === meta.name && e.key !== "/namespaces");
+        for (const c of content) if (!c.obj.metadata.deletionTimestamp) deleteInternal(c.key, c.obj);
+        if (content.length === 0) {
+          const fresh = this.store.get(key, undefined, meta.name);
+          if (fresh && (fresh.metadata.finalizers ?? []).length === 0) {
+            this.store.remove(key, undefined, meta.name);
+            again = true;
+          }
+        }
+        continue;
+      }
+      const owners = (meta.ownerReferences ?? []) as Array<{ uid: string }>;
+      if (owners.length === 0) continue;
+      const live = owners.filter((r) => byUid.has(r.uid));
+      if (live.length === owners.length) continue;
+      if (live.length === 0) {
+        if (!meta.deletionTimestamp) deleteInternal(key, obj);
+      } else {
+        const fresh = this.store.get(key, meta.namespace, meta.name);
+        if (fresh) {
+          fresh.metadata.ownerReferences = live;
+          this.store.put(key, fresh);
+        }
+      }
+    }
+    if (again) this.scheduleGc();
+    else if (all.some((e) => e.obj.metadata.deletionTimestamp && e.key === "/namespaces")) {
+      // Namespaces wait for content with finalizers: look again shortly.
+      setTimeout(() => this.scheduleGc(), 50).unref();
+    }
+  }
+}

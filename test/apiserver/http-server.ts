@@ -1,0 +1,513 @@
+// HTTP front of the API test server: routing, content negotiation, lists, watches and the request log.
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { parse as parseYaml } from "yaml";
+import { ApiError, badRequest, gone, methodNotAllowed } from "./errors.js";
+import type { Cluster, DeleteOptions, FieldValidation, WriteContext } from "./cluster.js";
+import { storageKey, type ResourceType } from "./resource-types.js";
+import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from "./selectors.js";
+import type { Faults } from "./faults.js";
+import type { RequestLogEntry } from "./request-log.js";
+import type { KubeObject, StoredEvent } from "./store.js";
+import { toTable } from "./table.js";
+import { aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, apiVersions } from "./discovery.js";
+import { groupVersionDocument, openApiIndex } from "./openapi.js";
+import { qualifiedResource } from "./errors.js";
+
+export interface HttpContext {
+  cluster: Cluster;
+  faults: Faults;
+  log: RequestLogEntry[];
+  serverAddress: () => string;
+  bookmarkIntervalMs: number;
+  watches: Set<ServerResponse>;
+}
+
+interface Route {
+  group: string;
+  version: string;
+  namespace: string;
+  resource: string;
+  name: string;
+  subresource: string;
+  legacyWatch: boolean;
+}
+
+const EXPIRED_CONTINUE =
+  "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.";
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+}
+
+function sendJson(res: ServerResponse, code: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(code, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+function userOf(req: IncomingMessage): string {
+  const auth = req.headers.authorization ?? "";
+  const m = /^Bearer\s+(.+)$/i.exec(auth);
+  return m ? m[1]!.trim() : "system:anonymous";
+}
+
+function parseRoute(segments: string[], cluster: Cluster): Route | undefined {
+  let group: string;
+  let version: string;
+  let rest: string[];
+  if (segments[0] === "api" && segments.length >= 2) {
+    group = "";
+    version = segments[1]!;
+    rest = segments.slice(2);
+  } else if (segments[0] === "apis" && segments.length >= 3) {
+    group = segments[1]!;
+    version = segments[2]!;
+    rest = segments.slice(3);
+  } else return undefined;
+  let legacyWatch = false;
+  if (rest[0] === "watch") {
+    legacyWatch = true;
+    rest = rest.slice(1);
+  }
+  if (rest.length === 0) return undefined;
+  const route: Route = { group, version, namespace: "", resource: "", name: "", subresource: "", legacyWatch };
+  const isNamespacedResource = (plural: string | undefined): boolean => Boolean(plural && cluster.registry.find(group, version, plural)?.namespaced);
+  if (rest[0] === "namespaces" && rest.length >= 3 && isNamespacedResource(rest[2])) {
+    route.namespace = rest[1]!;
+    route.resource = rest[2]!;
+    route.name = rest[3] ?? "";
+    route.subresource = rest[4] ?? "";
+    if (rest.length > 5) return undefined;
+  } else {
+    route.resource = rest[0]!;
+    route.name = rest[1] ?? "";
+    route.subresource = rest[2] ?? "";
+    if (rest.length > 3) return undefined;
+  }
+  return route;
+}
+
+function verbOf(method: string, route: Route, query: URLSearchParams): string {
+  const watch = route.legacyWatch || query.get("watch") === "true" || query.get("watch") === "1";
+  switch (method) {
+    case "GET":
+      return route.name && !watch ? "get" : watch ? "watch" : "list";
+    case "POST":
+      return "create";
+    case "PUT":
+      return "update";
+    case "PATCH":
+      return "patch";
+    case "DELETE":
+      return route.name ? "delete" : "deletecollection";
+    default:
+      return method.toLowerCase();
+  }
+}
+
+function wantsTable(req: IncomingMessage): boolean {
+  const accept = req.headers.accept ?? "";
+  return accept.split(",").some((a) => /as=Table/.test(a) && /g=meta\.k8s\.io/.test(a));
+}
+
+function wantsAggregated(req: IncomingMessage): boolean {
+  return /as=APIGroupDiscoveryList/.test(req.headers.accept ?? "") && /v=v2(?![a-z0-9])/.test(req.headers.accept ?? "");
+}
+
+function writeContext(req: IncomingMessage, query: URLSearchParams, user: string): WriteContext {
+  const fv = query.get("fieldValidation");
+  let fieldValidation: FieldValidation = "Warn";
+  if (fv) {
+    if (fv !== "Strict" && fv !== "Warn" && fv !== "Ignore") {
+      throw badRequest(`fieldValidation parameter unsupported: ${fv}. Must be one of Ignore, Warn, Strict.`);
+    }
+    fieldValidation = fv;
+  }
+  const dryRun = query.getAll("dryRun");
+  if (dryRun.some((d) => d !== "All")) throw badRequest(`Invalid value: ${JSON.stringify(dryRun)}: supported values: "All"`);
+  const agent = req.headers["user-agent"] ?? "";
+  const fieldManager = query.get("fieldManager") ?? (agent ? agent.split("/")[0] : "unknown");
+  return { user, dryRun: dryRun.length > 0, fieldManager, fieldValidation, warnings: [] };
+}
+
+function parseBody(raw: string, contentType: string): unknown {
+  if (raw.trim() === "") return undefined;
+  try {
+    if (/yaml/.test(contentType)) return parseYaml(raw);
+    return JSON.parse(raw);
+  } catch (err) {
+    throw badRequest(`the body of the request was in an unknown format - ${(err as Error).message}`);
+  }
+}
+
+export function createHandler(ctx: HttpContext): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    void handle(ctx, req, res).catch((err) => {
+      if (!res.headersSent) {
+        const e = err instanceof ApiError ? err : new ApiError(500, "InternalError", `Internal error occurred: ${(err as Error).message}`);
+        sendJson(res, e.code, e.toStatus());
+      } else res.destroy();
+    });
+  };
+}
+
+async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = new URL(req.url ?? "/", "http://localhost");
+  const method = req.method ?? "GET";
+  const segments = url.pathname.split("/").filter((s) => s !== "").map(decodeURIComponent);
+  const user = userOf(req);
+  const raw = await readBody(req);
+  const types = ctx.cluster.registry.all();
+  const entry: RequestLogEntry = {
+    time: new Date().toISOString(),
+    user,
+    verb: method === "GET" ? "get" : method.toLowerCase(),
+    method,
+    path: url.pathname + url.search,
+    group: "",
+    version: "",
+    resource: "",
+    subresource: "",
+    namespace: "",
+    name: "",
+    code: 0,
+    userAgent: req.headers["user-agent"],
+  };
+  const finish = (code: number): void => {
+    entry.code = code;
+    ctx.log.push(entry);
+  };
+  const respond = (code: number, body: unknown, headers: Record<string, string> = {}): void => {
+    finish(code);
+    sendJson(res, code, body, headers);
+  };
+  const fail = (err: unknown): void => {
+    const e = err instanceof ApiError ? err : new ApiError(500, "InternalError", `Internal error occurred: ${(err as Error)?.message ?? String(err)}`);
+    respond(e.code, e.toStatus(), e.code === 429 ? { "Retry-After": "1" } : {});
+  };
+
+  // Non-resource endpoints.
+  const p = url.pathname.replace(/\/$/, "") || "/";
+  if (method === "GET") {
+    if (p === "/version") return respond(200, versionInfo());
+    if (p === "/healthz" || p === "/livez" || p === "/readyz") {
+      finish(200);
+      res.writeHead(200, { "Content-Type": "text/plain" });
+      res.end("ok");
+      return;
+    }
+    if (p === "/api") {
+      if (wantsAggregated(req)) return respond(200, aggregatedDiscovery(types, true), { "Content-Type": "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList" });
+      return respond(200, apiVersions(ctx.serverAddress()));
+    }
+    if (p === "/apis") {
+      if (wantsAggregated(req)) return respond(200, aggregatedDiscovery(types, false), { "Content-Type": "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList" });
+      return respond(200, apiGroupList(types));
+    }
+    if (segments[0] === "api" && segments.length === 2) {
+      const list = apiResourceList(types, "", segments[1]!);
+      return list ? respond(200, list) : fail(notFoundPath());
+    }
+    if (segments[0] === "apis" && segments.length === 2) {
+      const g = apiGroup(types, segments[1]!);
+      return g ? respond(200, g) : fail(notFoundPath());
+    }
+    if (segments[0] === "apis" && segments.length === 3) {
+      const list = apiResourceList(types, segments[1]!, segments[2]!);
+      return list ? respond(200, list) : fail(notFoundPath());
+    }
+    if (p === "/openapi/v3") return respond(200, openApiIndex(types, ctx.cluster.registry.groupVersions()));
+    if (segments[0] === "openapi" && segments[1] === "v3") {
+      const rest = segments.slice(2);
+      const [group, version] = rest[0] === "api" ? ["", rest[1]] : [rest[1], rest[2]];
+      if (group !== undefined && version && types.some((t) => t.group === group && t.version === version)) {
+        return respond(200, groupVersionDocument(types, group, version), { "Cache-Control": "public, immutable", Etag: `"${ctx.cluster.store.currentRv()}"` });
+      }
+      return fail(notFoundPath());
+    }
+  }
+
+  const route = parseRoute(segments, ctx.cluster);
+  if (!route) return fail(notFoundPath());
+  const query = url.searchParams;
+  const verb = verbOf(method, route, query);
+  Object.assign(entry, {
+    verb,
+    group: route.group,
+    version: route.version,
+    resource: route.resource,
+    subresource: route.subresource,
+    namespace: route.namespace,
+    name: route.name,
+  });
+  const t = ctx.cluster.registry.find(route.group, route.version, route.resource);
+  if (!t) return fail(notFoundPath());
+  if (route.subresource && !t.subresources.includes(route.subresource)) return fail(notFoundPath());
+  const latency = ctx.faults.latencyFor(verb, route.resource);
+  if (latency > 0) await new Promise((r) => setTimeout(r, latency));
+  const injected = ctx.faults.failureFor(verb, route.resource);
+  if (injected) return fail(injected);
+
+  try {
+    const wctx = writeContext(req, query, user);
+    if (["create", "update", "patch"].includes(verb)) entry.fieldManager = wctx.fieldManager;
+    const warn = (): Record<string, string> => (wctx.warnings.length ? { Warning: wctx.warnings.map((w) => `299 - ${JSON.stringify(w)}`).join(", ") } : {});
+    const ns = route.namespace || undefined;
+    const contentType = String(req.headers["content-type"] ?? "application/json");
+    switch (verb) {
+      case "get": {
+        const obj = ctx.cluster.get(t, ns, route.name);
+        if (wantsTable(req)) return respond(200, toTable(t, [obj], { resourceVersion: obj.metadata.resourceVersion }, Date.now(), query.get("includeObject") ?? "Metadata"));
+        return respond(200, obj);
+      }
+      case "list":
+        return list(ctx, t, ns, query, req, respond);
+      case "watch":
+        finish(200);
+        return watch(ctx, t, ns, route.name, query, req, res);
+      case "create": {
+        if (route.subresource === "eviction") {
+          ctx.cluster.evict(t, route.namespace, route.name, parseBody(raw, contentType), wctx);
+          return respond(201, { kind: "Status", apiVersion: "v1", metadata: {}, status: "Success", code: 201 });
+        }
+        if (route.name) throw methodNotAllowed(`the server does not allow this method on the requested resource`);
+        const created = ctx.cluster.create(t, ns, parseBody(raw, contentType), wctx);
+        return respond(201, created, warn());
+      }
+      case "update": {
+        if (!route.name) throw methodNotAllowed("the server does not allow this method on the requested resource");
+        const body = parseBody(raw, contentType);
+        if (route.subresource === "finalize") {
+          const current = ctx.cluster.get(t, undefined, route.name);
+          const next = { ...current, spec: (body as KubeObject)?.spec ?? {} };
+          ctx.cluster.store.put(storageKey(t.group, t.plural), next);
+          return respond(200, ctx.cluster.get(t, undefined, route.name));
+        }
+        const updated = ctx.cluster.update(t, ns, route.name, body, wctx, route.subresource);
+        return respond(200, updated, warn());
+      }
+      case "patch": {
+        if (!route.name) throw methodNotAllowed("the server does not allow this method on the requested resource");
+        const existed = ctx.cluster.store.get(storageKey(t.group, t.plural), t.namespaced ? ns : undefined, route.name) !== undefined;
+        const patched = ctx.cluster.patch(t, ns, route.name, contentType, raw, wctx, route.subresource, query.get("force") === "true");
+        return respond(existed ? 200 : 201, patched, warn());
+      }
+      case "delete": {
+        const opts = deleteOptions(parseBody(raw, contentType), query);
+        if (opts.dryRun) wctx.dryRun = true;
+        const result = ctx.cluster.delete(t, ns, route.name, opts, wctx);
+        if (!result.deleted || returnsDeletedObject(t)) return respond(200, result.object);
+        return respond(200, {
+          kind: "Status",
+          apiVersion: "v1",
+          metadata: {},
+          status: "Success",
+          details: { name: route.name, group: t.group, kind: t.plural, uid: result.object.metadata.uid },
+        });
+      }
+      case "deletecollection": {
+        const opts = deleteOptions(parseBody(raw, contentType), query);
+        if (opts.dryRun) wctx.dryRun = true;
+        const items = selectObjects(ctx, t, ns, query);
+        const deleted: KubeObject[] = [];
+        for (const o of items) {
+          try {
+            deleted.push(ctx.cluster.delete(t, o.metadata.namespace, o.metadata.name, opts, wctx).object);
+          } catch (err) {
+            if (!(err instanceof ApiError && err.code === 404)) throw err;
+          }
+        }
+        return respond(200, { kind: t.listKind, apiVersion: t.group ? `${t.group}/${t.version}` : t.version, metadata: { resourceVersion: String(ctx.cluster.store.currentRv()) }, items: deleted });
+      }
+      default:
+        throw methodNotAllowed("the server does not allow this method on the requested resource");
+    }
+  } catch (err) {
+    fail(err);
+  }
+}
+
+function notFoundPath(): ApiError {
+  return new ApiError(404, "NotFound", "the server could not find the requested resource", {});
+}
+
+function versionInfo(): Record<string, string> {
+  return {
+    major: "1",
+    minor: "33",
+    gitVersion: "v1.33.0",
+    gitCommit: "0000000000000000000000000000000000000000",
+    gitTreeState: "clean",
+    buildDate: "2026-01-01T00:00:00Z",
+    goVersion: "go1.24.0",
+    compiler: "gc",
+    platform: "linux/amd64",
+  };
+}
+
+/** Pods and custom resources answer DELETE with the object, other kinds with a Status. */
+function returnsDeletedObject(t: ResourceType): boolean {
+  return Boolean(t.crd) || (t.group === "" && t.kind === "Pod");
+}
+
+function deleteOptions(body: unknown, query: URLSearchParams): DeleteOptions & { dryRun?: boolean } {
+  const opts: DeleteOptions & { dryRun?: boolean } = body && typeof body === "object" ? { ...(body as DeleteOptions) } : {};
+  if (query.get("propagationPolicy")) opts.propagationPolicy = query.get("propagationPolicy")!;
+  if (query.get("gracePeriodSeconds")) opts.gracePeriodSeconds = Number(query.get("gracePeriodSeconds"));
+  if (query.get("orphanDependents")) opts.orphanDependents = query.get("orphanDependents") === "true";
+  const bodyDryRun = (body as { dryRun?: string[] } | undefined)?.dryRun;
+  if (Array.isArray(bodyDryRun) && bodyDryRun.includes("All")) opts.dryRun = true;
+  return opts;
+}
+
+function selectorMatcher(t: ResourceType, query: URLSearchParams): (o: KubeObject) => boolean {
+  const labels = parseLabelSelector(query.get("labelSelector"));
+  const fields = parseFieldSelector(query.get("fieldSelector"), t.fieldLabels, qualifiedResource(t.group, t.plural));
+  return (o) => matchesLabels(labels, o.metadata?.labels) && matchesFields(fields, o);
+}
+
+function selectObjects(ctx: HttpContext, t: ResourceType, ns: string | undefined, query: URLSearchParams): KubeObject[] {
+  const match = selectorMatcher(t, query);
+  return ctx.cluster.list(t, ns).filter(match);
+}
+
+interface ContinueToken {
+  rv: number;
+  start: string;
+}
+
+function encodeContinue(token: ContinueToken): string {
+  return Buffer.from(JSON.stringify({ v: "meta.k8s.io/v1", rv: token.rv, start: token.start })).toString("base64");
+}
+
+function decodeContinue(text: string): ContinueToken {
+  try {
+    const parsed = JSON.parse(Buffer.from(text, "base64").toString("utf8")) as { rv: number; start: string };
+    if (typeof parsed.rv !== "number" || typeof parsed.start !== "string") throw new Error("bad token");
+    return parsed;
+  } catch {
+    throw badRequest("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)");
+  }
+}
+
+function list(
+  ctx: HttpContext,
+  t: ResourceType,
+  ns: string | undefined,
+  query: URLSearchParams,
+  req: IncomingMessage,
+  respond: (code: number, body: unknown) => void,
+): void {
+  let items = selectObjects(ctx, t, ns, query);
+  let rv = ctx.cluster.store.currentRv();
+  const keyOf = (o: KubeObject): string => (o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name);
+  const cont = query.get("continue");
+  if (cont) {
+    const token = decodeContinue(cont);
+    if (token.rv < ctx.cluster.store.compactedRv || token.rv < ctx.faults.expireBefore) throw gone(EXPIRED_CONTINUE);
+    rv = token.rv;
+    items = items.filter((o) => keyOf(o) > token.start);
+  }
+  const limit = Number(query.get("limit") ?? "0");
+  const meta: Record<string, unknown> = { resourceVersion: String(rv) };
+  if (limit > 0 && items.length > limit) {
+    const page = items.slice(0, limit);
+    meta.continue = encodeContinue({ rv, start: keyOf(page[page.length - 1]!) });
+    meta.remainingItemCount = items.length - limit;
+    items = page;
+  }
+  if (wantsTable(req)) return respond(200, toTable(t, items, meta, Date.now(), query.get("includeObject") ?? "Metadata"));
+  respond(200, { kind: t.listKind, apiVersion: t.group ? `${t.group}/${t.version}` : t.version, metadata: meta, items });
+}
+
+function watch(ctx: HttpContext, t: ResourceType, ns: string | undefined, name: string, query: URLSearchParams, req: IncomingMessage, res: ServerResponse): void {
+  const match = selectorMatcher(t, query);
+  const key = storageKey(t.group, t.plural);
+  const inScope = (o: KubeObject | undefined): boolean =>
+    Boolean(o) && (!t.namespaced || !ns || o!.metadata.namespace === ns) && (!name || o!.metadata.name === name) && match(o!);
+  const table = wantsTable(req);
+  const includeObject = query.get("includeObject") ?? "Metadata";
+  res.writeHead(200, { "Content-Type": "application/json", "Transfer-Encoding": "chunked", "Cache-Control": "no-cache, private" });
+  res.flushHeaders();
+  ctx.watches.add(res);
+  const timers: NodeJS.Timeout[] = [];
+  let unsubscribe: () => void = () => {};
+  let closed = false;
+  const close = (): void => {
+    if (closed) return;
+    closed = true;
+    unsubscribe();
+    timers.forEach((tm) => clearTimeout(tm));
+    ctx.watches.delete(res);
+    if (!res.writableEnded) res.end();
+  };
+  res.on("close", close);
+  req.on("close", () => {
+    if (res.writableEnded || res.destroyed) close();
+  });
+  const send = (type: string, obj: KubeObject): void => {
+    if (closed) return;
+    const presented = type === "ERROR" || type === "BOOKMARK" ? obj : ctx.cluster.present(t, obj);
+    const object = table && type !== "ERROR" && type !== "BOOKMARK" ? toTable(t, [presented], { resourceVersion: presented.metadata.resourceVersion }, Date.now(), includeObject) : presented;
+    res.write(JSON.stringify({ type, object }) + "\n");
+  };
+  const expired = (rv: string): void => {
+    send("ERROR", new ApiError(410, "Expired", `too old resource version: ${rv} (${ctx.cluster.store.compactedRv + 1})`).toStatus());
+    close();
+  };
+  const deliver = (e: StoredEvent): void => {
+    if (e.resource !== key) return;
+    if (e.type === "ADDED") {
+      if (inScope(e.object)) send("ADDED", e.object);
+    } else if (e.type === "DELETED") {
+      if (inScope(e.old ?? e.object)) send("DELETED", e.object);
+    } else {
+      const was = inScope(e.old);
+      const is = inScope(e.object);
+      if (was && is) send("MODIFIED", e.object);
+      else if (!was && is) send("ADDED", e.object);
+      else if (was && !is) send("DELETED", e.object);
+    }
+  };
+  const rv = query.get("resourceVersion") ?? "";
+  if (rv === "" || rv === "0") {
+    for (const o of ctx.cluster.store.list(key)) if (inScope(o)) send("ADDED", o);
+  } else {
+    const since = Number(rv);
+    if (!Number.isFinite(since)) {
+      send("ERROR", badRequest(`invalid resource version: ${rv}`).toStatus());
+      return close();
+    }
+    if (ctx.faults.expireNext) {
+      ctx.faults.expireNext = false;
+      return expired(rv);
+    }
+    if (since < ctx.faults.expireBefore) return expired(rv);
+    const backlog = ctx.cluster.store.eventsSince(since);
+    if (!backlog) return expired(rv);
+    for (const e of backlog) deliver(e);
+  }
+  unsubscribe = ctx.cluster.store.subscribe(deliver);
+  if (query.get("allowWatchBookmarks") === "true") {
+    const bookmark = (): void => {
+      send("BOOKMARK", { kind: t.kind, apiVersion: t.group ? `${t.group}/${t.version}` : t.version, metadata: { resourceVersion: String(ctx.cluster.store.currentRv()) } });
+      const tm = setTimeout(bookmark, ctx.bookmarkIntervalMs);
+      tm.unref();
+      timers.push(tm);
+    };
+    const first = setTimeout(bookmark, ctx.bookmarkIntervalMs);
+    first.unref();
+    timers.push(first);
+  }
+  const timeoutSeconds = Number(query.get("timeoutSeconds") ?? "0");
+  if (timeoutSeconds > 0) {
+    const tm = setTimeout(close, timeoutSeconds * 1000);
+    tm.unref();
+    timers.push(tm);
+  }
+}

@@ -1,0 +1,150 @@
+// The Kubernetes API test server: real HTTP, in-memory storage, Kubernetes semantics for the kinds the
+// operator and its tools use. Start one per test file; point client-node, kubectl or helm at kubeconfig().
+import { createServer, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { writeFileSync } from "node:fs";
+import { Cluster } from "./cluster.js";
+import { Faults, type FaultInjector } from "./faults.js";
+import { createHandler } from "./http-server.js";
+import { kubeconfigYaml } from "./kubeconfig.js";
+import type { RequestLogEntry } from "./request-log.js";
+import { apiVersionOf } from "./resource-types.js";
+import { Store, type KubeObject } from "./store.js";
+import { startControllers } from "./controllers/index.js";
+
+export type { RequestLogEntry } from "./request-log.js";
+export { requestsBy, isWrite } from "./request-log.js";
+export type { FaultInjector, FailNextOptions, FailRateOptions, FaultFilter } from "./faults.js";
+export type { KubeObject } from "./store.js";
+
+export interface ApiServerOptions {
+  /** 0 = ephemeral (default). */
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+  simulateKubelet?: boolean;
+  /** Default 127.0.10.0/24. */
+  podCidr?: string;
+  /** Default true: ReplicaSet and PodDisruptionBudget controllers. */
+  controllers?: boolean;
+  /** Events kept for watch resume, default 1000. */
+  watchHistory?: number;
+  /** Interval of BOOKMARK events on watches that allow them, default 1000 ms. */
+  bookmarkIntervalMs?: number;
+}
+
+/** In-process read access to storage, for test assertions. */
+export interface StoreReader {
+  /** e.g. get({ group: "", version: "v1", resource: "pods" }, "default", "web-1") */
+  get(gvr: Gvr, namespace: string | undefined, name: string): KubeObject | undefined;
+  list(gvr: Gvr, namespace?: string): KubeObject[];
+  /** The current global resourceVersion. */
+  resourceVersion(): string;
+}
+
+export interface Gvr {
+  group: string;
+  version: string;
+  resource: string;
+}
+
+export interface TestApiServer {
+  /** http://127.0.0.1:PORT */
+  url: string;
+  /** Kubeconfig YAML; the user name doubles as bearer token (default "admin"). */
+  kubeconfig(user?: string): string;
+  writeKubeconfig(path: string, user?: string): void;
+  requestLog: RequestLogEntry[];
+  faults: FaultInjector;
+  store: StoreReader;
+  stop(): Promise<void>;
+}
+
+export async function startApiServer(opts: ApiServerOptions = {}): Promise<TestApiServer> {
+  const store = new Store(opts.watchHistory ?? 1000);
+  const cluster = new Cluster(store);
+  const watches = new Set<ServerResponse>();
+  const faults = new Faults(() => {
+    for (const w of [...watches]) w.end();
+    watches.clear();
+  });
+  const requestLog: RequestLogEntry[] = [];
+  let url = "";
+  const server = createServer(
+    createHandler({
+      cluster,
+      faults,
+      log: requestLog,
+      serverAddress: () => url.replace(/^https?:\/\//, ""),
+      bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 1000,
+      watches,
+    }),
+  );
+  server.keepAliveTimeout = 5000;
+  const host = opts.host ?? "127.0.0.1";
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(opts.port ?? 0, host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  url = `http://${host}:${port}`;
+  const ctx = { user: "system:apiserver", dryRun: false, fieldValidation: "Ignore" as const, warnings: [] };
+  const nsType = cluster.registry.find("", "v1", "namespaces")!;
+  for (const name of ["default", "kube-system", "kube-public", "kube-node-lease"]) cluster.create(nsType, undefined, { metadata: { name } }, ctx);
+  cluster.create(cluster.registry.find("", "v1", "services")!, "default", {
+    metadata: { name: "kubernetes", labels: { component: "apiserver", provider: "kubernetes" } },
+    spec: { ports: [{ name: "https", port: 443, targetPort: port }], clusterIP: "10.96.0.1" },
+  }, ctx);
+
+  const kubeconfig = (user = "admin"): string => kubeconfigYaml(url, user);
+  let controllers: { stop(): Promise<void> } | undefined;
+  if (opts.controllers !== false || opts.simulateKubelet) {
+    const enabled = opts.controllers !== false;
+    controllers = await startControllers({
+      kubeconfig: kubeconfig("controller-manager"),
+      simulateKubelet: opts.simulateKubelet ?? false,
+      podCidr: opts.podCidr ?? "127.0.10.0/24",
+      replicaSet: enabled,
+      podDisruptionBudget: enabled,
+    });
+  }
+
+  const storeReader: StoreReader = {
+    get: (gvr, namespace, name) => {
+      const t = cluster.registry.find(gvr.group, gvr.version, gvr.resource);
+      if (!t) return undefined;
+      try {
+        return cluster.get(t, namespace, name);
+      } catch {
+        return undefined;
+      }
+    },
+    list: (gvr, namespace) => {
+      const t = cluster.registry.find(gvr.group, gvr.version, gvr.resource);
+      return t ? cluster.list(t, namespace) : [];
+    },
+    resourceVersion: () => String(store.currentRv()),
+  };
+
+  let stopped = false;
+  return {
+    url,
+    kubeconfig,
+    writeKubeconfig: (path, user) => writeFileSync(path, kubeconfig(user)),
+    requestLog,
+    faults,
+    store: storeReader,
+    stop: async () => {
+      if (stopped) return;
+      stopped = true;
+      await controllers?.stop();
+      cluster.stop();
+      for (const w of [...watches]) w.end();
+      watches.clear();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+export { apiVersionOf };

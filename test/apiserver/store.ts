@@ -1,0 +1,116 @@
+// In-memory storage with one global, monotonically increasing resourceVersion, like etcd.
+export type KubeObject = Record<string, any>;
+
+export type EventType = "ADDED" | "MODIFIED" | "DELETED";
+
+export interface StoredEvent {
+  type: EventType;
+  /** Storage key of the resource, e.g. "/pods" or "apps/replicasets". */
+  resource: string;
+  object: KubeObject;
+  /** The object before this change (MODIFIED and DELETED). */
+  old?: KubeObject;
+  rv: number;
+}
+
+export type EventListener = (event: StoredEvent) => void;
+
+export function objectKey(namespace: string | undefined, name: string): string {
+  return namespace ? `${namespace}/${name}` : name;
+}
+
+export function clone<T>(value: T): T {
+  return structuredClone(value);
+}
+
+export class Store {
+  private rv = 1;
+  private readonly data = new Map<string, Map<string, KubeObject>>();
+  private readonly history: StoredEvent[] = [];
+  private readonly listeners = new Set<EventListener>();
+  /** The newest resourceVersion whose event is no longer kept: watches from before it get 410. */
+  compactedRv = 0;
+
+  constructor(private readonly historySize: number) {}
+
+  currentRv(): number {
+    return this.rv;
+  }
+
+  private table(resource: string): Map<string, KubeObject> {
+    let t = this.data.get(resource);
+    if (!t) {
+      t = new Map();
+      this.data.set(resource, t);
+    }
+    return t;
+  }
+
+  get(resource: string, namespace: string | undefined, name: string): KubeObject | undefined {
+    const o = this.table(resource).get(objectKey(namespace, name));
+    return o ? clone(o) : undefined;
+  }
+
+  /** Objects sorted by key (namespace/name), as etcd returns them. */
+  list(resource: string, namespace?: string): KubeObject[] {
+    const out: KubeObject[] = [];
+    const keys = [...this.table(resource).keys()].sort();
+    for (const k of keys) {
+      const o = this.table(resource).get(k)!;
+      if (namespace && o.metadata?.namespace !== namespace) continue;
+      out.push(clone(o));
+    }
+    return out;
+  }
+
+  resources(): string[] {
+    return [...this.data.keys()];
+  }
+
+  /** Writes the object with a new resourceVersion and emits the event; returns the stored copy. */
+  put(resource: string, obj: KubeObject): KubeObject {
+    const key = objectKey(obj.metadata.namespace, obj.metadata.name);
+    const t = this.table(resource);
+    const old = t.get(key);
+    this.rv++;
+    const stored = clone(obj);
+    stored.metadata.resourceVersion = String(this.rv);
+    t.set(key, stored);
+    this.emit({ type: old ? "MODIFIED" : "ADDED", resource, object: clone(stored), old: old ? clone(old) : undefined, rv: this.rv });
+    return clone(stored);
+  }
+
+  remove(resource: string, namespace: string | undefined, name: string): KubeObject | undefined {
+    const key = objectKey(namespace, name);
+    const t = this.table(resource);
+    const old = t.get(key);
+    if (!old) return undefined;
+    t.delete(key);
+    this.rv++;
+    // The DELETED event carries the object at the deletion's resourceVersion, as the watch cache sends it.
+    const gone = clone(old);
+    gone.metadata.resourceVersion = String(this.rv);
+    this.emit({ type: "DELETED", resource, object: clone(gone), old: clone(old), rv: this.rv });
+    return gone;
+  }
+
+  private emit(event: StoredEvent): void {
+    this.history.push(event);
+    while (this.history.length > this.historySize) {
+      const dropped = this.history.shift()!;
+      this.compactedRv = dropped.rv;
+    }
+    for (const l of [...this.listeners]) l(event);
+  }
+
+  /** Events with rv > since, or undefined when some of them are no longer kept. */
+  eventsSince(since: number): StoredEvent[] | undefined {
+    if (since < this.compactedRv) return undefined;
+    return this.history.filter((e) => e.rv > since);
+  }
+
+  subscribe(listener: EventListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+}

@@ -1,0 +1,144 @@
+// meta.k8s.io/v1 Table output for `kubectl get`: printer columns of CRDs, NAME/AGE for built-ins.
+import type { ResourceType } from "./resource-types.js";
+import type { KubeObject } from "./store.js";
+
+interface Column {
+  name: string;
+  type: string;
+  format: string;
+  description: string;
+  priority: number;
+}
+
+/** kubectl's duration.HumanDuration: 45s, 3m20s, 5h, 2d3h, 400d... */
+export function humanDuration(ms: number): string {
+  const seconds = Math.floor(ms / 1000);
+  if (seconds < -1) return "<invalid>";
+  if (seconds < 0) return "0s";
+  if (seconds < 60 * 2) return `${seconds}s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 10) {
+    const s = seconds % 60;
+    return s === 0 ? `${minutes}m` : `${minutes}m${s}s`;
+  }
+  if (minutes < 60 * 3) return `${minutes}m`;
+  const hours = Math.floor(seconds / 3600);
+  if (hours < 8) {
+    const m = minutes % 60;
+    return m === 0 ? `${hours}h` : `${hours}h${m}m`;
+  }
+  if (hours < 48) return `${hours}h`;
+  if (hours < 24 * 8) {
+    const h = hours % 24;
+    return h === 0 ? `${Math.floor(hours / 24)}d` : `${Math.floor(hours / 24)}d${h}h`;
+  }
+  if (hours < 24 * 365 * 2) return `${Math.floor(hours / 24)}d`;
+  if (hours < 24 * 365 * 8) {
+    const dy = Math.floor(hours / 24) % 365;
+    return dy === 0 ? `${Math.floor(hours / 24 / 365)}y` : `${Math.floor(hours / 24 / 365)}y${dy}d`;
+  }
+  return `${Math.floor(hours / 24 / 365)}y`;
+}
+
+/** Evaluates the simple JSONPath forms printer columns use: .a.b, .a[0].b, .a[*].b, .a['x.y']. */
+export function evalJsonPath(obj: unknown, path: string): unknown[] {
+  const expr = path.replace(/^\{|\}$/g, "").replace(/^\$/, "");
+  const segs: Array<string | number | "*"> = [];
+  const re = /\.([^.[\]]+)|\[(\d+|\*|'[^']*'|"[^"]*")\]/g;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(expr))) {
+    if (m[1] !== undefined) segs.push(m[1]);
+    else if (m[2] === "*") segs.push("*");
+    else if (/^\d+$/.test(m[2]!)) segs.push(Number(m[2]));
+    else segs.push(m[2]!.slice(1, -1));
+  }
+  let cur: unknown[] = [obj];
+  for (const seg of segs) {
+    const nextVals: unknown[] = [];
+    for (const c of cur) {
+      if (c === null || c === undefined) continue;
+      if (seg === "*") {
+        if (Array.isArray(c)) nextVals.push(...c);
+        else if (typeof c === "object") nextVals.push(...Object.values(c));
+      } else if (typeof seg === "number") {
+        if (Array.isArray(c) && c[seg] !== undefined) nextVals.push(c[seg]);
+      } else if (typeof c === "object" && !Array.isArray(c) && (c as Record<string, unknown>)[seg] !== undefined) {
+        nextVals.push((c as Record<string, unknown>)[seg]);
+      }
+    }
+    cur = nextVals;
+  }
+  return cur;
+}
+
+function cellValue(values: unknown[], type: string, now: number): unknown {
+  if (values.length === 0) return null;
+  const v = values.length === 1 ? values[0] : values;
+  if (type === "date" && typeof v === "string") {
+    const t = Date.parse(v);
+    return Number.isNaN(t) ? v : humanDuration(now - t);
+  }
+  if (Array.isArray(v)) return v.map((x) => (typeof x === "object" ? JSON.stringify(x) : String(x))).join(",");
+  if (typeof v === "object" && v !== null) return JSON.stringify(v);
+  return v;
+}
+
+function age(obj: KubeObject, now: number): string {
+  const t = Date.parse(obj.metadata?.creationTimestamp ?? "");
+  return Number.isNaN(t) ? "<unknown>" : humanDuration(now - t);
+}
+
+const col = (name: string, type = "string", description = "", format = "", priority = 0): Column => ({ name, type, format, description, priority });
+
+function podRow(pod: KubeObject, now: number): unknown[] {
+  const containers = (pod.spec?.containers ?? []) as unknown[];
+  const statuses = (pod.status?.containerStatuses ?? []) as Array<Record<string, any>>;
+  const ready = statuses.filter((s) => s.ready).length;
+  const restarts = statuses.reduce((a, s) => a + Number(s.restartCount ?? 0), 0);
+  let status = pod.status?.reason ?? pod.status?.phase ?? "Unknown";
+  for (const s of statuses) {
+    if (s.state?.waiting?.reason) status = s.state.waiting.reason;
+    else if (s.state?.terminated?.reason) status = s.state.terminated.reason;
+  }
+  if (pod.metadata?.deletionTimestamp) status = "Terminating";
+  return [pod.metadata.name, `${ready}/${containers.length}`, status, restarts, age(pod, now), pod.status?.podIP ?? "<none>", pod.spec?.nodeName ?? "<none>"];
+}
+
+export function toTable(t: ResourceType, objects: KubeObject[], listMeta: Record<string, unknown>, now: number, includeObject: string): Record<string, unknown> {
+  let columns: Column[];
+  let cells: (o: KubeObject) => unknown[];
+  if (t.crd) {
+    const printer = t.crd.printerColumns;
+    columns = [col("Name", "string", "Name must be unique within a namespace.", "name")];
+    for (const p of printer) columns.push(col(p.name, p.type, p.description ?? "", p.format ?? "", p.priority ?? 0));
+    const hasAge = printer.some((p) => p.jsonPath === ".metadata.creationTimestamp");
+    if (printer.length === 0 || !hasAge) columns.push(col("Age", "date", "CreationTimestamp is a timestamp representing the server time when this object was created."));
+    cells = (o) => {
+      const row: unknown[] = [o.metadata.name];
+      for (const p of printer) row.push(cellValue(evalJsonPath(o, p.jsonPath), p.type, now));
+      if (printer.length === 0 || !hasAge) row.push(age(o, now));
+      return row;
+    };
+  } else if (t.group === "" && t.kind === "Pod") {
+    columns = [col("Name", "string", "", "name"), col("Ready"), col("Status"), col("Restarts", "string"), col("Age"), col("IP", "string", "", "", 1), col("Node", "string", "", "", 1)];
+    cells = (o) => podRow(o, now);
+  } else {
+    columns = [col("Name", "string", "Name must be unique within a namespace.", "name"), col("Age", "string", "CreationTimestamp is a timestamp representing the server time when this object was created.")];
+    cells = (o) => [o.metadata.name, age(o, now)];
+  }
+  return {
+    kind: "Table",
+    apiVersion: "meta.k8s.io/v1",
+    metadata: listMeta,
+    columnDefinitions: columns,
+    rows: objects.map((o) => ({
+      cells: cells(o),
+      object:
+        includeObject === "Object"
+          ? o
+          : includeObject === "None"
+            ? undefined
+            : { kind: "PartialObjectMetadata", apiVersion: "meta.k8s.io/v1", metadata: o.metadata },
+    })),
+  };
+}
