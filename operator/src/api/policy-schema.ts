@@ -125,6 +125,9 @@ const HOST = /^([A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?)(\.[A-Za-z0-9]([-A-Za-z0-
 const PATH = /^\/[^\s]*$/;
 
 const intIn = (min: number, max: number) => z.number().int().min(min).max(max);
+// maxLength on enums too: some API server versions estimate CEL cost as if enum strings were unbounded.
+const oneOf = <const T extends readonly [string, ...string[]]>(values: T, description: string) =>
+  z.enum(values).meta({ description, maxLength: Math.max(...values.map((v) => v.length)) });
 const desc = (description: string) => ({ description });
 
 const secretKeySelector = z
@@ -137,7 +140,7 @@ const secretKeySelector = z
 const labelSelectorRequirement = z
   .strictObject({
     key: z.string().min(1).max(317).regex(LABEL_NAME, "must be a label key ([prefix/]name)").meta(desc("The label key the requirement applies to.")),
-    operator: z.enum(["In", "NotIn", "Exists", "DoesNotExist"]).meta(desc("How the key relates to the values: In, NotIn, Exists or DoesNotExist.")),
+    operator: oneOf(["In", "NotIn", "Exists", "DoesNotExist"], "How the key relates to the values: In, NotIn, Exists or DoesNotExist."),
     values: z
       .array(z.string().max(63).regex(LABEL_VALUE, "must be a label value").meta(desc("A label value.")))
       .max(64)
@@ -214,10 +217,10 @@ const statusCodeSchema = z
 
 const probeSchema = z
   .strictObject({
-    scheme: z.enum(["HTTP", "HTTPS"]).default("HTTP").meta(desc("HTTP or HTTPS.")),
+    scheme: oneOf(["HTTP", "HTTPS"], "HTTP or HTTPS.").default("HTTP"),
     port: portSchema,
     path: z.string().min(1).max(2048).regex(PATH, `must start with "/" and contain no whitespace`).meta(desc(`Request path, starting with "/", e.g. /healthz. There is no default.`)),
-    method: z.enum(["GET", "HEAD"]).default("GET").meta(desc("GET or HEAD.")),
+    method: oneOf(["GET", "HEAD"], "GET or HEAD.").default("GET"),
     host: z
       .string()
       .max(259)
@@ -346,10 +349,10 @@ const replacementSchema = z
     after: afterSchema,
     maxPerHour: intIn(0, 1000).default(1).meta(desc("Replacements allowed in any sliding 60 minutes, 0-1000.")),
     maxPerDay: intIn(0, 10000).default(3).meta(desc("Replacements allowed in any sliding 24 hours, 0-10000 and at least maxPerHour.")),
-    method: z
-      .enum(["Evict", "Delete"])
-      .default("Evict")
-      .meta(desc("Evict (Eviction API, honours PodDisruptionBudgets) or Delete. The pod's controller recreates it; a pod without one is never replaced.")),
+    method: oneOf(
+      ["Evict", "Delete"],
+      "Evict (Eviction API, honours PodDisruptionBudgets) or Delete. The pod's controller recreates it; a pod without one is never replaced.",
+    ).default("Evict"),
   })
   .prefault({})
   .meta({ ...desc("Replacing pods that stay Unhealthy, so their controller recreates them."), ...cel("dailyAtLeastHourly") })
@@ -390,7 +393,7 @@ export const conditionSchema = z
       .max(316)
       .regex(/^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$/, "must be a condition type")
       .meta(desc("Condition type: Ready, Degraded, FailOpen, DrainCapped or ReplacementBlocked.")),
-    status: z.enum(["True", "False", "Unknown"]).meta(desc("True, False or Unknown.")),
+    status: oneOf(["True", "False", "Unknown"], "True, False or Unknown."),
     observedGeneration: z.number().int().min(0).optional().meta(desc("The metadata.generation the condition was set for.")),
     lastTransitionTime: time("When the condition last changed status."),
     reason: z
@@ -408,7 +411,7 @@ export const podStatusEntrySchema = z
     name: z.string().min(1).max(253).meta(desc("Pod name.")),
     uid: z.string().min(1).max(64).meta(desc("Pod UID.")),
     ip: z.string().max(45).optional().meta(desc("Pod IP that is probed.")),
-    state: z.enum(["Unknown", "Healthy", "Unhealthy"]).meta(desc("Health state for this policy: Unknown, Healthy or Unhealthy.")),
+    state: oneOf(["Unknown", "Healthy", "Unhealthy"], "Health state for this policy: Unknown, Healthy or Unhealthy."),
     since: time("Time of the last state change."),
     drained: z.boolean().meta(desc("Whether the pod is out of rotation because of this policy.")),
     lastResult: z.string().max(256).optional().meta(desc(`Class of the last probe outcome, e.g. "HTTP 503", "connect ECONNREFUSED", "timeout after 60s".`)),
@@ -423,7 +426,7 @@ export const replacementRecordSchema = z
     pod: z.string().min(1).max(253).meta(desc("Name of the replaced pod.")),
     uid: z.string().min(1).max(64).meta(desc("UID of the replaced pod.")),
     time: time("When the replacement was attempted (and charged to the budgets)."),
-    method: z.enum(["Evict", "Delete"]).meta(desc("Evict or Delete.")),
+    method: oneOf(["Evict", "Delete"], "Evict or Delete."),
   })
   .meta(desc("One replacement charged to the budgets."));
 
