@@ -1,0 +1,114 @@
+// Plays the kubelet for pods on a cluster without nodes: a new pod gets an address from the pod
+// CIDR and a Running, Ready status written through the status subresource. A pod left
+// terminating is finished with a zero grace-period delete, as the kubelet does once containers stop.
+import type { CoreV1Api, V1Pod, V1PodStatus } from "@kubernetes/client-node";
+import { IpAllocator } from "./ip-allocator.js";
+import { isNotFound, podKey, splitKey } from "./pods.js";
+import type { SyncResult } from "./work-queue.js";
+
+export const HOST_IP = "127.0.0.1";
+
+export interface KubeletDeps {
+  core: CoreV1Api;
+  pods: { get(name: string, namespace?: string): V1Pod | undefined; list(namespace?: string): ReadonlyArray<V1Pod> };
+  podCidr: string;
+  now: () => number;
+  enqueue: (key: string) => void;
+}
+
+const seconds = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+
+export class KubeletStandIn {
+  readonly ips: IpAllocator;
+  private readonly finishing = new Set<string>();
+  private readonly waitingForAddress = new Set<string>();
+
+  constructor(private readonly deps: KubeletDeps) {
+    this.ips = new IpAllocator(deps.podCidr);
+  }
+
+  /** Addresses already on pods stay theirs (a restart must not hand them out twice). */
+  podSeen(pod: V1Pod): void {
+    const uid = pod.metadata?.uid;
+    const ip = pod.status?.podIP;
+    if (uid && ip) this.ips.reserve(uid, ip);
+    if (this.needsWork(pod)) this.deps.enqueue(podKey(pod));
+  }
+
+  podGone(pod: V1Pod): void {
+    const uid = pod.metadata?.uid;
+    if (!uid) return;
+    this.finishing.delete(uid);
+    const before = this.ips.inUse;
+    this.ips.release(uid);
+    if (this.ips.inUse < before) {
+      for (const key of this.waitingForAddress) this.deps.enqueue(key);
+      this.waitingForAddress.clear();
+    }
+  }
+
+  private needsWork(pod: V1Pod): boolean {
+    if (pod.metadata?.deletionTimestamp) return (pod.metadata.finalizers ?? []).length === 0;
+    const phase = pod.status?.phase;
+    return !pod.status?.podIP && phase !== "Succeeded" && phase !== "Failed";
+  }
+
+  async sync(key: string): Promise<SyncResult> {
+    const { namespace, name } = splitKey(key);
+    const pod = this.deps.pods.get(name, namespace);
+    if (!pod || !this.needsWork(pod)) return;
+    const uid = pod.metadata!.uid!;
+    if (pod.metadata?.deletionTimestamp) {
+      if (this.finishing.has(uid)) return;
+      this.finishing.add(uid);
+      try {
+        await this.deps.core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0, body: { preconditions: { uid } } });
+      } catch (err) {
+        if (isNotFound(err) || (err as { code?: number }).code === 409) return;
+        this.finishing.delete(uid);
+        throw new Error(`finishing the deletion of pod ${key}`, { cause: err });
+      }
+      return;
+    }
+    const ip = this.ips.allocate(uid);
+    if (!ip) {
+      this.waitingForAddress.add(key);
+      return;
+    }
+    const body: V1Pod = { ...structuredClone(pod), status: this.runningStatus(pod, ip) };
+    try {
+      await this.deps.core.replaceNamespacedPodStatus({ name, namespace, body });
+    } catch (err) {
+      if (isNotFound(err)) {
+        this.ips.release(uid);
+        return;
+      }
+      throw new Error(`starting pod ${key}`, { cause: err });
+    }
+  }
+
+  runningStatus(pod: V1Pod, ip: string): V1PodStatus {
+    const now = seconds(this.deps.now()) as unknown as Date;
+    const condition = (type: string) => ({ type, status: "True", lastProbeTime: null as unknown as undefined, lastTransitionTime: now });
+    return {
+      ...(pod.status ?? {}),
+      phase: "Running",
+      hostIP: HOST_IP,
+      hostIPs: [{ ip: HOST_IP }],
+      podIP: ip,
+      podIPs: [{ ip }],
+      startTime: now,
+      conditions: [condition("PodReadyToStartContainers"), condition("Initialized"), condition("Ready"), condition("ContainersReady"), condition("PodScheduled")],
+      containerStatuses: (pod.spec?.containers ?? []).map((c) => ({
+        name: c.name,
+        image: c.image ?? "",
+        imageID: "",
+        containerID: `containerd://${pod.metadata?.uid}-${c.name}`,
+        ready: true,
+        started: true,
+        restartCount: 0,
+        state: { running: { startedAt: now } },
+      })),
+    };
+  }
+}
