@@ -1,0 +1,6 @@
+// Every benchmark `npm run bench -- all` runs, in order. Add new ones here.
+import type { Benchmark } from "./bench.js";
+import { probeBenchmark } from "./probe.js";
+import { probeVsHaproxyBenchmark } from "./probe-vs-haproxy.js";
+
+export const benchmarks: Benchmark[] = [probeBenchmark, probeVsHaproxyBenchmark];
