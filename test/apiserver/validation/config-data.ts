@@ -2,7 +2,7 @@
 // ValidateSecret): keys are config-map keys, the data is at most 1 MiB (core.MaxSecretSize).
 import { forbidden, invalid, key, required, tooLong } from "./field-errors.js";
 import { byteLength, isConfigMapKey, nameIsDNSSubdomain } from "./names.js";
-import { asObj, asStr, asStrMap, FIELD_IMMUTABLE, validateObjectMeta, validateObjectMetaUpdate, type Obj } from "./object-meta.js";
+import { asObj, asStr, asStrMap, FIELD_IMMUTABLE, semanticEqual, validateObjectMeta, validateObjectMetaUpdate, type Obj } from "./object-meta.js";
 import type { FieldCause } from "./index.js";
 
 export const MAX_SECRET_SIZE = 1024 * 1024;
@@ -30,8 +30,8 @@ export function validateConfigMap(obj: Obj, old: Obj | undefined): FieldCause[] 
   // ValidateConfigMapUpdate: an immutable ConfigMap keeps its data.
   if (old && old.immutable === true) {
     if (obj.immutable !== true) errs.push(forbidden("immutable", "field is immutable when `immutable` is set"));
-    if (JSON.stringify(obj.data ?? null) !== JSON.stringify(old.data ?? null)) errs.push(forbidden("data", "field is immutable when `immutable` is set"));
-    if (JSON.stringify(obj.binaryData ?? null) !== JSON.stringify(old.binaryData ?? null)) {
+    if (!semanticEqual(obj.data, old.data)) errs.push(forbidden("data", "field is immutable when `immutable` is set"));
+    if (!semanticEqual(obj.binaryData, old.binaryData)) {
       errs.push(forbidden("binaryData", "field is immutable when `immutable` is set"));
     }
   }

@@ -4,7 +4,7 @@
 // core/v1 get only the legacy checks; events.k8s.io/v1 adds the strict ones.
 import { invalid, required } from "./field-errors.js";
 import { byteLength, isDNS1123Subdomain, isQualifiedName, nameIsDNSSubdomain } from "./names.js";
-import { asObj, asStr, sameTime, validateObjectMeta, validateObjectMetaUpdate, type Obj } from "./object-meta.js";
+import { asObj, asStr, sameTime, semanticEqual, validateObjectMeta, validateObjectMetaUpdate, type Obj } from "./object-meta.js";
 import type { FieldCause } from "./index.js";
 
 export const REPORTING_INSTANCE_LENGTH_LIMIT = 128;
@@ -93,7 +93,7 @@ function validateSeries(e: InternalEvent): FieldCause[] {
   return errs;
 }
 
-const same = (a: unknown, b: unknown): boolean => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+const same = semanticEqual;
 
 export function validateEvent(obj: Obj, old: Obj | undefined, eventsGroup: boolean): FieldCause[] {
   const e = toInternal(obj, eventsGroup);

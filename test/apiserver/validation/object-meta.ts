@@ -146,7 +146,24 @@ export function validateObjectMeta(meta: Obj, rules: MetaRules, field = "metadat
   return errs;
 }
 
-const sameJson = (a: unknown, b: unknown): boolean => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+/** Drops null and undefined members: absent and null decode to the same Go value. */
+function canonical(v: unknown): unknown {
+  if (v instanceof Date) return v.toISOString();
+  if (Array.isArray(v)) return v.map(canonical);
+  if (v && typeof v === "object") {
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(v).sort()) {
+      const x = (v as Record<string, unknown>)[k];
+      if (x !== undefined && x !== null) out[k] = canonical(x);
+    }
+    return out;
+  }
+  return v;
+}
+
+/** apiequality.Semantic.DeepEqual for decoded JSON: key order and null members do not matter. */
+export const semanticEqual = (a: unknown, b: unknown): boolean => JSON.stringify(canonical(a ?? null)) === JSON.stringify(canonical(b ?? null));
+const sameJson = semanticEqual;
 
 /**
  * Times compare as instants, at the precision they are serialized with (1000 ms for metav1.Time,

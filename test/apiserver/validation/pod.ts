@@ -5,7 +5,7 @@
 import { child, duplicate, forbidden, index, invalid, notSupported, required } from "./field-errors.js";
 import { isValidIP, parseIP, isIPv4Address } from "./ip.js";
 import { isDNS1123Label, isQualifiedName, isValidPortName, isValidPortNum, nameIsDNSSubdomain } from "./names.js";
-import { asArr, asObj, asStr, validateAnnotations, validateLabels, asStrMap, validateObjectMeta, validateObjectMetaUpdate, type Obj } from "./object-meta.js";
+import { asArr, asObj, asStr, validateAnnotations, validateLabels, asStrMap, semanticEqual, validateObjectMeta, validateObjectMetaUpdate, type Obj } from "./object-meta.js";
 import type { FieldCause } from "./index.js";
 
 const SUPPORTED_PORT_PROTOCOLS = ["SCTP", "TCP", "UDP"];
@@ -103,7 +103,7 @@ export function validatePod(obj: Obj, old: Obj | undefined): FieldCause[] {
     ];
   }
   const errs = validateObjectMetaUpdate(meta, asObj(old.metadata), { kubeFinalizers: true });
-  if (JSON.stringify(mutableSpecView(asObj(obj.spec))) !== JSON.stringify(mutableSpecView(asObj(old.spec)))) {
+  if (!semanticEqual(mutableSpecView(asObj(obj.spec)), mutableSpecView(asObj(old.spec)))) {
     errs.push(forbidden("spec", POD_UPDATE_FORBIDDEN));
   }
   return errs;

@@ -2,7 +2,7 @@
 // (ValidateReplicaSetSpec, ValidatePodTemplateSpecForReplicaSet, ValidateReplicaSetStatus).
 import { child, invalid, notSupported, required } from "./field-errors.js";
 import { nameIsDNSSubdomain } from "./names.js";
-import { asObj, asStr, asStrMap, IS_NEGATIVE, selectorMatches, validateLabelSelector, validateObjectMeta, validateObjectMetaUpdate, type Obj } from "./object-meta.js";
+import { asObj, asStr, asStrMap, IS_NEGATIVE, selectorMatches, semanticEqual, validateLabelSelector, validateObjectMeta, validateObjectMetaUpdate, type Obj } from "./object-meta.js";
 import { validatePodTemplateSpec } from "./pod.js";
 import type { FieldCause } from "./index.js";
 
@@ -69,7 +69,7 @@ export function validateReplicaSet(obj: Obj, old: Obj | undefined, subresource: 
   errs.push(...validateReplicaSetSpec(asObj(obj.spec)));
   if (old) {
     // The selector is immutable in apps/v1 (ValidateReplicaSetUpdate).
-    if (JSON.stringify(asObj(obj.spec).selector ?? null) !== JSON.stringify(asObj(old.spec).selector ?? null)) {
+    if (!semanticEqual(asObj(obj.spec).selector, asObj(old.spec).selector)) {
       errs.push(invalid("spec.selector", asObj(obj.spec).selector, "field is immutable"));
     }
   }

@@ -237,3 +237,15 @@ describe("timestamps compare as instants", () => {
     expect(render(validateBuiltin(GVK.Pod!, s, old, ""))).toContain("metadata.creationTimestamp");
   });
 });
+
+describe("updates compare decoded values", () => {
+  it("accepts a pod update whose spec only differs in key order and null members", () => {
+    const old = stored(aPod());
+    const reordered = stored(aPod((o) => {
+      const c = o.spec.containers[0];
+      o.spec = { nodeName: null, containers: [{ ports: c.ports, image: c.image, name: c.name }] };
+      o.metadata.ownerReferences = [{ apiVersion: "apps/v1", kind: "ReplicaSet", name: "web", uid: "u", controller: true }];
+    }));
+    expect(render(validateBuiltin(GVK.Pod!, reordered, old, ""))).toBe("");
+  });
+});
