@@ -1,0 +1,34 @@
+// The operator command: flags (and HEALTHPROBE_* environment) in, a running operator out.
+// SIGTERM/SIGINT: stop writing, hand over the lease, exit 0.
+import { startOperator } from "./operator.js";
+import { loadConfigOrExit } from "./runtime/config.js";
+import { createLogger } from "./runtime/logger.js";
+
+const config = loadConfigOrExit();
+const logger = createLogger({ level: config.logLevel });
+
+try {
+  const operator = await startOperator(config, { logger });
+  logger.info(
+    { identity: operator.identity, namespace: config.namespace ?? "(all)", leaderElect: config.leaderElect, healthPort: operator.healthPort, metricsPort: operator.metricsPort },
+    "operator started",
+  );
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, "shutting down");
+    operator.stop().then(
+      () => process.exit(0),
+      (err) => {
+        logger.error({ err }, "shutdown failed");
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGTERM", () => shutdown("SIGTERM"));
+  process.on("SIGINT", () => shutdown("SIGINT"));
+} catch (err) {
+  logger.error({ err }, "operator failed to start");
+  process.exit(1);
+}

@@ -1,0 +1,128 @@
+// Per (policy, pod uid) evaluation state, fed by probe results. It decides nothing on its own:
+// computeHealth does, and a result that changes what status shows tells the caller to
+// reconcile the policy. Live figures (latency, last probe) stay here for /debug/targets.
+import { computeHealth, initialHealth, type HealthRecord, type HealthSeed } from "../domain/health.js";
+import type { ProbeOutcome } from "../domain/probe-request.js";
+import type { EpochMs, EvaluationSettings } from "../domain/types.js";
+
+interface PodEntry {
+  record: HealthRecord;
+  startedAt: EpochMs;
+  name: string;
+  ip: string;
+  latencyMs?: number;
+  result?: string;
+}
+
+interface PolicyEntry {
+  settings: EvaluationSettings;
+  pods: Map<string, PodEntry>;
+}
+
+export interface HealthTarget {
+  uid: string;
+  name: string;
+  ip: string;
+  startedAt: EpochMs;
+}
+
+export interface DebugTarget {
+  policy: string;
+  pod: string;
+  uid: string;
+  ip: string;
+  state: string;
+  since: string;
+  unhealthySince?: string;
+  consecutiveSuccesses: number;
+  consecutiveFailures: number;
+  samples?: boolean[];
+  lastProbeAt?: string;
+  latencyMs?: number;
+  result?: string;
+}
+
+export class HealthStore {
+  private readonly policies = new Map<string, PolicyEntry>();
+
+  /** Whether the store has ever seen this policy (so persisted status should seed it). */
+  has(policy: string): boolean {
+    return this.policies.has(policy);
+  }
+
+  /**
+   * Sets a policy's settings and target set. Pods not in `targets` are forgotten; new ones
+   * start from their persisted seed (after a restart) or Unknown.
+   */
+  configure(policy: string, settings: EvaluationSettings, targets: readonly HealthTarget[], seeds: ReadonlyMap<string, HealthSeed>, now: EpochMs): void {
+    let entry = this.policies.get(policy);
+    if (!entry) {
+      entry = { settings, pods: new Map() };
+      this.policies.set(policy, entry);
+    }
+    entry.settings = settings;
+    const keep = new Set<string>();
+    for (const t of targets) {
+      keep.add(t.uid);
+      const existing = entry.pods.get(t.uid);
+      if (existing) {
+        existing.name = t.name;
+        existing.ip = t.ip;
+        existing.startedAt = t.startedAt;
+        continue;
+      }
+      entry.pods.set(t.uid, { record: initialHealth(seeds.get(t.uid), now), startedAt: t.startedAt, name: t.name, ip: t.ip });
+    }
+    for (const uid of entry.pods.keys()) if (!keep.has(uid)) entry.pods.delete(uid);
+  }
+
+  drop(policy: string): void {
+    this.policies.delete(policy);
+  }
+
+  get(policy: string, uid: string): HealthRecord | undefined {
+    return this.policies.get(policy)?.pods.get(uid)?.record;
+  }
+
+  /**
+   * Applies a probe outcome. Returns true when something status shows changed (state, or
+   * the result that set it), i.e. when the policy needs a reconcile.
+   */
+  record(policy: string, uid: string, outcome: ProbeOutcome): boolean {
+    const entry = this.policies.get(policy);
+    const pod = entry?.pods.get(uid);
+    if (!entry || !pod) return false;
+    const before = pod.record;
+    const { record } = computeHealth(before, { success: outcome.success, failureClass: outcome.failureClass, at: outcome.finishedAt }, entry.settings, pod.startedAt);
+    pod.record = record;
+    pod.latencyMs = outcome.latencyMs;
+    pod.result = outcome.result;
+    return record.state !== before.state || record.stateResult !== before.stateResult;
+  }
+
+  debugTargets(): DebugTarget[] {
+    const out: DebugTarget[] = [];
+    for (const [policy, entry] of this.policies) {
+      for (const [uid, pod] of entry.pods) {
+        const r = pod.record;
+        const t: DebugTarget = {
+          policy,
+          pod: pod.name,
+          uid,
+          ip: pod.ip,
+          state: r.state,
+          since: new Date(r.since).toISOString(),
+          consecutiveSuccesses: r.consecutiveSuccesses,
+          consecutiveFailures: r.consecutiveFailures,
+        };
+        if (r.unhealthySince !== undefined) t.unhealthySince = new Date(r.unhealthySince).toISOString();
+        if (entry.settings.window) t.samples = [...r.samples];
+        if (r.lastProbeAt !== undefined) t.lastProbeAt = new Date(r.lastProbeAt).toISOString();
+        if (pod.latencyMs !== undefined) t.latencyMs = pod.latencyMs;
+        if (pod.result !== undefined) t.result = pod.result;
+        out.push(t);
+      }
+    }
+    return out;
+  }
+}
