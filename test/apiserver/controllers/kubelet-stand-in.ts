@@ -48,7 +48,8 @@ export class KubeletStandIn {
   }
 
   private needsWork(pod: V1Pod): boolean {
-    if (pod.metadata?.deletionTimestamp) return (pod.metadata.finalizers ?? []).length === 0;
+    // Like the kubelet, finish a terminating pod whatever its finalizers: they still hold it.
+    if (pod.metadata?.deletionTimestamp) return !this.finishing.has(pod.metadata.uid ?? "");
     const phase = pod.status?.phase;
     return !pod.status?.podIP && phase !== "Succeeded" && phase !== "Failed";
   }
