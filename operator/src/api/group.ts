@@ -17,7 +17,8 @@ export const ANNOTATION_PREFIX = LABEL_PREFIX;
 
 /** Marks EndpointSlices written by the operator, as the built-in controller marks its own. */
 export const MANAGED_BY_LABEL = "endpointslice.kubernetes.io/managed-by";
-export const MANAGED_BY_VALUE = "healthprobe.io/operator";
+// A label value cannot contain "/": the built-in controller uses "endpointslice-controller.k8s.io".
+export const MANAGED_BY_VALUE = "healthprobe-operator.healthprobe.io";
 export const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
 
 /** Condition types of status.conditions. */

@@ -179,7 +179,7 @@ function checkSettled(world: WorldSpec, slices: EndpointSliceObject[]): void {
   for (const slice of slices) {
     expect(slice.endpoints.length).toBeLessThanOrEqual(world.max);
     expect(slice.metadata.ownerReferences.map((r) => r.uid)).toEqual(["svc-uid-web"]);
-    expect(slice.metadata.labels).toEqual({ "endpointslice.kubernetes.io/managed-by": "healthprobe.io/operator", "kubernetes.io/service-name": "web" });
+    expect(slice.metadata.labels).toEqual({ "endpointslice.kubernetes.io/managed-by": "healthprobe-operator.healthprobe.io", "kubernetes.io/service-name": "web" });
   }
   for (const family of families) {
     const listed = slices.filter((s) => s.addressType === family).flatMap((s) => s.endpoints.map((e) => ({ e, ports: s.ports })));

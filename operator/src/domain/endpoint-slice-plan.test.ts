@@ -23,7 +23,7 @@ describe("planning a Service's EndpointSlices from nothing", () => {
     expect(slice.metadata).toEqual({
       generateName: "web-",
       namespace: "default",
-      labels: { "endpointslice.kubernetes.io/managed-by": "healthprobe.io/operator", "kubernetes.io/service-name": "web" },
+      labels: { "endpointslice.kubernetes.io/managed-by": "healthprobe-operator.healthprobe.io", "kubernetes.io/service-name": "web" },
       ownerReferences: [{ apiVersion: "v1", kind: "Service", name: "web", uid: "svc-uid-web", controller: true, blockOwnerDeletion: true }],
     });
     expect(slice.addressType).toBe("IPv4");

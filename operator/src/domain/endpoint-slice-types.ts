@@ -7,7 +7,7 @@ export type PortProtocol = "TCP" | "UDP" | "SCTP";
 export const ENDPOINT_SLICE_API_VERSION = "discovery.k8s.io/v1";
 export const LABEL_MANAGED_BY = "endpointslice.kubernetes.io/managed-by";
 export const LABEL_SERVICE_NAME = "kubernetes.io/service-name";
-export const MANAGED_BY_OPERATOR = "healthprobe.io/operator";
+export { MANAGED_BY_VALUE as MANAGED_BY_OPERATOR } from "../api/group.js";
 export const DEFAULT_MAX_ENDPOINTS_PER_SLICE = 100;
 
 export interface SliceServicePort {
