@@ -110,19 +110,25 @@ export function startInformer<T extends KubernetesObject>(opts: StartInformerOpt
   };
 
   // Watch wrapper: counts delivered events as success (resets backoff) and asks for bookmarks.
+  // client-node's stop() cannot abort a watch that is still connecting, so the wrapper drops
+  // whatever such a watch delivers after stop() and aborts it once it has connected.
   const realWatch = new Watch(opts.kc);
   const watch = {
-    watch: (path: string, query: Record<string, unknown>, cb: (phase: string, obj: any, raw: any) => void, done: (err: any) => void) =>
-      realWatch.watch(
+    watch: async (path: string, query: Record<string, unknown>, cb: (phase: string, obj: any, raw: any) => void, done: (err: any) => void) => {
+      const controller = await realWatch.watch(
         path,
         { ...query, allowWatchBookmarks: true },
         (phase, obj, raw) => {
+          if (stopped) return;
           if (phase === "ERROR") log.debug({ path: what, status: obj }, "watch reported an error");
           else succeeded();
           cb(phase, obj, raw);
         },
         done,
-      ),
+      );
+      if (stopped) controller.abort();
+      return controller;
+    },
   };
 
   const lw = new ListWatch<T>(
@@ -134,9 +140,9 @@ export function startInformer<T extends KubernetesObject>(opts: StartInformerOpt
     opts.fieldSelector,
     opts.reconnectDelay ? { delayFn: opts.reconnectDelay } : undefined,
   );
-  lw.on("add", (o) => opts.onEvent("add", o));
-  lw.on("update", (o) => opts.onEvent("update", o));
-  lw.on("delete", (o) => opts.onEvent("delete", o));
+  lw.on("add", (o) => stopped || opts.onEvent("add", o));
+  lw.on("update", (o) => stopped || opts.onEvent("update", o));
+  lw.on("delete", (o) => stopped || opts.onEvent("delete", o));
 
   const scheduleRestart = (err: unknown) => {
     // client-node reports an AbortError after stop(): that one is ours, not a failure.
