@@ -1,6 +1,6 @@
 // Runs the real helm binary against the chart, with its config, cache and data homes in a
 // throwaway directory so tests never read or write the user's helm state.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, mkdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -39,20 +39,20 @@ function helmHome(): string {
   return sharedHome;
 }
 
-export function helm(args: string[], opts: { timeoutMs?: number } = {}): HelmResult {
+function helmEnv(): NodeJS.ProcessEnv {
   const home = helmHome();
-  const out = spawnSync(helmBin, args, {
-    cwd: repoRoot,
-    encoding: "utf8",
-    timeout: opts.timeoutMs ?? 60_000,
-    env: {
-      PATH: process.env.PATH ?? "",
-      HOME: home,
-      HELM_CONFIG_HOME: join(home, "config"),
-      HELM_CACHE_HOME: join(home, "cache"),
-      HELM_DATA_HOME: join(home, "data"),
-    },
-  });
+  return {
+    PATH: process.env.PATH ?? "",
+    HOME: home,
+    HELM_CONFIG_HOME: join(home, "config"),
+    HELM_CACHE_HOME: join(home, "cache"),
+    HELM_DATA_HOME: join(home, "data"),
+  };
+}
+
+/** helm without a cluster (lint, template, package). Blocks: never use it against an in-process server. */
+export function helm(args: string[], opts: { timeoutMs?: number } = {}): HelmResult {
+  const out = spawnSync(helmBin, args, { cwd: repoRoot, encoding: "utf8", timeout: opts.timeoutMs ?? 60_000, env: helmEnv() });
   if (out.error) throw new Error(`running helm ${args.join(" ")}`, { cause: out.error });
   return { code: out.status ?? -1, stdout: out.stdout, stderr: out.stderr };
 }
@@ -85,4 +85,40 @@ export function parseManifests(text: string): KubeManifest[] {
     if (value) docs.push(value);
   }
   return docs;
+}
+
+/** Runs a binary without blocking the event loop: needed whenever it talks to an in-process API test server. */
+function runAsync(bin: string, args: string[], env: NodeJS.ProcessEnv, opts: { input?: string; timeoutMs?: number }): Promise<HelmResult> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(bin, args, { cwd: repoRoot, env, stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    const timer = setTimeout(() => child.kill("SIGKILL"), opts.timeoutMs ?? 60_000);
+    child.on("error", (err) => {
+      clearTimeout(timer);
+      reject(new Error(`running ${bin} ${args.join(" ")}`, { cause: err }));
+    });
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      resolvePromise({ code: code ?? -1, stdout, stderr: signal ? `${stderr}\nkilled by ${signal}` : stderr });
+    });
+    child.stdin.end(opts.input ?? "");
+  });
+}
+
+/** helm against a cluster (install, status, uninstall, test): asynchronous, see runAsync. */
+export function helmAsync(args: string[], opts: { timeoutMs?: number } = {}): Promise<HelmResult> {
+  return runAsync(helmBin, args, helmEnv(), opts);
+}
+
+/** Runs the real kubectl with a kubeconfig file and a fresh discovery cache. */
+export async function kubectl(args: string[], kubeconfigPath: string, opts: { input?: string; timeoutMs?: number } = {}): Promise<HelmResult> {
+  const cache = mkdtempSync(join(tmpdir(), "healthprobe-kubectl-"));
+  try {
+    return await runAsync(kubectlBin, ["--kubeconfig", kubeconfigPath, "--cache-dir", cache, ...args], { PATH: process.env.PATH ?? "", HOME: cache }, opts);
+  } finally {
+    rmSync(cache, { recursive: true, force: true });
+  }
 }
