@@ -1,6 +1,8 @@
 import { describe, it, expect } from "@jest/globals";
 import { register as globalRegistry } from "prom-client";
 import { createMetrics } from "./metrics.js";
+import { FakeClock } from "./clock.js";
+import { WorkQueue, runController } from "./work-queue.js";
 
 describe("metrics", () => {
   it("exposes every operator metric on its own registry", async () => {
@@ -57,5 +59,33 @@ describe("metrics", () => {
     const text = await m.registry.metrics();
     expect(text).not.toContain('policy="shop/web"');
     expect(text).toContain('healthprobe_targets{policy="shop/api",state="Healthy"} 2');
+  });
+
+  it("plugs into the work queue and controller loop", async () => {
+    const m = createMetrics({ processMetrics: false });
+    const clock = new FakeClock();
+    const queue = new WorkQueue({ clock, metrics: { adds: m.workqueueAdds, depth: m.workqueueDepth } });
+    queue.add("shop/a");
+    queue.add("shop/b");
+    queue.add("shop/a");
+    expect((await m.workqueueDepth.get()).values[0]?.value).toBe(2);
+    let calls = 0;
+    const ctl = runController({
+      queue,
+      workers: 1,
+      clock,
+      logger: { info: () => {}, error: () => {} },
+      metrics: { reconcileDuration: m.reconcileDuration, reconcileErrors: m.reconcileErrors },
+      reconcile: async () => {
+        if (++calls === 1) throw new Error("transient");
+      },
+    });
+    await clock.advanceAsync(1000, 10);
+    await ctl.stop();
+    const text = await m.registry.metrics();
+    expect(text).toContain("healthprobe_workqueue_adds_total 3");
+    expect(text).toContain("healthprobe_workqueue_depth 0");
+    expect(text).toContain("healthprobe_reconcile_errors_total 1");
+    expect(text).toContain("healthprobe_reconcile_duration_seconds_count 3");
   });
 });
