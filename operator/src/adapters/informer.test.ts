@@ -104,6 +104,25 @@ describe("informer against the API test server", () => {
     expect(informer.restarts()).toBeGreaterThanOrEqual(1);
   });
 
+  it("reports an object recreated under the same name during an outage as a delete and an add", async () => {
+    const ns = await aNamespaceWith(["a", "b"]);
+    const { informer, events } = anInformer(ns);
+    await waitForCacheSync([informer], 10_000);
+    const oldUid = informer.get(ns, "a")!.metadata!.uid;
+    server.faults.failRate({ verb: "watch", resource: "configmaps", rate: 1, code: 503 });
+    const failedBefore = server.requestLog.filter((e) => e.verb === "watch" && e.code >= 500).length;
+    server.faults.dropWatches();
+    await waitFor(() => server.requestLog.filter((e) => e.verb === "watch" && e.code >= 500).length > failedBefore, { what: "a failed watch" });
+    await apis.core.deleteNamespacedConfigMap({ namespace: ns, name: "a" });
+    await apis.core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: "a" }, data: { v: "new" } } });
+    server.faults.clear();
+    server.faults.expireNextWatch();
+    await cacheMatchesServer(informer, ns);
+    const newUid = informer.get(ns, "a")!.metadata!.uid;
+    expect(newUid).not.toBe(oldUid);
+    expect(events.slice(2)).toEqual([["delete", "a"], ["add", "a"]]);
+  });
+
   it("resumes after a dropped watch and ends with exactly the server's objects", async () => {
     const ns = await aNamespaceWith(["a", "b", "c"]);
     const { informer, events } = anInformer(ns);

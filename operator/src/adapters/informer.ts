@@ -41,8 +41,15 @@ export interface StartInformerOptions<T extends KubernetesObject> {
   clock?: Clock;
   /** Restart backoff after an error: initial delay doubling to max, reset on success. */
   backoff?: { initialMs?: number; maxMs?: number };
-  /** Delay between a watch that ended quietly and the next; client-node's own default is 1 s doubling. */
+  /**
+   * Delay before re-watching after a watch ended quietly. client-node doubles it up to 30 s, which
+   * would leave a cache blind that long; by default it is capped at 1 s.
+   */
   reconnectDelay?: (ms: number) => Promise<void>;
+}
+
+function sleep(clock: Clock, ms: number): Promise<void> {
+  return new Promise((resolve) => clock.setTimeout(resolve, ms));
 }
 
 /** Lists a collection as plain JSON (paginated), so cached objects look like watch objects. */
@@ -138,11 +145,33 @@ export function startInformer<T extends KubernetesObject>(opts: StartInformerOpt
     false,
     opts.labelSelector,
     opts.fieldSelector,
-    opts.reconnectDelay ? { delayFn: opts.reconnectDelay } : undefined,
+    { delayFn: opts.reconnectDelay ?? ((ms) => sleep(clock, Math.min(ms, 1000))) },
   );
-  lw.on("add", (o) => stopped || opts.onEvent("add", o));
-  lw.on("update", (o) => stopped || opts.onEvent("update", o));
-  lw.on("delete", (o) => stopped || opts.onEvent("delete", o));
+  // A relist reports an object deleted and recreated under the same name (a StatefulSet pod, say)
+  // as an update; consumers key state by uid, so it is delivered as the delete and add it was.
+  const known = new Map<string, T>();
+  const keyOf = (o: T) => `${o.metadata?.namespace ?? ""}/${o.metadata?.name ?? ""}`;
+  lw.on("add", (o) => {
+    if (stopped) return;
+    known.set(keyOf(o), o);
+    opts.onEvent("add", o);
+  });
+  lw.on("update", (o) => {
+    if (stopped) return;
+    const previous = known.get(keyOf(o));
+    known.set(keyOf(o), o);
+    if (previous?.metadata?.uid && o.metadata?.uid && previous.metadata.uid !== o.metadata.uid) {
+      opts.onEvent("delete", previous);
+      opts.onEvent("add", o);
+    } else {
+      opts.onEvent("update", o);
+    }
+  });
+  lw.on("delete", (o) => {
+    if (stopped) return;
+    known.delete(keyOf(o));
+    opts.onEvent("delete", o);
+  });
 
   const scheduleRestart = (err: unknown) => {
     // client-node reports an AbortError after stop(): that one is ours, not a failure.

@@ -1,5 +1,5 @@
 import { describe, it, expect } from "@jest/globals";
-import { createLogger, reconcileLogger } from "./logger.js";
+import { createLogger, reconcileLogger, type LogSink } from "./logger.js";
 
 function collecting() {
   const lines: Record<string, any>[] = [];
@@ -49,5 +49,12 @@ describe("logger", () => {
     const { lines, destination } = collecting();
     createLogger({ destination }).error({ err: new Error("patching EndpointSlice shop/web-1", { cause: new Error("409 Conflict") }) }, "apply failed");
     expect(JSON.stringify(lines[0]!.err)).toContain("409 Conflict");
+  });
+
+  it("serves as the runtime's LogSink", () => {
+    const { lines, destination } = collecting();
+    const sink: LogSink = createLogger({ level: "debug", destination });
+    sink.debug({ key: "shop/web" }, "queued");
+    expect(lines[0]).toMatchObject({ level: "debug", key: "shop/web", msg: "queued" });
   });
 });
