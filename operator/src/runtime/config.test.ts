@@ -1,5 +1,17 @@
 import { describe, it, expect } from "@jest/globals";
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { dirname, join } from "node:path";
 import { parseConfig, parseBindAddress, usage, type OperatorConfig } from "./config.js";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const repoRoot = join(here, "..", "..", "..");
+
+/** Runs loadConfigOrExit in a fresh process, as the entry point does. */
+function runEntry(argv: string[]) {
+  const code = `import { loadConfigOrExit } from ${JSON.stringify(join(here, "config.ts"))}; const c = loadConfigOrExit(${JSON.stringify(argv)}, {}); console.log(JSON.stringify(c));`;
+  return spawnSync(join(repoRoot, "node_modules", ".bin", "tsx"), ["-e", code], { encoding: "utf8", cwd: repoRoot });
+}
 
 function configOf(argv: string[], env: Record<string, string> = {}, deps = {}): OperatorConfig {
   const r = parseConfig(argv, env, deps);
@@ -99,6 +111,26 @@ describe("parseConfig", () => {
     for (const flag of ["kubeconfig", "namespace", "metrics-bind-address", "health-probe-bind-address", "leader-elect", "leader-election-id", "operator-namespace", "max-replacements-per-12h", "max-endpoints-per-slice", "max-concurrent-probes", "log-level", "help"]) {
       expect(usage()).toContain(`--${flag}`);
     }
+  });
+});
+
+describe("loadConfigOrExit", () => {
+  it("exits 2 with the message for a bad flag", () => {
+    const r = runEntry(["--max-endpoints-per-slice", "0"]);
+    expect(r.status).toBe(2);
+    expect(r.stderr.trim()).toBe("--max-endpoints-per-slice: must be between 1 and 1000, got 0");
+  });
+
+  it("prints usage and exits 0 for --help", () => {
+    const r = runEntry(["--help"]);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain("--max-replacements-per-12h");
+  });
+
+  it("returns the config when the flags are valid", () => {
+    const r = runEntry(["--namespace", "shop"]);
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ namespace: "shop", maxEndpointsPerSlice: 100 });
   });
 });
 
