@@ -23,6 +23,8 @@ export interface ProbeLoadOptions {
   seconds: number;
   warmupSeconds?: number;
   execute: ProbeExecutor;
+  /** The scheduler's start grid (its default when omitted). */
+  batchMs?: number;
   targetRequests?: () => Promise<number | undefined>;
 }
 
@@ -54,6 +56,7 @@ export async function runProbeLoad(opts: ProbeLoadOptions): Promise<ProbeLoadRes
   const scheduler = new ProbeScheduler({
     execute: opts.execute,
     maxConcurrent: 1024,
+    ...(opts.batchMs !== undefined ? { batchMs: opts.batchMs } : {}),
     lagSamples: Math.max(4096, Math.ceil(opts.rate * opts.seconds)),
     onResult: (_owner, _id, outcome) => {
       if (!measuring) return;

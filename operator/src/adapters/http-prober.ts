@@ -23,6 +23,8 @@ export interface HttpProberOptions {
 }
 
 const MAX_HEAD_BYTES = 16 * 1024;
+// Safe to share: each read is parsed synchronously in its callback before the next one.
+const readBuffer = Buffer.allocUnsafe(64 * 1024);
 const MAX_CHUNK_LINE = 1024;
 
 export function defaultUserAgent(): string {
@@ -39,14 +41,16 @@ export function createHttpProber(opts: HttpProberOptions = {}): ProbeExecutor {
   const now = opts.now ?? Date.now;
   // Request heads are rebuilt only when the request object changes: the scheduler keeps one
   // object per target, so steady-state probing only formats the signature line.
-  const heads = new WeakMap<ProbeRequest, string | Error>();
+  const heads = new WeakMap<ProbeRequest, Head | Error>();
   // Parsing a CA bundle costs more than a probe; policies share a handful of bundles.
   const contexts = new Map<string, SecureContext>();
 
-  function headFor(req: ProbeRequest): string | Error {
+  function headFor(req: ProbeRequest): Head | Error {
     let head = heads.get(req);
     if (head === undefined) {
-      head = buildHead(req, userAgent);
+      const text = buildHead(req, userAgent);
+      // Unsigned requests never change: encode them once.
+      head = typeof text === "string" ? { text, bytes: req.signatureKey ? undefined : Buffer.from(`${text}\r\n`, "latin1") } : text;
       heads.set(req, head);
     }
     return head;
@@ -71,13 +75,13 @@ export function createHttpProber(opts: HttpProberOptions = {}): ProbeExecutor {
         resolve({ kind: "error", error: head.message, endAtMs: 0, finishedAt: now() });
         return;
       }
-      let request = head;
-      if (req.signatureKey) {
+      let request: string | Buffer;
+      if (head.bytes) request = head.bytes;
+      else {
         const t = Math.floor(now() / 1000);
-        const mac = createHmac("sha256", req.signatureKey).update(`${t}.${req.method}.${req.path}`).digest("hex");
-        request += `X-Healthprobe-Signature: t=${t},v1=${mac}\r\n`;
+        const mac = createHmac("sha256", req.signatureKey as Uint8Array).update(`${t}.${req.method}.${req.path}`).digest("hex");
+        request = `${head.text}X-Healthprobe-Signature: t=${t},v1=${mac}\r\n\r\n`;
       }
-      request += "\r\n";
 
       const parser = new ResponseParser(readBody && req.method === "GET");
       let settled = false;
@@ -98,6 +102,7 @@ export function createHttpProber(opts: HttpProberOptions = {}): ProbeExecutor {
           ? { kind: "error", error, endAtMs: elapsed(), finishedAt: now() }
           : { kind: "error", error, sentAtMs, endAtMs: elapsed(), finishedAt: now() });
       const send = () => {
+        tcpUp = true;
         connected = true;
         sentAtMs = elapsed();
         socket.write(request);
@@ -121,20 +126,27 @@ export function createHttpProber(opts: HttpProberOptions = {}): ProbeExecutor {
           ...(req.caBundle ? { secureContext: contextFor(req.caBundle) } : {}),
           checkServerIdentity: (_name, cert) => checkServerIdentity(verifyName, cert),
         });
-        socket.once("secureConnect", send);
+        socket.on("connect", () => (tcpUp = true));
+        socket.on("secureConnect", send);
       } else {
-        socket = netConnect({ host: req.address, port: req.port, noDelay: true });
-        socket.once("connect", send);
+        // Reads land in one shared buffer (the parser copies what it keeps): no allocation per read.
+        // No TCP_NODELAY: the request is a single write, which Nagle never holds back.
+        socket = netConnect({
+          host: req.address,
+          port: req.port,
+          onread: { buffer: readBuffer, callback: (n: number, buf: Uint8Array) => (onData((buf as Buffer).subarray(0, n)), true) },
+        });
+        socket.on("connect", send);
       }
 
-      socket.once("connect", () => (tcpUp = true));
-      socket.on("data", (chunk: Buffer) => {
+      const onData = (chunk: Buffer) => {
         if (settled) return;
         const state = parser.push(chunk, elapsed);
         if (state === "more") return;
         if (state === "invalid") return fail(parser.problem);
         finish(parser.result(sentAtMs ?? 0, now()));
-      });
+      };
+      if (req.scheme === "HTTPS") socket.on("data", onData);
       socket.on("end", () => {
         if (settled) return;
         const state = parser.end(elapsed);
@@ -149,6 +161,13 @@ export function createHttpProber(opts: HttpProberOptions = {}): ProbeExecutor {
         if (!settled) fail(connected ? "connection closed before the response" : "connect: connection closed");
       });
     });
+}
+
+interface Head {
+  /** Request line and headers, without the final blank line. */
+  text: string;
+  /** The whole request, when it carries no per-probe signature. */
+  bytes: Buffer | undefined;
 }
 
 function verifyNameOf(req: ProbeRequest): string {
@@ -219,6 +238,35 @@ function isIpLiteral(s: string): boolean {
 }
 
 type ParseState = "more" | "done" | "invalid";
+
+/** "HTTP/" so far, for however many bytes have arrived. */
+function startsLikeHttp(buf: Buffer): boolean {
+  const n = Math.min(buf.length, 5);
+  for (let i = 0; i < n; i++) if (buf[i] !== HTTP_PREFIX[i]) return false;
+  return true;
+}
+const HTTP_PREFIX = [0x48, 0x54, 0x54, 0x50, 0x2f];
+
+/** Offset just past the blank line ending a response head (CRLF or bare LF), or -1. */
+function headEnd(buf: Buffer): number {
+  for (let i = buf.indexOf(10); i >= 0; i = buf.indexOf(10, i + 1)) {
+    if (buf[i + 1] === 10) return i + 2;
+    if (buf[i + 1] === 13 && buf[i + 2] === 10) return i + 3;
+  }
+  return -1;
+}
+
+/** The code of "HTTP/1.x NNN[ reason]", or -1. */
+function statusOf(buf: Buffer): number {
+  if (buf[5] !== 0x31 || buf[6] !== 0x2e || (buf[7] !== 0x30 && buf[7] !== 0x31) || buf[8] !== 0x20) return -1;
+  const a = (buf[9] as number) - 0x30;
+  const b = (buf[10] as number) - 0x30;
+  const c = (buf[11] as number) - 0x30;
+  if (a < 1 || a > 5 || b < 0 || b > 9 || c < 0 || c > 9) return -1;
+  const after = buf[12];
+  if (after !== 0x20 && after !== 13 && after !== 10) return -1;
+  return a * 100 + b * 10 + c;
+}
 type BodyMode = "none" | "length" | "chunked" | "close";
 
 /**
@@ -244,7 +292,7 @@ export class ResponseParser {
   push(chunk: Buffer, elapsed: () => number): ParseState {
     if (this.finished) return "done";
     if (this.statusCode === 0) {
-      const buf = this.head ? Buffer.concat([this.head, chunk]) : chunk;
+      const buf = this.head ? (this.head = Buffer.concat([this.head, chunk])) : chunk;
       const state = this.parseHead(buf, elapsed);
       if (state !== "done") return state;
       if (this.statusCode === 0) return "more";
@@ -288,23 +336,26 @@ export class ResponseParser {
 
   /** Returns "done" when a final response head was parsed (statusCode set), or when only 1xx heads were consumed and more is needed (statusCode 0). */
   private parseHead(buf: Buffer, elapsed: () => number): ParseState {
+    // Byte-level: the common case (status only, no body) allocates no strings.
     for (;;) {
-      if (buf.length >= 5 && buf.toString("latin1", 0, 5) !== "HTTP/") return "invalid";
-      const text = buf.toString("latin1", 0, Math.min(buf.length, MAX_HEAD_BYTES + 4));
-      const m = /\r?\n\r?\n/.exec(text);
-      if (!m) {
+      if (!startsLikeHttp(buf)) return "invalid";
+      const end = headEnd(buf);
+      if (end < 0) {
         if (buf.length > MAX_HEAD_BYTES) {
           this.problem = "invalid HTTP response: headers too large";
           return "invalid";
         }
-        this.head = buf;
+        // The read buffer may be reused by the socket: keep a copy.
+        this.head = this.head === buf ? buf : Buffer.from(buf);
         return "more";
       }
-      const lines = text.slice(0, m.index).split(/\r?\n/);
-      const status = /^HTTP\/1\.[01] ([1-5][0-9]{2})(?: |$)/.exec(lines[0] ?? "");
-      if (!status) return "invalid";
-      const code = Number(status[1]);
-      const rest = buf.subarray(m.index + m[0].length);
+      if (end > MAX_HEAD_BYTES) {
+        this.problem = "invalid HTTP response: headers too large";
+        return "invalid";
+      }
+      const code = statusOf(buf);
+      if (code < 0) return "invalid";
+      const rest = buf.subarray(end);
       if (code >= 100 && code < 200 && code !== 101) {
         // Interim response (100 Continue, 103 Early Hints): the final one follows.
         buf = rest;
@@ -319,7 +370,7 @@ export class ResponseParser {
         this.mode = "none";
         return "done";
       }
-      const framing = this.framing(lines);
+      const framing = this.framing(buf.toString("latin1", 0, end).split(/\r?\n/));
       if (framing === "invalid") {
         this.statusCode = 0;
         return "invalid";
@@ -367,11 +418,12 @@ export class ResponseParser {
   private take(bytes: Buffer): boolean {
     const room = MAX_BODY_BYTES - this.bodyBytes;
     if (bytes.length >= room) {
-      this.body.push(bytes.subarray(0, room));
+      this.body.push(Buffer.from(bytes.subarray(0, room)));
       this.bodyBytes = MAX_BODY_BYTES;
       return true; // the limit: stop reading
     }
-    this.body.push(bytes);
+    // A copy: the socket may reuse its read buffer.
+    this.body.push(Buffer.from(bytes));
     this.bodyBytes += bytes.length;
     return false;
   }
