@@ -183,9 +183,9 @@ export function parseConfig(argv: readonly string[], env: Record<string, string 
 
   const result = schema.safeParse(raw);
   if (!result.success) {
-    const issue = result.error.issues[0];
-    const flag = String(issue?.path[0] ?? "");
-    const message = issue?.message ?? "invalid value";
+    const problem = result.error.issues[0];
+    const flag = String(problem?.path[0] ?? "");
+    const message = problem?.message ?? "invalid value";
     const given = raw[flag];
     // Transforms already quote the value they got; plain string checks do not.
     const suffix = / got /.test(message) || given === undefined ? "" : `, got ${JSON.stringify(given)}`;
