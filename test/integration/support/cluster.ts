@@ -1,0 +1,156 @@
+// A cluster for integration tests: the project's API test server (kubelet stand-in on, pods on
+// loopback IPs), the CRD applied, a namespace, and helpers that talk to it over real HTTP with
+// @kubernetes/client-node, exactly as in a cluster.
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { KubeConfig, KubernetesObjectApi, type KubernetesObject } from "@kubernetes/client-node";
+import { parse as parseYaml } from "yaml";
+import { startApiServer, type ApiServerOptions, type TestApiServer } from "../../apiserver/index.js";
+import { waitFor } from "../../support/wait-for.js";
+
+export const repoRoot = fileURLToPath(new URL("../../..", import.meta.url));
+
+export type Obj = KubernetesObject & Record<string, any>;
+
+export interface TestCluster {
+  server: TestApiServer;
+  api: KubernetesObjectApi;
+  namespace: string;
+  create(obj: Obj): Promise<Obj>;
+  get(apiVersion: string, kind: string, name: string, namespace?: string): Promise<Obj | undefined>;
+  list(apiVersion: string, kind: string, namespace?: string, labelSelector?: string): Promise<Obj[]>;
+  patch(obj: Obj): Promise<Obj>;
+  remove(apiVersion: string, kind: string, name: string, namespace?: string): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export function kubeConfigFor(server: TestApiServer, user = "admin"): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromString(server.kubeconfig(user));
+  return kc;
+}
+
+export function loadCrd(): Obj {
+  return parseYaml(readFileSync(new URL("../../../crds/healthprobe.io_healthprobepolicies.yaml", import.meta.url), "utf8")) as Obj;
+}
+
+export async function startCluster(opts: ApiServerOptions & { namespace?: string } = {}): Promise<TestCluster> {
+  const server = await startApiServer({ simulateKubelet: true, ...opts });
+  const api = KubernetesObjectApi.makeApiClient(kubeConfigFor(server));
+  const namespace = opts.namespace ?? "shop";
+  const cluster: TestCluster = {
+    server,
+    api,
+    namespace,
+    create: async (obj) => (await api.create(obj)) as Obj,
+    get: async (apiVersion, kind, name, ns = namespace) => {
+      try {
+        return (await api.read({ apiVersion, kind, metadata: { name, namespace: ns } })) as Obj;
+      } catch (err) {
+        if ((err as { code?: number }).code === 404) return undefined;
+        throw err;
+      }
+    },
+    list: async (apiVersion, kind, ns = namespace, labelSelector) =>
+      ((await api.list(apiVersion, kind, ns, undefined, undefined, undefined, undefined, labelSelector)).items ?? []) as Obj[],
+    patch: async (obj) => (await api.patch(obj, undefined, undefined, "test", undefined, "application/merge-patch+json")) as Obj,
+    remove: async (apiVersion, kind, name, ns = namespace) => {
+      try {
+        await api.delete({ apiVersion, kind, metadata: { name, namespace: ns } });
+      } catch (err) {
+        if ((err as { code?: number }).code !== 404) throw err;
+      }
+    },
+    stop: () => server.stop(),
+  };
+  await cluster.create(loadCrd());
+  await waitFor(async () => {
+    try {
+      await api.list("healthprobe.io/v1alpha1", "HealthProbePolicy", namespace);
+      return true;
+    } catch {
+      return false;
+    }
+  }, { what: "the HealthProbePolicy CRD to be served" });
+  await cluster.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
+  // Where the operator keeps its Lease and operator-wide ledger.
+  await cluster.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "healthprobe-system" } });
+  return cluster;
+}
+
+export function aService(name: string, namespace: string, opts: { targetPort?: number | string; selector?: Record<string, string> } = {}): Obj {
+  const spec: Record<string, unknown> = { ports: [{ name: "http", port: 80, targetPort: opts.targetPort ?? 8080, protocol: "TCP" }] };
+  if (opts.selector) spec.selector = opts.selector;
+  return { apiVersion: "v1", kind: "Service", metadata: { name, namespace }, spec };
+}
+
+export function aPod(name: string, namespace: string, opts: { labels?: Record<string, string>; ownerReferences?: unknown[]; port?: number } = {}): Obj {
+  const metadata: Record<string, unknown> = { name, namespace, labels: opts.labels ?? { app: "web" } };
+  if (opts.ownerReferences) metadata.ownerReferences = opts.ownerReferences;
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata,
+    spec: { containers: [{ name: "app", image: "registry.example/web:1", ports: [{ name: "http", containerPort: opts.port ?? 8080, protocol: "TCP" }] }] },
+  };
+}
+
+export function aReplicaSet(name: string, namespace: string, replicas: number, labels: Record<string, string> = { app: "web" }): Obj {
+  return {
+    apiVersion: "apps/v1",
+    kind: "ReplicaSet",
+    metadata: { name, namespace },
+    spec: {
+      replicas,
+      selector: { matchLabels: labels },
+      template: {
+        metadata: { labels },
+        spec: { containers: [{ name: "app", image: "registry.example/web:1", ports: [{ name: "http", containerPort: 8080, protocol: "TCP" }] }] },
+      },
+    },
+  };
+}
+
+export interface PolicyOptions {
+  serviceName?: string;
+  selector?: Record<string, string>;
+  periodSeconds?: number;
+  timeoutSeconds?: number;
+  failureThreshold?: number;
+  successThreshold?: number;
+  maxUnhealthyPercent?: number;
+  dryRun?: boolean;
+  replacement?: Record<string, unknown>;
+  probe?: Record<string, unknown>;
+  evaluation?: Record<string, unknown>;
+}
+
+export function aPolicy(name: string, namespace: string, o: PolicyOptions = {}): Obj {
+  return {
+    apiVersion: "healthprobe.io/v1alpha1",
+    kind: "HealthProbePolicy",
+    metadata: { name, namespace },
+    spec: {
+      serviceName: o.serviceName ?? "web",
+      selector: { matchLabels: o.selector ?? { app: "web" } },
+      dryRun: o.dryRun ?? false,
+      probe: { port: 8080, path: "/healthz", periodSeconds: o.periodSeconds ?? 1, timeoutSeconds: o.timeoutSeconds ?? 1, ...(o.probe ?? {}) },
+      evaluation: { failureThreshold: o.failureThreshold ?? 2, successThreshold: o.successThreshold ?? 1, ...(o.evaluation ?? {}) },
+      drain: { enabled: true, maxUnhealthyPercent: o.maxUnhealthyPercent ?? 50 },
+      replacement: { enabled: false, ...(o.replacement ?? {}) },
+    },
+  };
+}
+
+/** Waits until the pod has an IP from the kubelet stand-in. */
+export async function podIP(cluster: TestCluster, name: string): Promise<string> {
+  return waitFor(async () => (await cluster.get("v1", "Pod", name))?.status?.podIP as string | undefined, { what: `pod ${name} to get an IP` });
+}
+
+/** Endpoint readiness by pod name across the Service's slices written by the operator. */
+export async function endpointReadiness(cluster: TestCluster, service: string): Promise<Map<string, boolean>> {
+  const slices = await cluster.list("discovery.k8s.io/v1", "EndpointSlice", cluster.namespace, `kubernetes.io/service-name=${service}`);
+  const out = new Map<string, boolean>();
+  for (const s of slices) for (const e of s.endpoints ?? []) out.set(e.targetRef?.name, e.conditions?.ready === true);
+  return out;
+}

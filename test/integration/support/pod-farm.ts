@@ -1,0 +1,56 @@
+// Real HTTP servers standing in for pods: one per loopback IP the kubelet stand-in hands out,
+// each answering its health path with what the test sets.
+import { createServer, type Server } from "node:http";
+
+export interface PodBehaviour {
+  status: number;
+  body?: string;
+}
+
+export class PodFarm {
+  private readonly servers = new Map<string, Server>();
+  private readonly behaviour = new Map<string, PodBehaviour>();
+  /** Requests seen per address, for assertions on probing. */
+  readonly hits = new Map<string, number>();
+
+  async serve(ip: string, port = 8080): Promise<void> {
+    const key = `${ip}:${port}`;
+    if (this.servers.has(key)) return;
+    const server = createServer((req, res) => {
+      this.hits.set(ip, (this.hits.get(ip) ?? 0) + 1);
+      const b = this.behaviour.get(ip) ?? { status: 200, body: "ok" };
+      res.writeHead(b.status, { "content-type": "text/plain", connection: "close" });
+      res.end(req.method === "HEAD" ? undefined : (b.body ?? ""));
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(port, ip, () => resolve());
+    });
+    this.servers.set(key, server);
+  }
+
+  set(ip: string, behaviour: PodBehaviour): void {
+    this.behaviour.set(ip, behaviour);
+  }
+
+  healthy(ip: string): void {
+    this.set(ip, { status: 200, body: "ok" });
+  }
+
+  failing(ip: string): void {
+    this.set(ip, { status: 503, body: "unavailable" });
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(
+      [...this.servers.values()].map(
+        (s) =>
+          new Promise<void>((resolve) => {
+            s.closeAllConnections();
+            s.close(() => resolve());
+          }),
+      ),
+    );
+    this.servers.clear();
+  }
+}
