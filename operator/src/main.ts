@@ -8,7 +8,10 @@ const config = loadConfigOrExit();
 const logger = createLogger({ level: config.logLevel });
 
 try {
-  const operator = await startOperator(config, { logger });
+  // Crash-safety tests only: die without any cleanup at a named point of a replacement.
+  const failAt = process.env.HEALTHPROBE_TEST_FAILPOINT;
+  const failpoint = failAt ? (point: string) => point === failAt && process.kill(process.pid, "SIGKILL") : undefined;
+  const operator = await startOperator(config, { logger, ...(failpoint ? { failpoint } : {}) });
   logger.info(
     { identity: operator.identity, namespace: config.namespace ?? "(all)", leaderElect: config.leaderElect, healthPort: operator.healthPort, metricsPort: operator.metricsPort },
     "operator started",

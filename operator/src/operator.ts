@@ -32,6 +32,7 @@ export interface StartOperatorOptions {
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
   workers?: number;
+  failpoint?: (point: "after-charge" | "after-evict") => void;
 }
 
 export interface RunningOperator {
@@ -128,6 +129,7 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
     maxEndpointsPerSlice: config.maxEndpointsPerSlice,
     maxReplacementsPer12h: config.maxReplacementsPer12h,
     operatorNamespace: config.operatorNamespace,
+    ...(opts.failpoint ? { failpoint: opts.failpoint } : {}),
   });
 
   const servers: RunningServer[] = [];

@@ -78,6 +78,8 @@ export interface PolicyControllerOptions {
   pdbBackoffMs?: number;
   maxPdbBackoffMs?: number;
   secretTtlMs?: number;
+  /** Crash-safety tests stop the process at these points: after the ledgers are persisted, after the API call. */
+  failpoint?: (point: "after-charge" | "after-evict") => void;
 }
 
 export const DEFAULT_LEDGER_CONFIGMAP = "healthprobe-operator-ledger";
@@ -410,12 +412,14 @@ export class PolicyController {
         operator.entries = pruneLedger(chargeLedger(operator.entries ?? [], entry), now, TWELVE_HOURS_MS);
         await this.persistOperatorLedger(operator);
       }
+      this.o.failpoint?.("after-charge");
       // 2. Evict (or delete), with the pod's uid as a precondition.
       const ns = policy.obj.metadata.namespace;
       const outcome =
         attempt.method === "Delete"
           ? await this.o.writer.deletePod(ns, attempt.podName, attempt.podUid)
           : await this.o.writer.evictPod(ns, attempt.podName, attempt.podUid);
+      this.o.failpoint?.("after-evict");
       if (outcome.outcome === "blocked") {
         // A PodDisruptionBudget refusal uses no budget: refund, and wait with backoff.
         ledger = refundLedger(ledger, entry.uid, entry.time);
