@@ -15,3 +15,11 @@ export function numberFlags<K extends string>(args: string[], defaults: Record<K
   for (const k of strings) out.strings[k] = values[k] as string | undefined;
   return out;
 }
+
+/** --batch-ms: the scheduler's start grid in ms (0 = exact times); undefined keeps its default. */
+export function batchFlag(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`--batch-ms: ${JSON.stringify(raw)}: must be a number >= 0`);
+  return n;
+}

@@ -1,4 +1,4 @@
-// `probe-vs-haproxy [--rate 1000] [--seconds 10] [--variants net,...|all]`: CPU per probe of the
+// `probe-vs-haproxy [--rate 1000] [--seconds 10] [--rounds 3] [--variants net,...|all]`: CPU per probe of the
 // engine against HAProxy's `option httpchk` health checks, same local target, same rate, one
 // fresh connection per check. HAProxy's CPU comes from /proc/<pid>/stat over the same length of
 // window. Runs one after the other so they do not compete for the cores.
@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Benchmark } from "./bench.js";
-import { numberFlags } from "./flags.js";
+import { batchFlag, numberFlags } from "./flags.js";
 import { runProbeLoad } from "./probe-load.js";
 import { findBinary, freePort, startTarget, type ProbeTarget } from "./probe-target.js";
 import { PROBE_VARIANTS } from "./probe-variants.js";
@@ -89,14 +89,21 @@ async function measureHaproxy(binary: string, target: ProbeTarget, rate: number,
   }
 }
 
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? (s[mid] as number) : Math.round((((s[mid - 1] as number) + (s[mid] as number)) / 2) * 10) / 10;
+}
+
 const us = (cpuSeconds: number, probes: number) => (probes > 0 ? Math.round((cpuSeconds / probes) * 1e7) / 10 : NaN);
 
 export const probeVsHaproxyBenchmark: Benchmark = {
   name: "probe-vs-haproxy",
   description: "CPU per probe of the engine vs HAProxy httpchk health checks, same target and rate",
-  usage: `probe-vs-haproxy [--rate 1000] [--seconds 10] [--variants net|all|${Object.keys(PROBE_VARIANTS).join(",")}]`,
+  usage: `probe-vs-haproxy [--rate 1000] [--seconds 10] [--rounds 3] [--batch-ms 20] [--variants net|all|${Object.keys(PROBE_VARIANTS).join(",")}]`,
   async run(args) {
-    const flags = numberFlags(args, { rate: 1000, seconds: 10 }, ["variants"]);
+    const flags = numberFlags(args, { rate: 1000, seconds: 10, rounds: 3 }, ["variants", "batch-ms"]);
+    const batchMs = batchFlag(flags.strings["batch-ms"]);
     const wanted = flags.strings.variants ?? "net";
     const variants = wanted === "all" ? Object.keys(PROBE_VARIANTS) : wanted.split(",");
     for (const v of variants) if (!PROBE_VARIANTS[v]) throw new Error(`--variants: unknown ${JSON.stringify(v)}; known: ${Object.keys(PROBE_VARIANTS).join(", ")}`);
@@ -107,22 +114,54 @@ export const probeVsHaproxyBenchmark: Benchmark = {
     }
     const target = await startTarget();
     try {
-      const h = await measureHaproxy(haproxy, target, flags.rate, flags.seconds);
-      const haproxyChecks = h.checks ?? Math.round(flags.rate * flags.seconds);
-      const haproxyUs = us(h.cpuSeconds, haproxyChecks);
-      const rows = [];
-      for (const v of variants) {
-        const r = await runProbeLoad({ url: target.url, rate: flags.rate, seconds: flags.seconds, execute: (PROBE_VARIANTS[v] as () => never)(), targetRequests: () => target.requests() });
-        const ours = us(r.cpuSeconds, r.probes);
-        rows.push({ variant: v, probes: r.probes, failures: r.failures, cpuSeconds: r.cpuSeconds, cpuPerProbeUs: ours, ratioToHaproxy: Math.round((ours / haproxyUs) * 100) / 100 });
+      // Rounds alternate HAProxy and each variant, so drift in machine load hits both; the
+      // figures reported are the per-round medians.
+      const haproxyRuns: Array<{ checks: number; counted: boolean; cpuSeconds: number; us: number }> = [];
+      const runs = new Map<string, Array<{ probes: number; failures: number; cpuSeconds: number; us: number; firstFailure?: string }>>();
+      for (let round = 0; round < flags.rounds; round++) {
+        const h = await measureHaproxy(haproxy, target, flags.rate, flags.seconds);
+        const checks = h.checks ?? Math.round(flags.rate * flags.seconds);
+        haproxyRuns.push({ checks, counted: h.checks !== undefined, cpuSeconds: h.cpuSeconds, us: us(h.cpuSeconds, checks) });
+        for (const v of variants) {
+          const r = await runProbeLoad({
+            url: target.url,
+            rate: flags.rate,
+            seconds: flags.seconds,
+            execute: (PROBE_VARIANTS[v] as () => never)(),
+            ...(batchMs !== undefined ? { batchMs } : {}),
+            targetRequests: () => target.requests(),
+          });
+          const row = { probes: r.probes, failures: r.failures, cpuSeconds: r.cpuSeconds, us: us(r.cpuSeconds, r.probes), ...(r.firstFailure ? { firstFailure: r.firstFailure } : {}) };
+          runs.set(v, [...(runs.get(v) ?? []), row]);
+        }
       }
+      const haproxyUs = median(haproxyRuns.map((r) => r.us));
+      const rows = variants.map((v) => {
+        const rs = runs.get(v) ?? [];
+        const ours = median(rs.map((r) => r.us));
+        return {
+          variant: v,
+          probes: rs.reduce((a, r) => a + r.probes, 0),
+          failures: rs.reduce((a, r) => a + r.failures, 0),
+          cpuPerProbeUs: ours,
+          perRoundUs: rs.map((r) => r.us),
+          ratioToHaproxy: Math.round((ours / haproxyUs) * 100) / 100,
+        };
+      });
       const net = rows.find((r) => r.variant === "net") ?? rows[0];
       console.log(
         JSON.stringify({
           target: target.kind,
           rate: flags.rate,
           seconds: flags.seconds,
-          haproxy: { checks: haproxyChecks, checksCounted: h.checks !== undefined, cpuSeconds: Math.round(h.cpuSeconds * 1e4) / 1e4, cpuPerProbeUs: haproxyUs },
+          rounds: flags.rounds,
+          batchMs: batchMs ?? "scheduler default",
+          haproxy: {
+            checks: haproxyRuns.reduce((a, r) => a + r.checks, 0),
+            checksCounted: haproxyRuns.every((r) => r.counted),
+            cpuPerProbeUs: haproxyUs,
+            perRoundUs: haproxyRuns.map((r) => r.us),
+          },
           ours: net,
           ratio: net?.ratioToHaproxy,
           ...(rows.length > 1 ? { variants: rows } : {}),

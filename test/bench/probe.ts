@@ -1,7 +1,7 @@
 // `probe --url <http-url> --rate <probes/s> --seconds <n> [--variant net]`: the probe engine at a
 // fixed rate with a fresh connection per probe. Without --url it starts its own local target.
 import type { Benchmark } from "./bench.js";
-import { numberFlags } from "./flags.js";
+import { batchFlag, numberFlags } from "./flags.js";
 import { runProbeLoad } from "./probe-load.js";
 import { startTarget } from "./probe-target.js";
 import { PROBE_VARIANTS } from "./probe-variants.js";
@@ -9,9 +9,10 @@ import { PROBE_VARIANTS } from "./probe-variants.js";
 export const probeBenchmark: Benchmark = {
   name: "probe",
   description: "CPU and latency of the probe engine at a fixed rate, fresh connection per probe",
-  usage: `probe [--url http://127.0.0.1:PORT/path] [--rate 1000] [--seconds 10] [--variant ${Object.keys(PROBE_VARIANTS).join("|")}]`,
+  usage: `probe [--url http://127.0.0.1:PORT/path] [--rate 1000] [--seconds 10] [--batch-ms 20] [--variant ${Object.keys(PROBE_VARIANTS).join("|")}]`,
   async run(args) {
-    const flags = numberFlags(args, { rate: 1000, seconds: 10 }, ["url", "variant"]);
+    const flags = numberFlags(args, { rate: 1000, seconds: 10 }, ["url", "variant", "batch-ms"]);
+    const batchMs = batchFlag(flags.strings["batch-ms"]);
     const variant = flags.strings.variant ?? "net";
     const make = PROBE_VARIANTS[variant];
     if (!make) throw new Error(`--variant: ${JSON.stringify(variant)}: known: ${Object.keys(PROBE_VARIANTS).join(", ")}`);
@@ -22,6 +23,7 @@ export const probeBenchmark: Benchmark = {
         rate: flags.rate,
         seconds: flags.seconds,
         execute: make(),
+        ...(batchMs !== undefined ? { batchMs } : {}),
         ...(target ? { targetRequests: () => target.requests() } : {}),
       });
       console.log(JSON.stringify({ ...result, variant, ...(target ? { target: target.kind } : {}) }));
