@@ -70,8 +70,9 @@ async function syncPods(): Promise<Obj[]> {
   const list = ((await api.list("v1", "Pod", NS)).items ?? []) as Obj[];
   for (const p of list) {
     const ip = p.status?.podIP as string | undefined;
-    if (!ip || pods.has(p.metadata.name)) continue;
-    pods.set(p.metadata.name, ip);
+    const name = p.metadata?.name ?? "";
+    if (!ip || pods.has(name)) continue;
+    pods.set(name, ip);
     await farm.serve(ip);
   }
   return list;
