@@ -1,0 +1,184 @@
+// Where the e2e suite runs. With KUBECONFIG set: a real cluster on which the chart installed the
+// operator. Without: the project's API test server (pods get loopback addresses from its kubelet
+// stand-in) and the operator started here as a child process. Either way the suite talks to
+// Kubernetes through nothing but a kubeconfig.
+import { spawn, type ChildProcess } from "node:child_process";
+import { createServer, type Server } from "node:http";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { V1PodSpec } from "@kubernetes/client-node";
+import { startApiServer, type TestApiServer } from "../apiserver/index.js";
+
+export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+export const kubectlBin = join(repoRoot, ".tools", "bin", "kubectl");
+
+export const BACKEND_PORT = 8080;
+export const HEALTH_PATH = "/healthz";
+
+/** A pod of the scenario's ReplicaSet, as the backends need to know it. */
+export interface BackendPod {
+  name: string;
+  namespace: string;
+  ip: string;
+}
+
+export interface E2eEnvironment {
+  mode: "cluster" | "test-server";
+  kubeconfigPath: string;
+  /** The pod template's spec: an HTTP server on BACKEND_PORT answering HEALTH_PATH. */
+  backendPodSpec(): V1PodSpec;
+  /** Starts serving for these pods where the suite itself serves (test-server mode). */
+  serve(pods: BackendPod[]): Promise<void>;
+  /** Makes one pod's health endpoint fail (404/503) or succeed again. */
+  setHealthy(pod: BackendPod, healthy: boolean): Promise<void>;
+  /** Only on the test server: the server, to read its request log. */
+  server?: TestApiServer;
+  /** The operator's output so far (test-server mode), for failure messages. */
+  operatorOutput(): string;
+  stop(): Promise<void>;
+}
+
+export const OPERATOR_USER = "operator";
+export const OPERATOR_NAMESPACE = "healthprobe-system";
+
+export async function startEnvironment(): Promise<E2eEnvironment> {
+  const fromEnv = process.env.KUBECONFIG;
+  return fromEnv ? clusterEnvironment(fromEnv.split(":")[0]!) : testServerEnvironment();
+}
+
+function clusterEnvironment(kubeconfigPath: string): E2eEnvironment {
+  return {
+    mode: "cluster",
+    kubeconfigPath,
+    backendPodSpec: () => ({
+      containers: [
+        {
+          name: "web",
+          image: "busybox:1.36",
+          // busybox httpd serves /www; removing /www/healthz turns the health endpoint into a 404.
+          command: ["sh", "-c", `mkdir -p /www && echo ok > /www${HEALTH_PATH} && exec httpd -f -p ${BACKEND_PORT} -h /www`],
+          ports: [{ name: "http", containerPort: BACKEND_PORT }],
+          readinessProbe: { tcpSocket: { port: BACKEND_PORT }, periodSeconds: 1 },
+        },
+      ],
+      terminationGracePeriodSeconds: 1,
+    }),
+    serve: async () => {},
+    setHealthy: async (pod, healthy) => {
+      const cmd = healthy ? `echo ok > /www${HEALTH_PATH}` : `rm -f /www${HEALTH_PATH}`;
+      await kubectl(kubeconfigPath, ["exec", "-n", pod.namespace, pod.name, "--", "sh", "-c", cmd]);
+    },
+    operatorOutput: () => "(the operator runs in the cluster: kubectl -n healthprobe-system logs deploy/healthprobe-healthprobe-operator)",
+    stop: async () => {},
+  };
+}
+
+async function testServerEnvironment(): Promise<E2eEnvironment> {
+  const server = await startApiServer({ simulateKubelet: true });
+  const dir = mkdtempSync(join(tmpdir(), "healthprobe-e2e-"));
+  const adminKubeconfig = join(dir, "admin.kubeconfig");
+  const operatorKubeconfig = join(dir, "operator.kubeconfig");
+  server.writeKubeconfig(adminKubeconfig);
+  // Its own user, so the request log tells the operator's requests from the suite's.
+  server.writeKubeconfig(operatorKubeconfig, OPERATOR_USER);
+  try {
+    // Server-side apply sends YAML; kubectl create would send protobuf.
+    await kubectl(adminKubeconfig, ["apply", "--server-side", "-f", "-"], `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${OPERATOR_NAMESPACE}\n`);
+  } catch (err) {
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+
+  const healthy = new Map<string, boolean>();
+  const backends = new Map<string, Server>();
+  let output = "";
+  const operator: ChildProcess = spawn(
+    process.execPath,
+    [
+      "--import",
+      "tsx",
+      join(repoRoot, "operator", "src", "main.ts"),
+      "--kubeconfig",
+      operatorKubeconfig,
+      "--metrics-bind-address",
+      "127.0.0.1:0",
+      "--health-probe-bind-address",
+      "127.0.0.1:0",
+      "--operator-namespace",
+      OPERATOR_NAMESPACE,
+      "--log-level",
+      "debug",
+    ],
+    { cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, KUBECONFIG: "" } },
+  );
+  operator.stdout!.setEncoding("utf8").on("data", (d: string) => (output += d));
+  operator.stderr!.setEncoding("utf8").on("data", (d: string) => (output += d));
+  const exited = new Promise<void>((r) => operator.once("exit", () => r()));
+
+  return {
+    mode: "test-server",
+    kubeconfigPath: adminKubeconfig,
+    server,
+    backendPodSpec: () => ({
+      containers: [{ name: "web", image: "busybox:1.36", ports: [{ name: "http", containerPort: BACKEND_PORT }] }],
+    }),
+    serve: async (pods) => {
+      for (const pod of pods) {
+        if (backends.has(pod.ip)) continue;
+        healthy.set(pod.ip, true);
+        // The kubelet stand-in hands out 127.0.10.x: every loopback address is local on Linux.
+        const s = createServer((req, res) => {
+          const ok = req.url === HEALTH_PATH && healthy.get(pod.ip) === true;
+          res.writeHead(ok ? 200 : 503, { "content-type": "text/plain", connection: "close" });
+          res.end(ok ? "ok\n" : "unhealthy\n");
+        });
+        await new Promise<void>((r, reject) => {
+          s.once("error", reject);
+          s.listen(BACKEND_PORT, pod.ip, () => r());
+        });
+        backends.set(pod.ip, s);
+      }
+    },
+    setHealthy: async (pod, value) => {
+      if (!backends.has(pod.ip)) throw new Error(`no backend serves ${pod.name} at ${pod.ip}`);
+      healthy.set(pod.ip, value);
+    },
+    operatorOutput: () => output.split("\n").slice(-60).join("\n"),
+    stop: async () => {
+      if (operator.exitCode === null && operator.signalCode === null) {
+        operator.kill("SIGTERM");
+        const killTimer = setTimeout(() => operator.kill("SIGKILL"), 10_000);
+        await exited;
+        clearTimeout(killTimer);
+      }
+      for (const s of backends.values()) {
+        s.closeAllConnections();
+        await new Promise<void>((r) => s.close(() => r()));
+      }
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** kubectl with this kubeconfig and a fresh discovery cache; rejects with its stderr on failure. */
+export function kubectl(kubeconfigPath: string, args: string[], input?: string): Promise<string> {
+  const cache = mkdtempSync(join(tmpdir(), "healthprobe-e2e-kubectl-"));
+  return new Promise<string>((resolvePromise, reject) => {
+    const child = spawn(kubectlBin, ["--kubeconfig", kubeconfigPath, "--cache-dir", cache, ...args], { cwd: repoRoot, stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    child.on("error", (err) => reject(new Error(`running kubectl ${args.join(" ")}`, { cause: err })));
+    child.on("close", (code) => {
+      rmSync(cache, { recursive: true, force: true });
+      if (code === 0) resolvePromise(stdout);
+      else reject(new Error(`kubectl ${args.join(" ")} exited ${code}: ${stderr.trim()}`));
+    });
+    child.stdin.end(input ?? "");
+  });
+}
