@@ -10,6 +10,8 @@ export interface PodBehaviour {
 export class PodFarm {
   private readonly servers = new Map<string, Server>();
   private readonly behaviour = new Map<string, PodBehaviour>();
+  /** Per-path answers by `${ip} ${path}`, ahead of the address-wide one. */
+  private readonly pathBehaviour = new Map<string, PodBehaviour>();
   /** Requests seen per address, for assertions on probing. */
   readonly hits = new Map<string, number>();
 
@@ -18,7 +20,8 @@ export class PodFarm {
     if (this.servers.has(key)) return;
     const server = createServer((req, res) => {
       this.hits.set(ip, (this.hits.get(ip) ?? 0) + 1);
-      const b = this.behaviour.get(ip) ?? { status: 200, body: "ok" };
+      const path = (req.url ?? "/").split("?")[0];
+      const b = this.pathBehaviour.get(`${ip} ${path}`) ?? this.behaviour.get(ip) ?? { status: 200, body: "ok" };
       res.writeHead(b.status, { "content-type": "text/plain", connection: "close" });
       res.end(req.method === "HEAD" ? undefined : (b.body ?? ""));
     });
@@ -31,6 +34,11 @@ export class PodFarm {
 
   set(ip: string, behaviour: PodBehaviour): void {
     this.behaviour.set(ip, behaviour);
+  }
+
+  /** What one path of the address answers, whatever `set` says for the rest. */
+  setPath(ip: string, path: string, behaviour: PodBehaviour): void {
+    this.pathBehaviour.set(`${ip} ${path}`, behaviour);
   }
 
   healthy(ip: string): void {
