@@ -1,0 +1,151 @@
+// Which pods the slices list and when an endpoint may be ready: dryRun leaves kubelet's word
+// alone, pods that leave the selector leave the slices, and kubelet readiness always gates.
+import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
+import { CoreV1Api, type V1Pod } from "@kubernetes/client-node";
+import { waitFor } from "../support/wait-for.js";
+import { aPod, aPolicy, aService, endpointReadiness, kubeConfigFor, podIP, startCluster, type Obj, type PolicyOptions, type TestCluster } from "./support/cluster.js";
+import { PodFarm } from "./support/pod-farm.js";
+import { startTestOperator, type TestOperator } from "./support/operator.js";
+
+let cluster: TestCluster;
+let farm: PodFarm;
+let operator: TestOperator | undefined;
+
+beforeEach(async () => {
+  cluster = await startCluster();
+  farm = new PodFarm();
+});
+
+afterEach(async () => {
+  if (process.env.DUMP_LOGS) console.log(JSON.stringify(operator?.logs.slice(-40), null, 1));
+  await operator?.stop();
+  operator = undefined;
+  await farm.close();
+  await cluster.stop();
+});
+
+type StatusPod = { name: string; uid: string; state: string; drained: boolean; reason: string };
+type Condition = { type: string; status: string; reason: string; message: string };
+
+async function givenPolicyOver(names: string[], policy: PolicyOptions = {}): Promise<Map<string, string>> {
+  await cluster.create(aService("web", cluster.namespace));
+  const ips = new Map<string, string>();
+  for (const name of names) await cluster.create(aPod(name, cluster.namespace));
+  for (const name of names) {
+    const ip = await podIP(cluster, name);
+    await farm.serve(ip);
+    ips.set(name, ip);
+  }
+  await cluster.create(aPolicy("web", cluster.namespace, { failureThreshold: 2, successThreshold: 1, ...policy }));
+  operator = await startTestOperator(cluster.server);
+  return ips;
+}
+
+const readiness = () => endpointReadiness(cluster, "web");
+const policyStatus = async () => (await cluster.get("healthprobe.io/v1alpha1", "HealthProbePolicy", "web"))?.status as Record<string, any> | undefined;
+const condition = (st: Record<string, any> | undefined, type: string) => (st?.conditions as Condition[] | undefined)?.find((c) => c.type === type);
+const podEntry = (st: Record<string, any> | undefined, name: string) => (st?.pods as StatusPod[] | undefined)?.find((p) => p.name === name);
+const readyNames = (r: Map<string, boolean>) => [...r.entries()].filter(([, ready]) => ready).map(([n]) => n).sort();
+const sliceWrites = () => cluster.server.requestLog.filter((e) => e.user === "operator" && e.resource === "endpointslices" && e.method !== "GET");
+
+async function waitForStatus(what: string, predicate: (st: Record<string, any>) => boolean): Promise<Record<string, any>> {
+  return waitFor(async () => {
+    const st = await policyStatus();
+    return st && predicate(st) ? st : undefined;
+  }, { what });
+}
+
+async function allHealthyAndReady(n: number): Promise<void> {
+  await waitFor(async () => {
+    const r = await readiness();
+    return (await policyStatus())?.healthy === n && r.size === n && [...r.values()].every(Boolean);
+  }, { what: `all ${n} pods Healthy and ready` });
+}
+
+async function probesServed(ip: string, more: number): Promise<void> {
+  const start = farm.hits.get(ip) ?? 0;
+  await waitFor(() => (farm.hits.get(ip) ?? 0) >= start + more, { what: `${more} more probes of ${ip}` });
+}
+
+/** What the kubelet would do when a readiness probe fails: Ready=False through pods/status. */
+async function kubeletMarksUnready(name: string): Promise<void> {
+  const core = kubeConfigFor(cluster.server).makeApiClient(CoreV1Api);
+  const pod: V1Pod = await core.readNamespacedPod({ name, namespace: cluster.namespace });
+  pod.status!.conditions = (pod.status?.conditions ?? []).map((c) => (c.type === "Ready" || c.type === "ContainersReady" ? { ...c, status: "False", reason: "ContainersNotReady" } : c));
+  await core.replaceNamespacedPodStatus({ name, namespace: cluster.namespace, body: pod });
+}
+
+describe("dryRun", () => {
+  it("keeps the slices at kubelet readiness while status and Events say what would have been drained", async () => {
+    const ips = await givenPolicyOver(["web-a", "web-b", "web-c", "web-d"], { dryRun: true, maxUnhealthyPercent: 50 });
+    await allHealthyAndReady(4);
+
+    for (const name of ["web-a", "web-b", "web-c"]) {
+      farm.failing(ips.get(name)!);
+      await waitForStatus(`${name} Unhealthy`, (st) => podEntry(st, name)?.state === "Unhealthy");
+    }
+    await kubeletMarksUnready("web-d");
+
+    const st = await waitForStatus("the dryRun verdicts", (s) => s.unhealthy === 3 && condition(s, "DrainCapped")?.status === "True");
+    expect(st.drained).toBe(0);
+    expect(podEntry(st, "web-a")).toMatchObject({ drained: false, reason: "kept: dryRun (would be drained: longest unhealthy, 1 of 2 allowed by maxUnhealthyPercent=50)" });
+    expect(podEntry(st, "web-b")).toMatchObject({ drained: false, reason: "kept: dryRun (would be drained: longest unhealthy, 2 of 2 allowed by maxUnhealthyPercent=50)" });
+    expect(podEntry(st, "web-c")!.reason).toMatch(/^kept: dryRun \(would be kept: over the cap/);
+    expect(condition(st, "DrainCapped")!.message).toMatch(/dryRun: nothing is drained/);
+    expect(condition(st, "Degraded")).toMatchObject({ status: "True", reason: "UnhealthyTargets" });
+
+    // Kubelet's word only: the failing pods stay ready, the kubelet-unready one is not.
+    const r = await waitFor(async () => {
+      const x = await readiness();
+      return x.get("web-d") === false ? x : undefined;
+    }, { what: "web-d not ready as kubelet says" });
+    expect(readyNames(r)).toEqual(["web-a", "web-b", "web-c"]);
+
+    const capped = await waitFor(async () => (await cluster.list("events.k8s.io/v1", "Event")).find((e: Obj) => e.reason === "DrainCapped"), { what: "a DrainCapped Event" });
+    expect(capped.note).toMatch(/dryRun: nothing is drained/);
+    const reasons = (await cluster.list("events.k8s.io/v1", "Event")).map((e: Obj) => e.reason);
+    expect(reasons).not.toContain("Drained");
+    // Nothing is evicted and no endpoint was ever turned not-ready for health: one write for web-d.
+    expect(cluster.server.requestLog.some((e) => e.user === "operator" && (e.subresource === "eviction" || (e.resource === "pods" && e.method === "DELETE")))).toBe(false);
+    expect(sliceWrites().map((e) => e.verb)).toEqual(["create", "update"]);
+  });
+});
+
+describe("targets", () => {
+  it("removes a deleted pod and a pod relabelled out of the selector from the slices, and stops probing it", async () => {
+    const ips = await givenPolicyOver(["web-a", "web-b", "web-c"]);
+    await allHealthyAndReady(3);
+
+    await cluster.remove("v1", "Pod", "web-a");
+    await waitFor(async () => !(await readiness()).has("web-a"), { what: "web-a gone from the slices" });
+
+    await cluster.patch({ apiVersion: "v1", kind: "Pod", metadata: { name: "web-b", namespace: cluster.namespace, labels: { app: "other" } } });
+    const r = await waitFor(async () => {
+      const x = await readiness();
+      return x.has("web-b") ? undefined : x;
+    }, { what: "web-b gone from the slices" });
+    expect([...r.entries()]).toEqual([["web-c", true]]);
+    const st = await waitForStatus("one target left", (s) => s.targets === 1);
+    expect((st.pods as StatusPod[]).map((p) => p.name)).toEqual(["web-c"]);
+
+    // While web-c answers three more probes, web-b is asked at most once more (one in flight).
+    const bHits = farm.hits.get(ips.get("web-b")!) ?? 0;
+    await probesServed(ips.get("web-c")!, 3);
+    expect((farm.hits.get(ips.get("web-b")!) ?? 0) - bHits).toBeLessThanOrEqual(1);
+  });
+
+  it("never makes a kubelet-unready pod ready, however healthy its probe", async () => {
+    const ips = await givenPolicyOver(["web-a", "web-b"]);
+    await allHealthyAndReady(2);
+
+    await kubeletMarksUnready("web-a");
+    await waitFor(async () => (await readiness()).get("web-a") === false, { what: "web-a not ready" });
+    for (let i = 0; i < 3; i++) {
+      await probesServed(ips.get("web-a")!, 1);
+      expect((await readiness()).get("web-a")).toBe(false);
+    }
+    const st = await waitForStatus("web-a reported as kubelet-unready", (s) => podEntry(s, "web-a")?.reason === "admitted: healthy (kubelet: not ready)");
+    expect(podEntry(st, "web-a")).toMatchObject({ state: "Healthy", drained: false });
+    expect((await readiness()).get("web-b")).toBe(true);
+  });
+});
