@@ -1,0 +1,85 @@
+import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startApiServer, type Gvr, type TestApiServer } from "../apiserver/index.js";
+import { chartDir, helmAsync } from "./helm.js";
+import { startProtobufToJsonProxy, type Proxy } from "./protobuf-to-json-proxy.js";
+
+const NAMESPACE = "healthprobe-system";
+const RELEASE = "hp";
+const FULLNAME = "hp-healthprobe-operator";
+
+const gvr = (group: string, version: string, resource: string): Gvr => ({ group, version, resource });
+const INSTALLED: Array<{ gvr: Gvr; namespace?: string; name: string }> = [
+  { gvr: gvr("apps", "v1", "deployments"), namespace: NAMESPACE, name: FULLNAME },
+  { gvr: gvr("", "v1", "serviceaccounts"), namespace: NAMESPACE, name: FULLNAME },
+  { gvr: gvr("", "v1", "services"), namespace: NAMESPACE, name: FULLNAME },
+  { gvr: gvr("policy", "v1", "poddisruptionbudgets"), namespace: NAMESPACE, name: FULLNAME },
+  { gvr: gvr("rbac.authorization.k8s.io", "v1", "clusterroles"), name: FULLNAME },
+  { gvr: gvr("rbac.authorization.k8s.io", "v1", "clusterrolebindings"), name: FULLNAME },
+  { gvr: gvr("rbac.authorization.k8s.io", "v1", "roles"), namespace: NAMESPACE, name: FULLNAME },
+  { gvr: gvr("rbac.authorization.k8s.io", "v1", "rolebindings"), namespace: NAMESPACE, name: FULLNAME },
+];
+const CRD = { gvr: gvr("apiextensions.k8s.io", "v1", "customresourcedefinitions"), name: "healthprobepolicies.healthprobe.io" };
+
+describe("helm install, status and uninstall with the real helm against the API test server", () => {
+  let server: TestApiServer;
+  let proxy: Proxy;
+  let dir: string;
+  let kubeconfig: string;
+  const run = (args: string[]) => helmAsync([...args, "--kubeconfig", kubeconfig, "--namespace", NAMESPACE]);
+  const present = (o: { gvr: Gvr; namespace?: string; name: string }) => server.store.get(o.gvr, o.namespace, o.name) !== undefined;
+
+  beforeAll(async () => {
+    server = await startApiServer();
+    // helm writes its release Secrets in protobuf, which the server does not decode yet: see the proxy.
+    proxy = await startProtobufToJsonProxy(server.url);
+    dir = mkdtempSync(join(tmpdir(), "healthprobe-install-"));
+    kubeconfig = join(dir, "kubeconfig");
+    writeFileSync(kubeconfig, server.kubeconfig().replace(server.url, proxy.url));
+  });
+  afterAll(async () => {
+    await proxy.stop();
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("installs the chart with its CRD", async () => {
+    const r = await run(["install", RELEASE, chartDir, "--create-namespace"]);
+    expect(r.stderr.replace(/^level=INFO msg="found symbolic link.*\n/gm, "")).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("STATUS: deployed");
+    // NOTES.txt tells the user what to apply next.
+    expect(r.stdout).toContain("kubectl get hpp");
+    expect(INSTALLED.filter((o) => !present(o)).map((o) => `${o.gvr.resource}/${o.name}`)).toEqual([]);
+    expect(present(CRD)).toBe(true);
+  });
+
+  it("reports the release as deployed", async () => {
+    const r = await run(["status", RELEASE, "-o", "json"]);
+    expect(r.code).toBe(0);
+    const status = JSON.parse(r.stdout);
+    expect(status.info.status).toBe("deployed");
+    expect(status.version).toBe(1);
+  });
+
+  it("stores the release where helm keeps it, a Secret owned by helm", () => {
+    const secrets = server.store.list(gvr("", "v1", "secrets"), NAMESPACE).filter((s) => s.metadata.labels?.owner === "helm");
+    expect(secrets.map((s) => [s.metadata.labels?.name, s.metadata.labels?.status])).toEqual([[RELEASE, "deployed"]]);
+  });
+
+  it("uninstalls everything it installed and keeps the CRD, as helm does", async () => {
+    const r = await run(["uninstall", RELEASE]);
+    expect(r.code).toBe(0);
+    expect(INSTALLED.filter((o) => present(o)).map((o) => `${o.gvr.resource}/${o.name}`)).toEqual([]);
+    expect(present(CRD)).toBe(true);
+    const status = await run(["status", RELEASE]);
+    expect(status.code).not.toBe(0);
+    expect(status.stderr).toContain("release: not found");
+  });
+
+  it("needed the protobuf translation only for helm's release storage", () => {
+    expect([...new Set(proxy.translated)].sort()).toEqual(["DELETE DeleteOptions", "POST Secret", "PUT Secret"]);
+  });
+});
