@@ -60,7 +60,7 @@ export function createHttpProber(opts: HttpProberOptions = {}): ProbeExecutor {
     let ctx = contexts.get(caBundle);
     if (!ctx) {
       if (contexts.size >= 64) contexts.clear();
-      ctx = createSecureContext({ ca: caBundle });
+      ctx = caBundle ? createSecureContext({ ca: caBundle }) : createSecureContext();
       contexts.set(caBundle, ctx);
     }
     return ctx;
@@ -75,12 +75,12 @@ export function createHttpProber(opts: HttpProberOptions = {}): ProbeExecutor {
         resolve({ kind: "error", error: head.message, endAtMs: 0, finishedAt: now() });
         return;
       }
-      let request: string | Buffer;
+      let request: Buffer;
       if (head.bytes) request = head.bytes;
       else {
         const t = Math.floor(now() / 1000);
         const mac = createHmac("sha256", req.signatureKey as Uint8Array).update(`${t}.${req.method}.${req.path}`).digest("hex");
-        request = `${head.text}X-Healthprobe-Signature: t=${t},v1=${mac}\r\n\r\n`;
+        request = Buffer.from(`${head.text}X-Healthprobe-Signature: t=${t},v1=${mac}\r\n\r\n`, "latin1");
       }
 
       const parser = new ResponseParser(readBody && req.method === "GET");
@@ -123,7 +123,8 @@ export function createHttpProber(opts: HttpProberOptions = {}): ProbeExecutor {
           // SNI carries names only, never IP literals.
           servername: sni && !isIpLiteral(sni) ? sni : "",
           rejectUnauthorized: req.caBundle !== undefined && req.caBundle !== "",
-          ...(req.caBundle ? { secureContext: contextFor(req.caBundle) } : {}),
+          // Cached, also without a bundle: a fresh default context per probe costs more than the probe.
+          secureContext: contextFor(req.caBundle ?? ""),
           checkServerIdentity: (_name, cert) => checkServerIdentity(verifyName, cert),
         });
         socket.on("connect", () => (tcpUp = true));
