@@ -62,7 +62,7 @@ const str = (f: Field): string => f.bytes!.toString("utf8");
 
 function mapEntry(f: Field): [string, Buffer] {
   let key = "";
-  let value = Buffer.alloc(0);
+  let value: Buffer = Buffer.alloc(0);
   for (const e of fields(f.bytes!)) {
     if (e.no === 1) key = str(e);
     if (e.no === 2) value = e.bytes!;
@@ -138,7 +138,7 @@ function deleteOptions(buf: Buffer): Record<string, unknown> {
 export function protobufToJson(body: Buffer): Record<string, unknown> | undefined {
   if (!body.subarray(0, 4).equals(MAGIC)) throw new Error("protobuf: missing k8s magic prefix");
   let kind = "";
-  let raw = Buffer.alloc(0);
+  let raw: Buffer = Buffer.alloc(0);
   for (const f of fields(body.subarray(4))) {
     if (f.no === 1) for (const t of fields(f.bytes!)) if (t.no === 2) kind = str(t);
     if (f.no === 2) raw = f.bytes!;
