@@ -12,7 +12,8 @@ let farm: PodFarm;
 let operator: TestOperator | undefined;
 
 beforeEach(async () => {
-  cluster = await startCluster();
+  // Pod addresses of its own, so other suites running at the same time never share a port.
+  cluster = await startCluster({ podCidr: "127.0.32.0/24" });
   farm = new PodFarm();
 });
 
