@@ -24,7 +24,7 @@ import { establishedCrdStatus } from "./crd-serving.js";
 import { applyBuiltinDefaults, prepareBuiltinCreate } from "./builtin-defaults.js";
 import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, canonical } from "./patch.js";
 import { applyConfiguration } from "./server-side-apply.js";
-import { validateBuiltin } from "./validation/index.js";
+import { validateBuiltin, type BuiltinValidationOptions } from "./validation/index.js";
 import { matchesLabelSelectorObject } from "./selectors.js";
 
 export type FieldValidation = "Strict" | "Warn" | "Ignore";
@@ -33,6 +33,8 @@ export interface WriteContext {
   user: string;
   dryRun: boolean;
   fieldManager?: string;
+  /** Set when the request named its fieldManager (apply requires it). */
+  fieldManagerExplicit?: boolean;
   fieldValidation: FieldValidation;
   /** Warnings for the Warning header (fieldValidation=Warn). */
   warnings: string[];
@@ -92,6 +94,8 @@ function sameContent(a: KubeObject, b: KubeObject): boolean {
 
 export class Cluster {
   readonly registry = new ResourceRegistry();
+  /** Set by the server: a test topology with pods on loopback must be able to list them as endpoints. */
+  validationOptions: BuiltinValidationOptions = {};
   private gcScheduled = false;
   private stopped = false;
 
@@ -188,7 +192,7 @@ export class Cluster {
       this.reportUnknownFields(pruned, ctx);
     } else {
       applyBuiltinDefaults(t.group, t.kind, obj);
-      const causes = validateBuiltin({ group: t.group, version: t.version, kind: t.kind }, obj, old, subresource);
+      const causes = validateBuiltin({ group: t.group, version: t.version, kind: t.kind }, obj, old, subresource, this.validationOptions);
       for (const c of causes) {
         if (!errors.some((e) => e.field === c.field && e.message === c.message)) errors.push(c);
       }
@@ -377,7 +381,9 @@ export class Cluster {
     const ns = t.namespaced ? namespace : undefined;
     const type = contentType.split(";")[0]!.trim().toLowerCase();
     if (type === "application/apply-patch+yaml" || type === "application/apply-patch+cbor") {
-      if (!ctx.fieldManager) throw badRequest("PATCH /apply requires fieldManager to be set");
+      if (!ctx.fieldManager || !ctx.fieldManagerExplicit) {
+        throw invalid("meta.k8s.io", "PatchOptions", "", [fieldErrors.required("fieldManager", "is required for apply patch")]);
+      }
       let applied: unknown;
       try {
         applied = parseYaml(rawBody);

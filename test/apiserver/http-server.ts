@@ -132,7 +132,7 @@ function writeContext(req: IncomingMessage, query: URLSearchParams, user: string
   if (dryRun.some((d) => d !== "All")) throw badRequest(`Invalid value: ${JSON.stringify(dryRun)}: supported values: "All"`);
   const agent = req.headers["user-agent"] ?? "";
   const fieldManager = query.get("fieldManager") ?? (agent ? agent.split("/")[0] : "unknown");
-  return { user, dryRun: dryRun.length > 0, fieldManager, fieldValidation, warnings: [] };
+  return { user, dryRun: dryRun.length > 0, fieldManager, fieldManagerExplicit: query.has("fieldManager"), fieldValidation, warnings: [] };
 }
 
 function parseBody(raw: string, contentType: string): unknown {

@@ -4,11 +4,14 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ApiException, KubeConfig, KubernetesObjectApi, type KubernetesObject } from "@kubernetes/client-node";
+import { ApiException, KubeConfig, KubernetesObjectApi, PatchStrategy, setHeaderOptions, type KubernetesObject } from "@kubernetes/client-node";
 import type { TestApiServer } from "./index.js";
 
 export const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
 export const kubectlPath = join(repoRoot, ".tools", "bin", "kubectl");
+
+/** Call options that make client-node send a JSON merge patch (its default is a JSON patch). */
+export const asMergePatch = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
 
 export function kubeConfigFor(server: TestApiServer, user = "admin"): KubeConfig {
   const kc = new KubeConfig();
