@@ -257,16 +257,33 @@ describe("hostile and broken targets", () => {
     expect(ms).toBeLessThan(1500);
   });
 
-  it("times out on a server that drips its response a byte at a time", async () => {
+  it.each([
+    { every: 1000, timeoutMs: 500 },
+    { every: 40, timeoutMs: 400 },
+  ])("times out on a server that drips its response a byte every $every ms", async ({ every, timeoutMs }) => {
     const port = await netTarget((socket) => {
       const text = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
       let i = 0;
-      const t = setInterval(() => (i < text.length && !socket.destroyed ? socket.write(text[i++] as string) : clearInterval(t)), 40);
+      socket.write(text[i++] as string);
+      const t = setInterval(() => (i < text.length && !socket.destroyed ? socket.write(text[i++] as string) : clearInterval(t)), every);
       socket.on("close", () => clearInterval(t));
     });
-    const { outcome, ms } = await timed(aRequest({ port }), aJudgement({ timeoutMs: 400 }));
-    expect(outcome.failureClass).toBe("timeout after 400ms");
-    expect(ms).toBeLessThan(1500);
+    const { outcome, ms } = await timed(aRequest({ port }), aJudgement({ timeoutMs }));
+    expect(outcome.failureClass).toBe(`timeout after ${timeoutMs}ms`);
+    expect(ms).toBeLessThan(timeoutMs + 1000);
+  });
+
+  it("times out on a body that drips when the body is needed, and not when only the status is", async () => {
+    const port = await netTarget((socket) => {
+      socket.write("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
+      const t = setInterval(() => (socket.destroyed ? clearInterval(t) : socket.write("1\r\nx\r\n")), 30);
+      socket.on("close", () => clearInterval(t));
+    });
+    const withBody = await timed(aRequest({ port }), aJudgement({ timeoutMs: 400, bodyContains: "Healthy" }));
+    expect(withBody.outcome.failureClass).toBe("timeout after 400ms");
+    expect(withBody.ms).toBeLessThan(1400);
+    const statusOnly = await timed(aRequest({ port }), aJudgement({ timeoutMs: 400 }));
+    expect(statusOnly.outcome).toMatchObject({ success: true, failureClass: "HTTP 200" });
   });
 
   function gigabyteTarget(written: { bytes: number }): Promise<number> {
