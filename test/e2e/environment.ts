@@ -76,7 +76,9 @@ function clusterEnvironment(kubeconfigPath: string): E2eEnvironment {
 }
 
 async function testServerEnvironment(): Promise<E2eEnvironment> {
-  const server = await startApiServer({ simulateKubelet: true });
+  // A /24 of its own: other suites on this machine serve on the default 127.0.10.0/24 at the same time.
+  const podCidr = `127.${100 + Math.floor(Math.random() * 150)}.${Math.floor(Math.random() * 250)}.0/24`;
+  const server = await startApiServer({ simulateKubelet: true, podCidr });
   const dir = mkdtempSync(join(tmpdir(), "healthprobe-e2e-"));
   const adminKubeconfig = join(dir, "admin.kubeconfig");
   const operatorKubeconfig = join(dir, "operator.kubeconfig");
@@ -129,7 +131,7 @@ async function testServerEnvironment(): Promise<E2eEnvironment> {
       for (const pod of pods) {
         if (backends.has(pod.ip)) continue;
         healthy.set(pod.ip, true);
-        // The kubelet stand-in hands out 127.0.10.x: every loopback address is local on Linux.
+        // The kubelet stand-in hands out loopback addresses: every 127.x.y.z is local on Linux.
         const s = createServer((req, res) => {
           const ok = req.url === HEALTH_PATH && healthy.get(pod.ip) === true;
           res.writeHead(ok ? 200 : 503, { "content-type": "text/plain", connection: "close" });
