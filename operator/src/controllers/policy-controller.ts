@@ -84,6 +84,8 @@ export interface PolicyControllerOptions {
 
 export const DEFAULT_LEDGER_CONFIGMAP = "healthprobe-operator-ledger";
 const ZONE_LABEL = "topology.kubernetes.io/zone";
+/** Secrets are read, not watched: a policy waiting for a missing one looks again this often. */
+const MISSING_SECRET_RETRY_MS = 5_000;
 
 interface ParsedPolicy {
   obj: PolicyObject & { metadata: { name: string; namespace: string } };
@@ -106,6 +108,8 @@ export class PolicyController {
   /** Status this process last wrote per policy, so a lagging cache does not re-trigger writes or events. */
   private readonly written = new Map<string, { resourceVersion?: string | undefined; status: PolicyStatus }>();
   private readonly pdbBlocked = new Map<string, { until: number; backoffMs: number }>();
+  /** Pods this process removed, by uid, until the cache shows them terminating or gone: a lagging cache must not get them evicted twice. */
+  private readonly removed = new Map<string, { namespace: string; name: string }>();
   private readonly secrets = new Map<string, { at: number; value: Uint8Array | undefined }>();
   /** Pod uids each policy selected at its last reconcile, so a relabelled pod wakes its old policy. */
   readonly selected = new Map<string, Set<string>>();
@@ -168,7 +172,9 @@ export class PolicyController {
     const probePlan = await this.planProbes(policy, targets);
     if (!probePlan.ok) {
       this.stopProbing(key);
-      return this.writeStatus(log, policyObj, { reason: "InvalidSpec", message: `${probePlan.field}: ${probePlan.message}` }, [], undefined, undefined, now);
+      const result = await this.writeStatus(log, policyObj, { reason: "InvalidSpec", message: `${probePlan.field}: ${probePlan.message}` }, [], undefined, undefined, now);
+      // Nothing wakes the policy when the Secret is created: retry, so it heals by itself.
+      return { requeueAfterMs: Math.min(result?.requeueAfterMs ?? MISSING_SECRET_RETRY_MS, MISSING_SECRET_RETRY_MS) };
     }
     this.o.scheduler.setTargets(key, probePlan.targets);
 
@@ -283,7 +289,8 @@ export class PolicyController {
     const k = `${namespace}/${ref.name}/${ref.key}`;
     const now = this.o.clock.now();
     const hit = this.secrets.get(k);
-    if (hit && now - hit.at < (this.o.secretTtlMs ?? 60_000)) return hit.value;
+    const ttl = this.o.secretTtlMs ?? 60_000;
+    if (hit && now - hit.at < (hit.value === undefined ? Math.min(ttl, MISSING_SECRET_RETRY_MS) : ttl)) return hit.value;
     const value = await this.o.writer.readSecretKey(namespace, ref.name, ref.key);
     this.secrets.set(k, { at: now, value });
     return value;
@@ -355,6 +362,10 @@ export class PolicyController {
     const spec = policy.spec;
     const candidates: ReplacementCandidate[] = [];
     const others = this.otherPolicies(policy);
+    for (const [uid, ref] of this.removed) {
+      const cached = this.o.pods.get(ref.namespace, ref.name);
+      if (!cached || uidOf(cached) !== uid || cached.metadata?.deletionTimestamp) this.removed.delete(uid);
+    }
     let due = false;
     for (const pod of targets) {
       const uid = uidOf(pod);
@@ -365,7 +376,7 @@ export class PolicyController {
         name: nameOf(pod),
         state: h.state,
         ownerReferences: pod.metadata?.ownerReferences ?? [],
-        terminating: !!pod.metadata?.deletionTimestamp,
+        terminating: !!pod.metadata?.deletionTimestamp || this.removed.has(uid),
         otherViews: others
           .filter((o) => matchesLabelSelector(o.spec.selector, pod.metadata?.labels))
           .map((o) => {
@@ -444,6 +455,7 @@ export class PolicyController {
         continue;
       }
       this.pdbBlocked.delete(attempt.podUid);
+      this.removed.set(attempt.podUid, { namespace: ns, name: attempt.podName });
       this.o.metrics?.replacementsTotal.inc({ policy: key, outcome: outcome.outcome });
       log.info({ pod: attempt.podName, uid: attempt.podUid, method: attempt.method, outcome: outcome.outcome }, "pod replaced");
       if (outcome.outcome === "evicted") {
