@@ -183,7 +183,10 @@ export class Cluster {
         delete schemaForValidation.properties.apiVersion;
         delete schemaForValidation.properties.kind;
         const { metadata: _m, ...content } = obj;
-        validateSchema(content, schemaForValidation, "", errors);
+        const schemaErrors = validateSchema(content, schemaForValidation, "");
+        // The real validator walks properties in Go map order; sorting keeps messages deterministic.
+        schemaErrors.sort((a, b) => (a.field < b.field ? -1 : a.field > b.field ? 1 : 0));
+        errors.push(...schemaErrors);
         if (errors.length === 0) {
           const oldContent = old ? (({ metadata: _om, ...o }) => o)(old) : undefined;
           validateCelRules(content, oldContent, schemaForValidation, "", errors);

@@ -43,21 +43,33 @@ export function humanDuration(ms: number): string {
 /** Evaluates the simple JSONPath forms printer columns use: .a.b, .a[0].b, .a[*].b, .a['x.y']. */
 export function evalJsonPath(obj: unknown, path: string): unknown[] {
   const expr = path.replace(/^\{|\}$/g, "").replace(/^\$/, "");
-  const segs: Array<string | number | "*"> = [];
-  const re = /\.([^.[\]]+)|\[(\d+|\*|'[^']*'|"[^"]*")\]/g;
+  type Filter = { key: string; op: string; value: string | number | undefined };
+  const segs: Array<string | number | "*" | Filter> = [];
+  const re = /\.([^.[\]]+)|\[\?\(@\.([A-Za-z0-9_]+)\s*(?:(==|!=)\s*("[^"]*"|'[^']*'|[^)\s]+))?\)\]|\[(\d+|\*|'[^']*'|"[^"]*")\]/g;
   let m: RegExpExecArray | null;
   while ((m = re.exec(expr))) {
     if (m[1] !== undefined) segs.push(m[1]);
-    else if (m[2] === "*") segs.push("*");
-    else if (/^\d+$/.test(m[2]!)) segs.push(Number(m[2]));
-    else segs.push(m[2]!.slice(1, -1));
+    else if (m[2] !== undefined) {
+      const raw = m[4];
+      const value = raw === undefined ? undefined : /^["']/.test(raw) ? raw.slice(1, -1) : Number.isNaN(Number(raw)) ? raw : Number(raw);
+      segs.push({ key: m[2], op: m[3] ?? "exists", value });
+    } else if (m[5] === "*") segs.push("*");
+    else if (/^\d+$/.test(m[5]!)) segs.push(Number(m[5]));
+    else segs.push(m[5]!.slice(1, -1));
   }
   let cur: unknown[] = [obj];
   for (const seg of segs) {
     const nextVals: unknown[] = [];
     for (const c of cur) {
       if (c === null || c === undefined) continue;
-      if (seg === "*") {
+      if (typeof seg === "object") {
+        // A filter like [?(@.type=="Ready")] keeps the list items that match.
+        const items = Array.isArray(c) ? c : [];
+        for (const item of items) {
+          const v = item && typeof item === "object" ? (item as Record<string, unknown>)[seg.key] : undefined;
+          if (seg.op === "exists" ? v !== undefined : seg.op === "==" ? v === seg.value : v !== seg.value) nextVals.push(item);
+        }
+      } else if (seg === "*") {
         if (Array.isArray(c)) nextVals.push(...c);
         else if (typeof c === "object") nextVals.push(...Object.values(c));
       } else if (typeof seg === "number") {
