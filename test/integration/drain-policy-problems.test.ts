@@ -1,0 +1,121 @@
+// Policies the operator must not act on: it says why in Ready and writes no endpoints for them.
+import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from "../../operator/src/api/group.js";
+import { waitFor } from "../support/wait-for.js";
+import { aPod, aPolicy, aService, endpointReadiness, podIP, startCluster, type Obj, type TestCluster } from "./support/cluster.js";
+import { PodFarm } from "./support/pod-farm.js";
+import { startTestOperator, type TestOperator } from "./support/operator.js";
+
+let cluster: TestCluster;
+let farm: PodFarm;
+let operator: TestOperator | undefined;
+
+beforeEach(async () => {
+  // Pod addresses of its own, so other suites running at the same time never share a port.
+  cluster = await startCluster({ podCidr: "127.0.33.0/24" });
+  farm = new PodFarm();
+});
+
+afterEach(async () => {
+  if (process.env.DUMP_LOGS) console.log(JSON.stringify(operator?.logs.slice(-40), null, 1));
+  await operator?.stop();
+  operator = undefined;
+  await farm.close();
+  await cluster.stop();
+});
+
+type Condition = { type: string; status: string; reason: string; message: string };
+
+async function givenPods(names: string[], labels: Record<string, string> = { app: "web" }): Promise<Map<string, string>> {
+  const ips = new Map<string, string>();
+  for (const name of names) await cluster.create(aPod(name, cluster.namespace, { labels }));
+  for (const name of names) {
+    const ip = await podIP(cluster, name);
+    await farm.serve(ip);
+    ips.set(name, ip);
+  }
+  return ips;
+}
+
+async function readyCondition(policy: string, reason: string): Promise<Condition> {
+  return waitFor(async () => {
+    const st = (await cluster.get("healthprobe.io/v1alpha1", "HealthProbePolicy", policy))?.status;
+    const c = (st?.conditions as Condition[] | undefined)?.find((x) => x.type === "Ready");
+    return c?.reason === reason ? c : undefined;
+  }, { what: `${policy} Ready reason ${reason}` });
+}
+
+const operatorSliceWrites = () => cluster.server.requestLog.filter((e) => e.user === "operator" && e.resource === "endpointslices" && e.method !== "GET");
+const operatorSlices = (service: string) =>
+  cluster.list("discovery.k8s.io/v1", "EndpointSlice", cluster.namespace, `kubernetes.io/service-name=${service},${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`);
+const hitsOf = (ips: Map<string, string>) => [...ips.values()].reduce((n, ip) => n + (farm.hits.get(ip) ?? 0), 0);
+
+describe("policies the operator does not act on", () => {
+  it("leaves a Service with a selector to the built-in controller: ServiceHasSelector, nothing written", async () => {
+    await cluster.create(aService("web", cluster.namespace, { selector: { app: "web" } }));
+    const ips = await givenPods(["web-a", "web-b"]);
+    await cluster.create(aPolicy("web", cluster.namespace));
+    operator = await startTestOperator(cluster.server);
+
+    const ready = await readyCondition("web", "ServiceHasSelector");
+    expect(ready.status).toBe("False");
+    expect(ready.message).toMatch(/Service web has a selector/);
+    expect(operatorSliceWrites()).toEqual([]);
+    expect(await cluster.list("discovery.k8s.io/v1", "EndpointSlice")).toEqual([]);
+    expect(hitsOf(ips)).toBe(0);
+  });
+
+  it("reports a missing Service as ServiceNotFound, and takes the Service on once it exists", async () => {
+    await givenPods(["web-a"]);
+    await cluster.create(aPolicy("web", cluster.namespace));
+    operator = await startTestOperator(cluster.server);
+
+    const ready = await readyCondition("web", "ServiceNotFound");
+    expect(ready).toMatchObject({ status: "False", message: "Service web not found in namespace shop" });
+    expect(operatorSliceWrites()).toEqual([]);
+
+    await cluster.create(aService("web", cluster.namespace));
+    expect(await readyCondition("web", "Reconciled")).toMatchObject({ status: "True" });
+    await waitFor(async () => (await endpointReadiness(cluster, "web")).get("web-a") === true, { what: "web-a ready in the slices" });
+  });
+
+  it("gives a second policy naming an already claimed Service ServiceClaimed, and only the first one's pods are listed", async () => {
+    await cluster.create(aService("web", cluster.namespace));
+    await givenPods(["web-a", "web-b"]);
+    const others = await givenPods(["other-a"], { app: "other" });
+    await cluster.create(aPolicy("web", cluster.namespace));
+    operator = await startTestOperator(cluster.server);
+    await readyCondition("web", "Reconciled");
+
+    await cluster.create(aPolicy("web-too", cluster.namespace, { selector: { app: "other" } }));
+    const claimed = await readyCondition("web-too", "ServiceClaimed");
+    expect(claimed).toMatchObject({ status: "False", message: "Service web is already managed by HealthProbePolicy web" });
+
+    const slices = await operatorSlices("web");
+    expect(slices.flatMap((s: Obj) => (s.endpoints ?? []).map((e: Obj) => e.targetRef.name)).sort()).toEqual(["web-a", "web-b"]);
+    expect(hitsOf(others)).toBe(0);
+    // The first policy is untouched by the claim.
+    expect(await readyCondition("web", "Reconciled")).toMatchObject({ status: "True" });
+  });
+
+  it("marks a policy whose header Secret is missing InvalidSpec, naming the field, probes and writes nothing, and recovers once the Secret exists", async () => {
+    await cluster.create(aService("web", cluster.namespace));
+    const ips = await givenPods(["web-a"]);
+    await cluster.create(
+      aPolicy("web", cluster.namespace, { probe: { headers: [{ name: "Authorization", valueFrom: { secretKeyRef: { name: "probe-auth", key: "token" } } }] } }),
+    );
+    operator = await startTestOperator(cluster.server);
+
+    const ready = await readyCondition("web", "InvalidSpec");
+    expect(ready.status).toBe("False");
+    expect(ready.message).toBe('spec.probe.headers[0].valueFrom.secretKeyRef: key "token" of Secret "probe-auth" not found');
+    const event = await waitFor(async () => (await cluster.list("events.k8s.io/v1", "Event")).find((e: Obj) => e.reason === "InvalidSpec"), { what: "an InvalidSpec Event" });
+    expect(event.note).toMatch(/spec\.probe\.headers\[0\]/);
+    expect(operatorSliceWrites()).toEqual([]);
+    expect(hitsOf(ips)).toBe(0);
+
+    await cluster.create({ apiVersion: "v1", kind: "Secret", metadata: { name: "probe-auth", namespace: cluster.namespace }, data: { token: Buffer.from("Bearer s3cret").toString("base64") } });
+    expect(await readyCondition("web", "Reconciled")).toMatchObject({ status: "True" });
+    await waitFor(async () => (await endpointReadiness(cluster, "web")).get("web-a") === true, { what: "web-a ready in the slices", timeoutMs: 15_000 });
+  });
+});
