@@ -1,0 +1,226 @@
+// Replacement end to end: the operator against the API test server with its ReplicaSet
+// controller on, pods as real HTTP servers, and an offset clock so the replacement window
+// passes on demand instead of in real time.
+import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
+import { OffsetClock } from "../../operator/src/runtime/offset-clock.js";
+import { requestsBy } from "../apiserver/index.js";
+import { waitFor } from "../support/wait-for.js";
+import { aPod, aPolicy, aReplicaSet, aService, endpointReadiness, podIP, startCluster, type Obj, type TestCluster } from "./support/cluster.js";
+import { PodFarm } from "./support/pod-farm.js";
+import { startTestOperator, type TestOperator } from "./support/operator.js";
+
+const HPP = "healthprobe.io/v1alpha1";
+const AFTER_MS = 30_000;
+
+let cluster: TestCluster;
+let farm: PodFarm;
+let clock: OffsetClock;
+let operator: TestOperator | undefined;
+
+beforeEach(async () => {
+  // A pod address range of its own: test files run side by side.
+  cluster = await startCluster({ podCidr: "127.0.41.0/24" });
+  farm = new PodFarm();
+  clock = new OffsetClock();
+});
+
+afterEach(async () => {
+  if (process.env.DUMP_LOGS) console.log(JSON.stringify(operator?.logs.slice(-60), null, 1));
+  await operator?.stop();
+  operator = undefined;
+  await farm.close();
+  await cluster.stop();
+});
+
+function replacing(extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { enabled: true, after: "30s", maxPerHour: 1, maxPerDay: 3, ...extra };
+}
+
+/** The live (not terminating) pods of an app once there are `n` of them with IPs, each served by the farm. */
+async function livePods(n: number, app = "web"): Promise<Obj[]> {
+  const pods = await waitFor(async () => {
+    const list = (await cluster.list("v1", "Pod", cluster.namespace, `app=${app}`)).filter((p) => !p.metadata?.deletionTimestamp && p.status?.podIP);
+    return list.length === n ? list : undefined;
+  }, { what: `${n} running ${app} pods` });
+  for (const p of pods) await farm.serve(p.status.podIP);
+  return pods.sort((a, b) => (a.metadata!.name! < b.metadata!.name! ? -1 : 1));
+}
+
+async function statusOf(policy = "web"): Promise<Record<string, any> | undefined> {
+  return (await cluster.get(HPP, "HealthProbePolicy", policy))?.status;
+}
+
+function podEntry(status: Record<string, any> | undefined, name: string): Record<string, any> | undefined {
+  return status?.pods?.find((p: { name: string }) => p.name === name);
+}
+
+function condition(status: Record<string, any> | undefined, type: string): Record<string, any> | undefined {
+  return status?.conditions?.find((c: { type: string }) => c.type === type);
+}
+
+function evictions(pod?: string) {
+  return requestsBy(cluster.server.requestLog, { user: "operator", resource: "pods", subresource: "eviction" }).filter((e) => pod === undefined || e.name === pod);
+}
+
+function podDeletes() {
+  return requestsBy(cluster.server.requestLog, { user: "operator", resource: "pods", verb: "delete" });
+}
+
+async function operatorLedger(): Promise<Array<Record<string, string>>> {
+  const cm = await cluster.get("v1", "ConfigMap", "healthprobe-operator-ledger", "healthprobe-system");
+  return JSON.parse(cm?.data?.ledger ?? "[]");
+}
+
+/** Waits until the policy's status shows the pod Unhealthy with its window, and returns that entry. */
+async function unhealthyInStatus(name: string, policy = "web"): Promise<Record<string, any>> {
+  return waitFor(async () => {
+    const e = podEntry(await statusOf(policy), name);
+    return e?.state === "Unhealthy" && e.replaceAfter ? e : undefined;
+  }, { what: `${name} Unhealthy in the status of ${policy}` });
+}
+
+async function blockedCondition(reason: string, policy = "web"): Promise<Record<string, any>> {
+  return waitFor(async () => {
+    const c = condition(await statusOf(policy), "ReplacementBlocked");
+    return c?.status === "True" && c.reason === reason ? c : undefined;
+  }, { what: `ReplacementBlocked=True reason ${reason} on ${policy}` });
+}
+
+/** Reconciles finished so far, from the operator's own metrics. */
+async function reconcileCount(): Promise<number> {
+  const metric = await operator!.metrics.registry.getSingleMetric("healthprobe_reconcile_duration_seconds")?.get();
+  return metric?.values.filter((v) => (v as { metricName?: string }).metricName?.endsWith("_count")).reduce((n, v) => n + v.value, 0) ?? 0;
+}
+
+describe("replacement", () => {
+  it("evicts a pod Unhealthy for `after`; its ReplicaSet recreates it and the new pod is probed and admitted", async () => {
+    await cluster.create(aService("web", cluster.namespace));
+    await cluster.create(aReplicaSet("web", cluster.namespace, 2));
+    const [victim, survivor] = await livePods(2);
+    const victimName = victim!.metadata!.name!;
+    const victimUid = victim!.metadata!.uid!;
+    await cluster.create(aPolicy("web", cluster.namespace, { replacement: replacing() }));
+    operator = await startTestOperator(cluster.server, [], { clock });
+    await waitFor(async () => (await statusOf())?.healthy === 2, { what: "both pods Healthy" });
+
+    farm.failing(victim!.status.podIP);
+    const waiting = await unhealthyInStatus(victimName);
+    // While waiting, the pod shows when its window ends; nothing is blocked, nothing evicted.
+    expect(Date.parse(waiting.replaceAfter) - Date.parse(waiting.unhealthySince)).toBe(AFTER_MS);
+    expect(condition(await statusOf(), "ReplacementBlocked")?.status).toBe("False");
+    expect(evictions()).toHaveLength(0);
+
+    clock.advance(AFTER_MS);
+    await waitFor(async () => !(await cluster.get("v1", "Pod", victimName)), { what: `${victimName} to be gone` });
+    const [a, b] = await livePods(2);
+    const fresh = [a!, b!].find((p) => p.metadata!.name !== survivor!.metadata!.name)!;
+    expect(fresh.metadata!.uid).not.toBe(victimUid);
+    farm.healthy(fresh.status.podIP);
+
+    // The new pod is probed, Healthy and back in rotation.
+    const settled = await waitFor(async () => {
+      const st = await statusOf();
+      return st?.healthy === 2 && podEntry(st, fresh.metadata!.name!)?.state === "Healthy" ? st : undefined;
+    }, { what: "the new pod Healthy in status" });
+    await waitFor(async () => (await endpointReadiness(cluster, "web")).get(fresh.metadata!.name!) === true, { what: "the new pod ready in the EndpointSlice" });
+
+    expect(settled.replacements).toEqual([{ pod: victimName, uid: victimUid, time: expect.any(String), method: "Evict" }]);
+    expect(settled.replacedLast24h).toBe(1);
+    expect(Date.parse(settled.replacements[0].time) - Date.parse(waiting.unhealthySince)).toBeGreaterThanOrEqual(AFTER_MS);
+    expect(await operatorLedger()).toEqual([expect.objectContaining({ policy: "shop/web", pod: victimName, uid: victimUid, method: "Evict" })]);
+    expect(evictions().map((e) => [e.name, e.code])).toEqual([[victimName, 201]]);
+
+    const replaced = await waitFor(async () => {
+      const events = (await cluster.list("events.k8s.io/v1", "Event", cluster.namespace)).filter((e) => e.reason === "Replaced");
+      return events.length >= 2 ? events : undefined;
+    }, { what: "Replaced Events" });
+    expect(replaced.map((e) => `${e.regarding.kind}/${e.regarding.name}`).sort()).toEqual([`HealthProbePolicy/web`, `Pod/${victimName}`]);
+    expect(replaced[0]!.type).toBe("Normal");
+  });
+
+  it("does not replace a pod that a second policy selecting it sees Healthy: ReplacementBlocked reason Veto", async () => {
+    await cluster.create(aService("web", cluster.namespace));
+    await cluster.create(aService("web-live", cluster.namespace));
+    await cluster.create(aReplicaSet("web", cluster.namespace, 2));
+    const [victim] = await livePods(2);
+    const victimName = victim!.metadata!.name!;
+    await cluster.create(aPolicy("web", cluster.namespace, { replacement: replacing() }));
+    await cluster.create(aPolicy("live", cluster.namespace, { serviceName: "web-live", probe: { path: "/livez" }, replacement: replacing() }));
+    operator = await startTestOperator(cluster.server, [], { clock });
+    await waitFor(async () => (await statusOf("web"))?.healthy === 2 && (await statusOf("live"))?.healthy === 2, { what: "both policies see both pods Healthy" });
+
+    // The readiness path fails; the liveness path the second policy probes still answers 200.
+    farm.setPath(victim!.status.podIP, "/healthz", { status: 503, body: "unavailable" });
+    await unhealthyInStatus(victimName, "web");
+    clock.advance(AFTER_MS);
+
+    const blocked = await blockedCondition("Veto");
+    expect(blocked.message).toContain(victimName);
+    expect(blocked.message).toContain("policy shop/live sees the pod Healthy");
+    expect(podEntry(await statusOf("live"), victimName)?.state).toBe("Healthy");
+    expect(await cluster.get("v1", "Pod", victimName)).toBeDefined();
+    expect(evictions()).toHaveLength(0);
+    expect((await statusOf("web"))?.replacements ?? []).toEqual([]);
+  });
+
+  it("never deletes a bare pod: ReplacementBlocked reason NoController", async () => {
+    await cluster.create(aService("web", cluster.namespace));
+    for (const name of ["web-a", "web-b"]) await cluster.create(aPod(name, cluster.namespace));
+    for (const name of ["web-a", "web-b"]) await farm.serve(await podIP(cluster, name));
+    await cluster.create(aPolicy("web", cluster.namespace, { replacement: replacing() }));
+    operator = await startTestOperator(cluster.server, [], { clock });
+    await waitFor(async () => (await statusOf())?.healthy === 2, { what: "both pods Healthy" });
+
+    farm.failing(await podIP(cluster, "web-a"));
+    await unhealthyInStatus("web-a");
+    clock.advance(AFTER_MS);
+
+    const blocked = await blockedCondition("NoController");
+    expect(blocked.message).toContain("web-a: pod has no controller ownerReference");
+    // Another window later it is still there, untouched.
+    clock.advance(AFTER_MS);
+    await cluster.patch({ apiVersion: "v1", kind: "Pod", metadata: { name: "web-a", namespace: cluster.namespace, annotations: { "example.com/nudge": "1" } } });
+    const before = await reconcileCount();
+    await waitFor(async () => (await reconcileCount()) > before, { what: "a reconcile after the nudge" });
+    expect(condition(await statusOf(), "ReplacementBlocked")?.reason).toBe("NoController");
+    expect((await cluster.get("v1", "Pod", "web-a"))?.metadata?.deletionTimestamp).toBeUndefined();
+    expect(evictions()).toHaveLength(0);
+    expect(podDeletes()).toHaveLength(0);
+    expect((await statusOf())?.replacements ?? []).toEqual([]);
+  });
+
+  it("evicts a pod once: while it is terminating it is never evicted again", async () => {
+    await cluster.create(aService("web", cluster.namespace));
+    await cluster.create(aReplicaSet("web", cluster.namespace, 2));
+    const [victim, survivor] = await livePods(2);
+    const victimName = victim!.metadata!.name!;
+    // A finalizer keeps the evicted pod terminating for as long as the test needs.
+    await cluster.patch({ apiVersion: "v1", kind: "Pod", metadata: { name: victimName, namespace: cluster.namespace, finalizers: ["example.com/hold"] } });
+    await cluster.create(aPolicy("web", cluster.namespace, { replacement: replacing({ maxPerHour: 10, maxPerDay: 10 }) }));
+    operator = await startTestOperator(cluster.server, [], { clock });
+    await waitFor(async () => (await statusOf())?.healthy === 2, { what: "both pods Healthy" });
+
+    farm.failing(victim!.status.podIP);
+    await unhealthyInStatus(victimName);
+    clock.advance(AFTER_MS);
+    await waitFor(async () => (await cluster.get("v1", "Pod", victimName))?.metadata?.deletionTimestamp, { what: `${victimName} terminating` });
+    const [a, b] = await livePods(2);
+    const fresh = [a!, b!].find((p) => p.metadata!.name !== survivor!.metadata!.name)!;
+    farm.healthy(fresh.status.podIP);
+    await waitFor(async () => podEntry(await statusOf(), fresh.metadata!.name!)?.state === "Healthy", { what: "the new pod Healthy" });
+
+    // Windows and budget to spare, the pod still failing its probe, a pod event to wake the policy.
+    for (let i = 1; i <= 2; i++) {
+      clock.advance(2 * AFTER_MS);
+      const before = await reconcileCount();
+      await cluster.patch({ apiVersion: "v1", kind: "Pod", metadata: { name: victimName, namespace: cluster.namespace, annotations: { "example.com/nudge": String(i) } } });
+      await waitFor(async () => (await reconcileCount()) > before, { what: "a reconcile after the nudge" });
+    }
+    expect((await cluster.get("v1", "Pod", victimName))?.metadata?.deletionTimestamp).toBeDefined();
+    expect(evictions(victimName)).toHaveLength(1);
+    expect(evictions()).toHaveLength(1);
+    expect((await statusOf())?.replacements).toHaveLength(1);
+
+    await cluster.patch({ apiVersion: "v1", kind: "Pod", metadata: { name: victimName, namespace: cluster.namespace, finalizers: null } } as Obj);
+  });
+});
