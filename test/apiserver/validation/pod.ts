@@ -47,7 +47,7 @@ function validateContainers(containers: unknown[], field: string, requireImage: 
     const name = asStr(c.name);
     if (name === "") errs.push(required(child(p, "name")));
     else errs.push(...isDNS1123Label(name).map((m) => invalid(child(p, "name"), name, m)));
-    if (name !== "" && names.has(name)) errs.push(duplicate(child(p, "name"), name));
+    if (names.has(name)) errs.push(duplicate(child(p, "name"), name));
     names.add(name);
     if (requireImage && asStr(c.image) === "") errs.push(required(child(p, "image")));
     errs.push(...validateContainerPorts(asArr(c.ports), child(p, "ports")));
