@@ -108,11 +108,16 @@ export async function http(
 /** Runs the real kubectl against the server with a fresh cache dir per call. */
 export class Kubectl {
   private readonly dir: string;
-  private readonly kubeconfigPath: string;
+  readonly kubeconfig: string;
   constructor(server: TestApiServer) {
     this.dir = mkdtempSync(join(tmpdir(), "kubectl-"));
-    this.kubeconfigPath = join(this.dir, "kubeconfig");
-    writeFileSync(this.kubeconfigPath, server.kubeconfig("kubectl-user"));
+    this.kubeconfig = join(this.dir, "kubeconfig");
+    writeFileSync(this.kubeconfig, server.kubeconfig("kubectl-user"));
+  }
+
+  /** HOME for kubectl processes, inside the temp dir. */
+  get home(): string {
+    return this.dir;
   }
 
   file(name: string, content: string): string {
@@ -126,7 +131,7 @@ export class Kubectl {
     return new Promise((resolve) => {
       execFile(
         kubectlPath,
-        ["--kubeconfig", this.kubeconfigPath, "--cache-dir", cache, ...args],
+        ["--kubeconfig", this.kubeconfig, "--cache-dir", cache, ...args],
         { timeout: opts.timeoutMs ?? 30_000, env: { ...process.env, HOME: this.dir } },
         (err, stdout, stderr) => {
           const code = err ? (typeof (err as any).code === "number" ? (err as any).code : 1) : 0;
