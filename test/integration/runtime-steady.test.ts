@@ -14,7 +14,7 @@ let farm: PodFarm;
 let operator: TestOperator | undefined;
 
 beforeAll(async () => {
-  cluster = await startCluster();
+  cluster = await startCluster({ podCidr: "127.0.52.0/24" });
   farm = new PodFarm();
 });
 
