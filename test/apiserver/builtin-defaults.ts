@@ -94,7 +94,9 @@ export function prepareBuiltinCreate(group: string, kind: string, obj: KubeObjec
     obj.status = { loadBalancer: {} };
   } else if (group === "" && kind === "Node") {
     // Nodes keep the status they are created with: tests register ready nodes in one call.
-  } else if (["apps", "policy", "apiextensions.k8s.io"].includes(group)) {
+  } else if (group === "policy" && kind === "PodDisruptionBudget") {
+    obj.status = { disruptionsAllowed: 0, currentHealthy: 0, desiredHealthy: 0, expectedPods: 0 };
+  } else if (["apps", "apiextensions.k8s.io"].includes(group)) {
     delete obj.status;
   }
 }

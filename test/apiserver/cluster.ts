@@ -516,7 +516,7 @@ export class Cluster {
     const pdb = pdbs[0];
     if (pdb) {
       const status = (pdb.status ?? {}) as Record<string, any>;
-      if (pdb.status && pdb.metadata.generation !== undefined && status.observedGeneration !== undefined && status.observedGeneration < pdb.metadata.generation) {
+      if (Number(status.observedGeneration ?? 0) < Number(pdb.metadata.generation ?? 0)) {
         throw new ApiError(429, "TooManyRequests", "Cannot evict pod as it would violate the pod's disruption budget.", {
           causes: [{ reason: "DisruptionBudget", message: `The disruption budget ${pdb.metadata.name} is still being processed by the server.` }],
         });
