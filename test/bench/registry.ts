@@ -2,5 +2,6 @@
 import type { Benchmark } from "./bench.js";
 import { probeBenchmark } from "./probe.js";
 import { probeVsHaproxyBenchmark } from "./probe-vs-haproxy.js";
+import { drainLatencyBenchmark } from "./drain-latency.js";
 
-export const benchmarks: Benchmark[] = [probeBenchmark, probeVsHaproxyBenchmark];
+export const benchmarks: Benchmark[] = [probeBenchmark, probeVsHaproxyBenchmark, drainLatencyBenchmark];
