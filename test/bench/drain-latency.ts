@@ -19,7 +19,17 @@ export interface DrainLatencyResult {
   maxMs: number;
 }
 
-export async function runDrainLatency(opts: { pods: number; rounds: number }): Promise<DrainLatencyResult> {
+/** Where the time goes, in wall-clock ms: operator (result recorded -> slice write arrives at the server), delivery (arrival -> watch event). */
+export interface DrainLatencyBreakdown {
+  operatorP50Ms: number;
+  operatorP99Ms: number;
+  deliveryP50Ms: number;
+  deliveryP99Ms: number;
+  sliceWritesPerRound: number;
+  conflicts: number;
+}
+
+export async function runDrainLatency(opts: { pods: number; rounds: number }): Promise<DrainLatencyResult & { breakdown: DrainLatencyBreakdown }> {
   // A pod range of its own, so the benchmark can run beside the test suites.
   const cluster = await startCluster({ podCidr: "127.0.36.0/24" });
   const farm = new PodFarm();
@@ -39,21 +49,22 @@ export async function runDrainLatency(opts: { pods: number; rounds: number }): P
     operator = await startTestOperator(cluster.server);
 
     // When the operator records the result that turns a pod Unhealthy (performance.now() clock).
-    const unhealthyAt = new Map<string, number>();
-    hookUnhealthyTransitions(operator.health, (uid) => unhealthyAt.set(uid, performance.now()));
+    const unhealthyAt = new Map<string, { at: number; wall: number }>();
+    hookUnhealthyTransitions(operator.health, (uid) => unhealthyAt.set(uid, { at: performance.now(), wall: Date.now() }));
 
     // Readiness per pod as a separate client sees it, with the time of the change.
-    const ready = new Map<string, { ready: boolean; at: number }>();
+    const ready = new Map<string, { ready: boolean; at: number; wall: number }>();
     const watch = new Watch(kubeConfigFor(cluster.server, "bench-watch"));
     const controller = await watch.watch(
       `/apis/discovery.k8s.io/v1/namespaces/${cluster.namespace}/endpointslices`,
       {},
       (_type: string, slice: Obj) => {
         const at = performance.now();
+        const wall = Date.now();
         for (const e of slice.endpoints ?? []) {
           const name = e.targetRef?.name as string;
           const r = e.conditions?.ready === true;
-          if (ready.get(name)?.ready !== r) ready.set(name, { ready: r, at });
+          if (ready.get(name)?.ready !== r) ready.set(name, { ready: r, at, wall });
         }
       },
       () => undefined,
@@ -68,19 +79,38 @@ export async function runDrainLatency(opts: { pods: number; rounds: number }): P
     await waitFor(() => names.every((n) => operator!.health.get("shop/web", byName.get(n)!.uid)?.state === "Healthy"), { what: "every pod Healthy", timeoutMs: 30_000 });
 
     const latencies: number[] = [];
+    const operatorMs: number[] = [];
+    const deliveryMs: number[] = [];
+    const sliceWrites = () => cluster.server.requestLog.filter((e) => e.user === "operator" && e.resource === "endpointslices" && e.method !== "GET");
+    const writesBefore = sliceWrites().length;
     for (let round = 0; round < opts.rounds; round++) {
       const name = names[round % names.length]!;
       const pod = byName.get(name)!;
       unhealthyAt.delete(pod.uid);
       farm.failing(pod.ip);
-      const drainedAt = await waitFor(() => (ready.get(name)?.ready === false ? ready.get(name)!.at : undefined), { what: `${name} drained`, timeoutMs: 10_000 });
-      const recordedAt = unhealthyAt.get(pod.uid);
-      if (recordedAt === undefined) throw new Error(`round ${round}: ${name} drained without an Unhealthy transition being recorded`);
-      latencies.push(drainedAt - recordedAt);
+      const drained = await waitFor(() => (ready.get(name)?.ready === false ? ready.get(name)! : undefined), { what: `${name} drained`, timeoutMs: 10_000 });
+      const recorded = unhealthyAt.get(pod.uid);
+      if (recorded === undefined) throw new Error(`round ${round}: ${name} drained without an Unhealthy transition being recorded`);
+      latencies.push(drained.at - recorded.at);
+      const write = sliceWrites().find((e) => Date.parse(e.time) >= recorded.wall - 1);
+      if (write) {
+        operatorMs.push(Date.parse(write.time) - recorded.wall);
+        deliveryMs.push(drained.wall - Date.parse(write.time));
+      }
       farm.healthy(pod.ip);
       await waitFor(() => ready.get(name)?.ready === true && operator!.health.get("shop/web", pod.uid)?.state === "Healthy", { what: `${name} restored`, timeoutMs: 10_000 });
     }
-    return summarise(latencies);
+    const conflicts = cluster.server.requestLog.filter((e) => e.user === "operator" && e.code === 409).length;
+    const q = (xs: number[], p: number) => summarise(xs)[p === 0.5 ? "p50Ms" : "p99Ms"];
+    const breakdown: DrainLatencyBreakdown = {
+      operatorP50Ms: q(operatorMs, 0.5),
+      operatorP99Ms: q(operatorMs, 0.99),
+      deliveryP50Ms: q(deliveryMs, 0.5),
+      deliveryP99Ms: q(deliveryMs, 0.99),
+      sliceWritesPerRound: Math.round(((sliceWrites().length - writesBefore) / Math.max(1, opts.rounds)) * 100) / 100,
+      conflicts,
+    };
+    return { ...summarise(latencies), breakdown };
   } finally {
     stopWatch?.();
     await operator?.stop();
@@ -113,7 +143,9 @@ export const drainLatencyBenchmark: Benchmark = {
   usage: "drain-latency [--pods 20] [--rounds 50]",
   async run(args) {
     const flags = numberFlags(args, { pods: 20, rounds: 50 });
-    const result = await runDrainLatency({ pods: flags.pods, rounds: flags.rounds });
+    const { breakdown, ...result } = await runDrainLatency({ pods: flags.pods, rounds: flags.rounds });
     console.log(JSON.stringify(result));
+    // Where the time went, for a slow run; stdout stays the one result line.
+    console.error(JSON.stringify({ breakdown }));
   },
 };

@@ -146,6 +146,7 @@ export const probeVsHaproxyBenchmark: Benchmark = {
           cpuPerProbeUs: ours,
           perRoundUs: rs.map((r) => r.us),
           ratioToHaproxy: Math.round((ours / haproxyUs) * 100) / 100,
+          ...(rs.find((r) => r.firstFailure) ? { firstFailure: rs.find((r) => r.firstFailure)?.firstFailure } : {}),
         };
       });
       const net = rows.find((r) => r.variant === "net") ?? rows[0];
