@@ -1,7 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import type { V1PodDisruptionBudget, V1PodDisruptionBudgetSpec } from "@kubernetes/client-node";
 import { waitFor } from "../../support/wait-for.js";
-import { aPod, aReplicaSet, freshNamespace, isReady, markNotReady, podsOf, startHarness, type Harness } from "./harness.js";
+import { aPod, aReplicaSet, freshNamespace, isReady, markNotReady, podsOf, retryOnConflict, startHarness, updateReplicaSet, type Harness } from "./harness.js";
 
 // A settable clock: disruptedPods expiry is judged against it.
 let nowMs = Date.parse("2026-11-29T12:00:00Z");
@@ -74,9 +74,11 @@ describe("PodDisruptionBudget controller", () => {
     await settled(ns, { expectedPods: 2, currentHealthy: 2, disruptionsAllowed: 1 });
     await h.core.deleteNamespacedPod({ name: "kept", namespace: ns });
     await settled(ns, { currentHealthy: 1, disruptionsAllowed: 0 });
-    const kept = await h.core.readNamespacedPod({ name: "kept", namespace: ns });
-    kept.metadata!.finalizers = [];
-    await h.core.replaceNamespacedPod({ name: "kept", namespace: ns, body: kept });
+    await retryOnConflict(async () => {
+      const kept = await h.core.readNamespacedPod({ name: "kept", namespace: ns });
+      kept.metadata!.finalizers = [];
+      return h.core.replaceNamespacedPod({ name: "kept", namespace: ns, body: kept });
+    });
   });
 
   it("updates the budget after an eviction and drops the processed disruptedPods entry", async () => {
@@ -101,18 +103,17 @@ describe("PodDisruptionBudget controller", () => {
     await settled(ns, { currentHealthy: 3, disruptionsAllowed: 2 });
     const [pod] = await podsOf(h, ns);
     const name = pod!.metadata!.name!;
-    const pdb = await h.policy.readNamespacedPodDisruptionBudget({ name: "web", namespace: ns });
     // One entry for a live pod, recorded "now", one for a pod that no longer exists.
-    pdb.status!.disruptedPods = { [name]: new Date(nowMs), "gone-pod": new Date(nowMs) };
-    await h.policy.replaceNamespacedPodDisruptionBudgetStatus({ name: "web", namespace: ns, body: pdb });
+    await retryOnConflict(async () => {
+      const pdb = await h.policy.readNamespacedPodDisruptionBudget({ name: "web", namespace: ns });
+      pdb.status!.disruptedPods = { [name]: new Date(nowMs), "gone-pod": new Date(nowMs) };
+      return h.policy.replaceNamespacedPodDisruptionBudgetStatus({ name: "web", namespace: ns, body: pdb });
+    });
     const fresh = await settled(ns, { currentHealthy: 2, disruptionsAllowed: 1 });
     expect(Object.keys(fresh.disruptedPods ?? {})).toEqual([name]);
     // Past the two-minute deletion timeout the entry is dropped and the pod counts again.
     nowMs += 2 * 60 * 1000 + 1000;
-    await h.apps.readNamespacedReplicaSet({ name: "web", namespace: ns }).then((rs) => {
-      rs.metadata!.annotations = { poke: "1" };
-      return h.apps.replaceNamespacedReplicaSet({ name: "web", namespace: ns, body: rs });
-    });
+    await updateReplicaSet(h, ns, "web", (rs) => (rs.metadata!.annotations = { poke: "1" }));
     const expired = await settled(ns, { currentHealthy: 3, disruptionsAllowed: 2 });
     expect(expired.disruptedPods ?? {}).toEqual({});
   });
@@ -127,8 +128,11 @@ describe("PodDisruptionBudget controller", () => {
     const before = writes();
     // Touch the pods (an annotation): the syncs this causes find nothing to write.
     for (const p of await podsOf(h, ns)) {
-      p.metadata!.annotations = { touched: "yes" };
-      await h.core.replaceNamespacedPod({ name: p.metadata!.name!, namespace: ns, body: p });
+      await retryOnConflict(async () => {
+        const fresh = await h.core.readNamespacedPod({ name: p.metadata!.name!, namespace: ns });
+        fresh.metadata!.annotations = { touched: "yes" };
+        return h.core.replaceNamespacedPod({ name: p.metadata!.name!, namespace: ns, body: fresh });
+      });
     }
     const rsWritesSettled = () => h.server.requestLog.filter((e) => e.namespace === ns && e.verb === "update" && e.resource === "pods").length;
     await waitFor(() => rsWritesSettled() >= 2);

@@ -85,13 +85,34 @@ export const isReady = (p: V1Pod): boolean => p.status?.conditions?.some((c) => 
 
 /** Marks a pod not ready through the status subresource, as a failing readiness probe would. */
 export async function markNotReady(h: Harness, namespace: string, name: string): Promise<void> {
-  const pod = await h.core.readNamespacedPod({ name, namespace });
-  pod.status!.conditions = (pod.status?.conditions ?? []).map((c) =>
-    c.type === "Ready" || c.type === "ContainersReady" ? { ...c, status: "False", lastTransitionTime: new Date() } : c,
-  );
-  await h.core.replaceNamespacedPodStatus({ name, namespace, body: pod });
+  await retryOnConflict(async () => {
+    const pod = await h.core.readNamespacedPod({ name, namespace });
+    pod.status!.conditions = (pod.status?.conditions ?? []).map((c) =>
+      c.type === "Ready" || c.type === "ContainersReady" ? { ...c, status: "False", lastTransitionTime: new Date() } : c,
+    );
+    return h.core.replaceNamespacedPodStatus({ name, namespace, body: pod });
+  });
 }
 
 export async function podsOf(h: Harness, namespace: string): Promise<V1Pod[]> {
   return (await h.core.listNamespacedPod({ namespace })).items;
+}
+
+/** client-go's RetryOnConflict: read, change, write again while the controllers write the same object. */
+export async function retryOnConflict<T>(attempt: () => Promise<T>, attempts = 10): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await attempt();
+    } catch (err) {
+      if ((err as { code?: number }).code !== 409 || i >= attempts) throw err;
+    }
+  }
+}
+
+export async function updateReplicaSet(h: Harness, namespace: string, name: string, change: (rs: V1ReplicaSet) => void): Promise<V1ReplicaSet> {
+  return retryOnConflict(async () => {
+    const rs = await h.apps.readNamespacedReplicaSet({ name, namespace });
+    change(rs);
+    return h.apps.replaceNamespacedReplicaSet({ name, namespace, body: rs });
+  });
 }

@@ -1,6 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { waitFor } from "../../support/wait-for.js";
-import { aPod, aReplicaSet, freshNamespace, isReady, markNotReady, podsOf, startHarness, type Harness } from "./harness.js";
+import { aPod, aReplicaSet, freshNamespace, isReady, markNotReady, podsOf, retryOnConflict, startHarness, updateReplicaSet, type Harness } from "./harness.js";
 
 let h: Harness;
 beforeAll(async () => {
@@ -12,11 +12,7 @@ afterAll(async () => {
 
 const activePods = async (ns: string) => (await podsOf(h, ns)).filter((p) => !p.metadata?.deletionTimestamp);
 const statusOf = async (ns: string, name = "web") => (await h.apps.readNamespacedReplicaSet({ name, namespace: ns })).status;
-const scale = async (ns: string, replicas: number) => {
-  const rs = await h.apps.readNamespacedReplicaSet({ name: "web", namespace: ns });
-  rs.spec!.replicas = replicas;
-  await h.apps.replaceNamespacedReplicaSet({ name: "web", namespace: ns, body: rs });
-};
+const scale = (ns: string, replicas: number) => updateReplicaSet(h, ns, "web", (rs) => (rs.spec!.replicas = replicas));
 
 describe("ReplicaSet controller", () => {
   it("creates the wanted number of pods, owned by the ReplicaSet, and reports them ready", async () => {
@@ -95,9 +91,11 @@ describe("ReplicaSet controller", () => {
       const p = await activePods(ns);
       return p.length === 1 ? p : undefined;
     });
-    const relabelled = await h.core.readNamespacedPod({ name: pod!.metadata!.name!, namespace: ns });
-    relabelled.metadata!.labels = { app: "debug" };
-    await h.core.replaceNamespacedPod({ name: relabelled.metadata!.name!, namespace: ns, body: relabelled });
+    const relabelled = await retryOnConflict(async () => {
+      const p = await h.core.readNamespacedPod({ name: pod!.metadata!.name!, namespace: ns });
+      p.metadata!.labels = { app: "debug" };
+      return h.core.replaceNamespacedPod({ name: p.metadata!.name!, namespace: ns, body: p });
+    });
     const released = await waitFor(async () => {
       const p = await h.core.readNamespacedPod({ name: relabelled.metadata!.name!, namespace: ns });
       return (p.metadata?.ownerReferences ?? []).length === 0 ? p : undefined;
@@ -122,10 +120,8 @@ describe("ReplicaSet controller", () => {
       await waitFor(() => podCreates() === 3, { what: "the first three creates" });
       // Each spec change makes the controller sync again against its stale pod cache.
       for (const seconds of [1, 2, 3]) {
-        const rs = await h.apps.readNamespacedReplicaSet({ name: "web", namespace: ns });
-        rs.spec!.minReadySeconds = seconds;
-        await h.apps.replaceNamespacedReplicaSet({ name: "web", namespace: ns, body: rs });
-        await waitFor(async () => (await statusOf(ns))?.observedGeneration === rs.metadata!.generation! + 1, { what: `generation ${seconds + 1} observed` });
+        const rs = await updateReplicaSet(h, ns, "web", (x) => (x.spec!.minReadySeconds = seconds));
+        await waitFor(async () => (await statusOf(ns))?.observedGeneration === rs.metadata!.generation, { what: `generation ${rs.metadata!.generation} observed` });
       }
       expect(podCreates()).toBe(3);
     } finally {
