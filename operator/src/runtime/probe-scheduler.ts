@@ -25,7 +25,11 @@ export interface ProbeSchedulerOptions {
   execute: (req: ProbeRequest, timeoutMs: number, readBody: boolean) => Promise<RawProbeResult>;
   /** Called once per owner and target for every probe of the target's request. */
   onResult: (owner: string, targetId: string, outcome: ProbeOutcome) => void;
-  /** Probes in flight at most; due probes beyond it wait in a queue. Default 256. */
+  /**
+   * Probes in flight at most; due probes beyond it wait in a queue. Default 2048: probes of
+   * dead pods hold a slot for their whole timeout (up to an hour), so a small bound would let
+   * a few of them delay everyone else's probes. Each slot is one socket (file descriptor).
+   */
   maxConcurrent?: number;
   clock?: SchedulerClock;
   /** In [0, 1): places a new request's first probe within its first period. */
@@ -115,7 +119,7 @@ export class ProbeScheduler {
   constructor(opts: ProbeSchedulerOptions) {
     this.execute = opts.execute;
     this.onResult = opts.onResult;
-    this.maxConcurrent = Math.max(1, opts.maxConcurrent ?? 256);
+    this.maxConcurrent = Math.max(1, opts.maxConcurrent ?? 2048);
     this.clock = opts.clock ?? realClock;
     this.random = opts.random ?? Math.random;
     this.batchMs = Math.max(0, opts.batchMs ?? 20);
