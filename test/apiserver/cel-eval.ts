@@ -218,9 +218,17 @@ class Parser {
   }
 }
 
-const isMap = (v: unknown): v is Record<string, any> => v !== null && typeof v === "object" && !Array.isArray(v);
+/** A CEL type value, as type(x) returns and the identifiers int, string, ... denote. */
+class CelType {
+  constructor(readonly name: string) {}
+}
+
+const TYPE_NAMES = new Set(["int", "uint", "double", "bool", "string", "bytes", "list", "map", "null_type", "type"]);
+
+const isMap = (v: unknown): v is Record<string, any> => v !== null && typeof v === "object" && !Array.isArray(v) && !(v instanceof CelType);
 
 function equal(a: Value, b: Value): boolean {
+  if (a instanceof CelType || b instanceof CelType) return a instanceof CelType && b instanceof CelType && a.name === b.name;
   if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => equal(x, b[i]));
   if (isMap(a) && isMap(b)) {
     const ka = Object.keys(a);
@@ -279,6 +287,7 @@ function evalNode(n: Node, env: Env): Value {
     case "lit":
       return n.v;
     case "id":
+      if (!(n.name in env) && TYPE_NAMES.has(n.name)) return new CelType(n.name);
       if (!(n.name in env)) throw new Error(`undeclared reference to '${n.name}'`);
       return env[n.name];
     case "sel": {
@@ -439,7 +448,7 @@ function evalCall(n: Extract<Node, { t: "call" }>, env: Env): Value {
     case "duration":
       return parseDurationSeconds(str(args[0]));
     case "type":
-      return typeName(args[0]);
+      return new CelType(typeName(args[0]));
     case "startsWith":
       return str(self).startsWith(str(args[0]));
     case "endsWith":

@@ -20,8 +20,10 @@ function joinFieldPath(path: string, fieldPath: string | undefined): string {
   return (path + rel).replace(/^\./, "");
 }
 
+/** The structural type the real server prints as the invalid value of a failed rule ("" for int-or-string). */
 function schemaTypeName(schema: Schema): string {
-  return (schema.type as string | undefined) ?? "object";
+  if (schema["x-kubernetes-int-or-string"] === true) return "";
+  return (schema.type as string | undefined) ?? "";
 }
 
 function ruleError(rule: Rule, path: string, schema: Schema, message: string): FieldError {

@@ -12,6 +12,7 @@ import { toTable } from "./table.js";
 import { aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, apiVersions } from "./discovery.js";
 import { groupVersionDocument, openApiIndex } from "./openapi.js";
 import { qualifiedResource } from "./errors.js";
+import { decodeProtobuf, isProtobuf } from "./protobuf.js";
 
 export interface HttpContext {
   cluster: Cluster;
@@ -35,11 +36,11 @@ interface Route {
 const EXPIRED_CONTINUE =
   "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.";
 
-function readBody(req: IncomingMessage): Promise<string> {
+function readBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("end", () => resolve(Buffer.concat(chunks)));
     req.on("error", reject);
   });
 }
@@ -161,7 +162,22 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
   const method = req.method ?? "GET";
   const segments = url.pathname.split("/").filter((s) => s !== "").map(decodeURIComponent);
   const user = userOf(req);
-  const raw = await readBody(req);
+  const rawBytes = await readBody(req);
+  const contentType = String(req.headers["content-type"] ?? "application/json");
+  let raw = "";
+  let protobufBody: Record<string, unknown> | undefined;
+  try {
+    if (isProtobuf(contentType) && rawBytes.length > 0) protobufBody = decodeProtobuf(rawBytes);
+    else raw = rawBytes.toString("utf8");
+  } catch (err) {
+    raw = "";
+    protobufBody = undefined;
+    if (err instanceof ApiError) {
+      sendJson(res, err.code, err.toStatus());
+      return;
+    }
+    throw err;
+  }
   const types = ctx.cluster.registry.all();
   const entry: RequestLogEntry = {
     time: new Date().toISOString(),
@@ -258,7 +274,7 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
     if (["create", "update", "patch"].includes(verb)) entry.fieldManager = wctx.fieldManager;
     const warn = (): Record<string, string> => (wctx.warnings.length ? { Warning: wctx.warnings.map((w) => `299 - ${JSON.stringify(w)}`).join(", ") } : {});
     const ns = route.namespace || undefined;
-    const contentType = String(req.headers["content-type"] ?? "application/json");
+    const body = (): unknown => protobufBody ?? parseBody(raw, contentType);
     switch (verb) {
       case "get": {
         const obj = ctx.cluster.get(t, ns, route.name);
@@ -272,23 +288,22 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
         return watch(ctx, t, ns, route.name, query, req, res);
       case "create": {
         if (route.subresource === "eviction") {
-          ctx.cluster.evict(t, route.namespace, route.name, parseBody(raw, contentType), wctx);
+          ctx.cluster.evict(t, route.namespace, route.name, body(), wctx);
           return respond(201, { kind: "Status", apiVersion: "v1", metadata: {}, status: "Success", code: 201 });
         }
         if (route.name) throw methodNotAllowed(`the server does not allow this method on the requested resource`);
-        const created = ctx.cluster.create(t, ns, parseBody(raw, contentType), wctx);
+        const created = ctx.cluster.create(t, ns, body(), wctx);
         return respond(201, created, warn());
       }
       case "update": {
         if (!route.name) throw methodNotAllowed("the server does not allow this method on the requested resource");
-        const body = parseBody(raw, contentType);
         if (route.subresource === "finalize") {
           const current = ctx.cluster.get(t, undefined, route.name);
-          const next = { ...current, spec: (body as KubeObject)?.spec ?? {} };
+          const next = { ...current, spec: (body() as KubeObject)?.spec ?? {} };
           ctx.cluster.store.put(storageKey(t.group, t.plural), next);
           return respond(200, ctx.cluster.get(t, undefined, route.name));
         }
-        const updated = ctx.cluster.update(t, ns, route.name, body, wctx, route.subresource);
+        const updated = ctx.cluster.update(t, ns, route.name, body(), wctx, route.subresource);
         return respond(200, updated, warn());
       }
       case "patch": {
@@ -298,7 +313,7 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
         return respond(existed ? 200 : 201, patched, warn());
       }
       case "delete": {
-        const opts = deleteOptions(parseBody(raw, contentType), query);
+        const opts = deleteOptions(body(), query);
         if (opts.dryRun) wctx.dryRun = true;
         const result = ctx.cluster.delete(t, ns, route.name, opts, wctx);
         if (!result.deleted || returnsDeletedObject(t)) return respond(200, result.object);
@@ -311,7 +326,7 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
         });
       }
       case "deletecollection": {
-        const opts = deleteOptions(parseBody(raw, contentType), query);
+        const opts = deleteOptions(body(), query);
         if (opts.dryRun) wctx.dryRun = true;
         const items = selectObjects(ctx, t, ns, query);
         const deleted: KubeObject[] = [];

@@ -31,7 +31,7 @@ export function uniqueName(prefix: string): string {
   return `${prefix}-${counter}-${Math.random().toString(36).slice(2, 6)}`;
 }
 
-export function aPod(opts: { name?: string; namespace?: string; labels?: Record<string, string>; finalizers?: string[]; ownerReferences?: unknown[]; phase?: string } = {}): Obj {
+export function aPod(opts: { name?: string; namespace?: string; labels?: Record<string, string>; finalizers?: string[]; ownerReferences?: any[]; phase?: string } = {}): Obj {
   return {
     apiVersion: "v1",
     kind: "Pod",
@@ -46,7 +46,7 @@ export function aPod(opts: { name?: string; namespace?: string; labels?: Record<
   };
 }
 
-export function aConfigMap(opts: { name?: string; namespace?: string; labels?: Record<string, string>; data?: Record<string, string>; finalizers?: string[]; ownerReferences?: unknown[] } = {}): Obj {
+export function aConfigMap(opts: { name?: string; namespace?: string; labels?: Record<string, string>; data?: Record<string, string>; finalizers?: string[]; ownerReferences?: any[] } = {}): Obj {
   return {
     apiVersion: "v1",
     kind: "ConfigMap",

@@ -1,0 +1,221 @@
+// Decodes the few Kubernetes protobuf request bodies that clients send (helm's release Secrets and
+// ConfigMaps through client-go's typed clients, and their DeleteOptions). Responses stay JSON, which
+// client-go accepts whatever it asked for first.
+import { ApiError } from "./errors.js";
+
+const MAGIC = [0x6b, 0x38, 0x73, 0x00]; // "k8s\0"
+
+export function isProtobuf(contentType: string): boolean {
+  return /application\/vnd\.kubernetes\.protobuf/.test(contentType);
+}
+
+class Reader {
+  pos = 0;
+  constructor(private readonly buf: Uint8Array) {}
+  done(): boolean {
+    return this.pos >= this.buf.length;
+  }
+  varint(): bigint {
+    let result = 0n;
+    let shift = 0n;
+    for (;;) {
+      const b = this.buf[this.pos++];
+      if (b === undefined) throw new Error("truncated varint");
+      result |= BigInt(b & 0x7f) << shift;
+      if ((b & 0x80) === 0) return result;
+      shift += 7n;
+    }
+  }
+  bytes(): Uint8Array {
+    const len = Number(this.varint());
+    const out = this.buf.subarray(this.pos, this.pos + len);
+    this.pos += len;
+    return out;
+  }
+  skip(wire: number): void {
+    if (wire === 0) this.varint();
+    else if (wire === 1) this.pos += 8;
+    else if (wire === 2) this.bytes();
+    else if (wire === 5) this.pos += 4;
+    else throw new Error(`unsupported wire type ${wire}`);
+  }
+  /** Iterates fields, calling the handler with the field number and wire type. */
+  each(handler: (field: number, wire: number) => boolean): void {
+    while (!this.done()) {
+      const tag = Number(this.varint());
+      const field = tag >> 3;
+      const wire = tag & 7;
+      if (!handler(field, wire)) this.skip(wire);
+    }
+  }
+}
+
+const text = (b: Uint8Array): string => new TextDecoder().decode(b);
+
+function mapEntry(b: Uint8Array, valueAsBase64: boolean): [string, string] {
+  const r = new Reader(b);
+  let key = "";
+  let value = "";
+  r.each((f, w) => {
+    if (f === 1 && w === 2) key = text(r.bytes());
+    else if (f === 2 && w === 2) {
+      const v = r.bytes();
+      value = valueAsBase64 ? Buffer.from(v).toString("base64") : text(v);
+    } else return false;
+    return true;
+  });
+  return [key, value];
+}
+
+function time(b: Uint8Array): string {
+  const r = new Reader(b);
+  let seconds = 0n;
+  r.each((f, w) => {
+    if (f === 1 && w === 0) seconds = r.varint();
+    else return false;
+    return true;
+  });
+  return new Date(Number(seconds) * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+function ownerReference(b: Uint8Array): Record<string, unknown> {
+  const r = new Reader(b);
+  const out: Record<string, unknown> = {};
+  r.each((f, w) => {
+    if (w === 2 && f === 5) out.apiVersion = text(r.bytes());
+    else if (w === 2 && f === 1) out.kind = text(r.bytes());
+    else if (w === 2 && f === 3) out.name = text(r.bytes());
+    else if (w === 2 && f === 4) out.uid = text(r.bytes());
+    else if (w === 0 && f === 6) out.controller = r.varint() !== 0n;
+    else if (w === 0 && f === 7) out.blockOwnerDeletion = r.varint() !== 0n;
+    else return false;
+    return true;
+  });
+  return out;
+}
+
+function objectMeta(b: Uint8Array): Record<string, unknown> {
+  const r = new Reader(b);
+  const meta: Record<string, any> = {};
+  r.each((f, w) => {
+    if (w === 2 && f === 1) meta.name = text(r.bytes());
+    else if (w === 2 && f === 2) meta.generateName = text(r.bytes());
+    else if (w === 2 && f === 3) meta.namespace = text(r.bytes());
+    else if (w === 2 && f === 5) meta.uid = text(r.bytes());
+    else if (w === 2 && f === 6) meta.resourceVersion = text(r.bytes());
+    else if (w === 0 && f === 7) meta.generation = Number(r.varint());
+    else if (w === 2 && f === 8) meta.creationTimestamp = time(r.bytes());
+    else if (w === 2 && (f === 11 || f === 12)) {
+      const [k, v] = mapEntry(r.bytes(), false);
+      const key = f === 11 ? "labels" : "annotations";
+      meta[key] = { ...(meta[key] ?? {}), [k]: v };
+    } else if (w === 2 && f === 13) meta.ownerReferences = [...(meta.ownerReferences ?? []), ownerReference(r.bytes())];
+    else if (w === 2 && f === 14) meta.finalizers = [...(meta.finalizers ?? []), text(r.bytes())];
+    else return false;
+    return true;
+  });
+  for (const k of Object.keys(meta)) if (meta[k] === "") delete meta[k];
+  return meta;
+}
+
+function secret(b: Uint8Array): Record<string, unknown> {
+  const r = new Reader(b);
+  const out: Record<string, any> = { apiVersion: "v1", kind: "Secret" };
+  r.each((f, w) => {
+    if (w !== 2 && !(w === 0 && f === 5)) return false;
+    if (f === 1) out.metadata = objectMeta(r.bytes());
+    else if (f === 2) {
+      const [k, v] = mapEntry(r.bytes(), true);
+      out.data = { ...(out.data ?? {}), [k]: v };
+    } else if (f === 3) out.type = text(r.bytes());
+    else if (f === 4) {
+      const [k, v] = mapEntry(r.bytes(), false);
+      out.stringData = { ...(out.stringData ?? {}), [k]: v };
+    } else if (f === 5) out.immutable = r.varint() !== 0n;
+    else return false;
+    return true;
+  });
+  return out;
+}
+
+function configMap(b: Uint8Array): Record<string, unknown> {
+  const r = new Reader(b);
+  const out: Record<string, any> = { apiVersion: "v1", kind: "ConfigMap" };
+  r.each((f, w) => {
+    if (w !== 2 && !(w === 0 && f === 4)) return false;
+    if (f === 1) out.metadata = objectMeta(r.bytes());
+    else if (f === 2) {
+      const [k, v] = mapEntry(r.bytes(), false);
+      out.data = { ...(out.data ?? {}), [k]: v };
+    } else if (f === 3) {
+      const [k, v] = mapEntry(r.bytes(), true);
+      out.binaryData = { ...(out.binaryData ?? {}), [k]: v };
+    } else if (f === 4) out.immutable = r.varint() !== 0n;
+    else return false;
+    return true;
+  });
+  return out;
+}
+
+function deleteOptions(b: Uint8Array): Record<string, unknown> {
+  const r = new Reader(b);
+  const out: Record<string, any> = {};
+  r.each((f, w) => {
+    if (f === 1 && w === 0) out.gracePeriodSeconds = Number(r.varint());
+    else if (f === 2 && w === 2) {
+      const p = new Reader(r.bytes());
+      const pre: Record<string, string> = {};
+      p.each((pf, pw) => {
+        if (pw !== 2) return false;
+        if (pf === 1) pre.uid = text(p.bytes());
+        else if (pf === 2) pre.resourceVersion = text(p.bytes());
+        else return false;
+        return true;
+      });
+      out.preconditions = pre;
+    } else if (f === 3 && w === 0) out.orphanDependents = r.varint() !== 0n;
+    else if (f === 4 && w === 2) out.propagationPolicy = text(r.bytes());
+    else if (f === 5 && w === 2) out.dryRun = [...(out.dryRun ?? []), text(r.bytes())];
+    else return false;
+    return true;
+  });
+  return out;
+}
+
+const DECODERS: Record<string, (b: Uint8Array) => Record<string, unknown>> = {
+  "v1/Secret": secret,
+  "v1/ConfigMap": configMap,
+  "v1/DeleteOptions": deleteOptions,
+  "meta.k8s.io/v1/DeleteOptions": deleteOptions,
+};
+
+/** Decodes a protobuf-enveloped body into the JSON form of the object. */
+export function decodeProtobuf(body: Buffer): Record<string, unknown> {
+  if (body.length < 4 || !MAGIC.every((m, i) => body[i] === m)) {
+    throw new ApiError(415, "UnsupportedMediaType", "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml", {});
+  }
+  const r = new Reader(body.subarray(4));
+  let apiVersion = "";
+  let kind = "";
+  let raw: Uint8Array = new Uint8Array();
+  r.each((f, w) => {
+    if (w !== 2) return false;
+    if (f === 1) {
+      const t = new Reader(r.bytes());
+      t.each((tf, tw) => {
+        if (tw !== 2) return false;
+        if (tf === 1) apiVersion = text(t.bytes());
+        else if (tf === 2) kind = text(t.bytes());
+        else return false;
+        return true;
+      });
+    } else if (f === 2) raw = r.bytes();
+    else return false;
+    return true;
+  });
+  const decoder = DECODERS[`${apiVersion}/${kind}`];
+  if (!decoder) {
+    throw new ApiError(415, "UnsupportedMediaType", `the test API server decodes protobuf only for Secret, ConfigMap and DeleteOptions, not ${apiVersion}/${kind}; send JSON`, {});
+  }
+  return decoder(raw);
+}
