@@ -186,7 +186,9 @@ export class PolicyController {
       targets: targets.map((p) => {
         const h = this.o.health.get(key, uidOf(p));
         const t = { uid: uidOf(p), name: nameOf(p), state: h?.state ?? ("Unknown" as const), kubeletReady: isKubeletReady(p) };
-        return h?.unhealthySince !== undefined ? { ...t, unhealthySince: h.unhealthySince } : t;
+        // Ordered by unhealthySince as status keeps it (whole seconds), so a restarted or new leader,
+        // seeded from status, drains the same pods with the same reasons as the replica before it.
+        return h?.unhealthySince !== undefined ? { ...t, unhealthySince: Math.floor(h.unhealthySince / 1000) * 1000 } : t;
       }),
       maxUnhealthyPercent: policy.spec.drain.maxUnhealthyPercent,
       drainEnabled: policy.spec.drain.enabled,
