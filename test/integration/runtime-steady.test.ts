@@ -14,7 +14,8 @@ let farm: PodFarm;
 let operator: TestOperator | undefined;
 
 beforeAll(async () => {
-  cluster = await startCluster({ podCidr: "127.0.52.0/24" });
+  // A pod range of its own: other suites, or another run of this one, may serve pods at the same time.
+  cluster = await startCluster({ podCidr: `127.52.${Math.floor(Math.random() * 250)}.0/24` });
   farm = new PodFarm();
 });
 

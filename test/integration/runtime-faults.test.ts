@@ -1,0 +1,143 @@
+// API faults while pods change health: a forced 410 on re-watch, dropped watches, and 30 s
+// in which every request fails with 500. Afterwards the operator's slices and status are what
+// a fresh operator computes from scratch.
+import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { requestsBy } from "../apiserver/index.js";
+import { waitFor } from "../support/wait-for.js";
+import { aPod, aPolicy, aService, endpointReadiness, podIP, startCluster, type TestCluster } from "./support/cluster.js";
+import { PodFarm } from "./support/pod-farm.js";
+import { startTestOperator, type TestOperator } from "./support/operator.js";
+
+const OUTAGE_MS = 30_000;
+
+let cluster: TestCluster;
+let farm: PodFarm;
+const operators: TestOperator[] = [];
+const ips = new Map<string, string>();
+
+beforeAll(async () => {
+  // A pod range of its own: other suites, or another run of this one, may serve pods at the same time.
+  cluster = await startCluster({ podCidr: `127.53.${Math.floor(Math.random() * 250)}.0/24` });
+  farm = new PodFarm();
+});
+
+afterAll(async () => {
+  if (process.env.DUMP_LOGS) for (const o of operators) console.log(JSON.stringify(o.logs.slice(-40), null, 1));
+  for (const o of operators) await o.stop();
+  await farm.close();
+  await cluster.stop();
+});
+
+async function givenPod(name: string): Promise<void> {
+  await cluster.create(aPod(name, cluster.namespace));
+  const ip = await podIP(cluster, name);
+  await farm.serve(ip);
+  ips.set(name, ip);
+}
+
+interface Observed {
+  readiness: Record<string, boolean>;
+  counts: { targets: number; healthy: number; unhealthy: number; unknown: number; drained: number };
+  pods: Record<string, { state: string; drained: boolean }>;
+}
+
+async function observe(): Promise<Observed> {
+  const st = (await cluster.get("healthprobe.io/v1alpha1", "HealthProbePolicy", "web"))?.status ?? {};
+  const pods: Observed["pods"] = {};
+  for (const p of [...(st.pods ?? [])].sort((a, b) => a.name.localeCompare(b.name))) pods[p.name] = { state: p.state, drained: p.drained === true };
+  return {
+    readiness: Object.fromEntries([...(await endpointReadiness(cluster, "web"))].sort()),
+    counts: { targets: st.targets, healthy: st.healthy, unhealthy: st.unhealthy, unknown: st.unknown, drained: st.drained },
+    pods,
+  };
+}
+
+/** What the contract says for these pods and probe answers (cap: floor(targets × 50%) drained). */
+function expected(healthy: string[], unhealthy: string[]): Observed {
+  const all = [...healthy, ...unhealthy].sort();
+  const pods: Observed["pods"] = {};
+  for (const n of all) pods[n] = healthy.includes(n) ? { state: "Healthy", drained: false } : { state: "Unhealthy", drained: true };
+  return {
+    readiness: Object.fromEntries(all.map((n) => [n, healthy.includes(n)])),
+    counts: { targets: all.length, healthy: healthy.length, unhealthy: unhealthy.length, unknown: 0, drained: unhealthy.length },
+    pods,
+  };
+}
+
+async function converged(want: Observed, what: string, timeoutMs: number): Promise<Observed> {
+  const wanted = JSON.stringify(want);
+  return waitFor(async () => {
+    const got = await observe();
+    return JSON.stringify(got) === wanted ? got : undefined;
+  }, { timeoutMs, intervalMs: 200, what }).catch(async (err) => {
+    console.log(what, JSON.stringify(await observe()));
+    throw err;
+  });
+}
+
+describe("API faults", () => {
+  it("converges through a 410, dropped watches and 30 s of 500s to what a fresh operator computes", async () => {
+    await cluster.create(aService("web", cluster.namespace));
+    for (const n of ["web-a", "web-b", "web-c", "web-d"]) await givenPod(n);
+    await cluster.create(aPolicy("web", cluster.namespace, { failureThreshold: 1, successThreshold: 1, maxUnhealthyPercent: 50 }));
+    const first = await startTestOperator(cluster.server, ["--leader-elect"]);
+    operators.push(first);
+    await converged(expected(["web-a", "web-b", "web-c", "web-d"], []), "all four Healthy and ready", 15_000);
+
+    // 1. Every watch ends; each re-watch from its resourceVersion gets 410 Expired, so the caches relist.
+    //    Meanwhile a pod fails and a new pod appears.
+    const log = cluster.server.requestLog;
+    const listsBefore = requestsBy(log, { user: "operator", verb: "list" }).length;
+    cluster.server.faults.expireNextWatch();
+    cluster.server.faults.expireWatchesBefore(cluster.server.store.resourceVersion());
+    cluster.server.faults.dropWatches();
+    farm.failing(ips.get("web-a")!);
+    await givenPod("web-e");
+    await converged(expected(["web-b", "web-c", "web-d", "web-e"], ["web-a"]), "web-a drained and web-e admitted after the relist", 20_000);
+    expect(requestsBy(log, { user: "operator", verb: "list" }).length).toBeGreaterThan(listsBefore);
+    cluster.server.faults.clear();
+
+    // 2. Thirty seconds in which every request fails with 500 (reads, watches, writes, Lease renewals),
+    //    with the watches dropped at its start, while three pods change health.
+    const outageStart = Date.now();
+    cluster.server.faults.failRate({ rate: 1, durationMs: OUTAGE_MS, code: 500 });
+    cluster.server.faults.dropWatches();
+    farm.healthy(ips.get("web-a")!);
+    farm.failing(ips.get("web-b")!);
+    farm.failing(ips.get("web-c")!);
+    await waitFor(() => Date.now() - outageStart >= OUTAGE_MS, { timeoutMs: OUTAGE_MS + 5_000, intervalMs: 250, what: "the outage to end" });
+    const failedDuring = requestsBy(log, { user: "operator", succeeded: false }).filter((e) => Date.parse(e.time) >= outageStart);
+    expect(failedDuring.filter((e) => e.resource === "leases").length).toBeGreaterThan(0);
+    const tally = new Map<string, number>();
+    for (const e of failedDuring) tally.set(`${e.verb} ${e.resource}${e.subresource ? "/" + e.subresource : ""}`, (tally.get(`${e.verb} ${e.resource}${e.subresource ? "/" + e.subresource : ""}`) ?? 0) + 1);
+    console.log(`failed during the outage: ${JSON.stringify(Object.fromEntries(tally))}`);
+    // The caches tried to resume (re-watch or relist) and could not.
+    expect(failedDuring.filter((e) => e.verb === "list" || e.verb === "watch").length).toBeGreaterThan(0);
+    expect(failedDuring.filter((e) => e.resource === "endpointslices" || e.subresource === "status").length).toBeGreaterThan(0);
+
+    const want = expected(["web-a", "web-d", "web-e"], ["web-b", "web-c"]);
+    const t0 = Date.now();
+    await converged(want, "the state after the outage", 45_000);
+    console.log(`converged ${Date.now() - t0} ms after the outage ended; ${failedDuring.length} requests failed during it`);
+    await waitFor(() => first.isLeader(), { what: "the operator to lead again" });
+
+    // 3. A fresh operator, started from scratch, computes the same: it finds nothing to change.
+    await first.stop();
+    operators.splice(0);
+    const statusBefore = (await cluster.get("healthprobe.io/v1alpha1", "HealthProbePolicy", "web"))?.status;
+    const fresh = await startTestOperator(cluster.server, ["--leader-elect"], { user: "fresh" });
+    operators.push(fresh);
+    const freshFrom = log.length;
+    await waitFor(() => {
+      if (!fresh.isLeader()) return false;
+      const t = fresh.health.debugTargets();
+      return t.length === 5 && t.every((x) => x.consecutiveSuccesses + x.consecutiveFailures >= 3) && t.every((x) => want.pods[x.pod]?.state === x.state);
+    }, { timeoutMs: 20_000, what: "the fresh operator leading, with its own probes of every pod" });
+    expect(await observe()).toEqual(want);
+    // Down to each pod's reason and timestamps: the fresh operator's status is the one already there.
+    const statusAfter = (await cluster.get("healthprobe.io/v1alpha1", "HealthProbePolicy", "web"))?.status;
+    expect(statusAfter).toEqual(statusBefore);
+    const freshWrites = requestsBy(log.slice(freshFrom), { user: "fresh", writes: true }).filter((e) => e.resource !== "leases");
+    expect(freshWrites.map((e) => `${e.verb} ${e.resource}/${e.subresource}`)).toEqual([]);
+  }, 120_000);
+});
