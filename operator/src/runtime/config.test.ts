@@ -37,7 +37,7 @@ describe("parseConfig", () => {
       operatorNamespace: "healthprobe-system",
       maxReplacementsPer12h: 10,
       maxEndpointsPerSlice: 100,
-      maxConcurrentProbes: 256,
+      maxConcurrentProbes: 2048,
       logLevel: "info",
       help: false,
     });

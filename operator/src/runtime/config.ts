@@ -50,7 +50,7 @@ const FLAGS: FlagSpec[] = [
   { name: "operator-namespace", kind: "string", description: "Namespace of the Lease and the operator-wide ledger. (default: the pod's namespace, else healthprobe-system)" },
   { name: "max-replacements-per-12h", kind: "string", description: "Operator-wide cap on pod replacements in any 12 h window, >= 0. (default 10)" },
   { name: "max-endpoints-per-slice", kind: "string", description: "Endpoints per EndpointSlice, 1-1000. (default 100)" },
-  { name: "max-concurrent-probes", kind: "string", description: "Probes in flight at once, >= 1. (default 256)" },
+  { name: "max-concurrent-probes", kind: "string", description: "Probes in flight at once, >= 1; a probe of a dead pod holds its slot for the whole timeout. (default 2048)" },
   { name: "log-level", kind: "string", description: "trace|debug|info|warn|error. (default info)" },
   { name: "help", kind: "boolean", description: "Show this help." },
 ];
@@ -132,7 +132,7 @@ const schema = z.object({
   "operator-namespace": dnsLabel.optional(),
   "max-replacements-per-12h": intFlag(0).prefault("10"),
   "max-endpoints-per-slice": intFlag(1, 1000).prefault("100"),
-  "max-concurrent-probes": intFlag(1).prefault("256"),
+  "max-concurrent-probes": intFlag(1).prefault("2048"),
   "log-level": z
     .string()
     .transform((v) => v.trim().toLowerCase())
