@@ -1,0 +1,157 @@
+// The operator's own HTTP endpoints against a live cluster: /readyz follows cache sync,
+// /metrics is valid Prometheus text whose probe counters move, /debug/targets shows live figures.
+import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { requestsBy } from "../apiserver/index.js";
+import { waitFor } from "../support/wait-for.js";
+import { aPod, aPolicy, aService, podIP, startCluster, type TestCluster } from "./support/cluster.js";
+import { PodFarm } from "./support/pod-farm.js";
+import { startTestOperator, type TestOperator } from "./support/operator.js";
+
+let cluster: TestCluster;
+let farm: PodFarm;
+let operator: TestOperator | undefined;
+const ips = new Map<string, string>();
+
+beforeAll(async () => {
+  // A pod range of its own: other suites, or another run of this one, may serve pods at the same time.
+  cluster = await startCluster({ podCidr: `127.55.${Math.floor(Math.random() * 250)}.0/24` });
+  farm = new PodFarm();
+  await cluster.create(aService("web", cluster.namespace));
+  for (const n of ["web-a", "web-b", "web-c"]) await cluster.create(aPod(n, cluster.namespace));
+  for (const n of ["web-a", "web-b", "web-c"]) {
+    ips.set(n, await podIP(cluster, n));
+    await farm.serve(ips.get(n)!);
+  }
+  farm.failing(ips.get("web-c")!);
+  await cluster.create(aPolicy("web", cluster.namespace, { failureThreshold: 1 }));
+});
+
+afterAll(async () => {
+  if (process.env.DUMP_LOGS) console.log(JSON.stringify(operator?.logs.slice(-40), null, 1));
+  await operator?.stop();
+  await farm.close();
+  await cluster.stop();
+});
+
+async function get(port: number | undefined, path: string): Promise<{ status: number; body: string; type: string }> {
+  const res = await fetch(`http://127.0.0.1:${port}${path}`);
+  return { status: res.status, body: await res.text(), type: res.headers.get("content-type") ?? "" };
+}
+
+interface Sample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+/**
+ * Parses the Prometheus text exposition format (0.0.4), failing on any line that does not
+ * fit it, on samples before their family's HELP and TYPE, and on a family declared twice.
+ */
+function parseExposition(text: string): Sample[] {
+  const metricName = "[a-zA-Z_:][a-zA-Z0-9_:]*";
+  const labelPair = `[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\\\\n]|\\\\[\\\\"n])*"`;
+  const value = "(?:[+-]?Inf|NaN|[+-]?(?:\\d+\\.?\\d*|\\.\\d+)(?:[eE][+-]?\\d+)?)";
+  const sampleRe = new RegExp(`^(${metricName})(?:\\{((?:${labelPair})(?:,${labelPair})*,?)?\\})? (${value})(?: -?\\d+)?$`);
+  const helpRe = new RegExp(`^# HELP (${metricName}) .*$`);
+  const typeRe = new RegExp(`^# TYPE (${metricName}) (counter|gauge|histogram|summary|untyped)$`);
+  const help = new Set<string>();
+  const types = new Map<string, string>();
+  const samples: Sample[] = [];
+  const lines = text.split("\n");
+  expect(lines.at(-1)).toBe("");
+  for (const [i, line] of lines.entries()) {
+    if (line === "") continue;
+    const where = `line ${i + 1}: ${JSON.stringify(line)}`;
+    let m: RegExpExecArray | null;
+    if ((m = helpRe.exec(line))) {
+      if (help.has(m[1]!)) throw new Error(`HELP declared twice at ${where}`);
+      help.add(m[1]!);
+    } else if ((m = typeRe.exec(line))) {
+      if (types.has(m[1]!)) throw new Error(`TYPE declared twice at ${where}`);
+      types.set(m[1]!, m[2]!);
+    } else if (line.startsWith("#")) {
+      continue;
+    } else if ((m = sampleRe.exec(line))) {
+      const name = m[1]!;
+      const family = [name, name.replace(/_(bucket|sum|count)$/, "")].find((f) => types.has(f));
+      if (!family) throw new Error(`sample before its TYPE at ${where}`);
+      if (!help.has(family)) throw new Error(`sample before its HELP at ${where}`);
+      if (family !== name && !["histogram", "summary"].includes(types.get(family)!)) throw new Error(`suffixed sample of a ${types.get(family)} at ${where}`);
+      const labels: Record<string, string> = {};
+      for (const lm of (m[2] ?? "").matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[lm[1]!] = lm[2]!;
+      samples.push({ name, labels, value: Number(m[3]!.replace(/Inf$/, "Infinity")) });
+    } else {
+      throw new Error(`not Prometheus text at ${where}`);
+    }
+  }
+  return samples;
+}
+
+function total(samples: Sample[], name: string, labels: Record<string, string> = {}): number {
+  return samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v)).reduce((a, s) => a + s.value, 0);
+}
+
+describe("operator endpoints", () => {
+  it("/readyz is 503 while the caches cannot list and 200 once they sync", async () => {
+    cluster.server.faults.failRate({ rate: 1, verb: "list", code: 500 });
+    operator = await startTestOperator(cluster.server);
+    const failedLists = () => requestsBy(cluster.server.requestLog, { user: "operator", verb: "list", succeeded: false }).length;
+    // Every cache has tried and failed at least once; until one succeeds the operator is not ready.
+    await waitFor(() => failedLists() >= 5, { what: "every cache's first list to fail" });
+    const notReady = await get(operator.healthPort, "/readyz");
+    expect(notReady.status).toBe(503);
+    expect(notReady.body).toMatch(/not synced/);
+    expect((await get(operator.healthPort, "/healthz")).status).toBe(200);
+    expect(operator.isReady()).toBe(false);
+
+    cluster.server.faults.clear();
+    await waitFor(async () => (await get(operator!.healthPort, "/readyz")).status === 200, { timeoutMs: 15_000, what: "/readyz 200 after the lists recover" });
+    expect(operator.isReady()).toBe(true);
+  }, 30_000);
+
+  it("/metrics is valid Prometheus text and its probe counters move as probes run", async () => {
+    const first = await get(operator!.metricsPort, "/metrics");
+    expect(first.status).toBe(200);
+    expect(first.type).toMatch(/^text\/plain; version=0\.0\.4/);
+    const before = parseExposition(first.body);
+    expect(before.length).toBeGreaterThan(20);
+
+    const after = await waitFor(async () => {
+      const s = parseExposition((await get(operator!.metricsPort, "/metrics")).body);
+      const okMoved = total(s, "healthprobe_probes_total", { policy: "shop/web", result: "success" }) >= total(before, "healthprobe_probes_total", { policy: "shop/web", result: "success" }) + 4;
+      const failMoved = total(s, "healthprobe_probes_total", { policy: "shop/web", result: "failure", class: "http_status" }) >= total(before, "healthprobe_probes_total", { policy: "shop/web", result: "failure", class: "http_status" }) + 2;
+      return okMoved && failMoved ? s : undefined;
+    }, { timeoutMs: 10_000, what: "probe counters to move" });
+    // The histogram counts the same probes the counter does.
+    expect(total(after, "healthprobe_probe_duration_seconds_count", { policy: "shop/web" })).toBe(total(after, "healthprobe_probes_total", { policy: "shop/web" }));
+    expect(total(after, "healthprobe_targets", { policy: "shop/web", state: "Unhealthy" })).toBe(1);
+    expect(total(after, "healthprobe_targets", { policy: "shop/web", state: "Healthy" })).toBe(2);
+    expect(total(after, "healthprobe_drained_targets", { policy: "shop/web" })).toBe(1);
+    expect(total(after, "healthprobe_leader")).toBe(1);
+  });
+
+  it("/debug/targets shows each pod's live figures, moving with each probe", async () => {
+    type Target = { policy: string; pod: string; ip: string; state: string; lastProbeAt?: string; latencyMs?: number; result?: string; consecutiveSuccesses: number; consecutiveFailures: number };
+    const read = async () => {
+      const res = await get(operator!.healthPort, "/debug/targets");
+      expect(res.type).toMatch(/application\/json/);
+      return (JSON.parse(res.body) as { targets: Target[] }).targets;
+    };
+    const first = await waitFor(async () => {
+      const t = await read();
+      return t.length === 3 && t.every((x) => x.lastProbeAt) ? t : undefined;
+    }, { what: "three probed targets" });
+    const byPod = new Map(first.map((t) => [t.pod, t]));
+    expect(byPod.get("web-a")).toMatchObject({ policy: "shop/web", ip: ips.get("web-a"), state: "Healthy", consecutiveFailures: 0 });
+    expect(byPod.get("web-c")).toMatchObject({ policy: "shop/web", ip: ips.get("web-c"), state: "Unhealthy", consecutiveSuccesses: 0, result: expect.stringMatching(/^HTTP 503/) });
+    for (const t of first) expect(t.latencyMs).toBeGreaterThanOrEqual(0);
+
+    const later = await waitFor(async () => {
+      const t = new Map((await read()).map((x) => [x.pod, x]));
+      return [...byPod].every(([pod, was]) => Date.parse(t.get(pod)!.lastProbeAt!) > Date.parse(was.lastProbeAt!)) ? t : undefined;
+    }, { timeoutMs: 5_000, what: "every target probed again" });
+    expect(later.get("web-a")!.consecutiveSuccesses).toBeGreaterThan(byPod.get("web-a")!.consecutiveSuccesses);
+    expect(later.get("web-c")!.consecutiveFailures).toBeGreaterThan(byPod.get("web-c")!.consecutiveFailures);
+  });
+});
