@@ -106,6 +106,8 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
     (slice) => {
       const svc = slice.metadata?.labels?.[LABEL_SERVICE_NAME];
       if (svc) for (const key of controller.policiesForService(slice.metadata?.namespace ?? "", svc)) queue.add(key);
+      const orphan = controller.orphanKeyForSlice(slice);
+      if (orphan) queue.add(orphan);
     },
     `${LABEL_MANAGED_BY}=${MANAGED_BY_OPERATOR}`,
   );

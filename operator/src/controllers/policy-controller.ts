@@ -145,6 +145,7 @@ export class PolicyController {
     const obj = this.o.policies.get(namespace, name);
     if (!obj || obj.metadata?.deletionTimestamp) {
       this.forget(key);
+      if (this.o.isLeader()) await this.deleteOrphanedSlices(log, namespace);
       return;
     }
     const now = this.o.clock.now();
@@ -236,6 +237,34 @@ export class PolicyController {
     this.lastStatusWrite.delete(key);
     this.written.delete(key);
     void this.o.metrics?.forgetPolicy(key);
+  }
+
+  /**
+   * Slices we wrote for a Service no policy names any more. A selector-less Service gets its
+   * endpoints only from whoever writes them; with its policy gone, frozen slices would keep
+   * drained pods drained and deleted pods listed forever, so they are removed.
+   */
+  private async deleteOrphanedSlices(log: Logger, namespace: string): Promise<void> {
+    const claimed = new Set(
+      this.o.policies
+        .list(namespace)
+        .filter((p) => !p.metadata?.deletionTimestamp)
+        .map((p) => (p.spec as { serviceName?: string } | undefined)?.serviceName),
+    );
+    for (const slice of this.o.slices.list(namespace)) {
+      const labels = slice.metadata?.labels ?? {};
+      if (labels[LABEL_MANAGED_BY] !== MANAGED_BY_OPERATOR || claimed.has(labels[LABEL_SERVICE_NAME])) continue;
+      await this.o.writer.deleteEndpointSlice(namespace, slice.metadata?.name ?? "");
+      log.info({ slice: slice.metadata?.name, service: labels[LABEL_SERVICE_NAME] }, "EndpointSlice deleted: no policy manages its Service");
+    }
+  }
+
+  /** A key for a slice's namespace when no policy claims its Service, so orphans are collected. */
+  orphanKeyForSlice(slice: KubeObject): string | undefined {
+    const ns = slice.metadata?.namespace ?? "";
+    const svc = slice.metadata?.labels?.[LABEL_SERVICE_NAME];
+    if (!svc || this.policiesForService(ns, svc).length > 0) return undefined;
+    return `${ns}/${svc}`;
   }
 
   private stopProbing(key: string): void {

@@ -1,0 +1,56 @@
+import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
+import { waitFor } from "../support/wait-for.js";
+import { aPod, aPolicy, aService, podIP, startCluster, type TestCluster } from "./support/cluster.js";
+import { PodFarm } from "./support/pod-farm.js";
+import { startTestOperator, type TestOperator } from "./support/operator.js";
+
+let cluster: TestCluster;
+let farm: PodFarm;
+let operator: TestOperator | undefined;
+
+beforeEach(async () => {
+  cluster = await startCluster();
+  farm = new PodFarm();
+});
+
+afterEach(async () => {
+  await operator?.stop();
+  operator = undefined;
+  await farm.close();
+  await cluster.stop();
+});
+
+const slicesOf = (service: string) => cluster.list("discovery.k8s.io/v1", "EndpointSlice", cluster.namespace, `kubernetes.io/service-name=${service}`);
+
+describe("a policy's lifecycle", () => {
+  it("removes the slices it wrote when the policy is deleted, and leaves other Services' slices alone", async () => {
+    await cluster.create(aService("web", cluster.namespace));
+    await cluster.create(aService("api", cluster.namespace));
+    await cluster.create(aPod("web-a", cluster.namespace));
+    await cluster.create(aPod("api-a", cluster.namespace, { labels: { app: "api" } }));
+    for (const name of ["web-a", "api-a"]) await farm.serve(await podIP(cluster, name));
+    await cluster.create(aPolicy("web", cluster.namespace));
+    await cluster.create(aPolicy("api", cluster.namespace, { serviceName: "api", selector: { app: "api" } }));
+    operator = await startTestOperator(cluster.server);
+    await waitFor(async () => (await slicesOf("web")).length > 0 && (await slicesOf("api")).length > 0, { what: "slices for both Services" });
+
+    await cluster.remove("healthprobe.io/v1alpha1", "HealthProbePolicy", "web");
+    await waitFor(async () => (await slicesOf("web")).length === 0, { what: "web's slices to be removed" });
+    expect((await slicesOf("api")).length).toBeGreaterThan(0);
+  });
+
+  it("collects slices of a policy deleted while the operator was down", async () => {
+    await cluster.create(aService("web", cluster.namespace));
+    await cluster.create(aPod("web-a", cluster.namespace));
+    await farm.serve(await podIP(cluster, "web-a"));
+    await cluster.create(aPolicy("web", cluster.namespace));
+    operator = await startTestOperator(cluster.server);
+    await waitFor(async () => (await slicesOf("web")).length > 0, { what: "slices for web" });
+    await operator.stop();
+    operator = undefined;
+
+    await cluster.remove("healthprobe.io/v1alpha1", "HealthProbePolicy", "web");
+    operator = await startTestOperator(cluster.server);
+    await waitFor(async () => (await slicesOf("web")).length === 0, { what: "the orphaned slices to be collected" });
+  });
+});
