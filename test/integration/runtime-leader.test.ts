@@ -1,0 +1,260 @@
+// Two operator processes on one API server, with leader election: one writer at a time, a
+// takeover within the lease after the leader dies, no pod replaced twice across the change,
+// and a clean hand-over on SIGTERM.
+import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Watch } from "@kubernetes/client-node";
+import { requestsBy, type RequestLogEntry } from "../apiserver/index.js";
+import { MANAGED_BY_OPERATOR } from "../../operator/src/domain/endpoint-slice-types.js";
+import { waitFor } from "../support/wait-for.js";
+import { aPolicy, aReplicaSet, aService, endpointReadiness, kubeConfigFor, repoRoot, startCluster, type Obj, type TestCluster } from "./support/cluster.js";
+import { PodFarm } from "./support/pod-farm.js";
+
+const LEASE_MS = 15_000;
+const RETRY_MS = 2_000;
+/** The acquire loop waits retryPeriod plus up to 1.2 × retryPeriod of jitter, as client-go does. */
+const MAX_ACQUIRE_WAIT_MS = RETRY_MS * 2.2;
+/** Request latency and timer lateness on a busy machine; the bounds themselves come from the algorithm. */
+const SLACK_MS = 1_000;
+const WRITE_KINDS = new Set(["endpointslices", "healthprobepolicies", "events", "pods"]);
+
+interface OperatorProcess {
+  user: string;
+  child: ChildProcess;
+  logs: Array<Record<string, any>>;
+  identity: string;
+  healthPort: number;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+let cluster: TestCluster;
+let farm: PodFarm;
+let dir: string;
+const procs: OperatorProcess[] = [];
+
+beforeEach(async () => {
+  // A pod range of its own: other suites, or another run of this one, may serve pods at the same time.
+  cluster = await startCluster({ podCidr: `127.51.${Math.floor(Math.random() * 250)}.0/24` });
+  farm = new PodFarm();
+  dir = mkdtempSync(join(tmpdir(), "hp-leader-"));
+});
+
+afterEach(async () => {
+  for (const p of procs.splice(0)) {
+    if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGKILL");
+    await p.exited;
+    if (process.env.DUMP_LOGS) console.log(p.user, JSON.stringify(p.logs.slice(-30), null, 1));
+  }
+  await farm.close();
+  await cluster.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Starts `operator/src/main.ts` as its own node process (tsx as a loader, so a signal reaches the operator itself). */
+async function startProcess(user: string): Promise<OperatorProcess> {
+  const kubeconfig = join(dir, `${user}.yaml`);
+  cluster.server.writeKubeconfig(kubeconfig, user);
+  const args = ["--import", "tsx", "operator/src/main.ts", "--kubeconfig", kubeconfig, "--leader-elect", "--operator-namespace", "healthprobe-system", "--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0"];
+  const child = spawn(process.execPath, args, { cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, HEALTHPROBE_TEST_FAILPOINT: "" } });
+  const logs: Array<Record<string, any>> = [];
+  let buffered = "";
+  child.stdout!.on("data", (chunk: Buffer) => {
+    buffered += chunk.toString();
+    const lines = buffered.split("\n");
+    buffered = lines.pop() ?? "";
+    for (const line of lines) if (line.trim().startsWith("{")) logs.push(JSON.parse(line) as Record<string, any>);
+  });
+  let stderr = "";
+  child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
+  const proc = { user, child, logs, exited } as OperatorProcess;
+  procs.push(proc);
+  const started = await waitFor(() => {
+    if (child.exitCode !== null) throw new Error(`operator ${user} exited with ${child.exitCode}: ${stderr}`);
+    return logs.find((l) => l.msg === "operator started");
+  }, { timeoutMs: 30_000, what: `operator ${user} to start` });
+  proc.identity = started.identity as string;
+  proc.healthPort = started.healthPort as number;
+  await waitFor(async () => (await fetch(`http://127.0.0.1:${proc.healthPort}/readyz`)).status === 200, { timeoutMs: 15_000, what: `operator ${user} caches synced` });
+  return proc;
+}
+
+function leaseHolder(): string | undefined {
+  const lease = cluster.server.store.get({ group: "coordination.k8s.io", version: "v1", resource: "leases" }, "healthprobe-system", "healthprobe-operator");
+  return (lease as { spec?: { holderIdentity?: string } } | undefined)?.spec?.holderIdentity;
+}
+
+/** Writes that only the leader may make: slices, policy status, Events, evictions and pod deletes. */
+function leaderWrites(user: string): RequestLogEntry[] {
+  return requestsBy(cluster.server.requestLog, { user, writes: true }).filter((e) => WRITE_KINDS.has(e.resource));
+}
+
+function at(e: RequestLogEntry): number {
+  return Date.parse(e.time);
+}
+
+/** Serves every pod that has an IP, so pods the ReplicaSet creates later answer probes too. */
+async function serveAllPods(): Promise<Obj[]> {
+  const pods = await cluster.list("v1", "Pod");
+  for (const p of pods) if (p.status?.podIP && !p.metadata?.deletionTimestamp) await farm.serve(p.status.podIP as string);
+  return pods;
+}
+
+async function givenReplicaSet(replicas: number): Promise<Obj[]> {
+  await cluster.create(aService("web", cluster.namespace));
+  await cluster.create(aReplicaSet("web", cluster.namespace, replicas));
+  return waitFor(async () => {
+    const pods = (await serveAllPods()).filter((p) => p.status?.podIP);
+    return pods.length === replicas ? pods.sort((a, b) => a.metadata!.name!.localeCompare(b.metadata!.name!)) : undefined;
+  }, { what: `${replicas} pods with IPs` });
+}
+
+async function policyStatus(): Promise<Record<string, any> | undefined> {
+  return (await cluster.get("healthprobe.io/v1alpha1", "HealthProbePolicy", "web"))?.status;
+}
+
+describe("leader election across two operator processes", () => {
+  it("lets only the leader write, takes over within the lease after SIGKILL, and replaces a pod once", async () => {
+    const pods = await givenReplicaSet(3);
+    const sick = pods[0]!;
+    farm.failing(sick.status.podIP);
+
+    const a = await startProcess("operator-a");
+    await waitFor(() => leaseHolder() === a.identity, { what: "operator-a to hold the lease" });
+    const b = await startProcess("operator-b");
+
+    await cluster.create(aPolicy("web", cluster.namespace, { failureThreshold: 2, replacement: { enabled: true, after: "30s", maxPerHour: 10, maxPerDay: 10, method: "Evict" } }));
+    const unhealthy = await waitFor(async () => {
+      const st = await policyStatus();
+      const entry = st?.pods?.find((p: { name: string }) => p.name === sick.metadata!.name);
+      return entry?.state === "Unhealthy" && entry.unhealthySince && (await endpointReadiness(cluster, "web")).get(sick.metadata!.name!) === false ? entry : undefined;
+    }, { timeoutMs: 15_000, what: "the failing pod Unhealthy in status and drained" });
+    expect(unhealthy.replaceAfter).toBeDefined();
+
+    // Only the leader has written anything so far; the standby has not even touched the Lease.
+    expect(leaderWrites("operator-a").length).toBeGreaterThan(0);
+    expect(requestsBy(cluster.server.requestLog, { user: "operator-b", writes: true })).toEqual([]);
+
+    const lastRenewalByA = () => requestsBy(cluster.server.requestLog, { user: "operator-a", resource: "leases", writes: true, succeeded: true }).at(-1)!;
+    a.child.kill("SIGKILL");
+    const killedAt = Date.now();
+    await a.exited;
+    const renewedAt = at(lastRenewalByA());
+
+    await waitFor(() => leaseHolder() === b.identity, { timeoutMs: LEASE_MS + 2 * MAX_ACQUIRE_WAIT_MS + 2_000, what: "operator-b to take the lease" });
+    const takeover = requestsBy(cluster.server.requestLog, { user: "operator-b", resource: "leases", writes: true, succeeded: true })[0]!;
+    // B judges expiry from when it first saw A's last renewal, so that is where the lease duration starts.
+    const seenByB = requestsBy(cluster.server.requestLog, { user: "operator-b", resource: "leases", verb: "get" }).find((e) => at(e) >= renewedAt)!;
+    const sinceKill = at(takeover) - killedAt;
+    const sinceSeen = at(takeover) - at(seenByB);
+    console.log(`takeover: ${sinceKill} ms after SIGKILL, ${sinceSeen} ms after the standby saw the last renewal`);
+    expect(sinceSeen).toBeLessThanOrEqual(LEASE_MS + MAX_ACQUIRE_WAIT_MS + SLACK_MS);
+    expect(sinceKill).toBeLessThanOrEqual(LEASE_MS + 2 * MAX_ACQUIRE_WAIT_MS + SLACK_MS);
+    expect(sinceKill).toBeGreaterThanOrEqual(LEASE_MS - (killedAt - renewedAt) - SLACK_MS);
+
+    // The new leader replaces the pod once its window (kept in status across the change) has passed.
+    const evictions = () => requestsBy(cluster.server.requestLog, { resource: "pods", subresource: "eviction", verb: "create" });
+    await waitFor(() => evictions().length > 0, { timeoutMs: 40_000, what: "the sick pod evicted" });
+    const replacement = await waitFor(async () => {
+      const live = (await serveAllPods()).filter((p) => p.status?.podIP && !p.metadata?.deletionTimestamp);
+      const fresh = live.find((p) => !pods.some((q) => q.metadata!.uid === p.metadata!.uid));
+      return live.length === 3 && fresh && (await endpointReadiness(cluster, "web")).get(fresh.metadata!.name!) === true ? fresh : undefined;
+    }, { timeoutMs: 20_000, what: "the replacement pod ready in the slice" });
+    const st = await waitFor(async () => {
+      const s = await policyStatus();
+      return s?.healthy === 3 && s.replacements?.length === 1 ? s : undefined;
+    }, { what: "status: three Healthy, one replacement in the ledger" });
+    expect(st.replacements[0]).toMatchObject({ pod: sick.metadata!.name, uid: sick.metadata!.uid, method: "Evict" });
+    expect(replacement.metadata!.name).not.toBe(sick.metadata!.name);
+
+    // One eviction per pod across both processes, made by the new leader.
+    const perPod = new Map<string, number>();
+    for (const e of evictions()) perPod.set(e.name, (perPod.get(e.name) ?? 0) + 1);
+    expect([...perPod]).toEqual([[sick.metadata!.name, 1]]);
+    expect(evictions()[0]!.user).toBe("operator-b");
+
+    // Never two writers: A wrote nothing after it died, B nothing before it took over.
+    expect(leaderWrites("operator-a").filter((e) => at(e) > killedAt)).toEqual([]);
+    expect(leaderWrites("operator-b").filter((e) => at(e) < at(takeover))).toEqual([]);
+    expect(leaderWrites("operator-b").length).toBeGreaterThan(0);
+  }, 90_000);
+
+  it("on SIGTERM the leader releases the lease, exits 0 with its writes whole, and the standby takes over at once", async () => {
+    const pods = await givenReplicaSet(4);
+    farm.failing(pods[0]!.status.podIP);
+    const a = await startProcess("operator-a");
+    await waitFor(() => leaseHolder() === a.identity, { what: "operator-a to hold the lease" });
+    const b = await startProcess("operator-b");
+    await cluster.create(aPolicy("web", cluster.namespace, { failureThreshold: 1 }));
+    await waitFor(async () => (await policyStatus())?.drained === 1 && (await endpointReadiness(cluster, "web")).size === 4, { what: "one pod drained" });
+
+    // Every holder the Lease passes through, as a watcher sees it.
+    const holders: string[] = [];
+    const watch = await new Watch(kubeConfigFor(cluster.server)).watch(
+      "/apis/coordination.k8s.io/v1/namespaces/healthprobe-system/leases",
+      {},
+      (_type, lease: { spec?: { holderIdentity?: string } }) => {
+        const h = lease.spec?.holderIdentity ?? "";
+        if (holders.at(-1) !== h) holders.push(h);
+      },
+      () => undefined,
+    );
+    try {
+      await waitFor(() => holders.length > 0, { what: "the Lease watch to start" });
+      // Change health just before the signal, so the leader is busy writing when it is asked to stop.
+      farm.healthy(pods[0]!.status.podIP);
+      farm.failing(pods[1]!.status.podIP);
+      a.child.kill("SIGTERM");
+      const termAt = Date.now();
+      const exit = await a.exited;
+      const exitedAt = Date.now();
+      expect(exit).toEqual({ code: 0, signal: null });
+
+      // What A left behind is whole: valid slices and status (B has not written yet, or only whole objects).
+      await expectWholeState(4);
+
+      await waitFor(() => leaseHolder() === b.identity, { timeoutMs: MAX_ACQUIRE_WAIT_MS + 2_000, what: "operator-b to take the released lease" });
+      const takeover = requestsBy(cluster.server.requestLog, { user: "operator-b", resource: "leases", writes: true, succeeded: true })[0]!;
+      console.log(`SIGTERM: exit after ${exitedAt - termAt} ms; takeover ${at(takeover) - exitedAt} ms after exit`);
+      expect(holders).toEqual([a.identity, "", b.identity]);
+      expect(at(takeover) - exitedAt).toBeLessThanOrEqual(MAX_ACQUIRE_WAIT_MS + SLACK_MS);
+
+      // The new leader finishes what the health change asked for.
+      await waitFor(async () => {
+        const r = await endpointReadiness(cluster, "web");
+        return r.get(pods[0]!.metadata!.name!) === true && r.get(pods[1]!.metadata!.name!) === false;
+      }, { what: "the new leader to restore pod 0 and drain pod 1" });
+      await expectWholeState(4);
+      expect(leaderWrites("operator-a").filter((e) => at(e) > exitedAt)).toEqual([]);
+      expect(leaderWrites("operator-b").filter((e) => at(e) < at(takeover))).toEqual([]);
+    } finally {
+      watch.abort();
+    }
+  }, 90_000);
+});
+
+/** Slices and status as a whole: every target once, owned, labelled, with ports; status counts add up. */
+async function expectWholeState(targets: number): Promise<void> {
+  const slices = await cluster.list("discovery.k8s.io/v1", "EndpointSlice", cluster.namespace, "kubernetes.io/service-name=web");
+  const names: string[] = [];
+  for (const s of slices) {
+    expect(s.metadata?.labels?.["endpointslice.kubernetes.io/managed-by"]).toBe(MANAGED_BY_OPERATOR);
+    expect(s.metadata?.ownerReferences?.[0]).toMatchObject({ kind: "Service", name: "web" });
+    expect(s.ports).toEqual([expect.objectContaining({ name: "http", port: 8080, protocol: "TCP" })]);
+    for (const e of s.endpoints ?? []) {
+      names.push(e.targetRef.name);
+      expect(e.addresses).toHaveLength(1);
+      expect(typeof e.conditions.ready).toBe("boolean");
+    }
+  }
+  expect(names).toHaveLength(targets);
+  expect(new Set(names).size).toBe(targets);
+  const st = (await policyStatus())!;
+  expect(st.targets).toBe(targets);
+  expect(st.healthy + st.unhealthy + st.unknown).toBe(targets);
+  expect(st.pods).toHaveLength(targets);
+  expect(st.pods.filter((p: { drained?: boolean }) => p.drained).length).toBe(st.drained);
+}
