@@ -63,6 +63,24 @@ const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const LABEL_MESSAGE =
   "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
 
+const OBJECT_META_FIELDS = new Set([
+  "name",
+  "generateName",
+  "namespace",
+  "selfLink",
+  "uid",
+  "resourceVersion",
+  "generation",
+  "creationTimestamp",
+  "deletionTimestamp",
+  "deletionGracePeriodSeconds",
+  "labels",
+  "annotations",
+  "ownerReferences",
+  "finalizers",
+  "managedFields",
+]);
+
 const GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789";
 
 function randomSuffix(): string {
@@ -157,6 +175,9 @@ export class Cluster {
   /** Prunes, defaults and validates; returns field errors and records unknown fields. */
   private admit(t: ResourceType, obj: KubeObject, old: KubeObject | undefined, subresource: string, ctx: WriteContext): FieldError[] {
     const errors: FieldError[] = [];
+    const unknownFields = Object.keys(obj.metadata ?? {})
+      .filter((k) => !OBJECT_META_FIELDS.has(k))
+      .map((k) => `metadata.${k}`);
     const name = obj.metadata?.name as string | undefined;
     if (!name) errors.push(fieldErrors.required("metadata.name", "name or generateName is required"));
     else if (!old) {
@@ -192,14 +213,17 @@ export class Cluster {
           validateCelRules(content, oldContent, schemaForValidation, "", errors);
         }
       }
-      this.reportUnknownFields(pruned, ctx);
+      unknownFields.push(...pruned);
     } else {
+      const known = new Set(t.topLevelFields ?? []);
+      unknownFields.push(...Object.keys(obj).filter((k) => known.size > 0 && !known.has(k)));
       applyBuiltinDefaults(t.group, t.kind, obj);
       const causes = validateBuiltin({ group: t.group, version: t.version, kind: t.kind }, obj, old, subresource, this.validationOptions);
       for (const c of causes) {
         if (!errors.some((e) => e.field === c.field && e.message === c.message)) errors.push(c);
       }
     }
+    this.reportUnknownFields(unknownFields.sort(), ctx);
     return errors;
   }
 
@@ -326,6 +350,13 @@ export class Cluster {
     obj.metadata.managedFields = managedFieldsOverride ?? old.metadata.managedFields;
     obj.metadata.resourceVersion = old.metadata.resourceVersion;
     if (t.kind === "Namespace" && t.group === "" && subresource !== "status") obj.spec = old.spec;
+    if (t.kind === "Service" && t.group === "" && subresource !== "status" && obj.spec && old.spec) {
+      // Allocated values carry over when an update leaves them out, as the real service REST does.
+      if (!obj.spec.clusterIP) obj.spec.clusterIP = old.spec.clusterIP;
+      if (!obj.spec.clusterIPs) obj.spec.clusterIPs = old.spec.clusterIPs;
+      if (!obj.spec.ipFamilies && old.spec.ipFamilies) obj.spec.ipFamilies = old.spec.ipFamilies;
+      if (!obj.spec.ipFamilyPolicy && old.spec.ipFamilyPolicy) obj.spec.ipFamilyPolicy = old.spec.ipFamilyPolicy;
+    }
     if (t.kind === "Pod" && t.group === "" && subresource !== "status" && old.spec) {
       // Pod specs are immutable apart from images, activeDeadlineSeconds and tolerations additions.
       const allowed = clone(old.spec);

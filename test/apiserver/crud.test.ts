@@ -78,6 +78,26 @@ describe("create, read, update, delete", () => {
     expect((await statusOf(core.readNamespacedConfigMap({ namespace: "default", name }))).code).toBe(404);
   });
 
+  it.each([
+    ["Strict", 400, 'strict decoding error: unknown field "datta", unknown field "metadata.lables"'],
+    ["Warn", 201, undefined],
+    ["Ignore", 201, undefined],
+  ])("handles unknown fields of a built-in kind with fieldValidation=%s", async (mode, code, message) => {
+    const res = await http(server, "POST", `/api/v1/namespaces/default/configmaps?fieldValidation=${mode}`, { body: { metadata: { name: uniqueName("fv"), lables: { a: "b" } }, datta: { k: "v" } } });
+    expect(res.status).toBe(code);
+    if (message) expect(res.body.message).toBe(message);
+    expect(res.headers.get("warning") !== null).toBe(mode === "Warn");
+  });
+
+  it("keeps a Service's allocated cluster IP when an update leaves it out", async () => {
+    const svc = await core.createNamespacedService({ namespace: "default", body: { metadata: { name: uniqueName("svc") }, spec: { ports: [{ port: 80 }] } } });
+    expect(svc.spec!.clusterIP).toMatch(/^10\.96\./);
+    const { clusterIP: _ip, clusterIPs: _ips, ...spec } = svc.spec!;
+    const updated = await core.replaceNamespacedService({ namespace: "default", name: svc.metadata!.name!, body: { ...svc, spec: { ...spec, ports: [{ port: 81 }] } } });
+    expect(updated.spec!.clusterIP).toBe(svc.spec!.clusterIP);
+    expect(updated.spec!.ports![0]!.targetPort).toBe(81);
+  });
+
   it("forbids creating in a terminating namespace", async () => {
     const ns = await aNamespace();
     await core.createNamespacedConfigMap({ namespace: ns, body: aConfigMap({ namespace: ns, finalizers: ["example.com/hold"] }) as any });

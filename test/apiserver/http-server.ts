@@ -457,7 +457,7 @@ function watch(ctx: HttpContext, t: ResourceType, ns: string | undefined, name: 
     if (closed) return;
     closed = true;
     unsubscribe();
-    timers.forEach((tm) => clearTimeout(tm));
+    timers.forEach((tm) => clearInterval(tm));
     ctx.watches.delete(res);
     if (!res.writableEnded) res.end();
   };
@@ -509,15 +509,11 @@ function watch(ctx: HttpContext, t: ResourceType, ns: string | undefined, name: 
   }
   unsubscribe = ctx.cluster.store.subscribe(deliver);
   if (query.get("allowWatchBookmarks") === "true") {
-    const bookmark = (): void => {
+    const ticker = setInterval(() => {
       send("BOOKMARK", { kind: t.kind, apiVersion: t.group ? `${t.group}/${t.version}` : t.version, metadata: { resourceVersion: String(ctx.cluster.store.currentRv()) } });
-      const tm = setTimeout(bookmark, ctx.bookmarkIntervalMs);
-      tm.unref();
-      timers.push(tm);
-    };
-    const first = setTimeout(bookmark, ctx.bookmarkIntervalMs);
-    first.unref();
-    timers.push(first);
+    }, ctx.bookmarkIntervalMs);
+    ticker.unref();
+    timers.push(ticker);
   }
   const timeoutSeconds = Number(query.get("timeoutSeconds") ?? "0");
   if (timeoutSeconds > 0) {

@@ -16,6 +16,8 @@ export interface ResourceType {
   subresources: string[];
   /** Field selector labels accepted beyond metadata.name / metadata.namespace. */
   fieldLabels: string[];
+  /** Built-ins: the fields an object may carry at its top level (strict field validation checks them). */
+  topLevelFields?: string[];
   /** Custom resources: schema, validation rules and printer columns of the served version. */
   crd?: CrdServing;
 }
@@ -40,7 +42,7 @@ function builtin(
   version: string,
   kind: string,
   plural: string,
-  opts: { namespaced?: boolean; shortNames?: string[]; categories?: string[]; subresources?: string[]; fieldLabels?: string[]; verbs?: string[] } = {},
+  opts: { namespaced?: boolean; shortNames?: string[]; categories?: string[]; subresources?: string[]; fieldLabels?: string[]; verbs?: string[]; fields?: string[] } = {},
 ): ResourceType {
   return {
     group,
@@ -55,6 +57,7 @@ function builtin(
     verbs: opts.verbs ?? ALL_VERBS,
     subresources: opts.subresources ?? [],
     fieldLabels: opts.fieldLabels ?? [],
+    topLevelFields: ["apiVersion", "kind", "metadata", ...(opts.fields ?? ["spec", "status"])],
   };
 }
 
@@ -70,6 +73,40 @@ const EVENT_FIELDS = [
   "reportingComponent",
   "source",
   "type",
+];
+
+const CORE_EVENT_FIELDS = [
+  "involvedObject",
+  "reason",
+  "message",
+  "source",
+  "firstTimestamp",
+  "lastTimestamp",
+  "count",
+  "type",
+  "eventTime",
+  "series",
+  "action",
+  "related",
+  "reportingComponent",
+  "reportingInstance",
+];
+
+const EVENTS_V1_FIELDS = [
+  "eventTime",
+  "series",
+  "reportingController",
+  "reportingInstance",
+  "action",
+  "reason",
+  "regarding",
+  "related",
+  "note",
+  "type",
+  "deprecatedSource",
+  "deprecatedFirstTimestamp",
+  "deprecatedLastTimestamp",
+  "deprecatedCount",
 ];
 
 export function builtinResourceTypes(): ResourceType[] {
@@ -93,13 +130,13 @@ export function builtinResourceTypes(): ResourceType[] {
       subresources: ["status"],
       verbs: ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"],
     }),
-    builtin("", "v1", "ConfigMap", "configmaps", { shortNames: ["cm"] }),
-    builtin("", "v1", "Secret", "secrets", { fieldLabels: ["type"] }),
-    builtin("", "v1", "ServiceAccount", "serviceaccounts", { shortNames: ["sa"] }),
-    builtin("", "v1", "Event", "events", { shortNames: ["ev"], fieldLabels: EVENT_FIELDS }),
+    builtin("", "v1", "ConfigMap", "configmaps", { shortNames: ["cm"], fields: ["data", "binaryData", "immutable"] }),
+    builtin("", "v1", "Secret", "secrets", { fieldLabels: ["type"], fields: ["data", "stringData", "type", "immutable"] }),
+    builtin("", "v1", "ServiceAccount", "serviceaccounts", { shortNames: ["sa"], fields: ["secrets", "imagePullSecrets", "automountServiceAccountToken"] }),
+    builtin("", "v1", "Event", "events", { shortNames: ["ev"], fieldLabels: EVENT_FIELDS, fields: CORE_EVENT_FIELDS }),
     builtin("", "v1", "Node", "nodes", { namespaced: false, shortNames: ["no"], subresources: ["status"], fieldLabels: ["spec.unschedulable"] }),
-    builtin("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", { fieldLabels: ["addressType"] }),
-    builtin("events.k8s.io", "v1", "Event", "events", { shortNames: ["ev"], fieldLabels: ["regarding.kind", "regarding.namespace", "regarding.name", "regarding.uid", "reason", "reportingController", "type"] }),
+    builtin("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", { fieldLabels: ["addressType"], fields: ["addressType", "endpoints", "ports"] }),
+    builtin("events.k8s.io", "v1", "Event", "events", { shortNames: ["ev"], fieldLabels: ["regarding.kind", "regarding.namespace", "regarding.name", "regarding.uid", "reason", "reportingController", "type"], fields: EVENTS_V1_FIELDS }),
     builtin("coordination.k8s.io", "v1", "Lease", "leases"),
     builtin("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", { shortNames: ["pdb"], subresources: ["status"] }),
     builtin("apps", "v1", "ReplicaSet", "replicasets", { shortNames: ["rs"], categories: ["all"], subresources: ["status"], fieldLabels: ["status.replicas"] }),
@@ -110,9 +147,9 @@ export function builtinResourceTypes(): ResourceType[] {
       categories: ["api-extensions"],
       subresources: ["status"],
     }),
-    builtin("rbac.authorization.k8s.io", "v1", "Role", "roles"),
-    builtin("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings"),
-    builtin("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", { namespaced: false }),
-    builtin("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", { namespaced: false }),
+    builtin("rbac.authorization.k8s.io", "v1", "Role", "roles", { fields: ["rules"] }),
+    builtin("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", { fields: ["subjects", "roleRef"] }),
+    builtin("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", { namespaced: false, fields: ["rules", "aggregationRule"] }),
+    builtin("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", { namespaced: false, fields: ["subjects", "roleRef"] }),
   ];
 }
