@@ -179,8 +179,9 @@ export class Cluster {
       .filter((k) => !OBJECT_META_FIELDS.has(k))
       .map((k) => `metadata.${k}`);
     const name = obj.metadata?.name as string | undefined;
-    if (!name) errors.push(fieldErrors.required("metadata.name", "name or generateName is required"));
-    else if (!old) {
+    // Built-ins' metadata is checked by validateBuiltin; custom resources get the generic checks here.
+    if (t.crd && !name) errors.push(fieldErrors.required("metadata.name", "name or generateName is required"));
+    else if (t.crd && name && !old) {
       const labelOnly = t.kind === "Namespace" && t.group === "";
       if (labelOnly ? !DNS1123_LABEL.test(name) || name.length > 63 : !DNS1123_SUBDOMAIN.test(name) || name.length > 253) {
         errors.push(fieldErrors.invalid("metadata.name", name, labelOnly ? LABEL_MESSAGE : SUBDOMAIN_MESSAGE));

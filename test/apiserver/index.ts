@@ -63,6 +63,9 @@ export interface TestApiServer {
 export async function startApiServer(opts: ApiServerOptions = {}): Promise<TestApiServer> {
   const store = new Store(opts.watchHistory ?? 1000);
   const cluster = new Cluster(store);
+  // The real server refuses loopback endpoint addresses. Pods of this test bed live on a
+  // loopback CIDR (real HTTP servers on this machine), so those are let through; nothing else is.
+  cluster.validationOptions = { allowLoopbackEndpointAddresses: (opts.podCidr ?? "127.0.10.0/24").startsWith("127.") };
   const watches = new Set<ServerResponse>();
   const faults = new Faults(() => {
     for (const w of [...watches]) w.end();
