@@ -111,6 +111,12 @@ export class PolicyController {
   /** Pods this process removed, by uid, until the cache shows them terminating or gone: a lagging cache must not get them evicted twice. */
   private readonly removed = new Map<string, { namespace: string; name: string }>();
   private readonly secrets = new Map<string, { at: number; value: Uint8Array | undefined }>();
+  /**
+   * EndpointSlices this process wrote, per policy and slice name, until the cache shows them:
+   * a reconcile right after a write plans from what was written, not from a stale copy (which
+   * would cost a 409 and a backoff on the drain path).
+   */
+  private readonly ownSlices = new Map<string, Map<string, OwnSliceWrite>>();
   /** Pod uids each policy selected at its last reconcile, so a relabelled pod wakes its old policy. */
   readonly selected = new Map<string, Set<string>>();
 
@@ -236,6 +242,7 @@ export class PolicyController {
     this.selected.delete(key);
     this.lastStatusWrite.delete(key);
     this.written.delete(key);
+    this.ownSlices.delete(key);
     void this.o.metrics?.forgetPolicy(key);
   }
 
@@ -335,9 +342,10 @@ export class PolicyController {
       const zone = node.metadata?.labels?.[ZONE_LABEL];
       if (zone && node.metadata?.name) nodeZones[node.metadata.name] = zone;
     }
-    const existing = this.o.slices
+    const cached = this.o.slices
       .list(ns)
       .filter((s) => s.metadata?.labels?.[LABEL_MANAGED_BY] === MANAGED_BY_OPERATOR && s.metadata?.labels?.[LABEL_SERVICE_NAME] === svcName) as unknown as EndpointSliceObject[];
+    const existing = this.withOwnSliceWrites(policy.key, cached);
     const previous = new Map(((statusOf(policy.obj)?.pods ?? []) as Array<{ uid: string; state: string; drained?: boolean }>).map((p) => [p.uid, p]));
     const sliceService: SliceService = {
       name: svcName,
@@ -366,10 +374,65 @@ export class PolicyController {
       existing,
       maxEndpointsPerSlice: this.o.maxEndpointsPerSlice ?? DEFAULT_MAX_ENDPOINTS_PER_SLICE,
     });
-    for (const d of plan.delete) await this.o.writer.deleteEndpointSlice(d.namespace, d.name);
-    for (const u of plan.update) await this.conflictIsStale(() => this.o.writer.replaceEndpointSlice(u));
-    for (const c of plan.create) await this.o.writer.createEndpointSlice(c);
+    for (const d of plan.delete) {
+      await this.o.writer.deleteEndpointSlice(d.namespace, d.name);
+      this.rememberSliceWrite(policy.key, d.name, { deleted: true, resourceVersion: existing.find((e) => e.metadata.name === d.name)?.metadata.resourceVersion });
+    }
+    for (const u of plan.update) {
+      const out = await this.conflictIsStale(() => this.o.writer.replaceEndpointSlice(u));
+      this.rememberSliceWrite(policy.key, u.metadata.name, { slice: u, resourceVersion: metadataOf(out)?.resourceVersion });
+    }
+    for (const c of plan.create) {
+      const out = metadataOf(await this.o.writer.createEndpointSlice(c));
+      if (out?.name) this.rememberSliceWrite(policy.key, out.name, { slice: { ...c, metadata: { ...c.metadata, name: out.name } }, resourceVersion: out.resourceVersion });
+    }
     for (const change of plan.changes) log.info({ slice: change.slice, action: change.action, reason: change.reason }, "EndpointSlice written");
+  }
+
+  private rememberSliceWrite(key: string, name: string | undefined, write: { slice?: EndpointSliceObject; deleted?: boolean; resourceVersion?: string | undefined }): void {
+    if (!name) return;
+    let own = this.ownSlices.get(key);
+    if (!own) this.ownSlices.set(key, (own = new Map()));
+    const slice = write.slice && write.resourceVersion !== undefined ? { ...write.slice, metadata: { ...write.slice.metadata, resourceVersion: write.resourceVersion } } : write.slice;
+    own.set(name, { slice: write.deleted ? undefined : slice, resourceVersion: write.resourceVersion, at: this.o.clock.now() });
+  }
+
+  /** The cached slices with this process's newer writes in place of the copies the cache has not caught up with. */
+  private withOwnSliceWrites(key: string, cached: EndpointSliceObject[]): EndpointSliceObject[] {
+    const own = this.ownSlices.get(key);
+    if (!own || own.size === 0) return cached;
+    const now = this.o.clock.now();
+    // A cache that lags this long is not lagging: trust it, and a 409 if it is wrong.
+    for (const [name, w] of own) if (now - w.at > OWN_SLICE_WRITE_TTL_MS) own.delete(name);
+    const out: EndpointSliceObject[] = [];
+    const seen = new Set<string>();
+    for (const s of cached) {
+      const name = s.metadata.name ?? "";
+      seen.add(name);
+      const mine = own.get(name);
+      const rv = s.metadata.resourceVersion;
+      if (!mine || (mine.slice && (rv === undefined || mine.resourceVersion === undefined || !newerThan(mine.resourceVersion, rv)))) {
+        // Not ours, or the cache has caught up with (or gone past) our write.
+        own.delete(name);
+        out.push(s);
+        continue;
+      }
+      if (!mine.slice) {
+        // Deleted by us; a copy newer than the one we deleted is someone else's.
+        if (mine.resourceVersion !== undefined && rv !== undefined && newerThan(rv, mine.resourceVersion)) {
+          own.delete(name);
+          out.push(s);
+        }
+        continue;
+      }
+      out.push(mine.slice);
+    }
+    for (const [name, mine] of own) {
+      if (seen.has(name)) continue;
+      if (mine.slice) out.push(mine.slice); // created, not in the cache yet
+      else own.delete(name); // deleted, and the cache agrees
+    }
+    return out;
   }
 
   private async conflictIsStale<T>(write: () => Promise<T>): Promise<T> {
@@ -634,6 +697,19 @@ export class PolicyController {
   static operatorRemaining(entries: LedgerEntry[], now: number, max12h: number): number {
     return Math.max(0, max12h - computeOperatorBudget(entries, now, max12h).used);
   }
+}
+
+interface OwnSliceWrite {
+  /** What was written, with the resourceVersion the server gave it; undefined when deleted. */
+  slice: EndpointSliceObject | undefined;
+  resourceVersion: string | undefined;
+  at: number;
+}
+
+const OWN_SLICE_WRITE_TTL_MS = 10_000;
+
+function metadataOf(o: unknown): { name?: string; resourceVersion?: string } | undefined {
+  return (o as { metadata?: { name?: string; resourceVersion?: string } } | undefined)?.metadata;
 }
 
 function splitKey(key: string): [string, string] {
