@@ -26,7 +26,8 @@ export interface DrainLatencyBreakdown {
   deliveryP50Ms: number;
   deliveryP99Ms: number;
   sliceWritesPerRound: number;
-  conflicts: number;
+  /** 409 answers to the operator's writes during the rounds, by resource. */
+  conflicts: Record<string, number>;
 }
 
 export async function runDrainLatency(opts: { pods: number; rounds: number }): Promise<DrainLatencyResult & { breakdown: DrainLatencyBreakdown }> {
@@ -83,6 +84,7 @@ export async function runDrainLatency(opts: { pods: number; rounds: number }): P
     const deliveryMs: number[] = [];
     const sliceWrites = () => cluster.server.requestLog.filter((e) => e.user === "operator" && e.resource === "endpointslices" && e.method !== "GET");
     const writesBefore = sliceWrites().length;
+    const logBefore = cluster.server.requestLog.length;
     for (let round = 0; round < opts.rounds; round++) {
       const name = names[round % names.length]!;
       const pod = byName.get(name)!;
@@ -100,7 +102,12 @@ export async function runDrainLatency(opts: { pods: number; rounds: number }): P
       farm.healthy(pod.ip);
       await waitFor(() => ready.get(name)?.ready === true && operator!.health.get("shop/web", pod.uid)?.state === "Healthy", { what: `${name} restored`, timeoutMs: 10_000 });
     }
-    const conflicts = cluster.server.requestLog.filter((e) => e.user === "operator" && e.code === 409).length;
+    const conflicts: Record<string, number> = {};
+    for (const e of cluster.server.requestLog.slice(logBefore)) {
+      if (e.user !== "operator" || e.code !== 409) continue;
+      const what = e.subresource ? `${e.resource}/${e.subresource}` : e.resource;
+      conflicts[what] = (conflicts[what] ?? 0) + 1;
+    }
     const q = (xs: number[], p: number) => summarise(xs)[p === 0.5 ? "p50Ms" : "p99Ms"];
     const breakdown: DrainLatencyBreakdown = {
       operatorP50Ms: q(operatorMs, 0.5),
