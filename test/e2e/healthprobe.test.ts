@@ -5,6 +5,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api, KubeConfig, type V1EndpointSlice } from "@kubernetes/client-node";
 import { stringify } from "yaml";
+import { MANAGED_BY_VALUE } from "../../operator/src/api/group.js";
 import { requestsBy } from "../apiserver/index.js";
 import { waitFor } from "../support/wait-for.js";
 import { checkRequestsAgainstRbac, rbacRulesFromChart } from "../chart/rbac.js";
@@ -36,7 +37,7 @@ describe("healthprobe-operator end to end", () => {
 
   const slicesEndpoints = async (): Promise<Map<string, boolean>> => {
     const list = await discovery.listNamespacedEndpointSlice({ namespace, labelSelector: `kubernetes.io/service-name=${SERVICE}` });
-    const ours = list.items.filter((s: V1EndpointSlice) => s.metadata?.labels?.["endpointslice.kubernetes.io/managed-by"] === "healthprobe.io/operator");
+    const ours = list.items.filter((s: V1EndpointSlice) => s.metadata?.labels?.["endpointslice.kubernetes.io/managed-by"] === MANAGED_BY_VALUE);
     const byIp = new Map<string, boolean>();
     for (const s of ours) for (const e of s.endpoints ?? []) for (const a of e.addresses) byIp.set(a, e.conditions?.ready === true);
     return byIp;
