@@ -18,6 +18,7 @@ describe("helm lint --strict", () => {
     { name: "default values", values: [] as string[] },
     { name: "every optional part on", values: ALL_OPTIONAL_ON },
     { name: "a single watched namespace", values: ["watchNamespace=apps"] },
+    { name: "every default part off", values: ["rbac.create=false", "serviceAccount.create=false", "serviceAccount.name=existing", "podDisruptionBudget.enabled=false", "leaderElection.enabled=false", "replicaCount=1"] },
   ])("passes with $name", ({ values }) => {
     const r = helm(["lint", "--strict", chartDir, ...setArgs(values)]);
     expect(`${r.stdout}${r.stderr}`).toContain("0 chart(s) failed");
@@ -156,6 +157,17 @@ describe("rendered manifests", () => {
     expect(pod.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution).toHaveLength(1);
     expect(pod.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution).toBeUndefined();
     expect(pod.topologySpreadConstraints[0].whenUnsatisfiable).toBe("ScheduleAnyway");
+  });
+
+  it("leave out what is switched off", () => {
+    const docs = renderChart({ values: ["rbac.create=false", "serviceAccount.create=false", "serviceAccount.name=existing", "podDisruptionBudget.enabled=false"] });
+    expect(docs.map((d) => d.kind).filter((k) => ["ServiceAccount", "PodDisruptionBudget", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"].includes(k))).toEqual([]);
+    expect(one(docs, "Deployment").spec.template.spec.serviceAccountName).toBe("existing");
+  });
+
+  it("grant no Lease access without leader election", () => {
+    const role = one(renderChart({ values: ["leaderElection.enabled=false"] }), "Role");
+    expect(role.rules.flatMap((r: { resources: string[] }) => r.resources)).not.toContain("leases");
   });
 
   it("pass values through to the operator's flags", () => {
