@@ -3,7 +3,8 @@ export async function waitFor<T>(
   probe: () => T | undefined | false | null | Promise<T | undefined | false | null>,
   opts: { timeoutMs?: number; intervalMs?: number; what?: string } = {},
 ): Promise<T> {
-  const timeoutMs = opts.timeoutMs ?? 10_000;
+  // Generous: a deadline, not a delay, so a loaded CI machine does not turn into flakes.
+  const timeoutMs = opts.timeoutMs ?? 30_000;
   const intervalMs = opts.intervalMs ?? 20;
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
