@@ -11,6 +11,8 @@ import { startTestOperator, type TestOperator } from "./support/operator.js";
 
 const HPP = "healthprobe.io/v1alpha1";
 const AFTER_MS = 30_000;
+/** Generous deadlines: the suite shares two cores with everything else. */
+const WAIT_MS = 20_000;
 
 let cluster: TestCluster;
 let farm: PodFarm;
@@ -18,8 +20,8 @@ let clock: OffsetClock;
 let operator: TestOperator | undefined;
 
 beforeEach(async () => {
-  // A pod address range of its own: test files run side by side.
-  cluster = await startCluster({ podCidr: "127.0.41.0/24" });
+  // A pod address range of its own: test files, and whole test runs, go side by side.
+  cluster = await startCluster({ podCidr: `127.${100 + (process.pid % 150)}.41.0/24` });
   farm = new PodFarm();
   clock = new OffsetClock();
 });
@@ -41,7 +43,7 @@ async function livePods(n: number, app = "web"): Promise<Obj[]> {
   const pods = await waitFor(async () => {
     const list = (await cluster.list("v1", "Pod", cluster.namespace, `app=${app}`)).filter((p) => !p.metadata?.deletionTimestamp && p.status?.podIP);
     return list.length === n ? list : undefined;
-  }, { what: `${n} running ${app} pods` });
+  }, { timeoutMs: WAIT_MS, what: `${n} running ${app} pods` });
   for (const p of pods) await farm.serve(p.status.podIP);
   return pods.sort((a, b) => (a.metadata!.name! < b.metadata!.name! ? -1 : 1));
 }
@@ -76,14 +78,14 @@ async function unhealthyInStatus(name: string, policy = "web"): Promise<Record<s
   return waitFor(async () => {
     const e = podEntry(await statusOf(policy), name);
     return e?.state === "Unhealthy" && e.replaceAfter ? e : undefined;
-  }, { what: `${name} Unhealthy in the status of ${policy}` });
+  }, { timeoutMs: WAIT_MS, what: `${name} Unhealthy in the status of ${policy}` });
 }
 
 async function blockedCondition(reason: string, policy = "web"): Promise<Record<string, any>> {
   return waitFor(async () => {
     const c = condition(await statusOf(policy), "ReplacementBlocked");
     return c?.status === "True" && c.reason === reason ? c : undefined;
-  }, { what: `ReplacementBlocked=True reason ${reason} on ${policy}` });
+  }, { timeoutMs: WAIT_MS, what: `ReplacementBlocked=True reason ${reason} on ${policy}` });
 }
 
 /** Reconciles finished so far, from the operator's own metrics. */
@@ -101,7 +103,7 @@ describe("replacement", () => {
     const victimUid = victim!.metadata!.uid!;
     await cluster.create(aPolicy("web", cluster.namespace, { replacement: replacing() }));
     operator = await startTestOperator(cluster.server, [], { clock });
-    await waitFor(async () => (await statusOf())?.healthy === 2, { what: "both pods Healthy" });
+    await waitFor(async () => (await statusOf())?.healthy === 2, { timeoutMs: WAIT_MS, what: "both pods Healthy" });
 
     farm.failing(victim!.status.podIP);
     const waiting = await unhealthyInStatus(victimName);
@@ -111,7 +113,7 @@ describe("replacement", () => {
     expect(evictions()).toHaveLength(0);
 
     clock.advance(AFTER_MS);
-    await waitFor(async () => !(await cluster.get("v1", "Pod", victimName)), { what: `${victimName} to be gone` });
+    await waitFor(async () => !(await cluster.get("v1", "Pod", victimName)), { timeoutMs: WAIT_MS, what: `${victimName} to be gone` });
     const [a, b] = await livePods(2);
     const fresh = [a!, b!].find((p) => p.metadata!.name !== survivor!.metadata!.name)!;
     expect(fresh.metadata!.uid).not.toBe(victimUid);
@@ -121,8 +123,8 @@ describe("replacement", () => {
     const settled = await waitFor(async () => {
       const st = await statusOf();
       return st?.healthy === 2 && podEntry(st, fresh.metadata!.name!)?.state === "Healthy" ? st : undefined;
-    }, { what: "the new pod Healthy in status" });
-    await waitFor(async () => (await endpointReadiness(cluster, "web")).get(fresh.metadata!.name!) === true, { what: "the new pod ready in the EndpointSlice" });
+    }, { timeoutMs: WAIT_MS, what: "the new pod Healthy in status" });
+    await waitFor(async () => (await endpointReadiness(cluster, "web")).get(fresh.metadata!.name!) === true, { timeoutMs: WAIT_MS, what: "the new pod ready in the EndpointSlice" });
 
     expect(settled.replacements).toEqual([{ pod: victimName, uid: victimUid, time: expect.any(String), method: "Evict" }]);
     expect(settled.replacedLast24h).toBe(1);
@@ -133,7 +135,7 @@ describe("replacement", () => {
     const replaced = await waitFor(async () => {
       const events = (await cluster.list("events.k8s.io/v1", "Event", cluster.namespace)).filter((e) => e.reason === "Replaced");
       return events.length >= 2 ? events : undefined;
-    }, { what: "Replaced Events" });
+    }, { timeoutMs: WAIT_MS, what: "Replaced Events" });
     expect(replaced.map((e) => `${e.regarding.kind}/${e.regarding.name}`).sort()).toEqual([`HealthProbePolicy/web`, `Pod/${victimName}`]);
     expect(replaced[0]!.type).toBe("Normal");
   });
@@ -147,7 +149,7 @@ describe("replacement", () => {
     await cluster.create(aPolicy("web", cluster.namespace, { replacement: replacing() }));
     await cluster.create(aPolicy("live", cluster.namespace, { serviceName: "web-live", probe: { path: "/livez" }, replacement: replacing() }));
     operator = await startTestOperator(cluster.server, [], { clock });
-    await waitFor(async () => (await statusOf("web"))?.healthy === 2 && (await statusOf("live"))?.healthy === 2, { what: "both policies see both pods Healthy" });
+    await waitFor(async () => (await statusOf("web"))?.healthy === 2 && (await statusOf("live"))?.healthy === 2, { timeoutMs: WAIT_MS, what: "both policies see both pods Healthy" });
 
     // The readiness path fails; the liveness path the second policy probes still answers 200.
     farm.setPath(victim!.status.podIP, "/healthz", { status: 503, body: "unavailable" });
@@ -169,7 +171,7 @@ describe("replacement", () => {
     for (const name of ["web-a", "web-b"]) await farm.serve(await podIP(cluster, name));
     await cluster.create(aPolicy("web", cluster.namespace, { replacement: replacing() }));
     operator = await startTestOperator(cluster.server, [], { clock });
-    await waitFor(async () => (await statusOf())?.healthy === 2, { what: "both pods Healthy" });
+    await waitFor(async () => (await statusOf())?.healthy === 2, { timeoutMs: WAIT_MS, what: "both pods Healthy" });
 
     farm.failing(await podIP(cluster, "web-a"));
     await unhealthyInStatus("web-a");
@@ -181,7 +183,7 @@ describe("replacement", () => {
     clock.advance(AFTER_MS);
     await cluster.patch({ apiVersion: "v1", kind: "Pod", metadata: { name: "web-a", namespace: cluster.namespace, annotations: { "example.com/nudge": "1" } } });
     const before = await reconcileCount();
-    await waitFor(async () => (await reconcileCount()) > before, { what: "a reconcile after the nudge" });
+    await waitFor(async () => (await reconcileCount()) > before, { timeoutMs: WAIT_MS, what: "a reconcile after the nudge" });
     expect(condition(await statusOf(), "ReplacementBlocked")?.reason).toBe("NoController");
     expect((await cluster.get("v1", "Pod", "web-a"))?.metadata?.deletionTimestamp).toBeUndefined();
     expect(evictions()).toHaveLength(0);
@@ -198,29 +200,29 @@ describe("replacement", () => {
     await cluster.patch({ apiVersion: "v1", kind: "Pod", metadata: { name: victimName, namespace: cluster.namespace, finalizers: ["example.com/hold"] } });
     await cluster.create(aPolicy("web", cluster.namespace, { replacement: replacing({ maxPerHour: 10, maxPerDay: 10 }) }));
     operator = await startTestOperator(cluster.server, [], { clock });
-    await waitFor(async () => (await statusOf())?.healthy === 2, { what: "both pods Healthy" });
+    await waitFor(async () => (await statusOf())?.healthy === 2, { timeoutMs: WAIT_MS, what: "both pods Healthy" });
 
     farm.failing(victim!.status.podIP);
     await unhealthyInStatus(victimName);
     clock.advance(AFTER_MS);
-    await waitFor(async () => (await cluster.get("v1", "Pod", victimName))?.metadata?.deletionTimestamp, { what: `${victimName} terminating` });
+    await waitFor(async () => (await cluster.get("v1", "Pod", victimName))?.metadata?.deletionTimestamp, { timeoutMs: WAIT_MS, what: `${victimName} terminating` });
     const [a, b] = await livePods(2);
     const fresh = [a!, b!].find((p) => p.metadata!.name !== survivor!.metadata!.name)!;
     farm.healthy(fresh.status.podIP);
-    await waitFor(async () => podEntry(await statusOf(), fresh.metadata!.name!)?.state === "Healthy", { what: "the new pod Healthy" });
+    await waitFor(async () => podEntry(await statusOf(), fresh.metadata!.name!)?.state === "Healthy", { timeoutMs: WAIT_MS, what: "the new pod Healthy" });
 
     // Windows and budget to spare, the pod still failing its probe, a pod event to wake the policy.
     for (let i = 1; i <= 2; i++) {
       clock.advance(2 * AFTER_MS);
       const before = await reconcileCount();
       await cluster.patch({ apiVersion: "v1", kind: "Pod", metadata: { name: victimName, namespace: cluster.namespace, annotations: { "example.com/nudge": String(i) } } });
-      await waitFor(async () => (await reconcileCount()) > before, { what: "a reconcile after the nudge" });
+      await waitFor(async () => (await reconcileCount()) > before, { timeoutMs: WAIT_MS, what: "a reconcile after the nudge" });
     }
     expect((await cluster.get("v1", "Pod", victimName))?.metadata?.deletionTimestamp).toBeDefined();
     expect(evictions(victimName)).toHaveLength(1);
     expect(evictions()).toHaveLength(1);
     expect((await statusOf())?.replacements).toHaveLength(1);
 
-    await cluster.patch({ apiVersion: "v1", kind: "Pod", metadata: { name: victimName, namespace: cluster.namespace, finalizers: null } } as Obj);
+    await cluster.patch({ apiVersion: "v1", kind: "Pod", metadata: { name: victimName, namespace: cluster.namespace, finalizers: null } } as unknown as Obj);
   });
 });
