@@ -6,11 +6,11 @@
 // as much per fresh connection). The parser handles 1xx interim responses, content-length,
 // chunked and close-delimited bodies, and HEAD/204/304 without a body.
 import { createHmac } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { connect as netConnect, type Socket } from "node:net";
 import { performance } from "node:perf_hooks";
 import { checkServerIdentity, connect as tlsConnect, createSecureContext, type SecureContext } from "node:tls";
 import { MAX_BODY_BYTES, type ProbeRequest, type RawProbeResult } from "../domain/probe-request.js";
+import { operatorVersion } from "../version.js";
 
 /** Sends one probe: `timeoutMs` bounds everything from connect to the last byte read. */
 export type ProbeExecutor = (req: ProbeRequest, timeoutMs: number, readBody: boolean) => Promise<RawProbeResult>;
@@ -28,12 +28,7 @@ const readBuffer = Buffer.allocUnsafe(64 * 1024);
 const MAX_CHUNK_LINE = 1024;
 
 export function defaultUserAgent(): string {
-  try {
-    const pkg = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as { version?: string };
-    return `healthprobe-operator/${pkg.version ?? "unknown"}`;
-  } catch {
-    return "healthprobe-operator/unknown";
-  }
+  return `healthprobe-operator/${operatorVersion()}`;
 }
 
 export function createHttpProber(opts: HttpProberOptions = {}): ProbeExecutor {
