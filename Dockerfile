@@ -29,10 +29,8 @@ LABEL org.opencontainers.image.title="healthprobe-operator" \
 WORKDIR /app
 COPY --from=deps /src/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
+# package.json also gives the version in the probes' User-Agent (found by walking up from dist/).
 COPY package.json ./
-# The prober reads the version for its User-Agent from package.json three directories above its
-# module, which is the repository root in a checkout but the filesystem root under /app/dist.
-COPY package.json /package.json
 ENV NODE_ENV=production
 USER 65532:65532
 EXPOSE 8080 8081
