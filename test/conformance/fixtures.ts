@@ -60,7 +60,7 @@ export function aBarePod(opts: { name?: string; labels: Record<string, string> }
   };
 }
 
-export function aConfigMap(opts: { name: string; ownerReferences?: unknown[] }): Obj {
+export function aConfigMap(opts: { name: string; ownerReferences?: any[] }): Obj {
   return { apiVersion: "v1", kind: "ConfigMap", metadata: { name: opts.name, ...(opts.ownerReferences ? { ownerReferences: opts.ownerReferences } : {}) }, data: { key: "value" } };
 }
 
