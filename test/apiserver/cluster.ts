@@ -575,7 +575,9 @@ export class Cluster {
 
   private afterWrite(t: ResourceType, obj: KubeObject): void {
     if (t.group === "apiextensions.k8s.io" && t.kind === "CustomResourceDefinition") this.refreshCrds();
-    if (obj.metadata.deletionTimestamp || (obj.metadata.ownerReferences ?? []).length > 0) this.scheduleGc();
+    // Collect only when something may be owed: a deletion in progress or an owner that does not exist.
+    const owners = (obj.metadata.ownerReferences ?? []) as Array<{ uid: string }>;
+    if (obj.metadata.deletionTimestamp || owners.some((r) => !this.store.hasUid(r.uid))) this.scheduleGc();
   }
 
   private afterRemove(t: ResourceType, obj: KubeObject): void {
@@ -589,7 +591,8 @@ export class Cluster {
       }
       this.refreshCrds();
     }
-    this.scheduleGc();
+    const terminatingNamespace = Boolean(obj.metadata.namespace) && Boolean(this.store.get("/namespaces", undefined, obj.metadata.namespace)?.metadata.deletionTimestamp);
+    if (this.store.hasDependents(obj.metadata.uid) || terminatingNamespace || t.kind === "Namespace") this.scheduleGc();
   }
 
   refreshCrds(): void {

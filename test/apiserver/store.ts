@@ -30,6 +30,9 @@ export class Store {
   private readonly listeners = new Set<EventListener>();
   /** The newest resourceVersion whose event is no longer kept: watches from before it get 410. */
   compactedRv = 0;
+  /** uid -> live object count, and owner uid -> dependents' keys: what garbage collection looks up. */
+  private readonly uids = new Set<string>();
+  private readonly dependents = new Map<string, Set<string>>();
 
   constructor(private readonly historySize: number) {}
 
@@ -76,6 +79,8 @@ export class Store {
     const stored = clone(obj);
     stored.metadata.resourceVersion = String(this.rv);
     t.set(key, stored);
+    if (old) this.unindex(resource, key, old);
+    this.index(resource, key, stored);
     this.emit({ type: old ? "MODIFIED" : "ADDED", resource, object: clone(stored), old: old ? clone(old) : undefined, rv: this.rv });
     return clone(stored);
   }
@@ -86,12 +91,39 @@ export class Store {
     const old = t.get(key);
     if (!old) return undefined;
     t.delete(key);
+    this.unindex(resource, key, old);
     this.rv++;
     // The DELETED event carries the object at the deletion's resourceVersion, as the watch cache sends it.
     const gone = clone(old);
     gone.metadata.resourceVersion = String(this.rv);
     this.emit({ type: "DELETED", resource, object: clone(gone), old: clone(old), rv: this.rv });
     return gone;
+  }
+
+  private index(resource: string, key: string, obj: KubeObject): void {
+    if (obj.metadata.uid) this.uids.add(obj.metadata.uid);
+    for (const ref of (obj.metadata.ownerReferences ?? []) as Array<{ uid: string }>) {
+      let set = this.dependents.get(ref.uid);
+      if (!set) this.dependents.set(ref.uid, (set = new Set()));
+      set.add(`${resource}|${key}`);
+    }
+  }
+
+  private unindex(resource: string, key: string, obj: KubeObject): void {
+    if (obj.metadata.uid) this.uids.delete(obj.metadata.uid);
+    for (const ref of (obj.metadata.ownerReferences ?? []) as Array<{ uid: string }>) {
+      const set = this.dependents.get(ref.uid);
+      set?.delete(`${resource}|${key}`);
+      if (set && set.size === 0) this.dependents.delete(ref.uid);
+    }
+  }
+
+  hasUid(uid: string): boolean {
+    return this.uids.has(uid);
+  }
+
+  hasDependents(uid: string): boolean {
+    return (this.dependents.get(uid)?.size ?? 0) > 0;
   }
 
   private emit(event: StoredEvent): void {
