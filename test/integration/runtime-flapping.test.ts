@@ -15,8 +15,8 @@ const TOGGLES = 100;
 /** Toggles driven by probes: each probe sees the opposite of the one before, a real health flip. */
 const PROBE_DRIVEN = 40;
 const MINUTE_MS = 60_000;
-/** Status: at most one write per second per policy, plus one for the second the window starts in. */
-const statusBound = (windowMs: number) => Math.floor(windowMs / 1000) + 1;
+/** Status: writes at least a second apart (floor(W/1 s) + 1 fit in W), plus one already in flight as the window opens. */
+const statusBound = (windowMs: number) => Math.floor(windowMs / 1000) + 2;
 /** Events: new Events are capped by the per-object token bucket's burst (25, refilled one per 5 min)... */
 const EVENT_CREATE_BOUND = 25;
 /** ...and repeats only bump a series count, written at most once per series per 30 s heartbeat. */
