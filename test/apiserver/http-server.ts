@@ -20,6 +20,7 @@ export interface HttpContext {
   log: RequestLogEntry[];
   serverAddress: () => string;
   bookmarkIntervalMs: number;
+  requestLogLimit: number;
   watches: Set<ServerResponse>;
 }
 
@@ -197,6 +198,8 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
   const finish = (code: number): void => {
     entry.code = code;
     ctx.log.push(entry);
+    // Trim in chunks so a long-running server keeps memory bounded without shifting on every request.
+    if (ctx.log.length > ctx.requestLogLimit) ctx.log.splice(0, ctx.log.length - Math.floor(ctx.requestLogLimit * 0.9));
   };
   const respond = (code: number, body: unknown, headers: Record<string, string> = {}): void => {
     finish(code);

@@ -31,6 +31,8 @@ export interface ApiServerOptions {
   watchHistory?: number;
   /** Interval of BOOKMARK events on watches that allow them, default 1000 ms. */
   bookmarkIntervalMs?: number;
+  /** Keep at most this many request log entries (oldest dropped first); default unlimited. */
+  requestLogLimit?: number;
 }
 
 /** In-process read access to storage, for test assertions. */
@@ -80,6 +82,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<TestA
       log: requestLog,
       serverAddress: () => url.replace(/^https?:\/\//, ""),
       bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 1000,
+      requestLogLimit: opts.requestLogLimit ?? Number.POSITIVE_INFINITY,
       watches,
     }),
   );

@@ -10,7 +10,8 @@ interface Flags {
 class FlagError extends Error {}
 
 export function parseFlags(argv: string[]): Flags {
-  const options: ApiServerOptions = {};
+  // A long-running server (make demo) keeps a bounded request log.
+  const options: ApiServerOptions = { requestLogLimit: 100_000 };
   let kubeconfig: string | undefined;
   const value = (flag: string, i: number): string => {
     const v = argv[i + 1];
