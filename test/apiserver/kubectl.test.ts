@@ -99,6 +99,37 @@ describe("the real kubectl", () => {
     await waitFor(() => server.store.list({ group: "", version: "v1", resource: "configmaps" }, "default").every((c) => !c.metadata.name.startsWith("dep-")), { what: "dependents deleted" });
   });
 
+  it("applies a built-in kind twice, the second time as a strategic merge patch that merges lists by key", async () => {
+    const deployment = (env: string): string => `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - name: app
+        image: app:1
+        env: [${env}]
+`;
+    expect((await kubectl.run(["apply", "-f", kubectl.file("d1.yaml", deployment("{name: A, value: '1'}"))])).stdout.trim()).toBe("deployment.apps/web created");
+    // Someone else adds a container: a client-side apply of the file must keep it.
+    await http(server, "PATCH", "/apis/apps/v1/namespaces/default/deployments/web", {
+      contentType: "application/strategic-merge-patch+json",
+      body: { spec: { template: { spec: { containers: [{ name: "sidecar", image: "side:1" }] } } } },
+    });
+    const second = await kubectl.run(["apply", "-f", kubectl.file("d2.yaml", deployment("{name: A, value: '2'}, {name: B, value: '3'}"))]);
+    expect(second.stdout.trim()).toBe("deployment.apps/web configured");
+    const stored = server.store.get({ group: "apps", version: "v1", resource: "deployments" }, "default", "web")!;
+    const containers = stored.spec.template.spec.containers as Obj[];
+    expect(containers.map((c) => c.name).sort()).toEqual(["app", "sidecar"]);
+    expect(containers.find((c) => c.name === "app")!.env).toEqual([{ name: "A", value: "2" }, { name: "B", value: "3" }]);
+    const patchEntry = server.requestLog.filter((e) => e.resource === "deployments" && e.verb === "patch" && e.fieldManager === "kubectl-client-side-apply");
+    expect(patchEntry).toHaveLength(1);
+  });
+
   it("lists built-in kinds with NAME and AGE", async () => {
     const out = await kubectl.run(["get", "namespaces"]);
     expect(out.stdout.split("\n")[0]!.split(/\s+/)).toEqual(["NAME", "AGE"]);
