@@ -130,6 +130,17 @@ spec:
     expect(patchEntry).toHaveLength(1);
   });
 
+  it("prints EndpointSlices and Services with the real columns", async () => {
+    await http(server, "POST", "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices", {
+      body: { metadata: { name: "web-abc", labels: { "kubernetes.io/service-name": "web" } }, addressType: "IPv4", ports: [{ port: 8080 }], endpoints: [{ addresses: ["127.0.10.1"] }, { addresses: ["127.0.10.2"] }] },
+    });
+    const slices = await kubectl.run(["get", "endpointslices", "-l", "kubernetes.io/service-name=web"]);
+    expect(slices.stdout.split("\n")[0]!.split(/\s+/)).toEqual(["NAME", "ADDRESSTYPE", "PORTS", "ENDPOINTS", "AGE"]);
+    expect(slices.stdout.split("\n")[1]).toMatch(/^web-abc\s+IPv4\s+8080\s+127\.0\.10\.1,127\.0\.10\.2\s+\d+s$/);
+    const services = await kubectl.run(["get", "services", "kubernetes", "--no-headers"]);
+    expect(services.stdout).toMatch(/^kubernetes\s+ClusterIP\s+10\.96\.0\.1\s+<none>\s+443\/TCP\s+\d+s$/m);
+  });
+
   it("lists built-in kinds with NAME and AGE", async () => {
     const out = await kubectl.run(["get", "namespaces"]);
     expect(out.stdout.split("\n")[0]!.split(/\s+/)).toEqual(["NAME", "AGE"]);

@@ -116,6 +116,62 @@ function podRow(pod: KubeObject, now: number): unknown[] {
   return [pod.metadata.name, `${ready}/${containers.length}`, status, restarts, age(pod, now), pod.status?.podIP ?? "<none>", pod.spec?.nodeName ?? "<none>"];
 }
 
+const orNone = (v: unknown, none = "<none>"): string => (v === undefined || v === null || v === "" ? none : String(v));
+
+function endpointSliceRow(o: KubeObject, now: number): unknown[] {
+  const ports = ((o.ports ?? []) as Array<Record<string, any>>).map((p) => p.port).filter((p) => p !== undefined);
+  const addresses = ((o.endpoints ?? []) as Array<Record<string, any>>).flatMap((e) => (e.addresses ?? []) as string[]);
+  const shown = addresses.slice(0, 3).join(",") + (addresses.length > 3 ? ` + ${addresses.length - 3} more...` : "");
+  return [o.metadata.name, o.addressType ?? "", ports.length ? ports.join(",") : "<unset>", addresses.length ? shown : "<unset>", age(o, now)];
+}
+
+function serviceRow(o: KubeObject, now: number): unknown[] {
+  const ports = ((o.spec?.ports ?? []) as Array<Record<string, any>>).map((p) => `${p.port}${p.nodePort ? `:${p.nodePort}` : ""}/${p.protocol ?? "TCP"}`);
+  const selector = Object.entries((o.spec?.selector ?? {}) as Record<string, string>).map(([k, v]) => `${k}=${v}`).join(",");
+  return [o.metadata.name, o.spec?.type ?? "ClusterIP", orNone(o.spec?.clusterIP), orNone((o.spec?.externalIPs ?? []).join(",")), ports.length ? ports.join(",") : "<none>", age(o, now), orNone(selector)];
+}
+
+function eventRow(o: KubeObject, now: number): unknown[] {
+  const last = Date.parse(o.lastTimestamp ?? o.eventTime ?? o.metadata?.creationTimestamp ?? "");
+  const inv = o.involvedObject ?? {};
+  return [Number.isNaN(last) ? "<unknown>" : humanDuration(now - last), o.type ?? "", o.reason ?? "", `${String(inv.kind ?? "").toLowerCase()}/${inv.name ?? ""}`, o.message ?? ""];
+}
+
+function nodeRow(o: KubeObject, now: number): unknown[] {
+  const ready = ((o.status?.conditions ?? []) as Array<Record<string, any>>).find((c) => c.type === "Ready");
+  const status = ready?.status === "True" ? "Ready" : ready ? "NotReady" : "Unknown";
+  return [o.metadata.name, o.spec?.unschedulable ? `${status},SchedulingDisabled` : status, "<none>", age(o, now), o.status?.nodeInfo?.kubeletVersion ?? ""];
+}
+
+type Printer = { columns: Column[]; row: (o: KubeObject, now: number) => unknown[] };
+
+const NAME = col("Name", "string", "Name must be unique within a namespace.", "name");
+const AGE = col("Age", "string", "CreationTimestamp is a timestamp representing the server time when this object was created.");
+
+/** Built-in printers for the kinds people look at with kubectl get, as the real server prints them. */
+const BUILTIN_PRINTERS: Record<string, Printer> = {
+  "/Pod": {
+    columns: [NAME, col("Ready"), col("Status"), col("Restarts", "string"), AGE, col("IP", "string", "", "", 1), col("Node", "string", "", "", 1)],
+    row: (o, now) => podRow(o, now),
+  },
+  "discovery.k8s.io/EndpointSlice": { columns: [NAME, col("AddressType"), col("Ports"), col("Endpoints"), AGE], row: endpointSliceRow },
+  "/Service": { columns: [NAME, col("Type"), col("Cluster-IP"), col("External-IP"), col("Port(s)"), AGE, col("Selector", "string", "", "", 1)], row: serviceRow },
+  "/Event": { columns: [col("Last Seen"), col("Type"), col("Reason"), col("Object"), col("Message")], row: eventRow },
+  "/Node": { columns: [NAME, col("Status"), col("Roles"), AGE, col("Version")], row: nodeRow },
+  "apps/Deployment": {
+    columns: [NAME, col("Ready"), col("Up-to-date", "integer"), col("Available", "integer"), AGE],
+    row: (o, now) => [o.metadata.name, `${o.status?.readyReplicas ?? 0}/${o.spec?.replicas ?? 0}`, o.status?.updatedReplicas ?? 0, o.status?.availableReplicas ?? 0, age(o, now)],
+  },
+  "apps/ReplicaSet": {
+    columns: [NAME, col("Desired", "integer"), col("Current", "integer"), col("Ready", "integer"), AGE],
+    row: (o, now) => [o.metadata.name, o.spec?.replicas ?? 0, o.status?.replicas ?? 0, o.status?.readyReplicas ?? 0, age(o, now)],
+  },
+  "policy/PodDisruptionBudget": {
+    columns: [NAME, col("Min Available"), col("Max Unavailable"), col("Allowed Disruptions", "integer"), AGE],
+    row: (o, now) => [o.metadata.name, o.spec?.minAvailable ?? "N/A", o.spec?.maxUnavailable ?? "N/A", o.status?.disruptionsAllowed ?? 0, age(o, now)],
+  },
+};
+
 export function toTable(t: ResourceType, objects: KubeObject[], listMeta: Record<string, unknown>, now: number, includeObject: string): Record<string, unknown> {
   let columns: Column[];
   let cells: (o: KubeObject) => unknown[];
@@ -131,9 +187,10 @@ export function toTable(t: ResourceType, objects: KubeObject[], listMeta: Record
       if (printer.length === 0 || !hasAge) row.push(age(o, now));
       return row;
     };
-  } else if (t.group === "" && t.kind === "Pod") {
-    columns = [col("Name", "string", "", "name"), col("Ready"), col("Status"), col("Restarts", "string"), col("Age"), col("IP", "string", "", "", 1), col("Node", "string", "", "", 1)];
-    cells = (o) => podRow(o, now);
+  } else if (BUILTIN_PRINTERS[`${t.group}/${t.kind}`]) {
+    const printer = BUILTIN_PRINTERS[`${t.group}/${t.kind}`]!;
+    columns = printer.columns;
+    cells = (o) => printer.row(o, now);
   } else {
     columns = [col("Name", "string", "Name must be unique within a namespace.", "name"), col("Age", "string", "CreationTimestamp is a timestamp representing the server time when this object was created.")];
     cells = (o) => [o.metadata.name, age(o, now)];
