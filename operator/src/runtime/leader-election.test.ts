@@ -117,6 +117,22 @@ describe("LeaderElector", () => {
     expect(bLeadsAt - stoppedAt).toBeLessThanOrEqual(15_000 + 3_200);
   });
 
+  it("tries again exactly when the watched lease expires, not at the next jittered retry", async () => {
+    const clock = new FakeClock();
+    const store = new MemoryLeaseStore();
+    await store.create({ holderIdentity: "gone", leaseDurationSeconds: 15, renewTime: clock.now(), acquireTime: clock.now(), leaseTransitions: 0 });
+    // The largest jitter: without the expiry wake-up the takeover lands up to 4.4 s late.
+    const b = anElector(clock, store, "b", { random: () => 0.999 });
+    b.elector.start();
+    const start = clock.now();
+    let bLeadsAt = 0;
+    await run(clock, 30_000, [b.elector], (t) => {
+      if (!bLeadsAt && b.elector.isLeader()) bLeadsAt = t;
+    });
+    expect(bLeadsAt - start).toBeGreaterThanOrEqual(15_000);
+    expect(bLeadsAt - start).toBeLessThanOrEqual(15_000 + 100);
+  });
+
   it("judges expiry by when it saw the lease change, not by the remote renewTime", async () => {
     const clock = new FakeClock();
     const store = new MemoryLeaseStore();

@@ -159,7 +159,14 @@ export class LeaderElector {
 
   private nextWait(): number {
     if (this.phase === "leading") return this.retryPeriodMs;
-    return this.retryPeriodMs + (this.jitterFactor > 0 ? this.random() * this.jitterFactor * this.retryPeriodMs : 0);
+    const jittered = this.retryPeriodMs + (this.jitterFactor > 0 ? this.random() * this.jitterFactor * this.retryPeriodMs : 0);
+    // A standby also tries right when the lease it watches expires by its own observation, so a
+    // takeover does not wait for the next jittered retry; never earlier, so never two leaders.
+    const held = this.observed && this.observed.holderIdentity !== "" && this.observed.holderIdentity !== this.identity;
+    if (!held) return jittered;
+    const durationMs = this.observed!.leaseDurationSeconds > 0 ? this.observed!.leaseDurationSeconds * 1000 : this.leaseDurationMs;
+    const untilExpiry = this.observedAt + durationMs - this.clock.now() + 1;
+    return Math.max(1, Math.min(jittered, untilExpiry));
   }
 
   private async tick(): Promise<void> {
