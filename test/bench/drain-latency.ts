@@ -31,8 +31,8 @@ export interface DrainLatencyBreakdown {
 }
 
 export async function runDrainLatency(opts: { pods: number; rounds: number }): Promise<DrainLatencyResult & { breakdown: DrainLatencyBreakdown }> {
-  // A pod range of its own, so the benchmark can run beside the test suites.
-  const cluster = await startCluster({ podCidr: "127.0.36.0/24" });
+  // A pod range per process, so the benchmark can run beside the test suites.
+  const cluster = await startCluster({ podCidr: `127.${100 + (process.pid % 150)}.36.0/24` });
   const farm = new PodFarm();
   let stopWatch: (() => void) | undefined;
   let operator: Awaited<ReturnType<typeof startTestOperator>> | undefined;

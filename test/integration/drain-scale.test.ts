@@ -14,8 +14,8 @@ let operator: TestOperator | undefined;
 const ips = new Map<string, string>();
 
 beforeAll(async () => {
-  // A /23 of its own: room for every pod, and no address shared with suites running alongside.
-  cluster = await startCluster({ podCidr: "127.0.34.0/23" });
+  // A /23 per process: room for every pod, and no address shared with suites running alongside.
+  cluster = await startCluster({ podCidr: `127.${100 + (process.pid % 150)}.34.0/23` });
   farm = new PodFarm();
   await cluster.create(aService("web", cluster.namespace));
   const names = Array.from({ length: PODS }, (_, i) => `web-${String(i).padStart(3, "0")}`);
