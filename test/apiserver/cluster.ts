@@ -275,6 +275,10 @@ export class Cluster {
     } else delete meta.namespace;
     if (!meta.name && meta.generateName) meta.name = `${meta.generateName}${randomSuffix()}`;
     this.checkNamespace(t, meta.namespace, meta.name ?? "");
+    // The real storage refuses a create that carries a resourceVersion: it was probably copied from a read.
+    if (/^\d+$/.test(String(meta.resourceVersion ?? "")) && Number(meta.resourceVersion) !== 0) {
+      throw new ApiError(500, "", "resourceVersion should not be set on objects to be created");
+    }
     for (const k of ["uid", "resourceVersion", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation", "selfLink"]) delete meta[k];
     if (t.crd && hasStatus(t)) delete obj.status;
     if (!t.crd) prepareBuiltinCreate(t.group, t.kind, obj);

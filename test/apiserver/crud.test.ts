@@ -65,6 +65,12 @@ describe("create, read, update, delete", () => {
     expect(stored.data).toEqual({ key: "first" });
   });
 
+  it("refuses a create that carries a resourceVersion with the real 500", async () => {
+    const res = await http(server, "POST", "/api/v1/namespaces/default/configmaps", { body: { metadata: { name: uniqueName("rv"), resourceVersion: "12" } } });
+    expect(res.status).toBe(500);
+    expect(res.body.message).toBe("resourceVersion should not be set on objects to be created");
+  });
+
   it("keeps the resourceVersion when an update changes nothing", async () => {
     const cm = await core.createNamespacedConfigMap({ namespace: "default", body: aConfigMap() as any });
     const again = await core.replaceNamespacedConfigMap({ namespace: "default", name: cm.metadata!.name!, body: cm });

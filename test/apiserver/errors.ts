@@ -31,7 +31,7 @@ export class ApiError extends Error {
       metadata: {},
       status: "Failure",
       message: this.message,
-      reason: this.reason,
+      ...(this.reason ? { reason: this.reason } : {}),
       code: this.code,
     };
     if (this.details) status.details = this.details;
