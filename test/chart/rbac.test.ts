@@ -161,13 +161,13 @@ describe("rbacRulesFromChart (the rendered chart)", () => {
     rules.filter((r) => r.scope === scope && r.apiGroups.includes(group) && r.resources.includes(resource)).flatMap((r) => r.verbs).sort();
 
   it.each([
-    { scope: "cluster", group: "", resource: "pods", verbs: ["delete", "get", "list", "watch"] },
+    { scope: "cluster", group: "", resource: "pods", verbs: ["delete", "list", "watch"] },
     { scope: "cluster", group: "", resource: "pods/eviction", verbs: ["create"] },
-    { scope: "cluster", group: "", resource: "services", verbs: ["get", "list", "watch"] },
-    { scope: "cluster", group: "", resource: "nodes", verbs: ["get", "list", "watch"] },
-    { scope: "cluster", group: "discovery.k8s.io", resource: "endpointslices", verbs: ["create", "delete", "get", "list", "patch", "update", "watch"] },
-    { scope: "cluster", group: "healthprobe.io", resource: "healthprobepolicies", verbs: ["get", "list", "watch"] },
-    { scope: "cluster", group: "healthprobe.io", resource: "healthprobepolicies/status", verbs: ["get", "patch", "update"] },
+    { scope: "cluster", group: "", resource: "services", verbs: ["list", "watch"] },
+    { scope: "cluster", group: "", resource: "nodes", verbs: ["list", "watch"] },
+    { scope: "cluster", group: "discovery.k8s.io", resource: "endpointslices", verbs: ["create", "delete", "list", "update", "watch"] },
+    { scope: "cluster", group: "healthprobe.io", resource: "healthprobepolicies", verbs: ["list", "watch"] },
+    { scope: "cluster", group: "healthprobe.io", resource: "healthprobepolicies/status", verbs: ["update"] },
     { scope: "cluster", group: "events.k8s.io", resource: "events", verbs: ["create", "patch"] },
     { scope: "cluster", group: "", resource: "secrets", verbs: ["get"] },
     { scope: "namespace", group: "coordination.k8s.io", resource: "leases", verbs: ["create", "get", "update"] },

@@ -1,0 +1,96 @@
+// The chart's RBAC against what the operator really calls: one scenario that makes the operator
+// use every part of its job (drain, restore, replacement by eviction and by deletion, the
+// operator-wide ledger, Secret-sourced probe headers, leader election, aggregated Events,
+// collecting a deleted policy's slices), then the test server's request log for the operator's
+// user is compared with the rules the chart renders: nothing used is missing, nothing granted
+// is unused.
+import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { ScaledClock } from "../../operator/src/runtime/scaled-clock.js";
+import { requestsBy } from "../apiserver/index.js";
+import { checkRequestsAgainstRbac, rbacRulesFromChart } from "../chart/rbac.js";
+import { waitFor } from "../support/wait-for.js";
+import { aPolicy, aReplicaSet, aService, startCluster, type Obj, type TestCluster } from "./support/cluster.js";
+import { PodFarm } from "./support/pod-farm.js";
+import { startTestOperator, type TestOperator } from "./support/operator.js";
+
+const HPP = "healthprobe.io/v1alpha1";
+let cluster: TestCluster;
+let farm: PodFarm;
+let operator: TestOperator | undefined;
+
+beforeAll(async () => {
+  cluster = await startCluster({ podCidr: `127.${100 + (process.pid % 150)}.77.0/24` });
+  farm = new PodFarm();
+});
+
+afterAll(async () => {
+  if (process.env.DUMP_LOGS) console.log(JSON.stringify((await cluster.get(HPP, "HealthProbePolicy", "web"))?.status, null, 1));
+  await operator?.stop();
+  await farm.close();
+  await cluster.stop();
+});
+
+async function livePods(app: string, n: number): Promise<Obj[]> {
+  const pods = await waitFor(async () => {
+    const list = (await cluster.list("v1", "Pod", cluster.namespace, `app=${app}`)).filter((p) => !p.metadata?.deletionTimestamp && p.status?.podIP);
+    return list.length === n ? list : undefined;
+  }, { what: `${n} running ${app} pods` });
+  for (const p of pods) await farm.serve(p.status.podIP);
+  return pods.sort((a, b) => (a.metadata!.name! < b.metadata!.name! ? -1 : 1));
+}
+
+const replacedCount = async (policy: string) => ((await cluster.get(HPP, "HealthProbePolicy", policy))?.status?.replacements ?? []).length as number;
+
+describe("the chart's RBAC", () => {
+  it("grants exactly what the operator uses", async () => {
+    const ns = cluster.namespace;
+    await cluster.create({ apiVersion: "v1", kind: "Secret", metadata: { name: "probe-auth", namespace: ns }, data: { token: Buffer.from("s3cret").toString("base64") } });
+    for (const app of ["web", "api"]) {
+      await cluster.create({ ...aService(app, ns) });
+      await cluster.create({ ...aReplicaSet(app, ns, 3, { app }) });
+    }
+    const web = aPolicy("web", ns, {
+      failureThreshold: 1,
+      probe: { headers: [{ name: "Authorization", valueFrom: { secretKeyRef: { name: "probe-auth", key: "token" } } }] },
+      replacement: { enabled: true, after: "30s", maxPerHour: 5, maxPerDay: 10, method: "Evict" },
+    });
+    const api = aPolicy("api", ns, { serviceName: "api", selector: { app: "api" }, failureThreshold: 1, replacement: { enabled: true, after: "30s", maxPerHour: 5, maxPerDay: 10, method: "Delete" } });
+    await cluster.create(web);
+    await cluster.create(api);
+    const webPods = await livePods("web", 3);
+    const apiPods = await livePods("api", 3);
+
+    // Ten virtual seconds per real one: windows of 30 s pass in three.
+    operator = await startTestOperator(cluster.server, ["--leader-elect"], { clock: new ScaledClock(10) });
+    await waitFor(async () => (await cluster.get(HPP, "HealthProbePolicy", "web"))?.status?.healthy === 3, { what: "web settled" });
+
+    // Drain, restore and drain again: the repeated Event becomes a series (a patch).
+    const flapping = webPods[0]!.status.podIP as string;
+    farm.failing(flapping);
+    await waitFor(async () => (await cluster.get(HPP, "HealthProbePolicy", "web"))?.status?.drained === 1, { what: "a drain" });
+    farm.healthy(flapping);
+    await waitFor(async () => (await cluster.get(HPP, "HealthProbePolicy", "web"))?.status?.drained === 0, { what: "a restore" });
+    farm.failing(flapping);
+    await waitFor(async () => (await cluster.get(HPP, "HealthProbePolicy", "web"))?.status?.drained === 1, { what: "the same pod drained again" });
+
+    // Two evictions (the operator-wide ledger ConfigMap is created, then updated) and one deletion.
+    farm.failing(webPods[1]!.status.podIP);
+    farm.failing(apiPods[0]!.status.podIP);
+    await waitFor(async () => (await replacedCount("web")) >= 2 && (await replacedCount("api")) >= 1, { what: "three replacements" });
+
+    // A deleted policy's slices are collected.
+    await cluster.remove(HPP, "HealthProbePolicy", "api");
+    await waitFor(async () => (await cluster.list("discovery.k8s.io/v1", "EndpointSlice", ns, "kubernetes.io/service-name=api")).length === 0, { what: "api's slices collected" });
+
+    await operator.stop(); // flushes pending Event series and releases the Lease
+    operator = undefined;
+
+    const used = requestsBy(cluster.server.requestLog, { user: "operator" });
+    const check = checkRequestsAgainstRbac(used, rbacRulesFromChart({ namespace: "healthprobe-system" }));
+    expect(check.missing).toEqual([]);
+    expect(check.unused).toEqual([]);
+    // The scenario really exercised the sensitive verbs.
+    const verbs = new Set(used.map((e) => `${e.verb} ${e.resource}${e.subresource ? `/${e.subresource}` : ""}`));
+    for (const v of ["create pods/eviction", "delete pods", "get secrets", "patch events", "update leases", "update configmaps", "delete endpointslices"]) expect(verbs).toContain(v);
+  }, 120_000);
+});
