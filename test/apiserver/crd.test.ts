@@ -100,7 +100,7 @@ describe("a created CRD", () => {
 
   it("splits spec and status: generation moves with spec only, /status writes only status", async () => {
     const name = uniqueName("split");
-    const w = (await api.create({ ...aWidget(name), status: { observedGeneration: 7 } })) as Obj;
+    const w = (await api.create({ ...aWidget(name), status: { observedGeneration: 7 } } as Obj)) as Obj;
     expect(w.status).toBeUndefined();
     const st = (await custom.replaceNamespacedCustomObjectStatus({
       group: "example.com",

@@ -79,7 +79,7 @@ describe("merge and JSON patches", () => {
       ],
     });
     expect(res.status).toBe(422);
-    const stored = (await api.read(created)) as Obj;
+    const stored = (await api.read({ apiVersion: "apps/v1", kind: "Deployment", metadata: { name, namespace: "default" } })) as Obj;
     expect(stored.spec.replicas).toBe(1);
     expect(stored.metadata!.resourceVersion).toBe(created.metadata!.resourceVersion);
   });
