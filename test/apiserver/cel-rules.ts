@@ -1,7 +1,7 @@
 // Evaluates a CRD schema's x-kubernetes-validations rules (CEL), with self and oldSelf, as the real server does.
 import { fieldErrors, type FieldError } from "./errors.js";
 import type { Schema } from "./crd-schema.js";
-import { evaluateCel } from "./cel-eval.js";
+import { runCel, toCelValue } from "./cel-program.js";
 
 const isMap = (v: unknown): v is Record<string, any> => v !== null && typeof v === "object" && !Array.isArray(v);
 
@@ -40,35 +40,66 @@ function ruleError(rule: Rule, path: string, schema: Schema, message: string): F
   }
 }
 
+/** "failed rule: …" unless the rule has a message, as the real server defaults it. */
+function staticMessage(rule: Rule): string {
+  return rule.message?.trim() ? rule.message.trim() : `failed rule: ${rule.rule.trim()}`;
+}
+
+/** The rule's message, or its messageExpression's result when that is a non-blank single-line string. */
+function failureMessage(rule: Rule, bindings: Record<string, unknown>): string {
+  if (!rule.messageExpression) return staticMessage(rule);
+  const m = runCel(rule.messageExpression, bindings);
+  // The real server falls back to the static message when the expression fails.
+  if (m.kind === "value" && typeof m.value === "string" && m.value.trim() !== "" && !m.value.includes("\n")) return m.value;
+  return staticMessage(rule);
+}
+
+/** The old list item a new one is compared with: only map-type lists correlate items, by their keys. */
+function correlatedItem(item: unknown, old: unknown, schema: Schema): unknown {
+  if (schema["x-kubernetes-list-type"] !== "map" || !Array.isArray(old) || !isMap(item)) return undefined;
+  const keys = (schema["x-kubernetes-list-map-keys"] ?? []) as string[];
+  return old.find((o) => isMap(o) && keys.every((k) => o[k] === item[k]));
+}
+
+function evaluateRule(rule: Rule, value: unknown, old: unknown, schema: Schema, path: string, out: FieldError[]): void {
+  const usesOld = /\boldSelf\b/.test(rule.rule);
+  // Transition rules only run on update, when an old value correlates. optionalOldSelf would run them on
+  // create with an optional oldSelf, which needs CEL optionals: not available here, so they are skipped.
+  if (usesOld && old === undefined) return;
+  const bindings: Record<string, unknown> = { self: toCelValue(value, schema) };
+  if (usesOld) bindings.oldSelf = toCelValue(old, schema);
+  const result = runCel(rule.rule, bindings);
+  const type = schemaTypeName(schema);
+  switch (result.kind) {
+    case "compile-error":
+      out.push(fieldErrors.invalid(path, type, `rule compile error or evaluation error: ${result.message}`));
+      return;
+    case "evaluation-error":
+      // Worded as k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/validation.go words them.
+      out.push(
+        fieldErrors.invalid(
+          path,
+          type,
+          result.message.startsWith("no such overload")
+            ? `'${result.message}': call arguments did not match a supported operator, function or macro signature for rule: ${ruleText(rule)}`
+            : `${result.message} evaluating rule: ${ruleText(rule)}`,
+        ),
+      );
+      return;
+    case "value":
+      if (result.value !== true) out.push(ruleError(rule, path, schema, failureMessage(rule, bindings)));
+  }
+}
+
+/** How the real server names a rule in evaluation errors: its message, or else the rule itself. */
+function ruleText(rule: Rule): string {
+  return rule.message?.trim() ? rule.message.trim() : rule.rule.trim();
+}
+
 /** Walks value and schema together, evaluating every rule where the value is present. */
 export function validateCelRules(value: unknown, old: unknown, schema: Schema | undefined, path: string, out: FieldError[] = []): FieldError[] {
   if (!schema || value === undefined || value === null) return out;
-  const rules = (schema["x-kubernetes-validations"] ?? []) as Rule[];
-  for (const rule of rules) {
-    const usesOld = /\boldSelf\b/.test(rule.rule);
-    // Transition rules only run on update, when an old value exists.
-    if (usesOld && old === undefined && !rule.optionalOldSelf) continue;
-    const vars: Record<string, unknown> = { self: value };
-    if (usesOld) vars.oldSelf = old;
-    let ok: unknown;
-    try {
-      ok = evaluateCel(rule.rule, vars, schema);
-    } catch (err) {
-      out.push(fieldErrors.invalid(path, schemaTypeName(schema), `rule compile error or evaluation error: ${(err as Error).message}`));
-      continue;
-    }
-    if (ok === true) continue;
-    let message = rule.message ?? `failed rule: ${rule.rule}`;
-    if (rule.messageExpression) {
-      try {
-        const m = evaluateCel(rule.messageExpression, vars, schema);
-        if (typeof m === "string" && m.trim() !== "") message = m;
-      } catch {
-        // The real server falls back to the static message when the expression fails.
-      }
-    }
-    out.push(ruleError(rule, path, schema, message));
-  }
+  for (const rule of (schema["x-kubernetes-validations"] ?? []) as Rule[]) evaluateRule(rule, value, old, schema, path, out);
   if (isMap(value)) {
     const props = (schema.properties ?? {}) as Record<string, Schema>;
     for (const [key, v] of Object.entries(value)) {
@@ -76,7 +107,7 @@ export function validateCelRules(value: unknown, old: unknown, schema: Schema | 
       if (sub) validateCelRules(v, isMap(old) ? old[key] : undefined, sub, path ? `${path}.${key}` : key, out);
     }
   } else if (Array.isArray(value) && schema.items) {
-    value.forEach((item, i) => validateCelRules(item, undefined, schema.items, `${path}[${i}]`, out));
+    value.forEach((item, i) => validateCelRules(item, correlatedItem(item, old, schema), schema.items, `${path}[${i}]`, out));
   }
   return out;
 }
