@@ -36,6 +36,19 @@ function podQosClass(spec: Record<string, any> | undefined): string {
 
 let nextServiceIp = 1;
 
+/**
+ * A Secret's stringData is write-only: decoding folds it into data (base64, winning over data's same keys)
+ * and it is never stored, as the core v1 conversion does.
+ */
+function mergeStringData(secret: KubeObject): void {
+  const stringData = secret.stringData;
+  delete secret.stringData;
+  if (stringData === null || typeof stringData !== "object" || Array.isArray(stringData)) return;
+  const data: Record<string, unknown> = secret.data !== null && typeof secret.data === "object" ? secret.data : {};
+  for (const [key, value] of Object.entries(stringData as Record<string, unknown>)) data[key] = Buffer.from(String(value), "utf8").toString("base64");
+  secret.data = data;
+}
+
 /** Defaults applied on create and update (the real defaulting runs on every decode). */
 export function applyBuiltinDefaults(group: string, kind: string, obj: KubeObject): void {
   if (group === "" && kind === "Pod") defaultPodSpec(obj.spec);
@@ -67,7 +80,10 @@ export function applyBuiltinDefaults(group: string, kind: string, obj: KubeObjec
       }
     }
   }
-  if (group === "" && kind === "Secret") obj.type ??= "Opaque";
+  if (group === "" && kind === "Secret") {
+    mergeStringData(obj);
+    obj.type ??= "Opaque";
+  }
   if (group === "" && kind === "Namespace") {
     obj.metadata.labels = { ...(obj.metadata.labels ?? {}), "kubernetes.io/metadata.name": obj.metadata.name };
   }
