@@ -2,15 +2,15 @@
 // takeover within the lease after the leader dies, no pod replaced twice across the change,
 // and a clean hand-over on SIGTERM.
 import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Watch } from "@kubernetes/client-node";
 import { requestsBy, type RequestLogEntry } from "../apiserver/index.js";
 import { MANAGED_BY_OPERATOR } from "../../operator/src/domain/endpoint-slice-types.js";
+import { startOperatorProcess, type OperatorProcess } from "../support/operator-process.js";
 import { waitFor } from "../support/wait-for.js";
-import { aPolicy, aReplicaSet, aService, endpointReadiness, kubeConfigFor, repoRoot, startCluster, type Obj, type TestCluster } from "./support/cluster.js";
+import { aPolicy, aReplicaSet, aService, endpointReadiness, kubeConfigFor, startCluster, type Obj, type TestCluster } from "./support/cluster.js";
 import { PodFarm } from "./support/pod-farm.js";
 
 const LEASE_MS = 15_000;
@@ -21,19 +21,12 @@ const MAX_ACQUIRE_WAIT_MS = RETRY_MS * 2.2;
 const SLACK_MS = 1_000;
 const WRITE_KINDS = new Set(["endpointslices", "healthprobepolicies", "events", "pods"]);
 
-interface OperatorProcess {
-  user: string;
-  child: ChildProcess;
-  logs: Array<Record<string, any>>;
-  identity: string;
-  healthPort: number;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
+type LeaderProcess = OperatorProcess & { identity: string; healthPort: number };
 
 let cluster: TestCluster;
 let farm: PodFarm;
 let dir: string;
-const procs: OperatorProcess[] = [];
+const procs: LeaderProcess[] = [];
 
 beforeEach(async () => {
   // A pod range of its own: other suites, or another run of this one, may serve pods at the same time.
@@ -53,33 +46,13 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Starts `operator/src/main.ts` as its own node process (tsx as a loader, so a signal reaches the operator itself). */
-async function startProcess(user: string): Promise<OperatorProcess> {
-  const kubeconfig = join(dir, `${user}.yaml`);
-  cluster.server.writeKubeconfig(kubeconfig, user);
-  const args = ["--import", "tsx", "operator/src/main.ts", "--kubeconfig", kubeconfig, "--leader-elect", "--operator-namespace", "healthprobe-system", "--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0"];
-  const child = spawn(process.execPath, args, { cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, HEALTHPROBE_TEST_FAILPOINT: "" } });
-  const logs: Array<Record<string, any>> = [];
-  let buffered = "";
-  child.stdout!.on("data", (chunk: Buffer) => {
-    buffered += chunk.toString();
-    const lines = buffered.split("\n");
-    buffered = lines.pop() ?? "";
-    for (const line of lines) if (line.trim().startsWith("{")) logs.push(JSON.parse(line) as Record<string, any>);
-  });
-  let stderr = "";
-  child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
-  const proc = { user, child, logs, exited } as OperatorProcess;
-  procs.push(proc);
-  const started = await waitFor(() => {
-    if (child.exitCode !== null) throw new Error(`operator ${user} exited with ${child.exitCode}: ${stderr}`);
-    return logs.find((l) => l.msg === "operator started");
-  }, { timeoutMs: 30_000, what: `operator ${user} to start` });
-  proc.identity = started.identity as string;
-  proc.healthPort = started.healthPort as number;
-  await waitFor(async () => (await fetch(`http://127.0.0.1:${proc.healthPort}/readyz`)).status === 200, { timeoutMs: 15_000, what: `operator ${user} caches synced` });
-  return proc;
+/** The operator command in its own process, with leader election, as `user`; resolves once it is ready. */
+async function startProcess(user: string): Promise<LeaderProcess> {
+  const proc = startOperatorProcess({ server: cluster.server, dir, user, flags: ["--leader-elect"] });
+  const leader = proc as LeaderProcess;
+  procs.push(leader);
+  Object.assign(leader, await proc.started());
+  return leader;
 }
 
 function leaseHolder(): string | undefined {

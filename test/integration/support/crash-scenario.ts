@@ -1,0 +1,101 @@
+// The shared half of the crash-safety scenarios: a cluster, two ReplicaSet pods that fail
+// together with a budget of one, and an operator process that dies at a failpoint. Each test
+// file then checks what a restarted operator does after its own kind of crash.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { expect } from "@jest/globals";
+import { requestsBy } from "../../apiserver/index.js";
+import { startOperatorProcess, type OperatorProcess } from "../../support/operator-process.js";
+import { waitFor } from "../../support/wait-for.js";
+import { aPolicy, aReplicaSet, aService, startCluster, type Obj, type TestCluster } from "./cluster.js";
+import { PodFarm } from "./pod-farm.js";
+
+const HPP = "healthprobe.io/v1alpha1";
+export const AFTER_MS = 30_000;
+
+export class CrashScenario {
+  private readonly children: OperatorProcess[] = [];
+  private constructor(
+    readonly cluster: TestCluster,
+    readonly farm: PodFarm,
+    private readonly dir: string,
+  ) {}
+
+  /** A cluster on a pod address range of its own (test files, and whole runs, go side by side). */
+  static async start(octet: number): Promise<CrashScenario> {
+    const cluster = await startCluster({ podCidr: `127.${100 + (process.pid % 150)}.${octet}.0/24` });
+    return new CrashScenario(cluster, new PodFarm(), mkdtempSync(join(tmpdir(), "hpp-crash-")));
+  }
+
+  async stop(): Promise<void> {
+    for (const c of this.children) await c.stop();
+    if (process.env.DUMP_LOGS) for (const c of this.children) console.log(c.output.slice(-60).join(""));
+    await this.farm.close();
+    await this.cluster.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  operator(failpoint?: "after-charge" | "after-evict"): OperatorProcess {
+    const proc = startOperatorProcess({ server: this.cluster.server, dir: this.dir, ...(failpoint ? { failpoint } : {}) });
+    this.children.push(proc);
+    return proc;
+  }
+
+  async status(): Promise<Record<string, any> | undefined> {
+    return (await this.cluster.get(HPP, "HealthProbePolicy", "web"))?.status;
+  }
+
+  evictions(code?: number) {
+    return requestsBy(this.cluster.server.requestLog, { user: "operator", resource: "pods", subresource: "eviction" }).filter((e) => code === undefined || e.code === code);
+  }
+
+  async operatorLedgerUids(): Promise<string[]> {
+    const cm = await this.cluster.get("v1", "ConfigMap", "healthprobe-operator-ledger", "healthprobe-system");
+    return (JSON.parse(cm?.data?.ledger ?? "[]") as Array<{ uid: string }>).map((e) => e.uid);
+  }
+
+  /**
+   * Two pods of a ReplicaSet, a policy with `after: 30s` and a budget of one, an operator that
+   * dies at `failpoint` once both pods fail. Returns the pods and each one's unhealthySince.
+   */
+  async untilCrash(failpoint: "after-charge" | "after-evict"): Promise<{ pods: Obj[]; unhealthySince: Map<string, string> }> {
+    const { cluster, farm } = this;
+    await cluster.create(aService("web", cluster.namespace));
+    await cluster.create(aReplicaSet("web", cluster.namespace, 2));
+    const pods = await waitFor(async () => {
+      const list = (await cluster.list("v1", "Pod", cluster.namespace, "app=web")).filter((p) => !p.metadata?.deletionTimestamp && p.status?.podIP);
+      return list.length === 2 ? list : undefined;
+    }, { what: "2 running pods" });
+    for (const p of pods) await farm.serve(p.status.podIP);
+    await cluster.create(aPolicy("web", cluster.namespace, { replacement: { enabled: true, after: "30s", maxPerHour: 1, maxPerDay: 1 } }));
+    const first = this.operator(failpoint);
+    await waitFor(async () => (await this.status())?.healthy === 2, { timeoutMs: 20_000, what: "both pods Healthy" });
+
+    // Both fail: both come due together, and the budget has room for one.
+    for (const p of pods) farm.failing(p.status.podIP);
+    const before = await waitFor(async () => {
+      const st = await this.status();
+      return st?.pods?.filter((p: { state: string; replaceAfter?: string }) => p.state === "Unhealthy" && p.replaceAfter).length === 2 ? st : undefined;
+    }, { what: "both pods Unhealthy in status" });
+    const unhealthySince = new Map<string, string>(before.pods.map((p: { uid: string; unhealthySince: string }) => [p.uid, p.unhealthySince]));
+    expect(await waitFor(() => first.exited, { timeoutMs: AFTER_MS + 20_000, what: "the failpoint to kill the operator" })).toEqual({ code: null, signal: "SIGKILL" });
+    return { pods, unhealthySince };
+  }
+
+  /** After a restart: the other pod is held back by the spent budget, its window kept from status. */
+  async expectOtherBlockedOnBudget(other: Obj, victimUid: string, unhealthySince: Map<string, string>): Promise<Record<string, any>> {
+    const after = await waitFor(async () => {
+      const st = await this.status();
+      const c = st?.conditions?.find((x: { type: string }) => x.type === "ReplacementBlocked");
+      return c?.status === "True" && c.reason === "Budget" ? st : undefined;
+    }, { timeoutMs: 20_000, what: "the other pod blocked on Budget" });
+    expect(after.pods.find((p: { uid: string }) => p.uid === other.metadata!.uid)?.unhealthySince).toBe(unhealthySince.get(other.metadata!.uid!));
+    expect(after.replacements.map((r: { uid: string }) => r.uid)).toEqual([victimUid]);
+    expect(after.replacedLast24h).toBe(1);
+    expect(await this.operatorLedgerUids()).toEqual([victimUid]);
+    expect(this.evictions()).toHaveLength(1);
+    expect(await this.cluster.get("v1", "Pod", other.metadata!.name!)).toBeDefined();
+    return after;
+  }
+}
