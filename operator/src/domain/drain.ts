@@ -1,5 +1,8 @@
 import type { DrainMode, EpochMs, HealthStateName } from "./types.js";
 
+/** Reasons of dryRun pods start with this; the events planner reads "would be drained" from it. */
+export const DRY_RUN_KEPT = "kept: dryRun (would be ";
+
 export interface DrainTarget {
   uid: string;
   name: string;
@@ -83,7 +86,7 @@ export function planDrain(input: DrainInput): DrainPlan {
     if (overCap) capped.push(t.uid);
     else wouldDrain.push(t.uid);
     if (mode === "dryRun") {
-      decisions.set(t.uid, { admitted: true, drained: false, reason: `kept: dryRun (would be ${verdict})` });
+      decisions.set(t.uid, { admitted: true, drained: false, reason: `${DRY_RUN_KEPT}${verdict})` });
     } else {
       decisions.set(t.uid, { admitted: overCap, drained: !overCap, reason: verdict });
     }

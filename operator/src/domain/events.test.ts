@@ -9,7 +9,7 @@ import type { HealthStateName } from "./types.js";
 /** The status a reconcile would compute for pods web-0.. in these states. */
 function statusOf(
   states: HealthStateName[],
-  opts: { pct?: number; readiness?: ReadinessInput; previous?: PolicyStatus; blocked?: ReplacementBlockedInput } = {},
+  opts: { pct?: number; readiness?: ReadinessInput; previous?: PolicyStatus; blocked?: ReplacementBlockedInput; dryRun?: boolean } = {},
 ): PolicyStatus {
   const targets = states.map((state, i) => ({
     uid: `uid-web-${i}`,
@@ -18,7 +18,7 @@ function statusOf(
     kubeletReady: true,
     ...(state === "Unhealthy" ? { unhealthySince: T0 + i * MINUTE } : {}),
   }));
-  const drain = planDrain({ targets, maxUnhealthyPercent: opts.pct ?? 50, drainEnabled: true, dryRun: false });
+  const drain = planDrain({ targets, maxUnhealthyPercent: opts.pct ?? 50, drainEnabled: true, dryRun: opts.dryRun ?? false });
   return computeStatus({
     generation: 1,
     now: T0,
@@ -34,6 +34,11 @@ const summary = (events: ReturnType<typeof planEvents>) =>
   events.map((e) => `${e.type} ${e.reason} ${e.regarding === "policy" ? "policy" : e.regarding.podName}`);
 
 describe("planEvents", () => {
+  it("words a dryRun Event as what would have happened", () => {
+    const events = planEvents(statusOf(["Healthy", "Healthy"], { dryRun: true }), statusOf(["Healthy", "Unhealthy"], { dryRun: true }));
+    expect(events[0]?.note).toMatch(/^dryRun: pod web-1 would be drained from the Service: kept: dryRun \(would be drained: /);
+  });
+
   const cases: Array<{ name: string; prev: () => EventView | undefined; next: () => EventView; expected: string[] }> = [
     {
       name: "announces a newly drained pod on the policy and on the pod",
@@ -46,6 +51,24 @@ describe("planEvents", () => {
       prev: () => statusOf(["Healthy", "Unhealthy"]),
       next: () => statusOf(["Healthy", "Healthy"]),
       expected: ["Normal Restored policy", "Normal Restored web-1"],
+    },
+    {
+      name: "in dryRun, announces a pod that would be drained, saying so",
+      prev: () => statusOf(["Healthy", "Healthy"], { dryRun: true }),
+      next: () => statusOf(["Healthy", "Unhealthy"], { dryRun: true }),
+      expected: ["Normal Drained policy", "Normal Drained web-1"],
+    },
+    {
+      name: "in dryRun, announces a pod that would be back in rotation",
+      prev: () => statusOf(["Healthy", "Unhealthy"], { dryRun: true }),
+      next: () => statusOf(["Healthy", "Healthy"], { dryRun: true }),
+      expected: ["Normal Restored policy", "Normal Restored web-1"],
+    },
+    {
+      name: "in dryRun, says nothing twice for a pod that still would be drained",
+      prev: () => statusOf(["Healthy", "Unhealthy"], { dryRun: true }),
+      next: () => statusOf(["Healthy", "Unhealthy"], { dryRun: true }),
+      expected: [],
     },
     {
       name: "says nothing about a drained pod that is gone",

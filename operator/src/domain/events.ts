@@ -1,4 +1,4 @@
-import { compareStrings } from "./drain.js";
+import { compareStrings, DRY_RUN_KEPT } from "./drain.js";
 import { findCondition } from "./conditions.js";
 import type { PolicyStatus, StatusPod } from "./status.js";
 
@@ -59,8 +59,17 @@ export function planEvents(previous: EventView | undefined, next: EventView): Pl
     const was = before.get(pod.uid)?.drained ?? false;
     if (pod.drained && !was) podEvents.push(...both("Drained", pod, `pod ${pod.name} drained from the Service: ${pod.reason}`));
     if (!pod.drained && was) podEvents.push(...both("Restored", pod, `pod ${pod.name} back in rotation: ${pod.reason}`));
+    // dryRun reports through Events what it would have done, under the same reasons.
+    const wouldNow = wouldDrain(pod);
+    const wouldBefore = before.has(pod.uid) && wouldDrain(before.get(pod.uid)!);
+    if (wouldNow && !wouldBefore) podEvents.push(...both("Drained", pod, `dryRun: pod ${pod.name} would be drained from the Service: ${pod.reason}`));
+    if (!wouldNow && wouldBefore) podEvents.push(...both("Restored", pod, `dryRun: pod ${pod.name} would be back in rotation: ${pod.reason}`));
   }
   return [...events, ...podEvents];
+}
+
+function wouldDrain(pod: StatusPod): boolean {
+  return pod.reason.startsWith(`${DRY_RUN_KEPT}drained`);
 }
 
 function both(reason: "Drained" | "Restored", pod: StatusPod, note: string): PlannedEvent[] {
