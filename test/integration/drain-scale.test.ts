@@ -2,7 +2,7 @@
 // exactly the one slice that lists it, once.
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { waitFor } from "../support/wait-for.js";
-import { aPod, aPolicy, aService, startCluster, type Obj, type TestCluster } from "./support/cluster.js";
+import { aPod, aPolicy, aService, startCluster, uniquePodCidr, type Obj, type TestCluster } from "./support/cluster.js";
 import { PodFarm } from "./support/pod-farm.js";
 import { startTestOperator, type TestOperator } from "./support/operator.js";
 
@@ -15,7 +15,7 @@ const ips = new Map<string, string>();
 
 beforeAll(async () => {
   // A /23 per process: room for every pod, and no address shared with suites running alongside.
-  cluster = await startCluster({ podCidr: `127.${100 + (process.pid % 150)}.34.0/23` });
+  cluster = await startCluster({ podCidr: uniquePodCidr(23) });
   farm = new PodFarm();
   await cluster.create(aService("web", cluster.namespace));
   const names = Array.from({ length: PODS }, (_, i) => `web-${String(i).padStart(3, "0")}`);

@@ -12,8 +12,7 @@ let farm: PodFarm;
 let operator: TestOperator | undefined;
 
 beforeEach(async () => {
-  // Pod addresses per process and suite, so suites running at the same time (this one included) do not share a port.
-  cluster = await startCluster({ podCidr: `127.${100 + (process.pid % 150)}.32.0/24` });
+  cluster = await startCluster();
   farm = new PodFarm();
 });
 

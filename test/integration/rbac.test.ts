@@ -19,7 +19,7 @@ let farm: PodFarm;
 let operator: TestOperator | undefined;
 
 beforeAll(async () => {
-  cluster = await startCluster({ podCidr: `127.${100 + (process.pid % 150)}.77.0/24` });
+  cluster = await startCluster();
   farm = new PodFarm();
 });
 

@@ -8,7 +8,7 @@ import { AFTER_MS, CrashScenario } from "./support/crash-scenario.js";
 let s: CrashScenario;
 
 beforeEach(async () => {
-  s = await CrashScenario.start(43);
+  s = await CrashScenario.start();
 });
 
 afterEach(async () => {

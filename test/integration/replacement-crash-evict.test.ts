@@ -8,7 +8,7 @@ import { CrashScenario } from "./support/crash-scenario.js";
 let s: CrashScenario;
 
 beforeEach(async () => {
-  s = await CrashScenario.start(44);
+  s = await CrashScenario.start();
 });
 
 afterEach(async () => {

@@ -20,8 +20,7 @@ let clock: OffsetClock;
 let operators: TestOperator[] = [];
 
 beforeEach(async () => {
-  // A pod address range of its own: test files, and whole test runs, go side by side.
-  cluster = await startCluster({ podCidr: `127.${100 + (process.pid % 150)}.45.0/24` });
+  cluster = await startCluster();
   farm = new PodFarm();
   clock = new OffsetClock();
 });

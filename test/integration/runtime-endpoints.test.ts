@@ -13,8 +13,7 @@ let operator: TestOperator | undefined;
 const ips = new Map<string, string>();
 
 beforeAll(async () => {
-  // A pod range of its own: other suites, or another run of this one, may serve pods at the same time.
-  cluster = await startCluster({ podCidr: `127.55.${Math.floor(Math.random() * 250)}.0/24` });
+  cluster = await startCluster();
   farm = new PodFarm();
   await cluster.create(aService("web", cluster.namespace));
   for (const n of ["web-a", "web-b", "web-c"]) await cluster.create(aPod(n, cluster.namespace));

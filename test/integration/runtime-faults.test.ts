@@ -16,8 +16,7 @@ const operators: TestOperator[] = [];
 const ips = new Map<string, string>();
 
 beforeAll(async () => {
-  // A pod range of its own: other suites, or another run of this one, may serve pods at the same time.
-  cluster = await startCluster({ podCidr: `127.53.${Math.floor(Math.random() * 250)}.0/24` });
+  cluster = await startCluster();
   farm = new PodFarm();
 });
 

@@ -28,8 +28,7 @@ let farm: PodFarm;
 let operator: TestOperator | undefined;
 
 beforeAll(async () => {
-  // A pod range of its own: other suites, or another run of this one, may serve pods at the same time.
-  cluster = await startCluster({ podCidr: `127.54.${Math.floor(Math.random() * 250)}.0/24` });
+  cluster = await startCluster();
   farm = new PodFarm();
 });
 

@@ -29,8 +29,7 @@ let dir: string;
 const procs: LeaderProcess[] = [];
 
 beforeEach(async () => {
-  // A pod range of its own: other suites, or another run of this one, may serve pods at the same time.
-  cluster = await startCluster({ podCidr: `127.51.${Math.floor(Math.random() * 250)}.0/24` });
+  cluster = await startCluster();
   farm = new PodFarm();
   dir = mkdtempSync(join(tmpdir(), "hp-leader-"));
 });

@@ -34,8 +34,21 @@ export function loadCrd(): Obj {
   return parseYaml(readFileSync(new URL("../../../crds/healthprobe.io_healthprobepolicies.yaml", import.meta.url), "utf8")) as Obj;
 }
 
+let clustersStarted = 0;
+
+/**
+ * A loopback pod range of this cluster's own: test files run side by side in several jest
+ * workers (and a developer may run two suites at once), and two clusters handing out the same
+ * pod IP would make their pod servers collide. Second octet from the process, third from a
+ * per-process counter (even, so a /23 fits too).
+ */
+export function uniquePodCidr(prefixLength: 23 | 24 = 24): string {
+  const third = 120 + ((clustersStarted++ * 2) % 134);
+  return `127.${100 + (process.pid % 150)}.${third}.0/${prefixLength}`;
+}
+
 export async function startCluster(opts: ApiServerOptions & { namespace?: string } = {}): Promise<TestCluster> {
-  const server = await startApiServer({ simulateKubelet: true, ...opts });
+  const server = await startApiServer({ simulateKubelet: true, ...opts, podCidr: opts.podCidr ?? uniquePodCidr() });
   const api = KubernetesObjectApi.makeApiClient(kubeConfigFor(server));
   const namespace = opts.namespace ?? "shop";
   const cluster: TestCluster = {

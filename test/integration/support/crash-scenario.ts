@@ -22,9 +22,8 @@ export class CrashScenario {
     private readonly dir: string,
   ) {}
 
-  /** A cluster on a pod address range of its own (test files, and whole runs, go side by side). */
-  static async start(octet: number): Promise<CrashScenario> {
-    const cluster = await startCluster({ podCidr: `127.${100 + (process.pid % 150)}.${octet}.0/24` });
+  static async start(): Promise<CrashScenario> {
+    const cluster = await startCluster();
     return new CrashScenario(cluster, new PodFarm(), mkdtempSync(join(tmpdir(), "hpp-crash-")));
   }
 
