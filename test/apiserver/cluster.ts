@@ -22,6 +22,7 @@ import { applyDefaults, prune, validateSchema } from "./crd-schema.js";
 import { validateCelRules } from "./cel-rules.js";
 import { establishedCrdStatus } from "./crd-serving.js";
 import { applyBuiltinDefaults, prepareBuiltinCreate } from "./builtin-defaults.js";
+import { planPodDeletion } from "./pod-deletion.js";
 import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, canonical } from "./patch.js";
 import { applyConfiguration } from "./server-side-apply.js";
 import { validateBuiltin, type BuiltinValidationOptions } from "./validation/index.js";
@@ -114,6 +115,8 @@ export class Cluster {
   readonly registry = new ResourceRegistry();
   /** Set by the server: a test topology with pods on loopback must be able to list them as endpoints. */
   validationOptions: BuiltinValidationOptions = {};
+  /** Set by the server when a kubelet (the stand-in) finishes terminating pods: pod deletes are then graceful. */
+  podsHaveKubelet = false;
   private gcScheduled = false;
   private stopped = false;
 
@@ -123,7 +126,12 @@ export class Cluster {
   ) {}
 
   timestamp(): string {
-    return this.now().toISOString().replace(/\.\d{3}Z$/, "Z");
+    return this.timestampAt(this.now().getTime());
+  }
+
+  /** RFC 3339 with whole seconds, as metav1.Time serialises. */
+  timestampAt(ms: number): string {
+    return new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
   }
 
   stop(): void {
@@ -396,7 +404,8 @@ export class Cluster {
     }
     if (!managedFieldsOverride) this.recordManager(obj, ctx, operation, subresource, t);
     if (ctx.dryRun) return this.present(t, obj);
-    if (obj.metadata.deletionTimestamp && (obj.metadata.finalizers ?? []).length === 0) {
+    // An object whose finalizers are gone is removed unless a graceful deletion still runs (pods).
+    if (obj.metadata.deletionTimestamp && (obj.metadata.finalizers ?? []).length === 0 && Number(obj.metadata.deletionGracePeriodSeconds ?? 0) === 0) {
       const gone = this.store.remove(this.key(t), old.metadata.namespace, old.metadata.name);
       this.afterRemove(t, gone!);
       const out = this.present(t, obj);
@@ -506,10 +515,36 @@ export class Cluster {
       throw invalid(t.group, t.kind, name, [fieldErrors.notSupported("propagationPolicy", policy, ["Foreground", "Background", "Orphan", "nil"])]);
     }
     const obj = clone(current);
+    const isPod = t.group === "" && t.kind === "Pod";
+    let gracefulSeconds: number | undefined;
+    if (isPod) {
+      const plan = planPodDeletion(obj, opts.gracePeriodSeconds, this.now().getTime(), this.podsHaveKubelet);
+      // Finalizers cannot be changed through DeleteOptions while a graceful deletion is pending.
+      if (plan.kind === "pending") return { object: this.present(t, obj), deleted: false };
+      if (plan.kind === "graceful") {
+        if (!obj.metadata.deletionTimestamp && obj.metadata.generation !== undefined) obj.metadata.generation += 1;
+        obj.metadata.deletionTimestamp = this.timestampAt(plan.atMs);
+        obj.metadata.deletionGracePeriodSeconds = plan.periodSeconds;
+        gracefulSeconds = plan.periodSeconds;
+      }
+    }
     const finalizers: string[] = [...((obj.metadata.finalizers ?? []) as string[])];
     if (policy === "Orphan" && !finalizers.includes("orphan")) finalizers.push("orphan");
     if (policy === "Foreground" && !finalizers.includes("foregroundDeletion")) finalizers.push("foregroundDeletion");
     const isNamespace = t.group === "" && t.kind === "Namespace";
+    if (gracefulSeconds !== undefined) {
+      if (finalizers.length) obj.metadata.finalizers = finalizers;
+      // The marked pod is written first, as the real registry does, even when it goes at once.
+      if (ctx.dryRun) return { object: this.present(t, obj), deleted: gracefulSeconds === 0 && finalizers.length === 0 };
+      const stored = this.store.put(this.key(t), obj);
+      if (gracefulSeconds > 0 || finalizers.length > 0) {
+        this.afterWrite(t, stored);
+        return { object: this.present(t, stored), deleted: false };
+      }
+      const gone = this.store.remove(this.key(t), ns, name)!;
+      this.afterRemove(t, gone);
+      return { object: this.present(t, gone), deleted: true };
+    }
     if (finalizers.length > 0 || isNamespace) {
       const changed = !obj.metadata.deletionTimestamp || finalizers.length !== (obj.metadata.finalizers ?? []).length;
       if (!changed) return { object: this.present(t, obj), deleted: false };

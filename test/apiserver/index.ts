@@ -23,6 +23,13 @@ export interface ApiServerOptions {
   /** Default 127.0.0.1. */
   host?: string;
   simulateKubelet?: boolean;
+  /**
+   * Pod deletes keep the pod terminating (deletionTimestamp, deletionGracePeriodSeconds) until the kubelet
+   * stand-in finishes it, as on a real node. Only with simulateKubelet; default true there.
+   */
+  gracefulPodDeletion?: boolean;
+  /** How long the kubelet stand-in takes to stop a terminating pod's containers, default 0 (the next tick). */
+  terminationDelayMs?: number;
   /** Default 127.0.10.0/24. */
   podCidr?: string;
   /** Default true: ReplicaSet and PodDisruptionBudget controllers. */
@@ -65,6 +72,7 @@ export interface TestApiServer {
 export async function startApiServer(opts: ApiServerOptions = {}): Promise<TestApiServer> {
   const store = new Store(opts.watchHistory ?? 1000);
   const cluster = new Cluster(store);
+  cluster.podsHaveKubelet = (opts.simulateKubelet ?? false) && (opts.gracefulPodDeletion ?? true);
   // The real server refuses loopback endpoint addresses. Pods of this test bed live on a
   // loopback CIDR (real HTTP servers on this machine), so those are let through; nothing else is.
   cluster.validationOptions = { allowLoopbackEndpointAddresses: (opts.podCidr ?? "127.0.10.0/24").startsWith("127.") };
@@ -110,6 +118,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<TestA
       kubeconfig: kubeconfig("controller-manager"),
       simulateKubelet: opts.simulateKubelet ?? false,
       podCidr: opts.podCidr ?? "127.0.10.0/24",
+      terminationDelayMs: opts.terminationDelayMs ?? 0,
       replicaSet: enabled,
       podDisruptionBudget: enabled,
     });

@@ -15,6 +15,8 @@ export interface ControllerOptions {
   simulateKubelet: boolean;
   /** CIDR from which the kubelet stand-in hands out pod IPs, default 127.0.10.0/24. */
   podCidr: string;
+  /** How long the kubelet stand-in takes to stop a terminating pod's containers, default 0. */
+  terminationDelayMs?: number;
   replicaSet: boolean;
   podDisruptionBudget: boolean;
   /** Clock for readiness ages, availability and disruptedPods expiry; default Date.now. */
@@ -81,7 +83,7 @@ export async function startControllers(opts: ControllerOptions): Promise<Running
     let kubeletQueue: WorkQueue | undefined;
     let kubelet: KubeletStandIn | undefined;
     if (opts.simulateKubelet) {
-      kubelet = new KubeletStandIn({ core, pods, podCidr: opts.podCidr || DEFAULT_POD_CIDR, now, enqueue: (k) => kubeletQueue!.add(k) });
+      kubelet = new KubeletStandIn({ core, pods, podCidr: opts.podCidr || DEFAULT_POD_CIDR, terminationDelayMs: opts.terminationDelayMs ?? 0, now, enqueue: (k) => kubeletQueue!.add(k) });
       const k = kubelet;
       kubeletQueue = new WorkQueue("kubelet", (key) => k.sync(key), (_key, e) => report(e));
       queues.push(kubeletQueue);

@@ -1,6 +1,7 @@
 // Plays the kubelet for pods on a cluster without nodes: a new pod gets an address from the pod
 // CIDR and a Running, Ready status written through the status subresource. A pod left
-// terminating is finished with a zero grace-period delete, as the kubelet does once containers stop.
+// terminating is finished with a zero grace-period delete, as the kubelet does once containers stop
+// (after terminationDelayMs, the time the containers take to stop).
 import type { CoreV1Api, V1Pod, V1PodStatus } from "@kubernetes/client-node";
 import { IpAllocator } from "./ip-allocator.js";
 import { isNotFound, podKey, splitKey } from "./pods.js";
@@ -12,6 +13,8 @@ export interface KubeletDeps {
   core: CoreV1Api;
   pods: { get(name: string, namespace?: string): V1Pod | undefined; list(namespace?: string): ReadonlyArray<V1Pod> };
   podCidr: string;
+  /** How long stopping a terminating pod's containers takes before the final delete; 0 = at once. */
+  terminationDelayMs?: number;
   now: () => number;
   enqueue: (key: string) => void;
 }
@@ -21,6 +24,8 @@ const seconds = (ms: number): string => new Date(ms).toISOString().replace(/\.\d
 export class KubeletStandIn {
   readonly ips: IpAllocator;
   private readonly finishing = new Set<string>();
+  /** When each terminating pod (by uid) was first seen terminating. */
+  private readonly terminationSeen = new Map<string, number>();
   private readonly waitingForAddress = new Set<string>();
 
   constructor(private readonly deps: KubeletDeps) {
@@ -39,6 +44,7 @@ export class KubeletStandIn {
     const uid = pod.metadata?.uid;
     if (!uid) return;
     this.finishing.delete(uid);
+    this.terminationSeen.delete(uid);
     const before = this.ips.inUse;
     this.ips.release(uid);
     if (this.ips.inUse < before) {
@@ -61,6 +67,14 @@ export class KubeletStandIn {
     const uid = pod.metadata!.uid!;
     if (pod.metadata?.deletionTimestamp) {
       if (this.finishing.has(uid)) return;
+      const delay = this.deps.terminationDelayMs ?? 0;
+      if (delay > 0) {
+        const seen = this.terminationSeen.get(uid) ?? this.deps.now();
+        this.terminationSeen.set(uid, seen);
+        const remaining = seen + delay - this.deps.now();
+        if (remaining > 0) return { requeueAfterMs: remaining };
+      }
+      // The containers have stopped: the kubelet's zero-grace delete removes the pod (or leaves it to its finalizers).
       this.finishing.add(uid);
       try {
         await this.deps.core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0, body: { preconditions: { uid } } });
