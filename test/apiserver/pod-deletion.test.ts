@@ -226,6 +226,23 @@ describe("pod deletion with a kubelet that stops containers at once", () => {
   });
 });
 
+describe("the kubelet stand-in's terminationDelayMs", () => {
+  it("holds the zero-grace delete back until the containers have had that long to stop", async () => {
+    const bed = await aBed({ simulateKubelet: true, controllers: false, terminationDelayMs: 300 });
+    try {
+      const name = await aRunningPod(bed);
+      await bed.core.deleteNamespacedPod({ namespace: "default", name });
+      await waitFor(() => gone(bed, name), { what: `pod ${name} gone` });
+      const deletes = requestsBy(bed.server.requestLog, { verb: "delete", resource: "pods" }).filter((e) => e.name === name);
+      expect(deletes.map((e) => e.user)).toEqual(["admin", "controller-manager"]);
+      // A lower bound only: the stand-in never finishes early, however loaded the machine.
+      expect(Date.parse(deletes[1]!.time) - Date.parse(deletes[0]!.time)).toBeGreaterThanOrEqual(300);
+    } finally {
+      await bed.server.stop();
+    }
+  });
+});
+
 describe("pod deletion without a kubelet", () => {
   let bed: Bed;
   beforeAll(async () => {
