@@ -191,6 +191,8 @@ describe("leader election across two operator processes", () => {
       await waitFor(() => leaseHolder() === b.identity, { timeoutMs: MAX_ACQUIRE_WAIT_MS + 2_000, what: "operator-b to take the released lease" });
       const takeover = requestsBy(cluster.server.requestLog, { user: "operator-b", resource: "leases", writes: true, succeeded: true })[0]!;
       console.log(`SIGTERM: exit after ${exitedAt - termAt} ms; takeover ${at(takeover) - exitedAt} ms after exit`);
+      // The store has it; the watcher sees it a moment later.
+      await waitFor(() => holders.at(-1) === b.identity, { timeoutMs: 5_000, what: "the Lease watch to see operator-b" });
       expect(holders).toEqual([a.identity, "", b.identity]);
       expect(at(takeover) - exitedAt).toBeLessThanOrEqual(MAX_ACQUIRE_WAIT_MS + SLACK_MS);
 
