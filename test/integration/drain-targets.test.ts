@@ -3,8 +3,9 @@
 import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
 import { CoreV1Api, type V1Pod } from "@kubernetes/client-node";
 import { waitFor } from "../support/wait-for.js";
-import { aPod, aPolicy, aService, endpointReadiness, kubeConfigFor, podIP, startCluster, type Obj, type PolicyOptions, type TestCluster } from "./support/cluster.js";
+import { aPod, aPolicy, aService, endpointReadiness, kubeConfigFor, podIP, type Obj, type PolicyOptions, type TestCluster } from "./support/cluster.js";
 import { PodFarm } from "./support/pod-farm.js";
+import { closeBed, openBed } from "./support/test-bed.js";
 import { startTestOperator, type TestOperator } from "./support/operator.js";
 
 let cluster: TestCluster;
@@ -12,16 +13,12 @@ let farm: PodFarm;
 let operator: TestOperator | undefined;
 
 beforeEach(async () => {
-  cluster = await startCluster();
-  farm = new PodFarm();
+  ({ cluster, farm } = await openBed());
 });
 
 afterEach(async () => {
-  if (process.env.DUMP_LOGS) console.log(JSON.stringify(operator?.logs.slice(-40), null, 1));
-  await operator?.stop();
+  await closeBed({ cluster, farm }, [operator]);
   operator = undefined;
-  await farm.close();
-  await cluster.stop();
 });
 
 type StatusPod = { name: string; uid: string; state: string; drained: boolean; reason: string };

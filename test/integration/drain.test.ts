@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
 import { waitFor } from "../support/wait-for.js";
-import { aPod, aPolicy, aService, endpointReadiness, podIP, startCluster, type Obj, type PolicyOptions, type TestCluster } from "./support/cluster.js";
+import { aPod, aPolicy, aService, endpointReadiness, podIP, type Obj, type PolicyOptions, type TestCluster } from "./support/cluster.js";
 import { PodFarm } from "./support/pod-farm.js";
+import { closeBed, openBed } from "./support/test-bed.js";
 import { startTestOperator, type TestOperator } from "./support/operator.js";
 
 let cluster: TestCluster;
@@ -9,16 +10,12 @@ let farm: PodFarm;
 let operator: TestOperator | undefined;
 
 beforeEach(async () => {
-  cluster = await startCluster();
-  farm = new PodFarm();
+  ({ cluster, farm } = await openBed());
 });
 
 afterEach(async () => {
-  if (process.env.DUMP_LOGS) console.log(JSON.stringify(operator?.logs.slice(-40), null, 1));
-  await operator?.stop();
+  await closeBed({ cluster, farm }, [operator]);
   operator = undefined;
-  await farm.close();
-  await cluster.stop();
 });
 
 type StatusPod = { name: string; uid: string; state: string; drained: boolean; reason: string; lastResult?: string };

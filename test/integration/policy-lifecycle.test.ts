@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
 import { waitFor } from "../support/wait-for.js";
-import { aPod, aPolicy, aService, podIP, startCluster, type TestCluster } from "./support/cluster.js";
+import { aPod, aPolicy, aService, podIP, type TestCluster } from "./support/cluster.js";
 import { PodFarm } from "./support/pod-farm.js";
+import { closeBed, openBed } from "./support/test-bed.js";
 import { startTestOperator, type TestOperator } from "./support/operator.js";
 
 let cluster: TestCluster;
@@ -9,15 +10,12 @@ let farm: PodFarm;
 let operator: TestOperator | undefined;
 
 beforeEach(async () => {
-  cluster = await startCluster();
-  farm = new PodFarm();
+  ({ cluster, farm } = await openBed());
 });
 
 afterEach(async () => {
-  await operator?.stop();
+  await closeBed({ cluster, farm }, [operator]);
   operator = undefined;
-  await farm.close();
-  await cluster.stop();
 });
 
 const slicesOf = (service: string) => cluster.list("discovery.k8s.io/v1", "EndpointSlice", cluster.namespace, `kubernetes.io/service-name=${service}`);

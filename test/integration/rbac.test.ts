@@ -9,8 +9,9 @@ import { ScaledClock } from "../../operator/src/runtime/scaled-clock.js";
 import { requestsBy } from "../apiserver/index.js";
 import { checkRequestsAgainstRbac, rbacRulesFromChart } from "../chart/rbac.js";
 import { waitFor } from "../support/wait-for.js";
-import { aPolicy, aReplicaSet, aService, startCluster, type Obj, type TestCluster } from "./support/cluster.js";
+import { aPolicy, aReplicaSet, aService, type Obj, type TestCluster } from "./support/cluster.js";
 import { PodFarm } from "./support/pod-farm.js";
+import { openBed } from "./support/test-bed.js";
 import { startTestOperator, type TestOperator } from "./support/operator.js";
 
 const HPP = "healthprobe.io/v1alpha1";
@@ -19,8 +20,7 @@ let farm: PodFarm;
 let operator: TestOperator | undefined;
 
 beforeAll(async () => {
-  cluster = await startCluster();
-  farm = new PodFarm();
+  ({ cluster, farm } = await openBed());
 });
 
 afterAll(async () => {

@@ -6,8 +6,9 @@ import { formatInstant } from "../../operator/src/domain/budget.js";
 import { OffsetClock } from "../../operator/src/runtime/offset-clock.js";
 import { requestsBy } from "../apiserver/index.js";
 import { waitFor } from "../support/wait-for.js";
-import { aPolicy, aReplicaSet, aService, startCluster, type Obj, type TestCluster } from "./support/cluster.js";
+import { aPolicy, aReplicaSet, aService, type Obj, type TestCluster } from "./support/cluster.js";
 import { PodFarm } from "./support/pod-farm.js";
+import { closeBed, openBed } from "./support/test-bed.js";
 import { startTestOperator, type TestOperator } from "./support/operator.js";
 
 const HPP = "healthprobe.io/v1alpha1";
@@ -22,17 +23,13 @@ let clock: OffsetClock;
 let operator: TestOperator | undefined;
 
 beforeEach(async () => {
-  cluster = await startCluster();
-  farm = new PodFarm();
+  ({ cluster, farm } = await openBed());
   clock = new OffsetClock();
 });
 
 afterEach(async () => {
-  if (process.env.DUMP_LOGS) console.log(JSON.stringify(operator?.logs.slice(-60), null, 1));
-  await operator?.stop();
+  await closeBed({ cluster, farm }, [operator]);
   operator = undefined;
-  await farm.close();
-  await cluster.stop();
 });
 
 /** The live (not terminating) pods of an app once there are `n` of them with IPs, each served by the farm. */

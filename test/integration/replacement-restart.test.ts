@@ -5,8 +5,9 @@ import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
 import { OffsetClock } from "../../operator/src/runtime/offset-clock.js";
 import { requestsBy } from "../apiserver/index.js";
 import { waitFor } from "../support/wait-for.js";
-import { aPolicy, aReplicaSet, aService, startCluster, type Obj, type TestCluster } from "./support/cluster.js";
+import { aPolicy, aReplicaSet, aService, type Obj, type TestCluster } from "./support/cluster.js";
 import { PodFarm } from "./support/pod-farm.js";
+import { closeBed, openBed } from "./support/test-bed.js";
 import { startTestOperator, type TestOperator } from "./support/operator.js";
 
 const HPP = "healthprobe.io/v1alpha1";
@@ -20,17 +21,13 @@ let clock: OffsetClock;
 let operators: TestOperator[] = [];
 
 beforeEach(async () => {
-  cluster = await startCluster();
-  farm = new PodFarm();
+  ({ cluster, farm } = await openBed());
   clock = new OffsetClock();
 });
 
 afterEach(async () => {
-  if (process.env.DUMP_LOGS) for (const op of operators) console.log(JSON.stringify(op.logs.slice(-40), null, 1));
-  for (const op of operators) await op.stop();
+  await closeBed({ cluster, farm }, operators);
   operators = [];
-  await farm.close();
-  await cluster.stop();
 });
 
 async function livePods(n: number): Promise<Obj[]> {

@@ -5,8 +5,9 @@ import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
 import { OffsetClock } from "../../operator/src/runtime/offset-clock.js";
 import { requestsBy } from "../apiserver/index.js";
 import { waitFor } from "../support/wait-for.js";
-import { aPod, aPolicy, aReplicaSet, aService, endpointReadiness, podIP, startCluster, type Obj, type TestCluster } from "./support/cluster.js";
+import { aPod, aPolicy, aReplicaSet, aService, endpointReadiness, podIP, type Obj, type TestCluster } from "./support/cluster.js";
 import { PodFarm } from "./support/pod-farm.js";
+import { closeBed, openBed } from "./support/test-bed.js";
 import { startTestOperator, type TestOperator } from "./support/operator.js";
 
 const HPP = "healthprobe.io/v1alpha1";
@@ -20,17 +21,13 @@ let clock: OffsetClock;
 let operator: TestOperator | undefined;
 
 beforeEach(async () => {
-  cluster = await startCluster();
-  farm = new PodFarm();
+  ({ cluster, farm } = await openBed());
   clock = new OffsetClock();
 });
 
 afterEach(async () => {
-  if (process.env.DUMP_LOGS) console.log(JSON.stringify(operator?.logs.slice(-60), null, 1));
-  await operator?.stop();
+  await closeBed({ cluster, farm }, [operator]);
   operator = undefined;
-  await farm.close();
-  await cluster.stop();
 });
 
 function replacing(extra: Record<string, unknown> = {}): Record<string, unknown> {

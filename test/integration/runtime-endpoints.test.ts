@@ -3,8 +3,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { requestsBy } from "../apiserver/index.js";
 import { waitFor } from "../support/wait-for.js";
-import { aPod, aPolicy, aService, podIP, startCluster, type TestCluster } from "./support/cluster.js";
+import { aPod, aPolicy, aService, podIP, type TestCluster } from "./support/cluster.js";
 import { PodFarm } from "./support/pod-farm.js";
+import { closeBed, openBed } from "./support/test-bed.js";
 import { startTestOperator, type TestOperator } from "./support/operator.js";
 
 let cluster: TestCluster;
@@ -13,8 +14,7 @@ let operator: TestOperator | undefined;
 const ips = new Map<string, string>();
 
 beforeAll(async () => {
-  cluster = await startCluster();
-  farm = new PodFarm();
+  ({ cluster, farm } = await openBed());
   await cluster.create(aService("web", cluster.namespace));
   for (const n of ["web-a", "web-b", "web-c"]) await cluster.create(aPod(n, cluster.namespace));
   for (const n of ["web-a", "web-b", "web-c"]) {
@@ -26,10 +26,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  if (process.env.DUMP_LOGS) console.log(JSON.stringify(operator?.logs.slice(-40), null, 1));
-  await operator?.stop();
-  await farm.close();
-  await cluster.stop();
+  await closeBed({ cluster, farm }, [operator]);
 });
 
 async function get(port: number | undefined, path: string): Promise<{ status: number; body: string; type: string }> {

@@ -4,8 +4,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { requestsBy } from "../apiserver/index.js";
 import { waitFor } from "../support/wait-for.js";
-import { aPod, aPolicy, aService, endpointReadiness, podIP, startCluster, type TestCluster } from "./support/cluster.js";
+import { aPod, aPolicy, aService, endpointReadiness, podIP, type TestCluster } from "./support/cluster.js";
 import { PodFarm } from "./support/pod-farm.js";
+import { closeBed, openBed } from "./support/test-bed.js";
 import { startTestOperator, type TestOperator } from "./support/operator.js";
 
 const OUTAGE_MS = 30_000;
@@ -16,15 +17,11 @@ const operators: TestOperator[] = [];
 const ips = new Map<string, string>();
 
 beforeAll(async () => {
-  cluster = await startCluster();
-  farm = new PodFarm();
+  ({ cluster, farm } = await openBed());
 });
 
 afterAll(async () => {
-  if (process.env.DUMP_LOGS) for (const o of operators) console.log(JSON.stringify(o.logs.slice(-40), null, 1));
-  for (const o of operators) await o.stop();
-  await farm.close();
-  await cluster.stop();
+  await closeBed({ cluster, farm }, operators);
 });
 
 async function givenPod(name: string): Promise<void> {

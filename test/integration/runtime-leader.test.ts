@@ -10,8 +10,9 @@ import { requestsBy, type RequestLogEntry } from "../apiserver/index.js";
 import { MANAGED_BY_OPERATOR } from "../../operator/src/domain/endpoint-slice-types.js";
 import { startOperatorProcess, type OperatorProcess } from "../support/operator-process.js";
 import { waitFor } from "../support/wait-for.js";
-import { aPolicy, aReplicaSet, aService, endpointReadiness, kubeConfigFor, startCluster, type Obj, type TestCluster } from "./support/cluster.js";
+import { aPolicy, aReplicaSet, aService, endpointReadiness, kubeConfigFor, type Obj, type TestCluster } from "./support/cluster.js";
 import { PodFarm } from "./support/pod-farm.js";
+import { openBed } from "./support/test-bed.js";
 
 const LEASE_MS = 15_000;
 const RETRY_MS = 2_000;
@@ -29,8 +30,7 @@ let dir: string;
 const procs: LeaderProcess[] = [];
 
 beforeEach(async () => {
-  cluster = await startCluster();
-  farm = new PodFarm();
+  ({ cluster, farm } = await openBed());
   dir = mkdtempSync(join(tmpdir(), "hp-leader-"));
 });
 

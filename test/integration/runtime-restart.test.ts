@@ -4,8 +4,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { requestsBy } from "../apiserver/index.js";
 import { waitFor } from "../support/wait-for.js";
-import { aPod, aPolicy, aService, endpointReadiness, podIP, startCluster, type TestCluster } from "./support/cluster.js";
+import { aPod, aPolicy, aService, endpointReadiness, podIP, type TestCluster } from "./support/cluster.js";
 import { PodFarm } from "./support/pod-farm.js";
+import { closeBed, openBed } from "./support/test-bed.js";
 import { startTestOperator, type TestOperator } from "./support/operator.js";
 
 const PODS = ["web-a", "web-b", "web-c", "web-d", "web-e", "web-f", "web-g", "web-h"];
@@ -17,15 +18,11 @@ let farm: PodFarm;
 let operator: TestOperator | undefined;
 
 beforeAll(async () => {
-  cluster = await startCluster();
-  farm = new PodFarm();
+  ({ cluster, farm } = await openBed());
 });
 
 afterAll(async () => {
-  if (process.env.DUMP_LOGS) console.log(JSON.stringify(operator?.logs.slice(-40), null, 1));
-  await operator?.stop();
-  await farm.close();
-  await cluster.stop();
+  await closeBed({ cluster, farm }, [operator]);
 });
 
 async function snapshot(): Promise<{ status: Record<string, any>; readiness: Array<[string, boolean]>; slices: unknown[] }> {
