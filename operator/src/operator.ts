@@ -131,6 +131,7 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
     maxEndpointsPerSlice: config.maxEndpointsPerSlice,
     maxReplacementsPer12h: config.maxReplacementsPer12h,
     operatorNamespace: config.operatorNamespace,
+    ledgerConfigMapName: config.ledgerConfigMapName,
     ...(opts.failpoint ? { failpoint: opts.failpoint } : {}),
   });
 

@@ -34,6 +34,7 @@ describe("parseConfig", () => {
       healthProbeBindAddress: { disabled: false, host: "", port: 8081 },
       leaderElect: false,
       leaderElectionId: "healthprobe-operator",
+      ledgerConfigMapName: "healthprobe-operator-ledger",
       operatorNamespace: "healthprobe-system",
       maxReplacementsPer12h: 10,
       maxEndpointsPerSlice: 100,
@@ -51,6 +52,7 @@ describe("parseConfig", () => {
     ["turns leader election on with a bare flag", ["--leader-elect"], { leaderElect: true }],
     ["turns leader election off with =false", ["--leader-elect=false"], { leaderElect: false }],
     ["names the lease", ["--leader-election-id", "hp.example.com"], { leaderElectionId: "hp.example.com" }],
+    ["names the ledger ConfigMap", ["--ledger-configmap-name", "hp-ledger"], { ledgerConfigMapName: "hp-ledger" }],
     ["accepts a replacement cap of zero", ["--max-replacements-per-12h", "0"], { maxReplacementsPer12h: 0 }],
     ["accepts 1000 endpoints per slice", ["--max-endpoints-per-slice", "1000"], { maxEndpointsPerSlice: 1000 }],
     ["sets probe concurrency", ["--max-concurrent-probes", "8"], { maxConcurrentProbes: 8 }],
@@ -72,6 +74,7 @@ describe("parseConfig", () => {
     ["a health port out of range", ["--health-probe-bind-address", ":70000"], "--health-probe-bind-address: port must be between 0 and 65535, got 70000"],
     ["a non-boolean leader-elect", ["--leader-elect=maybe"], '--leader-elect: must be true or false, got "maybe"'],
     ["an invalid lease name", ["--leader-election-id", "Not_Valid"], '--leader-election-id: must be a lowercase RFC 1123 subdomain, got "Not_Valid"'],
+    ["an invalid ledger ConfigMap name", ["--ledger-configmap-name", "Bad Name"], '--ledger-configmap-name: must be a lowercase RFC 1123 subdomain, got "Bad Name"'],
     ["an invalid namespace", ["--namespace", "Shop"], '--namespace: must be a lowercase RFC 1123 label, got "Shop"'],
     ["an invalid operator namespace", ["--operator-namespace", "a_b"], '--operator-namespace: must be a lowercase RFC 1123 label, got "a_b"'],
     ["an empty kubeconfig", ["--kubeconfig="], '--kubeconfig: must not be empty, got ""'],
@@ -108,7 +111,7 @@ describe("parseConfig", () => {
   });
 
   it("documents every flag in the usage text", () => {
-    for (const flag of ["kubeconfig", "namespace", "metrics-bind-address", "health-probe-bind-address", "leader-elect", "leader-election-id", "operator-namespace", "max-replacements-per-12h", "max-endpoints-per-slice", "max-concurrent-probes", "log-level", "help"]) {
+    for (const flag of ["kubeconfig", "namespace", "metrics-bind-address", "health-probe-bind-address", "leader-elect", "leader-election-id", "ledger-configmap-name", "operator-namespace", "max-replacements-per-12h", "max-endpoints-per-slice", "max-concurrent-probes", "log-level", "help"]) {
       expect(usage()).toContain(`--${flag}`);
     }
   });

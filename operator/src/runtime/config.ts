@@ -17,6 +17,8 @@ export interface OperatorConfig {
   healthProbeBindAddress: BindAddress;
   leaderElect: boolean;
   leaderElectionId: string;
+  /** ConfigMap in operatorNamespace holding the operator-wide replacement ledger. */
+  ledgerConfigMapName: string;
   operatorNamespace: string;
   maxReplacementsPer12h: number;
   maxEndpointsPerSlice: number;
@@ -47,6 +49,7 @@ const FLAGS: FlagSpec[] = [
   { name: "health-probe-bind-address", kind: "string", description: 'Address for /healthz, /readyz, /debug/targets; "0" disables. (default ":8081")' },
   { name: "leader-elect", kind: "boolean", description: "Elect a leader through a Lease so only one replica writes. (default false)" },
   { name: "leader-election-id", kind: "string", description: 'Name of the Lease. (default "healthprobe-operator")' },
+  { name: "ledger-configmap-name", kind: "string", description: 'ConfigMap of the operator-wide replacement ledger. (default "healthprobe-operator-ledger")' },
   { name: "operator-namespace", kind: "string", description: "Namespace of the Lease and the operator-wide ledger. (default: the pod's namespace, else healthprobe-system)" },
   { name: "max-replacements-per-12h", kind: "string", description: "Operator-wide cap on pod replacements in any 12 h window, >= 0. (default 10)" },
   { name: "max-endpoints-per-slice", kind: "string", description: "Endpoints per EndpointSlice, 1-1000. (default 100)" },
@@ -129,6 +132,7 @@ const schema = z.object({
   "health-probe-bind-address": bindAddressFlag.prefault(":8081"),
   "leader-elect": boolFlag.default(false),
   "leader-election-id": dnsSubdomain.default("healthprobe-operator"),
+  "ledger-configmap-name": dnsSubdomain.default("healthprobe-operator-ledger"),
   "operator-namespace": dnsLabel.optional(),
   "max-replacements-per-12h": intFlag(0).prefault("10"),
   "max-endpoints-per-slice": intFlag(1, 1000).prefault("100"),
@@ -212,6 +216,7 @@ export function parseConfig(argv: readonly string[], env: Record<string, string 
       healthProbeBindAddress: v["health-probe-bind-address"],
       leaderElect: v["leader-elect"],
       leaderElectionId: v["leader-election-id"],
+      ledgerConfigMapName: v["ledger-configmap-name"],
       operatorNamespace,
       maxReplacementsPer12h: v["max-replacements-per-12h"],
       maxEndpointsPerSlice: v["max-endpoints-per-slice"],
