@@ -13,7 +13,7 @@ import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME, MANAGED_BY_OPERATOR, DEFAULT_MAX_
 import { planEvents, type PlannedEvent } from "../domain/events.js";
 import { computeHealthSeeds } from "../domain/health-seed.js";
 import { matchesLabelSelector } from "../domain/label-selector.js";
-import { decodeOperatorLedger, decodePolicyLedger, encodeOperatorLedger, encodePolicyLedger, chargeLedger, refundLedger } from "../domain/ledger.js";
+import { decodeOperatorLedger, decodePolicyLedger, encodeOperatorLedger, encodePolicyLedger, chargeLedger, refundLedger, planStatusLedger } from "../domain/ledger.js";
 import { DAY_MS, TWELVE_HOURS_MS, pruneLedger, computeBudget, computeOperatorBudget, type LedgerEntry } from "../domain/budget.js";
 import { planProbe, type SecretRef } from "../domain/probe-plan.js";
 import { computeReplaceAfter, planReplacements, type PolicyBudget, type ReplacementCandidate, type ReplacementPlan } from "../domain/replacement.js";
@@ -228,7 +228,7 @@ export class PolicyController {
     });
     this.recordTargetMetrics(key, pods, drain);
 
-    const result = await this.writeStatus(log, policyObj, { reason: "Reconciled" }, pods, drain, { ledger: ledger ?? [], plan: replacement }, now);
+    const result = await this.writeStatus(log, policyObj, { reason: "Reconciled" }, pods, drain, ledger !== null ? { ledger, plan: replacement } : undefined, now);
     const requeues = [result?.requeueAfterMs, replacement?.requeueAt !== undefined ? replacement.requeueAt - now : undefined];
     // A Window wait for a pod that is not yet due is also a requeue.
     for (const p of pods) if (p.replaceAfter !== undefined && p.replaceAfter > now) requeues.push(p.replaceAfter - now);
@@ -631,10 +631,13 @@ export class PolicyController {
       pods,
       drain,
     };
-    const ledger = replacement?.ledger ?? (decodePolicyLedger(previous?.replacements).ok ? (decodePolicyLedger(previous?.replacements) as { entries: LedgerEntry[] }).entries : []);
-    input.replacements = encodePolicyLedger(pruneLedger(ledger, now, DAY_MS));
+    // An unreadable ledger is kept as it is and blocks every replacement until it is repaired.
+    const statusLedger = planStatusLedger(previous?.replacements, now, replacement?.ledger);
+    input.replacements = statusLedger.replacements as PolicyStatus["replacements"];
     const cond = replacement?.plan?.condition;
-    if (cond) {
+    if (statusLedger.unreadable !== undefined) {
+      input.replacementBlocked = { blocked: true, reason: "Budget", message: `status.replacements cannot be read (${statusLedger.unreadable}); nothing is replaced until it can be` };
+    } else if (cond) {
       input.replacementBlocked = cond.blocked
         ? { blocked: true, reason: cond.reason as "Budget", message: cond.message }
         : { blocked: false, message: cond.message };

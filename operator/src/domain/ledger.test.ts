@@ -10,6 +10,7 @@ import {
   isCharged,
   refundLedger,
   withoutPod,
+  planStatusLedger,
 } from "./ledger.js";
 
 const T0 = Date.parse("2026-11-30T10:00:00Z");
@@ -141,3 +142,29 @@ describe("charging", () => {
   });
 });
 
+
+describe("planStatusLedger", () => {
+  const now = Date.parse("2026-11-30T12:00:00Z");
+  const recent = { pod: "web-a", uid: "u-a", time: "2026-11-30T11:00:00Z", method: "Evict" };
+  const old = { pod: "web-b", uid: "u-b", time: "2026-11-29T11:00:00Z", method: "Evict" };
+
+  it("writes the current ledger pruned to the last 24 hours", () => {
+    const current = [{ pod: "web-a", uid: "u-a", time: Date.parse(recent.time), method: "Evict" as const }, { pod: "web-b", uid: "u-b", time: Date.parse(old.time), method: "Evict" as const }];
+    expect(planStatusLedger(undefined, now, current)).toEqual({ replacements: [recent] });
+  });
+
+  it("keeps a readable persisted ledger, pruned, when the reconcile had none", () => {
+    expect(planStatusLedger([recent, old], now)).toEqual({ replacements: [recent] });
+  });
+
+  it("keeps an unreadable ledger exactly as it is and says why, never an empty list that would reset the budgets", () => {
+    const corrupt = [recent, { pod: "ghost", uid: "", time: recent.time, method: "Evict" }];
+    const planned = planStatusLedger(corrupt, now);
+    expect(planned.replacements).toEqual(corrupt);
+    expect(planned.unreadable).toMatch(/entry 1: uid must be a non-empty string/);
+  });
+
+  it("reads an absent ledger as empty", () => {
+    expect(planStatusLedger(undefined, now)).toEqual({ replacements: [] });
+  });
+});

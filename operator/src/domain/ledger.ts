@@ -25,7 +25,7 @@
 //     then blocks every replacement that would need it.
 // Hence in any window, removals <= distinct uids charged in that window <= the budget.
 
-import { formatInstant, sortLedger, type LedgerEntry, type ReplacementMethod } from "./budget.js";
+import { DAY_MS, formatInstant, pruneLedger, sortLedger, type LedgerEntry, type ReplacementMethod } from "./budget.js";
 
 export type LedgerResult = { ok: true; entries: LedgerEntry[] } | { ok: false; error: string };
 
@@ -145,4 +145,17 @@ export function refundLedger(entries: readonly LedgerEntry[], podUid: string, ti
 /** The ledger without the entries of one pod uid: what its own re-attempt is checked against. */
 export function withoutPod(entries: readonly LedgerEntry[], podUid: string): LedgerEntry[] {
   return entries.filter((e) => e.uid !== podUid);
+}
+
+/**
+ * What `status.replacements` holds after a reconcile: the current ledger (when the reconcile
+ * had one) or the persisted one, pruned to the last 24 hours. A persisted ledger that cannot be
+ * read is kept exactly as it is, never rewritten as an empty list, which would reset the
+ * budgets; `unreadable` then says why, so nothing is replaced until someone repairs it.
+ */
+export function planStatusLedger(persisted: unknown, now: number, current?: readonly LedgerEntry[]): { replacements: unknown[]; unreadable?: string } {
+  if (current) return { replacements: encodePolicyLedger(pruneLedger(current, now, DAY_MS)) };
+  const decoded = decodePolicyLedger(persisted);
+  if (decoded.ok) return { replacements: encodePolicyLedger(pruneLedger(decoded.entries, now, DAY_MS)) };
+  return { replacements: Array.isArray(persisted) ? [...persisted] : [], unreadable: decoded.error };
 }
