@@ -72,17 +72,34 @@ export function matchesLabels(selector: LabelSelector, labels: Record<string, st
 }
 
 /** Matches a metav1.LabelSelector object (matchLabels + matchExpressions), as PDBs and ReplicaSets use it. */
-export function matchesLabelSelectorObject(selector: Record<string, any> | undefined, labels: Record<string, string> | undefined): boolean {
-  if (!selector) return false;
+/**
+ * metav1.LabelSelectorAsSelector + Matches, the one matcher of the server and its controllers:
+ * a null selector selects nothing, and an unknown operator (which the real conversion refuses)
+ * matches nothing.
+ */
+export function matchesLabelSelectorObject(selector: Record<string, any> | undefined | null, labels: Record<string, string> | undefined): boolean {
+  if (!selector || typeof selector !== "object") return false;
   const l = labels ?? {};
   for (const [k, v] of Object.entries((selector.matchLabels ?? {}) as Record<string, string>)) if (l[k] !== v) return false;
   for (const e of (selector.matchExpressions ?? []) as Array<{ key: string; operator: string; values?: string[] }>) {
     const has = Object.prototype.hasOwnProperty.call(l, e.key);
     const values = e.values ?? [];
-    if (e.operator === "In" && !(has && values.includes(l[e.key]!))) return false;
-    if (e.operator === "NotIn" && has && values.includes(l[e.key]!)) return false;
-    if (e.operator === "Exists" && !has) return false;
-    if (e.operator === "DoesNotExist" && has) return false;
+    switch (e.operator) {
+      case "In":
+        if (!has || !values.includes(l[e.key]!)) return false;
+        break;
+      case "NotIn":
+        if (has && values.includes(l[e.key]!)) return false;
+        break;
+      case "Exists":
+        if (!has) return false;
+        break;
+      case "DoesNotExist":
+        if (has) return false;
+        break;
+      default:
+        return false;
+    }
   }
   return true;
 }

@@ -1,5 +1,6 @@
 // Pod facts the controllers share (pkg/api/v1/pod, pkg/controller/controller_utils.go).
 import type { V1LabelSelector, V1OwnerReference, V1Pod } from "@kubernetes/client-node";
+import { matchesLabelSelectorObject } from "../selectors.js";
 
 export const podKey = (pod: { metadata?: { namespace?: string; name?: string } }): string => `${pod.metadata?.namespace ?? ""}/${pod.metadata?.name ?? ""}`;
 
@@ -29,32 +30,8 @@ export const controllerRefOf = (obj: { metadata?: { ownerReferences?: V1OwnerRef
   obj.metadata?.ownerReferences?.find((r) => r.controller === true);
 
 /** metav1.LabelSelectorAsSelector + Matches; a null selector selects nothing. */
-export function selectorMatches(selector: V1LabelSelector | undefined, labels: Record<string, string> | undefined): boolean {
-  if (!selector) return false;
-  const l = labels ?? {};
-  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (l[k] !== v) return false;
-  for (const e of selector.matchExpressions ?? []) {
-    const has = Object.prototype.hasOwnProperty.call(l, e.key);
-    const values = e.values ?? [];
-    switch (e.operator) {
-      case "In":
-        if (!has || !values.includes(l[e.key]!)) return false;
-        break;
-      case "NotIn":
-        if (has && values.includes(l[e.key]!)) return false;
-        break;
-      case "Exists":
-        if (!has) return false;
-        break;
-      case "DoesNotExist":
-        if (has) return false;
-        break;
-      default:
-        return false;
-    }
-  }
-  return true;
-}
+export const selectorMatches = (selector: V1LabelSelector | undefined, labels: Record<string, string> | undefined): boolean =>
+  matchesLabelSelectorObject(selector as Record<string, any> | undefined, labels);
 
 export const isEmptySelector = (s: V1LabelSelector | undefined): boolean =>
   !!s && Object.keys(s.matchLabels ?? {}).length === 0 && (s.matchExpressions ?? []).length === 0;

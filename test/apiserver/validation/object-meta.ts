@@ -6,6 +6,7 @@
 import { byteLength, isDNS1123Label, isQualifiedName, isValidLabelValue, type NameFn } from "./names.js";
 import { child, forbidden, index, invalid, notSupported, required, tooLong, duplicate } from "./field-errors.js";
 import type { FieldCause } from "./index.js";
+import { matchesLabelSelectorObject } from "../selectors.js";
 
 export type Obj = Record<string, unknown>;
 export const asObj = (v: unknown): Obj => (v && typeof v === "object" && !Array.isArray(v) ? (v as Obj) : {});
@@ -238,31 +239,7 @@ export function validateLabelSelector(selector: unknown, field: string): FieldCa
 
 /** True when a label selector (matchLabels + matchExpressions) selects the given labels. */
 export function selectorMatches(selector: unknown, labels: Record<string, string>): boolean {
-  const sel = asObj(selector);
-  for (const [k, v] of Object.entries(asStrMap(sel.matchLabels))) if (labels[k] !== v) return false;
-  for (const raw of asArr(sel.matchExpressions)) {
-    const expr = asObj(raw);
-    const k = asStr(expr.key);
-    const values = asArr(expr.values).map(asStr);
-    const has = Object.prototype.hasOwnProperty.call(labels, k);
-    switch (asStr(expr.operator)) {
-      case "In":
-        if (!has || !values.includes(labels[k]!)) return false;
-        break;
-      case "NotIn":
-        if (has && values.includes(labels[k]!)) return false;
-        break;
-      case "Exists":
-        if (!has) return false;
-        break;
-      case "DoesNotExist":
-        if (has) return false;
-        break;
-      default:
-        return false;
-    }
-  }
-  return true;
+  return matchesLabelSelectorObject(asObj(selector), labels);
 }
 
 const CONDITION_REASON_FMT = "[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?";
