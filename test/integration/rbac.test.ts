@@ -11,6 +11,7 @@ import { checkRequestsAgainstRbac, rbacRulesFromChart } from "../chart/rbac.js";
 import { waitFor } from "../support/wait-for.js";
 import { aPolicy, aReplicaSet, aService, type Obj, type TestCluster } from "./support/cluster.js";
 import { PodFarm } from "./support/pod-farm.js";
+import * as queries from "./support/queries.js";
 import { openBed } from "./support/test-bed.js";
 import { startTestOperator, type TestOperator } from "./support/operator.js";
 
@@ -30,13 +31,8 @@ afterAll(async () => {
   await cluster.stop();
 });
 
-async function livePods(app: string, n: number): Promise<Obj[]> {
-  const pods = await waitFor(async () => {
-    const list = (await cluster.list("v1", "Pod", cluster.namespace, `app=${app}`)).filter((p) => !p.metadata?.deletionTimestamp && p.status?.podIP);
-    return list.length === n ? list : undefined;
-  }, { what: `${n} running ${app} pods` });
-  for (const p of pods) await farm.serve(p.status.podIP);
-  return pods.sort((a, b) => (a.metadata!.name! < b.metadata!.name! ? -1 : 1));
+function livePods(app: string, n: number): Promise<Obj[]> {
+  return queries.livePods(cluster, farm, n, app);
 }
 
 

@@ -4,14 +4,13 @@
 import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
 import { formatInstant } from "../../operator/src/domain/budget.js";
 import { OffsetClock } from "../../operator/src/runtime/offset-clock.js";
-import { requestsBy } from "../apiserver/index.js";
 import { waitFor } from "../support/wait-for.js";
 import { aPolicy, aReplicaSet, aService, type Obj, type TestCluster } from "./support/cluster.js";
 import { PodFarm } from "./support/pod-farm.js";
+import * as queries from "./support/queries.js";
 import { closeBed, openBed } from "./support/test-bed.js";
 import { startTestOperator, type TestOperator } from "./support/operator.js";
 
-const HPP = "healthprobe.io/v1alpha1";
 const AFTER_MS = 30_000;
 /** Generous deadlines: the suite shares two cores with everything else. */
 const WAIT_MS = 20_000;
@@ -32,14 +31,8 @@ afterEach(async () => {
   operator = undefined;
 });
 
-/** The live (not terminating) pods of an app once there are `n` of them with IPs, each served by the farm. */
-async function livePods(n: number, app = "web"): Promise<Obj[]> {
-  const pods = await waitFor(async () => {
-    const list = (await cluster.list("v1", "Pod", cluster.namespace, `app=${app}`)).filter((p) => !p.metadata?.deletionTimestamp && p.status?.podIP);
-    return list.length === n ? list : undefined;
-  }, { timeoutMs: WAIT_MS, what: `${n} running ${app} pods` });
-  for (const p of pods) await farm.serve(p.status.podIP);
-  return pods.sort((a, b) => (a.metadata!.name! < b.metadata!.name! ? -1 : 1));
+function livePods(n: number, app = "web"): Promise<Obj[]> {
+  return queries.livePods(cluster, farm, n, app, WAIT_MS);
 }
 
 /** An app: a selector-less Service, a ReplicaSet of `replicas` and a policy replacing after 30 s. */
@@ -51,27 +44,22 @@ async function givenApp(app: string, replicas: number, replacement: Record<strin
   return pods;
 }
 
-async function statusOf(policy = "web"): Promise<Record<string, any> | undefined> {
-  return (await cluster.get(HPP, "HealthProbePolicy", policy))?.status;
+function statusOf(policy = "web"): Promise<Record<string, any> | undefined> {
+  return queries.policyStatus(cluster, policy);
 }
 
 function nameOf(p: Obj): string {
   return p.metadata!.name!;
 }
 
-function condition(status: Record<string, any> | undefined, type: string): Record<string, any> | undefined {
-  return status?.conditions?.find((c: { type: string }) => c.type === type);
-}
+const condition = queries.conditionOf;
 
 function evictions(opts: { pod?: string; code?: number } = {}) {
-  return requestsBy(cluster.server.requestLog, { user: "operator", resource: "pods", subresource: "eviction" }).filter(
-    (e) => (opts.pod === undefined || e.name === opts.pod) && (opts.code === undefined || e.code === opts.code),
-  );
+  return queries.evictionsOf(cluster, opts);
 }
 
-async function operatorLedger(): Promise<Array<Record<string, string>>> {
-  const cm = await cluster.get("v1", "ConfigMap", "healthprobe-operator-ledger", "healthprobe-system");
-  return JSON.parse(cm?.data?.ledger ?? "[]");
+function operatorLedger(): Promise<Array<Record<string, string>>> {
+  return queries.operatorLedger(cluster);
 }
 
 async function allUnhealthy(names: string[], policy = "web"): Promise<void> {

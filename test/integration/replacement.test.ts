@@ -7,10 +7,10 @@ import { requestsBy } from "../apiserver/index.js";
 import { waitFor } from "../support/wait-for.js";
 import { aPod, aPolicy, aReplicaSet, aService, endpointReadiness, podIP, type Obj, type TestCluster } from "./support/cluster.js";
 import { PodFarm } from "./support/pod-farm.js";
+import * as queries from "./support/queries.js";
 import { closeBed, openBed } from "./support/test-bed.js";
 import { startTestOperator, type TestOperator } from "./support/operator.js";
 
-const HPP = "healthprobe.io/v1alpha1";
 const AFTER_MS = 30_000;
 /** Generous deadlines: the suite shares two cores with everything else. */
 const WAIT_MS = 20_000;
@@ -34,39 +34,30 @@ function replacing(extra: Record<string, unknown> = {}): Record<string, unknown>
   return { enabled: true, after: "30s", maxPerHour: 1, maxPerDay: 3, ...extra };
 }
 
-/** The live (not terminating) pods of an app once there are `n` of them with IPs, each served by the farm. */
-async function livePods(n: number, app = "web"): Promise<Obj[]> {
-  const pods = await waitFor(async () => {
-    const list = (await cluster.list("v1", "Pod", cluster.namespace, `app=${app}`)).filter((p) => !p.metadata?.deletionTimestamp && p.status?.podIP);
-    return list.length === n ? list : undefined;
-  }, { timeoutMs: WAIT_MS, what: `${n} running ${app} pods` });
-  for (const p of pods) await farm.serve(p.status.podIP);
-  return pods.sort((a, b) => (a.metadata!.name! < b.metadata!.name! ? -1 : 1));
+function livePods(n: number, app = "web"): Promise<Obj[]> {
+  return queries.livePods(cluster, farm, n, app, WAIT_MS);
 }
 
-async function statusOf(policy = "web"): Promise<Record<string, any> | undefined> {
-  return (await cluster.get(HPP, "HealthProbePolicy", policy))?.status;
+function statusOf(policy = "web"): Promise<Record<string, any> | undefined> {
+  return queries.policyStatus(cluster, policy);
 }
 
 function podEntry(status: Record<string, any> | undefined, name: string): Record<string, any> | undefined {
   return status?.pods?.find((p: { name: string }) => p.name === name);
 }
 
-function condition(status: Record<string, any> | undefined, type: string): Record<string, any> | undefined {
-  return status?.conditions?.find((c: { type: string }) => c.type === type);
-}
+const condition = queries.conditionOf;
 
 function evictions(pod?: string) {
-  return requestsBy(cluster.server.requestLog, { user: "operator", resource: "pods", subresource: "eviction" }).filter((e) => pod === undefined || e.name === pod);
+  return queries.evictionsOf(cluster, pod === undefined ? {} : { pod });
 }
 
 function podDeletes() {
   return requestsBy(cluster.server.requestLog, { user: "operator", resource: "pods", verb: "delete" });
 }
 
-async function operatorLedger(): Promise<Array<Record<string, string>>> {
-  const cm = await cluster.get("v1", "ConfigMap", "healthprobe-operator-ledger", "healthprobe-system");
-  return JSON.parse(cm?.data?.ledger ?? "[]");
+function operatorLedger(): Promise<Array<Record<string, string>>> {
+  return queries.operatorLedger(cluster);
 }
 
 /** Waits until the policy's status shows the pod Unhealthy with its window, and returns that entry. */

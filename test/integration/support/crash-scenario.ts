@@ -5,13 +5,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "@jest/globals";
-import { requestsBy } from "../../apiserver/index.js";
 import { startOperatorProcess, type OperatorProcess } from "../../support/operator-process.js";
 import { waitFor } from "../../support/wait-for.js";
 import { aPolicy, aReplicaSet, aService, startCluster, type Obj, type TestCluster } from "./cluster.js";
 import { PodFarm } from "./pod-farm.js";
+import { evictionsOf, livePods, operatorLedger, policyStatus } from "./queries.js";
 
-const HPP = "healthprobe.io/v1alpha1";
 export const AFTER_MS = 30_000;
 
 export class CrashScenario {
@@ -41,17 +40,16 @@ export class CrashScenario {
     return proc;
   }
 
-  async status(): Promise<Record<string, any> | undefined> {
-    return (await this.cluster.get(HPP, "HealthProbePolicy", "web"))?.status;
+  status(): Promise<Record<string, any> | undefined> {
+    return policyStatus(this.cluster);
   }
 
   evictions(code?: number) {
-    return requestsBy(this.cluster.server.requestLog, { user: "operator", resource: "pods", subresource: "eviction" }).filter((e) => code === undefined || e.code === code);
+    return evictionsOf(this.cluster, code === undefined ? {} : { code });
   }
 
   async operatorLedgerUids(): Promise<string[]> {
-    const cm = await this.cluster.get("v1", "ConfigMap", "healthprobe-operator-ledger", "healthprobe-system");
-    return (JSON.parse(cm?.data?.ledger ?? "[]") as Array<{ uid: string }>).map((e) => e.uid);
+    return (await operatorLedger(this.cluster)).map((e) => e.uid!);
   }
 
   /**
@@ -62,11 +60,7 @@ export class CrashScenario {
     const { cluster, farm } = this;
     await cluster.create(aService("web", cluster.namespace));
     await cluster.create(aReplicaSet("web", cluster.namespace, 2));
-    const pods = await waitFor(async () => {
-      const list = (await cluster.list("v1", "Pod", cluster.namespace, "app=web")).filter((p) => !p.metadata?.deletionTimestamp && p.status?.podIP);
-      return list.length === 2 ? list : undefined;
-    }, { what: "2 running pods" });
-    for (const p of pods) await farm.serve(p.status.podIP);
+    const pods = await livePods(cluster, farm, 2);
     await cluster.create(aPolicy("web", cluster.namespace, { replacement: { enabled: true, after: "30s", maxPerHour: 1, maxPerDay: 1 } }));
     const first = this.operator(failpoint);
     await waitFor(async () => (await this.status())?.healthy === 2, { timeoutMs: 20_000, what: "both pods Healthy" });

@@ -1,0 +1,38 @@
+// What integration tests read back from a test cluster: pods, policy status, the operator's
+// calls as the server logged them, and the operator-wide ledger.
+import { requestsBy } from "../../apiserver/index.js";
+import { waitFor } from "../../support/wait-for.js";
+import type { Obj, TestCluster } from "./cluster.js";
+import type { PodFarm } from "./pod-farm.js";
+
+const HPP = "healthprobe.io/v1alpha1";
+
+/** The live (not terminating) pods of an app once there are `n` with IPs, each served by the farm, by name. */
+export async function livePods(cluster: TestCluster, farm: PodFarm, n: number, app = "web", timeoutMs?: number): Promise<Obj[]> {
+  const pods = await waitFor(async () => {
+    const list = (await cluster.list("v1", "Pod", cluster.namespace, `app=${app}`)).filter((p) => !p.metadata?.deletionTimestamp && p.status?.podIP);
+    return list.length === n ? list : undefined;
+  }, { ...(timeoutMs !== undefined ? { timeoutMs } : {}), what: `${n} running ${app} pods` });
+  for (const p of pods) await farm.serve(p.status.podIP);
+  return pods.sort((a, b) => (a.metadata!.name! < b.metadata!.name! ? -1 : 1));
+}
+
+export async function policyStatus(cluster: TestCluster, policy = "web"): Promise<Record<string, any> | undefined> {
+  return (await cluster.get(HPP, "HealthProbePolicy", policy))?.status;
+}
+
+export function conditionOf(status: Record<string, any> | undefined, type: string): Record<string, any> | undefined {
+  return status?.conditions?.find((c: { type: string }) => c.type === type);
+}
+
+/** Eviction POSTs by the operator's user, optionally for one pod or with one response code. */
+export function evictionsOf(cluster: TestCluster, opts: { pod?: string; code?: number } = {}) {
+  return requestsBy(cluster.server.requestLog, { user: "operator", resource: "pods", subresource: "eviction" }).filter(
+    (e) => (opts.pod === undefined || e.name === opts.pod) && (opts.code === undefined || e.code === opts.code),
+  );
+}
+
+export async function operatorLedger(cluster: TestCluster): Promise<Array<Record<string, string>>> {
+  const cm = await cluster.get("v1", "ConfigMap", "healthprobe-operator-ledger", "healthprobe-system");
+  return JSON.parse(cm?.data?.ledger ?? "[]");
+}
