@@ -125,6 +125,8 @@ describe("replacement", () => {
     }, { timeoutMs: WAIT_MS, what: "Replaced Events" });
     expect(replaced.map((e) => `${e.regarding.kind}/${e.regarding.name}`).sort()).toEqual([`HealthProbePolicy/web`, `Pod/${victimName}`]);
     expect(replaced[0]!.type).toBe("Normal");
+    // Says how and why, once (the method used to be repeated after a colon).
+    expect(replaced[0]!.note).toMatch(new RegExp(`^pod ${victimName} evicted through the Eviction API after being Unhealthy for \\d+[smh]$`));
   });
 
   it("does not replace a pod that a second policy selecting it sees Healthy: ReplacementBlocked reason Veto", async () => {

@@ -553,7 +553,7 @@ export class PolicyController {
       this.o.metrics?.replacementsTotal.inc({ policy: key, outcome: outcome.outcome });
       log.info({ pod: attempt.podName, uid: attempt.podUid, method: attempt.method, outcome: outcome.outcome }, "pod replaced");
       if (outcome.outcome === "evicted") {
-        this.event(policy, pod, { type: "Normal", reason: "Replaced", action: "Replace", note: `pod ${attempt.podName} ${attempt.method === "Delete" ? "deleted" : "evicted"} after being unhealthy for ${spec.replacement.after}: ${attempt.charge.entry.method}` });
+        this.event(policy, pod, { type: "Normal", reason: "Replaced", action: "Replace", note: `pod ${attempt.podName} ${attempt.method === "Delete" ? "deleted" : "evicted through the Eviction API"} after being Unhealthy for ${spec.replacement.after}` });
       }
     }
     return { plan, ledger };
