@@ -3,8 +3,7 @@
 // @kubernetes/client-node, exactly as in a cluster.
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { KubeConfig, KubernetesObjectApi, type KubernetesObject } from "@kubernetes/client-node";
-import { parse as parseYaml } from "yaml";
+import { KubeConfig, KubernetesObjectApi, loadYaml, type KubernetesObject } from "@kubernetes/client-node";
 import { startApiServer, type ApiServerOptions, type TestApiServer } from "../../apiserver/index.js";
 import { waitFor } from "../../support/wait-for.js";
 
@@ -30,8 +29,14 @@ export function kubeConfigFor(server: TestApiServer, user = "admin"): KubeConfig
   return kc;
 }
 
+/**
+ * The committed CRD, ready to create through client-node. It is loaded with client-node's own
+ * loadYaml into its typed model: KubernetesObjectApi serializes a known kind through that
+ * model, and a plain object would lose every schema `default` on the way (the model calls the
+ * field `_default`), leaving the server with a CRD that defaults nothing.
+ */
 export function loadCrd(): Obj {
-  return parseYaml(readFileSync(new URL("../../../crds/healthprobe.io_healthprobepolicies.yaml", import.meta.url), "utf8")) as Obj;
+  return loadYaml(readFileSync(new URL("../../../crds/healthprobe.io_healthprobepolicies.yaml", import.meta.url), "utf8")) as Obj;
 }
 
 let clustersStarted = 0;
