@@ -26,7 +26,7 @@ test: deps typecheck lint unit
 
 ## The operator on the embedded API test server with demo pods on loopback and a live view.
 demo: deps
-	npx tsx hack/demo.ts
+	npx tsx hack/demo/main.ts $(ARGS)
 
 ## Regenerates crds/ from the one zod schema.
 crds: deps

@@ -1,6 +1,7 @@
 // The operator command in a process of its own, exactly as deployed: `node --import tsx
 // operator/src/main.ts` (tsx as a loader, so a signal reaches the operator itself, not a wrapper).
 import { spawn, type ChildProcess } from "node:child_process";
+import { createWriteStream } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { TestApiServer } from "../apiserver/index.js";
@@ -17,6 +18,8 @@ export interface OperatorProcessOptions {
   flags?: string[];
   /** HEALTHPROBE_TEST_FAILPOINT: the process SIGKILLs itself at that point of a replacement. */
   failpoint?: "after-charge" | "after-evict";
+  /** Also appends everything the process writes to this file. */
+  logFile?: string;
 }
 
 export interface OperatorProcess {
@@ -55,6 +58,11 @@ export function startOperatorProcess(opts: OperatorProcessOptions): OperatorProc
     ...(opts.flags ?? []),
   ];
   const child = spawn(process.execPath, args, { cwd: repoRoot, env, stdio: ["ignore", "pipe", "pipe"] });
+  const file = opts.logFile ? createWriteStream(opts.logFile, { flags: "a" }) : undefined;
+  if (file) {
+    child.stdout!.pipe(file, { end: false });
+    child.stderr!.pipe(file, { end: false });
+  }
   const logs: Array<Record<string, any>> = [];
   const output: string[] = [];
   let partial = "";
@@ -75,6 +83,7 @@ export function startOperatorProcess(opts: OperatorProcessOptions): OperatorProc
   });
   child.stderr!.on("data", (chunk: Buffer) => output.push(chunk.toString()));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+  if (file) child.once("close", () => file.end());
   const running = () => child.exitCode === null && child.signalCode === null;
   return {
     user,

@@ -1,0 +1,138 @@
+// Everything `make demo` runs: the project's Kubernetes API test server (ReplicaSet controller
+// and kubelet stand-in on, pod IPs on loopback), demo.yaml applied after the CRD, a real HTTP
+// server on each pod's IP whose /healthz the demo can break and heal, and the operator command
+// in a process of its own, pointed at a kubeconfig exactly as in a cluster.
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { CoreV1Api, KubeConfig, KubernetesObjectApi, loadAllYaml, makeInformer, type V1Pod } from "@kubernetes/client-node";
+import { startApiServer, type TestApiServer } from "../../test/apiserver/index.js";
+import { loadCrd, type Obj } from "../../test/integration/support/cluster.js";
+import { PodFarm } from "../../test/integration/support/pod-farm.js";
+import { startOperatorProcess, type OperatorProcess } from "../../test/support/operator-process.js";
+import { waitFor } from "../../test/support/wait-for.js";
+import { readSnapshot, type Snapshot } from "./snapshot.js";
+
+export const NAMESPACE = "demo";
+export const POLICY = "web";
+export const SERVICE = "web";
+export const REPLICAS = 5;
+
+export interface DemoClusterOptions {
+  /** Where the kubeconfig and the operator log are written. */
+  dir: string;
+  /** Loopback range for pod IPs; each pod's server listens on its IP. */
+  podCidr: string;
+}
+
+export interface DemoCluster {
+  kubeconfigPath: string;
+  operatorLogPath: string;
+  api: KubernetesObjectApi;
+  server: TestApiServer;
+  operator: OperatorProcess;
+  /** Makes the pod's /healthz answer 503. */
+  breakPod(name: string): void;
+  /** Makes the pod's /healthz answer 200 again. */
+  healPod(name: string): void;
+  broken(): ReadonlySet<string>;
+  snapshot(): Promise<Snapshot>;
+  /** Stops the operator (SIGTERM, then waits), the pod servers and the API server. */
+  stop(): Promise<void>;
+  /** Last resort on a crash: kills the operator process without waiting. */
+  killNow(): void;
+}
+
+export async function startDemoCluster(opts: DemoClusterOptions): Promise<DemoCluster> {
+  mkdirSync(opts.dir, { recursive: true });
+  const server = await startApiServer({ simulateKubelet: true, podCidr: opts.podCidr, requestLogLimit: 2000 });
+  const cleanups: Array<() => Promise<void> | void> = [() => server.stop()];
+  const stopAll = async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+  };
+  try {
+    const kubeconfigPath = join(opts.dir, "kubeconfig");
+    server.writeKubeconfig(kubeconfigPath);
+    const kc = new KubeConfig();
+    kc.loadFromString(server.kubeconfig());
+    const api = KubernetesObjectApi.makeApiClient(kc);
+
+    await api.create(loadCrd());
+    await waitFor(() => api.list("healthprobe.io/v1alpha1", "HealthProbePolicy", NAMESPACE).then(() => true), { what: "the HealthProbePolicy CRD to be served" });
+
+    // Every pod the kubelet stand-in starts gets a server on its IP as soon as the watch shows it.
+    const farm = new PodFarm();
+    cleanups.push(() => farm.close());
+    const broken = new Set<string>();
+    const ipOf = new Map<string, string>();
+    const serving = new Set<string>();
+    let serveError: Error | undefined;
+    const core = kc.makeApiClient(CoreV1Api);
+    const informer = makeInformer<V1Pod>(kc, `/api/v1/namespaces/${NAMESPACE}/pods`, () => core.listNamespacedPod({ namespace: NAMESPACE }));
+    const onPod = (pod: V1Pod) => {
+      const name = pod.metadata?.name;
+      const ip = pod.status?.podIP;
+      if (!name || !ip || ipOf.get(name) === ip) return;
+      ipOf.set(name, ip);
+      // An IP handed out again after a pod is gone starts healthy.
+      if (broken.has(name)) farm.failing(ip);
+      else farm.healthy(ip);
+      farm.serve(ip).then(
+        () => serving.add(ip),
+        (err: unknown) => (serveError = new Error(`serving pod ${name} on ${ip}:8080 (is another demo using --pod-cidr ${opts.podCidr}?)`, { cause: err })),
+      );
+    };
+    informer.on("add", onPod);
+    informer.on("update", onPod);
+    informer.on("delete", (pod) => {
+      const name = pod.metadata?.name ?? "";
+      broken.delete(name);
+      ipOf.delete(name);
+    });
+    // A dropped watch is restarted, as a controller's would be.
+    informer.on("error", () => setTimeout(() => void informer.start().catch(() => undefined), 500));
+    await informer.start();
+    cleanups.push(() => informer.stop());
+
+    const manifests = loadAllYaml(readFileSync(new URL("./demo.yaml", import.meta.url), "utf8")) as Obj[];
+    for (const m of manifests) await api.create(m);
+    await waitFor(
+      async () => {
+        if (serveError) throw serveError;
+        const pods = ((await api.list("v1", "Pod", NAMESPACE)).items ?? []) as Obj[];
+        return pods.length === REPLICAS && pods.every((p) => p.status?.podIP && serving.has(p.status.podIP));
+      },
+      { what: `${REPLICAS} demo pods to run and serve /healthz` },
+    );
+
+    const operatorLogPath = join(opts.dir, "operator.log");
+    writeFileSync(operatorLogPath, "");
+    const operator = startOperatorProcess({ server, dir: opts.dir, logFile: operatorLogPath, flags: ["--leader-elect"] });
+    cleanups.push(() => operator.stop());
+    const { healthPort } = await operator.started();
+
+    const setHealth = (name: string, failing: boolean) => {
+      if (failing) broken.add(name);
+      else broken.delete(name);
+      const ip = ipOf.get(name);
+      if (ip) farm.set(ip, failing ? { status: 503, body: "unavailable" } : { status: 200, body: "ok" });
+    };
+    return {
+      kubeconfigPath,
+      operatorLogPath,
+      api,
+      server,
+      operator,
+      breakPod: (name) => setHealth(name, true),
+      healPod: (name) => setHealth(name, false),
+      broken: () => broken,
+      snapshot: () => readSnapshot({ api, namespace: NAMESPACE, policyName: POLICY, serviceName: SERVICE, healthPort, broken: () => broken }),
+      stop: stopAll,
+      killNow: () => {
+        if (operator.child.exitCode === null && operator.child.signalCode === null) operator.child.kill("SIGKILL");
+      },
+    };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}

@@ -1,0 +1,196 @@
+// The demo's live view as plain lines: a pure function of one snapshot and the clock, so it
+// can be tested and captured. The terminal side (in-place redraw, keys) is in terminal.ts.
+import { computeBudget, type LedgerEntry } from "../../operator/src/domain/budget.js";
+import type { Obj } from "../../test/integration/support/cluster.js";
+import type { Snapshot } from "./snapshot.js";
+
+export interface PodRow {
+  name: string;
+  ip: string;
+  /** What the demo pod's /healthz answers. */
+  answers: "200" | "503";
+  state: string;
+  rotation: "in" | "drained" | "out" | "-";
+  failures: number | undefined;
+  lastProbe: string;
+  unhealthyFor: string;
+  replacement: string;
+  verdict: string;
+}
+
+export interface ViewOptions {
+  /** Terminal columns: every line is cut to fit. */
+  width: number;
+  startedAt: number;
+  kubectl: string;
+  kubeconfig: string;
+  operatorLog: string;
+  /** The scripted tour's narration, when one runs. */
+  tour?: { lines: readonly string[]; running: boolean };
+  /** The last thing a key did. */
+  notice?: string;
+}
+
+const CONDITIONS = ["Ready", "Degraded", "FailOpen", "DrainCapped", "ReplacementBlocked"] as const;
+
+/** "42s", "1m05s", "2h03m". Negative durations read as "0s". */
+export function formatDuration(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}m`;
+}
+
+const time = (t: unknown): number | undefined => (typeof t === "string" && t !== "" ? Date.parse(t) : undefined);
+
+/** The pods the demo lists, oldest first: the number keys address them in this order. */
+export function orderedPods(s: Snapshot): Obj[] {
+  return [...s.pods].sort((a, b) => (time(a.metadata?.creationTimestamp) ?? 0) - (time(b.metadata?.creationTimestamp) ?? 0) || String(a.metadata?.name).localeCompare(String(b.metadata?.name)));
+}
+
+/** Endpoint readiness by pod name across the Service's slices. */
+export function endpointReadiness(s: Snapshot): Map<string, boolean> {
+  const out = new Map<string, boolean>();
+  for (const slice of s.slices) for (const e of slice.endpoints ?? []) if (e.targetRef?.name) out.set(e.targetRef.name, e.conditions?.ready === true);
+  return out;
+}
+
+export function computePodRows(s: Snapshot): PodRow[] {
+  const status = s.policy?.status ?? {};
+  const statusPods = new Map<string, Record<string, any>>((status.pods ?? []).map((p: Record<string, any>) => [p.name, p]));
+  const live = new Map((s.targets ?? []).map((t) => [t.pod, t]));
+  const ready = endpointReadiness(s);
+  const replacedUids = new Set((status.replacements ?? []).map((r: { uid: string }) => r.uid));
+  const replacementOn = s.policy?.spec?.replacement?.enabled !== false && s.policy?.spec?.dryRun !== true;
+  return orderedPods(s).map((pod) => {
+    const name = String(pod.metadata?.name);
+    const d = live.get(name);
+    const p = statusPods.get(name);
+    const terminating = pod.metadata?.deletionTimestamp !== undefined;
+    const state = terminating ? "Terminating" : (d?.state ?? p?.state ?? (pod.status?.podIP ? "Unknown" : "Pending"));
+    const inSlice = ready.get(name);
+    const rotation: PodRow["rotation"] = inSlice === undefined ? "-" : inSlice ? "in" : p?.drained ? "drained" : "out";
+    const unhealthySince = time(d?.unhealthySince ?? p?.unhealthySince);
+    const replaceAfter = time(p?.replaceAfter);
+    let replacement = "-";
+    if (terminating && replacedUids.has(pod.metadata?.uid)) replacement = "replaced";
+    else if (replacementOn && replaceAfter !== undefined && state === "Unhealthy") replacement = replaceAfter > s.at ? `in ${formatDuration(replaceAfter - s.at)}` : "due";
+    return {
+      name,
+      ip: String(pod.status?.podIP ?? "-"),
+      answers: s.broken.has(name) ? "503" : "200",
+      state,
+      rotation,
+      failures: d?.consecutiveFailures,
+      lastProbe: d?.result ?? p?.lastResult ?? "-",
+      unhealthyFor: unhealthySince !== undefined && state === "Unhealthy" ? formatDuration(s.at - unhealthySince) : "-",
+      replacement,
+      verdict: terminating ? (String(p?.reason ?? "") || "terminating") : String(p?.reason ?? ""),
+    };
+  });
+}
+
+/** The budget line: per-policy hourly and daily windows from the policy's own ledger. */
+export function computeBudgetLine(s: Snapshot): string {
+  const spec = s.policy?.spec?.replacement;
+  if (!spec) return "-";
+  if (spec.enabled === false) return "replacement disabled";
+  const entries: LedgerEntry[] = (s.policy?.status?.replacements ?? []).map((r: Record<string, string>) => ({ pod: r.pod, uid: r.uid, time: Date.parse(r.time ?? ""), method: r.method }));
+  const b = computeBudget(entries, s.at, { maxPerHour: spec.maxPerHour, maxPerDay: spec.maxPerDay });
+  const next = b.nextSlotAt !== undefined ? ` · next slot in ${formatDuration(b.nextSlotAt - s.at)}` : "";
+  return `hourly ${b.usedHour}/${spec.maxPerHour} · daily ${b.usedDay}/${spec.maxPerDay}${next} · replaced in 24h: ${s.policy?.status?.replacedLast24h ?? 0}`;
+}
+
+function describePolicy(policy: Obj | undefined): string {
+  const sp = policy?.spec;
+  if (!sp) return "policy not found";
+  const p = sp.probe ?? {};
+  const e = sp.evaluation ?? {};
+  const judge = e.window
+    ? `Healthy while ${e.window.successfulSamplesRequired} of the last ${e.window.sampleSize} probes succeed`
+    : `Unhealthy after ${e.failureThreshold} failures, Healthy after ${e.successThreshold}`;
+  const drain = sp.drain?.enabled === false ? "drain off" : `drain at most ${sp.drain?.maxUnhealthyPercent}%`;
+  const replace = sp.replacement?.enabled === false ? "replacement off" : `replace after ${sp.replacement?.after}`;
+  return `${p.method ?? "GET"} ${String(p.scheme ?? "HTTP").toLowerCase()}://<pod>:${p.port}${p.path} every ${p.periodSeconds}s · ${judge} · ${drain} · ${replace}${sp.dryRun ? " · dryRun" : ""}`;
+}
+
+function eventTime(e: Obj): number {
+  return time(e.series?.lastObservedTime) ?? time(e.eventTime) ?? time(e.deprecatedLastTimestamp) ?? time(e.metadata?.creationTimestamp) ?? 0;
+}
+
+/** The newest Events of the namespace, newest last. */
+export function latestEvents(s: Snapshot, count: number): Obj[] {
+  return [...s.events].sort((a, b) => eventTime(a) - eventTime(b)).slice(-count);
+}
+
+function table(rows: string[][]): string[] {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length)));
+  // The last column is free text: not padded.
+  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join("  ").trimEnd());
+}
+
+function clock(ms: number): string {
+  return new Date(ms).toISOString().slice(11, 19);
+}
+
+export function renderView(s: Snapshot, o: ViewOptions): string[] {
+  const status = s.policy?.status ?? {};
+  const ns = s.namespace;
+  const name = s.policy?.metadata?.name ?? "?";
+  const lines: string[] = [];
+  const operator = s.targets === undefined ? "operator: not answering" : "operator: running";
+  lines.push(`healthprobe-operator demo · HealthProbePolicy ${ns}/${name} → Service ${ns}/${s.policy?.spec?.serviceName ?? "?"} · up ${formatDuration(s.at - o.startedAt)} · ${operator}`);
+  lines.push(`  ${describePolicy(s.policy)}`);
+  lines.push(
+    `  targets ${status.targets ?? 0} · healthy ${status.healthy ?? 0} · unhealthy ${status.unhealthy ?? 0} · unknown ${status.unknown ?? 0} · drained ${status.drained ?? 0}`,
+  );
+  lines.push("");
+  const rows = computePodRows(s);
+  lines.push(
+    ...table([
+      ["#", "POD", "IP", "ANSWERS", "STATE", "ROTATION", "FAILS", "LAST PROBE", "UNHEALTHY FOR", "REPLACE", "VERDICT"],
+      ...rows.map((r, i) => [String(i + 1), r.name, r.ip, r.answers, r.state, r.rotation, r.failures === undefined ? "-" : String(r.failures), r.lastProbe, r.unhealthyFor, r.replacement, r.verdict]),
+    ]).map((l) => ` ${l}`),
+  );
+  lines.push("");
+  const conditions = (status.conditions ?? []) as Array<Record<string, string>>;
+  lines.push("CONDITIONS");
+  lines.push(
+    ...table(
+      CONDITIONS.map((type) => {
+        const c = conditions.find((x) => x.type === type);
+        return [type, c?.status ?? "-", c?.reason ?? "", c?.message ?? ""];
+      }),
+    ).map((l) => `  ${l}`),
+  );
+  lines.push(`BUDGET  ${computeBudgetLine(s)}`);
+  lines.push("");
+  lines.push("EVENTS");
+  const events = latestEvents(s, 6);
+  if (events.length === 0) lines.push("  (none yet)");
+  lines.push(
+    ...events.map((e) => {
+      const count = e.series?.count ? ` (x${e.series.count})` : "";
+      const regarding = `${String(e.regarding?.kind ?? "").toLowerCase() === "pod" ? "pod" : "hpp"}/${e.regarding?.name ?? "?"}`;
+      return `  ${clock(eventTime(e))}  ${String(e.type).padEnd(7)}  ${String(e.reason).padEnd(18)}  ${regarding.padEnd(16)}  ${e.note ?? ""}${count}`;
+    }),
+  );
+  if (o.tour) {
+    lines.push("");
+    lines.push(o.tour.running ? "TOUR (keys other than q wait until it ends)" : "TOUR");
+    lines.push(...o.tour.lines.slice(-8).map((l) => `  ${l}`));
+  }
+  lines.push("");
+  if (o.notice) lines.push(`> ${o.notice}`);
+  const n = rows.length;
+  const range = n === 0 ? "" : n === 1 ? "1 break/heal that pod · " : `1-${Math.min(n, 9)} break/heal that pod · `;
+  lines.push(`keys  ${range}a break all · h heal all · q quit`);
+  lines.push(`try   ${o.kubectl} --kubeconfig ${o.kubeconfig} get hpp -n ${ns} -o wide`);
+  lines.push(`      operator log: ${o.operatorLog}`);
+  return lines.map((l) => cut(l, o.width));
+}
+
+function cut(line: string, width: number): string {
+  if (line.length <= width) return line;
+  return width > 1 ? `${line.slice(0, width - 1)}…` : line.slice(0, width);
+}

@@ -1,0 +1,162 @@
+// `make demo` as a user runs it: the demo command in a process of its own, checked from the
+// outside through the kubeconfig it prints, the keys it reads, its exit status, and what is
+// left listening once it is gone.
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { connect } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "@jest/globals";
+import { KubeConfig, KubernetesObjectApi } from "@kubernetes/client-node";
+import { kubectl } from "../chart/helm.js";
+import { waitFor } from "../support/wait-for.js";
+import { repoRoot, uniquePodCidr, type Obj } from "../integration/support/cluster.js";
+
+interface Demo {
+  child: ChildProcess;
+  dir: string;
+  output(): string;
+  exited: Promise<number | null>;
+}
+
+const running: Demo[] = [];
+
+function startDemo(args: string[]): Demo {
+  const dir = mkdtempSync(join(tmpdir(), "hp-demo-"));
+  const env: NodeJS.ProcessEnv = { ...process.env, KUBECONFIG: "" };
+  delete env.HEALTHPROBE_LOG_LEVEL;
+  const child = spawn(process.execPath, ["--import", "tsx", join(repoRoot, "hack", "demo", "main.ts"), "--pod-cidr", uniquePodCidr(), "--dir", dir, ...args], {
+    cwd: repoRoot,
+    env,
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let text = "";
+  child.stdout!.on("data", (c: Buffer) => (text += c.toString()));
+  child.stderr!.on("data", (c: Buffer) => (text += c.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const demo = { child, dir, output: () => text, exited };
+  running.push(demo);
+  return demo;
+}
+
+afterEach(async () => {
+  for (const d of running.splice(0)) {
+    if (d.child.exitCode === null && d.child.signalCode === null) d.child.kill("SIGKILL");
+    await d.exited;
+    rmSync(d.dir, { recursive: true, force: true });
+  }
+});
+
+function apiOf(dir: string): { api: KubernetesObjectApi; server: string } {
+  const kc = new KubeConfig();
+  kc.loadFromFile(join(dir, "kubeconfig"));
+  return { api: KubernetesObjectApi.makeApiClient(kc), server: kc.getCurrentCluster()!.server };
+}
+
+function operatorPid(dir: string): number {
+  const first = readFileSync(join(dir, "operator.log"), "utf8").split("\n").find((l) => l.startsWith("{"));
+  return (JSON.parse(first!) as { pid: number }).pid;
+}
+
+function refuses(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect({ host, port });
+    s.once("connect", () => (s.destroy(), resolve(false)));
+    s.once("error", () => resolve(true));
+  });
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Nothing the demo started is left: the operator process, the API server, the pod servers. */
+async function expectAllStopped(d: Demo, podIPs: readonly string[]): Promise<void> {
+  const url = new URL(apiOf(d.dir).server);
+  expect(await refuses(url.hostname, Number(url.port))).toBe(true);
+  expect(alive(operatorPid(d.dir))).toBe(false);
+  for (const ip of podIPs) expect(await refuses(ip, 8080)).toBe(true);
+}
+
+async function podsOf(api: KubernetesObjectApi): Promise<Obj[]> {
+  const pods = ((await api.list("v1", "Pod", "demo")).items ?? []) as Obj[];
+  const created = (p: Obj) => new Date(p.metadata!.creationTimestamp!).getTime();
+  return pods.sort((a, b) => created(a) - created(b) || a.metadata!.name!.localeCompare(b.metadata!.name!));
+}
+
+async function readiness(api: KubernetesObjectApi): Promise<Map<string, boolean>> {
+  const slices = ((await api.list("discovery.k8s.io/v1", "EndpointSlice", "demo", undefined, undefined, undefined, undefined, "kubernetes.io/service-name=web")).items ?? []) as Obj[];
+  const out = new Map<string, boolean>();
+  for (const s of slices) for (const e of s.endpoints ?? []) out.set(e.targetRef?.name, e.conditions?.ready === true);
+  return out;
+}
+
+describe("make demo", () => {
+  it("the headless tour observes every step's effect in the API, exits 0 and leaves nothing running", async () => {
+    const demo = startDemo(["--headless", "--scenario", "tour"]);
+    const code = await demo.exited;
+    const out = demo.output();
+    expect({ code, tail: out.slice(-3000) }).toEqual({ code: 0, tail: expect.stringContaining("Tour passed: 7 of 7 steps observed in the API") });
+    for (const title of [
+      "One pod fails: it is drained",
+      "Two more fail: the cap keeps one in rotation",
+      "All five fail: the Service fails open",
+      "Three recover, two stay sick: they are drained again",
+      "A pod stays sick past its window: it is replaced",
+      "The next one is held by the hourly budget",
+      "It recovers: back in rotation",
+    ]) {
+      expect(out).toContain(title);
+    }
+    expect(out.match(/✓ after/g)).toHaveLength(7);
+    expect(out).toContain("ReplacementBlocked=True (Budget)");
+    expect(out).toContain("demo stopped.");
+    await expectAllStopped(demo, []);
+  }, 300_000);
+
+  it("the live view: a number key breaks that pod until it is drained, h heals it, q quits and stops everything", async () => {
+    const demo = startDemo(["--plain"]);
+    await waitFor(() => demo.output().includes("keys  1-5 break/heal that pod"), { timeoutMs: 60_000, what: "the first frame of the live view" });
+    const { api } = apiOf(demo.dir);
+    const pods = await podsOf(api);
+    expect(pods).toHaveLength(5);
+    const first = pods[0]!.metadata!.name!;
+    await waitFor(async () => [...(await readiness(api)).values()].filter(Boolean).length === 5 && (await readiness(api)).size === 5, { timeoutMs: 60_000, what: "all 5 pods probed and in rotation" });
+
+    demo.child.stdin!.write("1");
+    await waitFor(async () => (await readiness(api)).get(first) === false, { timeoutMs: 60_000, what: `${first} drained after key 1` });
+    // The footer's kubectl line works against the demo as printed.
+    const table = await kubectl(["get", "hpp", "-n", "demo", "-o", "wide"], join(demo.dir, "kubeconfig"));
+    expect(table.stdout).toMatch(/^web\s+web\s+5\s+4\s+1\s+0\s+True\b/m);
+    await waitFor(() => demo.output().includes(`${first} now answers HTTP 503`), { what: "the notice of the key" });
+
+    demo.child.stdin!.write("h");
+    await waitFor(async () => (await readiness(api)).get(first) === true, { timeoutMs: 60_000, what: `${first} back in rotation after key h` });
+
+    demo.child.stdin!.write("q");
+    expect(await demo.exited).toBe(0);
+    await expectAllStopped(demo, pods.map((p) => p.status.podIP as string));
+  }, 180_000);
+
+  it("Ctrl-C (SIGINT) stops the operator, the pod servers and the API server", async () => {
+    const demo = startDemo(["--headless"]);
+    await waitFor(() => demo.output().includes("running until Ctrl-C"), { timeoutMs: 60_000, what: "the demo to run" });
+    const ips = (await podsOf(apiOf(demo.dir).api)).map((p) => p.status.podIP as string);
+    expect(ips).toHaveLength(5);
+    demo.child.kill("SIGINT");
+    expect(await demo.exited).toBe(130);
+    expect(demo.output()).toContain("demo stopped.");
+    await expectAllStopped(demo, ips);
+  }, 120_000);
+
+  it("refuses a bad flag with exit status 2, naming it", async () => {
+    const demo = startDemo(["--scenario", "grand-tour"]);
+    expect(await demo.exited).toBe(2);
+    expect(demo.output()).toContain('--scenario: must be "tour", got "grand-tour"');
+  });
+});
