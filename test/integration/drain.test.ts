@@ -143,7 +143,7 @@ describe("draining", () => {
 
     const st = await waitForStatus("two drained and the cap reported", (s) => s.drained === 2 && s.unhealthy === 3 && condition(s, "DrainCapped")?.status === "True");
     expect(condition(st, "DrainCapped")).toMatchObject({ reason: "MaxUnhealthyPercent" });
-    expect(condition(st, "DrainCapped")!.message).toMatch(/1 Unhealthy targets kept in rotation: maxUnhealthyPercent=50 allows 2 drained/);
+    expect(condition(st, "DrainCapped")!.message).toMatch(/1 Unhealthy target kept in rotation: maxUnhealthyPercent=50 allows 2 drained/);
     expect(podEntry(st, "web-a")).toMatchObject({ drained: true, reason: "drained: longest unhealthy, 1 of 2 allowed by maxUnhealthyPercent=50" });
     expect(podEntry(st, "web-b")).toMatchObject({ drained: true, reason: "drained: longest unhealthy, 2 of 2 allowed by maxUnhealthyPercent=50" });
     expect(podEntry(st, "web-c")).toMatchObject({ drained: false, state: "Unhealthy" });

@@ -129,12 +129,12 @@ describe("conditions", () => {
     expect(["Degraded", "FailOpen", "DrainCapped"].map((t) => `${t}=${condition(s, t)?.status}`)).toEqual(expected);
   });
 
-  it("explains the cap in DrainCapped's message", () => {
-    const s = computeStatus(anInput(podsInStates(["Healthy", "Unhealthy", "Unhealthy", "Healthy"], 25)));
-    expect(condition(s, "DrainCapped")).toMatchObject({
-      reason: "MaxUnhealthyPercent",
-      message: "1 Unhealthy targets kept in rotation: maxUnhealthyPercent=25 allows 1 drained",
-    });
+  it.each([
+    { states: ["Healthy", "Unhealthy", "Unhealthy", "Healthy"] as const, message: "1 Unhealthy target kept in rotation: maxUnhealthyPercent=25 allows 1 drained" },
+    { states: ["Healthy", "Unhealthy", "Unhealthy", "Unhealthy"] as const, message: "2 Unhealthy targets kept in rotation: maxUnhealthyPercent=25 allows 1 drained" },
+  ])("explains the cap in DrainCapped's message: $message", ({ states, message }) => {
+    const s = computeStatus(anInput(podsInStates([...states], 25)));
+    expect(condition(s, "DrainCapped")).toMatchObject({ reason: "MaxUnhealthyPercent", message });
   });
 
   it.each(["Budget", "PodDisruptionBudget", "Veto", "NoController"] as const)("ReplacementBlocked carries reason %s", (reason) => {

@@ -214,7 +214,7 @@ function drainCapped(input: StatusInput): ConditionInput {
     status: "True",
     reason: "MaxUnhealthyPercent",
     message:
-      `${d.capped.length} Unhealthy targets kept in rotation: maxUnhealthyPercent=${d.maxUnhealthyPercent} ` +
+      `${d.capped.length} Unhealthy ${d.capped.length === 1 ? "target" : "targets"} kept in rotation: maxUnhealthyPercent=${d.maxUnhealthyPercent} ` +
       `allows ${d.allowed} drained${dry}`,
   };
 }
