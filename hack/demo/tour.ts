@@ -5,7 +5,7 @@
 // a violation fails the tour at once.
 import type { Obj } from "../../test/integration/support/cluster.js";
 import type { Snapshot } from "./snapshot.js";
-import { endpointReadiness, formatDuration, orderedPods } from "./view.js";
+import { endpointReadiness, formatDuration, orderedPods, toMs } from "./view.js";
 
 export interface TourDriver {
   snapshot(): Promise<Snapshot>;
@@ -46,7 +46,7 @@ const statusPod = (s: Snapshot, name: string): Record<string, any> | undefined =
 const condition = (s: Snapshot, type: string): Record<string, string> | undefined => (statusOf(s).conditions ?? []).find((c: { type: string }) => c.type === type);
 const livePods = (s: Snapshot): Obj[] => orderedPods(s).filter((p) => !p.metadata?.deletionTimestamp);
 const podNamed = (s: Snapshot, name: string): Obj | undefined => s.pods.find((p) => p.metadata?.name === name);
-const at = (t: unknown): number | undefined => (typeof t === "string" && t !== "" ? Date.parse(t) : undefined);
+const at = toMs;
 
 /** Events with this reason about this pod (or the policy), observed at or after `since`. */
 function eventsSince(s: Snapshot, reason: string, since: number, regarding?: string): Obj[] {

@@ -41,7 +41,14 @@ export function formatDuration(ms: number): string {
   return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}m`;
 }
 
-const time = (t: unknown): number | undefined => (typeof t === "string" && t !== "" ? Date.parse(t) : undefined);
+/** Epoch ms of an API timestamp: client-node hands typed kinds' times over as Dates, others as strings. */
+export function toMs(t: unknown): number | undefined {
+  if (t instanceof Date) return t.getTime();
+  if (typeof t !== "string" || t === "") return undefined;
+  const ms = Date.parse(t);
+  return Number.isNaN(ms) ? undefined : ms;
+}
+const time = toMs;
 
 /** The pods the demo lists, oldest first: the number keys address them in this order. */
 export function orderedPods(s: Snapshot): Obj[] {

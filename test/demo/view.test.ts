@@ -64,6 +64,14 @@ describe("formatDuration", () => {
 });
 
 describe("the pod rows", () => {
+  it("list pods oldest first whether the times are strings or the Dates client-node gives typed kinds", () => {
+    const old = aPod("web-z", { ageMs: 90_000 });
+    old.metadata!.creationTimestamp = new Date(NOW - 90_000) as never;
+    const rows = computePodRows(aSnapshot({ pods: [aPod("web-a", { ageMs: 10_000 }), old, aPod("web-m", { ageMs: 50_000 })] }));
+    expect(rows.map((r) => r.name)).toEqual(["web-z", "web-m", "web-a"]);
+  });
+
+
   it("say what each pod answers, its state, whether it is in rotation, and its replacement countdown", () => {
     const s = aSnapshot({
       pods: [aPod("web-b", { ageMs: 50_000, ip: "127.0.10.2" }), aPod("web-a", { ageMs: 90_000, ip: "127.0.10.1" })],
