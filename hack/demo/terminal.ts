@@ -16,7 +16,7 @@ export function openScreen(out: NodeJS.WriteStream, inPlace: boolean): Screen {
     draw(lines) {
       if (!open) return;
       // Home, each line cleared to its end, then the rest of the screen cleared: no flicker.
-      if (inPlace) out.write(`\x1b[H${lines.map((l) => `${l}\x1b[K`).join("\n")}\n\x1b[J`);
+      if (inPlace) out.write(`\x1b[H${fitRows(lines, out.rows).map((l) => `${l}\x1b[K`).join("\n")}\n\x1b[J`);
       else out.write(`${lines.join("\n")}\n\n`);
     },
     close() {
@@ -46,4 +46,15 @@ export function readKeys(input: NodeJS.ReadStream, onKey: (key: string) => void)
     if (raw) input.setRawMode(false);
     input.pause();
   };
+}
+
+/**
+ * A frame taller than the terminal would scroll its top away on every redraw: keep the top
+ * and the last three lines (the keys and what to try), and say how much is left out.
+ */
+export function fitRows(lines: readonly string[], rows: number | undefined): readonly string[] {
+  if (!rows || lines.length < rows) return lines;
+  const tail = lines.slice(-3);
+  const head = lines.slice(0, Math.max(0, rows - tail.length - 2));
+  return [...head, `… ${lines.length - head.length - tail.length} more lines: make the terminal taller`, ...tail];
 }

@@ -43,6 +43,12 @@ afterEach(async () => {
   for (const d of running.splice(0)) {
     if (d.child.exitCode === null && d.child.signalCode === null) d.child.kill("SIGKILL");
     await d.exited;
+    // A demo killed outright cannot stop its operator process: do it here.
+    try {
+      process.kill(operatorPid(d.dir), "SIGKILL");
+    } catch {
+      // Not started, or already gone.
+    }
     rmSync(d.dir, { recursive: true, force: true });
   }
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@jest/globals";
 import type { Obj } from "../integration/support/cluster.js";
 import type { Snapshot } from "../../hack/demo/snapshot.js";
+import { fitRows } from "../../hack/demo/terminal.js";
 import { checkSafety } from "../../hack/demo/tour.js";
 import { computeBudgetLine, computePodRows, formatDuration, renderView, type ViewOptions } from "../../hack/demo/view.js";
 
@@ -205,5 +206,21 @@ describe("the tour's safety check", () => {
     ["passes two replacements more than an hour apart", policy({ targets: 5, replacements: [{ pod: "a", uid: "a", time: iso(3_700_000), method: "Evict" }, { pod: "b", uid: "b", time: iso(1_000), method: "Evict" }] }), [], undefined],
   ])("%s", (_name, p, slices, expected) => {
     expect(checkSafety(aSnapshot({ policy: p, slices }), 1)).toBe(expected);
+  });
+});
+
+describe("a frame taller than the terminal", () => {
+  const frame = Array.from({ length: 40 }, (_, i) => `line ${i + 1}`);
+
+  it("keeps its top and its last three lines, and says what is left out, within the rows", () => {
+    const fitted = fitRows(frame, 20);
+    expect(fitted).toHaveLength(19);
+    expect(fitted.slice(0, 2)).toEqual(["line 1", "line 2"]);
+    expect(fitted.slice(-4)).toEqual(["… 22 more lines: make the terminal taller", "line 38", "line 39", "line 40"]);
+  });
+
+  it("is left whole when it fits, or when the rows are unknown", () => {
+    expect(fitRows(frame, 41)).toBe(frame);
+    expect(fitRows(frame, undefined)).toBe(frame);
   });
 });
