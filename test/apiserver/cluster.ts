@@ -27,6 +27,7 @@ import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, canonical } 
 import { applyConfiguration } from "./server-side-apply.js";
 import { validateBuiltin, type BuiltinValidationOptions } from "./validation/index.js";
 import { matchesLabelSelectorObject } from "./selectors.js";
+import { CORE_EVENT_VERSION, convertEvent } from "./event-conversion.js";
 
 export type FieldValidation = "Strict" | "Warn" | "Ignore";
 
@@ -142,12 +143,17 @@ export class Cluster {
     return storageKey(t.group, t.plural);
   }
 
-  /** The object as a client sees it at version t: apiVersion rewritten and CRD defaults applied on read. */
+  /** The object as a client sees it at version t: converted (Events), apiVersion rewritten and CRD defaults applied on read. */
   present(t: ResourceType, obj: KubeObject): KubeObject {
-    const { apiVersion: _a, kind: _k, metadata, ...rest } = clone(obj);
+    const { apiVersion: _a, kind: _k, metadata, ...rest } = convertEvent(clone(obj), apiVersionOf(t));
     const out: KubeObject = { apiVersion: apiVersionOf(t), kind: t.kind, metadata, ...rest };
     if (t.crd?.schema) applyDefaults(out, t.crd.schema);
     return out;
+  }
+
+  /** The form storage keeps: events.k8s.io Events as core v1 Events, so both APIs serve one object. */
+  private toStorage(obj: KubeObject): KubeObject {
+    return convertEvent(obj, CORE_EVENT_VERSION);
   }
 
   get(t: ResourceType, namespace: string | undefined, name: string): KubeObject {
@@ -299,7 +305,7 @@ export class Cluster {
     if (t.group === "apiextensions.k8s.io" && t.kind === "CustomResourceDefinition") obj.status = establishedCrdStatus(obj, this.timestamp());
     this.recordManager(obj, ctx, applyFields ? "Apply" : "Update", "", t, applyFields);
     if (ctx.dryRun) return this.present(t, obj);
-    const stored = this.store.put(this.key(t), obj);
+    const stored = this.store.put(this.key(t), this.toStorage(obj));
     this.afterWrite(t, stored);
     return this.present(t, stored);
   }
@@ -333,13 +339,15 @@ export class Cluster {
   /** Applies the spec/status split, immutable metadata, validation, generation and no-op detection. */
   private commitUpdate(
     t: ResourceType,
-    old: KubeObject,
+    stored: KubeObject,
     incoming: KubeObject,
     ctx: WriteContext,
     subresource: string,
     operation: "Update" | "Apply",
     managedFieldsOverride?: Array<Record<string, any>>,
   ): KubeObject {
+    // Compared and validated at the request's version, as the real update sees both objects decoded alike.
+    const old = convertEvent(stored, apiVersionOf(t));
     let obj: KubeObject;
     if (subresource === "status") {
       obj = clone(old);
@@ -411,9 +419,9 @@ export class Cluster {
       const out = this.present(t, obj);
       return out;
     }
-    const stored = this.store.put(this.key(t), obj);
-    this.afterWrite(t, stored);
-    return this.present(t, stored);
+    const written = this.store.put(this.key(t), this.toStorage(obj));
+    this.afterWrite(t, written);
+    return this.present(t, written);
   }
 
   patch(

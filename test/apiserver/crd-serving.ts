@@ -18,6 +18,8 @@ export interface CrdServing {
   printerColumns: PrinterColumn[];
   selectableFields: string[];
   storageVersion: string;
+  /** subresources.scale: where the replicas and the selector string live (JSON paths like ".spec.replicas"). */
+  scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
 }
 
 export function crdResourceTypes(crd: KubeObject): ResourceType[] {
@@ -51,6 +53,7 @@ export function crdResourceTypes(crd: KubeObject): ResourceType[] {
           printerColumns: (v.additionalPrinterColumns ?? []) as PrinterColumn[],
           selectableFields: selectable,
           storageVersion: storage,
+          ...(v.subresources?.scale ? { scale: v.subresources.scale } : {}),
         },
       } satisfies ResourceType;
     });

@@ -13,6 +13,7 @@ import { aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, apiVersio
 import { groupVersionDocument, openApiIndex } from "./openapi.js";
 import { qualifiedResource } from "./errors.js";
 import { decodeProtobuf, isProtobuf } from "./protobuf.js";
+import { serveScale } from "./scale.js";
 
 export interface HttpContext {
   cluster: Cluster;
@@ -278,6 +279,7 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
     const warn = (): Record<string, string> => (wctx.warnings.length ? { Warning: wctx.warnings.map((w) => `299 - ${JSON.stringify(w)}`).join(", ") } : {});
     const ns = route.namespace || undefined;
     const body = (): unknown => protobufBody ?? parseBody(raw, contentType);
+    if (route.subresource === "scale") return respond(200, serveScale(ctx.cluster, t, ns, route.name, { verb, body, raw, contentType }, wctx), warn());
     switch (verb) {
       case "get": {
         const obj = ctx.cluster.get(t, ns, route.name);
@@ -383,10 +385,11 @@ function deleteOptions(body: unknown, query: URLSearchParams): DeleteOptions & {
   return opts;
 }
 
-function selectorMatcher(t: ResourceType, query: URLSearchParams): (o: KubeObject) => boolean {
+/** view: how field selectors see a stored object at t's version (events.k8s.io's regarding.* of a stored core Event). */
+function selectorMatcher(t: ResourceType, query: URLSearchParams, view: (o: KubeObject) => KubeObject = (o) => o): (o: KubeObject) => boolean {
   const labels = parseLabelSelector(query.get("labelSelector"));
   const fields = parseFieldSelector(query.get("fieldSelector"), t.fieldLabels, qualifiedResource(t.group, t.plural));
-  return (o) => matchesLabels(labels, o.metadata?.labels) && matchesFields(fields, o);
+  return (o) => matchesLabels(labels, o.metadata?.labels) && (fields.length === 0 || matchesFields(fields, view(o)));
 }
 
 function selectObjects(ctx: HttpContext, t: ResourceType, ns: string | undefined, query: URLSearchParams): KubeObject[] {
@@ -444,7 +447,7 @@ function list(
 }
 
 function watch(ctx: HttpContext, t: ResourceType, ns: string | undefined, name: string, query: URLSearchParams, req: IncomingMessage, res: ServerResponse): void {
-  const match = selectorMatcher(t, query);
+  const match = selectorMatcher(t, query, (o) => ctx.cluster.present(t, o));
   const key = storageKey(t.group, t.plural);
   const inScope = (o: KubeObject | undefined): boolean =>
     Boolean(o) && (!t.namespaced || !ns || o!.metadata.namespace === ns) && (!name || o!.metadata.name === name) && match(o!);

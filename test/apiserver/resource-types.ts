@@ -24,9 +24,16 @@ export interface ResourceType {
 
 export const ALL_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
 
+/**
+ * Resources kept in another's storage, as the real storage factory's cohabitating resources:
+ * events.k8s.io Events are core Events (converted on read and write, see event-conversion.ts).
+ */
+const COHABITING: Record<string, string> = { "events.k8s.io/events": "/events" };
+
 /** Storage identity of a resource: one store per group and plural, whatever the version. */
 export function storageKey(group: string, plural: string): string {
-  return `${group}/${plural}`;
+  const key = `${group}/${plural}`;
+  return COHABITING[key] ?? key;
 }
 
 export function apiVersionOf(t: { group: string; version: string }): string {
@@ -139,8 +146,8 @@ export function builtinResourceTypes(): ResourceType[] {
     builtin("events.k8s.io", "v1", "Event", "events", { shortNames: ["ev"], fieldLabels: ["regarding.kind", "regarding.namespace", "regarding.name", "regarding.uid", "reason", "reportingController", "type"], fields: EVENTS_V1_FIELDS }),
     builtin("coordination.k8s.io", "v1", "Lease", "leases"),
     builtin("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", { shortNames: ["pdb"], subresources: ["status"] }),
-    builtin("apps", "v1", "ReplicaSet", "replicasets", { shortNames: ["rs"], categories: ["all"], subresources: ["status"], fieldLabels: ["status.replicas"] }),
-    builtin("apps", "v1", "Deployment", "deployments", { shortNames: ["deploy"], categories: ["all"], subresources: ["status"] }),
+    builtin("apps", "v1", "ReplicaSet", "replicasets", { shortNames: ["rs"], categories: ["all"], subresources: ["scale", "status"], fieldLabels: ["status.replicas"] }),
+    builtin("apps", "v1", "Deployment", "deployments", { shortNames: ["deploy"], categories: ["all"], subresources: ["scale", "status"] }),
     builtin("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", {
       namespaced: false,
       shortNames: ["crd", "crds"],

@@ -127,10 +127,11 @@ export function parseFieldSelector(text: string | null | undefined, allowed: str
 }
 
 function fieldValue(obj: Record<string, any>, field: string): string {
-  // Events' "source" field selects on source.component, as the real field label does.
-  const path = field === "source" ? "source.component" : field;
+  // Core Events' "source" is source.component, else reportingComponent (events.k8s.io writers set only that),
+  // as the real event strategy's ToSelectableFields has it.
+  if (field === "source") return String(obj.source?.component || obj.reportingComponent || "");
   let cur: any = obj;
-  for (const seg of path.split(".")) {
+  for (const seg of field.split(".")) {
     if (cur === null || typeof cur !== "object") return "";
     cur = cur[seg];
   }

@@ -1,5 +1,6 @@
 // meta.k8s.io/v1 Table output for `kubectl get`: printer columns of CRDs, NAME/AGE for built-ins.
 import type { ResourceType } from "./resource-types.js";
+import { CORE_EVENT_VERSION, convertEvent } from "./event-conversion.js";
 import type { KubeObject } from "./store.js";
 
 interface Column {
@@ -131,11 +132,50 @@ function serviceRow(o: KubeObject, now: number): unknown[] {
   return [o.metadata.name, o.spec?.type ?? "ClusterIP", orNone(o.spec?.clusterIP), orNone((o.spec?.externalIPs ?? []).join(",")), ports.length ? ports.join(",") : "<none>", age(o, now), orNone(selector)];
 }
 
+/** printers.go printEvent, over the core v1 form (events.k8s.io rows are converted to it, as the real printer sees one internal Event). */
 function eventRow(o: KubeObject, now: number): unknown[] {
-  const last = Date.parse(o.lastTimestamp ?? o.eventTime ?? o.metadata?.creationTimestamp ?? "");
+  const since = (time: unknown): string => {
+    const ms = typeof time === "string" ? Date.parse(time) : Number.NaN;
+    return Number.isNaN(ms) ? "<unknown>" : humanDuration(now - ms);
+  };
+  const firstSeen = o.firstTimestamp ? since(o.firstTimestamp) : since(o.eventTime);
+  let lastSeen = o.lastTimestamp ? since(o.lastTimestamp) : firstSeen;
+  let count = Number(o.count ?? 0);
+  if (o.series) {
+    lastSeen = since(o.series.lastObservedTime);
+    count = Number(o.series.count ?? 0);
+  } else if (count === 0) count = 1; // events.k8s.io singletons carry no count
   const inv = o.involvedObject ?? {};
-  return [Number.isNaN(last) ? "<unknown>" : humanDuration(now - last), o.type ?? "", o.reason ?? "", `${String(inv.kind ?? "").toLowerCase()}/${inv.name ?? ""}`, o.message ?? ""];
+  const kind = String(inv.kind ?? "").toLowerCase();
+  const component = o.source?.component || o.reportingComponent || "";
+  const instance = o.source?.host || o.reportingInstance || "";
+  return [
+    lastSeen,
+    o.type ?? "",
+    o.reason ?? "",
+    inv.name ? `${kind}/${inv.name}` : kind,
+    inv.fieldPath ?? "",
+    instance ? `${component}, ${instance}` : component,
+    String(o.message ?? "").trim(),
+    firstSeen,
+    count,
+    o.metadata.name,
+  ];
 }
+
+// The real printer's columns; the server always sends the wide set and kubectl hides priority 1 without -o wide.
+const EVENT_COLUMNS: Column[] = [
+  col("Last Seen"),
+  col("Type"),
+  col("Reason"),
+  col("Object"),
+  col("Subobject", "string", "", "", 1),
+  col("Source", "string", "", "", 1),
+  col("Message"),
+  col("First Seen", "string", "", "", 1),
+  col("Count", "string", "", "", 1),
+  col("Name", "string", "", "name", 1),
+];
 
 function nodeRow(o: KubeObject, now: number): unknown[] {
   const ready = ((o.status?.conditions ?? []) as Array<Record<string, any>>).find((c) => c.type === "Ready");
@@ -156,7 +196,8 @@ const BUILTIN_PRINTERS: Record<string, Printer> = {
   },
   "discovery.k8s.io/EndpointSlice": { columns: [NAME, col("AddressType"), col("Ports"), col("Endpoints"), AGE], row: endpointSliceRow },
   "/Service": { columns: [NAME, col("Type"), col("Cluster-IP"), col("External-IP"), col("Port(s)"), AGE, col("Selector", "string", "", "", 1)], row: serviceRow },
-  "/Event": { columns: [col("Last Seen"), col("Type"), col("Reason"), col("Object"), col("Message")], row: eventRow },
+  "/Event": { columns: EVENT_COLUMNS, row: eventRow },
+  "events.k8s.io/Event": { columns: EVENT_COLUMNS, row: (o, now) => eventRow(convertEvent(o, CORE_EVENT_VERSION), now) },
   "/Node": { columns: [NAME, col("Status"), col("Roles"), AGE, col("Version")], row: nodeRow },
   "apps/Deployment": {
     columns: [NAME, col("Ready"), col("Up-to-date", "integer"), col("Available", "integer"), AGE],
