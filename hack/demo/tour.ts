@@ -149,16 +149,14 @@ const steps: Step[] = [
       d.breakPod(p[4]!);
       return `${p[3]} and ${p[4]} now answer HTTP 503: no pod is healthy`;
     },
-    // No Event is awaited here: a FailOpen Event with the same note was already recorded when
-    // the operator started (every pod Unknown is no pod Healthy), so this one joins its series,
-    // whose count reaches the API on the recorder's heartbeat.
-    check: (s, { p }) => {
+    check: (s, { p }, since) => {
       const failOpen = condition(s, "FailOpen");
       const ready = endpointReadiness(s);
       if (failOpen?.status !== "True") return waiting("FailOpen=True");
       const out = p.filter((n) => ready.get(n) !== true);
       if (out.length > 0) return waiting(`${names(out)} back in rotation`);
       if ((statusOf(s).drained ?? 0) !== 0) return waiting("status.drained=0");
+      if (eventsSince(s, "FailOpen", since).length === 0) return waiting("a FailOpen Event");
       return ok(`nothing is drained: all 5 endpoints are ready, so the Service keeps serving. FailOpen=True: ${failOpen.message}`);
     },
   },

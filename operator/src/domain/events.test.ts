@@ -89,6 +89,18 @@ describe("planEvents", () => {
       expected: ["Warning FailOpen policy", "Normal Restored policy", "Normal Restored web-1"],
     },
     {
+      name: "does not warn of fail open while no target has been probed yet",
+      prev: () => statusOf([]),
+      next: () => statusOf(["Unknown", "Unknown", "Unknown"]),
+      expected: [],
+    },
+    {
+      name: "warns of fail open when the first probes find no target Healthy",
+      prev: () => statusOf(["Unknown", "Unknown", "Unknown"]),
+      next: () => statusOf(["Unhealthy", "Unknown", "Unhealthy"]),
+      expected: ["Warning FailOpen policy"],
+    },
+    {
       name: "warns when the spec becomes invalid",
       prev: () => statusOf(["Healthy"]),
       next: () => statusOf([], { readiness: { reason: "InvalidSpec", message: "spec.probe.path: must start with /" } }),

@@ -1,6 +1,6 @@
 import { compareStrings, DRY_RUN_KEPT } from "./drain.js";
 import { findCondition } from "./conditions.js";
-import type { PolicyStatus, StatusPod } from "./status.js";
+import { FAIL_OPEN_NOT_PROBED, type PolicyStatus, type StatusPod } from "./status.js";
 
 export type EventReason = "Drained" | "Restored" | "DrainCapped" | "FailOpen" | "InvalidSpec" | "ReplacementBlocked";
 
@@ -25,7 +25,8 @@ export type EventView = Pick<PolicyStatus, "pods" | "conditions">;
  * - a pod newly drained: Drained (Normal) on the policy and on the pod;
  * - a drained pod back in rotation (still a target): Restored (Normal), policy and pod;
  *   a pod that left the targets gets nothing: it is gone, not restored;
- * - DrainCapped / FailOpen conditions turning True: a Warning on the policy;
+ * - DrainCapped / FailOpen conditions turning True: a Warning on the policy (not for FailOpen
+ *   while no target has been probed yet);
  * - Ready turning to InvalidSpec, or its message changing while invalid: InvalidSpec;
  * - ReplacementBlocked turning True or changing reason: ReplacementBlocked (Warning).
  *
@@ -43,9 +44,12 @@ export function planEvents(previous: EventView | undefined, next: EventView): Pl
   if (ready?.reason === "InvalidSpec" && (wasReady?.reason !== "InvalidSpec" || wasReady.message !== ready.message)) {
     policy("Warning", "InvalidSpec", ready.message);
   }
+  // Fail open before any probe (a new policy, pods just started) is no outage: not announced,
+  // but the first real one after it is.
+  const alarming = (c: ReturnType<typeof findCondition>) => c?.status === "True" && c.reason !== FAIL_OPEN_NOT_PROBED;
   for (const type of ["FailOpen", "DrainCapped"] as const) {
     const now = findCondition(next.conditions, type);
-    if (now?.status === "True" && findCondition(prevConditions, type)?.status !== "True") policy("Warning", type, now.message);
+    if (alarming(now) && !alarming(findCondition(prevConditions, type))) policy("Warning", type, now!.message);
   }
   const blocked = findCondition(next.conditions, "ReplacementBlocked");
   const wasBlocked = findCondition(prevConditions, "ReplacementBlocked");

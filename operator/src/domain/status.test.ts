@@ -130,6 +130,14 @@ describe("conditions", () => {
   });
 
   it.each([
+    { states: ["Unknown", "Unknown"], reason: "NoTargetProbedYet", message: "no target probed yet: all 2 targets kept in rotation as kubelet says until their first probes" },
+    { states: ["Unknown", "Unhealthy"], reason: "NoHealthyTarget", message: "no target is Healthy: all 2 targets kept in rotation as kubelet says" },
+  ])("tells fail open before any probe ($reason) from fail open with Unhealthy targets", ({ states, reason, message }) => {
+    const s = computeStatus(anInput(podsInStates(states as never)));
+    expect(condition(s, "FailOpen")).toMatchObject({ status: "True", reason, message });
+  });
+
+  it.each([
     { states: ["Healthy", "Unhealthy", "Unhealthy", "Healthy"] as const, message: "1 Unhealthy target kept in rotation: maxUnhealthyPercent=25 allows 1 drained" },
     { states: ["Healthy", "Unhealthy", "Unhealthy", "Unhealthy"] as const, message: "2 Unhealthy targets kept in rotation: maxUnhealthyPercent=25 allows 1 drained" },
   ])("explains the cap in DrainCapped's message: $message", ({ states, message }) => {

@@ -190,7 +190,18 @@ function degraded(pods: readonly StatusPod[]): ConditionInput {
   };
 }
 
+/** FailOpen's reason while no target has been probed yet: true, but not an outage, so no Warning. */
+export const FAIL_OPEN_NOT_PROBED = "NoTargetProbedYet";
+
 function failOpen(input: StatusInput, pods: readonly StatusPod[]): ConditionInput {
+  if (input.drain?.failOpen && pods.every((p) => p.state === "Unknown")) {
+    return {
+      type: "FailOpen",
+      status: "True",
+      reason: FAIL_OPEN_NOT_PROBED,
+      message: `no target probed yet: all ${pods.length} targets kept in rotation as kubelet says until their first probes`,
+    };
+  }
   if (input.drain?.failOpen) {
     return {
       type: "FailOpen",
