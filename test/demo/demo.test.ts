@@ -102,6 +102,11 @@ async function readiness(api: KubernetesObjectApi): Promise<Map<string, boolean>
   return out;
 }
 
+async function healthyCount(api: KubernetesObjectApi): Promise<number | undefined> {
+  const policy = (await api.read({ apiVersion: "healthprobe.io/v1alpha1", kind: "HealthProbePolicy", metadata: { name: "web", namespace: "demo" } })) as Obj;
+  return policy.status?.healthy;
+}
+
 describe("make demo", () => {
   it("the headless tour observes every step's effect in the API, exits 0 and leaves nothing running", async () => {
     const demo = startDemo(["--headless", "--scenario", "tour"]);
@@ -132,7 +137,7 @@ describe("make demo", () => {
     const pods = await podsOf(api);
     expect(pods).toHaveLength(5);
     const first = pods[0]!.metadata!.name!;
-    await waitFor(async () => [...(await readiness(api)).values()].filter(Boolean).length === 5 && (await readiness(api)).size === 5, { timeoutMs: 60_000, what: "all 5 pods probed and in rotation" });
+    await waitFor(async () => (await healthyCount(api)) === 5 && [...(await readiness(api)).values()].filter(Boolean).length === 5, { timeoutMs: 60_000, what: "all 5 pods Healthy and in rotation" });
 
     demo.child.stdin!.write("1");
     await waitFor(async () => (await readiness(api)).get(first) === false, { timeoutMs: 60_000, what: `${first} drained after key 1` });
@@ -140,6 +145,10 @@ describe("make demo", () => {
     const table = await kubectl(["get", "hpp", "-n", "demo", "-o", "wide"], join(demo.dir, "kubeconfig"));
     expect(table.stdout).toMatch(/^web\s+web\s+5\s+4\s+1\s+0\s+True\b/m);
     await waitFor(() => demo.output().includes(`${first} now answers HTTP 503`), { what: "the notice of the key" });
+    // As the README's "try next" says: the Events, also in describe.
+    const kubeconfig = join(demo.dir, "kubeconfig");
+    expect((await kubectl(["get", "events", "-n", "demo"], kubeconfig)).stdout).toMatch(new RegExp(`Normal\\s+Drained\\s+pod/${first}\\s+pod ${first} drained`));
+    expect((await kubectl(["describe", "hpp", "web", "-n", "demo"], kubeconfig)).stdout).toMatch(new RegExp(`Normal\\s+Drained\\s+\\S+\\s+healthprobe.io/operator\\s+pod ${first} drained`));
 
     demo.child.stdin!.write("h");
     await waitFor(async () => (await readiness(api)).get(first) === true, { timeoutMs: 60_000, what: `${first} back in rotation after key h` });
@@ -149,11 +158,18 @@ describe("make demo", () => {
     await expectAllStopped(demo, pods.map((p) => p.status.podIP as string));
   }, 180_000);
 
-  it("Ctrl-C (SIGINT) stops the operator, the pod servers and the API server", async () => {
+  it("headless, it serves kubectl until Ctrl-C (SIGINT), which stops the operator, the pod servers and the API server", async () => {
     const demo = startDemo(["--headless"]);
     await waitFor(() => demo.output().includes("running until Ctrl-C"), { timeoutMs: 60_000, what: "the demo to run" });
-    const ips = (await podsOf(apiOf(demo.dir).api)).map((p) => p.status.podIP as string);
-    expect(ips).toHaveLength(5);
+    const { api } = apiOf(demo.dir);
+    const kubeconfig = join(demo.dir, "kubeconfig");
+    // The README's "try next": a refused edit names the field; scaling the ReplicaSet adds probed targets.
+    const refused = await kubectl(["patch", "hpp", "web", "-n", "demo", "--type", "merge", "-p", '{"spec":{"probe":{"timeoutSeconds":5}}}'], kubeconfig);
+    expect({ code: refused.code, stderr: refused.stderr }).toEqual({ code: 1, stderr: expect.stringContaining("spec.probe.timeoutSeconds") });
+    expect((await kubectl(["scale", "rs", "web", "-n", "demo", "--replicas=6"], kubeconfig)).stdout).toContain("replicaset.apps/web scaled");
+    await waitFor(async () => (await healthyCount(api)) === 6 && [...(await readiness(api)).values()].filter(Boolean).length === 6, { timeoutMs: 60_000, what: "the sixth pod Healthy and in rotation" });
+    const ips = (await podsOf(api)).map((p) => p.status.podIP as string);
+    expect(ips).toHaveLength(6);
     demo.child.kill("SIGINT");
     expect(await demo.exited).toBe(130);
     expect(demo.output()).toContain("demo stopped.");
