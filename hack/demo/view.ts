@@ -125,9 +125,21 @@ function eventTime(e: Obj): number {
   return time(e.series?.lastObservedTime) ?? time(e.eventTime) ?? time(e.deprecatedLastTimestamp) ?? time(e.metadata?.creationTimestamp) ?? 0;
 }
 
-/** The newest Events of the namespace, newest last. */
+/**
+ * The newest Events of the namespace, newest last. The operator records a pod's Drained,
+ * Restored and Replaced both on the policy and on the pod with the same note: shown once.
+ */
 export function latestEvents(s: Snapshot, count: number): Obj[] {
-  return [...s.events].sort((a, b) => eventTime(a) - eventTime(b)).slice(-count);
+  const seen = new Set<string>();
+  const unique = [...s.events]
+    .sort((a, b) => eventTime(a) - eventTime(b) || (a.regarding?.kind === "Pod" ? 1 : 0) - (b.regarding?.kind === "Pod" ? 1 : 0))
+    .filter((e) => {
+      const key = `${e.reason}\n${e.note}`;
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    });
+  return unique.slice(-count);
 }
 
 function table(rows: string[][]): string[] {

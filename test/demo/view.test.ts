@@ -177,6 +177,12 @@ describe("the whole view", () => {
     expect(events[1]).toMatch(/\(x3\)$/);
   });
 
+  it("shows an Event recorded on both the policy and the pod once", () => {
+    const both = aSnapshot({ events: [anEvent("Drained", 2_000, { kind: "Pod", name: "web-a", note: "pod web-a drained" }), anEvent("Drained", 2_000, { note: "pod web-a drained" }), anEvent("FailOpen", 9_000)] });
+    const shown = renderView(both, VIEW).filter((l) => / {2}\d\d:\d\d:\d\d {2}/.test(l));
+    expect(shown.map((l) => l.trim().split(/\s+/).slice(2, 4).join(" "))).toEqual(["FailOpen hpp/web", "Drained hpp/web"]);
+  });
+
   it("ends with the keys for the pods shown, the kubectl line to try and the operator log", () => {
     expect(lines.slice(-4)).toEqual([
       "> web-a now answers HTTP 503",
