@@ -65,7 +65,10 @@ export async function startDemoCluster(opts: DemoClusterOptions): Promise<DemoCl
     const broken = new Set<string>();
     const ipOf = new Map<string, string>();
     const serving = new Set<string>();
-    let serveError: Error | undefined;
+    // A pod IP already taken (another demo on the same range) fails the start at once.
+    let serveFailed!: (err: Error) => void;
+    const servingFailed = new Promise<never>((_, reject) => (serveFailed = reject));
+    servingFailed.catch(() => undefined);
     const core = kc.makeApiClient(CoreV1Api);
     const informer = makeInformer<V1Pod>(kc, `/api/v1/namespaces/${NAMESPACE}/pods`, () => core.listNamespacedPod({ namespace: NAMESPACE }));
     const onPod = (pod: V1Pod) => {
@@ -78,7 +81,7 @@ export async function startDemoCluster(opts: DemoClusterOptions): Promise<DemoCl
       else farm.healthy(ip);
       farm.serve(ip).then(
         () => serving.add(ip),
-        (err: unknown) => (serveError = new Error(`serving pod ${name} on ${ip}:8080 (is another demo using --pod-cidr ${opts.podCidr}?)`, { cause: err })),
+        (err: unknown) => serveFailed(new Error(`serving pod ${name} on ${ip}:8080 (is another demo using --pod-cidr ${opts.podCidr}? give this one another range)`, { cause: err })),
       );
     };
     informer.on("add", onPod);
@@ -95,14 +98,14 @@ export async function startDemoCluster(opts: DemoClusterOptions): Promise<DemoCl
 
     const manifests = loadAllYaml(readFileSync(new URL("./demo.yaml", import.meta.url), "utf8")) as Obj[];
     for (const m of manifests) await api.create(m);
-    await waitFor(
+    const podsServing = waitFor(
       async () => {
-        if (serveError) throw serveError;
         const pods = ((await api.list("v1", "Pod", NAMESPACE)).items ?? []) as Obj[];
         return pods.length === REPLICAS && pods.every((p) => p.status?.podIP && serving.has(p.status.podIP));
       },
       { what: `${REPLICAS} demo pods to run and serve /healthz` },
     );
+    await Promise.race([podsServing, servingFailed]);
 
     const operatorLogPath = join(opts.dir, "operator.log");
     writeFileSync(operatorLogPath, "");

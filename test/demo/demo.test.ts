@@ -21,11 +21,11 @@ interface Demo {
 
 const running: Demo[] = [];
 
-function startDemo(args: string[]): Demo {
+function startDemo(args: string[], podCidr = uniquePodCidr()): Demo {
   const dir = mkdtempSync(join(tmpdir(), "hp-demo-"));
   const env: NodeJS.ProcessEnv = { ...process.env, KUBECONFIG: "" };
   delete env.HEALTHPROBE_LOG_LEVEL;
-  const child = spawn(process.execPath, ["--import", "tsx", join(repoRoot, "hack", "demo", "main.ts"), "--pod-cidr", uniquePodCidr(), "--dir", dir, ...args], {
+  const child = spawn(process.execPath, ["--import", "tsx", join(repoRoot, "hack", "demo", "main.ts"), "--pod-cidr", podCidr, "--dir", dir, ...args], {
     cwd: repoRoot,
     env,
     stdio: ["pipe", "pipe", "pipe"],
@@ -159,8 +159,13 @@ describe("make demo", () => {
   }, 180_000);
 
   it("headless, it serves kubectl until Ctrl-C (SIGINT), which stops the operator, the pod servers and the API server", async () => {
-    const demo = startDemo(["--headless"]);
+    const podCidr = uniquePodCidr();
+    const demo = startDemo(["--headless"], podCidr);
     await waitFor(() => demo.output().includes("running until Ctrl-C"), { timeoutMs: 60_000, what: "the demo to run" });
+    // A second demo on the same pod range cannot serve its pods: it says so and stops at once.
+    const second = startDemo(["--headless"], podCidr);
+    expect(await second.exited).toBe(1);
+    expect(second.output()).toContain(`is another demo using --pod-cidr ${podCidr}?`);
     const { api } = apiOf(demo.dir);
     const kubeconfig = join(demo.dir, "kubeconfig");
     // The README's "try next": a refused edit names the field; scaling the ReplicaSet adds probed targets.
