@@ -189,10 +189,12 @@ export class PolicyController {
     const seeds = this.o.health.has(key) ? new Map() : computeHealthSeeds(statusOf(policyObj)?.pods as never);
     this.o.health.configure(key, settings, targets.map(toHealthTarget), seeds, now);
 
+    const outOfRotation = new Set<string>();
+    for (const slice of this.currentSlices(policy)) for (const e of slice.endpoints ?? []) if (e.targetRef?.uid && e.conditions?.ready === false) outOfRotation.add(e.targetRef.uid);
     const drain = planDrain({
       targets: targets.map((p) => {
         const h = this.o.health.get(key, uidOf(p));
-        const t = { uid: uidOf(p), name: nameOf(p), state: h?.state ?? ("Unknown" as const), kubeletReady: isKubeletReady(p) };
+        const t = { uid: uidOf(p), name: nameOf(p), state: h?.state ?? ("Unknown" as const), kubeletReady: isKubeletReady(p), outOfRotation: outOfRotation.has(uidOf(p)) };
         // Ordered by unhealthySince as status keeps it (whole seconds), so a restarted or new leader,
         // seeded from status, drains the same pods with the same reasons as the replica before it.
         return h?.unhealthySince !== undefined ? { ...t, unhealthySince: Math.floor(h.unhealthySince / 1000) * 1000 } : t;
@@ -342,10 +344,7 @@ export class PolicyController {
       const zone = node.metadata?.labels?.[ZONE_LABEL];
       if (zone && node.metadata?.name) nodeZones[node.metadata.name] = zone;
     }
-    const cached = this.o.slices
-      .list(ns)
-      .filter((s) => s.metadata?.labels?.[LABEL_MANAGED_BY] === MANAGED_BY_OPERATOR && s.metadata?.labels?.[LABEL_SERVICE_NAME] === svcName) as unknown as EndpointSliceObject[];
-    const existing = this.withOwnSliceWrites(policy.key, cached);
+    const existing = this.currentSlices(policy);
     const previous = new Map(((statusOf(policy.obj)?.pods ?? []) as Array<{ uid: string; state: string; drained?: boolean }>).map((p) => [p.uid, p]));
     const sliceService: SliceService = {
       name: svcName,
@@ -387,6 +386,14 @@ export class PolicyController {
       if (out?.name) this.rememberSliceWrite(policy.key, out.name, { slice: { ...c, metadata: { ...c.metadata, name: out.name } }, resourceVersion: out.resourceVersion });
     }
     for (const change of plan.changes) log.info({ slice: change.slice, action: change.action, reason: change.reason }, "EndpointSlice written");
+  }
+
+  /** The Service's slices this operator manages, as they stand (the cache, with our newer writes). */
+  private currentSlices(policy: ParsedPolicy): EndpointSliceObject[] {
+    const cached = this.o.slices
+      .list(policy.obj.metadata.namespace)
+      .filter((s) => s.metadata?.labels?.[LABEL_MANAGED_BY] === MANAGED_BY_OPERATOR && s.metadata?.labels?.[LABEL_SERVICE_NAME] === policy.spec.serviceName) as unknown as EndpointSliceObject[];
+    return this.withOwnSliceWrites(policy.key, cached);
   }
 
   private rememberSliceWrite(key: string, name: string | undefined, write: { slice?: EndpointSliceObject; deleted?: boolean; resourceVersion?: string | undefined }): void {

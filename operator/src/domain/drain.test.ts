@@ -62,6 +62,32 @@ describe("planDrain", () => {
     expect(plan.decisions.get("uid-z")?.drained).toBe(false);
   });
 
+  it.each([
+    { name: "keeps the pod already out of rotation drained when a newcomer ties with it (no swap)", zOut: true, mOut: false, drained: "z" },
+    { name: "falls back to the name when neither tied pod is out of rotation yet", zOut: false, mOut: false, drained: "m" },
+    { name: "falls back to the name when both tied pods are out of rotation", zOut: true, mOut: true, drained: "m" },
+  ])("$name", ({ zOut, mOut, drained }) => {
+    const targets = [
+      aTarget({ name: "z", state: "Unhealthy", unhealthySince: T0, outOfRotation: zOut }),
+      aTarget({ name: "m", state: "Unhealthy", unhealthySince: T0, outOfRotation: mOut }),
+      aTarget({ name: "h1", state: "Healthy" }),
+      aTarget({ name: "h2", state: "Healthy" }),
+    ];
+    const plan = planDrain(active(targets, 25));
+    expect(["z", "m"].filter((n) => plan.decisions.get(`uid-${n}`)?.drained)).toEqual([drained]);
+  });
+
+  it("still drains the longer-unhealthy pod first, whatever is out of rotation", () => {
+    const targets = [
+      aTarget({ name: "a", state: "Unhealthy", unhealthySince: T0 + 1000, outOfRotation: true }),
+      aTarget({ name: "b", state: "Unhealthy", unhealthySince: T0, outOfRotation: false }),
+      aTarget({ name: "h1", state: "Healthy" }),
+      aTarget({ name: "h2", state: "Healthy" }),
+    ];
+    const plan = planDrain(active(targets, 25));
+    expect(["a", "b"].filter((n) => plan.decisions.get(`uid-${n}`)?.drained)).toEqual(["b"]);
+  });
+
   const capCases = [
     { name: "rounds the cap down (3 targets at 50% allow 1)", states: ["Healthy", "Unhealthy", "Unhealthy"] as const, pct: 50, allowed: 1, drained: 1 },
     { name: "allows nothing when the cap rounds to zero", states: ["Healthy", "Unhealthy"] as const, pct: 49, allowed: 0, drained: 0 },

@@ -10,6 +10,11 @@ export interface DrainTarget {
   unhealthySince?: EpochMs;
   /** Kubelet's Ready condition; the slice planner ANDs it with `admitted`. */
   kubeletReady: boolean;
+  /**
+   * The pod's endpoint is not ready in the Service's slices as they stand. Among pods
+   * Unhealthy since the same second, the one already out stays out: no swap, no churn.
+   */
+  outOfRotation?: boolean;
 }
 
 export interface DrainInput {
@@ -48,7 +53,9 @@ export interface DrainPlan {
  *
  * - Healthy: admitted. Unknown: not admitted until its first success. Unhealthy: drained.
  * - Cap: at most floor(targets * maxUnhealthyPercent / 100) Unhealthy pods are drained,
- *   longest-unhealthy first (ties by name, then uid). Unknown pods count in `targets`
+ *   longest-unhealthy first (ties: the one already out of rotation, then by name, then uid;
+ *   status keeps whole seconds, so ties are common and a newcomer must not swap places with a
+ *   pod drained a moment ago). Unknown pods count in `targets`
  *   (they are targets) but never as Unhealthy. An Unhealthy pod without unhealthySince
  *   ranks as the most recent, so pods known to be unhealthy longer go first.
  * - Fail open: when at least one target exists and none is Healthy, every target is
@@ -126,7 +133,8 @@ function longestUnhealthyFirst(a: DrainTarget, b: DrainTarget): number {
   const sa = a.unhealthySince ?? Number.POSITIVE_INFINITY;
   const sb = b.unhealthySince ?? Number.POSITIVE_INFINITY;
   if (sa !== sb) return sa < sb ? -1 : 1;
-  return compareStrings(a.name, b.name) || compareStrings(a.uid, b.uid);
+  const out = Number(b.outOfRotation === true) - Number(a.outOfRotation === true);
+  return out || compareStrings(a.name, b.name) || compareStrings(a.uid, b.uid);
 }
 
 /** Code-unit order: stable across locales, unlike localeCompare. */
