@@ -60,7 +60,7 @@ function eventsSince(s: Snapshot, reason: string, since: number, regarding?: str
 }
 
 /** The safety rules, checked on every snapshot: a violation ends the tour. */
-export function checkSafety(s: Snapshot, maxPerHour: number): string | undefined {
+export function checkSafety(s: Snapshot): string | undefined {
   const st = statusOf(s);
   const percent = s.policy?.spec?.drain?.maxUnhealthyPercent ?? 50;
   const targets = st.targets ?? 0;
@@ -71,6 +71,7 @@ export function checkSafety(s: Snapshot, maxPerHour: number): string | undefined
   if (targets > 0 && ready.size > 0 && readyCount === 0) return "no endpoint of the Service is ready: the Service went dark";
   const hour = s.at - 3_600_000;
   const replaced = (st.replacements ?? []).filter((r: { time: string }) => (at(r.time) ?? 0) > hour).length;
+  const maxPerHour = s.policy?.spec?.replacement?.maxPerHour ?? 1;
   if (replaced > maxPerHour) return `${replaced} replacements in the last hour, maxPerHour is ${maxPerHour}`;
   return undefined;
 }
@@ -264,14 +265,13 @@ export async function runTour(d: TourDriver, o: TourOptions): Promise<TourResult
     say(`✗ ${failure}`);
     return { passed: false, stepsPassed, steps: steps.length, elapsedMs: now() - started, failure };
   };
-  const maxPerHour = 1;
 
-  /** Reads the API until the check passes; undefined on success, else why not. */
-  const await_ = async (check: (s: Snapshot) => Verdict, timeoutMs: number): Promise<{ verdict: Verdict; snapshot: Snapshot; violation?: string }> => {
+  /** Reads the API until the check passes, the deadline passes or a safety rule breaks; returns the last verdict and snapshot. */
+  const observe = async (check: (s: Snapshot) => Verdict, timeoutMs: number): Promise<{ verdict: Verdict; snapshot: Snapshot; violation?: string }> => {
     const deadline = now() + timeoutMs;
     for (;;) {
       const s = await d.snapshot();
-      const violation = checkSafety(s, maxPerHour);
+      const violation = checkSafety(s);
       if (violation) return { verdict: waiting("the safety rules to hold"), snapshot: s, violation };
       const verdict = check(s);
       if (verdict.ok || now() > deadline || o.signal?.aborted) return { verdict, snapshot: s };
@@ -280,7 +280,7 @@ export async function runTour(d: TourDriver, o: TourOptions): Promise<TourResult
   };
 
   say(`Five pods of ReplicaSet demo/web behind the selector-less Service demo/web; policy demo/web probes each every 2s, drains at most 50%, replaces after 60s, at most 1 per hour.`);
-  const ready = await await_((s) => {
+  const ready = await observe((s) => {
     const pods = livePods(s);
     const st = statusOf(s);
     const readyAll = endpointReadiness(s);
@@ -301,7 +301,7 @@ export async function runTour(d: TourDriver, o: TourOptions): Promise<TourResult
     say(`  ${step.act(cast, d, last)}`);
     const t0 = now();
     const timeoutMs = step.timeoutMs ? step.timeoutMs(cast, t0) : stepTimeoutMs;
-    const r = await await_((s) => step.check(s, cast, since), timeoutMs);
+    const r = await observe((s) => step.check(s, cast, since), timeoutMs);
     last = r.snapshot;
     if (r.violation) return fail(i, `step ${i + 1}: safety rule broken: ${r.violation}`);
     if (!r.verdict.ok) return fail(i, `step ${i + 1} (${step.title}): after ${formatDuration(now() - t0)}, still waiting for ${r.verdict.waitingFor}`);
