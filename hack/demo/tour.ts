@@ -5,7 +5,7 @@
 // a violation fails the tour at once.
 import type { Obj } from "../../test/integration/support/cluster.js";
 import type { Snapshot } from "./snapshot.js";
-import { endpointReadiness, formatDuration, orderedPods, toMs } from "./view.js";
+import { endpointReadiness, eventTime, formatDuration, orderedPods, toMs } from "./view.js";
 
 export interface TourDriver {
   snapshot(): Promise<Snapshot>;
@@ -46,16 +46,14 @@ const statusPod = (s: Snapshot, name: string): Record<string, any> | undefined =
 const condition = (s: Snapshot, type: string): Record<string, string> | undefined => (statusOf(s).conditions ?? []).find((c: { type: string }) => c.type === type);
 const livePods = (s: Snapshot): Obj[] => orderedPods(s).filter((p) => !p.metadata?.deletionTimestamp);
 const podNamed = (s: Snapshot, name: string): Obj | undefined => s.pods.find((p) => p.metadata?.name === name);
-const at = toMs;
 
 /** Events with this reason about this pod (or the policy), observed at or after `since`. */
 function eventsSince(s: Snapshot, reason: string, since: number, regarding?: string): Obj[] {
   return s.events.filter((e) => {
     if (e.reason !== reason) return false;
     if (regarding !== undefined && e.regarding?.name !== regarding) return false;
-    const t = at(e.series?.lastObservedTime) ?? at(e.eventTime) ?? 0;
     // events.k8s.io times are microseconds; status times are seconds: allow for the rounding.
-    return t >= since - 1000;
+    return eventTime(e) >= since - 1000;
   });
 }
 
@@ -70,7 +68,7 @@ export function checkSafety(s: Snapshot): string | undefined {
   const readyCount = [...ready.values()].filter(Boolean).length;
   if (targets > 0 && ready.size > 0 && readyCount === 0) return "no endpoint of the Service is ready: the Service went dark";
   const hour = s.at - 3_600_000;
-  const replaced = (st.replacements ?? []).filter((r: { time: string }) => (at(r.time) ?? 0) > hour).length;
+  const replaced = (st.replacements ?? []).filter((r: { time: string }) => (toMs(r.time) ?? 0) > hour).length;
   const maxPerHour = s.policy?.spec?.replacement?.maxPerHour ?? 1;
   if (replaced > maxPerHour) return `${replaced} replacements in the last hour, maxPerHour is ${maxPerHour}`;
   return undefined;
@@ -185,8 +183,8 @@ const steps: Step[] = [
     title: "A pod stays sick past its window: it is replaced",
     act: (cast, _d, s) => {
       const sp = statusPod(s, cast.p[0]!);
-      cast.replaceAfter = at(sp?.replaceAfter);
-      const since = at(sp?.unhealthySince);
+      cast.replaceAfter = toMs(sp?.replaceAfter);
+      const since = toMs(sp?.unhealthySince);
       if (cast.replaceAfter === undefined || since === undefined) return `${cast.p[0]} has no replaceAfter in status yet`;
       return `${cast.p[0]} has been Unhealthy for ${formatDuration(s.at - since)}; its window (after: 60s) ends in ${formatDuration(cast.replaceAfter - s.at)}`;
     },
@@ -205,7 +203,7 @@ const steps: Step[] = [
       const newName = String(fresh[0]!.metadata?.name);
       if (statusPod(s, newName)?.state !== "Healthy" || endpointReadiness(s).get(newName) !== true) return waiting(`${newName} Healthy and in rotation`);
       if (st.targets !== 5) return waiting("5 targets again");
-      const late = cast.replaceAfter !== undefined ? ` (${formatDuration((at(record.time) ?? 0) - cast.replaceAfter)} after its window ended)` : "";
+      const late = cast.replaceAfter !== undefined ? ` (${formatDuration((toMs(record.time) ?? 0) - cast.replaceAfter)} after its window ended)` : "";
       return ok(`${gone} was evicted at ${String(record.time).slice(11, 19)}${late} — Event Replaced: "${ev[0]!.note}"; the ReplicaSet created ${newName}, now Healthy and in rotation. status.replacedLast24h=${st.replacedLast24h}`);
     },
   },
@@ -213,7 +211,7 @@ const steps: Step[] = [
     title: "The next one is held by the hourly budget",
     act: (cast, _d, s) => {
       const sp = statusPod(s, cast.second!);
-      cast.replaceAfter = at(sp?.replaceAfter);
+      cast.replaceAfter = toMs(sp?.replaceAfter);
       if (cast.replaceAfter === undefined) return `${cast.second} has no replaceAfter in status yet`;
       return `${cast.second}'s window ends in ${formatDuration(cast.replaceAfter - s.at)}; maxPerHour is 1 and this hour's replacement is spent`;
     },

@@ -1,7 +1,7 @@
 // The demo's live view as plain lines: a pure function of one snapshot and the clock, so it
 // can be tested and captured. The terminal side (in-place redraw, keys) is in terminal.ts.
 import { computeBudget, type LedgerEntry } from "../../operator/src/domain/budget.js";
-import type { Obj } from "../../test/integration/support/cluster.js";
+import { readinessOf, type Obj } from "../../test/integration/support/cluster.js";
 import type { Snapshot } from "./snapshot.js";
 
 export interface PodRow {
@@ -48,18 +48,15 @@ export function toMs(t: unknown): number | undefined {
   const ms = Date.parse(t);
   return Number.isNaN(ms) ? undefined : ms;
 }
-const time = toMs;
 
 /** The pods the demo lists, oldest first: the number keys address them in this order. */
 export function orderedPods(s: Snapshot): Obj[] {
-  return [...s.pods].sort((a, b) => (time(a.metadata?.creationTimestamp) ?? 0) - (time(b.metadata?.creationTimestamp) ?? 0) || String(a.metadata?.name).localeCompare(String(b.metadata?.name)));
+  return [...s.pods].sort((a, b) => (toMs(a.metadata?.creationTimestamp) ?? 0) - (toMs(b.metadata?.creationTimestamp) ?? 0) || String(a.metadata?.name).localeCompare(String(b.metadata?.name)));
 }
 
 /** Endpoint readiness by pod name across the Service's slices. */
 export function endpointReadiness(s: Snapshot): Map<string, boolean> {
-  const out = new Map<string, boolean>();
-  for (const slice of s.slices) for (const e of slice.endpoints ?? []) if (e.targetRef?.name) out.set(e.targetRef.name, e.conditions?.ready === true);
-  return out;
+  return readinessOf(s.slices);
 }
 
 export function computePodRows(s: Snapshot): PodRow[] {
@@ -77,8 +74,8 @@ export function computePodRows(s: Snapshot): PodRow[] {
     const state = terminating ? "Terminating" : (d?.state ?? p?.state ?? (pod.status?.podIP ? "Unknown" : "Pending"));
     const inSlice = ready.get(name);
     const rotation: PodRow["rotation"] = inSlice === undefined ? "-" : inSlice ? "in" : p?.drained ? "drained" : "out";
-    const unhealthySince = time(d?.unhealthySince ?? p?.unhealthySince);
-    const replaceAfter = time(p?.replaceAfter);
+    const unhealthySince = toMs(d?.unhealthySince ?? p?.unhealthySince);
+    const replaceAfter = toMs(p?.replaceAfter);
     let replacement = "-";
     if (terminating && replacedUids.has(pod.metadata?.uid)) replacement = "replaced";
     else if (replacementOn && replaceAfter !== undefined && state === "Unhealthy") replacement = replaceAfter > s.at ? `in ${formatDuration(replaceAfter - s.at)}` : "due";
@@ -121,8 +118,9 @@ function describePolicy(policy: Obj | undefined): string {
   return `${p.method ?? "GET"} ${String(p.scheme ?? "HTTP").toLowerCase()}://<pod>:${p.port}${p.path} every ${p.periodSeconds}s · ${judge} · ${drain} · ${replace}${sp.dryRun ? " · dryRun" : ""}`;
 }
 
-function eventTime(e: Obj): number {
-  return time(e.series?.lastObservedTime) ?? time(e.eventTime) ?? time(e.deprecatedLastTimestamp) ?? time(e.metadata?.creationTimestamp) ?? 0;
+/** When an Event last happened: its series' last observation, else its own time. */
+export function eventTime(e: Obj): number {
+  return toMs(e.series?.lastObservedTime) ?? toMs(e.eventTime) ?? toMs(e.deprecatedLastTimestamp) ?? toMs(e.metadata?.creationTimestamp) ?? 0;
 }
 
 /**

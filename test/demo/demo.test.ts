@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from "@jest/globals";
 import { KubeConfig, KubernetesObjectApi } from "@kubernetes/client-node";
 import { kubectl } from "../chart/helm.js";
 import { waitFor } from "../support/wait-for.js";
-import { repoRoot, uniquePodCidr, type Obj } from "../integration/support/cluster.js";
+import { readinessOf, repoRoot, uniquePodCidr, type Obj } from "../integration/support/cluster.js";
 
 interface Demo {
   child: ChildProcess;
@@ -96,10 +96,7 @@ async function podsOf(api: KubernetesObjectApi): Promise<Obj[]> {
 }
 
 async function readiness(api: KubernetesObjectApi): Promise<Map<string, boolean>> {
-  const slices = ((await api.list("discovery.k8s.io/v1", "EndpointSlice", "demo", undefined, undefined, undefined, undefined, "kubernetes.io/service-name=web")).items ?? []) as Obj[];
-  const out = new Map<string, boolean>();
-  for (const s of slices) for (const e of s.endpoints ?? []) out.set(e.targetRef?.name, e.conditions?.ready === true);
-  return out;
+  return readinessOf(((await api.list("discovery.k8s.io/v1", "EndpointSlice", "demo", undefined, undefined, undefined, undefined, "kubernetes.io/service-name=web")).items ?? []) as Obj[]);
 }
 
 async function healthyCount(api: KubernetesObjectApi): Promise<number | undefined> {

@@ -165,10 +165,14 @@ export async function podIP(cluster: TestCluster, name: string): Promise<string>
   return waitFor(async () => (await cluster.get("v1", "Pod", name))?.status?.podIP as string | undefined, { what: `pod ${name} to get an IP` });
 }
 
+/** Endpoint readiness by pod name across these EndpointSlices. */
+export function readinessOf(slices: readonly Obj[]): Map<string, boolean> {
+  const out = new Map<string, boolean>();
+  for (const s of slices) for (const e of s.endpoints ?? []) if (e.targetRef?.name) out.set(e.targetRef.name, e.conditions?.ready === true);
+  return out;
+}
+
 /** Endpoint readiness by pod name across the Service's slices written by the operator. */
 export async function endpointReadiness(cluster: TestCluster, service: string): Promise<Map<string, boolean>> {
-  const slices = await cluster.list("discovery.k8s.io/v1", "EndpointSlice", cluster.namespace, `kubernetes.io/service-name=${service}`);
-  const out = new Map<string, boolean>();
-  for (const s of slices) for (const e of s.endpoints ?? []) out.set(e.targetRef?.name, e.conditions?.ready === true);
-  return out;
+  return readinessOf(await cluster.list("discovery.k8s.io/v1", "EndpointSlice", cluster.namespace, `kubernetes.io/service-name=${service}`));
 }
