@@ -117,7 +117,8 @@ export async function startDemoCluster(opts: DemoClusterOptions): Promise<DemoCl
       if (failing) broken.add(name);
       else broken.delete(name);
       const ip = ipOf.get(name);
-      if (ip) farm.set(ip, failing ? { status: 503, body: "unavailable" } : { status: 200, body: "ok" });
+      if (ip && failing) farm.failing(ip);
+      else if (ip) farm.healthy(ip);
     };
     return {
       kubeconfigPath,

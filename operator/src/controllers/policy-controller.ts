@@ -190,7 +190,8 @@ export class PolicyController {
     this.o.health.configure(key, settings, targets.map(toHealthTarget), seeds, now);
 
     const outOfRotation = new Set<string>();
-    for (const slice of this.currentSlices(policy)) for (const e of slice.endpoints ?? []) if (e.targetRef?.uid && e.conditions?.ready === false) outOfRotation.add(e.targetRef.uid);
+    const slices = this.currentSlices(policy);
+    for (const slice of slices) for (const e of slice.endpoints ?? []) if (e.targetRef?.uid && e.conditions?.ready === false) outOfRotation.add(e.targetRef.uid);
     const drain = planDrain({
       targets: targets.map((p) => {
         const h = this.o.health.get(key, uidOf(p));
@@ -205,7 +206,7 @@ export class PolicyController {
     });
 
     const leader = this.o.isLeader();
-    if (leader) await this.applySlices(log, policy, service as ServiceObject, selectedPods, drain);
+    if (leader) await this.applySlices(log, policy, service as ServiceObject, selectedPods, drain, slices);
 
     // Replacement: the ledgers are charged and persisted before any eviction.
     let ledger = this.policyLedger(policyObj);
@@ -336,7 +337,8 @@ export class PolicyController {
     return value;
   }
 
-  private async applySlices(log: Logger, policy: ParsedPolicy, service: ServiceObject, selectedPods: PodObject[], drain: DrainPlan): Promise<void> {
+  /** `existing`: the Service's slices as they stand, read once per reconcile (see currentSlices). */
+  private async applySlices(log: Logger, policy: ParsedPolicy, service: ServiceObject, selectedPods: PodObject[], drain: DrainPlan, existing: EndpointSliceObject[]): Promise<void> {
     const ns = policy.obj.metadata.namespace;
     const svcName = policy.spec.serviceName;
     const nodeZones: Record<string, string> = {};
@@ -344,7 +346,6 @@ export class PolicyController {
       const zone = node.metadata?.labels?.[ZONE_LABEL];
       if (zone && node.metadata?.name) nodeZones[node.metadata.name] = zone;
     }
-    const existing = this.currentSlices(policy);
     const previous = new Map(((statusOf(policy.obj)?.pods ?? []) as Array<{ uid: string; state: string; drained?: boolean }>).map((p) => [p.uid, p]));
     const sliceService: SliceService = {
       name: svcName,
