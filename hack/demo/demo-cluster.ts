@@ -6,7 +6,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CoreV1Api, KubeConfig, KubernetesObjectApi, loadAllYaml, makeInformer, type V1Pod } from "@kubernetes/client-node";
 import { startApiServer, type TestApiServer } from "../../test/apiserver/index.js";
-import { loadCrd, type Obj } from "../../test/integration/support/cluster.js";
+import { installCrd, type Obj } from "../../test/integration/support/cluster.js";
 import { PodFarm } from "../../test/integration/support/pod-farm.js";
 import { startOperatorProcess, type OperatorProcess } from "../../test/support/operator-process.js";
 import { waitFor } from "../../test/support/wait-for.js";
@@ -56,8 +56,7 @@ export async function startDemoCluster(opts: DemoClusterOptions): Promise<DemoCl
     kc.loadFromString(server.kubeconfig());
     const api = KubernetesObjectApi.makeApiClient(kc);
 
-    await api.create(loadCrd());
-    await waitFor(() => api.list("healthprobe.io/v1alpha1", "HealthProbePolicy", NAMESPACE).then(() => true), { what: "the HealthProbePolicy CRD to be served" });
+    await installCrd(api);
 
     // Every pod the kubelet stand-in starts gets a server on its IP as soon as the watch shows it.
     const farm = new PodFarm();

@@ -39,6 +39,12 @@ export function loadCrd(): Obj {
   return loadYaml(readFileSync(new URL("../../../crds/healthprobe.io_healthprobepolicies.yaml", import.meta.url), "utf8")) as Obj;
 }
 
+/** Creates the CRD and waits until HealthProbePolicies are served. */
+export async function installCrd(api: KubernetesObjectApi): Promise<void> {
+  await api.create(loadCrd());
+  await waitFor(() => api.list("healthprobe.io/v1alpha1", "HealthProbePolicy").then(() => true), { what: "the HealthProbePolicy CRD to be served" });
+}
+
 let clustersStarted = 0;
 
 /**
@@ -81,15 +87,7 @@ export async function startCluster(opts: ApiServerOptions & { namespace?: string
     },
     stop: () => server.stop(),
   };
-  await cluster.create(loadCrd());
-  await waitFor(async () => {
-    try {
-      await api.list("healthprobe.io/v1alpha1", "HealthProbePolicy", namespace);
-      return true;
-    } catch {
-      return false;
-    }
-  }, { what: "the HealthProbePolicy CRD to be served" });
+  await installCrd(api);
   await cluster.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
   // Where the operator keeps its Lease and operator-wide ledger.
   await cluster.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "healthprobe-system" } });
