@@ -125,6 +125,8 @@ describe("leader election on the API test server", () => {
       await waitFor(() => !a.elector.isLeader(), { what: "a to stop leading" });
       // Fenced strictly before the lease duration, which is when anyone else could take it.
       expect(Date.now() - lastRenew).toBeLessThan(1500);
+      // The callback runs on the deadline timer, which a loaded machine may run a little after this poll.
+      await waitFor(() => a.log.includes("stopped"), { what: "onStoppedLeading" });
       expect(a.log).toEqual(["started", "stopped"]);
     } finally {
       server.faults.clear();

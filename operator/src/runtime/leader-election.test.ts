@@ -98,6 +98,30 @@ describe("LeaderElector", () => {
     expect(a.elector.isLeader()).toBe(false);
   });
 
+  it("calls onStoppedLeading as isLeader turns false even when timers fire a millisecond early", async () => {
+    const fake = new FakeClock();
+    // Node's timers may run up to 1 ms before Date.now() reaches their due time.
+    const early = { now: () => fake.now(), setTimeout: (fn: () => void, ms: number) => fake.setTimeout(fn, Math.max(1, ms - 1)), clearTimeout: (h: unknown) => fake.clearTimeout(h) };
+    const store = new MemoryLeaseStore();
+    const view = partitionable(store);
+    const log: string[] = [];
+    const a = new LeaderElector({ store: view, identity: "a", clock: early, random: () => 0.5, onStoppedLeading: () => log.push("stopped") });
+    a.start();
+    await fake.advanceAsync(100);
+    expect(a.isLeader()).toBe(true);
+    view.cut = true;
+    let lostAt = 0;
+    let stoppedAt = 0;
+    for (let t = 0; t < 15_000 && !stoppedAt; t++) {
+      await fake.advanceAsync(1);
+      if (!lostAt && !a.isLeader()) lostAt = fake.now();
+      if (!stoppedAt && log.includes("stopped")) stoppedAt = fake.now();
+    }
+    expect(lostAt).toBeGreaterThan(0);
+    expect(stoppedAt).toBe(lostAt);
+    await a.stop();
+  });
+
   it("takes over a lease whose holder stopped renewing, once it has expired by its own observation", async () => {
     const clock = new FakeClock();
     const store = new MemoryLeaseStore();

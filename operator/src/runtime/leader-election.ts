@@ -205,8 +205,12 @@ export class LeaderElector {
     const due = this.renewedAt + this.renewDeadlineMs - this.clock.now();
     this.deadlineTimer = this.clock.setTimeout(() => {
       this.deadlineTimer = undefined;
-      if (this.phase === "leading" && !this.isLeader()) this.lostLeadership("renew deadline passed");
-    }, Math.max(0, due));
+      if (this.phase !== "leading") return;
+      // Node's timers can fire a millisecond before Date.now() reaches the deadline: wait for it
+      // again, or onStoppedLeading would lag isLeader() until the next tick.
+      if (this.isLeader()) this.armDeadline();
+      else this.lostLeadership("renew deadline passed");
+    }, Math.max(1, due));
   }
 
   private lostLeadership(why: string): void {
