@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 NPM_STAMP := node_modules/.package-lock.json
 
-.PHONY: all test unit typecheck lint demo crds build bench e2e clean deps
+.PHONY: all test unit typecheck lint demo crds build bench e2e e2e-local clean deps
 
 all: test
 
@@ -22,7 +22,7 @@ unit: deps
 	npm test --silent
 
 ## Installs dependencies when missing, then typecheck, lint and every test.
-test: deps typecheck lint unit
+test: deps typecheck lint unit e2e-local
 
 ## The operator on the embedded API test server with demo pods on loopback and a live view.
 demo: deps
@@ -41,6 +41,10 @@ bench: deps
 ## The e2e suite against whatever KUBECONFIG points at (a kind cluster, or the API test server when unset).
 e2e: deps
 	node --experimental-vm-modules node_modules/jest/bin/jest.js --testPathIgnorePatterns '/node_modules/' --roots test/e2e
+
+## The e2e suite on the API test server whatever the environment says, as part of make test.
+e2e-local: deps
+	env -u KUBECONFIG node --experimental-vm-modules node_modules/jest/bin/jest.js --testPathIgnorePatterns '/node_modules/' --roots test/e2e
 
 clean:
 	rm -rf dist .scratch coverage

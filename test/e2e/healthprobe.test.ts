@@ -181,6 +181,16 @@ describe("healthprobe-operator end to end", () => {
     expect(row!.split(/\s+/).slice(0, 5)).toEqual([POLICY, SERVICE, String(REPLICAS), String(REPLICAS), "0"]);
   });
 
+  it("shows the counts and conditions behind them with kubectl get hpp -o wide", async () => {
+    const out = await kubectl(env.kubeconfigPath, ["get", "hpp", "-n", namespace, "-o", "wide"]);
+    const [header, row] = out.trim().split("\n");
+    expect(header!.split(/\s{2,}/)).toEqual([
+      "NAME", "SERVICE", "TARGETS", "HEALTHY", "DRAINED", "REPLACED(24H)", "READY", "AGE",
+      "UNHEALTHY", "UNKNOWN", "REASON", "DEGRADED", "FAILOPEN", "CAPPED", "REPLACEMENT",
+    ]);
+    expect(row!.split(/\s+/).slice(8)).toEqual(["0", "0", "Reconciled", "False", "False", "False", "NotBlocked"]);
+  });
+
   it("made only requests the chart's RBAC grants (test server only, where the request log is visible)", () => {
     if (env.mode !== "test-server" || !env.server) return;
     const requests = requestsBy(env.server.requestLog, { user: OPERATOR_USER });

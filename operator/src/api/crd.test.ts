@@ -90,15 +90,22 @@ describe("buildCrd", () => {
     expect(version.subresources).toEqual({ status: {} });
   });
 
-  it("prints Service, Targets, Healthy, Drained, Replaced(24h), Ready and Age", () => {
-    expect(version.additionalPrinterColumns.map((c: Schema) => `${c.name}=${c.jsonPath}:${c.type}`)).toEqual([
-      "Service=.spec.serviceName:string",
-      "Targets=.status.targets:integer",
-      "Healthy=.status.healthy:integer",
-      "Drained=.status.drained:integer",
-      "Replaced(24h)=.status.replacedLast24h:integer",
-      'Ready=.status.conditions[?(@.type=="Ready")].status:string',
-      "Age=.metadata.creationTimestamp:date",
+  it("prints Service, Targets, Healthy, Drained, Replaced(24h), Ready and Age, and more with -o wide", () => {
+    expect(version.additionalPrinterColumns.map((c: Schema) => `${c.name}=${c.jsonPath}:${c.type}:${c.priority ?? 0}`)).toEqual([
+      "Service=.spec.serviceName:string:0",
+      "Targets=.status.targets:integer:0",
+      "Healthy=.status.healthy:integer:0",
+      "Drained=.status.drained:integer:0",
+      "Replaced(24h)=.status.replacedLast24h:integer:0",
+      'Ready=.status.conditions[?(@.type=="Ready")].status:string:0',
+      "Age=.metadata.creationTimestamp:date:0",
+      "Unhealthy=.status.unhealthy:integer:1",
+      "Unknown=.status.unknown:integer:1",
+      'Reason=.status.conditions[?(@.type=="Ready")].reason:string:1',
+      'Degraded=.status.conditions[?(@.type=="Degraded")].status:string:1',
+      'FailOpen=.status.conditions[?(@.type=="FailOpen")].status:string:1',
+      'Capped=.status.conditions[?(@.type=="DrainCapped")].status:string:1',
+      'Replacement=.status.conditions[?(@.type=="ReplacementBlocked")].reason:string:1',
     ]);
   });
 
