@@ -140,7 +140,8 @@ describe("make demo", () => {
     await waitFor(async () => (await readiness(api)).get(first) === false, { timeoutMs: 60_000, what: `${first} drained after key 1` });
     // The footer's kubectl line works against the demo as printed.
     const table = await kubectl(["get", "hpp", "-n", "demo", "-o", "wide"], join(demo.dir, "kubeconfig"));
-    expect(table.stdout).toMatch(/^web\s+web\s+5\s+4\s+1\s+0\s+True\b/m);
+    // Wide: Unhealthy 1, Unknown 0, Reconciled, Degraded, not fail-open, within the cap, nothing blocked.
+    expect(table.stdout).toMatch(/^web\s+web\s+5\s+4\s+1\s+0\s+True\s+\S+\s+1\s+0\s+Reconciled\s+True\s+False\s+False\s+NotBlocked$/m);
     await waitFor(() => demo.output().includes(`${first} now answers HTTP 503`), { what: "the notice of the key" });
     // As the README's "try next" says: the Events, also in describe.
     const kubeconfig = join(demo.dir, "kubeconfig");
