@@ -164,8 +164,7 @@ export class LeaderElector {
     // takeover does not wait for the next jittered retry; never earlier, so never two leaders.
     const held = this.observed && this.observed.holderIdentity !== "" && this.observed.holderIdentity !== this.identity;
     if (!held) return jittered;
-    const durationMs = this.observed!.leaseDurationSeconds > 0 ? this.observed!.leaseDurationSeconds * 1000 : this.leaseDurationMs;
-    const untilExpiry = this.observedAt + durationMs - this.clock.now() + 1;
+    const untilExpiry = this.observedExpiry(this.observed!) - this.clock.now() + 1;
     return Math.max(1, Math.min(jittered, untilExpiry));
   }
 
@@ -243,6 +242,12 @@ export class LeaderElector {
     }
   }
 
+  /** When the observed lease expires. Judged from when WE saw the record change, not from the remote renewTime: clocks differ. */
+  private observedExpiry(record: LeaseRecord): number {
+    const durationMs = record.leaseDurationSeconds > 0 ? record.leaseDurationSeconds * 1000 : this.leaseDurationMs;
+    return this.observedAt + durationMs;
+  }
+
   private async tryAcquireOrRenew(now: number): Promise<boolean> {
     const fresh: LeaseRecord = {
       holderIdentity: this.identity,
@@ -266,9 +271,7 @@ export class LeaderElector {
 
     this.observe(current);
     const held = current.holderIdentity !== "" && current.holderIdentity !== this.identity;
-    // Expiry is judged from when WE saw the record change, not from the remote renewTime: clocks differ.
-    const durationMs = (current.leaseDurationSeconds > 0 ? current.leaseDurationSeconds * 1000 : this.leaseDurationMs);
-    if (held && this.observedAt + durationMs > this.clock.now()) return false;
+    if (held && this.observedExpiry(current) > this.clock.now()) return false;
 
     const ours = current.holderIdentity === this.identity;
     const next: LeaseRecord = {
