@@ -64,6 +64,7 @@ export async function startDemoCluster(opts: DemoClusterOptions): Promise<DemoCl
     const broken = new Set<string>();
     const ipOf = new Map<string, string>();
     const serving = new Set<string>();
+    const serveHealth = (name: string, ip: string) => (broken.has(name) ? farm.failing(ip) : farm.healthy(ip));
     // A pod IP already taken (another demo on the same range) fails the start at once.
     let serveFailed!: (err: Error) => void;
     const servingFailed = new Promise<never>((_, reject) => (serveFailed = reject));
@@ -76,8 +77,7 @@ export async function startDemoCluster(opts: DemoClusterOptions): Promise<DemoCl
       if (!name || !ip || ipOf.get(name) === ip) return;
       ipOf.set(name, ip);
       // An IP handed out again after a pod is gone starts healthy.
-      if (broken.has(name)) farm.failing(ip);
-      else farm.healthy(ip);
+      serveHealth(name, ip);
       farm.serve(ip).then(
         () => serving.add(ip),
         (err: unknown) => serveFailed(new Error(`serving pod ${name} on ${ip}:8080 (is another demo using --pod-cidr ${opts.podCidr}? give this one another range)`, { cause: err })),
@@ -116,8 +116,7 @@ export async function startDemoCluster(opts: DemoClusterOptions): Promise<DemoCl
       if (failing) broken.add(name);
       else broken.delete(name);
       const ip = ipOf.get(name);
-      if (ip && failing) farm.failing(ip);
-      else if (ip) farm.healthy(ip);
+      if (ip) serveHealth(name, ip);
     };
     return {
       kubeconfigPath,

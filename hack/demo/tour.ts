@@ -3,6 +3,7 @@
 // the policy's status and conditions, Events, pods — never in the operator's logs. Every
 // snapshot is also checked against the safety rules (the drain cap, the hourly budget), so
 // a violation fails the tour at once.
+import { findCondition } from "../../operator/src/domain/conditions.js";
 import type { Obj } from "../../test/integration/support/cluster.js";
 import type { Snapshot } from "./snapshot.js";
 import { endpointReadiness, eventTime, formatDuration, orderedPods, toMs } from "./view.js";
@@ -43,7 +44,7 @@ const waiting = (waitingFor: string): Verdict => ({ ok: false, waitingFor });
 
 const statusOf = (s: Snapshot): Record<string, any> => s.policy?.status ?? {};
 const statusPod = (s: Snapshot, name: string): Record<string, any> | undefined => (statusOf(s).pods ?? []).find((p: { name: string }) => p.name === name);
-const condition = (s: Snapshot, type: string): Record<string, string> | undefined => (statusOf(s).conditions ?? []).find((c: { type: string }) => c.type === type);
+const condition = (s: Snapshot, type: string) => findCondition(statusOf(s).conditions, type);
 const livePods = (s: Snapshot): Obj[] => orderedPods(s).filter((p) => !p.metadata?.deletionTimestamp);
 const podNamed = (s: Snapshot, name: string): Obj | undefined => s.pods.find((p) => p.metadata?.name === name);
 

@@ -1,6 +1,8 @@
 // The demo's live view as plain lines: a pure function of one snapshot and the clock, so it
 // can be tested and captured. The terminal side (in-place redraw, keys) is in terminal.ts.
-import { computeBudget, type LedgerEntry } from "../../operator/src/domain/budget.js";
+import { computeBudget } from "../../operator/src/domain/budget.js";
+import { findCondition } from "../../operator/src/domain/conditions.js";
+import { decodePolicyLedger } from "../../operator/src/domain/ledger.js";
 import { readinessOf, type Obj } from "../../test/integration/support/cluster.js";
 import type { Snapshot } from "./snapshot.js";
 
@@ -99,8 +101,9 @@ export function computeBudgetLine(s: Snapshot): string {
   const spec = s.policy?.spec?.replacement;
   if (!spec) return "-";
   if (spec.enabled === false) return "replacement disabled";
-  const entries: LedgerEntry[] = (s.policy?.status?.replacements ?? []).map((r: Record<string, string>) => ({ pod: r.pod, uid: r.uid, time: Date.parse(r.time ?? ""), method: r.method }));
-  const b = computeBudget(entries, s.at, { maxPerHour: spec.maxPerHour, maxPerDay: spec.maxPerDay });
+  const ledger = decodePolicyLedger(s.policy?.status?.replacements);
+  if (!ledger.ok) return ledger.error;
+  const b = computeBudget(ledger.entries, s.at, { maxPerHour: spec.maxPerHour, maxPerDay: spec.maxPerDay });
   const next = b.nextSlotAt !== undefined ? ` · next slot in ${formatDuration(b.nextSlotAt - s.at)}` : "";
   return `hourly ${b.usedHour}/${spec.maxPerHour} · daily ${b.usedDay}/${spec.maxPerDay}${next} · replaced in 24h: ${s.policy?.status?.replacedLast24h ?? 0}`;
 }
@@ -170,12 +173,11 @@ export function renderView(s: Snapshot, o: ViewOptions): string[] {
     ]).map((l) => ` ${l}`),
   );
   lines.push("");
-  const conditions = (status.conditions ?? []) as Array<Record<string, string>>;
   lines.push("CONDITIONS");
   lines.push(
     ...table(
       CONDITIONS.map((type) => {
-        const c = conditions.find((x) => x.type === type);
+        const c = findCondition(status.conditions, type);
         return [type, c?.status ?? "-", c?.reason ?? "", c?.message ?? ""];
       }),
     ).map((l) => `  ${l}`),

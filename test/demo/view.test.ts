@@ -127,6 +127,11 @@ describe("the budget line", () => {
   it("says so when replacement is off", () => {
     expect(computeBudgetLine(aSnapshot({ policy: aPolicy({}, { replacement: { enabled: false } }) }))).toBe("replacement disabled");
   });
+
+  it("shows why a ledger the operator could not read either is unreadable, instead of counting it", () => {
+    const s = aSnapshot({ policy: aPolicy({ replacements: [{ pod: "web-a", uid: "u", time: "yesterday", method: "Evict" }] }) });
+    expect(computeBudgetLine(s)).toBe("status.replacements: entry 0: time must be an RFC 3339 date-time");
+  });
 });
 
 describe("the whole view", () => {
