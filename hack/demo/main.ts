@@ -9,7 +9,7 @@
 // seconds; --plain prints one frame after another instead of redrawing (for logs).
 import { relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { repoRoot } from "../../test/integration/support/cluster.js";
+import { kubectlBin, repoRoot } from "../../test/support/paths.js";
 import { startDemoCluster, type DemoCluster } from "./demo-cluster.js";
 import { readKeys, openScreen } from "./terminal.js";
 import { runTour, type TourResult } from "./tour.js";
@@ -54,7 +54,7 @@ try {
   process.stderr.write(`demo: could not start: ${describe(err)}\n`);
   process.exit(1);
 }
-const kubectl = shown(resolve(repoRoot, ".tools", "bin", "kubectl"));
+const kubectl = shown(kubectlBin);
 const kubeconfig = shown(cluster.kubeconfigPath);
 const operatorLog = shown(cluster.operatorLogPath);
 

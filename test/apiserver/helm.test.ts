@@ -5,17 +5,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stringify } from "yaml";
 import { startApiServer, type TestApiServer } from "./index.js";
-import { repoRoot } from "./test-kit.js";
+import { helmBin } from "../support/paths.js";
 import { widgetCrd } from "./crd-fixture.js";
 
-const helmPath = join(repoRoot, ".tools", "bin", "helm");
 let server: TestApiServer;
 let dir: string;
 
 function helm(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
-      helmPath,
+      helmBin,
       ["--kubeconfig", join(dir, "kubeconfig"), ...args],
       {
         timeout: 60_000,

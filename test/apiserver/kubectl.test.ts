@@ -1,7 +1,8 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { spawn } from "node:child_process";
 import { startApiServer, type TestApiServer } from "./index.js";
-import { Kubectl, aConfigMap, http, kubectlPath, objectApi, ownerRef, type Obj } from "./test-kit.js";
+import { kubectlBin } from "../support/paths.js";
+import { Kubectl, aConfigMap, http, objectApi, ownerRef, type Obj } from "./test-kit.js";
 import { widgetCrd } from "./crd-fixture.js";
 import { waitFor } from "../support/wait-for.js";
 
@@ -76,7 +77,7 @@ describe("the real kubectl", () => {
   it("sees a change with get -w", async () => {
     await kubectl.run(["apply", "-f", kubectl.file("w-watch.yaml", widgetYaml("watched", 1))]);
     let output = "";
-    const child = spawn(kubectlPath, ["--kubeconfig", kubectl.kubeconfig, "get", "wd", "watched", "-w", "-o", "jsonpath={.spec.size}{\"\\n\"}"], { env: { ...process.env, HOME: kubectl.home } });
+    const child = spawn(kubectlBin, ["--kubeconfig", kubectl.kubeconfig, "get", "wd", "watched", "-w", "-o", "jsonpath={.spec.size}{\"\\n\"}"], { env: { ...process.env, HOME: kubectl.home } });
     child.stdout.on("data", (d: Buffer) => (output += d.toString()));
     try {
       await waitFor(() => output.includes("1\n"), { what: "initial watch output" });

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, existsSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
-import { repoRoot } from "./test-kit.js";
+import { repoRoot } from "../support/paths.js";
 import { waitFor } from "../support/wait-for.js";
 
 const tsx = join(repoRoot, "node_modules", ".bin", "tsx");

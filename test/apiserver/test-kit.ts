@@ -3,12 +3,10 @@ import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { ApiException, KubeConfig, KubernetesObjectApi, PatchStrategy, setHeaderOptions, type KubernetesObject } from "@kubernetes/client-node";
+import { kubectlBin } from "../support/paths.js";
 import type { TestApiServer } from "./index.js";
 
-export const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
-export const kubectlPath = join(repoRoot, ".tools", "bin", "kubectl");
 
 /** Call options that make client-node send a JSON merge patch (its default is a JSON patch). */
 export const asMergePatch = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
@@ -130,7 +128,7 @@ export class Kubectl {
     const cache = mkdtempSync(join(this.dir, "cache-"));
     return new Promise((resolve) => {
       execFile(
-        kubectlPath,
+        kubectlBin,
         ["--kubeconfig", this.kubeconfig, "--cache-dir", cache, ...args],
         { timeout: opts.timeoutMs ?? 30_000, env: { ...process.env, HOME: this.dir } },
         (err, stdout, stderr) => {

@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { spawnSync } from "node:child_process";
 import { parse } from "yaml";
-import { ALL_OPTIONAL_ON, chartDir, helm, renderChart, repoRoot, setArgs, type KubeManifest } from "./helm.js";
+import { ALL_OPTIONAL_ON, chartDir, helm, renderChart, setArgs, type KubeManifest } from "./helm.js";
+import { repoRoot } from "../support/paths.js";
 
 const byKind = (docs: KubeManifest[], kind: string): KubeManifest[] => docs.filter((d) => d.kind === kind);
 const one = (docs: KubeManifest[], kind: string): any => {

@@ -3,14 +3,11 @@
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, mkdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
+import { helmBin, kubectlBin, repoRoot } from "../support/paths.js";
 
-export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 export const chartDir = join(repoRoot, "charts", "healthprobe-operator");
-export const helmBin = join(repoRoot, ".tools", "bin", "helm");
-export const kubectlBin = join(repoRoot, ".tools", "bin", "kubectl");
 
 /** Values that switch every optional part of the chart on. */
 export const ALL_OPTIONAL_ON = ["serviceMonitor.enabled=true", "prometheusRule.enabled=true", "grafanaDashboard.enabled=true"];

@@ -18,7 +18,8 @@ import {
 import { fetch } from "undici";
 import { stringify } from "yaml";
 import type { TestApiServer } from "../apiserver/index.js";
-import { Kubectl, kubeConfigFor, kubectlPath, type Obj } from "../apiserver/test-kit.js";
+import { Kubectl, kubeConfigFor, type Obj } from "../apiserver/test-kit.js";
+import { kubectlBin } from "../support/paths.js";
 
 export type { Obj };
 
@@ -399,7 +400,7 @@ export class KubectlDriver implements Driver {
   async watch(type: ResourceType, namespace: string, label: string): Promise<WatchView> {
     const events: SeenEvent[] = [];
     const cache = join(this.kubectl.home, `watch-cache-${++this.files}`);
-    const child = spawn(kubectlPath, ["--kubeconfig", this.kubectl.kubeconfig, "--cache-dir", cache, "get", type.kubectlName, "-n", namespace, "-w", "--output-watch-events", "-L", label], {
+    const child = spawn(kubectlBin, ["--kubeconfig", this.kubectl.kubeconfig, "--cache-dir", cache, "get", type.kubectlName, "-n", namespace, "-w", "--output-watch-events", "-L", label], {
       env: { ...process.env, HOME: this.kubectl.home },
     });
     let buffered = "";

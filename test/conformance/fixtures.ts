@@ -2,7 +2,8 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
-import { repoRoot, type Obj } from "../apiserver/test-kit.js";
+import type { Obj } from "../apiserver/test-kit.js";
+import { repoRoot } from "../support/paths.js";
 
 export const crdsDir = join(repoRoot, "crds");
 export const crdName = "healthprobepolicies.healthprobe.io";

@@ -10,7 +10,8 @@ import { afterEach, describe, expect, it } from "@jest/globals";
 import { KubeConfig, KubernetesObjectApi } from "@kubernetes/client-node";
 import { kubectl } from "../chart/helm.js";
 import { waitFor } from "../support/wait-for.js";
-import { readinessOf, repoRoot, uniquePodCidr, type Obj } from "../integration/support/cluster.js";
+import { readinessOf, uniquePodCidr, type Obj } from "../integration/support/cluster.js";
+import { repoRoot } from "../support/paths.js";
 
 interface Demo {
   child: ChildProcess;

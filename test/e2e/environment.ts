@@ -6,13 +6,11 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import type { V1PodSpec } from "@kubernetes/client-node";
 import { startApiServer, type TestApiServer } from "../apiserver/index.js";
+import { kubectlBin, repoRoot } from "../support/paths.js";
 
-export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
-export const kubectlBin = join(repoRoot, ".tools", "bin", "kubectl");
 
 export const BACKEND_PORT = 8080;
 export const HEALTH_PATH = "/healthz";

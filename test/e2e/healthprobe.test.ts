@@ -9,7 +9,8 @@ import { MANAGED_BY_VALUE } from "../../operator/src/api/group.js";
 import { requestsBy } from "../apiserver/index.js";
 import { waitFor } from "../support/wait-for.js";
 import { checkRequestsAgainstRbac, rbacRulesFromChart } from "../chart/rbac.js";
-import { BACKEND_PORT, HEALTH_PATH, OPERATOR_NAMESPACE, OPERATOR_USER, kubectl, repoRoot, startEnvironment, type BackendPod, type E2eEnvironment } from "./environment.js";
+import { BACKEND_PORT, HEALTH_PATH, OPERATOR_NAMESPACE, OPERATOR_USER, kubectl, startEnvironment, type BackendPod, type E2eEnvironment } from "./environment.js";
+import { repoRoot } from "../support/paths.js";
 
 const REPLICAS = 3;
 const SERVICE = "web";

@@ -3,11 +3,10 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import type { TestApiServer } from "../apiserver/index.js";
+import { repoRoot } from "./paths.js";
 import { waitFor } from "./wait-for.js";
 
-const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
 
 export interface OperatorProcessOptions {
   server: TestApiServer;

@@ -2,12 +2,10 @@
 // loopback IPs), the CRD applied, a namespace, and helpers that talk to it over real HTTP with
 // @kubernetes/client-node, exactly as in a cluster.
 import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { KubeConfig, KubernetesObjectApi, loadYaml, type KubernetesObject } from "@kubernetes/client-node";
 import { startApiServer, type ApiServerOptions, type TestApiServer } from "../../apiserver/index.js";
 import { waitFor } from "../../support/wait-for.js";
 
-export const repoRoot = fileURLToPath(new URL("../../..", import.meta.url));
 
 export type Obj = KubernetesObject & Record<string, any>;
 
