@@ -4,6 +4,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
 import { waitFor } from "../support/wait-for.js";
 import { CrashScenario } from "./support/crash-scenario.js";
+import { conditionOf } from "./support/queries.js";
 
 let s: CrashScenario;
 
@@ -26,7 +27,7 @@ describe("replacement crash safety", () => {
     // The charge was persisted before the eviction; the status write after it never happened.
     const charged = await s.status();
     expect(charged?.replacements.map((r: { uid: string }) => r.uid)).toEqual([victimUid]);
-    expect(charged?.conditions?.find((c: { type: string }) => c.type === "ReplacementBlocked")?.status).not.toBe("True");
+    expect(conditionOf(charged, "ReplacementBlocked")?.status).not.toBe("True");
     expect(await s.operatorLedgerUids()).toEqual([victimUid]);
 
     s.operator();

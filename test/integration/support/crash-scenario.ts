@@ -9,7 +9,7 @@ import { startOperatorProcess, type OperatorProcess } from "../../support/operat
 import { waitFor } from "../../support/wait-for.js";
 import { aPolicy, aReplicaSet, aService, startCluster, type Obj, type TestCluster } from "./cluster.js";
 import { PodFarm } from "./pod-farm.js";
-import { evictionsOf, livePods, operatorLedger, policyStatus } from "./queries.js";
+import { conditionOf, evictionsOf, livePods, operatorLedger, policyStatus } from "./queries.js";
 
 export const AFTER_MS = 30_000;
 
@@ -80,7 +80,7 @@ export class CrashScenario {
   async expectOtherBlockedOnBudget(other: Obj, victimUid: string, unhealthySince: Map<string, string>): Promise<Record<string, any>> {
     const after = await waitFor(async () => {
       const st = await this.status();
-      const c = st?.conditions?.find((x: { type: string }) => x.type === "ReplacementBlocked");
+      const c = conditionOf(st, "ReplacementBlocked");
       return c?.status === "True" && c.reason === "Budget" ? st : undefined;
     }, { timeoutMs: 20_000, what: "the other pod blocked on Budget" });
     expect(after.pods.find((p: { uid: string }) => p.uid === other.metadata!.uid)?.unhealthySince).toBe(unhealthySince.get(other.metadata!.uid!));
