@@ -71,7 +71,6 @@ export function matchesLabels(selector: LabelSelector, labels: Record<string, st
   });
 }
 
-/** Matches a metav1.LabelSelector object (matchLabels + matchExpressions), as PDBs and ReplicaSets use it. */
 /**
  * metav1.LabelSelectorAsSelector + Matches, the one matcher of the server and its controllers:
  * a null selector selects nothing, and an unknown operator (which the real conversion refuses)

@@ -30,7 +30,7 @@ export class Store {
   private readonly listeners = new Set<EventListener>();
   /** The newest resourceVersion whose event is no longer kept: watches from before it get 410. */
   compactedRv = 0;
-  /** uid -> live object count, and owner uid -> dependents' keys: what garbage collection looks up. */
+  /** The uids of stored objects, and owner uid -> dependents' keys: what garbage collection looks up. */
   private readonly uids = new Set<string>();
   private readonly dependents = new Map<string, Set<string>>();
 

@@ -218,7 +218,7 @@ export function toTable(t: ResourceType, objects: KubeObject[], listMeta: Record
   let cells: (o: KubeObject) => unknown[];
   if (t.crd) {
     const printer = t.crd.printerColumns;
-    columns = [col("Name", "string", "Name must be unique within a namespace.", "name")];
+    columns = [NAME];
     for (const p of printer) columns.push(col(p.name, p.type, p.description ?? "", p.format ?? "", p.priority ?? 0));
     const hasAge = printer.some((p) => p.jsonPath === ".metadata.creationTimestamp");
     if (printer.length === 0 || !hasAge) columns.push(col("Age", "date", "CreationTimestamp is a timestamp representing the server time when this object was created."));
@@ -233,7 +233,7 @@ export function toTable(t: ResourceType, objects: KubeObject[], listMeta: Record
     columns = printer.columns;
     cells = (o) => printer.row(o, now);
   } else {
-    columns = [col("Name", "string", "Name must be unique within a namespace.", "name"), col("Age", "string", "CreationTimestamp is a timestamp representing the server time when this object was created.")];
+    columns = [NAME, AGE];
     cells = (o) => [o.metadata.name, age(o, now)];
   }
   return {
