@@ -160,6 +160,37 @@ describe("make demo", () => {
     await expectAllStopped(demo, pods.map((p) => p.status.podIP as string));
   }, 180_000);
 
+  it("the live view: keys follow the pod, a deleted pod's server stops, its replacement shows as new, and a notice says when its pod is gone", async () => {
+    const demo = startDemo(["--plain"]);
+    await waitFor(() => demo.output().includes("keys  1-5 break/heal that pod"), { timeoutMs: 60_000, what: "the first frame of the live view" });
+    const { api } = apiOf(demo.dir);
+    const kubeconfig = join(demo.dir, "kubeconfig");
+    const pods = await podsOf(api);
+    const [first, second, third] = pods.map((p) => ({ name: p.metadata!.name as string, ip: p.status.podIP as string }));
+    await waitFor(async () => (await healthyCount(api)) === 5, { timeoutMs: 60_000, what: "all 5 pods Healthy" });
+
+    // As the README's "try next" says: delete a pod; its ReplicaSet recreates it.
+    expect((await kubectl(["delete", "pod", first!.name, "-n", "demo"], kubeconfig)).stdout).toContain(`pod "${first!.name}" deleted`);
+    await waitFor(async () => (await podsOf(api)).length === 5 && !(await podsOf(api)).some((p) => p.metadata!.name === first!.name), { timeoutMs: 60_000, what: "the replacement pod, the deleted one gone" });
+    await waitFor(() => refuses(first!.ip, 8080), { timeoutMs: 10_000, what: `the server of deleted pod ${first!.name} to stop` });
+    const replacement = (await podsOf(api)).map((p) => p.metadata!.name as string).find((n) => !pods.some((p) => p.metadata!.name === n))!;
+    await waitFor(() => new RegExp(`^ *\\d\\s+${replacement} new\\s`, "m").test(demo.output()), { what: `${replacement} listed as new` });
+
+    // Key 2 still breaks the pod it broke before the first one went, not the next row up.
+    demo.child.stdin!.write("2");
+    await waitFor(async () => (await readiness(api)).get(second!.name) === false, { timeoutMs: 60_000, what: `${second!.name} drained after key 2` });
+    expect((await readiness(api)).get(third!.name)).toBe(true);
+
+    // The notice follows its pod: once that pod is deleted, it says so instead of a stale "now answers".
+    await kubectl(["delete", "pod", second!.name, "-n", "demo"], kubeconfig);
+    await waitFor(() => demo.output().includes(`> ${second!.name} is gone: key 2 is free until a new pod takes it`), { timeoutMs: 60_000, what: "the notice that the pod is gone" });
+    await waitFor(() => refuses(second!.ip, 8080), { timeoutMs: 10_000, what: `the server of deleted pod ${second!.name} to stop` });
+    expect(await refuses(third!.ip, 8080)).toBe(false);
+
+    demo.child.stdin!.write("q");
+    expect(await demo.exited).toBe(0);
+  }, 180_000);
+
   it("headless, it serves kubectl until Ctrl-C (SIGINT), which stops the operator, the pod servers and the API server", async () => {
     const podCidr = uniquePodCidr();
     const demo = startDemo(["--headless"], podCidr);
