@@ -1,13 +1,13 @@
 // The README's commands that run without a cluster, run as a reader would paste them: the probe
 // command piped into a JSON parser, `helm template`, and `make image` (with the container
 // engine replaced by `echo`, so that no image is built here).
-import { spawn, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { helm, parseManifests } from "../chart/helm.js";
 import { repoRoot } from "../support/paths.js";
+import { sh } from "./shell.js";
 
 const readme = readFileSync(`${repoRoot}/README.md`, "utf8");
 
@@ -16,23 +16,6 @@ function readmeLine(prefix: string): string {
   const lines = readme.split("\n").filter((l) => l.startsWith(prefix));
   expect(lines).toHaveLength(1);
   return lines[0]!.replace(/\s+#.*$/, "");
-}
-
-function sh(command: string): { code: number | null; stdout: string; stderr: string } {
-  const r = spawnSync("sh", ["-c", command], { cwd: repoRoot, encoding: "utf8", timeout: 60_000, env: { ...process.env, npm_config_update_notifier: "false" } });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
-
-/** As sh, without blocking this process (whose server the command probes). */
-function shAsync(command: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn("sh", ["-c", command], { cwd: repoRoot, env: { ...process.env, npm_config_update_notifier: "false" } });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
-    child.once("close", (code) => resolve({ code, stdout, stderr }));
-  });
 }
 
 // Parses every line of its stdin as JSON, printing them back as one array: fails on a line that is not JSON.
@@ -56,7 +39,7 @@ describe("the README's probe command", () => {
     const line = readmeLine("npm run -s probe -- ");
     expect(line).toContain("--address 10.1.2.3 --port 8080");
     const command = `${line.replace("--address 10.1.2.3 --port 8080", `--address 127.0.0.1 --port ${port}`)} --interval 50ms`;
-    const r = await shAsync(`${command} | ${JSON_LINES}`);
+    const r = await sh(`${command} | ${JSON_LINES}`);
     expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
     const parsed = JSON.parse(r.stdout) as Array<Record<string, unknown>>;
     expect(parsed.map((p) => p.success ?? p.verdict)).toEqual([true, true, false, true, "Healthy"]);
@@ -65,23 +48,23 @@ describe("the README's probe command", () => {
 });
 
 describe("the README's image and chart commands", () => {
-  it("helm template renders the image `make image` builds", () => {
+  it("helm template renders the image `make image` builds", async () => {
     const line = readmeLine("`helm template ").replace(/^`|`.*$/g, "");
     const r = helm(line.split(/\s+/).slice(1));
     expect(r.code).toBe(0);
     const deployment = parseManifests(r.stdout).find((m) => m.kind === "Deployment") as unknown as { spec: { template: { spec: { containers: Array<{ image: string }> } } } };
-    const built = sh("make -s image CONTAINER_ENGINE=echo");
+    const built = await sh("make -s image CONTAINER_ENGINE=echo");
     expect(built.stdout.trim()).toBe(`build -t ${deployment.spec.template.spec.containers[0]!.image} .`);
     expect(deployment.spec.template.spec.containers[0]!.image).toBe("ghcr.io/healthprobe/healthprobe-operator:0.1.0");
   });
 
-  it("make image names the image for one's own registry with IMAGE=", () => {
+  it("make image names the image for one's own registry with IMAGE=", async () => {
     const line = readmeLine("make image IMAGE=");
-    expect(sh(`${line.replace("make image", "make -s image CONTAINER_ENGINE=echo")}`).stdout.trim()).toBe("build -t registry.example.com/team/healthprobe-operator:0.1.0 .");
+    expect((await sh(`${line.replace("make image", "make -s image CONTAINER_ENGINE=echo")}`)).stdout.trim()).toBe("build -t registry.example.com/team/healthprobe-operator:0.1.0 .");
   });
 
-  it("make image without docker or podman says so", () => {
-    const r = sh("make -s image CONTAINER_ENGINE=");
+  it("make image without docker or podman says so", async () => {
+    const r = await sh("make -s image CONTAINER_ENGINE=");
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain("make image: neither docker nor podman is on PATH");
   });
