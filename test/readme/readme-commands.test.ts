@@ -7,7 +7,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { helm, parseManifests } from "../chart/helm.js";
 import { repoRoot } from "../support/paths.js";
-import { sh } from "./shell.js";
+import { sh } from "../support/shell.js";
 
 const readme = readFileSync(`${repoRoot}/README.md`, "utf8");
 

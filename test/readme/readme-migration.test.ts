@@ -14,7 +14,7 @@ import { startTestOperator } from "../integration/support/operator.js";
 import { closeBed, openBed, type Bed } from "../integration/support/test-bed.js";
 import { kubectlBin, repoRoot } from "../support/paths.js";
 import { waitFor } from "../support/wait-for.js";
-import { sh } from "./shell.js";
+import { sh } from "../support/shell.js";
 
 const OURS = "endpointslice.kubernetes.io/managed-by=healthprobe-operator.healthprobe.io";
 const BUILT_IN = "endpointslice-controller.k8s.io";

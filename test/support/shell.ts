@@ -1,7 +1,7 @@
 // Runs a README command line through sh, as a reader pastes it, without blocking this process
 // (which may be serving what the command talks to).
 import { spawn } from "node:child_process";
-import { repoRoot } from "../support/paths.js";
+import { repoRoot } from "./paths.js";
 
 export interface ShellResult {
   code: number | null;
