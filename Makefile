@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 NPM_STAMP := node_modules/.package-lock.json
 
-.PHONY: all test unit typecheck lint demo crds build bench e2e e2e-local clean deps
+.PHONY: all test unit typecheck lint demo crds build image bench e2e e2e-local clean deps
 
 all: test
 
@@ -34,6 +34,16 @@ crds: deps
 
 build: deps
 	npx tsc -p tsconfig.build.json
+
+## The operator image, named as the chart expects: the chart's image.repository and appVersion.
+## IMAGE=registry.example.com/team/healthprobe-operator:0.1.0 names it for your own registry.
+CHART := charts/healthprobe-operator
+IMAGE ?= $(shell sed -n 's/^  repository: *//p' $(CHART)/values.yaml):$(shell sed -n 's/^appVersion: *"*\([^"]*\)"*/\1/p' $(CHART)/Chart.yaml)
+CONTAINER_ENGINE ?= $(shell command -v docker || command -v podman)
+image:
+	@if [ -z "$(CONTAINER_ENGINE)" ]; then \
+	  echo "make image: neither docker nor podman is on PATH; install one, or build the Dockerfile with any OCI builder as $(IMAGE)" >&2; exit 1; fi
+	$(CONTAINER_ENGINE) build -t $(IMAGE) .
 
 bench: deps
 	npx tsx test/bench/main.ts all

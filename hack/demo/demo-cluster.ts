@@ -85,10 +85,17 @@ export async function startDemoCluster(opts: DemoClusterOptions): Promise<DemoCl
     };
     informer.on("add", onPod);
     informer.on("update", onPod);
+    // A deleted or evicted pod's process ends with it: its server stops listening, unless a
+    // newer pod already serves that IP again.
     informer.on("delete", (pod) => {
       const name = pod.metadata?.name ?? "";
+      const ip = ipOf.get(name);
       broken.delete(name);
       ipOf.delete(name);
+      if (ip && ![...ipOf.values()].includes(ip)) {
+        serving.delete(ip);
+        void farm.stop(ip);
+      }
     });
     // A dropped watch is restarted, as a controller's would be.
     informer.on("error", () => setTimeout(() => void informer.start().catch(() => undefined), 500));

@@ -13,7 +13,8 @@ import { kubectlBin, repoRoot } from "../../test/support/paths.js";
 import { startDemoCluster, type DemoCluster } from "./demo-cluster.js";
 import { readKeys, openScreen } from "./terminal.js";
 import { runTour, type TourResult } from "./tour.js";
-import { computePodRows, renderView } from "./view.js";
+import { assignPodKeys } from "./pod-keys.js";
+import { computePodRows, orderedPods, renderView } from "./view.js";
 
 function usage(message: string): never {
   process.stderr.write(`${message}\nusage: npx tsx hack/demo/main.ts [--scenario tour] [--headless] [--seconds N] [--plain] [--pod-cidr CIDR] [--dir DIR]\n`);
@@ -96,30 +97,34 @@ if (values.headless) {
 } else {
   const screen = openScreen(process.stdout, !values.plain && process.stdout.isTTY === true);
   closeScreen = () => screen.close();
-  let notice: string | undefined = values.scenario === "tour" ? "the tour is running" : "press a number to break that pod's /healthz";
+  // A notice about one pod names it by uid too, so it can say when that pod is gone.
+  let notice: { text: string; pod?: { uid: string; name: string; key: number } } = {
+    text: values.scenario === "tour" ? "the tour is running" : "press a number to break that pod's /healthz",
+  };
   const tourRunning = () => values.scenario === "tour" && tourResult === undefined;
   if (values.scenario === "tour") {
     void runTour(cluster, { say: (l) => tourLines.push(l) }).then((r) => {
       tourResult = r;
-      notice = r.passed ? "tour passed: the keys are yours now" : `tour failed: ${r.failure}`;
+      notice = { text: r.passed ? "tour passed: the keys are yours now" : `tour failed: ${r.failure}` };
     });
   }
   let rows = [] as ReturnType<typeof computePodRows>;
+  let keys = new Map<string, number>();
   restoreKeys = readKeys(process.stdin, (key) => {
     if (key === "q" || key === "\x03") return void shutdown(tourResult?.passed === false ? 1 : 0);
     if (tourRunning()) return;
     if (key >= "1" && key <= "9") {
-      const row = rows[Number(key) - 1];
-      if (!row) return;
+      const row = rows.find((r) => r.key === Number(key));
+      if (!row) return void (notice = { text: `no pod has key ${key} now` });
       if (row.answers === "503") cluster.healPod(row.name);
       else cluster.breakPod(row.name);
-      notice = `${row.name} now answers HTTP ${row.answers === "503" ? "200" : "503"}`;
+      notice = { text: `${row.name} now answers HTTP ${row.answers === "503" ? "200" : "503"}`, pod: { uid: row.uid, name: row.name, key: Number(key) } };
     } else if (key === "a") {
       for (const r of rows) cluster.breakPod(r.name);
-      notice = "every pod now answers HTTP 503: watch the Service fail open";
+      notice = { text: "every pod now answers HTTP 503: watch the Service fail open" };
     } else if (key === "h") {
       for (const r of rows) cluster.healPod(r.name);
-      notice = "every pod now answers HTTP 200";
+      notice = { text: "every pod now answers HTTP 200" };
     }
   });
   const startedAt = Date.now();
@@ -127,9 +132,12 @@ if (values.headless) {
   for (;;) {
     try {
       const s = await cluster.snapshot();
-      rows = computePodRows(s);
+      keys = assignPodKeys(keys, orderedPods(s).map((p) => ({ uid: String(p.metadata?.uid) })));
+      rows = computePodRows(s, { keys, startedAt });
       const tour = values.scenario === "tour" ? { lines: tourLines, running: tourRunning() } : undefined;
-      screen.draw(renderView(s, { width: screen.width(), startedAt, kubectl, kubeconfig, operatorLog, notice, tour }));
+      const gone = notice.pod && !s.pods.some((p) => p.metadata?.uid === notice.pod!.uid);
+      if (gone) notice = { text: `${notice.pod!.name} is gone: key ${notice.pod!.key} is free until a new pod takes it` };
+      screen.draw(renderView(s, { width: screen.width(), startedAt, kubectl, kubeconfig, operatorLog, notice: notice.text, tour, keys }));
     } catch (err) {
       screen.draw([`reading the demo cluster failed: ${describe(err)}`]);
     }

@@ -50,11 +50,12 @@ export function readKeys(input: NodeJS.ReadStream, onKey: (key: string) => void)
 
 /**
  * A frame taller than the terminal would scroll its top away on every redraw: keep the top
- * and the last three lines (the keys and what to try), and say how much is left out.
+ * and the last four lines (what the last key did, the keys and what to try), and say how much
+ * is left out.
  */
 export function fitRows(lines: readonly string[], rows: number | undefined): readonly string[] {
   if (!rows || lines.length < rows) return lines;
-  const tail = lines.slice(-3);
+  const tail = lines.slice(-4);
   const head = lines.slice(0, Math.max(0, rows - tail.length - 2));
   return [...head, `… ${lines.length - head.length - tail.length} more lines: make the terminal taller`, ...tail];
 }

@@ -225,9 +225,16 @@ const steps: Step[] = [
       const blocked = condition(s, "ReplacementBlocked");
       if (blocked?.status !== "True" || blocked.reason !== "Budget") return waiting("ReplacementBlocked=True with reason Budget");
       // The condition may have turned True before this step began (while the new pod started).
-      if (eventsSince(s, "ReplacementBlocked", 0).length === 0) return waiting("a ReplacementBlocked Event");
+      const event = eventsSince(s, "ReplacementBlocked", 0).at(-1);
+      if (!event) return waiting("a ReplacementBlocked Event");
+      // The budget is said once, with the next slot in whole seconds; the Event adds how far off it was.
+      const slot = "next slot \\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ";
+      if (!new RegExp(`^1 due replacement is waiting\\. ${name}: hourly budget of policy demo/web used 1/1, ${slot}$`).test(blocked.message)) {
+        return waiting(`the condition to name the spent budget once, in whole seconds (it says "${blocked.message}")`);
+      }
+      if (!/next slot in \S+ \(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\)$/.test(String(event.note))) return waiting(`the Event to say when the slot frees (it says "${event.note}")`);
       const replaced = (statusOf(s).replacements ?? []).length;
-      return ok(`${name} is past its window but still running and drained; ${replaced} replacement in the ledger. ReplacementBlocked=True (Budget): ${blocked.message}`);
+      return ok(`${name} is past its window but still running and drained; ${replaced} replacement in the ledger. ReplacementBlocked=True (Budget): ${blocked.message} — Event: "${event.note}"`);
     },
   },
   {

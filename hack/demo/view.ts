@@ -7,7 +7,12 @@ import { readinessOf, type Obj } from "../../test/integration/support/cluster.js
 import type { Snapshot } from "./snapshot.js";
 
 export interface PodRow {
+  /** The number key that breaks and heals this pod, for its whole life (pod-keys.ts). */
+  key: number | undefined;
+  uid: string;
   name: string;
+  /** Created while the demo runs, within the last minute: a replacement or a scale-up. */
+  isNew: boolean;
   ip: string;
   /** What the demo pod's /healthz answers. */
   answers: "200" | "503";
@@ -31,7 +36,12 @@ export interface ViewOptions {
   tour?: { lines: readonly string[]; running: boolean };
   /** The last thing a key did. */
   notice?: string;
+  /** The pods' keys by uid; without them, keys follow age order. */
+  keys?: ReadonlyMap<string, number>;
 }
+
+/** How long a pod created while the demo runs is marked new. */
+const NEW_FOR_MS = 60_000;
 
 const CONDITIONS = ["Ready", "Degraded", "FailOpen", "DrainCapped", "ReplacementBlocked"] as const;
 
@@ -61,39 +71,61 @@ export function endpointReadiness(s: Snapshot): Map<string, boolean> {
   return readinessOf(s.slices);
 }
 
-export function computePodRows(s: Snapshot): PodRow[] {
+/**
+ * One row per pod, ordered by key. STATE and VERDICT both come from the policy's status (the
+ * verdict was decided on that state), never one from the live figures and the other from a
+ * status not yet written; FAILS and LAST PROBE are live. UNHEALTHY FOR and REPLACE are whole
+ * seconds of one window, so they add up to `replacement.after`.
+ */
+export function computePodRows(s: Snapshot, o: { keys?: ReadonlyMap<string, number>; startedAt?: number } = {}): PodRow[] {
   const status = s.policy?.status ?? {};
   const statusPods = new Map<string, Record<string, any>>((status.pods ?? []).map((p: Record<string, any>) => [p.name, p]));
   const live = new Map((s.targets ?? []).map((t) => [t.pod, t]));
   const ready = endpointReadiness(s);
   const replacedUids = new Set((status.replacements ?? []).map((r: { uid: string }) => r.uid));
   const replacementOn = s.policy?.spec?.replacement?.enabled !== false && s.policy?.spec?.dryRun !== true;
-  return orderedPods(s).map((pod) => {
+  const pods = orderedPods(s);
+  const keys = o.keys ?? new Map(pods.slice(0, 9).map((p, i) => [String(p.metadata?.uid), i + 1]));
+  const rows = pods.map((pod): PodRow => {
     const name = String(pod.metadata?.name);
+    const uid = String(pod.metadata?.uid);
     const d = live.get(name);
     const p = statusPods.get(name);
     const terminating = pod.metadata?.deletionTimestamp !== undefined;
-    const state = terminating ? "Terminating" : (d?.state ?? p?.state ?? (pod.status?.podIP ? "Unknown" : "Pending"));
+    const state = terminating ? "Terminating" : (p?.state ?? (pod.status?.podIP ? "Unknown" : "Pending"));
     const inSlice = ready.get(name);
     const rotation: PodRow["rotation"] = inSlice === undefined ? "-" : inSlice ? "in" : p?.drained ? "drained" : "out";
-    const unhealthySince = toMs(d?.unhealthySince ?? p?.unhealthySince);
-    const replaceAfter = toMs(p?.replaceAfter);
+    const window = unhealthyWindow(s.at, toMs(p?.unhealthySince), toMs(p?.replaceAfter));
     let replacement = "-";
     if (terminating && replacedUids.has(pod.metadata?.uid)) replacement = "replaced";
-    else if (replacementOn && replaceAfter !== undefined && state === "Unhealthy") replacement = replaceAfter > s.at ? `in ${formatDuration(replaceAfter - s.at)}` : "due";
+    else if (replacementOn && window?.remainingS !== undefined && state === "Unhealthy") replacement = window.remainingS > 0 ? `in ${formatDuration(window.remainingS * 1000)}` : "due";
+    const created = toMs(pod.metadata?.creationTimestamp) ?? 0;
     return {
+      key: keys.get(uid),
+      uid,
       name,
+      isNew: o.startedAt !== undefined && created > o.startedAt && s.at - created < NEW_FOR_MS,
       ip: String(pod.status?.podIP ?? "-"),
       answers: s.broken.has(name) ? "503" : "200",
       state,
       rotation,
       failures: d?.consecutiveFailures,
       lastProbe: d?.result ?? p?.lastResult ?? "-",
-      unhealthyFor: unhealthySince !== undefined && state === "Unhealthy" ? formatDuration(s.at - unhealthySince) : "-",
+      unhealthyFor: window !== undefined && state === "Unhealthy" ? formatDuration(window.elapsedS * 1000) : "-",
       replacement,
-      verdict: terminating ? (String(p?.reason ?? "") || "terminating") : String(p?.reason ?? ""),
+      verdict: terminating ? (String(p?.reason ?? "") || "terminating") : String(p?.reason ?? "not in the policy's status yet"),
     };
   });
+  const byKey = (r: PodRow) => r.key ?? Number.POSITIVE_INFINITY;
+  return rows.sort((a, b) => byKey(a) - byKey(b));
+}
+
+/** Whole seconds since unhealthySince and left of the window, from one clock reading: they add up. */
+function unhealthyWindow(at: number, since: number | undefined, replaceAfter: number | undefined): { elapsedS: number; remainingS?: number } | undefined {
+  if (since === undefined) return undefined;
+  const elapsedS = Math.max(0, Math.floor((at - since) / 1000));
+  if (replaceAfter === undefined) return { elapsedS };
+  return { elapsedS, remainingS: Math.round((replaceAfter - since) / 1000) - elapsedS };
 }
 
 /** The budget line: per-policy hourly and daily windows from the policy's own ledger. */
@@ -165,13 +197,8 @@ export function renderView(s: Snapshot, o: ViewOptions): string[] {
     `  targets ${status.targets ?? 0} · healthy ${status.healthy ?? 0} · unhealthy ${status.unhealthy ?? 0} · unknown ${status.unknown ?? 0} · drained ${status.drained ?? 0}`,
   );
   lines.push("");
-  const rows = computePodRows(s);
-  lines.push(
-    ...table([
-      ["#", "POD", "IP", "ANSWERS", "STATE", "ROTATION", "FAILS", "LAST PROBE", "UNHEALTHY FOR", "REPLACE", "VERDICT"],
-      ...rows.map((r, i) => [String(i + 1), r.name, r.ip, r.answers, r.state, r.rotation, r.failures === undefined ? "-" : String(r.failures), r.lastProbe, r.unhealthyFor, r.replacement, r.verdict]),
-    ]).map((l) => ` ${l}`),
-  );
+  const rows = computePodRows(s, { ...(o.keys ? { keys: o.keys } : {}), startedAt: o.startedAt });
+  lines.push(...podTable(rows, o.width));
   lines.push("");
   lines.push("CONDITIONS");
   lines.push(
@@ -201,12 +228,41 @@ export function renderView(s: Snapshot, o: ViewOptions): string[] {
   }
   lines.push("");
   if (o.notice) lines.push(`> ${o.notice}`);
-  const n = rows.length;
-  const range = n === 0 ? "" : n === 1 ? "1 break/heal that pod · " : `1-${Math.min(n, 9)} break/heal that pod · `;
+  const keys = rows.map((r) => r.key).filter((k) => k !== undefined);
+  const range = keys.length === 0 ? "" : keys.length === 1 ? `${keys[0]} break/heal that pod · ` : `${keyList(keys)} break/heal that pod · `;
   lines.push(`keys  ${range}a break all · h heal all · q quit`);
   lines.push(`try   ${o.kubectl} --kubeconfig ${o.kubeconfig} get hpp -n ${ns} -o wide`);
   lines.push(`      operator log: ${o.operatorLog}`);
   return lines.map((l) => cut(l, o.width));
+}
+
+/** "1-5", or "2-6" and "1 3-6" once a pod is gone. */
+function keyList(keys: number[]): string {
+  const runs: string[] = [];
+  for (let i = 0; i < keys.length; ) {
+    let j = i;
+    while (j + 1 < keys.length && keys[j + 1] === keys[j]! + 1) j++;
+    runs.push(j === i ? String(keys[i]) : `${keys[i]}-${keys[j]}`);
+    i = j + 1;
+  }
+  return runs.join(" ");
+}
+
+/**
+ * The pod table: every column when it fits the width; else a narrow layout that keeps what
+ * says what the operator did (POD, ANSWERS, STATE, ROTATION, VERDICT) and cuts only the verdict.
+ */
+function podTable(rows: readonly PodRow[], width: number): string[] {
+  const name = (r: PodRow) => (r.isNew ? `${r.name} new` : r.name);
+  const key = (r: PodRow) => (r.key === undefined ? "-" : String(r.key));
+  const wide = table([
+    ["#", "POD", "IP", "ANSWERS", "STATE", "ROTATION", "FAILS", "LAST PROBE", "UNHEALTHY FOR", "REPLACE", "VERDICT"],
+    ...rows.map((r) => [key(r), name(r), r.ip, r.answers, r.state, r.rotation, r.failures === undefined ? "-" : String(r.failures), r.lastProbe, r.unhealthyFor, r.replacement, r.verdict]),
+  ]).map((l) => ` ${l}`);
+  // The wide table fits when no row needs its verdict cut below 30 columns.
+  const verdictStart = (wide[0] ?? "").indexOf("VERDICT");
+  if (verdictStart + 30 <= width) return wide;
+  return table([["#", "POD", "ANSWERS", "STATE", "ROTATION", "VERDICT"], ...rows.map((r) => [key(r), name(r), r.answers, r.state, r.rotation, r.verdict])]).map((l) => ` ${l}`);
 }
 
 function cut(line: string, width: number): string {

@@ -58,15 +58,42 @@ describe("the probe command", () => {
   it("probes the first policy in the file, once per count, and exits 0 when the last succeeded", async () => {
     const r = await run(["--policy", "p.yaml", "--address", "127.0.0.1", "--count", "3", "--interval", "200ms"], policyYaml(`port: ${port}\npath: /ok\nmatch: {bodyContains: Healthy}`));
     expect(r.code).toBe(0);
-    expect(r.out).toHaveLength(3);
-    for (const line of r.out) {
+    expect(r.out).toHaveLength(4);
+    for (const line of r.out.slice(0, 3)) {
       const j = JSON.parse(line);
       expect(Object.keys(j)).toEqual(["success", "statusCode", "latencyMs", "result"]);
       expect(j).toMatchObject({ success: true, statusCode: 200 });
       expect(j.result).toMatch(/^HTTP 200 in \d+ ms$/);
+      // Whole milliseconds, the same number the result gives.
+      expect(Number.isInteger(j.latencyMs)).toBe(true);
+      expect(j.result).toBe(`HTTP 200 in ${j.latencyMs} ms`);
     }
+    expect(JSON.parse(r.out[3]!)).toEqual({ verdict: "Healthy", reason: "1 consecutive successes (successThreshold=1)" });
     expect(r.delays).toHaveLength(2);
     expect(r.delays.every((d) => d <= 200)).toBe(true);
+  });
+
+  it.each([
+    ["Unknown until the window is full", ["--count", "3"], "/ok", { verdict: "Unknown", reason: "3 of the 4 samples the window needs: pass --count 4 or more" }],
+    ["Healthy once 2 of 4 succeed", ["--count", "4"], "/ok", { verdict: "Healthy", reason: "4 of the last 4 probes succeeded, 2 required" }],
+    ["Unhealthy when fewer than 2 of 4 succeed", ["--count", "4"], "/fail", { verdict: "Unhealthy", reason: "0 of the last 4 probes succeeded, 2 required (last: HTTP 503)" }],
+  ])("with Front Door's window of 4/2, prints the verdict the policy would reach: %s", async (_name, extra, path, verdict) => {
+    const yaml = policyYaml(`port: ${port}\npath: ${path}`).replace("  probe:", "  evaluation: {window: {sampleSize: 4, successfulSamplesRequired: 2}}\n  probe:");
+    const r = await run(["--policy", "p.yaml", "--address", "127.0.0.1", ...extra], yaml);
+    expect(JSON.parse(r.out.at(-1)!)).toEqual(verdict);
+  });
+
+  it("says how far thresholds are from a verdict when the probes run reach none", async () => {
+    const r = await run(["--policy", "p.yaml", "--address", "127.0.0.1", "--count", "2"], policyYaml(`port: ${port}\npath: /fail`).replace("  probe:", "  evaluation: {failureThreshold: 3}\n  probe:"));
+    expect(JSON.parse(r.out.at(-1)!)).toEqual({ verdict: "Unknown", reason: "0 consecutive successes of successThreshold=1, 2 consecutive failures of failureThreshold=3" });
+  });
+
+  it("prints several spec errors one per line, each field first", async () => {
+    const r = await run(["--policy", "p.yaml", "--address", "127.0.0.1"], policyYaml("port: 0\npath: healthz\nperiodSeconds: 5\ntimeoutSeconds: 10"));
+    expect(r.code).toBe(2);
+    const lines = r.err.join("\n").split("\n");
+    expect(lines.map((l) => l.split(":")[0]).sort()).toEqual(["spec.probe.path", "spec.probe.port", "spec.probe.timeoutSeconds"]);
+    expect(lines.find((l) => l.startsWith("spec.probe.timeoutSeconds"))).toContain("timeoutSeconds 10 > periodSeconds 5");
   });
 
   it("exits 1 when the probe fails", async () => {

@@ -1,8 +1,9 @@
 // Tries a policy's probe against one address before the policy is applied:
-//   npm run probe -- --policy policy.yaml --address 10.1.2.3 [--port 8080] [--count 3] [--interval 1s]
-//                    [--secret name/key=value ...]
-// One JSON line per probe on stdout. Exit 0 when the last probe succeeded, 1 when it failed,
-// 2 for a bad flag or policy (stderr names the field).
+//   npm run -s probe -- --policy policy.yaml --address 10.1.2.3 [--port 8080] [--count 3] [--interval 1s]
+//                       [--secret name/key=value ...]
+// Only JSON lines on stdout (`-s` keeps npm's own banner off it): one per probe, then the
+// verdict the policy's evaluation would reach on those results. Exit 0 when the last probe
+// succeeded, 1 when it failed, 2 for a bad flag or policy (stderr, one line per error, field first).
 //
 // Probes are spaced by --interval (default 1s), not by periodSeconds: trying a policy should
 // not take a minute per probe. The probe itself uses the policy's timeout and judgement.
@@ -15,8 +16,11 @@ import { createHttpProber, type ProbeExecutor } from "./adapters/http-prober.js"
 import { parseDuration } from "./api/duration.js";
 import { KIND } from "./api/group.js";
 import { parsePolicySpec } from "./api/parse-policy.js";
+import type { HealthProbePolicySpec } from "./api/policy-schema.js";
+import { computeHealth, type HealthRecord } from "./domain/health.js";
 import { computeProbeOutcome } from "./domain/probe-judgement.js";
 import { planProbe, type SecretRef } from "./domain/probe-plan.js";
+import type { EvaluationSettings } from "./domain/types.js";
 
 export interface ProbeCommandIo {
   stdout: (line: string) => void;
@@ -28,7 +32,7 @@ export interface ProbeCommandIo {
 }
 
 const USAGE =
-  "usage: npm run probe -- --policy <policy.yaml> --address <ip> [--port <n>] [--count <n>] [--interval <duration, default 1s>] [--secret name/key=value ...]";
+  "usage: npm run -s probe -- --policy <policy.yaml> --address <ip> [--port <n>] [--count <n>] [--interval <duration, default 1s>] [--secret name/key=value ...]";
 
 class UsageError extends Error {}
 
@@ -96,7 +100,7 @@ async function run(argv: string[], io: ProbeCommandIo): Promise<number> {
 
   const spec = await readPolicySpec(values.policy, io.readFile ?? ((p) => readFile(p, "utf8")));
   const parsed = parsePolicySpec(spec);
-  if (!parsed.ok) throw new UsageError(parsed.message);
+  if (!parsed.ok) throw new UsageError(parsed.errors.map((e) => `${e.field}: ${e.message}`).join("\n"));
   const probe = parsed.spec.probe;
   if (typeof probe.port === "string" && !/^[0-9]+$/.test(probe.port) && portOverride === undefined) {
     throw new UsageError(`spec.probe.port: ${JSON.stringify(probe.port)} is a container port name: pass --port with its number`);
@@ -115,19 +119,45 @@ async function run(argv: string[], io: ProbeCommandIo): Promise<number> {
   const delay = io.delay ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const { request, judgement } = planned.probe;
   const readBody = !!judgement.bodyContains && request.method === "GET";
+  const settings = evaluationOf(parsed.spec);
   let success = false;
+  let health: HealthRecord | undefined;
+  let reason = "";
   for (let i = 0; i < count; i++) {
     const started = Date.now();
     const outcome = computeProbeOutcome(await execute(request, judgement.timeoutMs, readBody), judgement);
     success = outcome.success;
+    // No startup grace: the address is probed as a pod past its grace would be.
+    const next = computeHealth(health, { success: outcome.success, failureClass: outcome.failureClass, at: outcome.finishedAt }, settings, 0);
+    health = next.record;
+    if (next.transition) reason = next.transition.reason;
     const line: Record<string, unknown> = { success: outcome.success };
     if (outcome.statusCode !== undefined) line.statusCode = outcome.statusCode;
-    line.latencyMs = outcome.latencyMs;
+    // Whole milliseconds, as in `result`, whatever the probe took.
+    line.latencyMs = Math.round(outcome.latencyMs);
     line.result = outcome.result;
     io.stdout(JSON.stringify(line));
     if (i < count - 1) await delay(Math.max(0, started + intervalMs - Date.now()));
   }
+  const state = health?.state ?? "Unknown";
+  io.stdout(JSON.stringify({ verdict: state, reason: state === "Unknown" ? undecided(settings, health) : reason }));
   return success ? 0 : 1;
+}
+
+function evaluationOf(spec: HealthProbePolicySpec): EvaluationSettings {
+  const e = spec.evaluation;
+  const s: EvaluationSettings = { failureThreshold: e.failureThreshold, successThreshold: e.successThreshold, startupGraceSeconds: 0 };
+  if (e.window) s.window = { sampleSize: e.window.sampleSize, successfulSamplesRequired: e.window.successfulSamplesRequired };
+  return s;
+}
+
+/** Why the probes run did not decide: what the evaluation still needs. */
+function undecided(settings: EvaluationSettings, health: HealthRecord | undefined): string {
+  const w = settings.window;
+  if (w) return `${health?.samples.length ?? 0} of the ${w.sampleSize} samples the window needs: pass --count ${w.sampleSize} or more`;
+  const ok = health?.consecutiveSuccesses ?? 0;
+  const failed = health?.consecutiveFailures ?? 0;
+  return `${ok} consecutive successes of successThreshold=${settings.successThreshold}, ${failed} consecutive failures of failureThreshold=${settings.failureThreshold}`;
 }
 
 /** The spec of the first HealthProbePolicy in a (possibly multi-document) YAML file. */

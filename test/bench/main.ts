@@ -1,4 +1,5 @@
 // Benchmark dispatcher: `tsx test/bench/main.ts <name> [flags]`, or `all` for every registered one.
+import { FlagError } from "./flags.js";
 import { benchmarks } from "./registry.js";
 
 async function main(argv: string[]): Promise<number> {
@@ -21,7 +22,18 @@ async function main(argv: string[]): Promise<number> {
     console.error(`unknown benchmark ${JSON.stringify(name)}; known: ${benchmarks.map((b) => b.name).join(", ")}, all`);
     return 2;
   }
-  return (await bench.run(args)) ?? 0;
+  const usage = `usage: npm run bench -- ${bench.usage}`;
+  if (args.includes("--help") || args.includes("-h")) {
+    console.log(`${bench.description}\n${usage}`);
+    return 0;
+  }
+  try {
+    return (await bench.run(args)) ?? 0;
+  } catch (err) {
+    if (!(err instanceof FlagError)) throw err;
+    console.error(`${err.message}\n${usage}`);
+    return 2;
+  }
 }
 
 main(process.argv.slice(2)).then(

@@ -4,6 +4,7 @@ import type { ProbeExecutor } from "../../operator/src/adapters/http-prober.js";
 import type { ProbeRequest } from "../../operator/src/domain/probe-request.js";
 import { ProbeScheduler, type ProbeTarget } from "../../operator/src/runtime/probe-scheduler.js";
 import { waitFor } from "../support/wait-for.js";
+import { FlagError } from "./flags.js";
 
 export interface ProbeLoadResult {
   probes: number;
@@ -37,10 +38,10 @@ function quantile(sorted: number[], q: number): number {
 
 export async function runProbeLoad(opts: ProbeLoadOptions): Promise<ProbeLoadResult> {
   const url = new URL(opts.url);
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error(`--url: ${opts.url}: must be http or https`);
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new FlagError(`--url: ${opts.url}: must be http or https`);
   const host = url.hostname.replace(/^\[|\]$/g, "");
   if (!["127.0.0.1", "::1", "localhost"].includes(host) && !host.startsWith("127.")) {
-    throw new Error(`--url: ${opts.url}: only loopback targets are allowed`);
+    throw new FlagError(`--url: ${opts.url}: only loopback targets are allowed`);
   }
   const address = host === "localhost" ? "127.0.0.1" : host;
   const periodMs = 1000;

@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Benchmark } from "./bench.js";
-import { batchFlag, numberFlags } from "./flags.js";
+import { batchFlag, FlagError, numberFlags } from "./flags.js";
 import { runProbeLoad } from "./probe-load.js";
 import { findBinary, freePort, startTarget, type ProbeTarget } from "./probe-target.js";
 import { PROBE_VARIANTS } from "./probe-variants.js";
@@ -106,7 +106,7 @@ export const probeVsHaproxyBenchmark: Benchmark = {
     const batchMs = batchFlag(flags.strings["batch-ms"]);
     const wanted = flags.strings.variants ?? "net";
     const variants = wanted === "all" ? Object.keys(PROBE_VARIANTS) : wanted.split(",");
-    for (const v of variants) if (!PROBE_VARIANTS[v]) throw new Error(`--variants: unknown ${JSON.stringify(v)}; known: ${Object.keys(PROBE_VARIANTS).join(", ")}`);
+    for (const v of variants) if (!PROBE_VARIANTS[v]) throw new FlagError(`--variants: unknown ${JSON.stringify(v)}; known: ${Object.keys(PROBE_VARIANTS).join(", ")}`);
     const haproxy = ensureHaproxy();
     if (!haproxy) {
       console.log(JSON.stringify({ skipped: "haproxy is not installed and `apt-get install -y haproxy` failed" }));

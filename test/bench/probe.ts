@@ -1,7 +1,7 @@
 // `probe --url <http-url> --rate <probes/s> --seconds <n> [--variant net]`: the probe engine at a
 // fixed rate with a fresh connection per probe. Without --url it starts its own local target.
 import type { Benchmark } from "./bench.js";
-import { batchFlag, numberFlags } from "./flags.js";
+import { batchFlag, FlagError, numberFlags } from "./flags.js";
 import { runProbeLoad } from "./probe-load.js";
 import { startTarget } from "./probe-target.js";
 import { PROBE_VARIANTS } from "./probe-variants.js";
@@ -15,7 +15,7 @@ export const probeBenchmark: Benchmark = {
     const batchMs = batchFlag(flags.strings["batch-ms"]);
     const variant = flags.strings.variant ?? "net";
     const make = PROBE_VARIANTS[variant];
-    if (!make) throw new Error(`--variant: ${JSON.stringify(variant)}: known: ${Object.keys(PROBE_VARIANTS).join(", ")}`);
+    if (!make) throw new FlagError(`--variant: ${JSON.stringify(variant)}: known: ${Object.keys(PROBE_VARIANTS).join(", ")}`);
     const target = flags.strings.url ? undefined : await startTarget();
     try {
       const result = await runProbeLoad({

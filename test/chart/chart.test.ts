@@ -6,6 +6,7 @@ import { spawnSync } from "node:child_process";
 import { parse } from "yaml";
 import { ALL_OPTIONAL_ON, chartDir, helm, renderChart, setArgs, type KubeManifest } from "./helm.js";
 import { repoRoot } from "../support/paths.js";
+import { parseConfig } from "../../operator/src/runtime/config.js";
 
 const byKind = (docs: KubeManifest[], kind: string): KubeManifest[] => docs.filter((d) => d.kind === kind);
 const one = (docs: KubeManifest[], kind: string): any => {
@@ -140,7 +141,11 @@ describe("rendered manifests", () => {
     expect(d.spec.replicas).toBe(2);
     expect(c.args).toEqual(expect.arrayContaining(["--leader-elect", "--metrics-bind-address=:8080", "--health-probe-bind-address=:8081", "--max-replacements-per-12h=10", "--max-endpoints-per-slice=100", "--log-level=info"]));
     expect(c.env).toContainEqual({ name: "POD_NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } });
-    expect(c.image).toBe("ghcr.io/healthprobe-io/healthprobe-operator:0.1.0");
+    expect(c.image).toBe("ghcr.io/healthprobe/healthprobe-operator:0.1.0");
+    // The chart passes the operator's own defaults, so running it by hand or by the chart behaves alike.
+    const own = parseConfig([], {});
+    if (!own.ok) throw new Error(own.message);
+    expect(c.args).toEqual(expect.arrayContaining([`--max-concurrent-probes=${own.config.maxConcurrentProbes}`, `--max-replacements-per-12h=${own.config.maxReplacementsPer12h}`]));
     expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 65532, seccompProfile: { type: "RuntimeDefault" } });
     expect(c.securityContext).toMatchObject({
       runAsNonRoot: true,
@@ -176,7 +181,7 @@ describe("rendered manifests", () => {
     const c = d.spec.template.spec.containers[0];
     expect(c.args).toEqual(expect.arrayContaining(["--namespace=apps", "--max-replacements-per-12h=3", "--log-level=debug"]));
     expect(c.args).not.toContain("--leader-elect");
-    expect(c.image).toBe("ghcr.io/healthprobe-io/healthprobe-operator:dev");
+    expect(c.image).toBe("ghcr.io/healthprobe/healthprobe-operator:dev");
   });
 
   it("expose metrics and health on the Service, which the helm test Pod calls for /readyz", () => {

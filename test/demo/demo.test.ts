@@ -123,7 +123,7 @@ describe("make demo", () => {
       expect(out).toContain(title);
     }
     expect(out.match(/✓ after/g)).toHaveLength(7);
-    expect(out).toContain("ReplacementBlocked=True (Budget)");
+    expect(out).toMatch(/ReplacementBlocked=True \(Budget\): 1 due replacement is waiting\. web-\w+: hourly budget of policy demo\/web used 1\/1, next slot \S+Z — Event: "1 due replacement is waiting\. web-\w+: .*next slot in \d+m\d\ds \(\S+Z\)"/);
     expect(out).toContain("demo stopped.");
     await expectAllStopped(demo, []);
   }, 300_000);
@@ -146,7 +146,10 @@ describe("make demo", () => {
     await waitFor(() => demo.output().includes(`${first} now answers HTTP 503`), { what: "the notice of the key" });
     // As the README's "try next" says: the Events, also in describe.
     const kubeconfig = join(demo.dir, "kubeconfig");
-    expect((await kubectl(["get", "events", "-n", "demo"], kubeconfig)).stdout).toMatch(new RegExp(`Normal\\s+Drained\\s+pod/${first}\\s+pod ${first} drained`));
+    const events = (await kubectl(["get", "events", "-n", "demo"], kubeconfig)).stdout;
+    // One clause per note: what happened, then why, without the verdict's own "drained:".
+    expect(events).toMatch(new RegExp(`Normal\\s+Drained\\s+pod/${first}\\s+pod ${first} drained from the Service: longest unhealthy, 1 of 2 allowed`));
+    expect(events).not.toContain("Service: drained:");
     expect((await kubectl(["describe", "hpp", "web", "-n", "demo"], kubeconfig)).stdout).toMatch(new RegExp(`Normal\\s+Drained\\s+\\S+\\s+healthprobe.io/operator\\s+pod ${first} drained`));
 
     demo.child.stdin!.write("h");
@@ -155,6 +158,37 @@ describe("make demo", () => {
     demo.child.stdin!.write("q");
     expect(await demo.exited).toBe(0);
     await expectAllStopped(demo, pods.map((p) => p.status.podIP as string));
+  }, 180_000);
+
+  it("the live view: keys follow the pod, a deleted pod's server stops, its replacement shows as new, and a notice says when its pod is gone", async () => {
+    const demo = startDemo(["--plain"]);
+    await waitFor(() => demo.output().includes("keys  1-5 break/heal that pod"), { timeoutMs: 60_000, what: "the first frame of the live view" });
+    const { api } = apiOf(demo.dir);
+    const kubeconfig = join(demo.dir, "kubeconfig");
+    const pods = await podsOf(api);
+    const [first, second, third] = pods.map((p) => ({ name: p.metadata!.name as string, ip: p.status.podIP as string }));
+    await waitFor(async () => (await healthyCount(api)) === 5, { timeoutMs: 60_000, what: "all 5 pods Healthy" });
+
+    // As the README's "try next" says: delete a pod; its ReplicaSet recreates it.
+    expect((await kubectl(["delete", "pod", first!.name, "-n", "demo"], kubeconfig)).stdout).toContain(`pod "${first!.name}" deleted`);
+    await waitFor(async () => (await podsOf(api)).length === 5 && !(await podsOf(api)).some((p) => p.metadata!.name === first!.name), { timeoutMs: 60_000, what: "the replacement pod, the deleted one gone" });
+    await waitFor(() => refuses(first!.ip, 8080), { timeoutMs: 10_000, what: `the server of deleted pod ${first!.name} to stop` });
+    const replacement = (await podsOf(api)).map((p) => p.metadata!.name as string).find((n) => !pods.some((p) => p.metadata!.name === n))!;
+    await waitFor(() => new RegExp(`^ *\\d\\s+${replacement} new\\s`, "m").test(demo.output()), { what: `${replacement} listed as new` });
+
+    // Key 2 still breaks the pod it broke before the first one went, not the next row up.
+    demo.child.stdin!.write("2");
+    await waitFor(async () => (await readiness(api)).get(second!.name) === false, { timeoutMs: 60_000, what: `${second!.name} drained after key 2` });
+    expect((await readiness(api)).get(third!.name)).toBe(true);
+
+    // The notice follows its pod: once that pod is deleted, it says so instead of a stale "now answers".
+    await kubectl(["delete", "pod", second!.name, "-n", "demo"], kubeconfig);
+    await waitFor(() => demo.output().includes(`> ${second!.name} is gone: key 2 is free until a new pod takes it`), { timeoutMs: 60_000, what: "the notice that the pod is gone" });
+    await waitFor(() => refuses(second!.ip, 8080), { timeoutMs: 10_000, what: `the server of deleted pod ${second!.name} to stop` });
+    expect(await refuses(third!.ip, 8080)).toBe(false);
+
+    demo.child.stdin!.write("q");
+    expect(await demo.exited).toBe(0);
   }, 180_000);
 
   it("headless, it serves kubectl until Ctrl-C (SIGINT), which stops the operator, the pod servers and the API server", async () => {
@@ -169,7 +203,11 @@ describe("make demo", () => {
     const kubeconfig = join(demo.dir, "kubeconfig");
     // The README's "try next": a refused edit names the field; scaling the ReplicaSet adds probed targets.
     const refused = await kubectl(["patch", "hpp", "web", "-n", "demo", "--type", "merge", "-p", '{"spec":{"probe":{"timeoutSeconds":5}}}'], kubeconfig);
-    expect({ code: refused.code, stderr: refused.stderr }).toEqual({ code: 1, stderr: expect.stringContaining("spec.probe.timeoutSeconds") });
+    // The refusal carries the values (the CRD's CEL messageExpression), as kubectl prints it.
+    expect({ code: refused.code, stderr: refused.stderr }).toEqual({
+      code: 1,
+      stderr: expect.stringContaining('spec.probe.timeoutSeconds: Invalid value: "object": timeoutSeconds 5 > periodSeconds 2: must be less than or equal to spec.probe.periodSeconds'),
+    });
     expect((await kubectl(["scale", "rs", "web", "-n", "demo", "--replicas=6"], kubeconfig)).stdout).toContain("replicaset.apps/web scaled");
     await waitFor(async () => (await healthyCount(api)) === 6 && [...(await readiness(api)).values()].filter(Boolean).length === 6, { timeoutMs: 60_000, what: "the sixth pod Healthy and in rotation" });
     const ips = (await podsOf(api)).map((p) => p.status.podIP as string);

@@ -1,8 +1,10 @@
 import { describe, expect, it } from "@jest/globals";
+import fc from "fast-check";
 import type { Obj } from "../integration/support/cluster.js";
 import type { Snapshot } from "../../hack/demo/snapshot.js";
 import { fitRows } from "../../hack/demo/terminal.js";
 import { checkSafety } from "../../hack/demo/tour.js";
+import { assignPodKeys } from "../../hack/demo/pod-keys.js";
 import { computeBudgetLine, computePodRows, formatDuration, renderView, type ViewOptions } from "../../hack/demo/view.js";
 
 const NOW = Date.parse("2026-11-30T10:00:00Z");
@@ -90,8 +92,8 @@ describe("the pod rows", () => {
       broken: new Set(["web-a"]),
     });
     expect(computePodRows(s)).toEqual([
-      { name: "web-a", ip: "127.0.10.1", answers: "503", state: "Unhealthy", rotation: "drained", failures: 7, lastProbe: "HTTP 503 in 1 ms", unhealthyFor: "20s", replacement: "in 40s", verdict: "drained: longest unhealthy, 1 of 2 allowed by maxUnhealthyPercent=50" },
-      { name: "web-b", ip: "127.0.10.2", answers: "200", state: "Healthy", rotation: "in", failures: 0, lastProbe: "HTTP 200 in 0 ms", unhealthyFor: "-", replacement: "-", verdict: "admitted: healthy" },
+      { key: 1, uid: "uid-web-a", name: "web-a", isNew: false, ip: "127.0.10.1", answers: "503", state: "Unhealthy", rotation: "drained", failures: 7, lastProbe: "HTTP 503 in 1 ms", unhealthyFor: "20s", replacement: "in 40s", verdict: "drained: longest unhealthy, 1 of 2 allowed by maxUnhealthyPercent=50" },
+      { key: 2, uid: "uid-web-b", name: "web-b", isNew: false, ip: "127.0.10.2", answers: "200", state: "Healthy", rotation: "in", failures: 0, lastProbe: "HTTP 200 in 0 ms", unhealthyFor: "-", replacement: "-", verdict: "admitted: healthy" },
     ]);
   });
 
@@ -107,6 +109,38 @@ describe("the pod rows", () => {
     const [a, b] = computePodRows(s);
     expect([a!.state, a!.replacement]).toEqual(["Terminating", "replaced"]);
     expect([b!.state, b!.replacement, b!.unhealthyFor, b!.rotation]).toEqual(["Unhealthy", "due", "1m10s", "-"]);
+  });
+
+  it("take STATE and VERDICT from the same status, never a live state beside a verdict not yet written", () => {
+    const s = aSnapshot({
+      pods: [aPod("web-a"), aPod("web-b", { ageMs: 1_000 })],
+      policy: aPolicy({ pods: [aStatusPod("web-a", { state: "Unknown", reason: "not admitted: unknown, waiting for first success" })] }),
+      targets: [
+        { policy: "demo/web", pod: "web-a", uid: "uid-web-a", ip: "127.0.10.1", state: "Healthy", since: iso(0), consecutiveSuccesses: 1, consecutiveFailures: 0, result: "HTTP 200 in 1 ms" },
+        { policy: "demo/web", pod: "web-b", uid: "uid-web-b", ip: "127.0.10.2", state: "Healthy", since: iso(0), consecutiveSuccesses: 1, consecutiveFailures: 0, result: "HTTP 200 in 1 ms" },
+      ],
+    });
+    expect(computePodRows(s).map((r) => [r.state, r.verdict, r.lastProbe])).toEqual([
+      ["Unknown", "not admitted: unknown, waiting for first success", "HTTP 200 in 1 ms"],
+      ["Unknown", "not in the policy's status yet", "HTTP 200 in 1 ms"],
+    ]);
+  });
+
+  it.each([0, 1, 400, 999, 2_500, 59_999])("count UNHEALTHY FOR and REPLACE in whole seconds of one 60 s window (%d ms past a second)", (extra) => {
+    const since = NOW - 2_000 - extra;
+    const s = aSnapshot({
+      pods: [aPod("web-a")],
+      policy: aPolicy({ pods: [aStatusPod("web-a", { state: "Unhealthy", unhealthySince: new Date(since).toISOString(), replaceAfter: new Date(since + 60_000).toISOString() })] }),
+    });
+    const [row] = computePodRows(s);
+    const seconds = (t: string) => (/^(?:(\d+)m)?(\d+)s$/.exec(t.replace(/^in /, "")) ?? []).slice(1).reduce((sum, n, i) => sum + Number(n ?? 0) * (i === 0 ? 60 : 1), 0);
+    expect(row!.replacement === "due" ? 60 : seconds(row!.unhealthyFor) + seconds(row!.replacement)).toBe(60);
+  });
+
+  it("order rows by the pods' keys, mark a pod created since the demo started as new, and give a pod beyond the keys none", () => {
+    const pods = [aPod("web-a", { ageMs: 90_000 }), aPod("web-b", { ageMs: 80_000 }), aPod("web-n", { ageMs: 5_000 })];
+    const rows = computePodRows(aSnapshot({ pods }), { keys: new Map([["uid-web-b", 2], ["uid-web-n", 1]]), startedAt: NOW - 60_000 });
+    expect(rows.map((r) => [r.key, r.name, r.isNew])).toEqual([[1, "web-n", true], [2, "web-b", false], [undefined, "web-a", false]]);
   });
 
   it("show no countdown when replacement is off", () => {
@@ -156,8 +190,23 @@ describe("the whole view", () => {
   it("cuts every line to the terminal's width", () => {
     const narrow = renderView(s, { ...VIEW, width: 80 });
     expect(narrow.every((l) => l.length <= 80)).toBe(true);
-    expect(narrow.filter((l) => l.endsWith("…")).length).toBeGreaterThan(3);
+    expect(narrow.filter((l) => l.endsWith("…")).length).toBeGreaterThan(2);
     expect(lines.filter((l) => l.endsWith("…"))).toEqual([]);
+  });
+
+  it("at 80x24 drops to a narrow table that keeps POD, STATE, ROTATION and VERDICT whole, and keeps the last key's notice", () => {
+    const sick = aSnapshot({
+      pods: [aPod("web-a"), aPod("web-b", { ageMs: 30_000 })],
+      policy: aPolicy({ pods: [aStatusPod("web-a", { state: "Unhealthy", drained: true, reason: "drained: longest unhealthy" }), aStatusPod("web-b")] }),
+      slices: [aSlice({ "web-a": false, "web-b": true })],
+      events: Array.from({ length: 6 }, (_, i) => anEvent("Drained", i * 1_000)),
+    });
+    const frame = fitRows(renderView(sick, { ...VIEW, width: 80, notice: "web-a now answers HTTP 503" }), 24);
+    expect(frame.length).toBeLessThan(24);
+    expect(frame.find((l) => l.includes("POD"))?.trim().split(/\s+/)).toEqual(["#", "POD", "ANSWERS", "STATE", "ROTATION", "VERDICT"]);
+    expect(frame.find((l) => l.includes("web-a"))?.trim()).toMatch(/^1\s+web-a\s+200\s+Unhealthy\s+drained\s+drained: longest unhealthy$/);
+    expect(frame).toContain("> web-a now answers HTTP 503");
+    expect(lines.find((l) => l.includes("POD"))).toContain("UNHEALTHY FOR");
   });
 
   it("describes the policy in words and counts its targets", () => {
@@ -223,15 +272,45 @@ describe("the tour's safety check", () => {
 describe("a frame taller than the terminal", () => {
   const frame = Array.from({ length: 40 }, (_, i) => `line ${i + 1}`);
 
-  it("keeps its top and its last three lines, and says what is left out, within the rows", () => {
+  it("keeps its top and its last four lines, and says what is left out, within the rows", () => {
     const fitted = fitRows(frame, 20);
     expect(fitted).toHaveLength(19);
     expect(fitted.slice(0, 2)).toEqual(["line 1", "line 2"]);
-    expect(fitted.slice(-4)).toEqual(["… 22 more lines: make the terminal taller", "line 38", "line 39", "line 40"]);
+    expect(fitted.slice(-5)).toEqual(["… 22 more lines: make the terminal taller", "line 37", "line 38", "line 39", "line 40"]);
   });
 
   it("is left whole when it fits, or when the rows are unknown", () => {
     expect(fitRows(frame, 41)).toBe(frame);
     expect(fitRows(frame, undefined)).toBe(frame);
+  });
+});
+
+describe("the pods' keys", () => {
+  const pods = (...uids: string[]) => uids.map((uid) => ({ uid }));
+
+  it("are given oldest first, 1 to 9, and a tenth pod gets none", () => {
+    const keys = assignPodKeys(new Map(), pods(..."abcdefghij".split("")));
+    expect([...keys]).toEqual("abcdefghi".split("").map((u, i) => [u, i + 1]));
+  });
+
+  it("stay with their pods when another pod goes, and a new pod takes the smallest free key", () => {
+    const first = assignPodKeys(new Map(), pods("a", "b", "c"));
+    const afterReplacement = assignPodKeys(first, pods("b", "c", "d"));
+    expect([...afterReplacement]).toEqual([["b", 2], ["c", 3], ["d", 1]]);
+    expect([...assignPodKeys(afterReplacement, pods("b", "c", "d", "e"))]).toEqual([["b", 2], ["c", 3], ["d", 1], ["e", 4]]);
+  });
+
+  it("never move a key from one live pod to another (property)", () => {
+    fc.assert(
+      fc.property(fc.array(fc.uniqueArray(fc.integer({ min: 0, max: 15 }), { maxLength: 12 }), { maxLength: 20 }), (frames) => {
+        let keys = new Map<string, number>();
+        for (const frame of frames) {
+          const next = assignPodKeys(keys, pods(...frame.map(String)));
+          for (const [uid, key] of keys) if (next.has(uid)) expect(next.get(uid)).toBe(key);
+          expect(new Set(next.values()).size).toBe(next.size);
+          keys = next;
+        }
+      }),
+    );
   });
 });

@@ -2,7 +2,7 @@
 // cap and PodDisruptionBudgets, with the ReplicaSet controller recreating what is evicted. An
 // offset clock makes windows of an hour, a day or 12 hours slide on demand.
 import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
-import { formatInstant } from "../../operator/src/domain/budget.js";
+import { formatSlot } from "../../operator/src/domain/budget.js";
 import { OffsetClock } from "../../operator/src/runtime/offset-clock.js";
 import { waitFor } from "../support/wait-for.js";
 import { aPolicy, aReplicaSet, aService, type Obj, type TestCluster } from "./support/cluster.js";
@@ -130,7 +130,7 @@ describe("replacement budgets", () => {
     await serveReplacement(pods);
     const charged = await waitFor(async () => (await statusOf())?.replacements?.[0], { timeoutMs: WAIT_MS, what: "the first charge in the ledger" });
     const blocked = await blockedCondition("Budget");
-    expect(blocked.message).toContain(`${nameOf(second)}: hourly budget of policy shop/web used 1/1, next slot ${formatInstant(Date.parse(charged.time) + HOUR_MS)}`);
+    expect(blocked.message).toContain(`${nameOf(second)}: hourly budget of policy shop/web used 1/1, next slot ${formatSlot(Date.parse(charged.time) + HOUR_MS)}`);
     expect(evictions()).toHaveLength(1);
     expect(await cluster.get("v1", "Pod", nameOf(second))).toBeDefined();
 
@@ -157,7 +157,7 @@ describe("replacement budgets", () => {
     await gone(nameOf(first));
     await serveReplacement(pods);
     const charged = await waitFor(async () => (await statusOf())?.replacements?.[0], { timeoutMs: WAIT_MS, what: "the first charge in the ledger" });
-    const dayEnds = formatInstant(Date.parse(charged.time) + 24 * HOUR_MS);
+    const dayEnds = formatSlot(Date.parse(charged.time) + 24 * HOUR_MS);
 
     // An hour later the hourly budget has room again; the daily one still holds the pod back.
     clock.advance(HOUR_MS);
@@ -194,7 +194,7 @@ describe("replacement budgets", () => {
     }, { timeoutMs: WAIT_MS, what: "the operator-wide ledger to hold the first replacement" });
     expect(ledger[0]).toMatchObject({ policy: `shop/${firstPolicy}`, uid: first.metadata!.uid });
     const blocked = await blockedCondition("Budget", secondPolicy);
-    expect(blocked.message).toContain(`${nameOf(second)}: operator-wide budget used 1/1 in 12h, next slot ${formatInstant(Date.parse(ledger[0]!.time!) + 12 * HOUR_MS)}`);
+    expect(blocked.message).toContain(`${nameOf(second)}: operator-wide budget used 1/1 in 12h, next slot ${formatSlot(Date.parse(ledger[0]!.time!) + 12 * HOUR_MS)}`);
     expect(evictions()).toHaveLength(1);
 
     clock.advance(12 * HOUR_MS);

@@ -183,6 +183,7 @@ describe("buildCrd", () => {
   it.each(Object.entries(CROSS_FIELD_RULES) as Array<[string, CrossFieldRule]>)("carries the CEL rule %s at its scope", (_name, rule) => {
     const node = nodes(root, "").find(([p]) => p === rule.scope)?.[1];
     const expected: Schema = { rule: rule.rule, message: rule.message };
+    if (rule.messageExpression) expected.messageExpression = rule.messageExpression;
     if (rule.fieldPath) expected.fieldPath = rule.fieldPath;
     expect(node?.["x-kubernetes-validations"]).toContainEqual(expected);
   });
@@ -213,19 +214,8 @@ function toCel(schema: Schema, v: unknown): unknown {
 }
 
 /** Fields whose CEL rules fail, named as the API server names them. */
-function celViolations(c: Cel, schema: Schema, value: unknown, path: string, out: string[] = []): string[] {
-  for (const r of (schema["x-kubernetes-validations"] ?? []) as Schema[]) {
-    const ok = c.run(r.rule, { self: toCel(schema, value) }, { funcs: c.strings });
-    if (ok !== true) out.push(`${path}${r.fieldPath ?? ""}`);
-  }
-  if (Array.isArray(value)) value.forEach((x, i) => celViolations(c, schema.items ?? {}, x, `${path}[${i}]`, out));
-  else if (typeof value === "object" && value !== null) {
-    for (const [k, x] of Object.entries(value)) {
-      const child = (schema.properties ?? {})[k];
-      if (child) celViolations(c, child, x, `${path}.${k}`, out);
-    }
-  }
-  return out;
+function celViolations(c: Cel, schema: Schema, value: unknown, path: string): string[] {
+  return [...celMessages(c, schema, value, path).keys()];
 }
 
 const withSpec = (over: Record<string, unknown>) => ({ ...minimalSpec, ...over });
@@ -274,5 +264,36 @@ describe("the CRD's CEL rules (evaluated with @bufbuild/cel)", () => {
     expect(celViolations(cel, root.properties.spec, defaulted, "spec").sort()).toEqual([...expected].sort());
     const parsed = parsePolicySpec(spec);
     expect(parsed.ok ? [] : parsed.errors.map((e) => e.field).sort()).toEqual([...expected].sort());
+  });
+});
+
+/** The failing rules' messages by field: a messageExpression's result, as the API server prints it, else the message. */
+function celMessages(c: Cel, schema: Schema, value: unknown, path: string, out: Map<string, string> = new Map()): Map<string, string> {
+  for (const r of (schema["x-kubernetes-validations"] ?? []) as Schema[]) {
+    const self = toCel(schema, value);
+    if (c.run(r.rule, { self }, { funcs: c.strings }) !== true) out.set(`${path}${r.fieldPath ?? ""}`, r.messageExpression ? String(c.run(r.messageExpression, { self }, { funcs: c.strings })) : r.message);
+  }
+  if (Array.isArray(value)) value.forEach((x, i) => celMessages(c, schema.items ?? {}, x, `${path}[${i}]`, out));
+  else if (typeof value === "object" && value !== null) {
+    for (const [k, x] of Object.entries(value)) {
+      const child = (schema.properties ?? {})[k];
+      if (child) celMessages(c, child, x, `${path}.${k}`, out);
+    }
+  }
+  return out;
+}
+
+describe("the CRD's refusal messages", () => {
+  it.each([
+    ["timeoutSeconds above periodSeconds", withProbe({ periodSeconds: 20, timeoutSeconds: 30 }), "spec.probe.timeoutSeconds", "timeoutSeconds 30 > periodSeconds 20: must be less than or equal to spec.probe.periodSeconds"],
+    ["a reversed range", withProbe({ match: { statusCodes: ["399-300"] } }), "spec.probe.match.statusCodes[0]", "range 399-300 must be ordered low-high"],
+    ["a window of 3/4", withSpec({ evaluation: { window: { sampleSize: 3, successfulSamplesRequired: 4 } } }), "spec.evaluation.window.successfulSamplesRequired", "successfulSamplesRequired 4 > sampleSize 3: must be less than or equal to spec.evaluation.window.sampleSize"],
+    ["after 29s", withSpec({ replacement: { after: "29s" } }), "spec.replacement.after", "after 29s: must be between 30s and 168h"],
+    ["maxPerDay below maxPerHour", withSpec({ replacement: { maxPerHour: 2, maxPerDay: 1 } }), "spec.replacement.maxPerDay", "maxPerDay 1 < maxPerHour 2: must be greater than or equal to spec.replacement.maxPerHour"],
+  ])("carry the values for %s, in the CEL messageExpression and in parsePolicySpec alike", (_name, spec, field, message) => {
+    const defaulted = applyDefaults(root.properties.spec, spec);
+    expect(celMessages(cel, root.properties.spec, defaulted, "spec").get(field)).toBe(message);
+    const parsed = parsePolicySpec(spec);
+    expect(parsed.ok ? undefined : parsed.errors.find((e) => e.field === field)?.message).toMatch(new RegExp(`^Invalid value: [^:]+: ${message.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`));
   });
 });

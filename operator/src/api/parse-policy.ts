@@ -14,7 +14,7 @@ import {
 export interface FieldError {
   /** Kubernetes field path, e.g. "spec.probe.headers[0].name". */
   field: string;
-  /** Kubernetes-style detail, e.g. "Invalid value: 61: must be less than or equal to spec.probe.periodSeconds". */
+  /** Kubernetes-style detail, e.g. "Invalid value: 61: timeoutSeconds 61 > periodSeconds 60: must be less than or equal to spec.probe.periodSeconds". */
   message: string;
 }
 

@@ -17,6 +17,13 @@ export interface CrossFieldRule {
   /** The field reported, relative to scope (Kubernetes' `fieldPath`); absent: scope itself. */
   fieldPath?: string;
   message: string;
+  /**
+   * CEL (`self` as for `rule`) that words the refusal with the values in it; the API server
+   * prints its result instead of `message`. `explain` is the same wording in TypeScript for
+   * the operator's own check (a test holds the two alike).
+   */
+  messageExpression?: string;
+  explain?: (self: any) => string;
 }
 
 export const CROSS_FIELD_RULES = {
@@ -51,6 +58,10 @@ export const CROSS_FIELD_RULES = {
     rule: "self.timeoutSeconds <= self.periodSeconds",
     fieldPath: ".timeoutSeconds",
     message: "must be less than or equal to spec.probe.periodSeconds",
+    messageExpression:
+      "'timeoutSeconds ' + string(self.timeoutSeconds) + ' > periodSeconds ' + string(self.periodSeconds) + ': must be less than or equal to spec.probe.periodSeconds'",
+    explain: (p: { timeoutSeconds: number; periodSeconds: number }) =>
+      `timeoutSeconds ${p.timeoutSeconds} > periodSeconds ${p.periodSeconds}: must be less than or equal to spec.probe.periodSeconds`,
   },
   noBodyWithHead: {
     scope: "spec.probe",
@@ -68,23 +79,35 @@ export const CROSS_FIELD_RULES = {
     scope: "spec.probe.match.statusCodes[*]",
     rule: "size(self) == 3 || self.substring(0, 3) <= self.substring(4)",
     message: "range must be ordered low-high",
+    messageExpression: "'range ' + self + ' must be ordered low-high'",
+    explain: (c: string) => `range ${c} must be ordered low-high`,
   },
   windowSamples: {
     scope: "spec.evaluation.window",
     rule: "self.successfulSamplesRequired <= self.sampleSize",
     fieldPath: ".successfulSamplesRequired",
     message: "must be less than or equal to spec.evaluation.window.sampleSize",
+    messageExpression:
+      "'successfulSamplesRequired ' + string(self.successfulSamplesRequired) + ' > sampleSize ' + string(self.sampleSize) + ': must be less than or equal to spec.evaluation.window.sampleSize'",
+    explain: (w: { successfulSamplesRequired: number; sampleSize: number }) =>
+      `successfulSamplesRequired ${w.successfulSamplesRequired} > sampleSize ${w.sampleSize}: must be less than or equal to spec.evaluation.window.sampleSize`,
   },
   afterRange: {
     scope: "spec.replacement.after",
     rule: "duration(self) >= duration('30s') && duration(self) <= duration('168h')",
     message: "must be between 30s and 168h",
+    messageExpression: "'after ' + self + ': must be between 30s and 168h'",
+    explain: (a: string) => `after ${a}: must be between 30s and 168h`,
   },
   dailyAtLeastHourly: {
     scope: "spec.replacement",
     rule: "self.maxPerDay >= self.maxPerHour",
     fieldPath: ".maxPerDay",
     message: "must be greater than or equal to spec.replacement.maxPerHour",
+    messageExpression:
+      "'maxPerDay ' + string(self.maxPerDay) + ' < maxPerHour ' + string(self.maxPerHour) + ': must be greater than or equal to spec.replacement.maxPerHour'",
+    explain: (r: { maxPerDay: number; maxPerHour: number }) =>
+      `maxPerDay ${r.maxPerDay} < maxPerHour ${r.maxPerHour}: must be greater than or equal to spec.replacement.maxPerHour`,
   },
 } as const satisfies Record<string, CrossFieldRule>;
 
@@ -94,7 +117,12 @@ function cel(...names: RuleName[]) {
   return {
     "x-kubernetes-validations": names.map((n) => {
       const r: CrossFieldRule = CROSS_FIELD_RULES[n];
-      return r.fieldPath ? { rule: r.rule, message: r.message, fieldPath: r.fieldPath } : { rule: r.rule, message: r.message };
+      return {
+        rule: r.rule,
+        message: r.message,
+        ...(r.messageExpression ? { messageExpression: r.messageExpression } : {}),
+        ...(r.fieldPath ? { fieldPath: r.fieldPath } : {}),
+      };
     }),
   };
 }
@@ -104,8 +132,11 @@ export function invalidValue(value: unknown, why: string): string {
   return `Invalid value: ${JSON.stringify(value) ?? "null"}: ${why}`;
 }
 
-function fail(ctx: z.RefinementCtx, path: Array<string | number>, value: unknown, rule: RuleName): void {
-  ctx.addIssue({ code: "custom", path, message: invalidValue(value, CROSS_FIELD_RULES[rule].message), params: { formatted: true } });
+/** `self` is the value at the rule's scope: a rule with `explain` words the refusal from it. */
+function fail(ctx: z.RefinementCtx, path: Array<string | number>, value: unknown, rule: RuleName, self?: unknown): void {
+  const r: CrossFieldRule = CROSS_FIELD_RULES[rule];
+  const why = r.explain && self !== undefined ? r.explain(self) : r.message;
+  ctx.addIssue({ code: "custom", path, message: invalidValue(value, why), params: { formatted: true } });
 }
 
 // ---------------------------------------------------------------------------------------
@@ -212,7 +243,7 @@ const statusCodeSchema = z
   .regex(new RegExp(STATUS_CODE_PATTERN), `must be a status code "NNN" or a range "NNN-NNN" within 100-599`)
   .meta({ ...desc(`A status code ("200") or an inclusive range ("200-399").`), ...cel("statusCodeRangeOrdered") })
   .superRefine((c, ctx) => {
-    if (statusCodeProblem(c) === CROSS_FIELD_RULES.statusCodeRangeOrdered.message) fail(ctx, [], c, "statusCodeRangeOrdered");
+    if (statusCodeProblem(c) === CROSS_FIELD_RULES.statusCodeRangeOrdered.message) fail(ctx, [], c, "statusCodeRangeOrdered", c);
   });
 
 const probeSchema = z
@@ -286,7 +317,7 @@ const probeSchema = z
   })
   .meta({ ...desc("The HTTP request sent to each selected pod, on a new connection each time, and what counts as success."), ...cel("timeoutWithinPeriod", "noBodyWithHead", "tlsOnlyWithHttps") })
   .superRefine((p, ctx) => {
-    if (p.timeoutSeconds > p.periodSeconds) fail(ctx, ["timeoutSeconds"], p.timeoutSeconds, "timeoutWithinPeriod");
+    if (p.timeoutSeconds > p.periodSeconds) fail(ctx, ["timeoutSeconds"], p.timeoutSeconds, "timeoutWithinPeriod", p);
     if (p.method === "HEAD" && (p.match.bodyContains ?? "") !== "") fail(ctx, ["match", "bodyContains"], p.match.bodyContains, "noBodyWithHead");
     if (p.tls !== undefined && p.scheme !== "HTTPS") fail(ctx, ["tls"], p.tls, "tlsOnlyWithHttps");
   });
@@ -305,7 +336,7 @@ const windowSchema = z
     ...cel("windowSamples"),
   })
   .superRefine((w, ctx) => {
-    if (w.successfulSamplesRequired > w.sampleSize) fail(ctx, ["successfulSamplesRequired"], w.successfulSamplesRequired, "windowSamples");
+    if (w.successfulSamplesRequired > w.sampleSize) fail(ctx, ["successfulSamplesRequired"], w.successfulSamplesRequired, "windowSamples", w);
   });
 
 const evaluationSchema = z
@@ -340,7 +371,7 @@ const afterSchema = z
     // An unparsable value is already reported by the pattern.
     if (!new RegExp(DURATION_PATTERN).test(a)) return;
     const ms = parseDuration(a);
-    if (ms < 30_000 || ms > 168 * 3_600_000) fail(ctx, [], a, "afterRange");
+    if (ms < 30_000 || ms > 168 * 3_600_000) fail(ctx, [], a, "afterRange", a);
   });
 
 const replacementSchema = z
@@ -357,7 +388,7 @@ const replacementSchema = z
   .prefault({})
   .meta({ ...desc("Replacing pods that stay Unhealthy, so their controller recreates them."), ...cel("dailyAtLeastHourly") })
   .superRefine((r, ctx) => {
-    if (r.maxPerDay < r.maxPerHour) fail(ctx, ["maxPerDay"], r.maxPerDay, "dailyAtLeastHourly");
+    if (r.maxPerDay < r.maxPerHour) fail(ctx, ["maxPerDay"], r.maxPerDay, "dailyAtLeastHourly", r);
   });
 
 export const healthProbePolicySpecSchema = z

@@ -10,7 +10,7 @@ import { planDrain, type DrainPlan } from "../domain/drain.js";
 import { planEndpointSlices } from "../domain/endpoint-slice-plan.js";
 import type { EndpointSliceObject, SlicePod, SliceService } from "../domain/endpoint-slice-types.js";
 import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME, MANAGED_BY_OPERATOR, DEFAULT_MAX_ENDPOINTS_PER_SLICE } from "../domain/endpoint-slice-types.js";
-import { planEvents, type PlannedEvent } from "../domain/events.js";
+import { planEvents, replacedNote, type PlannedEvent } from "../domain/events.js";
 import { computeHealthSeeds } from "../domain/health-seed.js";
 import { matchesLabelSelector } from "../domain/label-selector.js";
 import { decodeOperatorLedger, decodePolicyLedger, encodeOperatorLedger, encodePolicyLedger, chargeLedger, refundLedger, planStatusLedger } from "../domain/ledger.js";
@@ -561,7 +561,7 @@ export class PolicyController {
       this.o.metrics?.replacementsTotal.inc({ policy: key, outcome: outcome.outcome });
       log.info({ pod: attempt.podName, uid: attempt.podUid, method: attempt.method, outcome: outcome.outcome }, "pod replaced");
       if (outcome.outcome === "evicted") {
-        this.event(policy, pod, { type: "Normal", reason: "Replaced", action: "Replace", note: `pod ${attempt.podName} ${attempt.method === "Delete" ? "deleted" : "evicted through the Eviction API"} after being Unhealthy for ${spec.replacement.after}` });
+        this.event(policy, pod, { type: "Normal", reason: "Replaced", action: "Replace", note: replacedNote(attempt.podName, attempt.method, spec.replacement.after) });
       }
     }
     return { plan, ledger };
@@ -663,7 +663,7 @@ export class PolicyController {
     this.lastStatusWrite.set(key, now);
     this.o.metrics?.statusWrites.inc();
     log.debug({ targets: next.targets, healthy: next.healthy, drained: next.drained }, "status written");
-    for (const e of planEvents(previous, next)) this.emit(obj, e);
+    for (const e of planEvents(previous, next, now)) this.emit(obj, e);
     return;
   }
 

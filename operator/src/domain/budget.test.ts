@@ -145,6 +145,11 @@ describe("computeBudget", () => {
     expect(result.reason).toBe("hourly budget of policy web used 1/1, next slot 2026-11-30T10:14:00Z");
   });
 
+  it("gives the next slot in whole seconds, never before it frees", () => {
+    const result = computeBudget([{ pod: "a", uid: "a", time: Date.parse("2026-11-30T10:00:00.749Z"), method: "Evict" }], Date.parse("2026-11-30T10:30:00Z"), { maxPerHour: 1, maxPerDay: 3, policy: "web" });
+    expect(result.reason).toBe("hourly budget of policy web used 1/1, next slot 2026-11-30T11:00:01Z");
+  });
+
   it("explains a daily block with the policy and the next slot", () => {
     const result = computeBudget(at(-1380, -700, -300), T0, { maxPerHour: 1, maxPerDay: 3, policy: "web" });
     expect(result.reason).toBe("daily budget of policy web used 3/3, next slot 2026-11-30T11:00:00Z");

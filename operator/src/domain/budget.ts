@@ -75,13 +75,18 @@ export function computeWindow(entries: readonly LedgerEntry[], now: number, wind
   return { fits: false, used, nextSlotAt: freeing + windowMs };
 }
 
+/** A next slot in whole seconds, rounded up so that it is never before the slot frees. */
+export function formatSlot(ms: number): string {
+  return formatInstant(Math.ceil(ms / 1000) * 1000);
+}
+
 function budgetName(policy: string | undefined): string {
   return policy === undefined || policy === "" ? "the policy" : `policy ${policy}`;
 }
 
 function blockedText(kind: string, used: number, max: number, nextSlotAt: number | undefined): string {
   if (!(max > 0)) return `${kind} is 0: replacement never fits`;
-  return `${kind} used ${used}/${max}, next slot ${nextSlotAt === undefined ? "unknown" : formatInstant(nextSlotAt)}`;
+  return `${kind} used ${used}/${max}, next slot ${nextSlotAt === undefined ? "unknown" : formatSlot(nextSlotAt)}`;
 }
 
 /** The per-policy budget: `maxPerHour` in any sliding 60 minutes and `maxPerDay` in any sliding 24 hours. */
@@ -114,7 +119,7 @@ export function computeOperatorBudget(entries: readonly LedgerEntry[], now: numb
   if (w.fits) return { fits: true, used: w.used, reason: `operator-wide budget fits: ${w.used}/${max12h} in 12h` };
   const reason = !(max12h > 0)
     ? "operator-wide budget is 0 in 12h: replacement never fits"
-    : `operator-wide budget used ${w.used}/${max12h} in 12h, next slot ${formatInstant(w.nextSlotAt as number)}`;
+    : `operator-wide budget used ${w.used}/${max12h} in 12h, next slot ${formatSlot(w.nextSlotAt as number)}`;
   const result: OperatorBudgetResult = { fits: false, used: w.used, reason };
   if (w.nextSlotAt !== undefined) result.nextSlotAt = w.nextSlotAt;
   return result;

@@ -1,6 +1,6 @@
 import { describe, it, expect } from "@jest/globals";
 import fc from "fast-check";
-import { planEvents, MAX_NOTE_LENGTH, type EventView } from "./events.js";
+import { formatWait, planEvents, replacedNote, verdictClause, MAX_NOTE_LENGTH, type EventView } from "./events.js";
 import { computeStatus, type PolicyStatus, type ReadinessInput, type ReplacementBlockedInput } from "./status.js";
 import { planDrain } from "./drain.js";
 import { MINUTE, T0 } from "./testing/builders.js";
@@ -36,7 +36,7 @@ const summary = (events: ReturnType<typeof planEvents>) =>
 describe("planEvents", () => {
   it("words a dryRun Event as what would have happened", () => {
     const events = planEvents(statusOf(["Healthy", "Healthy"], { dryRun: true }), statusOf(["Healthy", "Unhealthy"], { dryRun: true }));
-    expect(events[0]?.note).toMatch(/^dryRun: pod web-1 would be drained from the Service: kept: dryRun \(would be drained: /);
+    expect(events[0]?.note).toBe("dryRun: pod web-1 would be drained from the Service: longest unhealthy, 1 of 1 allowed by maxUnhealthyPercent=50");
   });
 
   const cases: Array<{ name: string; prev: () => EventView | undefined; next: () => EventView; expected: string[] }> = [
@@ -137,7 +137,37 @@ describe("planEvents", () => {
 
   it("carries the drain reason in the note", () => {
     const [first] = planEvents(statusOf(["Healthy", "Healthy"]), statusOf(["Healthy", "Unhealthy"]));
-    expect(first?.note).toBe("pod web-1 drained from the Service: drained: longest unhealthy, 1 of 1 allowed by maxUnhealthyPercent=50");
+    expect(first?.note).toBe("pod web-1 drained from the Service: longest unhealthy, 1 of 1 allowed by maxUnhealthyPercent=50");
+  });
+
+  it("says why a pod is back in rotation in one clause", () => {
+    const [first] = planEvents(statusOf(["Healthy", "Unhealthy"]), statusOf(["Healthy", "Healthy"]));
+    expect(first?.note).toBe("pod web-1 back in rotation: healthy");
+  });
+
+  it("gives a blocked replacement's next slot relative to now and as the instant", () => {
+    const message = "1 due replacement is waiting. web-1: hourly budget of policy demo/web used 1/1, next slot 2026-11-30T11:00:00Z";
+    const [event] = planEvents(statusOf(["Healthy"]), statusOf(["Healthy"], { blocked: { blocked: true, reason: "Budget", message } }), Date.parse("2026-11-30T10:00:12Z"));
+    expect(event?.note).toBe("1 due replacement is waiting. web-1: hourly budget of policy demo/web used 1/1, next slot in 59m48s (2026-11-30T11:00:00Z)");
+  });
+
+  it.each([
+    ["drained: longest unhealthy, 1 of 2 allowed by maxUnhealthyPercent=50", "longest unhealthy, 1 of 2 allowed by maxUnhealthyPercent=50"],
+    ["kept: dryRun (would be drained: longest unhealthy, 1 of 2 allowed)", "longest unhealthy, 1 of 2 allowed"],
+    ["admitted: healthy (kubelet: not Ready)", "healthy (kubelet: not Ready)"],
+    ["not admitted: unknown, waiting for first success", "unknown, waiting for first success"],
+  ])("keeps only the why of the verdict %j", (reason, clause) => expect(verdictClause(reason)).toBe(clause));
+
+  it.each([
+    [45_000, "45s"],
+    [59 * 60_000 + 48_000, "59m48s"],
+    [2 * 3_600_000 + 5 * 60_000, "2h05m"],
+    [3 * 86_400_000 + 4 * 3_600_000, "3d04h"],
+  ])("words a wait of %d ms as %s", (ms, text) => expect(formatWait(ms)).toBe(text));
+
+  it("words a Replaced note by the method used", () => {
+    expect(replacedNote("web-1", "Evict", "1h")).toBe("pod web-1 evicted through the Eviction API after being Unhealthy for 1h");
+    expect(replacedNote("web-1", "Delete", "60s")).toBe("pod web-1 deleted after being Unhealthy for 60s");
   });
 
   it("names the pod it regards", () => {

@@ -30,10 +30,14 @@ export type EventView = Pick<PolicyStatus, "pods" | "conditions">;
  * - Ready turning to InvalidSpec, or its message changing while invalid: InvalidSpec;
  * - ReplacementBlocked turning True or changing reason: ReplacementBlocked (Warning).
  *
+ * Notes are one clause each: what happened to which pod, then why (verdictClause); the
+ * ReplacementBlocked note is the condition's message (its reason is the Event's reason too),
+ * with the next slot also given relative to `now` when it is passed.
+ *
  * `previous` undefined (no status yet) is treated as an empty one.
  * Policy events come first, then pod events by pod name.
  */
-export function planEvents(previous: EventView | undefined, next: EventView): PlannedEvent[] {
+export function planEvents(previous: EventView | undefined, next: EventView, now?: number): PlannedEvent[] {
   const events: PlannedEvent[] = [];
   const prevConditions = previous?.conditions ?? [];
   const policy = (type: PlannedEvent["type"], reason: EventReason, note: string) =>
@@ -54,22 +58,62 @@ export function planEvents(previous: EventView | undefined, next: EventView): Pl
   const blocked = findCondition(next.conditions, "ReplacementBlocked");
   const wasBlocked = findCondition(prevConditions, "ReplacementBlocked");
   if (blocked?.status === "True" && (wasBlocked?.status !== "True" || wasBlocked.reason !== blocked.reason)) {
-    policy("Warning", "ReplacementBlocked", `${blocked.reason}: ${blocked.message}`);
+    policy("Warning", "ReplacementBlocked", now === undefined ? blocked.message : withRelativeSlots(blocked.message, now));
   }
 
   const before = new Map((previous?.pods ?? []).map((p) => [p.uid, p]));
   const podEvents: PlannedEvent[] = [];
   for (const pod of [...next.pods].sort((a, b) => compareStrings(a.name, b.name) || compareStrings(a.uid, b.uid))) {
     const was = before.get(pod.uid)?.drained ?? false;
-    if (pod.drained && !was) podEvents.push(...both("Drained", pod, `pod ${pod.name} drained from the Service: ${pod.reason}`));
-    if (!pod.drained && was) podEvents.push(...both("Restored", pod, `pod ${pod.name} back in rotation: ${pod.reason}`));
+    if (pod.drained && !was) podEvents.push(...both("Drained", pod, `pod ${pod.name} drained from the Service: ${verdictClause(pod.reason)}`));
+    if (!pod.drained && was) podEvents.push(...both("Restored", pod, `pod ${pod.name} back in rotation: ${verdictClause(pod.reason)}`));
     // dryRun reports through Events what it would have done, under the same reasons.
     const wouldNow = wouldDrain(pod);
     const wouldBefore = before.has(pod.uid) && wouldDrain(before.get(pod.uid)!);
-    if (wouldNow && !wouldBefore) podEvents.push(...both("Drained", pod, `dryRun: pod ${pod.name} would be drained from the Service: ${pod.reason}`));
-    if (!wouldNow && wouldBefore) podEvents.push(...both("Restored", pod, `dryRun: pod ${pod.name} would be back in rotation: ${pod.reason}`));
+    if (wouldNow && !wouldBefore) podEvents.push(...both("Drained", pod, `dryRun: pod ${pod.name} would be drained from the Service: ${verdictClause(pod.reason)}`));
+    if (!wouldNow && wouldBefore) podEvents.push(...both("Restored", pod, `dryRun: pod ${pod.name} would be back in rotation: ${verdictClause(pod.reason)}`));
   }
   return [...events, ...podEvents];
+}
+
+/**
+ * The why of a verdict without its what: the note already says "drained from the Service",
+ * so `drained: longest unhealthy, …` becomes `longest unhealthy, …`, and dryRun's
+ * `kept: dryRun (would be drained: …)` becomes `…`.
+ */
+export function verdictClause(reason: string): string {
+  const dryRun = reason.startsWith(DRY_RUN_KEPT) && reason.endsWith(")") ? reason.slice(DRY_RUN_KEPT.length, -1) : reason;
+  const prefix = /^(drained|kept|admitted|not admitted): /.exec(dryRun);
+  return prefix ? dryRun.slice(prefix[0].length) : dryRun;
+}
+
+/** The note of a Replaced Event. */
+export function replacedNote(podName: string, method: "Evict" | "Delete", after: string): string {
+  return `pod ${podName} ${method === "Delete" ? "deleted" : "evicted through the Eviction API"} after being Unhealthy for ${after}`;
+}
+
+const INSTANT = /next slot (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z)/g;
+
+/**
+ * An Event is read later than it is written, so its note says when the next slot frees both
+ * ways: `next slot in 59m48s (2026-12-01T09:51:34Z)`. A condition keeps only the instant: a
+ * relative time in a stored status would be wrong a minute later.
+ */
+export function withRelativeSlots(text: string, now: number): string {
+  return text.replace(INSTANT, (whole, instant: string) => {
+    const at = Date.parse(instant);
+    return Number.isNaN(at) || at < now ? whole : `next slot in ${formatWait(at - now)} (${instant})`;
+  });
+}
+
+/** `45s`, `59m48s`, `2h05m`, `3d04h`. */
+export function formatWait(ms: number): string {
+  const s = Math.ceil(ms / 1000);
+  const pad = (n: number) => String(n).padStart(2, "0");
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${pad(s % 60)}s`;
+  if (s < 86_400) return `${Math.floor(s / 3600)}h${pad(Math.floor((s % 3600) / 60))}m`;
+  return `${Math.floor(s / 86_400)}d${pad(Math.floor((s % 86_400) / 3600))}h`;
 }
 
 function wouldDrain(pod: StatusPod): boolean {

@@ -383,8 +383,18 @@ describe("planReplacements", () => {
     expect(plan.condition).toEqual({
       blocked: true,
       reason: "Budget",
-      message: "1 due replacement is waiting: web-b: hourly budget of policy shop/web used 1/1, next slot 2026-11-30T11:00:00Z",
+      message: "1 due replacement is waiting. web-b: hourly budget of policy shop/web used 1/1, next slot 2026-11-30T11:00:00Z",
     });
+  });
+
+  it("says a spent budget once for every pod it holds, naming them, with the next slot in whole seconds", () => {
+    const plan = planReplacements(
+      aPlanInput({
+        now: T0 + 749,
+        candidates: ["a", "b", "c"].map((n, i) => aCandidate({ uid: `uid-${n}`, name: `web-${n}`, unhealthySince: T0 - (3 - i) * HOUR_MS })),
+      }),
+    );
+    expect(plan.condition.message).toBe("2 due replacements are waiting. web-b, web-c: hourly budget of policy shop/web used 1/1, next slot 2026-11-30T11:00:01Z");
   });
 
   it("breaks ties in unhealthy time by pod name", () => {
@@ -468,14 +478,14 @@ describe("planReplacements", () => {
     expect(plan.condition.reason).toBe("DryRun");
   });
 
-  it("reports the first blocked pod's reason and caps the message at three pods", () => {
+  it("reports the first blocked pod's reason and names at most three pods per reason", () => {
     const bare = (n: string, h: number) => aCandidate({ uid: n, name: `web-${n}`, ownerReferences: [], unhealthySince: T0 - h * HOUR_MS });
     const plan = planReplacements(
       aPlanInput({ policy: aPolicy({ replacementEnabled: true }), candidates: [bare("a", 9), bare("b", 8), bare("c", 7), bare("d", 6), bare("e", 5)] }),
     );
     expect(plan.condition.blocked).toBe(true);
     expect(plan.condition.reason).toBe("NoController");
-    expect(plan.condition.message).toMatch(/^5 due replacements are waiting: web-a: .*; web-b: .*; web-c: .*; and 2 more$/);
+    expect(plan.condition.message).toBe("5 due replacements are waiting. web-a, web-b, web-c and 2 more: pod has no controller ownerReference: nothing would recreate it");
     expect(plan.requeueAt).toBeUndefined();
   });
 

@@ -331,13 +331,18 @@ function planCondition(policy: ReplacingPolicy, blockedList: readonly BlockedRep
     if (policy.dryRun) return { blocked: false, reason: "DryRun", message: "dryRun: nothing is replaced" };
     return { blocked: false, reason: "NoneWaiting", message: "no due replacement is waiting" };
   }
-  const shown = due.slice(0, MESSAGE_PODS).map((b) => `${b.podName}: ${b.reason}`);
-  const more = due.length > MESSAGE_PODS ? `; and ${due.length - MESSAGE_PODS} more` : "";
+  // Pods held by the same sentence (one spent budget holds them all) share it: said once.
+  const groups = new Map<string, string[]>();
+  for (const b of due) groups.set(b.reason, [...(groups.get(b.reason) ?? []), b.podName]);
+  const names = (pods: string[]) =>
+    pods.length > MESSAGE_PODS ? `${pods.slice(0, MESSAGE_PODS).join(", ")} and ${pods.length - MESSAGE_PODS} more` : pods.join(", ");
+  const shown = [...groups].slice(0, MESSAGE_PODS).map(([reason, pods]) => `${names(pods)}: ${reason}`);
+  const more = groups.size > MESSAGE_PODS ? `; and ${groups.size - MESSAGE_PODS} more reasons` : "";
   const noun = due.length === 1 ? "replacement is" : "replacements are";
   return {
     blocked: true,
     reason: due[0]!.blockedReason as BlockedReason,
-    message: `${due.length} due ${noun} waiting: ${shown.join("; ")}${more}`,
+    message: `${due.length} due ${noun} waiting. ${shown.join("; ")}${more}`,
   };
 }
 

@@ -32,6 +32,16 @@ export class PodFarm {
     this.servers.set(key, server);
   }
 
+  /** Stops the server on one address, as a pod's process ends with the pod; a later `serve` starts a new one. */
+  async stop(ip: string, port = 8080): Promise<void> {
+    const key = `${ip}:${port}`;
+    const server = this.servers.get(key);
+    if (!server) return;
+    this.servers.delete(key);
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
   set(ip: string, behaviour: PodBehaviour): void {
     this.behaviour.set(ip, behaviour);
   }
