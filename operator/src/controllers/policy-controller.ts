@@ -6,7 +6,7 @@ import { parsePolicySpec } from "../api/parse-policy.js";
 import type { HealthProbePolicySpec } from "../api/policy-schema.js";
 import { parseDuration } from "../api/duration.js";
 import { API_VERSION, KIND } from "../api/group.js";
-import { planDrain, type DrainPlan } from "../domain/drain.js";
+import { isServing, planDrain, type DrainPlan } from "../domain/drain.js";
 import { planEndpointSlices } from "../domain/endpoint-slice-plan.js";
 import type { EndpointSliceObject, SlicePod, SliceService } from "../domain/endpoint-slice-types.js";
 import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME, MANAGED_BY_OPERATOR, DEFAULT_MAX_ENDPOINTS_PER_SLICE } from "../domain/endpoint-slice-types.js";
@@ -186,16 +186,19 @@ export class PolicyController {
     this.o.scheduler.setTargets(key, probePlan.targets);
 
     const settings: EvaluationSettings = evaluationOf(policy.spec);
-    const seeds = this.o.health.has(key) ? new Map() : computeHealthSeeds(statusOf(policyObj)?.pods as never);
+    const storeKnew = this.o.health.has(key);
+    const seeds = storeKnew ? new Map() : computeHealthSeeds(statusOf(policyObj)?.pods as never);
     this.o.health.configure(key, settings, targets.map(toHealthTarget), seeds, now);
 
-    const outOfRotation = new Set<string>();
+    const readyInSlices = new Map<string, boolean>();
     const slices = this.currentSlices(policy);
-    for (const slice of slices) for (const e of slice.endpoints ?? []) if (e.targetRef?.uid && e.conditions?.ready === false) outOfRotation.add(e.targetRef.uid);
+    for (const slice of slices) for (const e of slice.endpoints ?? []) if (e.targetRef?.uid) readyInSlices.set(e.targetRef.uid, e.conditions?.ready !== false);
     const drain = planDrain({
       targets: targets.map((p) => {
         const h = this.o.health.get(key, uidOf(p));
-        const t = { uid: uidOf(p), name: nameOf(p), state: h?.state ?? ("Unknown" as const), kubeletReady: isKubeletReady(p), outOfRotation: outOfRotation.has(uidOf(p)) };
+        const kubeletReady = isKubeletReady(p);
+        const serving = isServing({ kubeletReady, readyInSlices: readyInSlices.get(uidOf(p)), slicesWritten: slices.length > 0, known: storeKnew || seeds.has(uidOf(p)) });
+        const t = { uid: uidOf(p), name: nameOf(p), state: h?.state ?? ("Unknown" as const), kubeletReady, serving, outOfRotation: readyInSlices.get(uidOf(p)) === false };
         // Ordered by unhealthySince as status keeps it (whole seconds), so a restarted or new leader,
         // seeded from status, drains the same pods with the same reasons as the replica before it.
         return h?.unhealthySince !== undefined ? { ...t, unhealthySince: Math.floor(h.unhealthySince / 1000) * 1000 } : t;

@@ -16,6 +16,7 @@ function statusOf(
     name: `web-${i}`,
     state,
     kubeletReady: true,
+    serving: state !== "Unknown",
     ...(state === "Unhealthy" ? { unhealthySince: T0 + i * MINUTE } : {}),
   }));
   const drain = planDrain({ targets, maxUnhealthyPercent: opts.pct ?? 50, drainEnabled: true, dryRun: opts.dryRun ?? false });

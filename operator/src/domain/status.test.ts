@@ -19,6 +19,7 @@ function podsInStates(states: HealthStateName[], maxUnhealthyPercent = 50): Pick
     name: `web-${i}`,
     state,
     kubeletReady: true,
+    serving: state !== "Unknown",
     ...(state === "Unhealthy" ? { unhealthySince: T0 + i * MINUTE } : {}),
   }));
   const drain = planDrain({ targets, maxUnhealthyPercent, drainEnabled: true, dryRun: false });
