@@ -146,7 +146,7 @@ describe("conditions", () => {
     expect(condition(s, "DrainCapped")).toMatchObject({ reason: "MaxUnhealthyPercent", message });
   });
 
-  it.each(["Budget", "PodDisruptionBudget", "Veto", "NoController"] as const)("ReplacementBlocked carries reason %s", (reason) => {
+  it.each(["Budget", "PodDisruptionBudget", "Veto", "NoController", "FailOpen"] as const)("ReplacementBlocked carries reason %s", (reason) => {
     const s = computeStatus(anInput({ replacementBlocked: { blocked: true, reason, message: "web-0 waits" } }));
     expect(condition(s, "ReplacementBlocked")).toMatchObject({ status: "True", reason, message: "web-0 waits" });
   });

@@ -55,7 +55,7 @@ export interface ReadinessInput {
   message?: string;
 }
 
-export type ReplacementBlockedReason = "Budget" | "PodDisruptionBudget" | "Veto" | "NoController";
+export type ReplacementBlockedReason = "Budget" | "PodDisruptionBudget" | "Veto" | "NoController" | "FailOpen";
 
 export interface ReplacementBlockedInput {
   blocked: boolean;
