@@ -1,5 +1,5 @@
 import { describe, it, expect } from "@jest/globals";
-import { HOUR_MS, type LedgerEntry } from "./budget.js";
+import { HOUR_MS } from "./budget.js";
 import { computeReplaceAfter, formatDuration, planReplacements, shouldReplace, type OtherPolicyView, type ShouldReplaceInput } from "./replacement.js";
 import { aBudget, aCandidate, anEntry, anInput, aPlanInput, aPod, aPolicy, aView, MIN, NOW as T0 } from "./testing/replacement-builders.js";
 
