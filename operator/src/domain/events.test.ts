@@ -114,6 +114,12 @@ describe("planEvents", () => {
       expected: ["Warning InvalidSpec policy"],
     },
     {
+      name: "gives a missing Secret no InvalidSpec warning: the spec is valid",
+      prev: () => statusOf(["Healthy"]),
+      next: () => statusOf([], { readiness: { reason: "SecretNotFound", message: 'spec.probe.signature.secretRef: Secret "probe-key" not found' } }),
+      expected: [],
+    },
+    {
       name: "warns when a due replacement becomes blocked, and again when the reason changes",
       prev: () => statusOf(["Healthy"], { blocked: { blocked: true, reason: "Budget", message: "maxPerHour=1 used" } }),
       next: () => statusOf(["Healthy"], { blocked: { blocked: true, reason: "PodDisruptionBudget", message: "refused" } }),
