@@ -1,5 +1,5 @@
 import { describe, it, expect } from "@jest/globals";
-import { isServing, planDrain, type DrainInput } from "./drain.js";
+import { computeRecoveredAt, isServing, planDrain, type DrainInput } from "./drain.js";
 import { aTarget, someTargets, MINUTE, T0 } from "./testing/builders.js";
 
 const active = (targets: DrainInput["targets"], maxUnhealthyPercent = 50): DrainInput => ({
@@ -259,6 +259,18 @@ describe("planDrain", () => {
       expect([...plan.decisions.values()].every((d) => d.admitted && !d.drained)).toBe(true);
       expect(plan).toMatchObject({ drainedCount: 0, capped: [], mode: "disabled" });
       expect(reasons(input)["web-1"]).toBe("kept: drain disabled (unhealthy)");
+    });
+  });
+
+  describe("computeRecoveredAt", () => {
+    const now = T0 + 10 * MINUTE + 700;
+    it.each([
+      { name: "is when FailOpen turned False, as status kept it", previous: { status: "False" as const, lastTransitionTime: "2026-01-01T00:03:00Z" }, at: T0 + 3 * MINUTE },
+      { name: "is now, to the second, while FailOpen is True", previous: { status: "True" as const, lastTransitionTime: "2026-01-01T00:01:00Z" }, at: T0 + 10 * MINUTE },
+      { name: "is now, to the second, before FailOpen was evaluated", previous: undefined, at: T0 + 10 * MINUTE },
+      { name: "is now when the transition time does not parse", previous: { status: "False" as const, lastTransitionTime: "garbage" }, at: T0 + 10 * MINUTE },
+    ])("$name", ({ previous, at }) => {
+      expect(computeRecoveredAt(previous, now)).toBe(at);
     });
   });
 

@@ -1,5 +1,6 @@
 import { formatInstant } from "./budget.js";
-import type { DrainMode, EpochMs, HealthStateName } from "./types.js";
+import { fromRfc3339 } from "./status-time.js";
+import type { Condition, DrainMode, EpochMs, HealthStateName } from "./types.js";
 
 /** Reasons of dryRun pods start with this; the events planner reads "would be drained" from it. */
 export const DRY_RUN_KEPT = "kept: dryRun (would be ";
@@ -88,6 +89,18 @@ export interface ServingInput {
 export function isServing(input: ServingInput): boolean {
   if (input.readyInSlices === true) return true;
   return input.kubeletReady && (!input.slicesWritten || !input.known);
+}
+
+/**
+ * The `recoveredAt` for planDrain, from the FailOpen condition as last written: while it is
+ * not True, when it stopped being True (its lastTransitionTime); while True (or not yet
+ * evaluated), now, which is when fail-open ends if this plan does not fail open. In whole
+ * seconds, as status keeps it, so the next reconcile reads back the same instant.
+ */
+export function computeRecoveredAt(previousFailOpen: Pick<Condition, "status" | "lastTransitionTime"> | undefined, now: EpochMs): EpochMs {
+  const second = (ms: EpochMs) => Math.floor(ms / 1000) * 1000;
+  if (previousFailOpen?.status === "False") return second(fromRfc3339(previousFailOpen.lastTransitionTime) ?? now);
+  return second(now);
 }
 
 /**
