@@ -68,6 +68,11 @@ describe("planDrain", () => {
     });
   });
 
+  it("says in dryRun that an Unhealthy pod kubelet keeps out would not be admitted", () => {
+    const targets = [aTarget({ name: "h" }), aTarget({ name: "a", state: "Unhealthy", unhealthySince: T0, kubeletReady: false })];
+    expect(reasons({ ...active(targets), dryRun: true }).a).toBe("admitted: dryRun (would not be admitted: unhealthy, kubelet: not ready (not counted in maxUnhealthyPercent))");
+  });
+
   it("routes a pod whose probe port does not resolve like an Unknown pod, with the reason", () => {
     const notProbed = 'no TCP container port named "http" in the pod';
     const targets = [

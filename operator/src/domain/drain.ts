@@ -142,8 +142,8 @@ export function planDrain(input: DrainInput): DrainPlan {
     if (failOpen) plan.decisions.set(t.uid, { admitted: true, drained: false, reason: "kept: fail open, no healthy target" });
     else if (mode === "disabled") plan.decisions.set(t.uid, { admitted: true, drained: false, reason: "kept: drain disabled (unhealthy)" });
     else if (!t.kubeletReady) {
-      const verdict = "not admitted: unhealthy, kubelet: not ready (not counted in maxUnhealthyPercent)";
-      plan.decisions.set(t.uid, mode === "dryRun" ? { admitted: true, drained: false, reason: `${DRY_RUN_KEPT}${verdict})` } : { admitted: false, drained: false, reason: verdict });
+      const why = "unhealthy, kubelet: not ready (not counted in maxUnhealthyPercent)";
+      plan.decisions.set(t.uid, mode === "dryRun" ? { admitted: true, drained: false, reason: `admitted: dryRun (would not be admitted: ${why})` } : { admitted: false, drained: false, reason: `not admitted: ${why}` });
     } else if (awaitsFreshResult(t, input.recoveredAt)) {
       plan.recheck.push(t.uid);
       plan.decisions.set(t.uid, decide(`kept: Unhealthy from before the recovery at ${formatInstant(input.recoveredAt!)}, probing again: drained only on a newer result`, false));
