@@ -66,7 +66,8 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
 
   const events = new EventRecorder({ sink: kubeEventSink(apis.events), identity, clock, logger, metrics, writable: !config.leaderElect });
   const scheduler = new ProbeScheduler({
-    execute: createHttpProber(),
+    // Results carry the operator clock's time: fresh evidence compares them with when probing started.
+    execute: createHttpProber({ now: () => clock.now() }),
     maxConcurrent: config.maxConcurrentProbes,
     clock,
     onResult: (owner, targetId, outcome) => {

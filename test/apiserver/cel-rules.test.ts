@@ -22,6 +22,8 @@ describe("CEL evaluation through @bufbuild/cel", () => {
     ["type(self) == int ? (self >= 1 && self <= 65535) : self.matches('^[a-z]+$')", { self: 0 }, false],
     ["self.all(h, self.exists_one(o, o.name.lowerAscii() == h.name.lowerAscii()))", { self: [{ name: "A" }, { name: "b" }] }, true],
     ["self.all(h, self.exists_one(o, o.name.lowerAscii() == h.name.lowerAscii()))", { self: [{ name: "A" }, { name: "a" }] }, false],
+    ["!(self.lowerAscii() in ['host', 'content-length', 'te'])", { self: "Content-Length" }, false],
+    ["!(self.lowerAscii() in ['host', 'content-length', 'te'])", { self: "X-Env" }, true],
     ["duration(self) >= duration('30s') && duration(self) <= duration('168h')", { self: "1h30m" }, true],
     ["duration(self) >= duration('30s') && duration(self) <= duration('168h')", { self: "10s" }, false],
     ["self.operator in ['In', 'NotIn'] ? size(self.values) > 0 : true", { self: { operator: "In", values: ["x"] } }, true],

@@ -117,9 +117,11 @@ async function firstEvicted(pods: Obj[]): Promise<[Obj, Obj]> {
 
 describe("replacement budgets", () => {
   it("maxPerHour 1: of two due pods one is replaced, the other waits on Budget until the hour slides", async () => {
-    const pods = await givenApp("web", 2, { maxPerHour: 1, maxPerDay: 3 });
+    // A third pod stays Healthy: with none Healthy the policy would fail open and replace nothing.
+    const all = await givenApp("web", 3, { maxPerHour: 1, maxPerDay: 3 });
+    const pods = all.slice(0, 2);
     operator = await startTestOperator(cluster.server, [], { clock });
-    await waitFor(async () => (await statusOf())?.healthy === 2, { timeoutMs: WAIT_MS, what: "both pods Healthy" });
+    await waitFor(async () => (await statusOf())?.healthy === 3, { timeoutMs: WAIT_MS, what: "all pods Healthy" });
 
     for (const p of pods) farm.failing(p.status.podIP);
     await allUnhealthy(pods.map(nameOf));
@@ -127,7 +129,7 @@ describe("replacement budgets", () => {
 
     const [first, second] = await firstEvicted(pods);
     await gone(nameOf(first));
-    await serveReplacement(pods);
+    await serveReplacement(all);
     const charged = await waitFor(async () => (await statusOf())?.replacements?.[0], { timeoutMs: WAIT_MS, what: "the first charge in the ledger" });
     const blocked = await blockedCondition("Budget");
     expect(blocked.message).toContain(`${nameOf(second)}: hourly budget of policy shop/web used 1/1, next slot ${formatSlot(Date.parse(charged.time) + HOUR_MS)}`);
@@ -146,16 +148,18 @@ describe("replacement budgets", () => {
   });
 
   it("maxPerDay 1: the second due pod still waits after the hour, on the daily budget, and goes when the day slides", async () => {
-    const pods = await givenApp("web", 2, { maxPerHour: 1, maxPerDay: 1 });
+    // A third pod stays Healthy: with none Healthy the policy would fail open and replace nothing.
+    const all = await givenApp("web", 3, { maxPerHour: 1, maxPerDay: 1 });
+    const pods = all.slice(0, 2);
     operator = await startTestOperator(cluster.server, [], { clock });
-    await waitFor(async () => (await statusOf())?.healthy === 2, { timeoutMs: WAIT_MS, what: "both pods Healthy" });
+    await waitFor(async () => (await statusOf())?.healthy === 3, { timeoutMs: WAIT_MS, what: "all pods Healthy" });
 
     for (const p of pods) farm.failing(p.status.podIP);
     await allUnhealthy(pods.map(nameOf));
     clock.advance(AFTER_MS);
     const [first, second] = await firstEvicted(pods);
     await gone(nameOf(first));
-    await serveReplacement(pods);
+    await serveReplacement(all);
     const charged = await waitFor(async () => (await statusOf())?.replacements?.[0], { timeoutMs: WAIT_MS, what: "the first charge in the ledger" });
     const dayEnds = formatSlot(Date.parse(charged.time) + 24 * HOUR_MS);
 

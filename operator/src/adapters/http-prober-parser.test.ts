@@ -2,14 +2,15 @@ import { describe, expect, it } from "@jest/globals";
 import { ResponseParser } from "./http-prober.js";
 
 // Every response is fed whole, then split at every byte boundary: framing must not depend on packets.
-const cases: Array<{ name: string; wire: string; readBody: boolean; closeAtEnd?: boolean; status: number; body?: string; invalid?: string }> = [
+const cases: Array<{ name: string; wire: string; readBody: boolean; head?: boolean; closeAtEnd?: boolean; status: number; body?: string; invalid?: string }> = [
   { name: "a content-length body", wire: "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", readBody: true, status: 200, body: "hello" },
   { name: "a chunked body with extensions and trailers", wire: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;x=y\r\nhello\r\n6\r\n world\r\n0\r\nX-Trailer: 1\r\n\r\n", readBody: true, status: 200, body: "hello world" },
   { name: "a close-delimited body", wire: "HTTP/1.0 200 OK\r\n\r\nuntil close", readBody: true, closeAtEnd: true, status: 200, body: "until close" },
   { name: "interim 100 and 103 responses before the final one", wire: "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 503 Busy\r\nContent-Length: 2\r\n\r\nno", readBody: true, status: 503, body: "no" },
   { name: "a 204 without a body", wire: "HTTP/1.1 204 No Content\r\n\r\n", readBody: true, status: 204, body: "" },
-  { name: "a HEAD response with a content-length and no body", wire: "HTTP/1.1 200 OK\r\nContent-Length: 1234\r\n\r\n", readBody: false, status: 200 },
-  { name: "headers only when the body is not needed", wire: "HTTP/1.1 200 OK\r\nContent-Length: 99999\r\n\r\npartial", readBody: false, status: 200 },
+  { name: "a HEAD response with a content-length and no body", wire: "HTTP/1.1 200 OK\r\nContent-Length: 1234\r\n\r\n", readBody: false, head: true, status: 200 },
+  { name: "a whole body it does not keep", wire: "HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\npartial", readBody: false, status: 200 },
+  { name: "a whole chunked body it does not keep", wire: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n", readBody: false, status: 200 },
   { name: "Transfer-Encoding over Content-Length", wire: "HTTP/1.1 200 OK\r\nContent-Length: 100\r\nTransfer-Encoding: gzip, chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n", readBody: true, status: 200, body: "ok" },
   { name: "bare LF line endings", wire: "HTTP/1.1 200 OK\nContent-Length: 2\n\nok", readBody: true, status: 200, body: "ok" },
   { name: "an empty content-length body", wire: "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", readBody: true, status: 200, body: "" },
@@ -20,8 +21,8 @@ const cases: Array<{ name: string; wire: string; readBody: boolean; closeAtEnd?:
   { name: "a body cut short", wire: "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", readBody: true, closeAtEnd: true, status: 0, invalid: "connection closed before the end of the body" },
 ];
 
-function feed(parts: Buffer[], readBody: boolean, closeAtEnd: boolean) {
-  const parser = new ResponseParser(readBody);
+function feed(parts: Buffer[], readBody: boolean, closeAtEnd: boolean, head = false) {
+  const parser = new ResponseParser(readBody, !head);
   const elapsed = () => 1;
   let state: "more" | "done" | "invalid" = "more";
   for (const p of parts) {
@@ -33,13 +34,13 @@ function feed(parts: Buffer[], readBody: boolean, closeAtEnd: boolean) {
 }
 
 describe("the probe response parser", () => {
-  it.each(cases)("handles $name, however it is split", ({ wire, readBody, closeAtEnd, status, body, invalid }) => {
+  it.each(cases)("handles $name, however it is split", ({ wire, readBody, head, closeAtEnd, status, body, invalid }) => {
     const bytes = Buffer.from(wire, "latin1");
     const splits: Buffer[][] = [[bytes]];
     for (let i = 1; i < bytes.length; i++) splits.push([bytes.subarray(0, i), bytes.subarray(i)]);
     splits.push([...bytes].map((b) => Buffer.from([b])));
     for (const parts of splits) {
-      const { parser, state } = feed(parts, readBody, closeAtEnd ?? false);
+      const { parser, state } = feed(parts, readBody, closeAtEnd ?? false, head);
       if (invalid) {
         expect(state).toBe("invalid");
         expect(parser.problem).toBe(invalid);
@@ -50,6 +51,28 @@ describe("the probe response parser", () => {
       expect(result).toMatchObject({ kind: "response", statusCode: status });
       if (result.kind === "response") expect(result.body).toBe(body);
     }
+  });
+
+  it.each([
+    { name: "a content-length body", wire: "HTTP/1.1 200 OK\r\nContent-Length: 99999\r\n\r\npartial" },
+    { name: "a chunked body", wire: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n" },
+    { name: "a close-delimited body", wire: "HTTP/1.1 200 OK\r\n\r\nsome" },
+  ])("is not done before the end of $name, even when the body is not kept", ({ wire }) => {
+    expect(feed([Buffer.from(wire, "latin1")], false, false).state).toBe("more");
+  });
+
+  it("is done at 64 KiB of a body it does not keep, with the time of that byte", () => {
+    const parser = new ResponseParser(false);
+    let t = 0;
+    expect(parser.push(Buffer.from("HTTP/1.1 200 OK\r\n\r\n"), () => t)).toBe("more");
+    let state = "more";
+    for (let i = 0; i < 100 && state === "more"; i++) {
+      t++;
+      state = parser.push(Buffer.alloc(1024, "a"), () => t);
+    }
+    expect(state).toBe("done");
+    expect(parser.result(0, 0)).toMatchObject({ kind: "response", statusCode: 200, headersAtMs: 0, endAtMs: 64 });
+    expect(parser.result(0, 0)).not.toHaveProperty("body");
   });
 
   it("keeps at most 64 KiB of a body", () => {

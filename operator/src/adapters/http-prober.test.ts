@@ -273,17 +273,44 @@ describe("hostile and broken targets", () => {
     expect(ms).toBeLessThan(timeoutMs + 1000);
   });
 
-  it("times out on a body that drips when the body is needed, and not when only the status is", async () => {
+  it.each([
+    { name: "a chunked body that drips", head: "Transfer-Encoding: chunked", drip: "1\r\nx\r\n" },
+    { name: "a content-length body that stops half-way", head: "Content-Length: 100", drip: "" },
+    { name: "a close-delimited body that never closes", head: "Connection: close", drip: "x" },
+  ])("times out on $name, whether or not the body is judged", async ({ head, drip }) => {
+    const port = await netTarget((socket) => {
+      socket.write(`HTTP/1.1 200 OK\r\n${head}\r\n\r\n${head.startsWith("Content") ? "half" : ""}`);
+      const t = setInterval(() => (socket.destroyed ? clearInterval(t) : drip && socket.write(drip)), 30);
+      socket.on("close", () => clearInterval(t));
+    });
+    for (const judgement of [aJudgement({ timeoutMs: 400, bodyContains: "Healthy" }), aJudgement({ timeoutMs: 400 })]) {
+      const { outcome, ms } = await timed(aRequest({ port }), judgement);
+      expect(outcome.failureClass).toBe("timeout after 400ms");
+      expect(ms).toBeLessThan(1400);
+    }
+  });
+
+  it("passes a slow but complete body within the timeout, its latency covering the body", async () => {
+    const port = await netTarget((socket) => {
+      socket.write("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhel");
+      setTimeout(() => socket.destroyed || socket.write("lo"), 250);
+    });
+    const { outcome } = await timed(aRequest({ port }), aJudgement({ timeoutMs: 2000 }));
+    expect(outcome).toMatchObject({ success: true, failureClass: "HTTP 200" });
+    expect(outcome.latencyMs).toBeGreaterThanOrEqual(240);
+  });
+
+  it("judges a body over 64 KiB that keeps streaming at its first 64 KiB", async () => {
     const port = await netTarget((socket) => {
       socket.write("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
       const t = setInterval(() => (socket.destroyed ? clearInterval(t) : socket.write("1\r\nx\r\n")), 30);
       socket.on("close", () => clearInterval(t));
+      setTimeout(() => socket.destroyed || socket.write(`${(70 * 1024).toString(16)}\r\n${"a".repeat(70 * 1024)}\r\n`), 250);
     });
-    const withBody = await timed(aRequest({ port }), aJudgement({ timeoutMs: 400, bodyContains: "Healthy" }));
-    expect(withBody.outcome.failureClass).toBe("timeout after 400ms");
-    expect(withBody.ms).toBeLessThan(1400);
-    const statusOnly = await timed(aRequest({ port }), aJudgement({ timeoutMs: 400 }));
-    expect(statusOnly.outcome).toMatchObject({ success: true, failureClass: "HTTP 200" });
+    const { outcome } = await timed(aRequest({ port }), aJudgement({ timeoutMs: 3000 }));
+    expect(outcome).toMatchObject({ success: true, failureClass: "HTTP 200" });
+    // Done when the 64th KiB arrived, not at the headers, and not waiting for the endless rest.
+    expect(outcome.latencyMs).toBeGreaterThanOrEqual(240);
   });
 
   function gigabyteTarget(written: { bytes: number }): Promise<number> {
@@ -313,7 +340,7 @@ describe("hostile and broken targets", () => {
     expect(after.rss - before.rss).toBeLessThan(64 * 1024 * 1024);
   });
 
-  it("stops after the headers of a 1 GB response when no body check needs it", async () => {
+  it("stops after the first 64 KiB of a 1 GB response when no body check needs it", async () => {
     const written = { bytes: 0 };
     const port = await gigabyteTarget(written);
     const { outcome } = await timed(aRequest({ port }), aJudgement({ timeoutMs: 1000 }));

@@ -4,7 +4,9 @@
 // a probe needs only the status line, two framing headers and at most 64 KiB of body, and
 // per-probe CPU is what bounds how many pods one operator can probe (undici costs about twice
 // as much per fresh connection). The parser handles 1xx interim responses, content-length,
-// chunked and close-delimited bodies, and HEAD/204/304 without a body.
+// chunked and close-delimited bodies, and HEAD/204/304 without a body. A response counts as
+// complete at the end of its body or at its first 64 KiB, whichever comes first, whether or
+// not the body is judged: a body that hangs is a timeout, and latency runs to the last byte.
 import { createHmac } from "node:crypto";
 import { connect as netConnect, type Socket } from "node:net";
 import { performance } from "node:perf_hooks";
@@ -12,7 +14,7 @@ import { checkServerIdentity, connect as tlsConnect, createSecureContext, type S
 import { MAX_BODY_BYTES, type ProbeRequest, type RawProbeResult } from "../domain/probe-request.js";
 import { operatorVersion } from "../version.js";
 
-/** Sends one probe: `timeoutMs` bounds everything from connect to the last byte read. */
+/** Sends one probe: `timeoutMs` bounds everything from connect to the last byte read; `readBody` keeps the body for judging. */
 export type ProbeExecutor = (req: ProbeRequest, timeoutMs: number, readBody: boolean) => Promise<RawProbeResult>;
 
 export interface HttpProberOptions {
@@ -78,7 +80,7 @@ export function createHttpProber(opts: HttpProberOptions = {}): ProbeExecutor {
         request = Buffer.from(`${head.text}X-Healthprobe-Signature: t=${t},v1=${mac}\r\n\r\n`, "latin1");
       }
 
-      const parser = new ResponseParser(readBody && req.method === "GET");
+      const parser = new ResponseParser(readBody && req.method === "GET", req.method !== "HEAD");
       let settled = false;
       let connected = false;
       let tcpUp = false;
@@ -267,7 +269,9 @@ type BodyMode = "none" | "length" | "chunked" | "close";
 
 /**
  * Incremental HTTP/1.1 response parser for probes: status line, framing headers, body up to
- * MAX_BODY_BYTES. Exported for its own tests.
+ * MAX_BODY_BYTES. The body is always read to its end or that limit (a response is complete
+ * only then); it is kept only when `keepBody`. `expectBody` is false for HEAD.
+ * Exported for its own tests.
  */
 export class ResponseParser {
   problem = "invalid HTTP response";
@@ -283,7 +287,10 @@ export class ResponseParser {
   private bodyBytes = 0;
   private finished = false;
 
-  constructor(private readonly readBody: boolean) {}
+  constructor(
+    private readonly keepBody: boolean,
+    private readonly expectBody = true,
+  ) {}
 
   push(chunk: Buffer, elapsed: () => number): ParseState {
     if (this.finished) return "done";
@@ -293,7 +300,7 @@ export class ResponseParser {
       if (state !== "done") return state;
       if (this.statusCode === 0) return "more";
       if (this.finished) return "done";
-      if (this.mode === "none" || !this.readBody) return this.complete(elapsed);
+      if (this.mode === "none") return this.complete(elapsed);
       return "more";
     }
     return this.pushBody(chunk, elapsed);
@@ -320,13 +327,13 @@ export class ResponseParser {
       endAtMs: this.endAtMs,
       finishedAt,
     };
-    if (this.readBody) r.body = Buffer.concat(this.body).toString("utf8");
+    if (this.keepBody) r.body = Buffer.concat(this.body).toString("utf8");
     return r;
   }
 
   private complete(elapsed: () => number): ParseState {
     this.finished = true;
-    this.endAtMs = this.readBody && this.mode !== "none" ? elapsed() : this.headersAtMs;
+    this.endAtMs = this.mode !== "none" ? elapsed() : this.headersAtMs;
     return "done";
   }
 
@@ -362,7 +369,7 @@ export class ResponseParser {
       this.statusCode = code;
       this.head = undefined;
       this.headersAtMs = elapsed();
-      if (!this.readBody || code === 204 || code === 304 || code === 101) {
+      if (!this.expectBody || code === 204 || code === 304 || code === 101) {
         this.mode = "none";
         return "done";
       }
@@ -414,12 +421,12 @@ export class ResponseParser {
   private take(bytes: Buffer): boolean {
     const room = MAX_BODY_BYTES - this.bodyBytes;
     if (bytes.length >= room) {
-      this.body.push(Buffer.from(bytes.subarray(0, room)));
+      if (this.keepBody) this.body.push(Buffer.from(bytes.subarray(0, room)));
       this.bodyBytes = MAX_BODY_BYTES;
       return true; // the limit: stop reading
     }
-    // A copy: the socket may reuse its read buffer.
-    this.body.push(Buffer.from(bytes));
+    // A copy: the socket may reuse its read buffer. A body nobody judges is only counted.
+    if (this.keepBody) this.body.push(Buffer.from(bytes));
     this.bodyBytes += bytes.length;
     return false;
   }

@@ -31,7 +31,7 @@ export const CONDITION_TYPES = {
 } as const;
 
 /** Reasons of the ReplacementBlocked condition. */
-export const REPLACEMENT_BLOCKED_REASONS = ["Budget", "PodDisruptionBudget", "Veto", "NoController"] as const;
+export const REPLACEMENT_BLOCKED_REASONS = ["Budget", "PodDisruptionBudget", "Veto", "NoController", "FailOpen"] as const;
 
 /** Event reasons, on the policy and on the pod involved. */
 export const EVENT_REASONS = ["Drained", "Restored", "DrainCapped", "FailOpen", "Replaced", "ReplacementBlocked", "InvalidSpec"] as const;

@@ -26,6 +26,9 @@ export interface CrossFieldRule {
   explain?: (self: any) => string;
 }
 
+/** Header names `headers` may not use, lower case: Host has its own field, the rest would break the framing. */
+export const RESERVED_HEADERS = ["host", "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade", "te", "trailer", "expect"] as const;
+
 export const CROSS_FIELD_RULES = {
   selectorNotEmpty: {
     scope: "spec.selector",
@@ -47,6 +50,13 @@ export const CROSS_FIELD_RULES = {
     scope: "spec.probe.headers[*]",
     rule: "has(self.value) != has(self.valueFrom)",
     message: "exactly one of value or valueFrom must be set",
+  },
+  headerNameNotReserved: {
+    scope: "spec.probe.headers[*].name",
+    rule: `!(self.lowerAscii() in [${RESERVED_HEADERS.map((h) => `'${h}'`).join(", ")}])`,
+    message: "must not be Host (use spec.probe.host), Content-Length, Transfer-Encoding, Connection, Keep-Alive, Upgrade, TE, Trailer or Expect: the prober owns the request framing",
+    messageExpression:
+      "'header ' + self + ' is reserved: must not be Host (use spec.probe.host), Content-Length, Transfer-Encoding, Connection, Keep-Alive, Upgrade, TE, Trailer or Expect: the prober owns the request framing'",
   },
   headerNamesUnique: {
     scope: "spec.probe.headers",
@@ -225,7 +235,15 @@ const portSchema = z
 
 const headerSchema = z
   .strictObject({
-    name: z.string().min(1).max(256).regex(HEADER_NAME, "must be a valid HTTP header name (letters, digits and !#$%&'*+-.^_`|~)").meta(desc("Header name, e.g. X-Env.")),
+    name: z
+      .string()
+      .min(1)
+      .max(256)
+      .regex(HEADER_NAME, "must be a valid HTTP header name (letters, digits and !#$%&'*+-.^_`|~)")
+      .meta({ ...desc("Header name, e.g. X-Env. Not Host (use host), Content-Length, Transfer-Encoding, Connection, Keep-Alive, Upgrade, TE, Trailer or Expect."), ...cel("headerNameNotReserved") })
+      .superRefine((n, ctx) => {
+        if ((RESERVED_HEADERS as readonly string[]).includes(n.toLowerCase())) fail(ctx, [], n, "headerNameNotReserved");
+      }),
     value: z.string().max(4096).regex(HEADER_VALUE, "must not contain line breaks or NUL").optional().meta(desc("Literal header value. Exactly one of value or valueFrom.")),
     valueFrom: z
       .strictObject({ secretKeyRef: secretKeySelector })

@@ -6,10 +6,11 @@ import { parsePolicySpec } from "../api/parse-policy.js";
 import type { HealthProbePolicySpec } from "../api/policy-schema.js";
 import { parseDuration } from "../api/duration.js";
 import { API_VERSION, KIND } from "../api/group.js";
-import { planDrain, type DrainPlan } from "../domain/drain.js";
+import { isServing, planDrain, type DrainPlan } from "../domain/drain.js";
 import { planEndpointSlices } from "../domain/endpoint-slice-plan.js";
 import type { EndpointSliceObject, SlicePod, SliceService } from "../domain/endpoint-slice-types.js";
 import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME, MANAGED_BY_OPERATOR, DEFAULT_MAX_ENDPOINTS_PER_SLICE } from "../domain/endpoint-slice-types.js";
+import { findCondition } from "../domain/conditions.js";
 import { planEvents, replacedNote, type PlannedEvent } from "../domain/events.js";
 import { computeHealthSeeds } from "../domain/health-seed.js";
 import { matchesLabelSelector } from "../domain/label-selector.js";
@@ -186,16 +187,19 @@ export class PolicyController {
     this.o.scheduler.setTargets(key, probePlan.targets);
 
     const settings: EvaluationSettings = evaluationOf(policy.spec);
-    const seeds = this.o.health.has(key) ? new Map() : computeHealthSeeds(statusOf(policyObj)?.pods as never);
+    const storeKnew = this.o.health.has(key);
+    const seeds = storeKnew ? new Map() : computeHealthSeeds(statusOf(policyObj)?.pods as never);
     this.o.health.configure(key, settings, targets.map(toHealthTarget), seeds, now);
 
-    const outOfRotation = new Set<string>();
+    const readyInSlices = new Map<string, boolean>();
     const slices = this.currentSlices(policy);
-    for (const slice of slices) for (const e of slice.endpoints ?? []) if (e.targetRef?.uid && e.conditions?.ready === false) outOfRotation.add(e.targetRef.uid);
+    for (const slice of slices) for (const e of slice.endpoints ?? []) if (e.targetRef?.uid) readyInSlices.set(e.targetRef.uid, e.conditions?.ready !== false);
     const drain = planDrain({
       targets: targets.map((p) => {
         const h = this.o.health.get(key, uidOf(p));
-        const t = { uid: uidOf(p), name: nameOf(p), state: h?.state ?? ("Unknown" as const), kubeletReady: isKubeletReady(p), outOfRotation: outOfRotation.has(uidOf(p)) };
+        const kubeletReady = isKubeletReady(p);
+        const serving = isServing({ kubeletReady, readyInSlices: readyInSlices.get(uidOf(p)), slicesWritten: slices.length > 0, known: storeKnew || seeds.has(uidOf(p)) });
+        const t = { uid: uidOf(p), name: nameOf(p), state: h?.state ?? ("Unknown" as const), kubeletReady, serving, outOfRotation: readyInSlices.get(uidOf(p)) === false };
         // Ordered by unhealthySince as status keeps it (whole seconds), so a restarted or new leader,
         // seeded from status, drains the same pods with the same reasons as the replica before it.
         return h?.unhealthySince !== undefined ? { ...t, unhealthySince: Math.floor(h.unhealthySince / 1000) * 1000 } : t;
@@ -212,7 +216,7 @@ export class PolicyController {
     let ledger = this.policyLedger(policyObj);
     let replacement: ReplacementPlan | undefined;
     if (leader && ledger !== null) {
-      const result = await this.replace(log, policy, targets, ledger, now);
+      const result = await this.replace(log, policy, targets, ledger, now, drain.failOpen);
       replacement = result.plan;
       ledger = result.ledger;
     }
@@ -459,7 +463,7 @@ export class PolicyController {
     return decoded.ok ? decoded.entries : null;
   }
 
-  private async replace(log: Logger, policy: ParsedPolicy, targets: PodObject[], ledger: LedgerEntry[], now: number): Promise<{ plan: ReplacementPlan; ledger: LedgerEntry[] }> {
+  private async replace(log: Logger, policy: ParsedPolicy, targets: PodObject[], ledger: LedgerEntry[], now: number, failOpen: boolean): Promise<{ plan: ReplacementPlan; ledger: LedgerEntry[] }> {
     const key = policy.key;
     const spec = policy.spec;
     const candidates: ReplacementCandidate[] = [];
@@ -479,15 +483,19 @@ export class PolicyController {
         state: h.state,
         ownerReferences: pod.metadata?.ownerReferences ?? [],
         terminating: !!pod.metadata?.deletionTimestamp || this.removed.has(uid),
+        probingSince: this.o.health.evidence(key, uid)?.probingSince ?? now,
         otherViews: others
           .filter((o) => matchesLabelSelector(o.spec.selector, pod.metadata?.labels))
           .map((o) => {
             const view = this.o.health.get(o.key, uid);
-            const v = { policy: o.key, replacementEnabled: o.spec.replacement.enabled && !o.spec.dryRun, state: view?.state ?? ("Unknown" as const), afterMs: o.afterMs };
+            const probing = view !== undefined && findCondition(statusOf(o.obj)?.conditions ?? [], "Ready")?.status === "True";
+            const v = { policy: o.key, probing, replacementEnabled: o.spec.replacement.enabled && !o.spec.dryRun, state: view?.state ?? ("Unknown" as const), afterMs: o.afterMs };
             return view?.unhealthySince !== undefined ? { ...v, unhealthySince: view.unhealthySince } : v;
           }),
       };
       if (h.unhealthySince !== undefined) c.unhealthySince = h.unhealthySince;
+      const lastResultAt = this.o.health.evidence(key, uid)?.lastResultAt;
+      if (lastResultAt !== undefined) c.lastResultAt = lastResultAt;
       const pdb = this.pdbBlocked.get(uid);
       if (pdb && pdb.until > now) c.pdbBlockedUntil = pdb.until;
       candidates.push(c);
@@ -508,7 +516,7 @@ export class PolicyController {
     // The operator-wide ledger is read fresh, and only when some pod is due: no reads at steady state.
     let operator: { entries: LedgerEntry[] | null; resourceVersion?: string | undefined } = { entries: [] };
     if (due && spec.replacement.enabled && !spec.dryRun) operator = await this.readOperatorLedger(log);
-    const plan = planReplacements({ now, policy: { ...base, ledger }, candidates, otherPolicies: otherBudgets, operatorLedger: operator.entries, max12h: this.o.maxReplacementsPer12h });
+    const plan = planReplacements({ now, failOpen, policy: { ...base, ledger }, candidates, otherPolicies: otherBudgets, operatorLedger: operator.entries, max12h: this.o.maxReplacementsPer12h });
 
     for (const attempt of plan.attempts) {
       const pod = targets.find((p) => uidOf(p) === attempt.podUid)!;

@@ -3,12 +3,19 @@ import fc from "fast-check";
 import { planDrain, type DrainInput, type DrainPlan, type DrainTarget } from "./drain.js";
 import { T0 } from "./testing/builders.js";
 
-const aTargetArb: fc.Arbitrary<Omit<DrainTarget, "uid" | "name">> = fc.record({
-  state: fc.constantFrom("Unknown" as const, "Healthy" as const, "Unhealthy" as const),
-  // A small range so ties in unhealthySince happen often.
-  unhealthySince: fc.integer({ min: T0, max: T0 + 5 }),
-  kubeletReady: fc.boolean(),
-});
+const aTargetArb: fc.Arbitrary<Omit<DrainTarget, "uid" | "name">> = fc.record(
+  {
+    state: fc.constantFrom("Unknown" as const, "Healthy" as const, "Unhealthy" as const),
+    // A small range over two seconds, so ties in the unhealthy second happen often.
+    unhealthySince: fc.integer({ min: T0, max: T0 + 1500 }),
+    kubeletReady: fc.boolean(),
+    serving: fc.boolean(),
+    outOfRotation: fc.boolean(),
+    lastResultAt: fc.integer({ min: T0, max: T0 + 10_000 }),
+    notProbed: fc.constant('no TCP container port named "http" in the pod'),
+  },
+  { requiredKeys: ["state", "unhealthySince", "kubeletReady", "serving"] },
+);
 
 const inputArb: fc.Arbitrary<DrainInput> = fc
   .record({
@@ -18,9 +25,11 @@ const inputArb: fc.Arbitrary<DrainInput> = fc
     maxUnhealthyPercent: fc.integer({ min: 1, max: 100 }),
     drainEnabled: fc.boolean(),
     dryRun: fc.boolean(),
+    recoveredAt: fc.option(fc.integer({ min: T0, max: T0 + 10_000 }), { nil: undefined }),
   })
-  .map(({ targets, names, ...rest }) => ({
+  .map(({ targets, names, recoveredAt, ...rest }) => ({
     ...rest,
+    ...(recoveredAt === undefined ? {} : { recoveredAt }),
     targets: targets.map((t, i) => ({
       ...t,
       uid: `uid-${i}`,
@@ -29,29 +38,75 @@ const inputArb: fc.Arbitrary<DrainInput> = fc
     })),
   }));
 
+const activeArb = inputArb.map((input) => ({ ...input, dryRun: false, drainEnabled: true }));
+
 const drained = (plan: DrainPlan) => [...plan.decisions.values()].filter((d) => d.drained).length;
+const routed = (t: DrainTarget) => (t.notProbed !== undefined ? "Unknown" : t.state);
+const isWarmUp = (t: DrainTarget) => routed(t) === "Unknown" && !t.serving;
+const awaitsFresh = (t: DrainTarget, input: DrainInput) =>
+  input.recoveredAt !== undefined && t.serving && (t.lastResultAt === undefined || t.lastResultAt <= input.recoveredAt);
+const RUNS = { numRuns: 500 };
 
 describe("planDrain safety invariants", () => {
-  it("never drains more than floor(targets × maxUnhealthyPercent / 100)", () => {
+  it("never dark: when a target is kubelet-Ready, some kubelet-Ready target is admitted", () => {
     fc.assert(
       fc.property(inputArb, (input) => {
+        fc.pre(input.targets.some((t) => t.kubeletReady));
         const plan = planDrain(input);
-        expect(drained(plan)).toBe(plan.drainedCount);
-        expect(plan.drainedCount).toBeLessThanOrEqual(Math.floor((input.targets.length * input.maxUnhealthyPercent) / 100));
+        expect(input.targets.some((t) => t.kubeletReady && plan.decisions.get(t.uid)!.admitted)).toBe(true);
       }),
-      { numRuns: 500 },
+      RUNS,
     );
   });
 
-  it("drains nothing when no target is Healthy", () => {
+  it("the cap: at most floor(targets × maxUnhealthyPercent / 100) kubelet-Ready pods kept out, warm-up aside", () => {
     fc.assert(
       fc.property(inputArb, (input) => {
-        fc.pre(!input.targets.some((t) => t.state === "Healthy"));
         const plan = planDrain(input);
-        expect(plan.drainedCount).toBe(0);
-        expect([...plan.decisions.values()].every((d) => d.admitted)).toBe(true);
+        const keptOut = input.targets.filter((t) => t.kubeletReady && !isWarmUp(t) && !plan.decisions.get(t.uid)!.admitted);
+        expect(keptOut.length).toBeLessThanOrEqual(Math.floor((input.targets.length * input.maxUnhealthyPercent) / 100));
+        expect(drained(plan)).toBe(plan.drainedCount);
+        expect(plan.drainedCount).toBe(plan.mode === "active" ? keptOut.length : 0);
       }),
-      { numRuns: 300 },
+      RUNS,
+    );
+  });
+
+  it("adoption is free: a serving pod that is Unknown or not probed is never taken out", () => {
+    fc.assert(
+      fc.property(inputArb, (input) => {
+        const plan = planDrain(input);
+        for (const t of input.targets) if (t.serving && routed(t) === "Unknown") expect(plan.decisions.get(t.uid)!.admitted).toBe(true);
+      }),
+      RUNS,
+    );
+  });
+
+  it("warm-up pods are never counted in the cap: their kubelet readiness changes no other decision", () => {
+    fc.assert(
+      fc.property(activeArb, (input) => {
+        const flipped = { ...input, targets: input.targets.map((t) => (isWarmUp(t) ? { ...t, kubeletReady: !t.kubeletReady } : t)) };
+        const a = planDrain(input);
+        const b = planDrain(flipped);
+        expect(b.wouldDrain).toEqual(a.wouldDrain);
+        expect(b.capped).toEqual(a.capped);
+        expect(a.warmUp).toEqual(input.targets.filter(isWarmUp).map((t) => t.uid).sort());
+        for (const uid of a.warmUp) expect(a.decisions.get(uid)!.drained).toBe(false);
+      }),
+      RUNS,
+    );
+  });
+
+  it("fail open: when no target is both kubelet-Ready and Healthy, every target is admitted", () => {
+    fc.assert(
+      fc.property(inputArb, (input) => {
+        fc.pre(!input.targets.some((t) => t.kubeletReady && routed(t) === "Healthy"));
+        const plan = planDrain(input);
+        expect(plan.failOpen).toBe(input.targets.length > 0);
+        expect(plan.drainedCount).toBe(0);
+        expect([...plan.decisions.values()].every((d) => d.admitted && !d.drained)).toBe(true);
+      }),
+      RUNS,
     );
   });
 
@@ -62,7 +117,7 @@ describe("planDrain safety invariants", () => {
         expect(plan.drainedCount).toBe(0);
         expect([...plan.decisions.values()].every((d) => d.admitted)).toBe(true);
       }),
-      { numRuns: 300 },
+      RUNS,
     );
   });
 
@@ -73,38 +128,63 @@ describe("planDrain safety invariants", () => {
         expect(plan.drainedCount).toBe(0);
         expect([...plan.decisions.values()].every((d) => d.admitted && !d.drained)).toBe(true);
       }),
-      { numRuns: 300 },
+      RUNS,
     );
   });
 
-  it("only drains Unhealthy pods, and keeps every undrained Unhealthy pod in rotation", () => {
+  it("only drains kubelet-Ready Unhealthy pods with a result newer than the recovery", () => {
     fc.assert(
       fc.property(inputArb, (input) => {
         const plan = planDrain(input);
         for (const t of input.targets) {
           const d = plan.decisions.get(t.uid)!;
-          if (d.drained) expect(t.state).toBe("Unhealthy");
-          if (t.state === "Healthy") expect(d.admitted).toBe(true);
-          if (plan.mode === "active" && !plan.failOpen && t.state === "Unknown") expect(d.admitted).toBe(false);
-          // An Unhealthy pod is either drained or kept in rotation, never left half-way.
-          if (t.state === "Unhealthy") expect(d.admitted).toBe(!d.drained);
+          if (d.drained) {
+            expect(routed(t)).toBe("Unhealthy");
+            expect(t.kubeletReady).toBe(true);
+            expect(awaitsFresh(t, input)).toBe(false);
+          }
+          if (t.kubeletReady && routed(t) === "Healthy") expect(d.admitted).toBe(true);
+          if (plan.mode === "active" && !plan.failOpen && isWarmUp(t)) expect(d.admitted).toBe(false);
+          if (t.kubeletReady && routed(t) === "Unhealthy") expect(d.admitted).toBe(!d.drained);
           expect(d.admitted && d.drained).toBe(false);
         }
+        if (!plan.failOpen && plan.mode !== "disabled") {
+          const rechecked = input.targets.filter((t) => routed(t) === "Unhealthy" && t.kubeletReady && awaitsFresh(t, input));
+          expect(plan.recheck).toEqual(rechecked.map((t) => t.uid).sort());
+        }
       }),
-      { numRuns: 300 },
+      RUNS,
     );
   });
 
-  it("drains as many as the cap allows when a Healthy target exists and drain is active", () => {
+  it("drains as many as the cap allows when a kubelet-Ready Healthy target exists", () => {
     fc.assert(
-      fc.property(inputArb, (input) => {
-        fc.pre(input.targets.some((t) => t.state === "Healthy"));
-        const plan = planDrain({ ...input, dryRun: false, drainEnabled: true });
-        const unhealthy = input.targets.filter((t) => t.state === "Unhealthy").length;
-        expect(plan.drainedCount).toBe(Math.min(unhealthy, plan.allowed));
-        expect(plan.capped.length).toBe(unhealthy - plan.drainedCount);
+      fc.property(activeArb, (input) => {
+        fc.pre(input.targets.some((t) => t.kubeletReady && routed(t) === "Healthy"));
+        const plan = planDrain(input);
+        const eligible = input.targets.filter((t) => routed(t) === "Unhealthy" && t.kubeletReady && !awaitsFresh(t, input)).length;
+        expect(plan.drainedCount).toBe(Math.min(eligible, plan.allowed));
+        expect(plan.capped.length).toBe(eligible - plan.drainedCount);
       }),
-      { numRuns: 300 },
+      RUNS,
+    );
+  });
+
+  it("numbers the drained pods in drain order, no capped pod unhealthy since an earlier second", () => {
+    fc.assert(
+      fc.property(activeArb, (input) => {
+        const plan = planDrain(input);
+        const byUid = new Map(input.targets.map((t) => [t.uid, t]));
+        const second = (uid: string) => Math.floor(byUid.get(uid)!.unhealthySince! / 1000);
+        const numbered = plan.wouldDrain
+          .map((uid) => ({ uid, n: Number(/, (\d+) of /.exec(plan.decisions.get(uid)!.reason)![1]) }))
+          .sort((a, b) => a.n - b.n);
+        expect(numbered.map((x) => x.n)).toEqual(numbered.map((_, i) => i + 1));
+        for (let i = 1; i < numbered.length; i++) expect(second(numbered[i - 1]!.uid)).toBeLessThanOrEqual(second(numbered[i]!.uid));
+        const last = numbered.at(-1);
+        if (last) for (const uid of plan.capped) expect(second(uid)).toBeGreaterThanOrEqual(second(last.uid));
+      }),
+      RUNS,
     );
   });
 

@@ -1,4 +1,6 @@
-import type { DrainMode, EpochMs, HealthStateName } from "./types.js";
+import { formatInstant } from "./budget.js";
+import { fromRfc3339 } from "./status-time.js";
+import type { Condition, DrainMode, EpochMs, HealthStateName } from "./types.js";
 
 /** Reasons of dryRun pods start with this; the events planner reads "would be drained" from it. */
 export const DRY_RUN_KEPT = "kept: dryRun (would be ";
@@ -15,6 +17,15 @@ export interface DrainTarget {
    * Unhealthy since the same second, the one already out stays out: no swap, no churn.
    */
   outOfRotation?: boolean;
+  /**
+   * The pod is in rotation now (see isServing). An Unknown pod that is serving stays in
+   * rotation (adoption is free); one that is not is in warm-up until its first success.
+   */
+  serving: boolean;
+  /** When the latest probe result for the pod arrived (none yet: undefined). Seeds are not results. */
+  lastResultAt?: EpochMs;
+  /** Why the pod cannot be probed (e.g. its named probe port does not resolve); it is routed as Unknown. */
+  notProbed?: string;
 }
 
 export interface DrainInput {
@@ -23,12 +34,17 @@ export interface DrainInput {
   maxUnhealthyPercent: number;
   drainEnabled: boolean;
   dryRun: boolean;
+  /**
+   * When fail-open last ended (the recovery). A serving Unhealthy pod whose latest result is
+   * not newer than this stays in rotation and is probed again at once (`recheck`).
+   */
+  recoveredAt?: EpochMs;
 }
 
 export interface DrainDecision {
   /** The policy lets the endpoint be ready (kubelet readiness still applies). */
   admitted: boolean;
-  /** An Unhealthy pod taken out of rotation by this policy. */
+  /** A kubelet-Ready Unhealthy pod taken out of rotation by this policy (counted in the cap). */
   drained: boolean;
   reason: string;
 }
@@ -42,96 +58,151 @@ export interface DrainPlan {
   capped: string[];
   /** Unhealthy pods that would be drained if drain were active (equals the drained ones when it is). */
   wouldDrain: string[];
+  /** Unknown pods never in rotation, waiting for their first success (not counted in the cap). */
+  warmUp: string[];
+  /** Unhealthy pods kept in rotation after a recovery until a newer result: probe them now. */
+  recheck: string[];
   failOpen: boolean;
   mode: DrainMode;
   maxUnhealthyPercent: number;
   targets: number;
 }
 
+/** What tells whether a pod is in rotation now. */
+export interface ServingInput {
+  kubeletReady: boolean;
+  /** The pod's endpoint `ready` in the Service's current slices; undefined when not listed. */
+  readyInSlices: boolean | undefined;
+  /** The policy has written slices for the Service. */
+  slicesWritten: boolean;
+  /**
+   * The operator has state for the pod: its health store held the policy before this
+   * reconcile, or the persisted status lists the pod. False for a new policy and after a restart.
+   */
+  known: boolean;
+}
+
+/**
+ * Adoption: a pod is serving when it is ready in the Service's current slices, or
+ * kubelet-Ready when the policy has written no slices yet or the operator has no state for it.
+ */
+export function isServing(input: ServingInput): boolean {
+  if (input.readyInSlices === true) return true;
+  return input.kubeletReady && (!input.slicesWritten || !input.known);
+}
+
+/**
+ * The `recoveredAt` for planDrain, from the FailOpen condition as last written: while it is
+ * not True, when it stopped being True (its lastTransitionTime); while True (or not yet
+ * evaluated), now, which is when fail-open ends if this plan does not fail open. In whole
+ * seconds, as status keeps it, so the next reconcile reads back the same instant.
+ */
+export function computeRecoveredAt(previousFailOpen: Pick<Condition, "status" | "lastTransitionTime"> | undefined, now: EpochMs): EpochMs {
+  const second = (ms: EpochMs) => Math.floor(ms / 1000) * 1000;
+  if (previousFailOpen?.status === "False") return second(fromRfc3339(previousFailOpen.lastTransitionTime) ?? now);
+  return second(now);
+}
+
 /**
  * Chooses which targets the policy admits to rotation.
  *
- * - Healthy: admitted. Unknown: not admitted until its first success. Unhealthy: drained.
- * - Cap: at most floor(targets * maxUnhealthyPercent / 100) Unhealthy pods are drained,
- *   longest-unhealthy first (ties: the one already out of rotation, then by name, then uid;
- *   status keeps whole seconds, so ties are common and a newcomer must not swap places with a
- *   pod drained a moment ago). Unknown pods count in `targets`
- *   (they are targets) but never as Unhealthy. An Unhealthy pod without unhealthySince
- *   ranks as the most recent, so pods known to be unhealthy longer go first.
- * - Fail open: when at least one target exists and none is Healthy, every target is
- *   admitted. Zero targets is not fail-open: there is nothing to keep in rotation.
+ * - Healthy: admitted. Unknown (or not probed, see `notProbed`): admitted while serving
+ *   (adoption is free); a pod never in rotation waits for its first success (warm-up).
+ * - Unhealthy and kubelet-Ready: drained within the cap. The cap allows at most
+ *   floor(targets * maxUnhealthyPercent / 100) kubelet-Ready pods kept out of rotation,
+ *   warm-up pods aside; longest-unhealthy first by whole second (status keeps seconds), ties:
+ *   the one already out of rotation, then by name, then uid — so a newcomer never swaps
+ *   places with a pod drained a moment ago, and the "n of m" in the reasons follows that order.
+ *   An Unhealthy pod without unhealthySince ranks as the most recent.
+ * - Unhealthy and kubelet-NotReady: not admitted, not counted (kubelet keeps it out anyway).
+ * - Recovery sweep: after fail-open ends (`recoveredAt`), a serving Unhealthy pod without a
+ *   result newer than the recovery stays in rotation and is listed in `recheck`.
+ * - Fail open: when no target is both kubelet-Ready and Healthy, every target is admitted.
+ *   Zero targets is not fail-open: there is nothing to keep in rotation.
  * - dryRun / drain disabled: every target is admitted; reasons say what would have
  *   happened. In dryRun the cap is still evaluated (reported in `capped`); with drain
  *   disabled it is not.
+ *
+ * Never dark follows: a kubelet-Ready Healthy pod is always admitted, and without one every
+ * kubelet-Ready pod is.
  */
 export function planDrain(input: DrainInput): DrainPlan {
   const mode: DrainMode = input.dryRun ? "dryRun" : input.drainEnabled ? "active" : "disabled";
   const pct = input.maxUnhealthyPercent;
   const total = input.targets.length;
   const allowed = Math.floor((total * pct) / 100);
-  const failOpen = total > 0 && !input.targets.some((t) => t.state === "Healthy");
-  const unhealthy = input.targets.filter((t) => t.state === "Unhealthy").sort(longestUnhealthyFirst);
+  const failOpen = total > 0 && !input.targets.some((t) => t.kubeletReady && routedState(t) === "Healthy");
+  const plan: DrainPlan = { decisions: new Map(), allowed, drainedCount: 0, capped: [], wouldDrain: [], warmUp: [], recheck: [], failOpen, mode, maxUnhealthyPercent: pct, targets: total };
 
-  const decisions = new Map<string, DrainDecision>();
-  const capped: string[] = [];
-  const wouldDrain: string[] = [];
-  unhealthy.forEach((t, i) => {
-    if (failOpen) {
-      decisions.set(t.uid, { admitted: true, drained: false, reason: "kept: fail open, no healthy target" });
-      return;
-    }
-    if (mode === "disabled") {
-      decisions.set(t.uid, { admitted: true, drained: false, reason: "kept: drain disabled (unhealthy)" });
-      return;
-    }
-    const overCap = i >= allowed;
-    const verdict = !overCap
-      ? `drained: longest unhealthy, ${i + 1} of ${allowed} allowed by maxUnhealthyPercent=${pct}`
-      : allowed === 0
-        ? `kept: over the cap, maxUnhealthyPercent=${pct} of ${total} targets allows none drained`
-        : `kept: over the cap, ${allowed} of ${allowed} allowed by maxUnhealthyPercent=${pct} already drained`;
-    if (overCap) capped.push(t.uid);
-    else wouldDrain.push(t.uid);
-    if (mode === "dryRun") {
-      decisions.set(t.uid, { admitted: true, drained: false, reason: `${DRY_RUN_KEPT}${verdict})` });
+  const unhealthy = input.targets.filter((t) => routedState(t) === "Unhealthy").sort(longestUnhealthyFirst);
+  let rank = 0;
+  for (const t of unhealthy) {
+    const decide = (verdict: string, drain: boolean): DrainDecision =>
+      mode === "dryRun" ? { admitted: true, drained: false, reason: `${DRY_RUN_KEPT}${verdict})` } : { admitted: !drain, drained: drain, reason: verdict };
+    if (failOpen) plan.decisions.set(t.uid, { admitted: true, drained: false, reason: "kept: fail open, no healthy target" });
+    else if (mode === "disabled") plan.decisions.set(t.uid, { admitted: true, drained: false, reason: "kept: drain disabled (unhealthy)" });
+    else if (!t.kubeletReady) {
+      const why = "unhealthy, kubelet: not ready (not counted in maxUnhealthyPercent)";
+      plan.decisions.set(t.uid, mode === "dryRun" ? { admitted: true, drained: false, reason: `admitted: dryRun (would not be admitted: ${why})` } : { admitted: false, drained: false, reason: `not admitted: ${why}` });
+    } else if (awaitsFreshResult(t, input.recoveredAt)) {
+      plan.recheck.push(t.uid);
+      plan.decisions.set(t.uid, decide(`kept: Unhealthy from before the recovery at ${formatInstant(input.recoveredAt!)}, probing again: drained only on a newer result`, false));
     } else {
-      decisions.set(t.uid, { admitted: overCap, drained: !overCap, reason: verdict });
+      const overCap = rank >= allowed;
+      rank++;
+      const verdict = !overCap
+        ? `drained: longest unhealthy, ${rank} of ${allowed} allowed by maxUnhealthyPercent=${pct}`
+        : allowed === 0
+          ? `kept: over the cap, maxUnhealthyPercent=${pct} of ${total} targets allows none drained`
+          : `kept: over the cap, ${allowed} of ${allowed} allowed by maxUnhealthyPercent=${pct} already drained`;
+      (overCap ? plan.capped : plan.wouldDrain).push(t.uid);
+      plan.decisions.set(t.uid, decide(verdict, !overCap));
     }
-  });
+  }
 
   for (const t of input.targets) {
-    if (t.state === "Unhealthy") continue;
-    decisions.set(t.uid, admitNonUnhealthy(t, failOpen, mode));
+    if (routedState(t) === "Unhealthy") continue;
+    if (routedState(t) === "Unknown" && !t.serving) plan.warmUp.push(t.uid);
+    plan.decisions.set(t.uid, admitNonUnhealthy(t, failOpen, mode));
   }
 
   // Same contents whatever the input order; iteration order too.
-  const sorted = new Map([...decisions].sort(([a], [b]) => compareStrings(a, b)));
-  return {
-    decisions: sorted,
-    allowed,
-    drainedCount: mode === "active" ? wouldDrain.length : 0,
-    capped: [...capped].sort(),
-    wouldDrain: [...wouldDrain].sort(),
-    failOpen,
-    mode,
-    maxUnhealthyPercent: pct,
-    targets: total,
-  };
+  plan.decisions = new Map([...plan.decisions].sort(([a], [b]) => compareStrings(a, b)));
+  plan.drainedCount = mode === "active" ? plan.wouldDrain.length : 0;
+  for (const list of [plan.capped, plan.wouldDrain, plan.warmUp, plan.recheck]) list.sort(compareStrings);
+  return plan;
+}
+
+/** A pod that cannot be probed is routed as Unknown, whatever its record says. */
+function routedState(t: DrainTarget): HealthStateName {
+  return t.notProbed !== undefined ? "Unknown" : t.state;
+}
+
+function awaitsFreshResult(t: DrainTarget, recoveredAt: EpochMs | undefined): boolean {
+  if (recoveredAt === undefined || !t.serving) return false;
+  return t.lastResultAt === undefined || t.lastResultAt <= recoveredAt;
 }
 
 function admitNonUnhealthy(t: DrainTarget, failOpen: boolean, mode: DrainMode): DrainDecision {
   const kubelet = t.kubeletReady ? "" : " (kubelet: not ready)";
-  if (t.state === "Healthy") return { admitted: true, drained: false, reason: `admitted: healthy${kubelet}` };
-  const waiting = "unknown, waiting for first success";
+  if (routedState(t) === "Healthy") return { admitted: true, drained: false, reason: `admitted: healthy${kubelet}` };
+  const what = t.notProbed !== undefined ? `not probed: ${t.notProbed}` : "unknown";
+  if (t.serving) return { admitted: true, drained: false, reason: `admitted: ${what}, serving: stays in rotation until probes say otherwise${kubelet}` };
+  const waiting = t.notProbed !== undefined ? `${what}, never in rotation` : "unknown, waiting for first success";
   if (failOpen) return { admitted: true, drained: false, reason: `admitted: fail open, no healthy target (${waiting})${kubelet}` };
   if (mode === "dryRun") return { admitted: true, drained: false, reason: `admitted: dryRun (would not be admitted: ${waiting})${kubelet}` };
   if (mode === "disabled") return { admitted: true, drained: false, reason: `admitted: drain disabled (${waiting})${kubelet}` };
   return { admitted: false, drained: false, reason: `not admitted: ${waiting}` };
 }
 
+/** Whole seconds: status keeps unhealthySince in seconds, so a restarted replica ranks alike. */
+function unhealthySecond(t: DrainTarget): number {
+  return t.unhealthySince === undefined ? Number.POSITIVE_INFINITY : Math.floor(t.unhealthySince / 1000);
+}
+
 function longestUnhealthyFirst(a: DrainTarget, b: DrainTarget): number {
-  const sa = a.unhealthySince ?? Number.POSITIVE_INFINITY;
-  const sb = b.unhealthySince ?? Number.POSITIVE_INFINITY;
+  const sa = unhealthySecond(a);
+  const sb = unhealthySecond(b);
   if (sa !== sb) return sa < sb ? -1 : 1;
   const out = Number(b.outOfRotation === true) - Number(a.outOfRotation === true);
   return out || compareStrings(a.name, b.name) || compareStrings(a.uid, b.uid);

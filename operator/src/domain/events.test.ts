@@ -16,6 +16,7 @@ function statusOf(
     name: `web-${i}`,
     state,
     kubeletReady: true,
+    serving: state !== "Unknown",
     ...(state === "Unhealthy" ? { unhealthySince: T0 + i * MINUTE } : {}),
   }));
   const drain = planDrain({ targets, maxUnhealthyPercent: opts.pct ?? 50, drainEnabled: true, dryRun: opts.dryRun ?? false });
@@ -111,6 +112,12 @@ describe("planEvents", () => {
       prev: () => statusOf([], { readiness: { reason: "InvalidSpec", message: "spec.probe.path: must start with /" } }),
       next: () => statusOf([], { readiness: { reason: "InvalidSpec", message: "spec.serviceName: required" } }),
       expected: ["Warning InvalidSpec policy"],
+    },
+    {
+      name: "gives a missing Secret no InvalidSpec warning: the spec is valid",
+      prev: () => statusOf(["Healthy"]),
+      next: () => statusOf([], { readiness: { reason: "SecretNotFound", message: 'spec.probe.signature.secretRef: Secret "probe-key" not found' } }),
+      expected: [],
     },
     {
       name: "warns when a due replacement becomes blocked, and again when the reason changes",

@@ -57,11 +57,12 @@ describe("resolveProbePort", () => {
 
 describe("computeProbeOutcome", () => {
   const cases: Array<{ name: string; raw: RawProbeResult; judgement?: Partial<ProbeJudgement>; success: boolean; failureClass: string; result: string; latencyMs: number }> = [
-    { name: "a 2xx passes, latency from send to headers when the body is not needed", raw: aResponse(), success: true, failureClass: "HTTP 200", result: "HTTP 200 in 10 ms", latencyMs: 10 },
+    { name: "a 2xx passes, latency to the last body byte even when the body is not judged", raw: aResponse(), success: true, failureClass: "HTTP 200", result: "HTTP 200 in 18 ms", latencyMs: 18 },
     { name: "latency runs to the last body byte when the body is needed", raw: aResponse({ body: "ok Healthy" }), judgement: { bodyContains: "Healthy" }, success: true, failureClass: "HTTP 200", result: "HTTP 200 in 18 ms", latencyMs: 18 },
-    { name: "an unlisted redirect is named", raw: aResponse({ statusCode: 308 }), success: false, failureClass: "redirect 308 not followed", result: "redirect 308 not followed in 10 ms", latencyMs: 10 },
+    { name: "an unlisted redirect is named", raw: aResponse({ statusCode: 308 }), success: false, failureClass: "redirect 308 not followed", result: "redirect 308 not followed in 18 ms", latencyMs: 18 },
     { name: "a status fails before the body is looked at", raw: aResponse({ statusCode: 500, body: "Healthy" }), judgement: { bodyContains: "Healthy" }, success: false, failureClass: "HTTP 500", result: "HTTP 500 in 18 ms", latencyMs: 18 },
     { name: "a missing substring fails", raw: aResponse({ body: "nope" }), judgement: { bodyContains: "Healthy" }, success: false, failureClass: 'body did not contain "Healthy"', result: 'body did not contain "Healthy" in 18 ms', latencyMs: 18 },
+    { name: "a body that ends after this owner's timeout is a timeout, even when it is not judged", raw: aResponse({ headersAtMs: 100, endAtMs: 1500 }), success: false, failureClass: "timeout after 1s", result: "timeout after 1s", latencyMs: 1000 },
     { name: "a response later than this owner's timeout is a timeout", raw: aResponse({ headersAtMs: 1500, endAtMs: 1500 }), success: false, failureClass: "timeout after 1s", result: "timeout after 1s", latencyMs: 1000 },
     { name: "a timeout names the owner's timeout", raw: { kind: "timeout", timeoutMs: 5000, finishedAt: 1 }, judgement: { timeoutMs: 60_000 }, success: false, failureClass: "timeout after 60s", result: "timeout after 60s", latencyMs: 60_000 },
     { name: "a connect error keeps its name", raw: { kind: "error", error: "connect ECONNREFUSED", endAtMs: 1, finishedAt: 1 }, success: false, failureClass: "connect ECONNREFUSED", result: "connect ECONNREFUSED in 1 ms", latencyMs: 1 },

@@ -8,7 +8,8 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 /**
  * Judges one raw result for one owner. Several owners may share a raw result that was fetched
  * with the longest of their timeouts and with the body if any of them needed it, so the owner's
- * own timeout is re-applied here and the body is only consulted when this owner asks for it.
+ * own timeout is re-applied here (to the last byte) and the body is only consulted when this
+ * owner asks for it.
  */
 export function computeProbeOutcome(raw: RawProbeResult, judgement: ProbeJudgement): ProbeOutcome {
   const timeoutClass = `timeout after ${formatDuration(judgement.timeoutMs)}`;
@@ -23,8 +24,9 @@ export function computeProbeOutcome(raw: RawProbeResult, judgement: ProbeJudgeme
     const latency = raw.sentAtMs === undefined ? raw.endAtMs : raw.endAtMs - raw.sentAtMs;
     return outcome(false, undefined, latency, raw.error, raw.finishedAt, true);
   }
-  // An owner that does not need the body is done when the headers are.
-  const endAtMs = needsBody ? raw.endAtMs : raw.headersAtMs;
+  // Complete means the whole body or its first 64 KiB, whether or not this owner judges it:
+  // the timeout and the latency run to the last byte.
+  const endAtMs = raw.endAtMs;
   if (endAtMs > judgement.timeoutMs) {
     return outcome(false, undefined, judgement.timeoutMs, timeoutClass, raw.finishedAt, false);
   }

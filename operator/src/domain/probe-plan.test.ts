@@ -46,13 +46,13 @@ describe("planProbe", () => {
     expect(planned.probe.periodMs).toBe(30_000);
   });
 
-  const failures: Array<[string, Record<string, unknown>, string]> = [
-    ["an unknown port name", { port: "admin" }, "spec.probe.port"],
-    ["a missing header Secret", { headers: [{ name: "A", valueFrom: { secretKeyRef: { name: "gone", key: "k" } } }] }, "spec.probe.headers[0].valueFrom.secretKeyRef"],
-    ["a missing signature Secret", { signature: { secretRef: { name: "gone", key: "k" } } }, "spec.probe.signature.secretRef"],
+  const failures: Array<[string, Record<string, unknown>, string, string]> = [
+    ["an unknown port name", { port: "admin" }, "spec.probe.port", "PortNotResolved"],
+    ["a missing header Secret", { headers: [{ name: "A", valueFrom: { secretKeyRef: { name: "gone", key: "k" } } }] }, "spec.probe.headers[0].valueFrom.secretKeyRef", "SecretNotFound"],
+    ["a missing signature Secret", { signature: { secretRef: { name: "gone", key: "k" } } }, "spec.probe.signature.secretRef", "SecretNotFound"],
   ];
-  it.each(failures)("names the field for %s", (_n, probe, field) => {
+  it.each(failures)("names the field and the reason for %s", (_n, probe, field, reason) => {
     const planned = planProbe(aProbeSpec(probe), pod, secrets({}));
-    expect(planned).toMatchObject({ ok: false, field });
+    expect(planned).toMatchObject({ ok: false, field, reason });
   });
 });

@@ -11,6 +11,20 @@ export interface SecretRef {
 /** A pod's Secret data by reference (decoded bytes), or undefined when the Secret or key is missing. */
 export type SecretLookup = (ref: SecretRef) => Uint8Array | undefined;
 
+/**
+ * Why a pod cannot be probed: its named port does not resolve (that pod's problem: it is a
+ * target routed as Unknown), or a Secret or key the probe needs is missing (the policy's
+ * problem, Ready=False reason SecretNotFound, not InvalidSpec: the spec is valid).
+ */
+export type ProbePlanProblem = "PortNotResolved" | "SecretNotFound";
+
+export interface ProbePlanFailure {
+  ok: false;
+  reason: ProbePlanProblem;
+  field: string;
+  message: string;
+}
+
 export interface PlannedProbe {
   request: ProbeRequest;
   judgement: ProbeJudgement;
@@ -25,9 +39,9 @@ export function planProbe(
   probe: ProbeSpec,
   pod: { ip: string; containers: ContainerPorts[] },
   secrets: SecretLookup,
-): { ok: true; probe: PlannedProbe } | { ok: false; field: string; message: string } {
+): { ok: true; probe: PlannedProbe } | ProbePlanFailure {
   const port = resolveProbePort(probe.port, pod.containers);
-  if ("error" in port) return { ok: false, field: "spec.probe.port", message: port.error };
+  if ("error" in port) return { ok: false, reason: "PortNotResolved", field: "spec.probe.port", message: port.error };
   const headers: ProbeRequest["headers"] = [];
   const decoder = new TextDecoder();
   for (const [i, h] of (probe.headers ?? []).entries()) {
@@ -38,7 +52,7 @@ export function planProbe(
     const ref = h.valueFrom?.secretKeyRef;
     const bytes = ref ? secrets(ref) : undefined;
     if (!ref || !bytes) {
-      return { ok: false, field: `spec.probe.headers[${i}].valueFrom.secretKeyRef`, message: missing(ref) };
+      return { ok: false, reason: "SecretNotFound", field: `spec.probe.headers[${i}].valueFrom.secretKeyRef`, message: missing(ref) };
     }
     headers.push({ name: h.name, value: decoder.decode(bytes) });
   }
@@ -47,7 +61,7 @@ export function planProbe(
   if (probe.scheme === "HTTPS" && probe.tls?.caBundle) request.caBundle = probe.tls.caBundle;
   if (probe.signature) {
     const key = secrets(probe.signature.secretRef);
-    if (!key) return { ok: false, field: "spec.probe.signature.secretRef", message: missing(probe.signature.secretRef) };
+    if (!key) return { ok: false, reason: "SecretNotFound", field: "spec.probe.signature.secretRef", message: missing(probe.signature.secretRef) };
     request.signatureKey = key;
   }
   const judgement: ProbeJudgement = { timeoutMs: probe.timeoutSeconds * 1000, statusCodes: parseStatusCodes(probe.match.statusCodes) };

@@ -197,7 +197,7 @@ function reconcile(world: World, scenario: Scenario, step: Extract<Step, { kind:
       .filter((q) => q !== pi)
       .map((q) => {
         const qh = world.health[slot]![q]!;
-        const view: OtherPolicyView = { policy: scenario.policies[q]!.name, replacementEnabled: scenario.policies[q]!.enabled, state: qh.state, afterMs: scenario.policies[q]!.afterMs };
+        const view: OtherPolicyView = { policy: scenario.policies[q]!.name, probing: true, replacementEnabled: scenario.policies[q]!.enabled, state: qh.state, afterMs: scenario.policies[q]!.afterMs };
         if (qh.unhealthySince !== undefined) view.unhealthySince = qh.unhealthySince;
         return view;
       });
@@ -207,6 +207,9 @@ function reconcile(world: World, scenario: Scenario, step: Extract<Step, { kind:
       state: h.state,
       ownerReferences: slotSpec.hasController ? [{ kind: "ReplicaSet", name: "web", controller: true }] : [],
       terminating: false,
+      // Fresh evidence and fail-open have their own properties (replacement-safety.property.test.ts).
+      probingSince: T0 - 1,
+      lastResultAt: world.now,
       otherViews,
     };
     if (h.unhealthySince !== undefined) candidate.unhealthySince = h.unhealthySince;
@@ -217,6 +220,7 @@ function reconcile(world: World, scenario: Scenario, step: Extract<Step, { kind:
 
   const plan = planReplacements({
     now: world.now,
+    failOpen: false,
     policy: { policy: spec.name, replacementEnabled: spec.enabled, dryRun: spec.dryRun, afterMs: spec.afterMs, maxPerHour: spec.maxPerHour, maxPerDay: spec.maxPerDay, method: spec.method, ledger: ledgerOf(pi) },
     candidates,
     otherPolicies: scenario.policies

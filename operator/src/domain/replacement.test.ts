@@ -1,58 +1,7 @@
 import { describe, it, expect } from "@jest/globals";
-import { HOUR_MS, type LedgerEntry } from "./budget.js";
-import {
-  computeReplaceAfter,
-  formatDuration,
-  planReplacements,
-  shouldReplace,
-  type OtherPolicyView,
-  type PlanReplacementsInput,
-  type PolicyBudget,
-  type ReplacementCandidate,
-  type ReplacementPod,
-  type ReplacingPolicy,
-  type ShouldReplaceInput,
-} from "./replacement.js";
-
-const T0 = Date.parse("2026-11-30T10:00:00Z");
-const MIN = 60 * 1000;
-
-function aPolicy(over: Partial<ReplacingPolicy> = {}): ReplacingPolicy {
-  return {
-    policy: "shop/web",
-    replacementEnabled: true,
-    dryRun: false,
-    afterMs: HOUR_MS,
-    maxPerHour: 1,
-    maxPerDay: 3,
-    method: "Evict",
-    ledger: [],
-    ...over,
-  };
-}
-function aPod(over: Partial<ReplacementPod> = {}): ReplacementPod {
-  return {
-    uid: "uid-a",
-    name: "web-a",
-    state: "Unhealthy",
-    unhealthySince: T0 - 2 * HOUR_MS,
-    ownerReferences: [{ kind: "ReplicaSet", name: "web-7d9f", controller: true }],
-    terminating: false,
-    ...over,
-  };
-}
-function aView(over: Partial<OtherPolicyView> = {}): OtherPolicyView {
-  return { policy: "shop/canary", replacementEnabled: true, state: "Unhealthy", unhealthySince: T0 - 2 * HOUR_MS, afterMs: HOUR_MS, ...over };
-}
-function aBudget(over: Partial<PolicyBudget> = {}): PolicyBudget {
-  return { policy: "shop/canary", maxPerHour: 1, maxPerDay: 3, ledger: [], ...over };
-}
-function anEntry(over: Partial<LedgerEntry> = {}): LedgerEntry {
-  return { pod: "web-x", uid: "uid-x", time: T0 - 10 * MIN, method: "Evict", ...over };
-}
-function anInput(over: Partial<ShouldReplaceInput> = {}): ShouldReplaceInput {
-  return { now: T0, policy: aPolicy(), pod: aPod(), otherViews: [], otherBudgets: [], operatorLedger: [], max12h: 10, ...over };
-}
+import { HOUR_MS } from "./budget.js";
+import { computeReplaceAfter, formatDuration, planReplacements, shouldReplace, type OtherPolicyView, type ShouldReplaceInput } from "./replacement.js";
+import { aBudget, aCandidate, anEntry, anInput, aPlanInput, aPod, aPolicy, aView, MIN, NOW as T0 } from "./testing/replacement-builders.js";
 
 describe("shouldReplace: the first failing step is reported", () => {
   const cases: Array<{
@@ -349,13 +298,6 @@ describe("computeReplaceAfter and formatDuration", () => {
     it(`writes ${ms} ms as ${text}`, () => expect(formatDuration(ms)).toBe(text));
   }
 });
-
-function aCandidate(over: Partial<ReplacementCandidate> = {}): ReplacementCandidate {
-  return { ...aPod(), otherViews: [], ...over };
-}
-function aPlanInput(over: Partial<PlanReplacementsInput> = {}): PlanReplacementsInput {
-  return { now: T0, policy: aPolicy(), candidates: [], otherPolicies: [], operatorLedger: [], max12h: 10, ...over };
-}
 
 describe("planReplacements", () => {
   it("gives the only hourly slot to the longest unhealthy pod and blocks the next until that slot frees", () => {

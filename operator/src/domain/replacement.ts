@@ -15,16 +15,21 @@ import {
   type ReplacementMethod,
 } from "./budget.js";
 import { chargeLedger, isCharged, withoutPod } from "./ledger.js";
+import { blocked, checkAgreement, checkController, checkEvidence, formatDuration, type Blocked } from "./replacement-checks.js";
+
+export { formatDuration };
 
 export type ReplacementHealthState = "Unknown" | "Healthy" | "Unhealthy";
 
 /** The condition reasons of ReplacementBlocked. */
-export type BlockedReason = "Budget" | "PodDisruptionBudget" | "Veto" | "NoController";
+export type BlockedReason = "Budget" | "PodDisruptionBudget" | "Veto" | "NoController" | "FailOpen";
 
 /** The chain's steps, in order. */
 export type ReplacementStep =
   | "Enabled"
   | "Window"
+  | "FailOpen"
+  | "Evidence"
   | "Agreement"
   | "Controller"
   | "Terminating"
@@ -34,6 +39,11 @@ export type ReplacementStep =
 /** How another policy that selects the pod sees it. */
 export interface OtherPolicyView {
   policy: string;
+  /**
+   * The policy is probing the pod (Ready, and the pod one of its probed targets). A policy
+   * that is not (ServiceClaimed, ServiceNotFound, SecretNotFound, invalid) has no say.
+   */
+  probing: boolean;
   replacementEnabled: boolean;
   state: ReplacementHealthState;
   unhealthySince?: number;
@@ -71,10 +81,16 @@ export interface ReplacementPod {
   ownerReferences?: readonly PodOwnerReference[];
   /** The pod has a deletionTimestamp. */
   terminating: boolean;
+  /** When probing last started for the pod (operator start, leader change, the policy Ready again). */
+  probingSince: number;
+  /** When the latest probe result arrived; only one newer than `probingSince` is fresh evidence. */
+  lastResultAt?: number;
 }
 
 export interface ShouldReplaceInput {
   now: number;
+  /** FailOpen=True for the deciding policy: mass evidence, nothing is replaced. */
+  failOpen: boolean;
   policy: ReplacingPolicy;
   pod: ReplacementPod;
   /** Every other policy that selects the pod. */
@@ -113,55 +129,9 @@ export type ReplacementDecision =
       waitUntil?: number;
     };
 
-type Blocked = Extract<ReplacementDecision, { eligible: false }>;
-
 /** When the replacement window of a pod ends. */
 export function computeReplaceAfter(unhealthySince: number | undefined, afterMs: number): number | undefined {
   return unhealthySince === undefined ? undefined : unhealthySince + afterMs;
-}
-
-/** "1h30m", "45s": durations in reasons, the way the spec writes them. */
-export function formatDuration(ms: number): string {
-  let rest = Math.max(0, Math.round(ms / 1000));
-  const h = Math.floor(rest / 3600);
-  rest -= h * 3600;
-  const m = Math.floor(rest / 60);
-  const s = rest - m * 60;
-  const text = `${h > 0 ? `${h}h` : ""}${m > 0 ? `${m}m` : ""}${s > 0 ? `${s}s` : ""}`;
-  return text === "" ? "0s" : text;
-}
-
-function blocked(step: ReplacementStep, reason: string, blockedReason?: BlockedReason, waitUntil?: number): Blocked {
-  const decision: Blocked = { eligible: false, step, reason };
-  if (blockedReason !== undefined) decision.blockedReason = blockedReason;
-  if (waitUntil !== undefined) decision.waitUntil = waitUntil;
-  return decision;
-}
-
-/** Step 3: the other policies' views. Unknown means "no agreement yet": a veto without a time. */
-function checkAgreement(now: number, self: string, views: readonly OtherPolicyView[]): Blocked | undefined {
-  const timeless: string[] = [];
-  const waiting: Array<{ text: string; until: number }> = [];
-  for (const view of views) {
-    if (view.policy === self || !view.replacementEnabled) continue;
-    if (view.state === "Healthy") timeless.push(`policy ${view.policy} sees the pod Healthy`);
-    else if (view.state === "Unknown") timeless.push(`policy ${view.policy} has no verdict on the pod yet (Unknown)`);
-    else if (view.unhealthySince === undefined) timeless.push(`policy ${view.policy} sees the pod Unhealthy since an unknown time`);
-    else {
-      const until = view.unhealthySince + view.afterMs;
-      if (until > now) {
-        waiting.push({
-          until,
-          text: `policy ${view.policy} sees the pod Unhealthy only since ${formatInstant(view.unhealthySince)}, its window of ${formatDuration(view.afterMs)} ends ${formatInstant(until)}`,
-        });
-      }
-    }
-  }
-  if (timeless.length === 0 && waiting.length === 0) return undefined;
-  const reason = `vetoed: ${[...timeless, ...waiting.map((w) => w.text)].join("; ")}`;
-  // One requeue suffices: wait for the last of the windows, unless something only a transition can lift.
-  const until = timeless.length === 0 ? Math.max(...waiting.map((w) => w.until)) : undefined;
-  return blocked("Agreement", reason, "Veto", until);
 }
 
 /** Step 6: every selecting policy's budget and the operator-wide cap, with the pod's own earlier charge left out. */
@@ -228,12 +198,17 @@ export function shouldReplace(input: ShouldReplaceInput): ReplacementDecision {
     );
   }
 
+  if (input.failOpen) {
+    return blocked("FailOpen", "the policy is failing open (no target both Healthy and kubelet-Ready): no replacement on mass evidence", "FailOpen");
+  }
+  const stale = checkEvidence(pod);
+  if (stale !== undefined) return stale;
+
   const veto = checkAgreement(now, policy.policy, input.otherViews);
   if (veto !== undefined) return veto;
 
-  if (!(pod.ownerReferences ?? []).some((ref) => ref.controller === true)) {
-    return blocked("Controller", "pod has no controller ownerReference: nothing would recreate it", "NoController");
-  }
+  const uncontrolled = checkController(pod);
+  if (uncontrolled !== undefined) return uncontrolled;
 
   if (pod.terminating) return blocked("Terminating", "pod is already terminating");
 
@@ -273,6 +248,8 @@ export interface ReplacementCandidate extends ReplacementPod {
 
 export interface PlanReplacementsInput {
   now: number;
+  /** FailOpen=True for the deciding policy (the drain plan's failOpen). */
+  failOpen: boolean;
   policy: ReplacingPolicy;
   candidates: readonly ReplacementCandidate[];
   /** Limits and ledgers of the other policies (at least those selecting a candidate). */
@@ -366,6 +343,7 @@ export function planReplacements(input: PlanReplacementsInput): ReplacementPlan 
       .map((p) => ({ ...p, ledger: ledgers.get(p.policy) ?? null }));
     const decisionInput: ShouldReplaceInput = {
       now,
+      failOpen: input.failOpen,
       policy: { ...policy, ledger: ledgers.get(policy.policy) ?? null },
       pod: candidate,
       otherViews: candidate.otherViews,

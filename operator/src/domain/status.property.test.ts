@@ -26,6 +26,7 @@ const inputArb: fc.Arbitrary<StatusInput> = fc
       name: `web-${i % 97}`,
       state: p.state,
       kubeletReady: true,
+      serving: p.state !== "Unknown",
       ...(p.state === "Unhealthy" ? { unhealthySince: p.since } : {}),
     }));
     const drain = planDrain({ targets, maxUnhealthyPercent, drainEnabled: true, dryRun });

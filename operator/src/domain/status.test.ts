@@ -19,6 +19,7 @@ function podsInStates(states: HealthStateName[], maxUnhealthyPercent = 50): Pick
     name: `web-${i}`,
     state,
     kubeletReady: true,
+    serving: state !== "Unknown",
     ...(state === "Unhealthy" ? { unhealthySince: T0 + i * MINUTE } : {}),
   }));
   const drain = planDrain({ targets, maxUnhealthyPercent, drainEnabled: true, dryRun: false });
@@ -99,6 +100,7 @@ describe("conditions", () => {
     { reason: "ServiceNotFound", status: "False" },
     { reason: "ServiceHasSelector", status: "False" },
     { reason: "ServiceClaimed", status: "False" },
+    { reason: "SecretNotFound", status: "False", message: 'spec.probe.headers[0].valueFrom.secretKeyRef: Secret "probe-auth" not found' },
     { reason: "NotSynced", status: "Unknown" },
   ] as const;
   it.each(readyCases)("Ready is $status for $reason", ({ reason, status, ...rest }) => {
@@ -106,6 +108,26 @@ describe("conditions", () => {
     const s = computeStatus(anInput({ readiness: { reason, ...(message ? { message } : {}) } }));
     expect(condition(s, "Ready")).toMatchObject({ status, reason, observedGeneration: 3, lastTransitionTime: iso(T0 + HOUR) });
     if (message) expect(condition(s, "Ready")?.message).toBe(message);
+  });
+
+  it("says in Ready's message which targets cannot be probed, and why", () => {
+    const why = 'no TCP container port named "http" in the pod';
+    const s = computeStatus(
+      anInput({
+        pods: [
+          aStatusPodInput({ name: "web-b", notProbed: why, health: { state: "Unknown", since: T0 }, decision: { drained: false, reason: `admitted: not probed: ${why}, serving` } }),
+          aStatusPodInput({ name: "web-a", notProbed: why, health: { state: "Unknown", since: T0 } }),
+          aStatusPodInput({ name: "web-c" }),
+        ],
+      }),
+    );
+    expect(condition(s, "Ready")).toMatchObject({
+      status: "True",
+      reason: "Reconciled",
+      message: `spec valid, Service found and selector-less, probing running; 2 targets are not probed: web-a (${why}), web-b (${why})`,
+    });
+    expect(s.pods.find((p) => p.name === "web-b")?.reason).toBe(`admitted: not probed: ${why}, serving`);
+    expect(s.targets).toBe(3);
   });
 
   it("leaves the other conditions Unknown while the policy is not Ready", () => {
@@ -131,7 +153,7 @@ describe("conditions", () => {
 
   it.each([
     { states: ["Unknown", "Unknown"], reason: "NoTargetProbedYet", message: "no target probed yet: all 2 targets kept in rotation as kubelet says until their first probes" },
-    { states: ["Unknown", "Unhealthy"], reason: "NoHealthyTarget", message: "no target is Healthy: all 2 targets kept in rotation as kubelet says" },
+    { states: ["Unknown", "Unhealthy"], reason: "NoHealthyTarget", message: "no target is both Healthy and kubelet-Ready: all 2 targets kept in rotation as kubelet says" },
   ])("tells fail open before any probe ($reason) from fail open with Unhealthy targets", ({ states, reason, message }) => {
     const s = computeStatus(anInput(podsInStates(states as never)));
     expect(condition(s, "FailOpen")).toMatchObject({ status: "True", reason, message });
@@ -145,7 +167,7 @@ describe("conditions", () => {
     expect(condition(s, "DrainCapped")).toMatchObject({ reason: "MaxUnhealthyPercent", message });
   });
 
-  it.each(["Budget", "PodDisruptionBudget", "Veto", "NoController"] as const)("ReplacementBlocked carries reason %s", (reason) => {
+  it.each(["Budget", "PodDisruptionBudget", "Veto", "NoController", "FailOpen"] as const)("ReplacementBlocked carries reason %s", (reason) => {
     const s = computeStatus(anInput({ replacementBlocked: { blocked: true, reason, message: "web-0 waits" } }));
     expect(condition(s, "ReplacementBlocked")).toMatchObject({ status: "True", reason, message: "web-0 waits" });
   });

@@ -46,6 +46,7 @@ export type ReadyReason =
   | "ServiceNotFound"
   | "ServiceHasSelector"
   | "ServiceClaimed"
+  | "SecretNotFound"
   | "NotSynced";
 
 /** Why the policy is (not) Ready. Reconciled -> True, NotSynced -> Unknown, the rest -> False. */
@@ -55,7 +56,7 @@ export interface ReadinessInput {
   message?: string;
 }
 
-export type ReplacementBlockedReason = "Budget" | "PodDisruptionBudget" | "Veto" | "NoController";
+export type ReplacementBlockedReason = "Budget" | "PodDisruptionBudget" | "Veto" | "NoController" | "FailOpen";
 
 export interface ReplacementBlockedInput {
   blocked: boolean;
@@ -73,6 +74,8 @@ export interface StatusPodInput {
   decision?: { drained: boolean; reason: string };
   /** When the replacement window ends, from the replacement core. */
   replaceAfter?: EpochMs;
+  /** Why the pod is not probed (its named probe port does not resolve); listed in Ready's message. */
+  notProbed?: string;
 }
 
 export interface StatusInput {
@@ -160,13 +163,14 @@ const READY_MESSAGES: Record<ReadyReason, string> = {
   ServiceNotFound: "the Service does not exist",
   ServiceHasSelector: "the Service has a spec.selector: its endpoints belong to the built-in controller",
   ServiceClaimed: "another HealthProbePolicy already manages this Service",
+  SecretNotFound: "a Secret the probe needs does not exist; retrying",
   NotSynced: "waiting for the caches to sync",
 };
 
 function computeConditionInputs(input: StatusInput, pods: readonly StatusPod[]): ConditionInput[] {
   const r = input.readiness;
   const readyStatus = r.reason === "Reconciled" ? "True" : r.reason === "NotSynced" ? "Unknown" : "False";
-  const ready: ConditionInput = { type: "Ready", status: readyStatus, reason: r.reason, message: r.message ?? READY_MESSAGES[r.reason] };
+  const ready: ConditionInput = { type: "Ready", status: readyStatus, reason: r.reason, message: withNotProbed(r.message ?? READY_MESSAGES[r.reason], input.pods) };
   if (readyStatus !== "True") {
     const message = `not evaluated: the policy is not Ready (${r.reason})`;
     return [
@@ -175,6 +179,14 @@ function computeConditionInputs(input: StatusInput, pods: readonly StatusPod[]):
     ];
   }
   return [ready, degraded(pods), failOpen(input, pods), drainCapped(input), replacementBlocked(input.replacementBlocked)];
+}
+
+/** Targets that cannot be probed are named in Ready's message, with why. */
+function withNotProbed(message: string, pods: readonly StatusPodInput[]): string {
+  const notProbed = pods.filter((p) => p.notProbed !== undefined).sort((a, b) => compareStrings(a.name, b.name));
+  if (notProbed.length === 0) return message;
+  const noun = notProbed.length === 1 ? "target is" : "targets are";
+  return `${message}; ${notProbed.length} ${noun} not probed: ${listNames(notProbed.map((p) => `${p.name} (${p.notProbed})`))}`;
 }
 
 function degraded(pods: readonly StatusPod[]): ConditionInput {
@@ -207,7 +219,7 @@ function failOpen(input: StatusInput, pods: readonly StatusPod[]): ConditionInpu
       type: "FailOpen",
       status: "True",
       reason: "NoHealthyTarget",
-      message: `no target is Healthy: all ${pods.length} targets kept in rotation as kubelet says`,
+      message: `no target is both Healthy and kubelet-Ready: all ${pods.length} targets kept in rotation as kubelet says`,
     };
   }
   if (pods.length === 0) return { type: "FailOpen", status: "False", reason: "NoTargets", message: "no targets" };

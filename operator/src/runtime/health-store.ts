@@ -8,6 +8,10 @@ import type { EpochMs, EvaluationSettings } from "../domain/types.js";
 interface PodEntry {
   record: HealthRecord;
   startedAt: EpochMs;
+  /** When probing last started for the pod under this policy: only later results are fresh evidence. */
+  probingSince: EpochMs;
+  /** The next result enqueues the policy even if it changes nothing status shows. */
+  wake: boolean;
   name: string;
   ip: string;
   latencyMs?: number;
@@ -24,6 +28,14 @@ export interface HealthTarget {
   name: string;
   ip: string;
   startedAt: EpochMs;
+}
+
+/** What the replacement and the recovery sweep need to tell fresh evidence from restored state. */
+export interface HealthEvidence {
+  /** When probing last started for the pod (first configured, or restartProbing). */
+  probingSince: EpochMs;
+  /** When the latest probe result arrived; undefined before the first one (seeds are not results). */
+  lastResultAt?: EpochMs;
 }
 
 export interface DebugTarget {
@@ -52,7 +64,7 @@ export class HealthStore {
 
   /**
    * Sets a policy's settings and target set. Pods not in `targets` are forgotten; new ones
-   * start from their persisted seed (after a restart) or Unknown.
+   * start from their persisted seed (after a restart) or Unknown, with probing started `now`.
    */
   configure(policy: string, settings: EvaluationSettings, targets: readonly HealthTarget[], seeds: ReadonlyMap<string, HealthSeed>, now: EpochMs): void {
     let entry = this.policies.get(policy);
@@ -71,9 +83,34 @@ export class HealthStore {
         existing.startedAt = t.startedAt;
         continue;
       }
-      entry.pods.set(t.uid, { record: initialHealth(seeds.get(t.uid), now), startedAt: t.startedAt, name: t.name, ip: t.ip });
+      entry.pods.set(t.uid, { record: initialHealth(seeds.get(t.uid), now), startedAt: t.startedAt, name: t.name, ip: t.ip, probingSince: now, wake: false });
     }
     for (const uid of entry.pods.keys()) if (!keep.has(uid)) entry.pods.delete(uid);
+  }
+
+  /**
+   * Probing starts again for every pod of the policy (the policy became Ready again, or this
+   * replica became leader): results from before `now` are no longer fresh evidence.
+   */
+  restartProbing(policy: string, now: EpochMs): void {
+    for (const pod of this.policies.get(policy)?.pods.values() ?? []) pod.probingSince = now;
+  }
+
+  /** The next result of each pod enqueues the policy, whatever it says (the recovery sweep waits on it). */
+  wakeOnNextResult(policy: string, uids: readonly string[]): void {
+    const pods = this.policies.get(policy)?.pods;
+    for (const uid of uids) {
+      const pod = pods?.get(uid);
+      if (pod) pod.wake = true;
+    }
+  }
+
+  evidence(policy: string, uid: string): HealthEvidence | undefined {
+    const pod = this.policies.get(policy)?.pods.get(uid);
+    if (!pod) return undefined;
+    const out: HealthEvidence = { probingSince: pod.probingSince };
+    if (pod.record.lastProbeAt !== undefined) out.lastResultAt = pod.record.lastProbeAt;
+    return out;
   }
 
   drop(policy: string): void {
@@ -85,8 +122,9 @@ export class HealthStore {
   }
 
   /**
-   * Applies a probe outcome. Returns true when something status shows changed (state, or
-   * the result that set it), i.e. when the policy needs a reconcile.
+   * Applies a probe outcome. Returns true when the policy needs a reconcile: something status
+   * shows changed (state, or the result that set it), or the result is the first fresh
+   * evidence since probing started (replacement waits on it), or a wake was asked for.
    */
   record(policy: string, uid: string, outcome: ProbeOutcome): boolean {
     const entry = this.policies.get(policy);
@@ -97,7 +135,10 @@ export class HealthStore {
     pod.record = record;
     pod.latencyMs = outcome.latencyMs;
     pod.result = outcome.result;
-    return record.state !== before.state || record.stateResult !== before.stateResult;
+    const firstFresh = before.lastProbeAt === undefined || before.lastProbeAt <= pod.probingSince;
+    const wake = pod.wake;
+    pod.wake = false;
+    return wake || firstFresh || record.state !== before.state || record.stateResult !== before.stateResult;
   }
 
   debugTargets(): DebugTarget[] {

@@ -320,3 +320,44 @@ describe("ProbeScheduler back-pressure", () => {
     expect(results[0]).toMatchObject({ success: false, failureClass: "probe error: boom" });
   });
 });
+
+describe("ProbeScheduler.probeNow", () => {
+  it("probes only the given targets at once, then keeps their phase", async () => {
+    const h = harness({ instant: ok(), batchMs: 0, random: () => 0.5 });
+    const t0 = h.clock.now();
+    h.scheduler.setTargets("ns/web", [aTarget("pod-1"), aTarget("pod-2")]);
+    await h.clock.advance(1_000);
+    h.scheduler.probeNow("ns/web", ["pod-1", "pod-gone"]);
+    await h.clock.advance(0);
+    expect(h.calls.map((c) => [c.req.address, c.at - t0])).toEqual([[aTarget("pod-1").request.address, 1_000]]);
+    expect(h.results.map((r) => r.id)).toEqual(["pod-1"]);
+    await h.clock.advance(19_000);
+    // Both stay on their original phase (5 s into the period): the early probe is one more, not a shift.
+    const pod1 = h.calls.filter((c) => c.req.address === aTarget("pod-1").request.address).map((c) => c.at - t0);
+    expect(pod1).toEqual([1_000, 5_000, 15_000]);
+    expect(h.calls.filter((c) => c.req.address === aTarget("pod-2").request.address).map((c) => c.at - t0)).toEqual([5_000, 15_000]);
+  });
+
+  it("does not double a probe already running: its result serves", async () => {
+    const h = harness({ batchMs: 0, random: () => 0 });
+    h.scheduler.setTargets("ns/web", [aTarget("pod-1")]);
+    await h.clock.advance(0);
+    expect(h.calls).toHaveLength(1);
+    h.scheduler.probeNow("ns/web", ["pod-1"]);
+    await h.clock.advance(500);
+    expect(h.calls).toHaveLength(1);
+    h.calls[0]!.resolve(ok());
+    await h.clock.advance(0);
+    expect(h.results).toHaveLength(1);
+    expect(h.stats().overlaps).toBe(0);
+  });
+
+  it("leaves the targets of other owners alone", async () => {
+    const h = harness({ instant: ok(), batchMs: 0, random: () => 0.5 });
+    h.scheduler.setTargets("ns/a", [aTarget("pod-1")]);
+    h.scheduler.setTargets("ns/b", [aTarget("pod-2")]);
+    h.scheduler.probeNow("ns/a", ["pod-2"]);
+    await h.clock.advance(1_000);
+    expect(h.calls).toHaveLength(0);
+  });
+});

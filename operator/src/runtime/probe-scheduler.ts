@@ -83,6 +83,8 @@ interface Unit {
   due: number;
   /** Due time of the probe last started: the phase the next one keeps. */
   lastDue: number | undefined;
+  /** Set by probeNow: the due time it brought forward, whose phase the probes after it keep. */
+  earlyFrom?: number | undefined;
   heapIndex: number;
   state: "idle" | "queued" | "running";
 }
@@ -154,6 +156,24 @@ export class ProbeScheduler {
     if (next.size > 0) this.owners.set(owner, next);
     else this.owners.delete(owner);
     for (const unit of touched) this.refresh(unit, now);
+    this.arm();
+  }
+
+  /**
+   * Probes the owner's given targets as soon as possible (the recovery sweep). A request
+   * already running or queued is not doubled: its result serves. The phase is kept: the
+   * probe after the early one is due when it would have been.
+   */
+  probeNow(owner: string, ids: readonly string[]): void {
+    if (this.stopped) return;
+    const now = this.clock.now();
+    for (const id of ids) {
+      const unit = this.owners.get(owner)?.get(id)?.unit;
+      if (!unit || unit.state !== "idle" || unit.due <= now) continue;
+      unit.earlyFrom ??= unit.due;
+      unit.due = now;
+      this.heapFix(unit);
+    }
     this.arm();
   }
 
@@ -279,7 +299,8 @@ export class ProbeScheduler {
 
   private start(unit: Unit, now: number): void {
     unit.state = "running";
-    unit.lastDue = unit.due;
+    unit.lastDue = unit.earlyFrom !== undefined ? unit.earlyFrom - unit.periodMs : unit.due;
+    unit.earlyFrom = undefined;
     this.inFlight++;
     this.started++;
     this.lags[this.lagCount++ % this.lags.length] = Math.max(0, now - unit.due);

@@ -53,19 +53,20 @@ export class CrashScenario {
   }
 
   /**
-   * Two pods of a ReplicaSet, a policy with `after: 30s` and a budget of one, an operator that
-   * dies at `failpoint` once both pods fail. Returns the pods and each one's unhealthySince.
+   * Three pods of a ReplicaSet, a policy with `after: 30s` and a budget of one, an operator that
+   * dies at `failpoint` once two of three pods fail. Returns those two and each one's unhealthySince.
    */
   async untilCrash(failpoint: "after-charge" | "after-evict"): Promise<{ pods: Obj[]; unhealthySince: Map<string, string> }> {
     const { cluster, farm } = this;
     await cluster.create(aService("web", cluster.namespace));
-    await cluster.create(aReplicaSet("web", cluster.namespace, 2));
-    const pods = await livePods(cluster, farm, 2);
+    await cluster.create(aReplicaSet("web", cluster.namespace, 3));
+    // The third pod stays Healthy: with none Healthy the policy would fail open and replace nothing.
+    const pods = (await livePods(cluster, farm, 3)).slice(0, 2);
     await cluster.create(aPolicy("web", cluster.namespace, { replacement: { enabled: true, after: "30s", maxPerHour: 1, maxPerDay: 1 } }));
     const first = this.operator(failpoint);
-    await waitFor(async () => (await this.status())?.healthy === 2, { timeoutMs: 20_000, what: "both pods Healthy" });
+    await waitFor(async () => (await this.status())?.healthy === 3, { timeoutMs: 20_000, what: "all pods Healthy" });
 
-    // Both fail: both come due together, and the budget has room for one.
+    // Two fail: both come due together, and the budget has room for one.
     for (const p of pods) farm.failing(p.status.podIP);
     const before = await waitFor(async () => {
       const st = await this.status();

@@ -13,13 +13,16 @@ export const HOUR = 60 * MINUTE;
 
 export function aTarget(overrides: Partial<DrainTarget> = {}): DrainTarget {
   const name = overrides.name ?? "web-0";
-  return { uid: `uid-${name}`, name, state: "Healthy", kubeletReady: true, ...overrides };
+  return { uid: `uid-${name}`, name, state: "Healthy", kubeletReady: true, serving: true, ...overrides };
 }
 
-/** Targets web-0, web-1, ... in the given states; Unhealthy ones unhealthy since T0 + i minutes. */
+/**
+ * Targets web-0, web-1, ... in the given states; Unhealthy ones unhealthy since T0 + i minutes.
+ * Unknown ones are new pods, never in rotation (warm-up); the others are serving.
+ */
 export function someTargets(...states: DrainTarget["state"][]): DrainTarget[] {
   return states.map((state, i) =>
-    aTarget({ name: `web-${i}`, state, ...(state === "Unhealthy" ? { unhealthySince: T0 + i * MINUTE } : {}) }),
+    aTarget({ name: `web-${i}`, state, serving: state !== "Unknown", ...(state === "Unhealthy" ? { unhealthySince: T0 + i * MINUTE } : {}) }),
   );
 }
 

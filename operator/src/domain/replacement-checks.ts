@@ -1,0 +1,71 @@
+// Steps of the replacement chain that look at one pod's evidence, ownership and the other
+// policies' views. The chain itself, its order and the budgets are in replacement.ts.
+import { formatInstant } from "./budget.js";
+import type { BlockedReason, OtherPolicyView, ReplacementDecision, ReplacementPod, ReplacementStep } from "./replacement.js";
+
+export type Blocked = Extract<ReplacementDecision, { eligible: false }>;
+
+/** "1h30m", "45s": durations in reasons, the way the spec writes them. */
+export function formatDuration(ms: number): string {
+  let rest = Math.max(0, Math.round(ms / 1000));
+  const h = Math.floor(rest / 3600);
+  rest -= h * 3600;
+  const m = Math.floor(rest / 60);
+  const s = rest - m * 60;
+  const text = `${h > 0 ? `${h}h` : ""}${m > 0 ? `${m}m` : ""}${s > 0 ? `${s}s` : ""}`;
+  return text === "" ? "0s" : text;
+}
+
+export function blocked(step: ReplacementStep, reason: string, blockedReason?: BlockedReason, waitUntil?: number): Blocked {
+  const decision: Blocked = { eligible: false, step, reason };
+  if (blockedReason !== undefined) decision.blockedReason = blockedReason;
+  if (waitUntil !== undefined) decision.waitUntil = waitUntil;
+  return decision;
+}
+
+/** Step 3: the other policies' views. Unknown means "no agreement yet": a veto without a time. */
+export function checkAgreement(now: number, self: string, views: readonly OtherPolicyView[]): Blocked | undefined {
+  const timeless: string[] = [];
+  const waiting: Array<{ text: string; until: number }> = [];
+  for (const view of views) {
+    // A policy that is not probing the pod has no say (its budget still applies).
+    if (view.policy === self || !view.replacementEnabled || !view.probing) continue;
+    if (view.state === "Healthy") timeless.push(`policy ${view.policy} sees the pod Healthy`);
+    else if (view.state === "Unknown") timeless.push(`policy ${view.policy} has no verdict on the pod yet (Unknown)`);
+    else if (view.unhealthySince === undefined) timeless.push(`policy ${view.policy} sees the pod Unhealthy since an unknown time`);
+    else {
+      const until = view.unhealthySince + view.afterMs;
+      if (until > now) {
+        waiting.push({
+          until,
+          text: `policy ${view.policy} sees the pod Unhealthy only since ${formatInstant(view.unhealthySince)}, its window of ${formatDuration(view.afterMs)} ends ${formatInstant(until)}`,
+        });
+      }
+    }
+  }
+  if (timeless.length === 0 && waiting.length === 0) return undefined;
+  const reason = `vetoed: ${[...timeless, ...waiting.map((w) => w.text)].join("; ")}`;
+  // One requeue suffices: wait for the last of the windows, unless something only a transition can lift.
+  const until = timeless.length === 0 ? Math.max(...waiting.map((w) => w.until)) : undefined;
+  return blocked("Agreement", reason, "Veto", until);
+}
+
+/**
+ * Fresh, individual evidence: a result newer than the last start of probing. State restored
+ * from status after a restart, a leader change or the policy becoming Ready again is not.
+ * No time to wait for: the first fresh result enqueues the policy.
+ */
+export function checkEvidence(pod: ReplacementPod): Blocked | undefined {
+  if (pod.lastResultAt !== undefined && pod.lastResultAt > pod.probingSince) return undefined;
+  return blocked("Evidence", `waiting for a probe result newer than the start of probing at ${formatInstant(pod.probingSince)}: restored state is not evidence`);
+}
+
+/** A controller ownerReference other than a Node: bare and mirror (static) pods would not come back. */
+export function checkController(pod: ReplacementPod): Blocked | undefined {
+  const controller = (pod.ownerReferences ?? []).find((ref) => ref.controller === true);
+  if (!controller) return blocked("Controller", "pod has no controller ownerReference: nothing would recreate it", "NoController");
+  if (controller.kind === "Node") {
+    return blocked("Controller", `pod is a mirror (static) pod of node ${controller.name ?? ""}: deleting it removes only the mirror, kubelet runs it`, "NoController");
+  }
+  return undefined;
+}
