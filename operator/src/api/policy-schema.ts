@@ -4,150 +4,13 @@ import { z } from "zod";
 import { API_VERSION, KIND } from "./group.js";
 import { DURATION_PATTERN, parseDuration } from "./duration.js";
 import { STATUS_CODE_PATTERN, statusCodeProblem } from "./status-codes.js";
+import { CROSS_FIELD_RULES, RESERVED_HEADERS, cel, fail, invalidValue } from "./cross-field-rules.js";
+import { conditionSchema, healthProbePolicyStatusSchema, podStatusEntrySchema, replacementRecordSchema } from "./policy-status-schema.js";
+import { desc, intIn, oneOf } from "./schema-helpers.js";
 
-// ---------------------------------------------------------------------------------------
-// Cross-field rules. Each one is both a CEL rule in the CRD (x-kubernetes-validations at
-// `scope`) and a check in the zod schema below, with the same message.
-
-export interface CrossFieldRule {
-  /** Where the rule sits, as a path from the root; "[*]" stands for every list item. */
-  scope: string;
-  /** CEL, evaluated with `self` bound to the value at scope (after defaulting). */
-  rule: string;
-  /** The field reported, relative to scope (Kubernetes' `fieldPath`); absent: scope itself. */
-  fieldPath?: string;
-  message: string;
-  /**
-   * CEL (`self` as for `rule`) that words the refusal with the values in it; the API server
-   * prints its result instead of `message`. `explain` is the same wording in TypeScript for
-   * the operator's own check (a test holds the two alike).
-   */
-  messageExpression?: string;
-  explain?: (self: any) => string;
-}
-
-/** Header names `headers` may not use, lower case: Host has its own field, the rest would break the framing. */
-export const RESERVED_HEADERS = ["host", "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade", "te", "trailer", "expect"] as const;
-
-export const CROSS_FIELD_RULES = {
-  selectorNotEmpty: {
-    scope: "spec.selector",
-    rule: "(has(self.matchLabels) && size(self.matchLabels) > 0) || (has(self.matchExpressions) && size(self.matchExpressions) > 0)",
-    message: "must not be empty: set matchLabels or matchExpressions",
-  },
-  selectorValues: {
-    scope: "spec.selector.matchExpressions[*]",
-    rule: "self.operator in ['In', 'NotIn'] ? (has(self.values) && size(self.values) > 0) : (!has(self.values) || size(self.values) == 0)",
-    fieldPath: ".values",
-    message: "must be non-empty for operators In and NotIn, and empty for Exists and DoesNotExist",
-  },
-  portValue: {
-    scope: "spec.probe.port",
-    rule: "type(self) == int ? (self >= 1 && self <= 65535) : (size(self) <= 15 && self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$') && self.matches('[a-z]') && !self.contains('--'))",
-    message: "must be a port number 1-65535 or a container port name (at most 15 lowercase letters, digits and '-', with a letter)",
-  },
-  headerValueXorValueFrom: {
-    scope: "spec.probe.headers[*]",
-    rule: "has(self.value) != has(self.valueFrom)",
-    message: "exactly one of value or valueFrom must be set",
-  },
-  headerNameNotReserved: {
-    scope: "spec.probe.headers[*].name",
-    rule: `!(self.lowerAscii() in [${RESERVED_HEADERS.map((h) => `'${h}'`).join(", ")}])`,
-    message: "must not be Host (use spec.probe.host), Content-Length, Transfer-Encoding, Connection, Keep-Alive, Upgrade, TE, Trailer or Expect: the prober owns the request framing",
-    messageExpression:
-      "'header ' + self + ' is reserved: must not be Host (use spec.probe.host), Content-Length, Transfer-Encoding, Connection, Keep-Alive, Upgrade, TE, Trailer or Expect: the prober owns the request framing'",
-  },
-  headerNamesUnique: {
-    scope: "spec.probe.headers",
-    rule: "self.all(h, self.exists_one(o, o.name.lowerAscii() == h.name.lowerAscii()))",
-    message: "header names must be unique, ignoring case",
-  },
-  timeoutWithinPeriod: {
-    scope: "spec.probe",
-    rule: "self.timeoutSeconds <= self.periodSeconds",
-    fieldPath: ".timeoutSeconds",
-    message: "must be less than or equal to spec.probe.periodSeconds",
-    messageExpression:
-      "'timeoutSeconds ' + string(self.timeoutSeconds) + ' > periodSeconds ' + string(self.periodSeconds) + ': must be less than or equal to spec.probe.periodSeconds'",
-    explain: (p: { timeoutSeconds: number; periodSeconds: number }) =>
-      `timeoutSeconds ${p.timeoutSeconds} > periodSeconds ${p.periodSeconds}: must be less than or equal to spec.probe.periodSeconds`,
-  },
-  noBodyWithHead: {
-    scope: "spec.probe",
-    rule: "self.method != 'HEAD' || !has(self.match.bodyContains) || size(self.match.bodyContains) == 0",
-    fieldPath: ".match.bodyContains",
-    message: "must be empty when spec.probe.method is HEAD: a HEAD response has no body",
-  },
-  tlsOnlyWithHttps: {
-    scope: "spec.probe",
-    rule: "!has(self.tls) || self.scheme == 'HTTPS'",
-    fieldPath: ".tls",
-    message: "may only be set when spec.probe.scheme is HTTPS",
-  },
-  statusCodeRangeOrdered: {
-    scope: "spec.probe.match.statusCodes[*]",
-    rule: "size(self) == 3 || self.substring(0, 3) <= self.substring(4)",
-    message: "range must be ordered low-high",
-    messageExpression: "'range ' + self + ' must be ordered low-high'",
-    explain: (c: string) => `range ${c} must be ordered low-high`,
-  },
-  windowSamples: {
-    scope: "spec.evaluation.window",
-    rule: "self.successfulSamplesRequired <= self.sampleSize",
-    fieldPath: ".successfulSamplesRequired",
-    message: "must be less than or equal to spec.evaluation.window.sampleSize",
-    messageExpression:
-      "'successfulSamplesRequired ' + string(self.successfulSamplesRequired) + ' > sampleSize ' + string(self.sampleSize) + ': must be less than or equal to spec.evaluation.window.sampleSize'",
-    explain: (w: { successfulSamplesRequired: number; sampleSize: number }) =>
-      `successfulSamplesRequired ${w.successfulSamplesRequired} > sampleSize ${w.sampleSize}: must be less than or equal to spec.evaluation.window.sampleSize`,
-  },
-  afterRange: {
-    scope: "spec.replacement.after",
-    rule: "duration(self) >= duration('30s') && duration(self) <= duration('168h')",
-    message: "must be between 30s and 168h",
-    messageExpression: "'after ' + self + ': must be between 30s and 168h'",
-    explain: (a: string) => `after ${a}: must be between 30s and 168h`,
-  },
-  dailyAtLeastHourly: {
-    scope: "spec.replacement",
-    rule: "self.maxPerDay >= self.maxPerHour",
-    fieldPath: ".maxPerDay",
-    message: "must be greater than or equal to spec.replacement.maxPerHour",
-    messageExpression:
-      "'maxPerDay ' + string(self.maxPerDay) + ' < maxPerHour ' + string(self.maxPerHour) + ': must be greater than or equal to spec.replacement.maxPerHour'",
-    explain: (r: { maxPerDay: number; maxPerHour: number }) =>
-      `maxPerDay ${r.maxPerDay} < maxPerHour ${r.maxPerHour}: must be greater than or equal to spec.replacement.maxPerHour`,
-  },
-} as const satisfies Record<string, CrossFieldRule>;
-
-type RuleName = keyof typeof CROSS_FIELD_RULES;
-
-function cel(...names: RuleName[]) {
-  return {
-    "x-kubernetes-validations": names.map((n) => {
-      const r: CrossFieldRule = CROSS_FIELD_RULES[n];
-      return {
-        rule: r.rule,
-        message: r.message,
-        ...(r.messageExpression ? { messageExpression: r.messageExpression } : {}),
-        ...(r.fieldPath ? { fieldPath: r.fieldPath } : {}),
-      };
-    }),
-  };
-}
-
-/** Kubernetes-style detail for a rejected value: `Invalid value: 61: <why>`. */
-export function invalidValue(value: unknown, why: string): string {
-  return `Invalid value: ${JSON.stringify(value) ?? "null"}: ${why}`;
-}
-
-/** `self` is the value at the rule's scope: a rule with `explain` words the refusal from it. */
-function fail(ctx: z.RefinementCtx, path: Array<string | number>, value: unknown, rule: RuleName, self?: unknown): void {
-  const r: CrossFieldRule = CROSS_FIELD_RULES[rule];
-  const why = r.explain && self !== undefined ? r.explain(self) : r.message;
-  ctx.addIssue({ code: "custom", path, message: invalidValue(value, why), params: { formatted: true } });
-}
+export { CROSS_FIELD_RULES, RESERVED_HEADERS, invalidValue };
+export type { CrossFieldRule } from "./cross-field-rules.js";
+export { conditionSchema, healthProbePolicyStatusSchema, podStatusEntrySchema, replacementRecordSchema };
 
 // ---------------------------------------------------------------------------------------
 // Building blocks.
@@ -165,11 +28,6 @@ const HEADER_VALUE = /^[^\r\n\x00]*$/;
 const HOST = /^([A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?)(\.[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?)*(:[0-9]{1,5})?$/;
 const PATH = /^\/[^\s]*$/;
 
-const intIn = (min: number, max: number) => z.number().int().min(min).max(max);
-// maxLength on enums too: some API server versions estimate CEL cost as if enum strings were unbounded.
-const oneOf = <const T extends readonly [string, ...string[]]>(values: T, description: string) =>
-  z.enum(values).meta({ description, maxLength: Math.max(...values.map((v) => v.length)) });
-const desc = (description: string) => ({ description });
 
 const secretKeySelector = z
   .strictObject({
@@ -428,85 +286,6 @@ export const healthProbePolicySpecSchema = z
     replacement: replacementSchema,
   })
   .meta(desc("Desired behaviour: which pods to probe, how, and what to do with Unhealthy ones."));
-
-// ---------------------------------------------------------------------------------------
-// status
-
-const time = (d: string) => z.iso.datetime({ offset: true }).meta(desc(d));
-
-export const conditionSchema = z
-  .strictObject({
-    type: z
-      .string()
-      .min(1)
-      .max(316)
-      .regex(/^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$/, "must be a condition type")
-      .meta(desc("Condition type: Ready, Degraded, FailOpen, DrainCapped or ReplacementBlocked.")),
-    status: oneOf(["True", "False", "Unknown"], "True, False or Unknown."),
-    observedGeneration: z.number().int().min(0).optional().meta(desc("The metadata.generation the condition was set for.")),
-    lastTransitionTime: time("When the condition last changed status."),
-    reason: z
-      .string()
-      .min(1)
-      .max(1024)
-      .regex(/^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/, "must be a CamelCase reason")
-      .meta(desc("Programmatic identifier of the last transition, in CamelCase.")),
-    message: z.string().max(32768).meta(desc("Human-readable details of the last transition.")),
-  })
-  .meta(desc("A condition of the policy (metav1.Condition)."));
-
-export const podStatusEntrySchema = z
-  .strictObject({
-    name: z.string().min(1).max(253).meta(desc("Pod name.")),
-    uid: z.string().min(1).max(64).meta(desc("Pod UID.")),
-    ip: z.string().max(45).optional().meta(desc("Pod IP that is probed.")),
-    state: oneOf(["Unknown", "Healthy", "Unhealthy"], "Health state for this policy: Unknown, Healthy or Unhealthy."),
-    since: time("Time of the last state change."),
-    drained: z.boolean().meta(desc("Whether the pod is out of rotation because of this policy.")),
-    lastResult: z.string().max(256).optional().meta(desc(`Class of the last probe outcome, e.g. "HTTP 503", "connect ECONNREFUSED", "timeout after 60s".`)),
-    unhealthySince: time("When the pod became Unhealthy; cleared on any return to Healthy.").optional(),
-    replaceAfter: time("When the replacement window ends for this pod.").optional(),
-    reason: z.string().max(1024).optional().meta(desc("Why the pod is (or is not) drained or replaced.")),
-  })
-  .meta(desc("Health of one target pod."));
-
-export const replacementRecordSchema = z
-  .strictObject({
-    pod: z.string().min(1).max(253).meta(desc("Name of the replaced pod.")),
-    uid: z.string().min(1).max(64).meta(desc("UID of the replaced pod.")),
-    time: time("When the replacement was attempted (and charged to the budgets)."),
-    method: oneOf(["Evict", "Delete"], "Evict or Delete."),
-  })
-  .meta(desc("One replacement charged to the budgets."));
-
-const count = (d: string) => z.number().int().min(0).optional().meta(desc(d));
-
-export const healthProbePolicyStatusSchema = z
-  .strictObject({
-    observedGeneration: z.number().int().min(0).optional().meta(desc("The metadata.generation last acted upon.")),
-    conditions: z
-      .array(conditionSchema)
-      .max(16)
-      .optional()
-      .meta({ ...desc("Ready, Degraded, FailOpen, DrainCapped and ReplacementBlocked."), "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] }),
-    targets: count("Selected pods that are Running with a pod IP and not terminating."),
-    healthy: count("Targets in state Healthy."),
-    unhealthy: count("Targets in state Unhealthy."),
-    unknown: count("Targets in state Unknown."),
-    drained: count("Targets out of rotation because of this policy."),
-    replacedLast24h: count("Replacements in the last 24 hours."),
-    pods: z
-      .array(podStatusEntrySchema)
-      .max(1000)
-      .optional()
-      .meta({ ...desc("Per-pod health, at most 1000 entries, non-Healthy first."), "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"] }),
-    replacements: z
-      .array(replacementRecordSchema)
-      .max(10000)
-      .optional()
-      .meta({ ...desc("The replacement ledger of the last 24 hours, which the budgets are enforced from."), "x-kubernetes-list-type": "atomic" }),
-  })
-  .meta(desc("Observed state, written by the operator."));
 
 // ---------------------------------------------------------------------------------------
 // The whole object, as the operator reads it.

@@ -1,0 +1,80 @@
+// HealthProbePolicy v1alpha1 status: what the operator writes. Part of the one schema
+// (policy-schema.ts), from which the CRD is generated.
+import { z } from "zod";
+import { desc, oneOf } from "./schema-helpers.js";
+
+const time = (d: string) => z.iso.datetime({ offset: true }).meta(desc(d));
+
+export const conditionSchema = z
+  .strictObject({
+    type: z
+      .string()
+      .min(1)
+      .max(316)
+      .regex(/^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$/, "must be a condition type")
+      .meta(desc("Condition type: Ready, Degraded, FailOpen, DrainCapped or ReplacementBlocked.")),
+    status: oneOf(["True", "False", "Unknown"], "True, False or Unknown."),
+    observedGeneration: z.number().int().min(0).optional().meta(desc("The metadata.generation the condition was set for.")),
+    lastTransitionTime: time("When the condition last changed status."),
+    reason: z
+      .string()
+      .min(1)
+      .max(1024)
+      .regex(/^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/, "must be a CamelCase reason")
+      .meta(desc("Programmatic identifier of the last transition, in CamelCase.")),
+    message: z.string().max(32768).meta(desc("Human-readable details of the last transition.")),
+  })
+  .meta(desc("A condition of the policy (metav1.Condition)."));
+
+export const podStatusEntrySchema = z
+  .strictObject({
+    name: z.string().min(1).max(253).meta(desc("Pod name.")),
+    uid: z.string().min(1).max(64).meta(desc("Pod UID.")),
+    ip: z.string().max(45).optional().meta(desc("Pod IP that is probed.")),
+    state: oneOf(["Unknown", "Healthy", "Unhealthy"], "Health state for this policy: Unknown, Healthy or Unhealthy."),
+    since: time("Time of the last state change."),
+    drained: z.boolean().meta(desc("Whether the pod is out of rotation because of this policy.")),
+    lastResult: z.string().max(256).optional().meta(desc(`Class of the last probe outcome, e.g. "HTTP 503", "connect ECONNREFUSED", "timeout after 60s".`)),
+    unhealthySince: time("When the pod became Unhealthy; cleared on any return to Healthy.").optional(),
+    replaceAfter: time("When the replacement window ends for this pod.").optional(),
+    reason: z.string().max(1024).optional().meta(desc("Why the pod is (or is not) drained or replaced.")),
+  })
+  .meta(desc("Health of one target pod."));
+
+export const replacementRecordSchema = z
+  .strictObject({
+    pod: z.string().min(1).max(253).meta(desc("Name of the replaced pod.")),
+    uid: z.string().min(1).max(64).meta(desc("UID of the replaced pod.")),
+    time: time("When the replacement was attempted (and charged to the budgets)."),
+    method: oneOf(["Evict", "Delete"], "Evict or Delete."),
+  })
+  .meta(desc("One replacement charged to the budgets."));
+
+const count = (d: string) => z.number().int().min(0).optional().meta(desc(d));
+
+export const healthProbePolicyStatusSchema = z
+  .strictObject({
+    observedGeneration: z.number().int().min(0).optional().meta(desc("The metadata.generation last acted upon.")),
+    conditions: z
+      .array(conditionSchema)
+      .max(16)
+      .optional()
+      .meta({ ...desc("Ready, Degraded, FailOpen, DrainCapped and ReplacementBlocked."), "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] }),
+    targets: count("Selected pods that are Running with a pod IP and not terminating."),
+    healthy: count("Targets in state Healthy."),
+    unhealthy: count("Targets in state Unhealthy."),
+    unknown: count("Targets in state Unknown."),
+    drained: count("Targets out of rotation because of this policy."),
+    replacedLast24h: count("Replacements in the last 24 hours."),
+    pods: z
+      .array(podStatusEntrySchema)
+      .max(1000)
+      .optional()
+      .meta({ ...desc("Per-pod health, at most 1000 entries, non-Healthy first."), "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"] }),
+    replacements: z
+      .array(replacementRecordSchema)
+      .max(10000)
+      .optional()
+      .meta({ ...desc("The replacement ledger of the last 24 hours, which the budgets are enforced from."), "x-kubernetes-list-type": "atomic" }),
+  })
+  .meta(desc("Observed state, written by the operator."));
