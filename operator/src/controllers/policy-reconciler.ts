@@ -1,0 +1,152 @@
+// One reconcile per HealthProbePolicy key, level-based, from the caches, the health store and the
+// clock: it asks each part in turn (Service ownership, probe targets, the drain plan, endpoints,
+// replacement, status and Events) and never looks at which event woke it. Slices of Services a
+// policy no longer manages are the ServiceSlices controller's work, on a queue of their own.
+import { computeReplaceAfter } from "../domain/replacement.js";
+import { planDrain, type DrainPlan } from "../domain/drain.js";
+import type { EndpointSliceObject } from "../domain/endpoint-slice-types.js";
+import type { StatusPodInput } from "../domain/status.js";
+import type { Clock } from "../runtime/clock.js";
+import type { HealthStore } from "../runtime/health-store.js";
+import { newReconcileId, type Logger } from "../runtime/logger.js";
+import type { OperatorMetrics } from "../runtime/metrics.js";
+import type { ReconcileResult } from "../runtime/work-queue.js";
+import { Endpoints, rotationOf } from "./endpoints.js";
+import { isKubeletReady, nameOf, podIPsOf, splitKey, uidOf, type ObjectCache, type PodObject, type PolicyObject, type ServiceObject } from "./kube-objects.js";
+import { parsePolicy, type ParsedPolicy } from "./parsed-policy.js";
+import type { PolicyStatusPart, StatusReport } from "./policy-status.js";
+import { MISSING_SECRET_RETRY_MS, type ProbeTargets, type Selection } from "./probe-targets.js";
+import type { Replacer, ReplacementResult } from "./replacer.js";
+import type { ServiceOwnership } from "./service-ownership.js";
+
+/** How soon to look again when the slice cache has not caught up with our own writes (its watch event usually comes first). */
+const STALE_SLICES_RETRY_MS = 1_000;
+
+export interface PolicyReconcilerOptions {
+  policies: ObjectCache<PolicyObject>;
+  services: ObjectCache<ServiceObject>;
+  ownership: ServiceOwnership;
+  probeTargets: ProbeTargets;
+  endpoints: Endpoints;
+  replacer: Replacer;
+  status: PolicyStatusPart;
+  health: HealthStore;
+  metrics?: Pick<OperatorMetrics, "forgetPolicy"> | undefined;
+  clock: Clock;
+  logger: Logger;
+  /** Only the leader writes; everyone probes and evaluates, so a takeover starts warm. */
+  isLeader: () => boolean;
+}
+
+export class PolicyReconciler {
+  constructor(private readonly o: PolicyReconcilerOptions) {}
+
+  async reconcile(key: string): Promise<ReconcileResult> {
+    const [namespace, name] = splitKey(key);
+    const log = this.o.logger.child({ policy: key, reconcileId: newReconcileId() });
+    const obj = this.o.policies.get(namespace, name);
+    if (!obj || obj.metadata?.deletionTimestamp) return this.forget(key);
+    const now = this.o.clock.now();
+    const parsed = parsePolicy(obj);
+    if (!parsed.ok) {
+      this.o.probeTargets.stop(key);
+      return this.o.status.write(log, obj as ParsedPolicy["obj"], { readiness: { reason: "InvalidSpec", message: parsed.message } }, now);
+    }
+    const policy = parsed.policy;
+    const problem = this.o.ownership.problemFor(namespace, name, policy.spec.serviceName);
+    if (problem) {
+      this.o.probeTargets.stop(key);
+      return this.o.status.write(log, policy.obj, { readiness: problem }, now);
+    }
+
+    // Probes first: a Secret that cannot be read stops this policy only, with the field named.
+    const selection = this.o.probeTargets.select(key, namespace, policy.spec);
+    const probes = await this.o.probeTargets.plan(namespace, policy.spec, selection.targets);
+    if (!probes.ok) {
+      this.o.probeTargets.stop(key);
+      const result = await this.o.status.write(log, policy.obj, { readiness: { reason: "InvalidSpec", message: `${probes.field}: ${probes.message}` } }, now);
+      // Nothing wakes the policy when the Secret is created: retry, so it heals by itself.
+      return { requeueAfterMs: Math.min(result?.requeueAfterMs ?? MISSING_SECRET_RETRY_MS, MISSING_SECRET_RETRY_MS) };
+    }
+    this.o.probeTargets.start(key, policy.obj, policy.spec, selection.targets, probes.targets, now);
+
+    const slices = this.o.endpoints.current(namespace, policy.spec.serviceName);
+    // Nothing is planned from a slice cache older than our own writes.
+    if (this.o.isLeader() && this.o.endpoints.isStale(namespace, policy.spec.serviceName, slices)) return { requeueAfterMs: STALE_SLICES_RETRY_MS };
+    const drain = this.drainPlan(policy, selection, slices);
+    return this.act(log, policy, selection, slices, drain, now);
+  }
+
+  /** The leader's writes (slices, replacements), then the status everyone computes. */
+  private async act(log: Logger, policy: ParsedPolicy, selection: Selection, slices: EndpointSliceObject[], drain: DrainPlan, now: number): Promise<ReconcileResult> {
+    const namespace = policy.obj.metadata.namespace;
+    let replacement: ReplacementResult | undefined;
+    if (this.o.isLeader()) {
+      const service = this.o.services.get(namespace, policy.spec.serviceName)!;
+      await this.o.endpoints.apply(log, { service, pods: selection.selected, admitted: admittedBy(policy, drain), existing: slices });
+      // Replacement: the ledgers are charged and persisted before any eviction.
+      replacement = await this.o.replacer.run(log, policy, selection.targets, now);
+      if (replacement) this.o.status.recordReplacements(policy.obj, policy.spec.replacement.after, replacement.outcomes);
+    }
+    const pods = this.statusPods(policy, selection.targets, drain);
+    this.o.status.recordTargets(policy.key, pods, drain);
+    const report: StatusReport = { readiness: { reason: "Reconciled" }, pods, drain };
+    if (replacement) report.replacementCondition = replacement.condition;
+    const result = await this.o.status.write(log, policy.obj, report, now);
+    const requeues = [result?.requeueAfterMs, replacement?.requeueAt !== undefined ? replacement.requeueAt - now : undefined];
+    // A Window wait for a pod that is not yet due is also a requeue.
+    for (const p of pods) if (p.replaceAfter !== undefined && p.replaceAfter > now) requeues.push(p.replaceAfter - now);
+    const delays = requeues.filter((d): d is number => d !== undefined && d >= 0);
+    return delays.length > 0 ? { requeueAfterMs: Math.max(1, Math.min(...delays)) } : undefined;
+  }
+
+  private drainPlan(policy: ParsedPolicy, selection: Selection, slices: readonly EndpointSliceObject[]): DrainPlan {
+    const rotation = rotationOf(slices);
+    return planDrain({
+      targets: selection.targets.map((p) => {
+        const h = this.o.health.get(policy.key, uidOf(p));
+        const t = { uid: uidOf(p), name: nameOf(p), state: h?.state ?? ("Unknown" as const), kubeletReady: isKubeletReady(p), outOfRotation: rotation.notReady.has(uidOf(p)) };
+        // Ordered by unhealthySince as status keeps it (whole seconds), so a restarted or new leader,
+        // seeded from status, drains the same pods with the same reasons as the replica before it.
+        return h?.unhealthySince !== undefined ? { ...t, unhealthySince: Math.floor(h.unhealthySince / 1000) * 1000 } : t;
+      }),
+      maxUnhealthyPercent: policy.spec.drain.maxUnhealthyPercent,
+      drainEnabled: policy.spec.drain.enabled,
+      dryRun: policy.spec.dryRun,
+    });
+  }
+
+  private statusPods(policy: ParsedPolicy, targets: readonly PodObject[], drain: DrainPlan): StatusPodInput[] {
+    return targets.map((p) => {
+      const uid = uidOf(p);
+      const h = this.o.health.get(policy.key, uid)!;
+      const input: StatusPodInput = { name: nameOf(p), uid, ip: podIPsOf(p)[0] ?? "", health: h };
+      const d = drain.decisions.get(uid);
+      if (d) input.decision = d;
+      if (policy.spec.replacement.enabled && !policy.spec.dryRun && h.state === "Unhealthy") {
+        const after = computeReplaceAfter(h.unhealthySince, policy.afterMs);
+        if (after !== undefined) input.replaceAfter = after;
+      }
+      return input;
+    });
+  }
+
+  private forget(key: string): ReconcileResult {
+    this.o.probeTargets.forget(key);
+    this.o.status.forget(key);
+    void this.o.metrics?.forgetPolicy(key);
+    return;
+  }
+}
+
+/** Whether the policy admits a selected pod to rotation. */
+function admittedBy(policy: ParsedPolicy, drain: DrainPlan): (uid: string) => boolean {
+  const previous = new Map(((policy.obj.status?.pods ?? []) as Array<{ uid: string; state: string; drained?: boolean }>).map((p) => [p.uid, p]));
+  return (uid) => {
+    const d = drain.decisions.get(uid);
+    if (d) return d.admitted;
+    // Not a target (terminating, not running): keep what it last had, never newly admit.
+    const prev = previous.get(uid);
+    return prev !== undefined && prev.state === "Healthy" && !prev.drained;
+  };
+}
