@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@jest/globals";
 import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME, MANAGED_BY_OPERATOR, type EndpointSliceObject } from "../domain/endpoint-slice-types.js";
-import { FakeClock } from "../runtime/clock.js";
+import { FakeClock } from "../runtime/testing/fake-clock.js";
 import { Endpoints, rotationOf } from "./endpoints.js";
 import type { KubeObject } from "./kube-objects.js";
 import { MemoryCache } from "./testing/memory-cache.js";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@jest/globals";
 import type { EventInput } from "../adapters/event-recorder.js";
 import { aStatusPodInput } from "../domain/testing/builders.js";
-import { FakeClock } from "../runtime/clock.js";
+import { FakeClock } from "../runtime/testing/fake-clock.js";
 import type { NamedPolicy } from "./kube-objects.js";
 import { PolicyStatusPart } from "./policy-status.js";
 import { StatusVersions } from "./status-versions.js";

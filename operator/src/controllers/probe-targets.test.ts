@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@jest/globals";
 import { parsePolicySpec } from "../api/parse-policy.js";
-import { FakeClock } from "../runtime/clock.js";
+import { FakeClock } from "../runtime/testing/fake-clock.js";
 import { HealthStore } from "../runtime/health-store.js";
 import type { ProbeTarget } from "../runtime/probe-scheduler.js";
 import type { PodObject, PolicyObject } from "./kube-objects.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@jest/globals";
 import type { LedgerEntry } from "../domain/budget.js";
-import { FakeClock } from "../runtime/clock.js";
+import { FakeClock } from "../runtime/testing/fake-clock.js";
 import type { NamedPolicy } from "./kube-objects.js";
 import { StaleCacheError } from "./policy-writer.js";
 import { LedgerStore } from "./replacement-ledgers.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@jest/globals";
 import type { HealthRecord } from "../domain/health.js";
-import { FakeClock } from "../runtime/clock.js";
+import { FakeClock } from "../runtime/testing/fake-clock.js";
 import type { NamedPolicy, PodObject, PolicyObject } from "./kube-objects.js";
 import { parsePolicy, type ParsedPolicy } from "./parsed-policy.js";
 import { LedgerStore } from "./replacement-ledgers.js";

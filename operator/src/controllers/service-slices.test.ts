@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@jest/globals";
 import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME, MANAGED_BY_OPERATOR } from "../domain/endpoint-slice-types.js";
-import { FakeClock } from "../runtime/clock.js";
+import { FakeClock } from "../runtime/testing/fake-clock.js";
 import { Endpoints } from "./endpoints.js";
 import type { KubeObject, PolicyObject, ServiceObject } from "./kube-objects.js";
 import { ServiceOwnership } from "./service-ownership.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@jest/globals";
-import { FakeClock } from "../runtime/clock.js";
+import { FakeClock } from "../runtime/testing/fake-clock.js";
 import { SliceWriteTracker, TRACKER_TTL_MS } from "./slice-write-tracker.js";
 
 const slice = (name: string, generation: number) => ({ metadata: { name, generation } });
