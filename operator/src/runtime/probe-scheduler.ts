@@ -4,6 +4,7 @@
 // One min-heap of due times with a single timer: adding, removing or rescheduling a target is
 // O(log n), and thousands of targets cost one pending timer.
 import { computeProbeOutcome } from "../domain/probe-judgement.js";
+import { BinaryHeap } from "./binary-heap.js";
 import { computeProbeKey } from "../domain/probe-key.js";
 import type { ProbeJudgement, ProbeOutcome, ProbeRequest, RawProbeResult } from "../domain/probe-request.js";
 
@@ -102,7 +103,7 @@ export class ProbeScheduler {
   private readonly batchMs: number;
   private readonly owners = new Map<string, Map<string, Sub>>();
   private readonly units = new Map<string, Unit>();
-  private readonly heap: Unit[] = [];
+  private readonly heap = new BinaryHeap<Unit>((a, b) => a.due < b.due, (unit, index) => (unit.heapIndex = index));
   private queue: Unit[] = [];
   private queueHead = 0;
   private timer: unknown;
@@ -163,7 +164,7 @@ export class ProbeScheduler {
     if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
     this.timer = undefined;
     this.timerDue = Infinity;
-    this.heap.length = 0;
+    this.heap.clear();
     this.queue = [];
     this.queueHead = 0;
   }
@@ -205,7 +206,7 @@ export class ProbeScheduler {
         state: "idle",
       };
       this.units.set(key, unit);
-      this.heapPush(unit);
+      this.heap.push(unit);
     }
     return unit;
   }
@@ -221,7 +222,7 @@ export class ProbeScheduler {
     if (unit.subs.size === 0) {
       // A queued or running unit is dropped when it comes back, so a re-added target waits for it.
       if (unit.state === "idle") {
-        this.heapRemove(unit);
+        this.heap.removeAt(unit.heapIndex);
         this.units.delete(unit.key);
       }
       return;
@@ -244,13 +245,13 @@ export class ProbeScheduler {
       : Math.max(now, unit.lastDue + period);
     if (due !== unit.due) {
       unit.due = due;
-      this.heapFix(unit);
+      this.heap.fix(unit.heapIndex);
     }
   }
 
   private arm(): void {
     if (this.stopped) return;
-    const top = this.heap[0];
+    const top = this.heap.peek();
     const due = top ? top.due : Infinity;
     if (due === this.timerDue) return;
     if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
@@ -266,8 +267,8 @@ export class ProbeScheduler {
     this.timerDue = Infinity;
     if (this.stopped) return;
     const now = this.clock.now();
-    for (let top = this.heap[0]; top && top.due <= now; top = this.heap[0]) {
-      this.heapPop();
+    for (let top = this.heap.peek(); top && top.due <= now; top = this.heap.peek()) {
+      this.heap.pop();
       if (this.inFlight < this.maxConcurrent) this.start(top, now);
       else {
         top.state = "queued";
@@ -332,7 +333,7 @@ export class ProbeScheduler {
       this.skipped++;
     }
     unit.due = due;
-    this.heapPush(unit);
+    this.heap.push(unit);
   }
 
   private drain(now: number): void {
@@ -349,71 +350,5 @@ export class ProbeScheduler {
       this.queue = this.queue.slice(this.queueHead);
       this.queueHead = 0;
     }
-  }
-
-  // --- binary min-heap on due, with positions kept on the units for O(log n) removal ---
-
-  private heapPush(unit: Unit): void {
-    unit.heapIndex = this.heap.length;
-    this.heap.push(unit);
-    this.siftUp(unit.heapIndex);
-  }
-
-  private heapPop(): void {
-    const top = this.heap[0];
-    if (top) this.heapRemove(top);
-  }
-
-  private heapRemove(unit: Unit): void {
-    const i = unit.heapIndex;
-    if (i < 0) return;
-    const last = this.heap.pop() as Unit;
-    unit.heapIndex = -1;
-    if (i < this.heap.length) {
-      this.heap[i] = last;
-      last.heapIndex = i;
-      this.siftDown(i);
-      this.siftUp(last.heapIndex);
-    }
-  }
-
-  private heapFix(unit: Unit): void {
-    if (unit.heapIndex < 0) return;
-    this.siftUp(unit.heapIndex);
-    this.siftDown(unit.heapIndex);
-  }
-
-  private siftUp(i: number): void {
-    const h = this.heap;
-    const item = h[i] as Unit;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      const p = h[parent] as Unit;
-      if (p.due <= item.due) break;
-      h[i] = p;
-      p.heapIndex = i;
-      i = parent;
-    }
-    h[i] = item;
-    item.heapIndex = i;
-  }
-
-  private siftDown(i: number): void {
-    const h = this.heap;
-    const n = h.length;
-    const item = h[i] as Unit;
-    for (;;) {
-      let child = 2 * i + 1;
-      if (child >= n) break;
-      const right = child + 1;
-      if (right < n && (h[right] as Unit).due < (h[child] as Unit).due) child = right;
-      const c = h[child] as Unit;
-      if (c.due >= item.due) break;
-      h[i] = c;
-      c.heapIndex = i;
-      i = child;
-    }
-    h[i] = item;
-    item.heapIndex = i;
   }
 }
