@@ -71,17 +71,19 @@ export class PolicyReconciler {
     this.o.probeTargets.start(key, policy.obj, policy.spec, selection.targets, probes.targets, now);
 
     const slices = this.o.endpoints.current(namespace, policy.spec.serviceName);
-    // Nothing is planned from a slice cache older than our own writes.
-    if (this.o.isLeader() && this.o.endpoints.isStale(namespace, policy.spec.serviceName, slices)) return { requeueAfterMs: STALE_SLICES_RETRY_MS };
     const drain = this.drainPlan(policy, selection, slices);
-    return this.act(log, policy, selection, slices, drain, now);
+    // No slice and no replacement is planned from a slice cache older than our own writes; its
+    // watch event wakes the policy again (the status, which does not depend on it, goes on).
+    const stale = this.o.isLeader() && this.o.endpoints.isStale(namespace, policy.spec.serviceName, slices);
+    const result = await this.act(log, policy, selection, stale ? undefined : slices, drain, now);
+    return stale ? { requeueAfterMs: Math.min(result?.requeueAfterMs ?? STALE_SLICES_RETRY_MS, STALE_SLICES_RETRY_MS) } : result;
   }
 
-  /** The leader's writes (slices, replacements), then the status everyone computes. */
-  private async act(log: Logger, policy: ParsedPolicy, selection: Selection, slices: EndpointSliceObject[], drain: DrainPlan, now: number): Promise<ReconcileResult> {
+  /** The leader's writes (slices, replacements; not on a stale slice cache), then the status everyone computes. */
+  private async act(log: Logger, policy: ParsedPolicy, selection: Selection, slices: EndpointSliceObject[] | undefined, drain: DrainPlan, now: number): Promise<ReconcileResult> {
     const namespace = policy.obj.metadata.namespace;
     let replacement: ReplacementResult | undefined;
-    if (this.o.isLeader()) {
+    if (this.o.isLeader() && slices) {
       const service = this.o.services.get(namespace, policy.spec.serviceName)!;
       await this.o.endpoints.apply(log, { service, pods: selection.selected, admitted: admittedBy(policy, drain), existing: slices });
       // Replacement: the ledgers are charged and persisted before any eviction.
@@ -92,6 +94,7 @@ export class PolicyReconciler {
     this.o.status.recordTargets(policy.key, pods, drain);
     const report: StatusReport = { readiness: { reason: "Reconciled" }, pods, drain };
     if (replacement) report.replacementCondition = replacement.condition;
+    else if (this.o.isLeader() && !slices) report.replacementCondition = "unchanged";
     const result = await this.o.status.write(log, policy.obj, report, now);
     const requeues = [result?.requeueAfterMs, replacement?.requeueAt !== undefined ? replacement.requeueAt - now : undefined];
     // A Window wait for a pod that is not yet due is also a requeue.

@@ -74,3 +74,13 @@ describe("the status-and-Events part", () => {
     expect(events).toEqual([]);
   });
 });
+
+describe("the status-and-Events part on a stale slice cache", () => {
+  it("keeps the last ReplacementBlocked condition when the replacement part did not run", async () => {
+    const { writer, part, policy } = setUp();
+    const blocked = { blocked: true, reason: "Budget", message: "1 due replacement is waiting: web-a: hourly budget used" };
+    await part.write(quietLogger(), policy, { readiness: { reason: "Reconciled" }, pods: [aStatusPodInput()], replacementCondition: blocked }, NOW);
+    await part.write(quietLogger(), policy, { readiness: { reason: "Reconciled" }, pods: [aStatusPodInput()], replacementCondition: "unchanged" }, NOW + 5_000);
+    expect(statusWrites(writer)).toBe(1);
+  });
+});

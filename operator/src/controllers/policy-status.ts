@@ -28,8 +28,8 @@ export interface StatusReport {
   readiness: ReadinessInput;
   pods?: StatusPodInput[];
   drain?: DrainPlan;
-  /** The replacement condition, when the replacement part ran. */
-  replacementCondition?: { blocked: boolean; reason: string; message: string };
+  /** The replacement condition when the replacement part ran; "unchanged" keeps the last one written. */
+  replacementCondition?: { blocked: boolean; reason: string; message: string } | "unchanged";
 }
 
 export class PolicyStatusPart {
@@ -45,7 +45,7 @@ export class PolicyStatusPart {
     // is kept as it is and blocks every replacement until it is repaired.
     const statusLedger = planStatusLedger(previous?.replacements, now);
     input.replacements = statusLedger.replacements as PolicyStatus["replacements"];
-    const cond = report.replacementCondition;
+    const cond = report.replacementCondition === "unchanged" ? lastReplacementCondition(previous) : report.replacementCondition;
     if (statusLedger.unreadable !== undefined) {
       input.replacementBlocked = { blocked: true, reason: "Budget", message: `status.replacements cannot be read (${statusLedger.unreadable}); nothing is replaced until it can be` };
     } else if (cond) {
@@ -109,4 +109,9 @@ function policyRefOf(obj: NamedPolicy): ObjectRef {
   const ref: ObjectRef = { apiVersion: API_VERSION, kind: KIND, namespace: obj.metadata.namespace, name: obj.metadata.name };
   if (obj.metadata.uid) ref.uid = obj.metadata.uid;
   return ref;
+}
+
+function lastReplacementCondition(status: Partial<PolicyStatus> | undefined): { blocked: boolean; reason: string; message: string } | undefined {
+  const c = status?.conditions?.find((x) => x.type === "ReplacementBlocked");
+  return c ? { blocked: c.status === "True", reason: c.reason, message: c.message } : undefined;
 }
