@@ -4,6 +4,7 @@ import { z } from "zod";
 import { API_VERSION, KIND } from "./group.js";
 import { DURATION_PATTERN, parseDuration } from "./duration.js";
 import { STATUS_CODE_PATTERN, statusCodeProblem } from "./status-codes.js";
+import { DNS1123_SUBDOMAIN } from "./dns-names.js";
 
 // ---------------------------------------------------------------------------------------
 // Cross-field rules. Each one is both a CEL rule in the CRD (x-kubernetes-validations at
@@ -111,7 +112,6 @@ function fail(ctx: z.RefinementCtx, path: Array<string | number>, value: unknown
 // ---------------------------------------------------------------------------------------
 // Building blocks.
 
-const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 const LABEL_NAME = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
