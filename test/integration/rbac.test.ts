@@ -10,7 +10,7 @@ import { requestsBy } from "../apiserver/index.js";
 import { checkRequestsAgainstRbac, rbacRulesFromChart } from "../chart/rbac.js";
 import { waitFor } from "../support/wait-for.js";
 import { aPolicy, aReplicaSet, aService, type Obj, type TestCluster } from "./support/cluster.js";
-import { PodFarm } from "./support/pod-farm.js";
+import { PodFarm } from "../support/pod-farm.js";
 import * as queries from "./support/queries.js";
 import { openBed } from "./support/test-bed.js";
 import { startTestOperator, type TestOperator } from "./support/operator.js";

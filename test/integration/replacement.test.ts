@@ -6,7 +6,7 @@ import { OffsetClock } from "../../operator/src/runtime/testing/offset-clock.js"
 import { requestsBy } from "../apiserver/index.js";
 import { waitFor } from "../support/wait-for.js";
 import { aPod, aPolicy, aReplicaSet, aService, endpointReadiness, podIP, type Obj, type TestCluster } from "./support/cluster.js";
-import { PodFarm } from "./support/pod-farm.js";
+import { PodFarm } from "../support/pod-farm.js";
 import * as queries from "./support/queries.js";
 import { closeBed, openBed } from "./support/test-bed.js";
 import { startTestOperator, type TestOperator } from "./support/operator.js";
