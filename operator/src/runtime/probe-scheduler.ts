@@ -5,6 +5,7 @@
 // O(log n), and thousands of targets cost one pending timer.
 import { computeProbeOutcome } from "../domain/probe-judgement.js";
 import { BinaryHeap } from "./binary-heap.js";
+import { realClock, type Clock } from "./clock.js";
 import { computeProbeKey } from "../domain/probe-key.js";
 import type { ProbeJudgement, ProbeOutcome, ProbeRequest, RawProbeResult } from "../domain/probe-request.js";
 
@@ -14,12 +15,6 @@ export interface ProbeTarget {
   request: ProbeRequest;
   judgement: ProbeJudgement;
   periodMs: number;
-}
-
-export interface SchedulerClock {
-  now(): number;
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
 }
 
 export interface ProbeSchedulerOptions {
@@ -32,7 +27,7 @@ export interface ProbeSchedulerOptions {
    * a few of them delay everyone else's probes. Each slot is one socket (file descriptor).
    */
   maxConcurrent?: number;
-  clock?: SchedulerClock;
+  clock?: Clock;
   /** In [0, 1): places a new request's first probe within its first period. */
   random?: () => number;
   /** How many recent start delays stats() summarises. Default 4096. */
@@ -88,17 +83,11 @@ interface Unit {
   state: "idle" | "queued" | "running";
 }
 
-const realClock: SchedulerClock = {
-  now: () => Date.now(),
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
-};
-
 export class ProbeScheduler {
   private readonly execute: ProbeSchedulerOptions["execute"];
   private readonly onResult: ProbeSchedulerOptions["onResult"];
   private readonly maxConcurrent: number;
-  private readonly clock: SchedulerClock;
+  private readonly clock: Clock;
   private readonly random: () => number;
   private readonly batchMs: number;
   private readonly owners = new Map<string, Map<string, Sub>>();
