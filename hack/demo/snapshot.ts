@@ -3,7 +3,7 @@
 // figures from its /debug/targets. Kept raw (plain objects) so the view and the tour stay pure.
 import type { KubernetesObjectApi } from "@kubernetes/client-node";
 import type { DebugTarget } from "../../operator/src/runtime/health-store.js";
-import type { Obj } from "../../test/integration/support/cluster.js";
+import type { Obj } from "../../test/support/kube-objects.js";
 
 export interface Snapshot {
   /** When it was read (epoch ms). */

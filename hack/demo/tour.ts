@@ -4,7 +4,7 @@
 // snapshot is also checked against the safety rules (the drain cap, the hourly budget), so
 // a violation fails the tour at once.
 import { findCondition } from "../../operator/src/domain/conditions.js";
-import type { Obj } from "../../test/integration/support/cluster.js";
+import type { Obj } from "../../test/support/kube-objects.js";
 import type { Snapshot } from "./snapshot.js";
 import { endpointReadiness, eventTime, formatDuration, orderedPods, toMs } from "./view.js";
 

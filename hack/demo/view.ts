@@ -3,7 +3,7 @@
 import { computeBudget } from "../../operator/src/domain/budget.js";
 import { findCondition } from "../../operator/src/domain/conditions.js";
 import { decodePolicyLedger } from "../../operator/src/domain/ledger.js";
-import { readinessOf, type Obj } from "../../test/integration/support/cluster.js";
+import { readinessOf, type Obj } from "../../test/support/kube-objects.js";
 import type { Snapshot } from "./snapshot.js";
 
 export interface PodRow {

@@ -1,15 +1,18 @@
-// Wires the operator together: caches, work queue, probe engine, health store, the policy
-// controller, leader election, Events, metrics and the health endpoints.
+// Wires the operator together, part by part: caches, work queues, probe engine, health store, the
+// policy controller's parts, leader election, Events, metrics and the health endpoints. Workers
+// start once every cache has synced.
 import type { KubernetesObject } from "./adapters/kube-object.js";
 import { GROUP, PLURAL, VERSION } from "./api/group.js";
-import { LABEL_MANAGED_BY, MANAGED_BY_OPERATOR, LABEL_SERVICE_NAME } from "./domain/endpoint-slice-types.js";
+import { LABEL_MANAGED_BY, MANAGED_BY_OPERATOR } from "./domain/endpoint-slice-types.js";
 import { ClusterWriter } from "./adapters/cluster-writer.js";
 import { EventRecorder, kubeEventSink } from "./adapters/event-recorder.js";
 import { createHttpProber } from "./adapters/http-prober.js";
-import { startInformer, type Informer } from "./adapters/informer.js";
+import { waitForCacheSync } from "./adapters/informer.js";
 import { loadKubeConfig, makeApis } from "./adapters/kube-config.js";
 import { kubeLeaseStore } from "./adapters/lease-store.js";
-import { PolicyController } from "./controllers/policy-controller.js";
+import { startWatchedCache, type WatchedInformer } from "./adapters/watched-cache.js";
+import type { Caches } from "./controllers/caches.js";
+import { buildPolicyController, enqueueAll, enqueueManagedServices, watchForPolicies, watchForServiceSlices, type PolicyController } from "./controllers/policy-controller.js";
 import { keyOf, type KubeObject, type PodObject, type PolicyObject, type ServiceObject } from "./controllers/kube-objects.js";
 import { realClock, type Clock } from "./runtime/clock.js";
 import type { OperatorConfig } from "./runtime/config.js";
@@ -47,24 +50,26 @@ export interface RunningOperator {
   stop(): Promise<void>;
 }
 
+type CacheSet = { [K in keyof Caches]: WatchedInformer<Caches[K] extends { get(ns: string | undefined, n: string): infer T | undefined } ? T & KubernetesObject : never> };
+
 export async function startOperator(config: OperatorConfig, opts: StartOperatorOptions = {}): Promise<RunningOperator> {
   const logger = opts.logger ?? createLogger({ level: config.logLevel });
   const clock = opts.clock ?? realClock;
-  const kcOpts: { kubeconfig?: string; kubeconfigYaml?: string } = {};
-  if (opts.kubeconfigYaml !== undefined) kcOpts.kubeconfigYaml = opts.kubeconfigYaml;
-  else if (config.kubeconfig) kcOpts.kubeconfig = config.kubeconfig;
-  const kc = loadKubeConfig(kcOpts);
+  const kc = loadKubeConfig(opts.kubeconfigYaml !== undefined ? { kubeconfigYaml: opts.kubeconfigYaml } : config.kubeconfig ? { kubeconfig: config.kubeconfig } : {});
   const apis = makeApis(kc);
   const metrics = createMetrics();
   const identity = opts.identity ?? defaultIdentity();
-  const queue = new WorkQueue({ clock, metrics: { adds: metrics.workqueueAdds, depth: metrics.workqueueDepth } });
   const health = new HealthStore();
+  // One queue per kind of key: policies, and Services whose slices may be left unmanaged.
+  const policyQueue = new WorkQueue({ clock, metrics: { adds: metrics.workqueueAdds, depth: metrics.workqueueDepth } });
+  const serviceQueue = new WorkQueue({ clock });
 
-  // Only the leader writes; without leader election this replica always is.
+  // 1. Leadership: only the leader writes; without leader election this replica always is.
   let elector: LeaderElector | undefined;
   const isLeader = () => (elector ? elector.isLeader() : true);
-
   const events = new EventRecorder({ sink: kubeEventSink(apis.events), identity, clock, logger, metrics, writable: !config.leaderElect });
+
+  // 2. The probe engine: each result goes to the health store, and wakes the policy when it changed a verdict.
   const scheduler = new ProbeScheduler({
     // Results carry the operator clock's time: fresh evidence compares them with when probing started.
     execute: createHttpProber({ now: () => clock.now() }),
@@ -72,132 +77,156 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
     clock,
     onResult: (owner, targetId, outcome) => {
       metrics.recordProbe(owner, outcome.success ? { ok: true } : { ok: false, class: failureClassOf(outcome.failureClass) }, outcome.latencyMs / 1000);
-      if (health.record(owner, targetId, outcome)) queue.add(owner);
+      if (health.record(owner, targetId, outcome)) policyQueue.add(owner);
     },
   });
 
-  const ns = config.namespace;
-  const scoped = (group: string, plural: string) => (ns ? `${group}/namespaces/${ns}/${plural}` : `${group}/${plural}`);
-  const inf = <T extends KubernetesObject>(path: string, onEvent: (obj: T) => void, labelSelector?: string): Informer<T> => {
-    const o: Parameters<typeof startInformer<T>>[0] = { kc, path, logger, clock, onEvent: (_type, obj) => onEvent(obj) };
-    if (labelSelector) o.labelSelector = labelSelector;
-    return startInformer<T>(o);
+  // 3. The caches, and the controller parts over them; each registers the handlers it needs.
+  const caches = startCaches(config, kc, logger, clock);
+  const informers = Object.values(caches);
+  const synced = () => informers.every((i) => i.hasSynced());
+  const { maxEndpointsPerSlice, maxReplacementsPer12h, operatorNamespace, ledgerConfigMapName } = config;
+  const limits = { maxEndpointsPerSlice, maxReplacementsPer12h, operatorNamespace, ledgerConfigMapName, failpoint: opts.failpoint };
+  const controller = buildPolicyController({ caches, writer: new ClusterWriter(kc), scheduler, health, events, metrics, clock, logger, isLeader, ...limits });
+  watchForPolicies(caches, controller, policyQueue);
+  watchForServiceSlices(caches, controller, serviceQueue);
+  const wakeEverything = () => {
+    enqueueAll(caches, policyQueue);
+    enqueueManagedServices(controller, serviceQueue);
   };
 
-  // eslint-disable-next-line prefer-const
-  let controller: PolicyController;
-  const lastZones = new Map<string, string | undefined>();
-  const policies = inf<PolicyObject & KubernetesObject>(scoped(`/apis/${GROUP}/${VERSION}`, PLURAL), (p) => queue.add(keyOf(p)));
-  const pods = inf<PodObject & KubernetesObject>(scoped("/api/v1", "pods"), (pod) => {
-    for (const key of controller.policiesForPod(pod)) queue.add(key);
-  });
-  const services = inf<ServiceObject & KubernetesObject>(scoped("/api/v1", "services"), (svc) => {
-    for (const key of controller.policiesForService(svc.metadata?.namespace ?? "", svc.metadata?.name ?? "")) queue.add(key);
-  });
-  const nodes = inf<KubeObject & KubernetesObject>("/api/v1/nodes", (node) => {
-    // Only a zone change matters to the slices; node heartbeats must not wake every policy.
-    const name = node.metadata?.name ?? "";
-    const zone = node.metadata?.labels?.["topology.kubernetes.io/zone"];
-    if (lastZones.has(name) && lastZones.get(name) === zone) return;
-    lastZones.set(name, zone);
-    for (const p of policies.list()) queue.add(keyOf(p));
-  });
-  const slices = inf<KubeObject & KubernetesObject>(
-    scoped("/apis/discovery.k8s.io/v1", "endpointslices"),
-    (slice) => {
-      const svc = slice.metadata?.labels?.[LABEL_SERVICE_NAME];
-      if (svc) for (const key of controller.policiesForService(slice.metadata?.namespace ?? "", svc)) queue.add(key);
-      const orphan = controller.orphanKeyForSlice(slice);
-      if (orphan) queue.add(orphan);
-    },
-    `${LABEL_MANAGED_BY}=${MANAGED_BY_OPERATOR}`,
-  );
-  const informers = [policies, pods, services, nodes, slices];
-  const synced = () => informers.every((i) => i.hasSynced());
+  // 4. Health and metrics endpoints.
+  const { servers, healthPort, metricsPort } = await startServers(config, { synced, health, scheduler, metrics });
 
-  controller = new PolicyController({
-    policies,
-    pods,
-    services,
-    nodes,
-    slices,
-    writer: new ClusterWriter(kc),
-    scheduler,
-    health,
-    events,
-    metrics,
-    clock,
-    logger,
-    isLeader,
-    maxEndpointsPerSlice: config.maxEndpointsPerSlice,
-    maxReplacementsPer12h: config.maxReplacementsPer12h,
-    operatorNamespace: config.operatorNamespace,
-    ledgerConfigMapName: config.ledgerConfigMapName,
-    ...(opts.failpoint ? { failpoint: opts.failpoint } : {}),
-  });
-
-  const servers: RunningServer[] = [];
-  const healthServer = await startHealthServer({ address: config.healthProbeBindAddress, isReady: synced, debugTargets: () => ({ targets: health.debugTargets(), scheduler: scheduler.stats() }) });
-  if (healthServer) servers.push(healthServer);
-  const metricsServer = await startMetricsServer({ address: config.metricsBindAddress, registry: metrics.registry });
-  if (metricsServer) servers.push(metricsServer);
-
+  // 5. Leader election: a new leader looks at everything again.
   if (config.leaderElect) {
-    const o: ConstructorParameters<typeof LeaderElector>[0] = {
-      store: kubeLeaseStore(apis.coordination, config.operatorNamespace, config.leaderElectionId),
-      identity,
-      clock,
-      logger,
-      metrics: { leader: metrics.leader },
-      onStartedLeading: () => {
-        logger.info({ identity }, "started leading");
-        events.setWritable(true);
-        for (const p of policies.list()) queue.add(keyOf(p));
-      },
-      onStoppedLeading: () => {
-        logger.info({ identity }, "stopped leading");
-        events.setWritable(false);
-      },
+    // A new leader starts its probing evidence afresh: no replacement on a result from before it led.
+    const onStartedLeading = () => {
+      for (const p of caches.policies.list()) health.restartProbing(keyOf(p), clock.now());
+      wakeEverything();
     };
-    if (opts.leaseDurationMs) o.leaseDurationMs = opts.leaseDurationMs;
-    if (opts.renewDeadlineMs) o.renewDeadlineMs = opts.renewDeadlineMs;
-    if (opts.retryPeriodMs) o.retryPeriodMs = opts.retryPeriodMs;
-    elector = new LeaderElector(o);
-    elector.start();
+    elector = startElector(config, opts, { apis, identity, clock, logger, metrics, events, onStartedLeading });
   } else {
     metrics.leader.set(1);
   }
 
-  // Nothing is decided before every cache is complete: the queue's workers start after sync.
-  let running: RunningController | undefined;
-  let stopped = false;
-  const startWorkers = (async () => {
-    while (!synced() && !stopped) await new Promise((r) => setTimeout(r, 20));
-    if (stopped) return;
-    logger.info({ identity }, "caches synced; reconciling");
-    for (const p of policies.list()) queue.add(keyOf(p));
-    running = runController({ queue, workers: opts.workers ?? 4, reconcile: (key) => controller.reconcile(key), logger, metrics, clock });
-  })();
+  // 6. Workers, once every cache is complete: nothing is decided from a partial cache.
+  const workers = startWorkers({ caches: informers, controller, policyQueue, serviceQueue, wakeEverything, logger, metrics, clock, identity, workers: opts.workers ?? 4 });
 
   return {
     identity,
     metrics,
-    healthPort: healthServer?.port,
-    metricsPort: metricsServer?.port,
+    healthPort,
+    metricsPort,
     isLeader,
     isReady: synced,
     health,
     async stop() {
-      stopped = true;
-      await startWorkers;
       // Fencing first: stop writing, then hand over the lease, then stop reading.
-      if (running) await running.stop();
-      else await queue.shutDown();
+      await workers.stop();
       scheduler.stop();
       await events.stop();
       if (elector) await elector.release();
       await Promise.all(informers.map((i) => i.stop()));
       await Promise.all(servers.map((s) => s.close()));
+    },
+  };
+}
+
+async function startServers(
+  config: OperatorConfig,
+  d: { synced: () => boolean; health: HealthStore; scheduler: ProbeScheduler; metrics: OperatorMetrics },
+): Promise<{ servers: RunningServer[]; healthPort: number | undefined; metricsPort: number | undefined }> {
+  const servers: RunningServer[] = [];
+  const healthServer = await startHealthServer({ address: config.healthProbeBindAddress, isReady: d.synced, debugTargets: () => ({ targets: d.health.debugTargets(), scheduler: d.scheduler.stats() }) });
+  if (healthServer) servers.push(healthServer);
+  const metricsServer = await startMetricsServer({ address: config.metricsBindAddress, registry: d.metrics.registry });
+  if (metricsServer) servers.push(metricsServer);
+  return { servers, healthPort: healthServer?.port, metricsPort: metricsServer?.port };
+}
+
+function startCaches(config: OperatorConfig, kc: ReturnType<typeof loadKubeConfig>, logger: Logger, clock: Clock): CacheSet {
+  const ns = config.namespace;
+  const scoped = (group: string, plural: string) => (ns ? `${group}/namespaces/${ns}/${plural}` : `${group}/${plural}`);
+  const cache = <T extends KubernetesObject>(path: string, labelSelector?: string) =>
+    startWatchedCache<T>({ kc, path, logger, clock, ...(labelSelector ? { labelSelector } : {}) });
+  return {
+    policies: cache<PolicyObject & KubernetesObject>(scoped(`/apis/${GROUP}/${VERSION}`, PLURAL)),
+    pods: cache<PodObject & KubernetesObject>(scoped("/api/v1", "pods")),
+    services: cache<ServiceObject & KubernetesObject>(scoped("/api/v1", "services")),
+    nodes: cache<KubeObject & KubernetesObject>("/api/v1/nodes"),
+    slices: cache<KubeObject & KubernetesObject>(scoped("/apis/discovery.k8s.io/v1", "endpointslices"), `${LABEL_MANAGED_BY}=${MANAGED_BY_OPERATOR}`),
+  };
+}
+
+interface ElectorDeps {
+  apis: ReturnType<typeof makeApis>;
+  identity: string;
+  clock: Clock;
+  logger: Logger;
+  metrics: OperatorMetrics;
+  events: EventRecorder;
+  onStartedLeading: () => void;
+}
+
+function startElector(config: OperatorConfig, opts: StartOperatorOptions, d: ElectorDeps): LeaderElector {
+  const o: ConstructorParameters<typeof LeaderElector>[0] = {
+    store: kubeLeaseStore(d.apis.coordination, config.operatorNamespace, config.leaderElectionId),
+    identity: d.identity,
+    clock: d.clock,
+    logger: d.logger,
+    metrics: { leader: d.metrics.leader },
+    onStartedLeading: () => {
+      d.logger.info({ identity: d.identity }, "started leading");
+      d.events.setWritable(true);
+      d.onStartedLeading();
+    },
+    onStoppedLeading: () => {
+      d.logger.info({ identity: d.identity }, "stopped leading");
+      d.events.setWritable(false);
+    },
+  };
+  if (opts.leaseDurationMs) o.leaseDurationMs = opts.leaseDurationMs;
+  if (opts.renewDeadlineMs) o.renewDeadlineMs = opts.renewDeadlineMs;
+  if (opts.retryPeriodMs) o.retryPeriodMs = opts.retryPeriodMs;
+  const elector = new LeaderElector(o);
+  elector.start();
+  return elector;
+}
+
+interface WorkerDeps {
+  caches: ReadonlyArray<{ hasSynced(): boolean }>;
+  controller: PolicyController;
+  policyQueue: WorkQueue;
+  serviceQueue: WorkQueue;
+  wakeEverything: () => void;
+  logger: Logger;
+  metrics: OperatorMetrics;
+  clock: Clock;
+  identity: string;
+  workers: number;
+}
+
+/** Starts the workers after waitForCacheSync; stop() shuts the queues down either way. */
+function startWorkers(d: WorkerDeps): { stop(): Promise<void> } {
+  let stopped = false;
+  const running: RunningController[] = [];
+  const started = (async () => {
+    while (!stopped && !(await waitForCacheSync(d.caches, 1_000)));
+    if (stopped) return;
+    d.logger.info({ identity: d.identity }, "caches synced; reconciling");
+    d.wakeEverything();
+    await d.controller.ledgers.readOperator(d.logger, d.clock.now());
+    if (stopped) return;
+    running.push(runController({ queue: d.policyQueue, workers: d.workers, reconcile: (key) => d.controller.policies.reconcile(key), logger: d.logger, metrics: d.metrics, clock: d.clock }));
+    running.push(runController({ queue: d.serviceQueue, workers: 1, reconcile: (key) => d.controller.serviceSlices.reconcile(key), logger: d.logger, metrics: d.metrics, clock: d.clock }));
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await started;
+      if (running.length > 0) await Promise.all(running.map((r) => r.stop()));
+      else await Promise.all([d.policyQueue.shutDown(), d.serviceQueue.shutDown()]);
     },
   };
 }

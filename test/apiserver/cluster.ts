@@ -91,9 +91,12 @@ function randomSuffix(): string {
   return s;
 }
 
-/** Whether the kind tracks metadata.generation (custom resources always, built-ins with a spec/status split). */
+/**
+ * Whether the kind tracks metadata.generation: custom resources always, built-ins with a
+ * spec/status split, and EndpointSlices (their strategy bumps it on any change but metadata).
+ */
 function tracksGeneration(t: ResourceType): boolean {
-  return Boolean(t.crd) || (hasStatus(t) && t.kind !== "Namespace" && t.kind !== "Node");
+  return Boolean(t.crd) || t.kind === "EndpointSlice" || (hasStatus(t) && t.kind !== "Namespace" && t.kind !== "Node");
 }
 
 /** Everything but metadata and status: what moves generation. */

@@ -1,6 +1,7 @@
 // Decodes the few Kubernetes protobuf request bodies that clients send (helm's release Secrets and
 // ConfigMaps through client-go's typed clients, and their DeleteOptions). Responses stay JSON, which
 // client-go accepts whatever it asked for first.
+import { BinaryReader, type WireType } from "@bufbuild/protobuf/wire";
 import { ApiError } from "./errors.js";
 
 const MAGIC = [0x6b, 0x38, 0x73, 0x00]; // "k8s\0"
@@ -9,43 +10,23 @@ export function isProtobuf(contentType: string): boolean {
   return /application\/vnd\.kubernetes\.protobuf/.test(contentType);
 }
 
+/** Field-by-field reading over @bufbuild/protobuf's wire reader. */
 class Reader {
-  pos = 0;
-  constructor(private readonly buf: Uint8Array) {}
-  done(): boolean {
-    return this.pos >= this.buf.length;
+  private readonly r: BinaryReader;
+  constructor(buf: Uint8Array) {
+    this.r = new BinaryReader(buf);
   }
   varint(): bigint {
-    let result = 0n;
-    let shift = 0n;
-    for (;;) {
-      const b = this.buf[this.pos++];
-      if (b === undefined) throw new Error("truncated varint");
-      result |= BigInt(b & 0x7f) << shift;
-      if ((b & 0x80) === 0) return result;
-      shift += 7n;
-    }
+    return BigInt(this.r.uint64());
   }
   bytes(): Uint8Array {
-    const len = Number(this.varint());
-    const out = this.buf.subarray(this.pos, this.pos + len);
-    this.pos += len;
-    return out;
+    return this.r.bytes();
   }
-  skip(wire: number): void {
-    if (wire === 0) this.varint();
-    else if (wire === 1) this.pos += 8;
-    else if (wire === 2) this.bytes();
-    else if (wire === 5) this.pos += 4;
-    else throw new Error(`unsupported wire type ${wire}`);
-  }
-  /** Iterates fields, calling the handler with the field number and wire type. */
+  /** Iterates fields, calling the handler with the field number and wire type; unhandled fields are skipped. */
   each(handler: (field: number, wire: number) => boolean): void {
-    while (!this.done()) {
-      const tag = Number(this.varint());
-      const field = tag >> 3;
-      const wire = tag & 7;
-      if (!handler(field, wire)) this.skip(wire);
+    while (this.r.pos < this.r.len) {
+      const [field, wire] = this.r.tag();
+      if (!handler(field, wire)) this.r.skip(wire as WireType, field);
     }
   }
 }

@@ -6,7 +6,7 @@ import { performance } from "node:perf_hooks";
 import { Watch } from "@kubernetes/client-node";
 import type { HealthStore } from "../../operator/src/runtime/health-store.js";
 import { aPod, aPolicy, aService, kubeConfigFor, startCluster, type Obj } from "../integration/support/cluster.js";
-import { PodFarm } from "../integration/support/pod-farm.js";
+import { PodFarm } from "../support/pod-farm.js";
 import { startTestOperator } from "../integration/support/operator.js";
 import { waitFor } from "../support/wait-for.js";
 import type { Benchmark } from "./bench.js";

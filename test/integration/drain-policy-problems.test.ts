@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from "../../operator/src/api/group.js";
 import { waitFor } from "../support/wait-for.js";
 import { aPod, aPolicy, aService, endpointReadiness, podIP, type Obj, type TestCluster } from "./support/cluster.js";
-import { PodFarm } from "./support/pod-farm.js";
+import { PodFarm } from "../support/pod-farm.js";
 import { closeBed, openBed } from "./support/test-bed.js";
 import { startTestOperator, type TestOperator } from "./support/operator.js";
 

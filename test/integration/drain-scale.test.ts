@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { waitFor } from "../support/wait-for.js";
 import { aPod, aPolicy, aService, startCluster, uniquePodCidr, type Obj, type TestCluster } from "./support/cluster.js";
-import { PodFarm } from "./support/pod-farm.js";
+import { PodFarm } from "../support/pod-farm.js";
 import { startTestOperator, type TestOperator } from "./support/operator.js";
 
 const PODS = 250;

@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
 import { CoreV1Api, type V1Pod } from "@kubernetes/client-node";
 import { waitFor } from "../support/wait-for.js";
 import { aPod, aPolicy, aService, endpointReadiness, kubeConfigFor, podIP, type Obj, type PolicyOptions, type TestCluster } from "./support/cluster.js";
-import { PodFarm } from "./support/pod-farm.js";
+import { PodFarm } from "../support/pod-farm.js";
 import { closeBed, openBed } from "./support/test-bed.js";
 import { startTestOperator, type TestOperator } from "./support/operator.js";
 

@@ -5,12 +5,12 @@
 // user is compared with the rules the chart renders: nothing used is missing, nothing granted
 // is unused.
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
-import { ScaledClock } from "../../operator/src/runtime/scaled-clock.js";
+import { ScaledClock } from "../../operator/src/runtime/testing/scaled-clock.js";
 import { requestsBy } from "../apiserver/index.js";
 import { checkRequestsAgainstRbac, rbacRulesFromChart } from "../chart/rbac.js";
 import { waitFor } from "../support/wait-for.js";
 import { aPolicy, aReplicaSet, aService, type Obj, type TestCluster } from "./support/cluster.js";
-import { PodFarm } from "./support/pod-farm.js";
+import { PodFarm } from "../support/pod-farm.js";
 import * as queries from "./support/queries.js";
 import { openBed } from "./support/test-bed.js";
 import { startTestOperator, type TestOperator } from "./support/operator.js";

@@ -3,10 +3,10 @@
 // offset clock makes windows of an hour, a day or 12 hours slide on demand.
 import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
 import { formatSlot } from "../../operator/src/domain/budget.js";
-import { OffsetClock } from "../../operator/src/runtime/offset-clock.js";
+import { OffsetClock } from "../../operator/src/runtime/testing/offset-clock.js";
 import { waitFor } from "../support/wait-for.js";
 import { aPolicy, aReplicaSet, aService, type Obj, type TestCluster } from "./support/cluster.js";
-import { PodFarm } from "./support/pod-farm.js";
+import { PodFarm } from "../support/pod-farm.js";
 import * as queries from "./support/queries.js";
 import { closeBed, openBed } from "./support/test-bed.js";
 import { startTestOperator, type TestOperator } from "./support/operator.js";

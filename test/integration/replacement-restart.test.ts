@@ -2,11 +2,11 @@
 // operator takes it from there, so the pod is replaced at the original unhealthySince + after.
 // Both operators share one offset clock, so the window passes on demand.
 import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
-import { OffsetClock } from "../../operator/src/runtime/offset-clock.js";
+import { OffsetClock } from "../../operator/src/runtime/testing/offset-clock.js";
 import { requestsBy } from "../apiserver/index.js";
 import { waitFor } from "../support/wait-for.js";
 import { aPolicy, aReplicaSet, aService, type Obj, type TestCluster } from "./support/cluster.js";
-import { PodFarm } from "./support/pod-farm.js";
+import { PodFarm } from "../support/pod-farm.js";
 import { closeBed, openBed } from "./support/test-bed.js";
 import { startTestOperator, type TestOperator } from "./support/operator.js";
 

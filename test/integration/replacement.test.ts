@@ -2,11 +2,11 @@
 // controller on, pods as real HTTP servers, and an offset clock so the replacement window
 // passes on demand instead of in real time.
 import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
-import { OffsetClock } from "../../operator/src/runtime/offset-clock.js";
+import { OffsetClock } from "../../operator/src/runtime/testing/offset-clock.js";
 import { requestsBy } from "../apiserver/index.js";
 import { waitFor } from "../support/wait-for.js";
 import { aPod, aPolicy, aReplicaSet, aService, endpointReadiness, podIP, type Obj, type TestCluster } from "./support/cluster.js";
-import { PodFarm } from "./support/pod-farm.js";
+import { PodFarm } from "../support/pod-farm.js";
 import * as queries from "./support/queries.js";
 import { closeBed, openBed } from "./support/test-bed.js";
 import { startTestOperator, type TestOperator } from "./support/operator.js";

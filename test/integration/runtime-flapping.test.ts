@@ -3,11 +3,11 @@
 // Operator time runs four times faster than real time (a scaled clock), so the minute is the
 // operator's minute: probe periods, status spacing, the Event buckets and heartbeats all see it.
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
-import { ScaledClock } from "../../operator/src/runtime/scaled-clock.js";
+import { ScaledClock } from "../../operator/src/runtime/testing/scaled-clock.js";
 import { requestsBy } from "../apiserver/index.js";
 import { waitFor } from "../support/wait-for.js";
 import { aPod, aPolicy, aService, endpointReadiness, podIP, type TestCluster } from "./support/cluster.js";
-import { PodFarm } from "./support/pod-farm.js";
+import { PodFarm } from "../support/pod-farm.js";
 import { closeBed, openBed } from "./support/test-bed.js";
 import { startTestOperator, type TestOperator } from "./support/operator.js";
 

@@ -11,7 +11,7 @@ import { MANAGED_BY_OPERATOR } from "../../operator/src/domain/endpoint-slice-ty
 import { startOperatorProcess, type OperatorProcess } from "../support/operator-process.js";
 import { waitFor } from "../support/wait-for.js";
 import { aPolicy, aReplicaSet, aService, endpointReadiness, kubeConfigFor, type Obj, type TestCluster } from "./support/cluster.js";
-import { PodFarm } from "./support/pod-farm.js";
+import { PodFarm } from "../support/pod-farm.js";
 import { openBed } from "./support/test-bed.js";
 
 const LEASE_MS = 15_000;

@@ -5,6 +5,7 @@ import { API_VERSION, KIND } from "./group.js";
 import { DURATION_PATTERN, parseDuration } from "./duration.js";
 import { STATUS_CODE_PATTERN, statusCodeProblem } from "./status-codes.js";
 import { CROSS_FIELD_RULES, RESERVED_HEADERS, cel, fail, invalidValue } from "./cross-field-rules.js";
+import { DNS1123_SUBDOMAIN } from "./dns-names.js";
 import { conditionSchema, healthProbePolicyStatusSchema, podStatusEntrySchema, replacementRecordSchema } from "./policy-status-schema.js";
 import { desc, intIn, oneOf } from "./schema-helpers.js";
 
@@ -15,7 +16,6 @@ export { conditionSchema, healthProbePolicyStatusSchema, podStatusEntrySchema, r
 // ---------------------------------------------------------------------------------------
 // Building blocks.
 
-const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 const LABEL_NAME = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;

@@ -75,3 +75,25 @@ export function podIPsOf(pod: PodObject): string[] {
   if (ips.length === 0 && pod.status?.podIP) ips.push(pod.status.podIP);
   return ips;
 }
+
+export function uidOf(o: KubeObject): string {
+  return o.metadata?.uid ?? "";
+}
+
+export function nameOf(o: KubeObject): string {
+  return o.metadata?.name ?? "";
+}
+
+/** Splits a `namespace/name` key. */
+export function splitKey(key: string): [string, string] {
+  const i = key.indexOf("/");
+  return [key.slice(0, i), key.slice(i + 1)];
+}
+
+/** A policy object whose metadata names it: what the parts write through. */
+export type NamedPolicy = PolicyObject & { metadata: { name: string; namespace: string } };
+
+/** The Service a policy names, without parsing the rest of its spec. */
+export function serviceNameOf(policy: PolicyObject): string | undefined {
+  return (policy.spec as { serviceName?: string } | undefined)?.serviceName;
+}

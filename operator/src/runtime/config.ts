@@ -3,6 +3,7 @@
 import { parseArgs } from "node:util";
 import { readFileSync } from "node:fs";
 import { z } from "zod";
+import { DNS1123_LABEL, DNS1123_SUBDOMAIN } from "../api/dns-names.js";
 
 export const LOG_LEVELS = ["trace", "debug", "info", "warn", "error"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -117,13 +118,13 @@ const boolFlag = z.string().transform((raw, ctx) => {
 // RFC 1123 label: what Kubernetes accepts as a namespace name.
 const dnsLabel = z
   .string()
-  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "must be a lowercase RFC 1123 label")
+  .regex(DNS1123_LABEL, "must be a lowercase RFC 1123 label")
   .max(63, "must be at most 63 characters");
 // RFC 1123 subdomain: what Kubernetes accepts as a Lease name.
 const dnsSubdomain = z
   .string()
   .max(253, "must be at most 253 characters")
-  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, "must be a lowercase RFC 1123 subdomain");
+  .regex(DNS1123_SUBDOMAIN, "must be a lowercase RFC 1123 subdomain");
 
 const schema = z.object({
   kubeconfig: z.string().min(1, "must not be empty").optional(),

@@ -1,6 +1,7 @@
 import { describe, it, expect } from "@jest/globals";
-import { FakeClock } from "./clock.js";
-import { LeaderElector, MemoryLeaseStore, type LeaseRecord, type LeaseStore } from "./leader-election.js";
+import { FakeClock } from "./testing/fake-clock.js";
+import { LeaderElector, type LeaseRecord, type LeaseStore } from "./leader-election.js";
+import { MemoryLeaseStore } from "./testing/memory-lease-store.js";
 
 /** A view of a shared store that one replica can be cut off from, as in a network partition. */
 function partitionable(store: LeaseStore) {

@@ -1,7 +1,7 @@
 import { describe, it, expect } from "@jest/globals";
 import { register as globalRegistry } from "prom-client";
 import { createMetrics } from "./metrics.js";
-import { FakeClock } from "./clock.js";
+import { FakeClock } from "./testing/fake-clock.js";
 import { WorkQueue, runController } from "./work-queue.js";
 
 describe("metrics", () => {

@@ -1,9 +1,10 @@
 import { describe, expect, it } from "@jest/globals";
 import type { ProbeJudgement, ProbeOutcome, ProbeRequest, RawProbeResult } from "../domain/probe-request.js";
-import { ProbeScheduler, type ProbeTarget, type SchedulerClock } from "./probe-scheduler.js";
+import type { Clock } from "./clock.js";
+import { ProbeScheduler, type ProbeTarget } from "./probe-scheduler.js";
 
 /** A clock whose timers fire only when the test advances it. */
-class FakeClock implements SchedulerClock {
+class FakeClock implements Clock {
   private t = 1_000_000;
   private seq = 0;
   private timers = new Map<number, { at: number; fn: () => void }>();

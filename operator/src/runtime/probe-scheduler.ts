@@ -4,6 +4,8 @@
 // One min-heap of due times with a single timer: adding, removing or rescheduling a target is
 // O(log n), and thousands of targets cost one pending timer.
 import { computeProbeOutcome } from "../domain/probe-judgement.js";
+import { BinaryHeap } from "./binary-heap.js";
+import { realClock, type Clock } from "./clock.js";
 import { computeProbeKey } from "../domain/probe-key.js";
 import type { ProbeJudgement, ProbeOutcome, ProbeRequest, RawProbeResult } from "../domain/probe-request.js";
 
@@ -13,12 +15,6 @@ export interface ProbeTarget {
   request: ProbeRequest;
   judgement: ProbeJudgement;
   periodMs: number;
-}
-
-export interface SchedulerClock {
-  now(): number;
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
 }
 
 export interface ProbeSchedulerOptions {
@@ -31,7 +27,7 @@ export interface ProbeSchedulerOptions {
    * a few of them delay everyone else's probes. Each slot is one socket (file descriptor).
    */
   maxConcurrent?: number;
-  clock?: SchedulerClock;
+  clock?: Clock;
   /** In [0, 1): places a new request's first probe within its first period. */
   random?: () => number;
   /** How many recent start delays stats() summarises. Default 4096. */
@@ -89,22 +85,16 @@ interface Unit {
   state: "idle" | "queued" | "running";
 }
 
-const realClock: SchedulerClock = {
-  now: () => Date.now(),
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
-};
-
 export class ProbeScheduler {
   private readonly execute: ProbeSchedulerOptions["execute"];
   private readonly onResult: ProbeSchedulerOptions["onResult"];
   private readonly maxConcurrent: number;
-  private readonly clock: SchedulerClock;
+  private readonly clock: Clock;
   private readonly random: () => number;
   private readonly batchMs: number;
   private readonly owners = new Map<string, Map<string, Sub>>();
   private readonly units = new Map<string, Unit>();
-  private readonly heap: Unit[] = [];
+  private readonly heap = new BinaryHeap<Unit>((a, b) => a.due < b.due, (unit, index) => (unit.heapIndex = index));
   private queue: Unit[] = [];
   private queueHead = 0;
   private timer: unknown;
@@ -172,7 +162,7 @@ export class ProbeScheduler {
       if (!unit || unit.state !== "idle" || unit.due <= now) continue;
       unit.earlyFrom ??= unit.due;
       unit.due = now;
-      this.heapFix(unit);
+      if (unit.heapIndex >= 0) this.heap.fix(unit.heapIndex);
     }
     this.arm();
   }
@@ -183,7 +173,7 @@ export class ProbeScheduler {
     if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
     this.timer = undefined;
     this.timerDue = Infinity;
-    this.heap.length = 0;
+    this.heap.clear();
     this.queue = [];
     this.queueHead = 0;
   }
@@ -225,7 +215,7 @@ export class ProbeScheduler {
         state: "idle",
       };
       this.units.set(key, unit);
-      this.heapPush(unit);
+      this.heap.push(unit);
     }
     return unit;
   }
@@ -241,7 +231,7 @@ export class ProbeScheduler {
     if (unit.subs.size === 0) {
       // A queued or running unit is dropped when it comes back, so a re-added target waits for it.
       if (unit.state === "idle") {
-        this.heapRemove(unit);
+        this.heap.removeAt(unit.heapIndex);
         this.units.delete(unit.key);
       }
       return;
@@ -264,13 +254,13 @@ export class ProbeScheduler {
       : Math.max(now, unit.lastDue + period);
     if (due !== unit.due) {
       unit.due = due;
-      this.heapFix(unit);
+      this.heap.fix(unit.heapIndex);
     }
   }
 
   private arm(): void {
     if (this.stopped) return;
-    const top = this.heap[0];
+    const top = this.heap.peek();
     const due = top ? top.due : Infinity;
     if (due === this.timerDue) return;
     if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
@@ -286,8 +276,8 @@ export class ProbeScheduler {
     this.timerDue = Infinity;
     if (this.stopped) return;
     const now = this.clock.now();
-    for (let top = this.heap[0]; top && top.due <= now; top = this.heap[0]) {
-      this.heapPop();
+    for (let top = this.heap.peek(); top && top.due <= now; top = this.heap.peek()) {
+      this.heap.pop();
       if (this.inFlight < this.maxConcurrent) this.start(top, now);
       else {
         top.state = "queued";
@@ -353,7 +343,7 @@ export class ProbeScheduler {
       this.skipped++;
     }
     unit.due = due;
-    this.heapPush(unit);
+    this.heap.push(unit);
   }
 
   private drain(now: number): void {
@@ -370,71 +360,5 @@ export class ProbeScheduler {
       this.queue = this.queue.slice(this.queueHead);
       this.queueHead = 0;
     }
-  }
-
-  // --- binary min-heap on due, with positions kept on the units for O(log n) removal ---
-
-  private heapPush(unit: Unit): void {
-    unit.heapIndex = this.heap.length;
-    this.heap.push(unit);
-    this.siftUp(unit.heapIndex);
-  }
-
-  private heapPop(): void {
-    const top = this.heap[0];
-    if (top) this.heapRemove(top);
-  }
-
-  private heapRemove(unit: Unit): void {
-    const i = unit.heapIndex;
-    if (i < 0) return;
-    const last = this.heap.pop() as Unit;
-    unit.heapIndex = -1;
-    if (i < this.heap.length) {
-      this.heap[i] = last;
-      last.heapIndex = i;
-      this.siftDown(i);
-      this.siftUp(last.heapIndex);
-    }
-  }
-
-  private heapFix(unit: Unit): void {
-    if (unit.heapIndex < 0) return;
-    this.siftUp(unit.heapIndex);
-    this.siftDown(unit.heapIndex);
-  }
-
-  private siftUp(i: number): void {
-    const h = this.heap;
-    const item = h[i] as Unit;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      const p = h[parent] as Unit;
-      if (p.due <= item.due) break;
-      h[i] = p;
-      p.heapIndex = i;
-      i = parent;
-    }
-    h[i] = item;
-    item.heapIndex = i;
-  }
-
-  private siftDown(i: number): void {
-    const h = this.heap;
-    const n = h.length;
-    const item = h[i] as Unit;
-    for (;;) {
-      let child = 2 * i + 1;
-      if (child >= n) break;
-      const right = child + 1;
-      if (right < n && (h[right] as Unit).due < (h[child] as Unit).due) child = right;
-      const c = h[child] as Unit;
-      if (c.due >= item.due) break;
-      h[i] = c;
-      c.heapIndex = i;
-      i = child;
-    }
-    h[i] = item;
-    item.heapIndex = i;
   }
 }

@@ -1,6 +1,6 @@
 import { describe, it, expect } from "@jest/globals";
 import fc from "fast-check";
-import { FakeClock } from "./clock.js";
+import { FakeClock } from "./testing/fake-clock.js";
 import { WorkQueue } from "./work-queue.js";
 
 type Op =

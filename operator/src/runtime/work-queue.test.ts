@@ -1,5 +1,5 @@
 import { describe, it, expect } from "@jest/globals";
-import { FakeClock, flushMicrotasks } from "./clock.js";
+import { FakeClock, flushMicrotasks } from "./testing/fake-clock.js";
 import { ItemExponentialFailureRateLimiter, BucketRateLimiter, defaultControllerRateLimiter } from "./rate-limiter.js";
 import { WorkQueue, TerminalError, runController, type ReconcileResult } from "./work-queue.js";
 

@@ -1,6 +1,7 @@
 // A work queue with client-go's guarantees: a key is queued at most once, never handed to two
 // workers at once, and a key added while in flight runs exactly once more after done().
 import { realClock, type Clock, type TimerHandle } from "./clock.js";
+import { BinaryHeap } from "./binary-heap.js";
 import { defaultControllerRateLimiter, type RateLimiter } from "./rate-limiter.js";
 
 export interface WorkQueueMetrics {
@@ -32,7 +33,7 @@ export class WorkQueue {
   private drainWaiters: Array<() => void> = [];
 
   // Delayed adds: a min-heap on readyAt plus the current deadline per key, served by one timer.
-  private heap: Delayed[] = [];
+  private readonly heap = new BinaryHeap<Delayed>((a, b) => a.readyAt < b.readyAt || (a.readyAt === b.readyAt && a.seq < b.seq));
   private readonly delayedAt = new Map<string, number>();
   private timer: TimerHandle | undefined;
   private timerAt = Infinity;
@@ -64,7 +65,7 @@ export class WorkQueue {
     if (existing !== undefined && existing <= readyAt) return;
     // Earlier deadline wins; the stale heap entry is skipped when popped.
     this.delayedAt.set(key, readyAt);
-    this.heapPush({ key, readyAt, seq: this.seq++ });
+    this.heap.push({ key, readyAt, seq: this.seq++ });
     this.armTimer();
   }
 
@@ -107,7 +108,7 @@ export class WorkQueue {
     if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
     this.timer = undefined;
     this.timerAt = Infinity;
-    this.heap = [];
+    this.heap.clear();
     this.delayedAt.clear();
     if (this.queue.length === 0) {
       for (const w of this.waiters.splice(0)) w(undefined);
@@ -147,7 +148,7 @@ export class WorkQueue {
   }
 
   private armTimer(): void {
-    const top = this.heap[0];
+    const top = this.heap.peek();
     if (!top) return;
     if (top.readyAt >= this.timerAt && this.timer !== undefined) return;
     if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
@@ -160,52 +161,15 @@ export class WorkQueue {
     this.timerAt = Infinity;
     const now = this.clock.now();
     for (;;) {
-      const top = this.heap[0];
+      const top = this.heap.peek();
       if (!top || top.readyAt > now) break;
-      this.heapPop();
+      this.heap.pop();
       if (this.delayedAt.get(top.key) !== top.readyAt) continue;
       this.delayedAt.delete(top.key);
       this.add(top.key);
     }
     this.armTimer();
   }
-
-  private heapPush(item: Delayed): void {
-    const h = this.heap;
-    h.push(item);
-    let i = h.length - 1;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (!less(h[i]!, h[parent]!)) break;
-      [h[i], h[parent]] = [h[parent]!, h[i]!];
-      i = parent;
-    }
-  }
-
-  private heapPop(): Delayed | undefined {
-    const h = this.heap;
-    const top = h[0];
-    const last = h.pop();
-    if (h.length > 0 && last) {
-      h[0] = last;
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let m = i;
-        if (l < h.length && less(h[l]!, h[m]!)) m = l;
-        if (r < h.length && less(h[r]!, h[m]!)) m = r;
-        if (m === i) break;
-        [h[i], h[m]] = [h[m]!, h[i]!];
-        i = m;
-      }
-    }
-    return top;
-  }
-}
-
-function less(a: Delayed, b: Delayed): boolean {
-  return a.readyAt < b.readyAt || (a.readyAt === b.readyAt && a.seq < b.seq);
 }
 
 /** A reconcile failure that retrying cannot fix (e.g. an invalid spec): logged, not requeued. */

@@ -1,62 +1,49 @@
-// Informers that keep going: client-node's informer stops on any error other than an expired
-// watch, so restart it with backoff until stopped. The AbortError fired by stop() is expected.
-import { makeInformer, type Informer, type KubeConfig, type KubernetesObject, type ListPromise, type ObjectCache } from "@kubernetes/client-node";
+// The test server's controllers watch through the operator's informer (list+watch that restarts
+// with backoff on any error), seen through the small interface they were written against: typed
+// handlers per event and a cache looked up by name, then namespace.
+import type { KubeConfig, KubernetesObject, ListPromise } from "@kubernetes/client-node";
+import { startInformer as startCache, waitForCacheSync, type InformerEventType } from "../../../operator/src/adapters/informer.js";
+
+export interface WatchedObjects<T extends KubernetesObject> {
+  on(type: InformerEventType, handler: (obj: T) => void): void;
+  get(name: string, namespace?: string): T | undefined;
+  list(namespace?: string): T[];
+}
 
 export interface RunningInformer<T extends KubernetesObject> {
-  informer: Informer<T> & ObjectCache<T>;
+  informer: WatchedObjects<T>;
   stop(): Promise<void>;
 }
+
+/** How long the first list may take before start fails (the server may still be warming up). */
+const SYNC_TIMEOUT_MS = 20_000;
 
 export async function startInformer<T extends KubernetesObject>(
   kc: KubeConfig,
   path: string,
   list: ListPromise<T>,
   onError: (err: unknown) => void,
-  setup: (informer: Informer<T> & ObjectCache<T>) => void,
+  setup: (informer: WatchedObjects<T>) => void,
 ): Promise<RunningInformer<T>> {
-  const informer = makeInformer<T>(kc, path, list);
-  let stopped = false;
-  let failures = 0;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const restart = (): void => {
-    if (stopped) return;
-    const delay = Math.min(20 * 2 ** failures, 2000);
-    failures++;
-    timer = setTimeout(() => {
-      timer = undefined;
-      if (!stopped) informer.start().catch((err) => {
-        onError(new Error(`restarting informer for ${path}`, { cause: err }));
-        restart();
-      });
-    }, delay);
+  const handlers: Record<InformerEventType, Array<(obj: T) => void>> = { add: [], update: [], delete: [] };
+  const report = (obj: object, msg?: string) => onError(new Error(`informer for ${path}: ${msg ?? "failed"}`, { cause: (obj as { err?: unknown }).err }));
+  const cache = startCache<T>({
+    kc,
+    path,
+    list: () => list(),
+    onEvent: (type, obj) => handlers[type].forEach((h) => h(obj)),
+    logger: { debug: () => {}, info: () => {}, warn: report, error: report },
+    backoff: { initialMs: 20, maxMs: 2_000 },
+  });
+  const informer: WatchedObjects<T> = {
+    on: (type, handler) => void handlers[type].push(handler),
+    get: (name, namespace) => cache.get(namespace, name),
+    list: (namespace) => cache.list(namespace),
   };
-  informer.on("error", (err: unknown) => {
-    if (stopped && (err as { name?: string } | undefined)?.name === "AbortError") return;
-    if (stopped) return;
-    onError(new Error(`informer for ${path} failed`, { cause: err }));
-    restart();
-  });
-  informer.on("connect", () => {
-    failures = 0;
-  });
   setup(informer);
-  // Retry the first list too: the server may still be warming up.
-  for (;;) {
-    try {
-      await informer.start();
-      break;
-    } catch (err) {
-      failures++;
-      if (failures > 20) throw new Error(`starting informer for ${path}`, { cause: err });
-      await new Promise((r) => setTimeout(r, Math.min(20 * 2 ** failures, 1000)));
-    }
+  if (!(await waitForCacheSync([cache], SYNC_TIMEOUT_MS))) {
+    await cache.stop();
+    throw new Error(`starting informer for ${path}: no complete list within ${SYNC_TIMEOUT_MS} ms`);
   }
-  return {
-    informer,
-    stop: async () => {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      await informer.stop();
-    },
-  };
+  return { informer, stop: () => cache.stop() };
 }

@@ -1,71 +1,40 @@
-// A small rate-limited work queue like client-go's: a key is processed by one worker at a time,
-// adds while it is processing are remembered (dirty) and failures are retried with backoff.
+// The test server's controllers run on the operator's work queue (client-go's guarantees: a key
+// is processed by one worker at a time, adds while it is processing run once more after, failures
+// retry with per-key exponential backoff); this only names the queue and reports each failure.
+import { ItemExponentialFailureRateLimiter } from "../../../operator/src/runtime/rate-limiter.js";
+import { WorkQueue as Queue, runController, type RunningController } from "../../../operator/src/runtime/work-queue.js";
+
 export type SyncResult = void | { requeueAfterMs: number };
 
-export class WorkQueue {
-  private readonly queued = new Set<string>();
-  private readonly processing = new Set<string>();
-  private readonly dirty = new Set<string>();
-  private readonly failures = new Map<string, number>();
-  private readonly timers = new Set<ReturnType<typeof setTimeout>>();
-  private running = 0;
-  private stopped = false;
-  private idleWaiters: Array<() => void> = [];
+/** Keys of different objects are synced in parallel by this many workers. */
+const WORKERS = 4;
 
-  constructor(
-    private readonly name: string,
-    private readonly sync: (key: string) => Promise<SyncResult>,
-    private readonly onError: (key: string, err: unknown) => void,
-    private readonly baseDelayMs = 10,
-    private readonly maxDelayMs = 2000,
-  ) {}
+export class WorkQueue {
+  private readonly queue: Queue;
+  private readonly running: RunningController;
+
+  constructor(name: string, sync: (key: string) => Promise<SyncResult>, onError: (key: string, err: unknown) => void, baseDelayMs = 10, maxDelayMs = 2000) {
+    this.queue = new Queue({ rateLimiter: new ItemExponentialFailureRateLimiter(baseDelayMs, maxDelayMs) });
+    const logger = {
+      info: () => {},
+      error: (obj: object) => {
+        const { key, err } = obj as { key: string; err: unknown };
+        onError(key, new Error(`${name}: syncing ${key}`, { cause: err }));
+      },
+    };
+    this.running = runController({ queue: this.queue, workers: WORKERS, reconcile: sync, logger });
+  }
 
   add(key: string): void {
-    if (this.stopped) return;
-    if (this.processing.has(key)) {
-      this.dirty.add(key);
-      return;
-    }
-    if (this.queued.has(key)) return;
-    this.queued.add(key);
-    this.running++;
-    queueMicrotask(() => void this.run(key));
+    this.queue.add(key);
   }
 
   addAfter(key: string, ms: number): void {
-    if (this.stopped) return;
-    const timer = setTimeout(() => {
-      this.timers.delete(timer);
-      this.add(key);
-    }, Math.max(0, ms));
-    this.timers.add(timer);
-  }
-
-  private async run(key: string): Promise<void> {
-    this.queued.delete(key);
-    this.processing.add(key);
-    try {
-      const result = await this.sync(key);
-      this.failures.delete(key);
-      if (result && typeof result === "object") this.addAfter(key, result.requeueAfterMs);
-    } catch (err) {
-      const n = (this.failures.get(key) ?? 0) + 1;
-      this.failures.set(key, n);
-      this.onError(key, new Error(`${this.name}: syncing ${key}`, { cause: err }));
-      this.addAfter(key, Math.min(this.baseDelayMs * 2 ** (n - 1), this.maxDelayMs));
-    } finally {
-      this.processing.delete(key);
-      this.running--;
-      if (this.dirty.delete(key)) this.add(key);
-      if (this.running === 0) for (const w of this.idleWaiters.splice(0)) w();
-    }
+    this.queue.addAfter(key, ms);
   }
 
   /** Stops accepting work and waits for the syncs in flight. */
   async shutDown(): Promise<void> {
-    this.stopped = true;
-    for (const t of this.timers) clearTimeout(t);
-    this.timers.clear();
-    if (this.running > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+    await this.running.stop();
   }
 }

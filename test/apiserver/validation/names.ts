@@ -4,6 +4,7 @@
 // staging/src/k8s.io/apimachinery/pkg/api/validation/generic.go (name functions) and
 // staging/src/k8s.io/apimachinery/pkg/api/validation/path/name.go (path segment names).
 // Each function returns the real list of messages; empty means valid.
+import { DNS1123_LABEL, DNS1123_LABEL_FMT, DNS1123_SUBDOMAIN, DNS1123_SUBDOMAIN_FMT } from "../../../operator/src/api/dns-names.js";
 
 /** Lengths are in bytes, as Go's len() counts them. */
 export const byteLength = (s: string): number => new TextEncoder().encode(s).length;
@@ -25,18 +26,18 @@ export function regexError(msg: string, fmt: string, ...examples: string[]): str
 export const emptyError = (): string => "must be non-empty";
 export const inclusiveRangeError = (lo: number, hi: number): string => `must be between ${lo} and ${hi}, inclusive`;
 
-const dns1123LabelFmt = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
+const dns1123LabelFmt = DNS1123_LABEL_FMT;
 const dns1123LabelErrMsg =
   "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
-const dns1123SubdomainFmt = `${dns1123LabelFmt}(\\.${dns1123LabelFmt})*`;
+const dns1123SubdomainFmt = DNS1123_SUBDOMAIN_FMT;
 const dns1123SubdomainErrMsg =
   "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
 const dns1035LabelFmt = "[a-z]([-a-z0-9]*[a-z0-9])?";
 const dns1035LabelErrMsg =
   "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character";
 const anchored = (fmt: string): RegExp => new RegExp(`^(?:${fmt})$`);
-const dns1123LabelRe = anchored(dns1123LabelFmt);
-const dns1123SubdomainRe = anchored(dns1123SubdomainFmt);
+const dns1123LabelRe = DNS1123_LABEL;
+const dns1123SubdomainRe = DNS1123_SUBDOMAIN;
 const dns1035LabelRe = anchored(dns1035LabelFmt);
 
 export function isDNS1123Label(value: string): string[] {

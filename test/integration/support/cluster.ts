@@ -1,13 +1,12 @@
 // A cluster for integration tests: the project's API test server (kubelet stand-in on, pods on
 // loopback IPs), the CRD applied, a namespace, and helpers that talk to it over real HTTP with
 // @kubernetes/client-node, exactly as in a cluster.
-import { readFileSync } from "node:fs";
-import { KubeConfig, KubernetesObjectApi, loadYaml, type KubernetesObject } from "@kubernetes/client-node";
+import { KubeConfig, KubernetesObjectApi } from "@kubernetes/client-node";
 import { startApiServer, type ApiServerOptions, type TestApiServer } from "../../apiserver/index.js";
 import { waitFor } from "../../support/wait-for.js";
+import { installCrd, readinessOf, type Obj } from "../../support/kube-objects.js";
 
-
-export type Obj = KubernetesObject & Record<string, any>;
+export { installCrd, loadCrd, readinessOf, type Obj } from "../../support/kube-objects.js";
 
 export interface TestCluster {
   server: TestApiServer;
@@ -25,22 +24,6 @@ export function kubeConfigFor(server: TestApiServer, user = "admin"): KubeConfig
   const kc = new KubeConfig();
   kc.loadFromString(server.kubeconfig(user));
   return kc;
-}
-
-/**
- * The committed CRD, ready to create through client-node. It is loaded with client-node's own
- * loadYaml into its typed model: KubernetesObjectApi serializes a known kind through that
- * model, and a plain object would lose every schema `default` on the way (the model calls the
- * field `_default`), leaving the server with a CRD that defaults nothing.
- */
-export function loadCrd(): Obj {
-  return loadYaml(readFileSync(new URL("../../../crds/healthprobe.io_healthprobepolicies.yaml", import.meta.url), "utf8")) as Obj;
-}
-
-/** Creates the CRD and waits until HealthProbePolicies are served. */
-export async function installCrd(api: KubernetesObjectApi): Promise<void> {
-  await api.create(loadCrd());
-  await waitFor(() => api.list("healthprobe.io/v1alpha1", "HealthProbePolicy").then(() => true), { what: "the HealthProbePolicy CRD to be served" });
 }
 
 let clustersStarted = 0;
@@ -159,13 +142,6 @@ export function aPolicy(name: string, namespace: string, o: PolicyOptions = {}):
 /** Waits until the pod has an IP from the kubelet stand-in. */
 export async function podIP(cluster: TestCluster, name: string): Promise<string> {
   return waitFor(async () => (await cluster.get("v1", "Pod", name))?.status?.podIP as string | undefined, { what: `pod ${name} to get an IP` });
-}
-
-/** Endpoint readiness by pod name across these EndpointSlices. */
-export function readinessOf(slices: readonly Obj[]): Map<string, boolean> {
-  const out = new Map<string, boolean>();
-  for (const s of slices) for (const e of s.endpoints ?? []) if (e.targetRef?.name) out.set(e.targetRef.name, e.conditions?.ready === true);
-  return out;
 }
 
 /** Endpoint readiness by pod name across the Service's slices written by the operator. */

@@ -8,7 +8,7 @@ import { expect } from "@jest/globals";
 import { startOperatorProcess, type OperatorProcess } from "../../support/operator-process.js";
 import { waitFor } from "../../support/wait-for.js";
 import { aPolicy, aReplicaSet, aService, startCluster, type Obj, type TestCluster } from "./cluster.js";
-import { PodFarm } from "./pod-farm.js";
+import { PodFarm } from "../../support/pod-farm.js";
 import { conditionOf, evictionsOf, livePods, operatorLedger, policyStatus } from "./queries.js";
 
 export const AFTER_MS = 30_000;

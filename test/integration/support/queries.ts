@@ -3,7 +3,7 @@
 import { requestsBy } from "../../apiserver/index.js";
 import { waitFor } from "../../support/wait-for.js";
 import type { Obj, TestCluster } from "./cluster.js";
-import type { PodFarm } from "./pod-farm.js";
+import type { PodFarm } from "../../support/pod-farm.js";
 
 const HPP = "healthprobe.io/v1alpha1";
 

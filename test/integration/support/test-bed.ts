@@ -2,7 +2,7 @@
 // range, a pod farm, and, at the end, the operators stopped (their logs printed with DUMP_LOGS=1)
 // before the farm and the cluster.
 import { startCluster, type TestCluster } from "./cluster.js";
-import { PodFarm } from "./pod-farm.js";
+import { PodFarm } from "../../support/pod-farm.js";
 import type { TestOperator } from "./operator.js";
 
 export interface Bed {

@@ -1,6 +1,6 @@
 // Real time plus an offset the caller moves forward: the operator runs at full speed (real
 // sockets, real latencies) while windows of minutes, hours or days pass on demand.
-import type { Clock, TimerHandle } from "./clock.js";
+import type { Clock, TimerHandle } from "../clock.js";
 
 interface OffsetTimer {
   id: number;

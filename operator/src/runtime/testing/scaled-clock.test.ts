@@ -1,6 +1,6 @@
 import { describe, it, expect } from "@jest/globals";
 import { ScaledClock } from "./scaled-clock.js";
-import { waitFor } from "../../../test/support/wait-for.js";
+import { waitFor } from "../../../../test/support/wait-for.js";
 
 describe("ScaledClock", () => {
   it("advances now() rate times faster than real time from its origin", async () => {

@@ -1,5 +1,5 @@
 import { describe, it, expect } from "@jest/globals";
-import { FakeClock } from "./clock.js";
+import { FakeClock } from "./fake-clock.js";
 
 describe("FakeClock", () => {
   it("fires due timers in deadline order, ties in scheduling order, and moves now to each deadline", () => {

@@ -2,7 +2,7 @@
 // milliseconds per real one and timers fire at their virtual due time. Tests use it to let
 // a minute of operator time (probe periods, status spacing, event buckets, lease renewals)
 // pass in a fraction of that, while every API call and probe stays real.
-import type { Clock, TimerHandle } from "./clock.js";
+import type { Clock, TimerHandle } from "../clock.js";
 
 export class ScaledClock implements Clock {
   private readonly realOrigin: number;

@@ -1,0 +1,24 @@
+// The caches the controllers read, as ports: an ObjectCache each controller part may register
+// change handlers on. The informers behind them live in the adapters.
+import type { KubeObject, ObjectCache, PodObject, PolicyObject, ServiceObject } from "./kube-objects.js";
+
+export type ChangeType = "add" | "update" | "delete";
+
+export interface WatchedCache<T> extends ObjectCache<T> {
+  /** Calls the handler for every change the cache sees, after it has applied it. */
+  onChange(handler: (obj: T, type: ChangeType) => void): void;
+}
+
+export interface Caches {
+  policies: WatchedCache<PolicyObject>;
+  pods: WatchedCache<PodObject>;
+  services: WatchedCache<ServiceObject>;
+  nodes: WatchedCache<KubeObject>;
+  /** Only the EndpointSlices this operator manages. */
+  slices: WatchedCache<KubeObject>;
+}
+
+/** A work queue as the handlers see it. */
+export interface Enqueue {
+  add(key: string): void;
+}

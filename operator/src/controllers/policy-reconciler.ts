@@ -1,0 +1,196 @@
+// One reconcile per HealthProbePolicy key, level-based, from the caches, the health store and the
+// clock: it asks each part in turn (Service ownership, probe targets, the drain plan, endpoints,
+// replacement, status and Events) and never looks at which event woke it. Slices of Services a
+// policy no longer manages are the ServiceSlices controller's work, on a queue of their own.
+import { computeReplaceAfter } from "../domain/replacement.js";
+import { computeRecoveredAt, isServing, planDrain, type DrainPlan, type DrainTarget } from "../domain/drain.js";
+import type { EndpointSliceObject } from "../domain/endpoint-slice-types.js";
+import type { StatusPodInput } from "../domain/status.js";
+import type { Clock } from "../runtime/clock.js";
+import type { HealthStore } from "../runtime/health-store.js";
+import { newReconcileId, type Logger } from "../runtime/logger.js";
+import type { OperatorMetrics } from "../runtime/metrics.js";
+import type { ReconcileResult } from "../runtime/work-queue.js";
+import { Endpoints, rotationOf } from "./endpoints.js";
+import { isKubeletReady, nameOf, podIPsOf, splitKey, uidOf, type ObjectCache, type PodObject, type PolicyObject, type ServiceObject } from "./kube-objects.js";
+import { parsePolicy, type ParsedPolicy } from "./parsed-policy.js";
+import type { PolicyStatusPart, StatusReport } from "./policy-status.js";
+import { MISSING_SECRET_RETRY_MS, type ProbeTargets, type ProbingStart, type Selection } from "./probe-targets.js";
+import type { Replacer, ReplacementResult } from "./replacer.js";
+import type { ServiceOwnership } from "./service-ownership.js";
+
+/** How soon to look again when the slice cache has not caught up with our own writes (its watch event usually comes first). */
+const STALE_SLICES_RETRY_MS = 1_000;
+
+export interface PolicyReconcilerOptions {
+  policies: ObjectCache<PolicyObject>;
+  services: ObjectCache<ServiceObject>;
+  ownership: ServiceOwnership;
+  probeTargets: ProbeTargets;
+  endpoints: Endpoints;
+  replacer: Replacer;
+  status: PolicyStatusPart;
+  health: HealthStore;
+  metrics?: Pick<OperatorMetrics, "forgetPolicy"> | undefined;
+  clock: Clock;
+  logger: Logger;
+  /** Only the leader writes; everyone probes and evaluates, so a takeover starts warm. */
+  isLeader: () => boolean;
+}
+
+export class PolicyReconciler {
+  constructor(private readonly o: PolicyReconcilerOptions) {}
+
+  async reconcile(key: string): Promise<ReconcileResult> {
+    const [namespace, name] = splitKey(key);
+    const log = this.o.logger.child({ policy: key, reconcileId: newReconcileId() });
+    const obj = this.o.policies.get(namespace, name);
+    if (!obj || obj.metadata?.deletionTimestamp) return this.forget(key);
+    const now = this.o.clock.now();
+    const parsed = parsePolicy(obj);
+    if (!parsed.ok) {
+      this.o.probeTargets.stop(key);
+      return this.o.status.write(log, obj as ParsedPolicy["obj"], { readiness: { reason: "InvalidSpec", message: parsed.message } }, now);
+    }
+    const policy = parsed.policy;
+    const problem = this.o.ownership.problemFor(namespace, name, policy.spec.serviceName);
+    if (problem) {
+      this.o.probeTargets.stop(key);
+      return this.o.status.write(log, policy.obj, { readiness: problem }, now);
+    }
+
+    // Probes first: a Secret that cannot be read stops this policy only, with the field named.
+    const selection = this.o.probeTargets.select(key, namespace, policy.spec);
+    const probes = await this.o.probeTargets.plan(namespace, policy.spec, selection.targets);
+    if (!probes.ok) {
+      this.o.probeTargets.stop(key);
+      // A missing Secret is not an invalid spec: Ready=False, SecretNotFound, until it appears.
+      const reason = probes.reason === "SecretNotFound" ? "SecretNotFound" : "InvalidSpec";
+      const result = await this.o.status.write(log, policy.obj, { readiness: { reason, message: `${probes.field}: ${probes.message}` } }, now);
+      // Nothing wakes the policy when the Secret is created: retry, so it heals by itself.
+      return { requeueAfterMs: Math.min(result?.requeueAfterMs ?? MISSING_SECRET_RETRY_MS, MISSING_SECRET_RETRY_MS) };
+    }
+    const probing = this.o.probeTargets.start(key, policy.obj, policy.spec, selection.targets, probes.targets, now);
+
+    const slices = this.o.endpoints.current(namespace, policy.spec.serviceName);
+    const drain = this.drainPlan(policy, selection, slices, { probing, notProbed: probes.notProbed }, now);
+    if (drain.recheck.length > 0) {
+      // Recovery sweep: pods still Unhealthy from the outage are probed again now, and the policy
+      // looks again at their next result, whatever it says.
+      this.o.health.wakeOnNextResult(key, drain.recheck);
+      this.o.probeTargets.probeNow(key, drain.recheck);
+    }
+    // No slice and no replacement is planned from a slice cache older than our own writes; its
+    // watch event wakes the policy again (the status, which does not depend on it, goes on).
+    const stale = this.o.isLeader() && this.o.endpoints.isStale(namespace, policy.spec.serviceName, slices);
+    const result = await this.act(log, policy, selection, stale ? undefined : slices, drain, probes.notProbed, now);
+    return stale ? { requeueAfterMs: Math.min(result?.requeueAfterMs ?? STALE_SLICES_RETRY_MS, STALE_SLICES_RETRY_MS) } : result;
+  }
+
+  /** The leader's writes (slices, replacements; not on a stale slice cache), then the status everyone computes. */
+  private async act(
+    log: Logger,
+    policy: ParsedPolicy,
+    selection: Selection,
+    slices: EndpointSliceObject[] | undefined,
+    drain: DrainPlan,
+    notProbed: ReadonlyMap<string, string>,
+    now: number,
+  ): Promise<ReconcileResult> {
+    const namespace = policy.obj.metadata.namespace;
+    let replacement: ReplacementResult | undefined;
+    if (this.o.isLeader() && slices) {
+      const service = this.o.services.get(namespace, policy.spec.serviceName)!;
+      await this.o.endpoints.apply(log, { service, pods: selection.selected, admitted: admittedBy(policy, drain), existing: slices });
+      // Replacement: the ledgers are charged and persisted before any eviction.
+      replacement = await this.o.replacer.run(log, policy, selection.targets, now, drain.failOpen);
+      if (replacement) this.o.status.recordReplacements(policy.obj, policy.spec.replacement.after, replacement.outcomes);
+    }
+    const pods = this.statusPods(policy, selection.targets, drain, notProbed);
+    this.o.status.recordTargets(policy.key, pods, drain);
+    const report: StatusReport = { readiness: { reason: "Reconciled" }, pods, drain };
+    if (replacement) report.replacementCondition = replacement.condition;
+    else if (this.o.isLeader() && !slices) report.replacementCondition = "unchanged";
+    const result = await this.o.status.write(log, policy.obj, report, now);
+    const requeues = [result?.requeueAfterMs, replacement?.requeueAt !== undefined ? replacement.requeueAt - now : undefined];
+    // A Window wait for a pod that is not yet due is also a requeue.
+    for (const p of pods) if (p.replaceAfter !== undefined && p.replaceAfter > now) requeues.push(p.replaceAfter - now);
+    const delays = requeues.filter((d): d is number => d !== undefined && d >= 0);
+    return delays.length > 0 ? { requeueAfterMs: Math.max(1, Math.min(...delays)) } : undefined;
+  }
+
+  private drainPlan(
+    policy: ParsedPolicy,
+    selection: Selection,
+    slices: readonly EndpointSliceObject[],
+    known: { probing: ProbingStart; notProbed: ReadonlyMap<string, string> },
+    now: number,
+  ): DrainPlan {
+    const rotation = rotationOf(slices);
+    const slicesWritten = slices.length > 0;
+    return planDrain({
+      targets: selection.targets.map((p) => {
+        const uid = uidOf(p);
+        const h = this.o.health.get(policy.key, uid);
+        const kubeletReady = isKubeletReady(p);
+        const readyInSlices = rotation.ready.has(uid) ? true : rotation.notReady.has(uid) ? false : undefined;
+        const t: DrainTarget = {
+          uid,
+          name: nameOf(p),
+          state: h?.state ?? "Unknown",
+          kubeletReady,
+          serving: isServing({ kubeletReady, readyInSlices, slicesWritten, known: known.probing.known(uid) }),
+          outOfRotation: readyInSlices === false,
+        };
+        // Ordered by unhealthySince as status keeps it (whole seconds), so a restarted or new leader,
+        // seeded from status, drains the same pods with the same reasons as the replica before it.
+        if (h?.unhealthySince !== undefined) t.unhealthySince = Math.floor(h.unhealthySince / 1000) * 1000;
+        const lastResultAt = this.o.health.evidence(policy.key, uid)?.lastResultAt;
+        if (lastResultAt !== undefined) t.lastResultAt = lastResultAt;
+        const notProbed = known.notProbed.get(uid);
+        if (notProbed !== undefined) t.notProbed = notProbed;
+        return t;
+      }),
+      maxUnhealthyPercent: policy.spec.drain.maxUnhealthyPercent,
+      drainEnabled: policy.spec.drain.enabled,
+      dryRun: policy.spec.dryRun,
+      recoveredAt: computeRecoveredAt(this.o.status.lastCondition(policy.obj, "FailOpen"), now),
+    });
+  }
+
+  private statusPods(policy: ParsedPolicy, targets: readonly PodObject[], drain: DrainPlan, notProbed: ReadonlyMap<string, string>): StatusPodInput[] {
+    return targets.map((p) => {
+      const uid = uidOf(p);
+      const h = this.o.health.get(policy.key, uid)!;
+      const input: StatusPodInput = { name: nameOf(p), uid, ip: podIPsOf(p)[0] ?? "", health: h };
+      const why = notProbed.get(uid);
+      if (why !== undefined) input.notProbed = why;
+      const d = drain.decisions.get(uid);
+      if (d) input.decision = d;
+      if (policy.spec.replacement.enabled && !policy.spec.dryRun && h.state === "Unhealthy") {
+        const after = computeReplaceAfter(h.unhealthySince, policy.afterMs);
+        if (after !== undefined) input.replaceAfter = after;
+      }
+      return input;
+    });
+  }
+
+  private forget(key: string): ReconcileResult {
+    this.o.probeTargets.forget(key);
+    this.o.status.forget(key);
+    void this.o.metrics?.forgetPolicy(key);
+    return;
+  }
+}
+
+/** Whether the policy admits a selected pod to rotation. */
+function admittedBy(policy: ParsedPolicy, drain: DrainPlan): (uid: string) => boolean {
+  const previous = new Map(((policy.obj.status?.pods ?? []) as Array<{ uid: string; state: string; drained?: boolean }>).map((p) => [p.uid, p]));
+  return (uid) => {
+    const d = drain.decisions.get(uid);
+    if (d) return d.admitted;
+    // Not a target (terminating, not running): keep what it last had, never newly admit.
+    const prev = previous.get(uid);
+    return prev !== undefined && prev.state === "Healthy" && !prev.drained;
+  };
+}

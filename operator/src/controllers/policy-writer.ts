@@ -1,0 +1,36 @@
+// The port every controller part writes through (the ClusterWriter adapter in production), and
+// what a 409 from an optimistic write means to them: the cache is behind, reconcile again.
+import type { EvictionOutcome } from "../adapters/cluster-writer.js";
+
+export interface PolicyWriter {
+  createEndpointSlice(slice: object): Promise<unknown>;
+  replaceEndpointSlice(slice: object): Promise<unknown>;
+  deleteEndpointSlice(namespace: string, name: string): Promise<void>;
+  replacePolicyStatus(policy: { metadata: { name: string; namespace: string; resourceVersion?: string } }, status: object): Promise<{ resourceVersion?: string | undefined }>;
+  evictPod(namespace: string, name: string, uid: string): Promise<EvictionOutcome>;
+  deletePod(namespace: string, name: string, uid: string): Promise<EvictionOutcome>;
+  readConfigMap(namespace: string, name: string): Promise<{ metadata?: { resourceVersion?: string }; data?: Record<string, string> } | undefined>;
+  writeConfigMap(namespace: string, name: string, data: Record<string, string>, resourceVersion: string | undefined): Promise<unknown>;
+  readSecretKey(namespace: string, name: string, key: string): Promise<Uint8Array | undefined>;
+}
+
+/** A 409 from an optimistic write: the cache is behind; reconcile again soon. */
+export class StaleCacheError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "StaleCacheError";
+  }
+}
+
+export async function conflictIsStale<T>(write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    if ((err as { code?: number }).code === 409) throw new StaleCacheError("write conflicted with a newer object; requeue", { cause: err });
+    throw err;
+  }
+}
+
+export function metadataOf(o: unknown): { name?: string; resourceVersion?: string; generation?: number; uid?: string } | undefined {
+  return (o as { metadata?: { name?: string; resourceVersion?: string; generation?: number; uid?: string } } | undefined)?.metadata;
+}

@@ -1,0 +1,74 @@
+import { describe, expect, it } from "@jest/globals";
+import { parsePolicySpec } from "../api/parse-policy.js";
+import { FakeClock } from "../runtime/testing/fake-clock.js";
+import { HealthStore } from "../runtime/health-store.js";
+import type { ProbeTarget } from "../runtime/probe-scheduler.js";
+import type { PodObject, PolicyObject } from "./kube-objects.js";
+import { ProbeTargets } from "./probe-targets.js";
+import { MemoryCache } from "./testing/memory-cache.js";
+import { MemoryWriter } from "./testing/memory-writer.js";
+import { NS, aPodObject, aPolicyObject } from "./testing/objects.js";
+
+function setUp(pods: PodObject[], policies: PolicyObject[] = [aPolicyObject()]) {
+  const scheduled = new Map<string, ProbeTarget[]>();
+  const writer = new MemoryWriter();
+  const clock = new FakeClock();
+  const part = new ProbeTargets({ policies: new MemoryCache(policies), pods: new MemoryCache(pods), secrets: writer, scheduler: { setTargets: (o, t) => void scheduled.set(o, t), probeNow: () => {} }, health: new HealthStore(), clock });
+  return { part, scheduled, writer, clock };
+}
+
+function specOf(extra: Record<string, unknown> = {}) {
+  const parsed = parsePolicySpec(aPolicyObject("web", extra).spec);
+  if (!parsed.ok) throw new Error(parsed.message);
+  return parsed.spec;
+}
+
+describe("the probe-targets part", () => {
+  it.each([
+    { name: "a Running, Ready pod with an IP is a target", pod: aPodObject("a"), target: true },
+    { name: "a Pending pod is selected but not a target", pod: aPodObject("a", { phase: "Pending" }), target: false },
+    { name: "a terminating pod is selected but not a target", pod: aPodObject("a", { terminating: true }), target: false },
+    { name: "a kubelet-NotReady pod is still a target (the policy probes it)", pod: aPodObject("a", { ready: false }), target: true },
+  ])("$name", ({ pod, target }) => {
+    const { part } = setUp([pod]);
+    const s = part.select("shop/web", NS, specOf());
+    expect(s.selected).toHaveLength(1);
+    expect(s.targets.length === 1).toBe(target);
+  });
+
+  it("selects only pods whose labels match", () => {
+    const { part } = setUp([aPodObject("a"), aPodObject("b", { labels: { app: "api" } })]);
+    expect(part.select("shop/web", NS, specOf()).selected.map((p) => p.metadata?.name)).toEqual(["a"]);
+  });
+
+  it("skips a pod that lacks the named probe port, and probes the others", async () => {
+    const other = aPodObject("b");
+    other.spec!.containers = [{ name: "app", ports: [{ name: "metrics", containerPort: 9090 }] }];
+    const { part } = setUp([aPodObject("a"), other]);
+    const plan = await part.plan(NS, specOf({ probe: { port: "http", path: "/healthz" } }), [aPodObject("a"), other]);
+    expect(plan.ok && plan.targets.map((t) => t.id)).toEqual(["uid-a"]);
+  });
+
+  it("fails the policy on a missing header Secret, naming the field, and reads it again after the retry interval", async () => {
+    const spec = specOf({ probe: { port: 8080, path: "/healthz", headers: [{ name: "Authorization", valueFrom: { secretKeyRef: { name: "auth", key: "token" } } }] } });
+    const { part, writer, clock } = setUp([aPodObject("a")]);
+    const first = await part.plan(NS, spec, [aPodObject("a")]);
+    expect(first.ok ? "" : first.field).toBe("spec.probe.headers[0].valueFrom.secretKeyRef");
+    writer.secrets.set(`${NS}/auth/token`, new TextEncoder().encode("Bearer x"));
+    expect((await part.plan(NS, spec, [aPodObject("a")])).ok).toBe(false);
+    clock.advance(5_000);
+    expect((await part.plan(NS, spec, [aPodObject("a")])).ok).toBe(true);
+  });
+
+  it("wakes the policy that used to select a relabelled pod", () => {
+    const { part } = setUp([aPodObject("a")]);
+    part.select("shop/web", NS, specOf());
+    expect(part.policiesForPod(aPodObject("a", { labels: { app: "other" } }))).toEqual(["shop/web"]);
+  });
+
+  it("stops probing by giving the scheduler no targets", () => {
+    const { part, scheduled } = setUp([aPodObject("a")]);
+    part.stop("shop/web");
+    expect(scheduled.get("shop/web")).toEqual([]);
+  });
+});

@@ -1,0 +1,168 @@
+// The probe-targets part: which of a policy's selected pods are probed, and what the scheduler
+// runs for each (with header and signature Secrets read through a small TTL cache, since Secrets
+// are read, not watched). It also remembers what each policy selected, so a relabelled pod wakes
+// the policy that used to select it.
+import type { HealthProbePolicySpec } from "../api/policy-schema.js";
+import { computeHealthSeeds } from "../domain/health-seed.js";
+import { matchesLabelSelector } from "../domain/label-selector.js";
+import { planProbe, type ProbePlanProblem, type SecretRef } from "../domain/probe-plan.js";
+import type { EvaluationSettings } from "../domain/types.js";
+import type { Clock } from "../runtime/clock.js";
+import type { HealthStore, HealthTarget } from "../runtime/health-store.js";
+import type { ProbeTarget } from "../runtime/probe-scheduler.js";
+import { keyOf, nameOf, podIPsOf, timeOf, uidOf, type ObjectCache, type PodObject, type PolicyObject } from "./kube-objects.js";
+import type { PolicyWriter } from "./policy-writer.js";
+
+/** Secrets are read, not watched: a policy waiting for a missing one looks again this often. */
+export const MISSING_SECRET_RETRY_MS = 5_000;
+
+export interface ProbeTargetsOptions {
+  policies: ObjectCache<PolicyObject>;
+  pods: ObjectCache<PodObject>;
+  secrets: Pick<PolicyWriter, "readSecretKey">;
+  scheduler: { setTargets(owner: string, targets: ProbeTarget[]): void; probeNow(owner: string, ids: readonly string[]): void };
+  health: HealthStore;
+  clock: Clock;
+  secretTtlMs?: number;
+}
+
+export interface Selection {
+  /** Every pod the selector matches. */
+  selected: PodObject[];
+  /** The selected pods that can be probed: Running, with an IP, not terminating. */
+  targets: PodObject[];
+}
+
+export type ProbePlanResult =
+  | {
+      ok: true;
+      targets: ProbeTarget[];
+      /** Targets that cannot be probed (a named port the pod lacks), by uid, with why. */
+      notProbed: Map<string, string>;
+    }
+  | { ok: false; reason: ProbePlanProblem; field: string; message: string };
+
+/** What the operator knows of a policy's pods when it starts probing them. */
+export interface ProbingStart {
+  /** The operator has state for the pod (earlier probing by this process, or the persisted status). */
+  known(uid: string): boolean;
+}
+
+export class ProbeTargets {
+  private readonly secretCache = new Map<string, { at: number; value: Uint8Array | undefined }>();
+  /** Pod uids each policy selected at its last reconcile. */
+  private readonly selectedBy = new Map<string, Set<string>>();
+  /** Pod uids each policy is probing now; absent while the policy is not probing at all. */
+  private readonly probing = new Map<string, Set<string>>();
+
+  constructor(private readonly o: ProbeTargetsOptions) {}
+
+  /** The policy's selected pods and targets, remembered for policiesForPod. */
+  select(key: string, namespace: string, spec: HealthProbePolicySpec): Selection {
+    const selected = this.o.pods.list(namespace).filter((p) => matchesLabelSelector(spec.selector, p.metadata?.labels));
+    this.selectedBy.set(key, new Set(selected.map(uidOf)));
+    return { selected, targets: selected.filter(isTarget) };
+  }
+
+  /** Policy keys that select (or last selected) a pod. */
+  policiesForPod(pod: PodObject): string[] {
+    const ns = pod.metadata?.namespace ?? "";
+    const uid = uidOf(pod);
+    const keys = new Set<string>();
+    for (const p of this.o.policies.list(ns)) {
+      const sel = (p.spec as { selector?: object } | undefined)?.selector;
+      if (sel && matchesLabelSelector(sel, pod.metadata?.labels)) keys.add(keyOf(p));
+    }
+    for (const [key, uids] of this.selectedBy) if (uids.has(uid)) keys.add(key);
+    return [...keys];
+  }
+
+  /** Plans every target's probe; a Secret that cannot be read fails the policy, naming the field. */
+  async plan(namespace: string, spec: HealthProbePolicySpec, targets: readonly PodObject[]): Promise<ProbePlanResult> {
+    const refs: SecretRef[] = [];
+    for (const h of spec.probe.headers ?? []) if (h.valueFrom?.secretKeyRef) refs.push(h.valueFrom.secretKeyRef);
+    if (spec.probe.signature) refs.push(spec.probe.signature.secretRef);
+    const values = new Map<string, Uint8Array | undefined>();
+    for (const ref of refs) values.set(`${ref.name}/${ref.key}`, await this.secret(namespace, ref));
+    const lookup = (ref: SecretRef) => values.get(`${ref.name}/${ref.key}`);
+
+    const out: ProbeTarget[] = [];
+    const notProbed = new Map<string, string>();
+    for (const pod of targets) {
+      const planned = planProbe(spec.probe, { ip: podIPsOf(pod)[0]!, containers: pod.spec?.containers ?? [] }, lookup);
+      if (!planned.ok) {
+        // A named port one pod lacks is that pod's problem, not the policy's: it is reported, not probed.
+        if (planned.reason === "PortNotResolved") {
+          notProbed.set(uidOf(pod), planned.message);
+          continue;
+        }
+        return planned;
+      }
+      out.push({ id: uidOf(pod), ...planned.probe });
+    }
+    return { ok: true, targets: out, notProbed };
+  }
+
+  /**
+   * Starts probing the planned targets and tells the health store which pods to judge (seeded
+   * from status after a restart). A policy that was not probing (it was not Ready) starts its
+   * probing afresh: results from before are no evidence for a replacement.
+   */
+  start(key: string, policy: PolicyObject, spec: HealthProbePolicySpec, targets: readonly PodObject[], probes: ProbeTarget[], now: number): ProbingStart {
+    this.o.scheduler.setTargets(key, probes);
+    const storeKnew = this.o.health.has(key);
+    if (storeKnew && !this.probing.has(key)) this.o.health.restartProbing(key, now);
+    this.probing.set(key, new Set(probes.map((p) => p.id)));
+    const seeds = storeKnew ? new Map() : computeHealthSeeds((policy.status as { pods?: never } | undefined)?.pods as never);
+    this.o.health.configure(key, evaluationOf(spec), targets.map(toHealthTarget), seeds, now);
+    return { known: (uid) => storeKnew || seeds.has(uid) };
+  }
+
+  /** Whether the policy is probing the pod now (it is Ready and the pod is one of its probed targets). */
+  isProbing(key: string, uid: string): boolean {
+    return this.probing.get(key)?.has(uid) ?? false;
+  }
+
+  /** Probes these targets of the policy at once (the recovery sweep). */
+  probeNow(key: string, uids: readonly string[]): void {
+    this.o.scheduler.probeNow(key, uids);
+  }
+
+  stop(key: string): void {
+    this.o.scheduler.setTargets(key, []);
+    this.selectedBy.delete(key);
+    this.probing.delete(key);
+  }
+
+  forget(key: string): void {
+    this.stop(key);
+    this.o.health.drop(key);
+  }
+
+  private async secret(namespace: string, ref: SecretRef): Promise<Uint8Array | undefined> {
+    const k = `${namespace}/${ref.name}/${ref.key}`;
+    const now = this.o.clock.now();
+    const hit = this.secretCache.get(k);
+    const ttl = this.o.secretTtlMs ?? 60_000;
+    if (hit && now - hit.at < (hit.value === undefined ? Math.min(ttl, MISSING_SECRET_RETRY_MS) : ttl)) return hit.value;
+    const value = await this.o.secrets.readSecretKey(namespace, ref.name, ref.key);
+    this.secretCache.set(k, { at: now, value });
+    return value;
+  }
+}
+
+export function isTarget(pod: PodObject): boolean {
+  return pod.status?.phase === "Running" && podIPsOf(pod).length > 0 && !pod.metadata?.deletionTimestamp;
+}
+
+function toHealthTarget(pod: PodObject): HealthTarget {
+  const startedAt = timeOf(pod.status?.startTime) ?? timeOf(pod.metadata?.creationTimestamp) ?? 0;
+  return { uid: uidOf(pod), name: nameOf(pod), ip: podIPsOf(pod)[0] ?? "", startedAt };
+}
+
+function evaluationOf(spec: HealthProbePolicySpec): EvaluationSettings {
+  const e = spec.evaluation;
+  const s: EvaluationSettings = { failureThreshold: e.failureThreshold, successThreshold: e.successThreshold, startupGraceSeconds: e.startupGraceSeconds };
+  if (e.window) s.window = { sampleSize: e.window.sampleSize, successfulSamplesRequired: e.window.successfulSamplesRequired };
+  return s;
+}

@@ -1,0 +1,152 @@
+import { describe, expect, it } from "@jest/globals";
+import type { HealthRecord } from "../domain/health.js";
+import { FakeClock } from "../runtime/testing/fake-clock.js";
+import type { NamedPolicy, PodObject, PolicyObject } from "./kube-objects.js";
+import { parsePolicy, type ParsedPolicy } from "./parsed-policy.js";
+import { LedgerStore } from "./replacement-ledgers.js";
+import { Replacer } from "./replacer.js";
+import { StatusVersions } from "./status-versions.js";
+import { MemoryCache } from "./testing/memory-cache.js";
+import { MemoryWriter } from "./testing/memory-writer.js";
+import { aPodObject, aPolicyObject } from "./testing/objects.js";
+import { quietLogger } from "./testing/quiet-logger.js";
+
+const NOW = Date.UTC(2026, 0, 1, 12);
+const HOUR = 3_600_000;
+
+function unhealthy(sinceMsAgo: number): HealthRecord {
+  return { state: "Unhealthy", since: NOW - sinceMsAgo, unhealthySince: NOW - sinceMsAgo, consecutiveSuccesses: 0, consecutiveFailures: 10, samples: [] };
+}
+
+/** Probing started three hours ago; the last result a second ago: fresh evidence. */
+const FRESH = { probingSince: NOW - 3 * HOUR, lastResultAt: NOW - 1_000 };
+
+function setUp(opts: {
+  pods: PodObject[];
+  health: Record<string, HealthRecord>;
+  replacement?: Record<string, unknown>;
+  others?: PolicyObject[];
+  evidence?: { probingSince: number; lastResultAt?: number };
+  othersHealth?: Record<string, HealthRecord>;
+  probing?: (policyKey: string) => boolean;
+}) {
+  const policyObj = aPolicyObject("web", { replacement: { after: "1h", maxPerHour: 1, ...opts.replacement } });
+  const policies = new MemoryCache<PolicyObject>([policyObj, ...(opts.others ?? [])]);
+  const writer = new MemoryWriter();
+  writer.seedPolicy("shop/web", "1");
+  const clock = new FakeClock(NOW);
+  const versions = new StatusVersions(writer, clock);
+  const ledgers = new LedgerStore({ writer, versions, operatorNamespace: "ops", maxReplacementsPer12h: 10 });
+  const replacer = new Replacer({
+    policies,
+    pods: new MemoryCache(opts.pods),
+    health: {
+      get: (policy, uid) => (policy === "shop/web" ? opts.health[uid] : opts.othersHealth?.[uid]),
+      evidence: () => opts.evidence ?? FRESH,
+    },
+    isProbing: (key) => opts.probing?.(key) ?? true,
+    writer,
+    ledgers,
+    clock,
+    maxReplacementsPer12h: 10,
+    pdbBackoffMs: 5_000,
+  });
+  const parsed = parsePolicy(policyObj);
+  if (!parsed.ok) throw new Error(parsed.message);
+  return { replacer, writer, policy: parsed.policy as ParsedPolicy & { obj: NamedPolicy } };
+}
+
+describe("the replacement part", () => {
+  it("charges the policy ledger and the operator-wide ledger before it evicts", async () => {
+    const pods = [aPodObject("web-a")];
+    const { replacer, writer, policy } = setUp({ pods, health: { "uid-web-a": unhealthy(2 * HOUR) } });
+    const result = await replacer.run(quietLogger(), policy, pods, NOW, false);
+    expect(writer.calls).toEqual(["status shop/web", "configmap ops/healthprobe-operator-ledger", "evict shop/web-a"]);
+    expect(result?.outcomes.map((o) => o.outcome)).toEqual(["evicted"]);
+  });
+
+  it.each([
+    { name: "a pod not yet past its window is not replaced", unhealthyFor: HOUR / 2, replacement: {}, evictions: 0 },
+    { name: "a pod past its window is replaced", unhealthyFor: 2 * HOUR, replacement: {}, evictions: 1 },
+    { name: "nothing is replaced when replacement is disabled", unhealthyFor: 2 * HOUR, replacement: { enabled: false }, evictions: 0 },
+  ])("$name", async ({ unhealthyFor, replacement, evictions }) => {
+    const pods = [aPodObject("web-a")];
+    const { replacer, writer, policy } = setUp({ pods, health: { "uid-web-a": unhealthy(unhealthyFor) }, replacement });
+    await replacer.run(quietLogger(), policy, pods, NOW, false);
+    expect(writer.evictions).toHaveLength(evictions);
+  });
+
+  it("replaces nothing while the policy fails open", async () => {
+    const pods = [aPodObject("web-a")];
+    const { replacer, writer, policy } = setUp({ pods, health: { "uid-web-a": unhealthy(2 * HOUR) } });
+    const result = await replacer.run(quietLogger(), policy, pods, NOW, true);
+    expect(writer.evictions).toEqual([]);
+    expect(result?.condition).toMatchObject({ blocked: true, reason: "FailOpen" });
+  });
+
+  it.each([
+    { name: "no result since probing (re)started", evidence: { probingSince: NOW - 1_000 } },
+    { name: "only a result from before probing (re)started", evidence: { probingSince: NOW - 1_000, lastResultAt: NOW - 2_000 } },
+  ])("replaces nothing on stale evidence: $name", async ({ evidence }) => {
+    const pods = [aPodObject("web-a")];
+    const { replacer, writer, policy } = setUp({ pods, health: { "uid-web-a": unhealthy(2 * HOUR) }, evidence });
+    await replacer.run(quietLogger(), policy, pods, NOW, false);
+    expect(writer.evictions).toEqual([]);
+  });
+
+  it.each([
+    { name: "a probing policy that sees the pod Healthy vetoes", probing: true, evictions: 0 },
+    { name: "a policy that is not probing the pod has no say", probing: false, evictions: 1 },
+  ])("$name", async ({ probing, evictions }) => {
+    const pods = [aPodObject("web-a")];
+    const other = aPolicyObject("web-too", { replacement: { after: "1h" } });
+    const healthy: HealthRecord = { state: "Healthy", since: NOW - HOUR, consecutiveSuccesses: 5, consecutiveFailures: 0, samples: [] };
+    const { replacer, writer, policy } = setUp({
+      pods,
+      health: { "uid-web-a": unhealthy(2 * HOUR) },
+      others: [other],
+      othersHealth: { "uid-web-a": healthy },
+      probing: (key) => key === "shop/web" || probing,
+    });
+    writer.seedPolicy("shop/web-too", "1");
+    await replacer.run(quietLogger(), policy, pods, NOW, false);
+    expect(writer.evictions).toHaveLength(evictions);
+  });
+
+  it("stays within the hourly budget when two pods are due at once", async () => {
+    const pods = [aPodObject("web-a"), aPodObject("web-b")];
+    const { replacer, writer, policy } = setUp({ pods, health: { "uid-web-a": unhealthy(3 * HOUR), "uid-web-b": unhealthy(2 * HOUR) } });
+    const result = await replacer.run(quietLogger(), policy, pods, NOW, false);
+    expect(writer.evictions.map((e) => e.name)).toEqual(["web-a"]);
+    expect(result?.condition).toMatchObject({ blocked: true, reason: "Budget" });
+  });
+
+  it("refunds a PodDisruptionBudget refusal, backs off, and returns the refusal without editing the plan", async () => {
+    const pods = [aPodObject("web-a")];
+    const { replacer, writer, policy } = setUp({ pods, health: { "uid-web-a": unhealthy(2 * HOUR) } });
+    writer.evictionOutcome = { outcome: "blocked", message: "Cannot evict pod" };
+    const result = (await replacer.run(quietLogger(), policy, pods, NOW, false))!;
+    expect(result.plan.blocked).toEqual([]);
+    expect(result.plan.attempts).toHaveLength(1);
+    expect(result.outcomes[0]).toMatchObject({ outcome: "pdb_blocked", waitUntil: NOW + 5_000 });
+    expect(result.condition).toMatchObject({ blocked: true, reason: "PodDisruptionBudget" });
+    expect(result.requeueAt).toBe(NOW + 5_000);
+    expect((writer.statuses.get("shop/web")!.status as { replacements: unknown[] }).replacements).toEqual([]);
+  });
+
+  it("never evicts a pod it already removed while the cache still shows it alive", async () => {
+    const pods = [aPodObject("web-a")];
+    const { replacer, writer, policy } = setUp({ pods, health: { "uid-web-a": unhealthy(2 * HOUR) }, replacement: { maxPerHour: 5, maxPerDay: 5 } });
+    await replacer.run(quietLogger(), policy, pods, NOW, false);
+    await replacer.run(quietLogger(), policy, pods, NOW + 1, false);
+    expect(writer.evictions).toHaveLength(1);
+  });
+
+  it("replaces nothing when its own ledger cannot be read", async () => {
+    const pods = [aPodObject("web-a")];
+    const { replacer, writer, policy } = setUp({ pods, health: { "uid-web-a": unhealthy(2 * HOUR) } });
+    policy.obj.status = { replacements: "garbage" };
+    expect(await replacer.run(quietLogger(), policy, pods, NOW, false)).toBeUndefined();
+    expect(writer.evictions).toEqual([]);
+  });
+});

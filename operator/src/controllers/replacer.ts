@@ -1,0 +1,181 @@
+// The replacement part: eligibility (the pure planner) -> ledger charge (conditional writes) ->
+// eviction -> outcome. It applies the plan it was given and returns what happened, never editing
+// the plan; a PodDisruptionBudget refusal is refunded and backed off per pod.
+import { computeBudget, type LedgerEntry } from "../domain/budget.js";
+import { matchesLabelSelector } from "../domain/label-selector.js";
+import { planReplacements, type PolicyBudget, type ReplacementAttempt, type ReplacementCandidate, type ReplacementConditionPlan, type ReplacementPlan } from "../domain/replacement.js";
+import type { Clock } from "../runtime/clock.js";
+import type { HealthStore } from "../runtime/health-store.js";
+import type { Logger } from "../runtime/logger.js";
+import type { OperatorMetrics } from "../runtime/metrics.js";
+import { nameOf, uidOf, type ObjectCache, type PodObject, type PolicyObject } from "./kube-objects.js";
+import { otherPolicies, type ParsedPolicy } from "./parsed-policy.js";
+import type { PolicyWriter } from "./policy-writer.js";
+import type { LedgerStore, OperatorLedger, PolicyLedger } from "./replacement-ledgers.js";
+
+export type Failpoint = (point: "after-charge" | "after-evict") => void;
+
+export interface ReplacerOptions {
+  policies: ObjectCache<PolicyObject>;
+  pods: ObjectCache<PodObject>;
+  health: Pick<HealthStore, "get" | "evidence">;
+  /** Whether a policy is probing a pod now: only such a policy may veto its replacement. */
+  isProbing: (policyKey: string, uid: string) => boolean;
+  writer: Pick<PolicyWriter, "evictPod" | "deletePod">;
+  ledgers: LedgerStore;
+  clock: Clock;
+  metrics?: Pick<OperatorMetrics, "replacementsTotal" | "replacementBudgetRemaining"> | undefined;
+  maxReplacementsPer12h: number;
+  /** First wait after a PodDisruptionBudget refusal; doubles per refusal up to maxPdbBackoffMs. */
+  pdbBackoffMs?: number;
+  maxPdbBackoffMs?: number;
+  /** Crash-safety tests stop the process at these points: after the ledgers are persisted, after the API call. */
+  failpoint?: Failpoint | undefined;
+}
+
+export type AttemptOutcome =
+  | { attempt: ReplacementAttempt; outcome: "evicted" | "gone" }
+  | { attempt: ReplacementAttempt; outcome: "pdb_blocked"; message: string; waitUntil: number; backoffMs: number };
+
+export interface ReplacementResult {
+  /** The plan as the core made it. */
+  plan: ReplacementPlan;
+  outcomes: AttemptOutcome[];
+  /** The plan's condition, or a PodDisruptionBudget refusal's. */
+  condition: ReplacementConditionPlan;
+  requeueAt?: number;
+}
+
+/** The ledgers one reconcile works on, each at the version it was read (or last written) at. */
+interface Ledgers {
+  policies: Map<string, PolicyLedger>;
+  operator: OperatorLedger;
+}
+
+export class Replacer {
+  private readonly pdbBlocked = new Map<string, { until: number; backoffMs: number }>();
+  /** Pods this process removed, by uid, until the cache shows them terminating or gone: a lagging cache must not get them evicted twice. */
+  private readonly removed = new Map<string, { namespace: string; name: string }>();
+
+  constructor(private readonly o: ReplacerOptions) {}
+
+  /**
+   * Plans and applies the policy's replacements; undefined when its own ledger cannot be read.
+   * `failOpen`: the drain plan fails open, so nothing is replaced.
+   */
+  async run(log: Logger, policy: ParsedPolicy, targets: readonly PodObject[], now: number, failOpen: boolean): Promise<ReplacementResult | undefined> {
+    const own = this.o.ledgers.policy(policy.obj);
+    if (own.entries === null) return undefined;
+    this.forgetRemovedPods();
+    const others = otherPolicies(this.o.policies, policy);
+    const ledgers: Ledgers = { policies: new Map([[policy.key, own]]), operator: { entries: [], resourceVersion: undefined } };
+    for (const o of others) ledgers.policies.set(o.key, this.o.ledgers.policy(o.obj));
+    const candidates = targets.map((p) => this.candidateOf(policy, others, p, now)).filter((c): c is ReplacementCandidate => c !== undefined);
+    this.recordBudget(policy, own.entries, now);
+
+    const spec = policy.spec;
+    // The operator-wide ledger is read fresh, and only when some pod is due: no reads at steady state.
+    const due = candidates.some((c) => c.unhealthySince !== undefined && c.unhealthySince + policy.afterMs <= now);
+    if (due && spec.replacement.enabled && !spec.dryRun) ledgers.operator = await this.o.ledgers.readOperator(log, now);
+    const otherBudgets: PolicyBudget[] = others.map((o) => ({ policy: o.key, maxPerHour: o.spec.replacement.maxPerHour, maxPerDay: o.spec.replacement.maxPerDay, ledger: ledgers.policies.get(o.key)!.entries }));
+    const plan = planReplacements({
+      now,
+      failOpen,
+      policy: { policy: policy.key, maxPerHour: spec.replacement.maxPerHour, maxPerDay: spec.replacement.maxPerDay, replacementEnabled: spec.replacement.enabled, dryRun: spec.dryRun, afterMs: policy.afterMs, method: spec.replacement.method, ledger: own.entries },
+      candidates,
+      otherPolicies: otherBudgets,
+      operatorLedger: ledgers.operator.entries,
+      max12h: this.o.maxReplacementsPer12h,
+    });
+
+    const result: ReplacementResult = { plan, outcomes: [], condition: plan.condition };
+    if (plan.requeueAt !== undefined) result.requeueAt = plan.requeueAt;
+    for (const attempt of plan.attempts) {
+      const outcome = await this.attempt(log, policy, attempt, ledgers, now);
+      result.outcomes.push(outcome);
+      if (outcome.outcome !== "pdb_blocked") continue;
+      result.requeueAt = Math.min(result.requeueAt ?? Infinity, outcome.waitUntil);
+      result.condition = {
+        blocked: true,
+        reason: "PodDisruptionBudget",
+        message: `${attempt.podName}: eviction refused by a PodDisruptionBudget (${outcome.message}); retrying after ${Math.round(outcome.backoffMs / 1000)}s`,
+      };
+    }
+    return result;
+  }
+
+  /** 1. charge every ledger over the version it was read at, 2. evict (uid precondition), 3. refund a PDB refusal. */
+  private async attempt(log: Logger, policy: ParsedPolicy, attempt: ReplacementAttempt, ledgers: Ledgers, now: number): Promise<AttemptOutcome> {
+    await this.change(ledgers, attempt, "charge", now);
+    this.o.failpoint?.("after-charge");
+    const ns = policy.obj.metadata.namespace;
+    const outcome =
+      attempt.method === "Delete" ? await this.o.writer.deletePod(ns, attempt.podName, attempt.podUid) : await this.o.writer.evictPod(ns, attempt.podName, attempt.podUid);
+    this.o.failpoint?.("after-evict");
+    this.o.metrics?.replacementsTotal.inc({ policy: policy.key, outcome: outcome.outcome === "blocked" ? "pdb_blocked" : outcome.outcome });
+    if (outcome.outcome === "blocked") {
+      // A PodDisruptionBudget refusal uses no budget: refund, and wait with backoff.
+      await this.change(ledgers, attempt, "refund", now);
+      const prev = this.pdbBlocked.get(attempt.podUid);
+      const backoffMs = Math.min(prev ? prev.backoffMs * 2 : (this.o.pdbBackoffMs ?? 5_000), this.o.maxPdbBackoffMs ?? 300_000);
+      this.pdbBlocked.set(attempt.podUid, { until: now + backoffMs, backoffMs });
+      return { attempt, outcome: "pdb_blocked", message: outcome.message, waitUntil: now + backoffMs, backoffMs };
+    }
+    this.pdbBlocked.delete(attempt.podUid);
+    this.removed.set(attempt.podUid, { namespace: ns, name: attempt.podName });
+    log.info({ pod: attempt.podName, uid: attempt.podUid, method: attempt.method, outcome: outcome.outcome }, "pod replaced");
+    return { attempt, outcome: outcome.outcome };
+  }
+
+  private async change(ledgers: Ledgers, attempt: ReplacementAttempt, change: "charge" | "refund", now: number): Promise<void> {
+    const entry = attempt.charge.entry;
+    for (const key of attempt.charge.policies) {
+      const ledger = ledgers.policies.get(key);
+      if (ledger && ledger.entries !== null) ledgers.policies.set(key, await this.o.ledgers.updatePolicy(ledger, change, entry, now));
+    }
+    if (attempt.charge.operator) ledgers.operator = await this.o.ledgers.updateOperator(ledgers.operator, change, entry, now);
+  }
+
+  private candidateOf(policy: ParsedPolicy, others: readonly ParsedPolicy[], pod: PodObject, now: number): ReplacementCandidate | undefined {
+    const uid = uidOf(pod);
+    const h = this.o.health.get(policy.key, uid);
+    const evidence = this.o.health.evidence(policy.key, uid);
+    if (!h || !evidence || h.state !== "Unhealthy") return undefined;
+    const c: ReplacementCandidate = {
+      uid,
+      name: nameOf(pod),
+      state: h.state,
+      ownerReferences: pod.metadata?.ownerReferences ?? [],
+      terminating: !!pod.metadata?.deletionTimestamp || this.removed.has(uid),
+      probingSince: evidence.probingSince,
+      otherViews: others
+        .filter((o) => matchesLabelSelector(o.spec.selector, pod.metadata?.labels))
+        .map((o) => {
+          const view = this.o.health.get(o.key, uid);
+          const v = { policy: o.key, probing: this.o.isProbing(o.key, uid), replacementEnabled: o.spec.replacement.enabled && !o.spec.dryRun, state: view?.state ?? ("Unknown" as const), afterMs: o.afterMs };
+          return view?.unhealthySince !== undefined ? { ...v, unhealthySince: view.unhealthySince } : v;
+        }),
+    };
+    if (h.unhealthySince !== undefined) c.unhealthySince = h.unhealthySince;
+    if (evidence.lastResultAt !== undefined) c.lastResultAt = evidence.lastResultAt;
+    const pdb = this.pdbBlocked.get(uid);
+    if (pdb && pdb.until > now) c.pdbBlockedUntil = pdb.until;
+    return c;
+  }
+
+  private forgetRemovedPods(): void {
+    for (const [uid, ref] of this.removed) {
+      const cached = this.o.pods.get(ref.namespace, ref.name);
+      if (!cached || uidOf(cached) !== uid || cached.metadata?.deletionTimestamp) this.removed.delete(uid);
+    }
+  }
+
+  private recordBudget(policy: ParsedPolicy, ledger: readonly LedgerEntry[], now: number): void {
+    const m = this.o.metrics;
+    if (!m) return;
+    const { maxPerHour, maxPerDay } = policy.spec.replacement;
+    const b = computeBudget(ledger, now, { maxPerHour, maxPerDay });
+    m.replacementBudgetRemaining.set({ policy: policy.key, window: "hour" }, Math.max(0, maxPerHour - b.usedHour));
+    m.replacementBudgetRemaining.set({ policy: policy.key, window: "day" }, Math.max(0, maxPerDay - b.usedDay));
+  }
+}

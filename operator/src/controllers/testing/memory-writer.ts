@@ -1,0 +1,113 @@
+// An in-memory PolicyWriter for unit tests: it keeps what was written, assigns resourceVersions
+// (opaque strings) and EndpointSlice generations as the API server does, answers a write with a
+// stale resourceVersion with a 409, and can be told to fail a call or to pause it mid-flight.
+import type { EvictionOutcome } from "../../adapters/cluster-writer.js";
+import type { PolicyWriter } from "../policy-writer.js";
+
+type Meta = { name?: string; generateName?: string; namespace?: string; resourceVersion?: string; generation?: number };
+type Obj = { metadata?: Meta; [k: string]: unknown };
+
+export class ConflictError extends Error {
+  readonly code = 409;
+}
+
+export class MemoryWriter implements PolicyWriter {
+  /** Every call, in order: "create slice-1", "evict ns/pod", "status ns/web", ... */
+  readonly calls: string[] = [];
+  readonly slices = new Map<string, Obj>();
+  readonly statuses = new Map<string, { resourceVersion: string; status: object }>();
+  readonly configMaps = new Map<string, { resourceVersion: string; data: Record<string, string> }>();
+  readonly secrets = new Map<string, Uint8Array>();
+  evictions: Array<{ namespace: string; name: string; uid: string }> = [];
+  /** What evictPod answers. */
+  evictionOutcome: EvictionOutcome = { outcome: "evicted" };
+  /** Makes the next call whose description starts with the prefix throw. */
+  failNext: { prefix: string; error: Error } | undefined;
+  private rv = 100;
+  private generated = 0;
+
+  async createEndpointSlice(slice: object): Promise<unknown> {
+    const s = slice as Obj;
+    const name = s.metadata?.name ?? `${s.metadata?.generateName ?? ""}${++this.generated}`;
+    this.record(`create ${name}`);
+    const out = { ...s, metadata: { ...s.metadata, name, resourceVersion: this.nextRv(), generation: 1 } };
+    this.slices.set(name, out);
+    return out;
+  }
+
+  async replaceEndpointSlice(slice: object): Promise<unknown> {
+    const s = slice as Obj;
+    const name = s.metadata?.name ?? "";
+    this.record(`update ${name}`);
+    const old = this.slices.get(name);
+    if (!old || (s.metadata?.resourceVersion !== undefined && s.metadata.resourceVersion !== old.metadata?.resourceVersion)) throw new ConflictError(`slice ${name} changed`);
+    const out = { ...s, metadata: { ...s.metadata, resourceVersion: this.nextRv(), generation: (old.metadata?.generation ?? 0) + 1 } };
+    this.slices.set(name, out);
+    return out;
+  }
+
+  async deleteEndpointSlice(_namespace: string, name: string): Promise<void> {
+    this.record(`delete ${name}`);
+    this.slices.delete(name);
+  }
+
+  async replacePolicyStatus(policy: { metadata: { name: string; namespace: string; resourceVersion?: string } }, status: object): Promise<{ resourceVersion?: string }> {
+    const key = `${policy.metadata.namespace}/${policy.metadata.name}`;
+    this.record(`status ${key}`);
+    const current = this.statuses.get(key);
+    if (current && policy.metadata.resourceVersion !== undefined && policy.metadata.resourceVersion !== current.resourceVersion) throw new ConflictError(`policy ${key} changed`);
+    const resourceVersion = this.nextRv();
+    this.statuses.set(key, { resourceVersion, status });
+    return { resourceVersion };
+  }
+
+  /** Seeds a policy's stored version, as if it had been created at that resourceVersion. */
+  seedPolicy(key: string, resourceVersion: string, status: object = {}): void {
+    this.statuses.set(key, { resourceVersion, status });
+  }
+
+  async evictPod(namespace: string, name: string, uid: string): Promise<EvictionOutcome> {
+    this.record(`evict ${namespace}/${name}`);
+    if (this.evictionOutcome.outcome !== "blocked") this.evictions.push({ namespace, name, uid });
+    return this.evictionOutcome;
+  }
+
+  async deletePod(namespace: string, name: string, uid: string): Promise<EvictionOutcome> {
+    this.record(`delete-pod ${namespace}/${name}`);
+    this.evictions.push({ namespace, name, uid });
+    return { outcome: "evicted" };
+  }
+
+  async readConfigMap(namespace: string, name: string): Promise<{ metadata?: { resourceVersion?: string }; data?: Record<string, string> } | undefined> {
+    const cm = this.configMaps.get(`${namespace}/${name}`);
+    return cm ? { metadata: { resourceVersion: cm.resourceVersion }, data: { ...cm.data } } : undefined;
+  }
+
+  async writeConfigMap(namespace: string, name: string, data: Record<string, string>, resourceVersion: string | undefined): Promise<unknown> {
+    const key = `${namespace}/${name}`;
+    this.record(`configmap ${key}`);
+    const current = this.configMaps.get(key);
+    if ((current === undefined) !== (resourceVersion === undefined) || (current && current.resourceVersion !== resourceVersion)) throw new ConflictError(`ConfigMap ${key} changed`);
+    const rv = this.nextRv();
+    this.configMaps.set(key, { resourceVersion: rv, data });
+    return { metadata: { resourceVersion: rv } };
+  }
+
+  async readSecretKey(namespace: string, name: string, key: string): Promise<Uint8Array | undefined> {
+    this.calls.push(`secret ${namespace}/${name}/${key}`);
+    return this.secrets.get(`${namespace}/${name}/${key}`);
+  }
+
+  private record(call: string): void {
+    this.calls.push(call);
+    const f = this.failNext;
+    if (f && call.startsWith(f.prefix)) {
+      this.failNext = undefined;
+      throw f.error;
+    }
+  }
+
+  private nextRv(): string {
+    return `rv-${++this.rv}`;
+  }
+}

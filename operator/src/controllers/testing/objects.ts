@@ -1,0 +1,42 @@
+// Small builders of the Kubernetes objects the controller parts read. Defaults describe one
+// ordinary namespace "shop" with a selector-less Service "web" and Running, Ready pods.
+import type { PodObject, PolicyObject, ServiceObject } from "../kube-objects.js";
+
+export const NS = "shop";
+
+export function aPolicyObject(name = "web", spec: Record<string, unknown> = {}, meta: Record<string, unknown> = {}): PolicyObject {
+  return {
+    apiVersion: "healthprobe.io/v1alpha1",
+    kind: "HealthProbePolicy",
+    metadata: { name, namespace: NS, uid: `uid-${name}`, generation: 1, resourceVersion: "1", creationTimestamp: "2026-01-01T00:00:00Z", ...meta },
+    spec: { serviceName: "web", selector: { matchLabels: { app: "web" } }, probe: { port: 8080, path: "/healthz" }, ...spec },
+  };
+}
+
+export function aServiceObject(name = "web", spec: ServiceObject["spec"] = { ports: [{ port: 80, targetPort: 8080 }] }): ServiceObject {
+  return { apiVersion: "v1", kind: "Service", metadata: { name, namespace: NS, uid: `uid-svc-${name}` }, spec };
+}
+
+export function aPodObject(name: string, opts: { labels?: Record<string, string>; ip?: string; ready?: boolean; phase?: string; owner?: boolean; terminating?: boolean } = {}): PodObject {
+  const pod: PodObject = {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: {
+      name,
+      namespace: NS,
+      uid: `uid-${name}`,
+      resourceVersion: "1",
+      labels: opts.labels ?? { app: "web" },
+      ownerReferences: opts.owner === false ? [] : [{ apiVersion: "apps/v1", kind: "ReplicaSet", name: "web-rs", uid: "uid-rs", controller: true }],
+    },
+    spec: { nodeName: "node-a", containers: [{ name: "app", ports: [{ name: "http", containerPort: 8080 }] }] },
+    status: {
+      phase: opts.phase ?? "Running",
+      podIP: opts.ip ?? "10.0.0.1",
+      podIPs: [{ ip: opts.ip ?? "10.0.0.1" }],
+      conditions: [{ type: "Ready", status: opts.ready === false ? "False" : "True" }],
+    },
+  };
+  if (opts.terminating) pod.metadata!.deletionTimestamp = "2026-01-01T00:00:00Z";
+  return pod;
+}

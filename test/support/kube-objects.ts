@@ -1,0 +1,30 @@
+// Kubernetes objects as the tests and the demo handle them, and the CRD they install: shared by
+// the integration tests and hack/demo.
+import { readFileSync } from "node:fs";
+import { loadYaml, type KubernetesObject, type KubernetesObjectApi } from "@kubernetes/client-node";
+import { waitFor } from "./wait-for.js";
+
+export type Obj = KubernetesObject & Record<string, any>;
+
+/**
+ * The committed CRD, ready to create through client-node. It is loaded with client-node's own
+ * loadYaml into its typed model: KubernetesObjectApi serializes a known kind through that
+ * model, and a plain object would lose every schema `default` on the way (the model calls the
+ * field `_default`), leaving the server with a CRD that defaults nothing.
+ */
+export function loadCrd(): Obj {
+  return loadYaml(readFileSync(new URL("../../crds/healthprobe.io_healthprobepolicies.yaml", import.meta.url), "utf8")) as Obj;
+}
+
+/** Creates the CRD and waits until HealthProbePolicies are served. */
+export async function installCrd(api: KubernetesObjectApi): Promise<void> {
+  await api.create(loadCrd());
+  await waitFor(() => api.list("healthprobe.io/v1alpha1", "HealthProbePolicy").then(() => true), { what: "the HealthProbePolicy CRD to be served" });
+}
+
+/** Endpoint readiness by pod name across these EndpointSlices. */
+export function readinessOf(slices: readonly Obj[]): Map<string, boolean> {
+  const out = new Map<string, boolean>();
+  for (const s of slices) for (const e of s.endpoints ?? []) if (e.targetRef?.name) out.set(e.targetRef.name, e.conditions?.ready === true);
+  return out;
+}
