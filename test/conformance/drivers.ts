@@ -17,8 +17,7 @@ import {
 } from "@kubernetes/client-node";
 import { fetch } from "undici";
 import { stringify } from "yaml";
-import type { TestApiServer } from "../apiserver/index.js";
-import { Kubectl, kubeConfigFor, type Obj } from "../apiserver/test-kit.js";
+import { Kubectl, kubeConfigFor, type KubeconfigSource, type Obj } from "../apiserver/test-kit.js";
 import { kubectlBin } from "../support/paths.js";
 
 export type { Obj };
@@ -167,7 +166,7 @@ export class ClientNodeDriver implements Driver {
   private readonly objects: KubernetesObjectApi;
   private readonly custom: CustomObjectsApi;
 
-  constructor(server: TestApiServer) {
+  constructor(server: KubeconfigSource) {
     this.kc = kubeConfigFor(server, "client-node-user");
     this.objects = KubernetesObjectApi.makeApiClient(this.kc);
     this.custom = this.kc.makeApiClient(CustomObjectsApi);
@@ -304,7 +303,7 @@ export class KubectlDriver implements Driver {
   private readonly kubectl: Kubectl;
   private files = 0;
 
-  constructor(server: TestApiServer) {
+  constructor(server: KubeconfigSource) {
     this.kubectl = new Kubectl(server);
   }
 
@@ -450,7 +449,7 @@ export class KubectlDriver implements Driver {
   }
 }
 
-export const drivers: Array<[string, (server: TestApiServer) => Driver]> = [
+export const drivers: Array<[string, (server: KubeconfigSource) => Driver]> = [
   ["client-node", (server) => new ClientNodeDriver(server)],
   ["kubectl", (server) => new KubectlDriver(server)],
 ];
