@@ -91,9 +91,17 @@ function randomSuffix(): string {
   return s;
 }
 
-/** Whether the kind tracks metadata.generation (custom resources always, built-ins with a spec/status split). */
+/**
+ * Whether the kind tracks metadata.generation: custom resources always, built-ins with a
+ * spec/status split, and EndpointSlices (their strategy bumps it on any change but metadata's).
+ */
 function tracksGeneration(t: ResourceType): boolean {
-  return Boolean(t.crd) || (hasStatus(t) && t.kind !== "Namespace" && t.kind !== "Node");
+  return Boolean(t.crd) || t.kind === "EndpointSlice" || (hasStatus(t) && t.kind !== "Namespace" && t.kind !== "Node");
+}
+
+/** What moves generation beyond the spec: an EndpointSlice's labels (endpointslice/strategy.go). */
+function generationLabels(t: ResourceType, obj: KubeObject): string {
+  return t.kind === "EndpointSlice" ? JSON.stringify(canonical(obj.metadata.labels ?? {})) : "";
 }
 
 /** Everything but metadata and status: what moves generation. */
@@ -398,7 +406,7 @@ export class Cluster {
     const errors = this.admit(t, obj, old, subresource, ctx);
     if (errors.length) throw invalid(t.group, t.kind, old.metadata.name, errors);
     if (tracksGeneration(t) && subresource !== "status") {
-      const bumped = JSON.stringify(specPart(obj)) !== JSON.stringify(specPart(old));
+      const bumped = JSON.stringify(specPart(obj)) !== JSON.stringify(specPart(old)) || generationLabels(t, obj) !== generationLabels(t, old);
       obj.metadata.generation = (old.metadata.generation ?? 0) + (bumped ? 1 : 0);
     }
     if (t.group === "apiextensions.k8s.io" && t.kind === "CustomResourceDefinition" && subresource !== "status") {
