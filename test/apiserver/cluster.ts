@@ -24,7 +24,7 @@ import { establishedCrdStatus } from "./crd-serving.js";
 import { applyBuiltinDefaults, prepareBuiltinCreate } from "./builtin-defaults.js";
 import { planPodDeletion } from "./pod-deletion.js";
 import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, canonical } from "./patch.js";
-import { applyConfiguration } from "./server-side-apply.js";
+import { applyConfiguration, updaterManagedFields } from "./server-side-apply.js";
 import { validateBuiltin, type BuiltinValidationOptions } from "./validation/index.js";
 import { matchesLabelSelectorObject } from "./selectors.js";
 import { CORE_EVENT_VERSION, convertEvent } from "./event-conversion.js";
@@ -259,22 +259,25 @@ export class Cluster {
     ctx.warnings.push(...messages);
   }
 
-  private recordManager(obj: KubeObject, ctx: WriteContext, operation: "Update" | "Apply", subresource: string, t: ResourceType, fieldsV1?: unknown): void {
+  private recordManager(obj: KubeObject, ctx: WriteContext, operation: "Update" | "Apply", subresource: string, t: ResourceType, fieldsV1?: unknown, old?: KubeObject): void {
     const manager = ctx.fieldManager;
     if (!manager) return;
-    const entries = ((obj.metadata.managedFields ?? []) as Array<Record<string, any>>).filter(
-      (e) => !(e.manager === manager && e.operation === operation && (e.subresource ?? "") === subresource),
-    );
-    const previous = ((obj.metadata.managedFields ?? []) as Array<Record<string, any>>).find(
-      (e) => e.manager === manager && e.operation === operation && (e.subresource ?? "") === subresource,
-    );
+    const all = (obj.metadata.managedFields ?? []) as Array<Record<string, any>>;
+    let entries = all.filter((e) => !(e.manager === manager && e.operation === operation && (e.subresource ?? "") === subresource));
+    const previous = all.find((e) => e.manager === manager && e.operation === operation && (e.subresource ?? "") === subresource);
+    let owned = fieldsV1 ?? previous?.fieldsV1 ?? {};
+    if (operation === "Update" && fieldsV1 === undefined) {
+      const updated = updaterManagedFields(t, old, obj, all, manager, subresource);
+      owned = updated.fieldsV1;
+      entries = updated.others;
+    }
     const entry: Record<string, any> = {
       manager,
       operation,
       apiVersion: apiVersionOf(t),
       time: this.timestamp(),
       fieldsType: "FieldsV1",
-      fieldsV1: fieldsV1 ?? previous?.fieldsV1 ?? {},
+      fieldsV1: owned,
     };
     if (subresource) entry.subresource = subresource;
     entries.push(entry);
@@ -418,7 +421,7 @@ export class Cluster {
       const withoutTime = (m: unknown): string => JSON.stringify(((m ?? []) as Array<Record<string, any>>).map(({ time: _t, ...rest }) => canonical(rest)));
       if (operation === "Update" || withoutTime(obj.metadata.managedFields) === withoutTime(old.metadata.managedFields)) return this.present(t, old);
     }
-    if (!managedFieldsOverride) this.recordManager(obj, ctx, operation, subresource, t);
+    if (!managedFieldsOverride) this.recordManager(obj, ctx, operation, subresource, t, undefined, old);
     if (ctx.dryRun) return this.present(t, obj);
     // An object whose finalizers are gone is removed unless a graceful deletion still runs (pods).
     if (obj.metadata.deletionTimestamp && (obj.metadata.finalizers ?? []).length === 0 && Number(obj.metadata.deletionGracePeriodSeconds ?? 0) === 0) {
