@@ -130,7 +130,8 @@ export class Kubelet {
     this.finishing.add(uid);
     await this.stopServing(uid);
     try {
-      await this.core.deleteNamespacedPod({ name: pod.metadata!.name!, namespace: pod.metadata!.namespace!, gracePeriodSeconds: 0, body: { preconditions: { uid } } });
+      // In the body: with a body, kube-apiserver ignores the query's DeleteOptions.
+      await this.core.deleteNamespacedPod({ name: pod.metadata!.name!, namespace: pod.metadata!.namespace!, body: { gracePeriodSeconds: 0, preconditions: { uid } } });
     } catch (err) {
       if (isNotFound(err) || isConflict(err)) return;
       this.finishing.delete(uid);

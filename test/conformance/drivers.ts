@@ -260,10 +260,19 @@ export class ClientNodeDriver implements Driver {
     const deadline = Date.now() + 20_000;
     for (;;) {
       const crd = await this.get(types.crd, undefined, crdName);
-      if (crd?.status?.conditions?.some((c: any) => c.type === "Established" && c.status === "True")) return;
+      // Established is not yet served: kube-apiserver answers 429 "storage is (re)initializing" until its watch cache is ready.
+      if (crd?.status?.conditions?.some((c: any) => c.type === "Established" && c.status === "True") && (await this.servesKindOf(crd))) return;
       if (Date.now() > deadline) throw new Error(`CustomResourceDefinition ${crdName} not established within 20 s`);
       await new Promise((r) => setTimeout(r, 20));
     }
+  }
+
+  private async servesKindOf(crd: Obj): Promise<boolean> {
+    const version = crd.spec.versions.find((v: any) => v.storage)?.name ?? crd.spec.versions[0].name;
+    return this.objects.list(`${crd.spec.group}/${version}`, crd.spec.names.kind).then(
+      () => true,
+      () => false,
+    );
   }
 
   async watch(type: ResourceType, namespace: string, label: string): Promise<WatchView> {

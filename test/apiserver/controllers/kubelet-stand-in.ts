@@ -77,7 +77,8 @@ export class KubeletStandIn {
       // The containers have stopped: the kubelet's zero-grace delete removes the pod (or leaves it to its finalizers).
       this.finishing.add(uid);
       try {
-        await this.deps.core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0, body: { preconditions: { uid } } });
+        // In the body, where it counts (with a body kube-apiserver ignores the query's DeleteOptions); the query shows it in the request log.
+        await this.deps.core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0, body: { gracePeriodSeconds: 0, preconditions: { uid } } });
       } catch (err) {
         if (isNotFound(err) || (err as { code?: number }).code === 409) return;
         this.finishing.delete(uid);
