@@ -91,6 +91,10 @@ function randomSuffix(): string {
   return s;
 }
 
+/** Schema errors after which the real server does not run CEL rules (customresource/strategy.go hasBlockingErr). */
+const CEL_BLOCKING_REASONS = new Set(["FieldValueNotSupported", "FieldValueRequired", "FieldValueTooLong", "FieldValueTooMany", "FieldValueTypeInvalid"]);
+const CEL_NOT_CHECKED = "Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation";
+
 /**
  * Whether the kind tracks metadata.generation: custom resources always, built-ins with a
  * spec/status split, and EndpointSlices (their strategy bumps it on any change but metadata's).
@@ -231,7 +235,10 @@ export class Cluster {
         // The real validator walks properties in Go map order; sorting keeps messages deterministic.
         schemaErrors.sort((a, b) => (a.field < b.field ? -1 : a.field > b.field ? 1 : 0));
         errors.push(...schemaErrors);
-        if (errors.length === 0) {
+        // As the real CRD strategy: CEL rules run beside schema errors unless one of them is blocking.
+        if (errors.some((e) => CEL_BLOCKING_REASONS.has(e.reason))) {
+          errors.push({ field: "<nil>", reason: "FieldValueInvalid", message: CEL_NOT_CHECKED });
+        } else {
           const oldContent = old ? (({ metadata: _om, ...o }) => o)(old) : undefined;
           validateCelRules(content, oldContent, schemaForValidation, "", errors);
         }
