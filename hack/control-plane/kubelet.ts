@@ -10,7 +10,7 @@ import { isConflict, isNotFound, podKey, splitKey } from "../../test/apiserver/c
 import { WorkQueue } from "../../test/apiserver/controllers/work-queue.js";
 import type { PodNetwork } from "./network.js";
 import type { PodServers } from "./pod-servers.js";
-import { runningStatus, statusDiffers } from "./pod-status.js";
+import { runningStatus, statusDiffers } from "../../test/apiserver/controllers/pod-status.js";
 
 export interface KubeletOptions {
   kc: KubeConfig;
