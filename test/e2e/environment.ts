@@ -89,7 +89,7 @@ async function testServerEnvironment(): Promise<E2eEnvironment> {
   // Its own user, so the request log tells the operator's requests from the suite's.
   server.writeKubeconfig(operatorKubeconfig, OPERATOR_USER);
   try {
-    // Server-side apply sends YAML; kubectl create would send protobuf.
+    // kubectl as a user would type it; server-side apply keeps it idempotent.
     await kubectl(adminKubeconfig, ["apply", "--server-side", "-f", "-"], `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${OPERATOR_NAMESPACE}\n`);
   } catch (err) {
     await server.stop();
