@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 NPM_STAMP := node_modules/.package-lock.json
 
-.PHONY: all test unit typecheck lint demo crds build image bench e2e e2e-local clean deps
+.PHONY: all test unit typecheck lint demo crds build image bench e2e e2e-local test-real control-plane clean deps
 
 all: test
 
@@ -19,10 +19,11 @@ lint: deps
 	npx eslint .
 
 unit: deps
-	npm test --silent
+	env -u HEALTHPROBE_TEST_CLUSTER npm test --silent
 
-## Installs dependencies when missing, then typecheck, lint and every test.
-test: deps typecheck lint unit e2e-local
+## Installs dependencies when missing, then typecheck, lint and every test: all suites on the API
+## test server, then the conformance and e2e suites on the real control plane.
+test: deps typecheck lint unit e2e-local test-real
 
 ## The operator on the embedded API test server with demo pods on loopback and a live view.
 demo: deps
@@ -55,6 +56,15 @@ e2e: deps
 ## The e2e suite on the API test server whatever the environment says, as part of make test.
 e2e-local: deps
 	env -u KUBECONFIG node --experimental-vm-modules node_modules/jest/bin/jest.js --testPathIgnorePatterns '/node_modules/' --roots test/e2e
+
+## The conformance and e2e suites on the real control plane, built from Go modules on first use
+## (needs Go, root and iproute2; says loudly what did not run without them).
+test-real: deps
+	bash hack/control-plane/test-real.sh
+
+## Builds (or finds in its cache) kube-apiserver, kube-controller-manager and etcd.
+control-plane:
+	bash hack/control-plane/build.sh
 
 clean:
 	rm -rf dist .scratch coverage

@@ -24,7 +24,7 @@ import { establishedCrdStatus } from "./crd-serving.js";
 import { applyBuiltinDefaults, prepareBuiltinCreate } from "./builtin-defaults.js";
 import { planPodDeletion } from "./pod-deletion.js";
 import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, canonical } from "./patch.js";
-import { applyConfiguration } from "./server-side-apply.js";
+import { applyConfiguration, updaterManagedFields } from "./server-side-apply.js";
 import { validateBuiltin, type BuiltinValidationOptions } from "./validation/index.js";
 import { matchesLabelSelectorObject } from "./selectors.js";
 import { CORE_EVENT_VERSION, convertEvent } from "./event-conversion.js";
@@ -91,12 +91,21 @@ function randomSuffix(): string {
   return s;
 }
 
+/** Schema errors after which the real server does not run CEL rules (customresource/strategy.go hasBlockingErr). */
+const CEL_BLOCKING_REASONS = new Set(["FieldValueNotSupported", "FieldValueRequired", "FieldValueTooLong", "FieldValueTooMany", "FieldValueTypeInvalid"]);
+const CEL_NOT_CHECKED = "Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation";
+
 /**
  * Whether the kind tracks metadata.generation: custom resources always, built-ins with a
- * spec/status split, and EndpointSlices (their strategy bumps it on any change but metadata).
+ * spec/status split, and EndpointSlices (their strategy bumps it on any change but metadata's).
  */
 function tracksGeneration(t: ResourceType): boolean {
   return Boolean(t.crd) || t.kind === "EndpointSlice" || (hasStatus(t) && t.kind !== "Namespace" && t.kind !== "Node");
+}
+
+/** What moves generation beyond the spec: an EndpointSlice's labels (endpointslice/strategy.go). */
+function generationLabels(t: ResourceType, obj: KubeObject): string {
+  return t.kind === "EndpointSlice" ? JSON.stringify(canonical(obj.metadata.labels ?? {})) : "";
 }
 
 /** Everything but metadata and status: what moves generation. */
@@ -226,7 +235,10 @@ export class Cluster {
         // The real validator walks properties in Go map order; sorting keeps messages deterministic.
         schemaErrors.sort((a, b) => (a.field < b.field ? -1 : a.field > b.field ? 1 : 0));
         errors.push(...schemaErrors);
-        if (errors.length === 0) {
+        // As the real CRD strategy: CEL rules run beside schema errors unless one of them is blocking.
+        if (errors.some((e) => CEL_BLOCKING_REASONS.has(e.reason))) {
+          errors.push({ field: "<nil>", reason: "FieldValueInvalid", message: CEL_NOT_CHECKED });
+        } else {
           const oldContent = old ? (({ metadata: _om, ...o }) => o)(old) : undefined;
           validateCelRules(content, oldContent, schemaForValidation, "", errors);
         }
@@ -254,22 +266,25 @@ export class Cluster {
     ctx.warnings.push(...messages);
   }
 
-  private recordManager(obj: KubeObject, ctx: WriteContext, operation: "Update" | "Apply", subresource: string, t: ResourceType, fieldsV1?: unknown): void {
+  private recordManager(obj: KubeObject, ctx: WriteContext, operation: "Update" | "Apply", subresource: string, t: ResourceType, fieldsV1?: unknown, old?: KubeObject): void {
     const manager = ctx.fieldManager;
     if (!manager) return;
-    const entries = ((obj.metadata.managedFields ?? []) as Array<Record<string, any>>).filter(
-      (e) => !(e.manager === manager && e.operation === operation && (e.subresource ?? "") === subresource),
-    );
-    const previous = ((obj.metadata.managedFields ?? []) as Array<Record<string, any>>).find(
-      (e) => e.manager === manager && e.operation === operation && (e.subresource ?? "") === subresource,
-    );
+    const all = (obj.metadata.managedFields ?? []) as Array<Record<string, any>>;
+    let entries = all.filter((e) => !(e.manager === manager && e.operation === operation && (e.subresource ?? "") === subresource));
+    const previous = all.find((e) => e.manager === manager && e.operation === operation && (e.subresource ?? "") === subresource);
+    let owned = fieldsV1 ?? previous?.fieldsV1 ?? {};
+    if (operation === "Update" && fieldsV1 === undefined) {
+      const updated = updaterManagedFields(t, old, obj, all, manager, subresource);
+      owned = updated.fieldsV1;
+      entries = updated.others;
+    }
     const entry: Record<string, any> = {
       manager,
       operation,
       apiVersion: apiVersionOf(t),
       time: this.timestamp(),
       fieldsType: "FieldsV1",
-      fieldsV1: fieldsV1 ?? previous?.fieldsV1 ?? {},
+      fieldsV1: owned,
     };
     if (subresource) entry.subresource = subresource;
     entries.push(entry);
@@ -401,7 +416,7 @@ export class Cluster {
     const errors = this.admit(t, obj, old, subresource, ctx);
     if (errors.length) throw invalid(t.group, t.kind, old.metadata.name, errors);
     if (tracksGeneration(t) && subresource !== "status") {
-      const bumped = JSON.stringify(specPart(obj)) !== JSON.stringify(specPart(old));
+      const bumped = JSON.stringify(specPart(obj)) !== JSON.stringify(specPart(old)) || generationLabels(t, obj) !== generationLabels(t, old);
       obj.metadata.generation = (old.metadata.generation ?? 0) + (bumped ? 1 : 0);
     }
     if (t.group === "apiextensions.k8s.io" && t.kind === "CustomResourceDefinition" && subresource !== "status") {
@@ -413,7 +428,7 @@ export class Cluster {
       const withoutTime = (m: unknown): string => JSON.stringify(((m ?? []) as Array<Record<string, any>>).map(({ time: _t, ...rest }) => canonical(rest)));
       if (operation === "Update" || withoutTime(obj.metadata.managedFields) === withoutTime(old.metadata.managedFields)) return this.present(t, old);
     }
-    if (!managedFieldsOverride) this.recordManager(obj, ctx, operation, subresource, t);
+    if (!managedFieldsOverride) this.recordManager(obj, ctx, operation, subresource, t, undefined, old);
     if (ctx.dryRun) return this.present(t, obj);
     // An object whose finalizers are gone is removed unless a graceful deletion still runs (pods).
     if (obj.metadata.deletionTimestamp && (obj.metadata.finalizers ?? []).length === 0 && Number(obj.metadata.deletionGracePeriodSeconds ?? 0) === 0) {

@@ -21,6 +21,12 @@ afterAll(async () => {
 });
 
 const widgets = "/apis/example.com/v1/namespaces/default/widgets";
+const BLOCKING = ["FieldValueNotSupported", "FieldValueRequired", "FieldValueTooLong", "FieldValueTooMany", "FieldValueTypeInvalid"];
+const NOT_CHECKED = {
+  reason: "FieldValueInvalid",
+  field: "<nil>",
+  message: "Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
+};
 
 describe("a created CRD", () => {
   it("is established and served in discovery at once, with names, scope, verbs and the status subresource", async () => {
@@ -71,16 +77,26 @@ describe("a created CRD", () => {
     const status = await statusOf(api.create(aWidget(name, spec)));
     expect(status.code).toBe(422);
     expect(status.reason).toBe("Invalid");
-    expect(status.details.causes).toEqual([{ reason, field, message }]);
-    expect(status.message).toBe(`Widget.example.com "${name}" is invalid: ${field}: ${message}`);
+    // After a blocking schema error the real server skips CEL rules and says so.
+    const blocking = BLOCKING.includes(reason);
+    expect(status.details.causes).toEqual([{ reason, field, message }, ...(blocking ? [NOT_CHECKED] : [])]);
+    expect(status.message).toBe(`Widget.example.com "${name}" is invalid: ${blocking ? `[${field}: ${message}, <nil>: ${NOT_CHECKED.message}]` : `${field}: ${message}`}`);
     expect(status.details).toMatchObject({ name, group: "example.com", kind: "Widget" });
   });
 
   it("lists several violations in brackets, like the real server", async () => {
     const status = await statusOf(api.create(aWidget("multi", { size: 99, color: "pink" })));
     expect(status.message).toBe(
-      'Widget.example.com "multi" is invalid: [spec.color: Unsupported value: "pink": supported values: "red", "green", "blue", spec.size: Invalid value: 99: spec.size in body should be less than or equal to 60]',
+      `Widget.example.com "multi" is invalid: [spec.color: Unsupported value: "pink": supported values: "red", "green", "blue", spec.size: Invalid value: 99: spec.size in body should be less than or equal to 60, <nil>: ${NOT_CHECKED.message}]`,
     );
+  });
+
+  it("reports CEL rule violations together with schema errors that do not block them", async () => {
+    const status = await statusOf(api.create(aWidget(uniqueName("both"), { size: 99, minReplicas: 5, maxReplicas: 2 })));
+    expect(status.details.causes).toEqual([
+      { reason: "FieldValueInvalid", field: "spec.size", message: "Invalid value: 99: spec.size in body should be less than or equal to 60" },
+      { reason: "FieldValueInvalid", field: "spec.minReplicas", message: 'Invalid value: "object": minReplicas must not exceed maxReplicas' },
+    ]);
   });
 
   it("evaluates transition rules with oldSelf on update", async () => {

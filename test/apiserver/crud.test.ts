@@ -151,6 +151,24 @@ describe("generation and the spec/status split", () => {
     expect(statusWrite.body.metadata.generation).toBe(2);
   });
 
+  it("gives EndpointSlices generation 1 and bumps it when endpoints or labels change, not annotations", async () => {
+    const slice = (await api.create({
+      apiVersion: "discovery.k8s.io/v1",
+      kind: "EndpointSlice",
+      metadata: { name: uniqueName("eps"), namespace: "default", labels: { "kubernetes.io/service-name": "web" } },
+      addressType: "IPv4",
+      endpoints: [{ addresses: ["10.244.0.10"], conditions: { ready: true } }],
+      ports: [{ name: "http", port: 8080, protocol: "TCP" }],
+    } as Obj)) as Obj;
+    expect(slice.metadata!.generation).toBe(1);
+    const annotated = (await api.replace({ ...slice, metadata: { ...slice.metadata, annotations: { note: "x" } } } as Obj)) as Obj;
+    expect(annotated.metadata!.generation).toBe(1);
+    const drained = (await api.replace({ ...annotated, endpoints: [{ addresses: ["10.244.0.10"], conditions: { ready: false } }] } as Obj)) as Obj;
+    expect(drained.metadata!.generation).toBe(2);
+    const relabelled = (await api.replace({ ...drained, metadata: { ...drained.metadata, labels: { ...drained.metadata!.labels, extra: "y" } } } as Obj)) as Obj;
+    expect(relabelled.metadata!.generation).toBe(3);
+  });
+
   it("accepts pod status from the kubelet's side through /status", async () => {
     const pod = await core.createNamespacedPod({ namespace: "default", body: aPod() as any });
     const updated = await core.replaceNamespacedPodStatus({

@@ -375,11 +375,15 @@ function returnsDeletedObject(t: ResourceType): boolean {
   return Boolean(t.crd) || (t.group === "" && t.kind === "Pod");
 }
 
+/** As the real DELETE handler: a body's DeleteOptions, or without a body the query's; never a mix. */
 function deleteOptions(body: unknown, query: URLSearchParams): DeleteOptions & { dryRun?: boolean } {
-  const opts: DeleteOptions & { dryRun?: boolean } = body && typeof body === "object" ? { ...(body as DeleteOptions) } : {};
-  if (query.get("propagationPolicy")) opts.propagationPolicy = query.get("propagationPolicy")!;
-  if (query.get("gracePeriodSeconds")) opts.gracePeriodSeconds = Number(query.get("gracePeriodSeconds"));
-  if (query.get("orphanDependents")) opts.orphanDependents = query.get("orphanDependents") === "true";
+  const hasBody = Boolean(body && typeof body === "object");
+  const opts: DeleteOptions & { dryRun?: boolean } = hasBody ? { ...(body as DeleteOptions) } : {};
+  if (!hasBody) {
+    if (query.get("propagationPolicy")) opts.propagationPolicy = query.get("propagationPolicy")!;
+    if (query.get("gracePeriodSeconds")) opts.gracePeriodSeconds = Number(query.get("gracePeriodSeconds"));
+    if (query.get("orphanDependents")) opts.orphanDependents = query.get("orphanDependents") === "true";
+  }
   const bodyDryRun = (body as { dryRun?: string[] } | undefined)?.dryRun;
   if (Array.isArray(bodyDryRun) && bodyDryRun.includes("All")) opts.dryRun = true;
   return opts;

@@ -142,6 +142,26 @@ spec:
     expect(services.stdout).toMatch(/^kubernetes\s+ClusterIP\s+10\.96\.0\.1\s+<none>\s+443\/TCP\s+\d+s$/m);
   });
 
+  it("creates a namespace, a deployment, a service account and a secret with kubectl create (protobuf bodies)", async () => {
+    const ns = `create-${Date.now().toString(36)}`;
+    for (const args of [
+      ["create", "namespace", ns],
+      ["create", "deployment", "web", "--image=nginx:1.27", "--replicas=2", "--port=8080", "-n", ns],
+      ["create", "serviceaccount", "robot", "-n", ns],
+      ["create", "secret", "generic", "creds", "--from-literal=user=alice", "-n", ns],
+    ]) {
+      const out = await kubectl.run(args);
+      expect({ args, stderr: out.stderr, code: out.code }).toEqual({ args, stderr: "", code: 0 });
+    }
+    const get = async (kind: string, name: string): Promise<Obj> => JSON.parse((await kubectl.run(["get", kind, name, "-n", ns, "-o", "json"])).stdout);
+    const deployment = await get("deployment", "web");
+    expect(deployment.spec).toMatchObject({ replicas: 2, selector: { matchLabels: { app: "web" } } });
+    expect(deployment.spec.template.spec.containers).toEqual([expect.objectContaining({ name: "nginx", image: "nginx:1.27", ports: [expect.objectContaining({ containerPort: 8080, protocol: "TCP" })] })]);
+    expect(deployment.metadata!.creationTimestamp).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect((await get("serviceaccount", "robot")).metadata!.name).toBe("robot");
+    expect(Buffer.from((await get("secret", "creds")).data.user, "base64").toString()).toBe("alice");
+  });
+
   it("lists built-in kinds with NAME and AGE", async () => {
     const out = await kubectl.run(["get", "namespaces"]);
     expect(out.stdout.split("\n")[0]!.split(/\s+/)).toEqual(["NAME", "AGE"]);

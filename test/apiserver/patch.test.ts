@@ -195,13 +195,19 @@ describe("server-side apply", () => {
     expect(res.body.message).toBe('PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch');
   });
 
-  it("merges applied containers by name into a deployment", async () => {
+  it("merges applied containers by name into a deployment, taking the image from its creator only when forced", async () => {
     const name = uniqueName("ssa-deploy");
     await api.create(aDeployment(name));
-    const res = await http(server, "PATCH", `${patchPath(name)}?fieldManager=tool`, {
-      contentType: "application/apply-patch+yaml",
-      body: `apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: ${name}\nspec:\n  template:\n    spec:\n      containers:\n      - name: app\n        image: app:9\n`,
-    });
+    const apply = (force: boolean) =>
+      http(server, "PATCH", `${patchPath(name)}?fieldManager=tool${force ? "&force=true" : ""}`, {
+        contentType: "application/apply-patch+yaml",
+        body: `apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: ${name}\nspec:\n  template:\n    spec:\n      containers:\n      - name: app\n        image: app:9\n`,
+      });
+    // The creator (an Update manager) owns the image it set: the real server reports the conflict.
+    const refused = await apply(false);
+    expect(refused.status).toBe(409);
+    expect(refused.body.message).toMatch(/^Apply failed with 1 conflict: conflict with "[^"]+" using apps\/v1: \.spec\.template\.spec\.containers\[name="app"\]\.image$/);
+    const res = await apply(true);
     expect(res.status).toBe(200);
     expect(res.body.spec.template.spec.containers.map((c: Obj) => `${c.name}=${c.image}`)).toEqual(["app=app:9", "sidecar=side:1"]);
   });

@@ -1,6 +1,7 @@
 // Server-side apply, simplified: merges the applied configuration into the live object, tracks each
-// applier's fields in managedFields (FieldsV1), removes fields an applier stopped applying, and reports
-// conflicts with other appliers' fields unless forced.
+// manager's fields in managedFields (FieldsV1: an applier's the fields it applied, an updater's the
+// fields its creates, updates and patches changed), removes fields an applier stopped applying, and
+// reports conflicts with other managers' fields unless forced.
 import { ApiError } from "./errors.js";
 import { canonical, listStrategyFor } from "./patch.js";
 import { apiVersionOf, type ResourceType } from "./resource-types.js";
@@ -174,26 +175,30 @@ export function applyConfiguration(t: ResourceType, live: KubeObject | undefined
   const fieldsV1 = toFieldsV1(appliedPaths);
   const entries = clone((live?.metadata?.managedFields ?? []) as Array<Record<string, any>>);
   const mine = entries.find((e) => e.manager === manager && e.operation === "Apply" && (e.subresource ?? "") === subresource);
-  const others = entries.filter((e) => e !== mine && e.operation === "Apply");
+  // Updaters' fields conflict too: a field someone changed with a PUT or patch is theirs until forced.
+  const others = entries.filter((e) => e !== mine);
   const appliedSet = new Set(appliedPaths.map(pathKey));
   const conflicts: Array<{ manager: string; path: Seg[] }> = [];
+  // The real message names an updater with the apiVersion it wrote: "kubectl-edit" using apps/v1.
+  const who = (e: Record<string, any>): string => (e.operation === "Update" ? `"${e.manager}" using ${e.apiVersion}` : `"${e.manager}"`);
   if (live) {
     for (const other of others) {
       for (const p of fromFieldsV1(other.fieldsV1)) {
-        if (!appliedSet.has(pathKey(p))) continue;
+        // A list item's own entry (".") is membership, not a value: only its fields can conflict.
+        if (!appliedSet.has(pathKey(p)) || "dot" in p[p.length - 1]!) continue;
         const a = JSON.stringify(canonical(getPath(applied, p)));
         const l = JSON.stringify(canonical(getPath(live, p)));
-        if (a !== l) conflicts.push({ manager: other.manager, path: p });
+        if (a !== l) conflicts.push({ manager: who(other), path: p });
       }
     }
   }
   if (conflicts.length > 0 && !force) {
     const describe = (c: { manager: string; path: Seg[] }): string =>
-      `conflict with "${c.manager}": .${c.path.map((s) => ("f" in s ? s.f : "k" in s ? `[${Object.entries(s.k).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(",")}]` : "v" in s ? `[${JSON.stringify(s.v)}]` : "")).filter((x) => x).join(".").replace(/\.\[/g, "[")}`;
+      `conflict with ${c.manager}: .${c.path.map((s) => ("f" in s ? s.f : "k" in s ? `[${Object.entries(s.k).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(",")}]` : "v" in s ? `[${JSON.stringify(s.v)}]` : "")).filter((x) => x).join(".").replace(/\.\[/g, "[")}`;
     const message =
       conflicts.length === 1 ? `Apply failed with 1 conflict: ${describe(conflicts[0]!)}` : `Apply failed with ${conflicts.length} conflicts: ${conflicts.map(describe).join("\n")}`;
     throw new ApiError(409, "Conflict", message, {
-      causes: conflicts.map((c) => ({ reason: "FieldManagerConflict", message: `conflict with "${c.manager}"`, field: "." + c.path.map((s) => ("f" in s ? s.f : "")).filter((x) => x).join(".") })),
+      causes: conflicts.map((c) => ({ reason: "FieldManagerConflict", message: `conflict with ${c.manager}`, field: "." + c.path.map((s) => ("f" in s ? s.f : "")).filter((x) => x).join(".") })),
     });
   }
   let object = merge(t, live ? clone(live) : {}, applied, [], schema) as KubeObject;
@@ -210,11 +215,41 @@ export function applyConfiguration(t: ResourceType, live: KubeObject | undefined
     const kept = fromFieldsV1(other.fieldsV1).filter((p) => !(appliedSet.has(pathKey(p)) && conflicts.some((c) => pathKey(c.path) === pathKey(p))));
     other.fieldsV1 = toFieldsV1(kept);
   }
+  const remaining = entries.filter((e) => e === mine || Object.keys(e.fieldsV1 ?? {}).length > 0);
   object = object ?? {};
   object.metadata = isMap(object.metadata) ? object.metadata : {};
   const entry: Record<string, any> = { manager, operation: "Apply", apiVersion: apiVersionOf(t), time: new Date().toISOString().replace(/\.\d{3}Z$/, "Z"), fieldsType: "FieldsV1", fieldsV1 };
   if (subresource) entry.subresource = subresource;
-  const managedFields = [...entries.filter((e) => e !== mine), entry];
+  const managedFields = [...remaining.filter((e) => e !== mine), entry];
   object.metadata.managedFields = managedFields;
   return { object, fieldsV1, managedFields };
+}
+
+/**
+ * managedFields after a create, update or non-apply patch by `manager`: the fields it changed become
+ * its own and leave every other manager, whose entry goes once it owns nothing (as the real field
+ * manager does). `old` is undefined on create, where every field counts as changed.
+ */
+export function updaterManagedFields(
+  t: ResourceType,
+  old: KubeObject | undefined,
+  obj: KubeObject,
+  entries: Array<Record<string, any>>,
+  manager: string,
+  subresource: string,
+): { fieldsV1: Record<string, any>; others: Array<Record<string, any>> } {
+  const present: Seg[][] = [];
+  fieldPaths(t, obj, [], [], t.crd?.schema, present);
+  const value = (o: unknown, p: Seg[]): string => JSON.stringify(canonical(o === undefined ? undefined : getPath(o, p)) ?? null);
+  const changed = present.filter((p) => old === undefined || value(obj, p) !== value(old, p));
+  const changedKeys = new Set(changed.map(pathKey));
+  const presentKeys = new Set(present.map(pathKey));
+  const isMine = (e: Record<string, any>): boolean => e.manager === manager && e.operation === "Update" && (e.subresource ?? "") === subresource;
+  const previous = entries.find(isMine);
+  const kept = fromFieldsV1(previous?.fieldsV1).filter((p) => presentKeys.has(pathKey(p)) && !changedKeys.has(pathKey(p)));
+  const others = entries
+    .filter((e) => !isMine(e))
+    .map((e) => ({ ...e, fieldsV1: toFieldsV1(fromFieldsV1(e.fieldsV1).filter((p) => !changedKeys.has(pathKey(p)))) }))
+    .filter((e) => Object.keys(e.fieldsV1).length > 0);
+  return { fieldsV1: toFieldsV1([...kept, ...changed]), others };
 }

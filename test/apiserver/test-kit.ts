@@ -7,11 +7,14 @@ import { ApiException, KubeConfig, KubernetesObjectApi, PatchStrategy, setHeader
 import { kubectlBin } from "../support/paths.js";
 import type { TestApiServer } from "./index.js";
 
+/** Anything that hands out a kubeconfig per user: the API test server, or the real control plane. */
+export type KubeconfigSource = Pick<TestApiServer, "kubeconfig">;
+
 
 /** Call options that make client-node send a JSON merge patch (its default is a JSON patch). */
 export const asMergePatch = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
 
-export function kubeConfigFor(server: TestApiServer, user = "admin"): KubeConfig {
+export function kubeConfigFor(server: KubeconfigSource, user = "admin"): KubeConfig {
   const kc = new KubeConfig();
   kc.loadFromString(server.kubeconfig(user));
   return kc;
@@ -107,7 +110,7 @@ export async function http(
 export class Kubectl {
   private readonly dir: string;
   readonly kubeconfig: string;
-  constructor(server: TestApiServer) {
+  constructor(server: KubeconfigSource) {
     this.dir = mkdtempSync(join(tmpdir(), "kubectl-"));
     this.kubeconfig = join(this.dir, "kubeconfig");
     writeFileSync(this.kubeconfig, server.kubeconfig("kubectl-user"));

@@ -17,8 +17,7 @@ import {
 } from "@kubernetes/client-node";
 import { fetch } from "undici";
 import { stringify } from "yaml";
-import type { TestApiServer } from "../apiserver/index.js";
-import { Kubectl, kubeConfigFor, type Obj } from "../apiserver/test-kit.js";
+import { Kubectl, kubeConfigFor, type KubeconfigSource, type Obj } from "../apiserver/test-kit.js";
 import { kubectlBin } from "../support/paths.js";
 
 export type { Obj };
@@ -167,7 +166,7 @@ export class ClientNodeDriver implements Driver {
   private readonly objects: KubernetesObjectApi;
   private readonly custom: CustomObjectsApi;
 
-  constructor(server: TestApiServer) {
+  constructor(server: KubeconfigSource) {
     this.kc = kubeConfigFor(server, "client-node-user");
     this.objects = KubernetesObjectApi.makeApiClient(this.kc);
     this.custom = this.kc.makeApiClient(CustomObjectsApi);
@@ -261,10 +260,19 @@ export class ClientNodeDriver implements Driver {
     const deadline = Date.now() + 20_000;
     for (;;) {
       const crd = await this.get(types.crd, undefined, crdName);
-      if (crd?.status?.conditions?.some((c: any) => c.type === "Established" && c.status === "True")) return;
+      // Established is not yet served: kube-apiserver answers 429 "storage is (re)initializing" until its watch cache is ready.
+      if (crd?.status?.conditions?.some((c: any) => c.type === "Established" && c.status === "True") && (await this.servesKindOf(crd))) return;
       if (Date.now() > deadline) throw new Error(`CustomResourceDefinition ${crdName} not established within 20 s`);
       await new Promise((r) => setTimeout(r, 20));
     }
+  }
+
+  private async servesKindOf(crd: Obj): Promise<boolean> {
+    const version = crd.spec.versions.find((v: any) => v.storage)?.name ?? crd.spec.versions[0].name;
+    return this.objects.list(`${crd.spec.group}/${version}`, crd.spec.names.kind).then(
+      () => true,
+      () => false,
+    );
   }
 
   async watch(type: ResourceType, namespace: string, label: string): Promise<WatchView> {
@@ -304,7 +312,7 @@ export class KubectlDriver implements Driver {
   private readonly kubectl: Kubectl;
   private files = 0;
 
-  constructor(server: TestApiServer) {
+  constructor(server: KubeconfigSource) {
     this.kubectl = new Kubectl(server);
   }
 
@@ -450,7 +458,7 @@ export class KubectlDriver implements Driver {
   }
 }
 
-export const drivers: Array<[string, (server: TestApiServer) => Driver]> = [
+export const drivers: Array<[string, (server: KubeconfigSource) => Driver]> = [
   ["client-node", (server) => new ClientNodeDriver(server)],
   ["kubectl", (server) => new KubectlDriver(server)],
 ];

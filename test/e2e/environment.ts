@@ -1,7 +1,9 @@
 // Where the e2e suite runs. With KUBECONFIG set: a real cluster on which the chart installed the
-// operator. Without: the project's API test server (pods get loopback addresses from its kubelet
-// stand-in) and the operator started here as a child process. Either way the suite talks to
-// Kubernetes through nothing but a kubeconfig.
+// operator. With HEALTHPROBE_TEST_CLUSTER=real: the real control plane built from Go modules
+// (hack/control-plane), the chart installed by helm and the operator started here as its
+// ServiceAccount. Otherwise: the project's API test server (pods get loopback addresses from its
+// kubelet stand-in) and the operator started here as a child process. Either way the suite talks
+// to Kubernetes through nothing but a kubeconfig.
 import { spawn, type ChildProcess } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -9,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { V1PodSpec } from "@kubernetes/client-node";
 import { startApiServer, type TestApiServer } from "../apiserver/index.js";
+import { controlPlaneEnvironment } from "./control-plane-environment.js";
 import { kubectlBin, repoRoot } from "../support/paths.js";
 
 
@@ -23,7 +26,7 @@ export interface BackendPod {
 }
 
 export interface E2eEnvironment {
-  mode: "cluster" | "test-server";
+  mode: "cluster" | "control-plane" | "test-server";
   kubeconfigPath: string;
   /** The pod template's spec: an HTTP server on BACKEND_PORT answering HEALTH_PATH. */
   backendPodSpec(): V1PodSpec;
@@ -43,7 +46,9 @@ export const OPERATOR_NAMESPACE = "healthprobe-system";
 
 export async function startEnvironment(): Promise<E2eEnvironment> {
   const fromEnv = process.env.KUBECONFIG;
-  return fromEnv ? clusterEnvironment(fromEnv.split(":")[0]!) : testServerEnvironment();
+  if (fromEnv) return clusterEnvironment(fromEnv.split(":")[0]!);
+  if (process.env.HEALTHPROBE_TEST_CLUSTER === "real") return controlPlaneEnvironment({ namespace: OPERATOR_NAMESPACE, port: BACKEND_PORT, kubectl });
+  return testServerEnvironment();
 }
 
 function clusterEnvironment(kubeconfigPath: string): E2eEnvironment {
@@ -84,7 +89,7 @@ async function testServerEnvironment(): Promise<E2eEnvironment> {
   // Its own user, so the request log tells the operator's requests from the suite's.
   server.writeKubeconfig(operatorKubeconfig, OPERATOR_USER);
   try {
-    // Server-side apply sends YAML; kubectl create would send protobuf.
+    // kubectl as a user would type it; server-side apply keeps it idempotent.
     await kubectl(adminKubeconfig, ["apply", "--server-side", "-f", "-"], `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${OPERATOR_NAMESPACE}\n`);
   } catch (err) {
     await server.stop();

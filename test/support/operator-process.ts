@@ -9,7 +9,8 @@ import { waitFor } from "./wait-for.js";
 
 
 export interface OperatorProcessOptions {
-  server: TestApiServer;
+  /** Where the kubeconfig for `user` comes from: the API test server, or any cluster that can write one. */
+  server: Pick<TestApiServer, "writeKubeconfig">;
   /** Scratch directory for the kubeconfig. */
   dir: string;
   /** Kubeconfig user (and bearer token), so the server's request log tells processes apart. */

@@ -105,7 +105,8 @@ export const CROSS_FIELD_RULES = {
   },
   dailyAtLeastHourly: {
     scope: "spec.replacement",
-    rule: "self.maxPerDay >= self.maxPerHour",
+    // has(): kube-apiserver checks the rule against the parent's `default: {}` before nested defaults fill it in.
+    rule: "!has(self.maxPerDay) || !has(self.maxPerHour) || self.maxPerDay >= self.maxPerHour",
     fieldPath: ".maxPerDay",
     message: "must be greater than or equal to spec.replacement.maxPerHour",
     messageExpression:

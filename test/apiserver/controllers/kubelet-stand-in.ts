@@ -4,6 +4,7 @@
 // (after terminationDelayMs, the time the containers take to stop).
 import type { CoreV1Api, V1Pod, V1PodStatus } from "@kubernetes/client-node";
 import { IpAllocator } from "./ip-allocator.js";
+import { runningStatus } from "./pod-status.js";
 import { isNotFound, podKey, splitKey } from "./pods.js";
 import type { SyncResult } from "./work-queue.js";
 
@@ -19,7 +20,6 @@ export interface KubeletDeps {
   enqueue: (key: string) => void;
 }
 
-const seconds = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
 
 export class KubeletStandIn {
   readonly ips: IpAllocator;
@@ -77,7 +77,8 @@ export class KubeletStandIn {
       // The containers have stopped: the kubelet's zero-grace delete removes the pod (or leaves it to its finalizers).
       this.finishing.add(uid);
       try {
-        await this.deps.core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0, body: { preconditions: { uid } } });
+        // In the body, where it counts (with a body kube-apiserver ignores the query's DeleteOptions); the query shows it in the request log.
+        await this.deps.core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0, body: { gracePeriodSeconds: 0, preconditions: { uid } } });
       } catch (err) {
         if (isNotFound(err) || (err as { code?: number }).code === 409) return;
         this.finishing.delete(uid);
@@ -103,27 +104,6 @@ export class KubeletStandIn {
   }
 
   runningStatus(pod: V1Pod, ip: string): V1PodStatus {
-    const now = seconds(this.deps.now()) as unknown as Date;
-    const condition = (type: string) => ({ type, status: "True", lastProbeTime: null as unknown as undefined, lastTransitionTime: now });
-    return {
-      ...(pod.status ?? {}),
-      phase: "Running",
-      hostIP: HOST_IP,
-      hostIPs: [{ ip: HOST_IP }],
-      podIP: ip,
-      podIPs: [{ ip }],
-      startTime: now,
-      conditions: [condition("PodReadyToStartContainers"), condition("Initialized"), condition("Ready"), condition("ContainersReady"), condition("PodScheduled")],
-      containerStatuses: (pod.spec?.containers ?? []).map((c) => ({
-        name: c.name,
-        image: c.image ?? "",
-        imageID: "",
-        containerID: `containerd://${pod.metadata?.uid}-${c.name}`,
-        ready: true,
-        started: true,
-        restartCount: 0,
-        state: { running: { startedAt: now } },
-      })),
-    };
+    return runningStatus(pod, { ip, hostIp: HOST_IP, now: this.deps.now() });
   }
 }

@@ -1,0 +1,208 @@
+// A real Kubernetes control plane for tests: etcd, kube-apiserver (token users, RBAC, its own
+// serving certificate, service-account keys made here) and kube-controller-manager (every
+// controller but node lifecycle), one Node, and a kubelet stand-in whose pods live on a network
+// namespace of this run's own. Everything it creates is removed by stop(), and by the next start
+// if this process dies first.
+import { generateKeyPairSync, randomBytes } from "node:crypto";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
+import { stringify } from "yaml";
+import { waitFor } from "../../test/support/wait-for.js";
+import { Kubelet } from "./kubelet.js";
+import { createPodNetwork, type PodNetwork } from "./network.js";
+import { PodServers } from "./pod-servers.js";
+import { controlPlaneBinaries, freePort, startComponent, type Component } from "./processes.js";
+import { claimSlot, cleanLeftovers, type RunSlot } from "./runs.js";
+
+/** Users in system:masters; any other user must be passed in `users`. */
+export const ADMIN_USERS = ["admin", "controller-manager", "kubelet", "kubectl-user", "client-node-user", "informer"];
+export const SERVICE_CIDR = "10.96.0.0/16";
+export const NODE_NAME = "node-1";
+export const NODE_ZONE = "zone-a";
+
+export interface ControlPlaneOptions {
+  /** Extra token users and their groups (none: only system:authenticated, so RBAC decides everything). */
+  users?: Record<string, string[]>;
+  /** Called with the kubelet stand-in's errors (they are retried); default: ignored. */
+  onError?: (err: Error) => void;
+}
+
+export interface ControlPlane {
+  /** https://127.0.0.1:<port> */
+  readonly url: string;
+  readonly network: PodNetwork;
+  readonly podServers: PodServers;
+  readonly nodeName: string;
+  /** Milliseconds from the call to a ready cluster. */
+  readonly startMs: number;
+  /** The run's directory: component logs and etcd's data. */
+  readonly dir: string;
+  /** Kubeconfig YAML for a token user (ADMIN_USERS or one passed in `users`). */
+  kubeconfig(user?: string): string;
+  /** Kubeconfig YAML for a bearer token from elsewhere, e.g. a ServiceAccount's TokenRequest. */
+  tokenKubeconfig(name: string, token: string): string;
+  writeKubeconfig(path: string, user?: string): void;
+  stop(): Promise<void>;
+}
+
+function kubeconfigYaml(url: string, name: string, token: string): string {
+  return stringify({
+    apiVersion: "v1",
+    kind: "Config",
+    clusters: [{ name: "control-plane", cluster: { server: url, "insecure-skip-tls-verify": true } }],
+    users: [{ name, user: { token } }],
+    contexts: [{ name, context: { cluster: "control-plane", user: name, namespace: "default" } }],
+    "current-context": name,
+  });
+}
+
+async function writeNode(core: CoreV1Api, network: PodNetwork): Promise<void> {
+  const labels = { "kubernetes.io/hostname": NODE_NAME, "kubernetes.io/os": "linux", "topology.kubernetes.io/zone": NODE_ZONE };
+  const node = await core.createNode({ body: { apiVersion: "v1", kind: "Node", metadata: { name: NODE_NAME, labels }, spec: { podCIDR: network.podCidr, podCIDRs: [network.podCidr] } } });
+  const now = new Date();
+  node.status = {
+    conditions: [{ type: "Ready", status: "True", reason: "KubeletReady", message: "kubelet stand-in is posting ready status", lastHeartbeatTime: now, lastTransitionTime: now }],
+    addresses: [
+      { type: "InternalIP", address: network.nodeIp },
+      { type: "Hostname", address: NODE_NAME },
+    ],
+    nodeInfo: { architecture: "amd64", operatingSystem: "linux", bootID: "", containerRuntimeVersion: "", kernelVersion: "", kubeProxyVersion: "", kubeletVersion: "v1.37.2", machineID: "", osImage: "", systemUUID: "" },
+  };
+  await core.replaceNodeStatus({ name: NODE_NAME, body: node });
+}
+
+interface Parts {
+  slot?: RunSlot;
+  network?: PodNetwork;
+  podServers?: PodServers;
+  components: Component[];
+  kubelet?: Kubelet;
+}
+
+async function stopParts(parts: Parts): Promise<void> {
+  await parts.kubelet?.stop().catch(() => undefined);
+  for (const c of [...parts.components].reverse()) await c.stop();
+  await parts.podServers?.stop().catch(() => undefined);
+  await parts.network?.destroy().catch(() => undefined);
+  parts.slot?.release();
+}
+
+export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise<ControlPlane> {
+  const started = Date.now();
+  const bin = controlPlaneBinaries();
+  await cleanLeftovers();
+  const parts: Parts = { components: [] };
+  try {
+    const slot = (parts.slot = claimSlot());
+    const network = (parts.network = await createPodNetwork(slot.slot));
+    parts.podServers = await PodServers.start(network.namespace, slot.dir);
+
+    const users = new Map<string, { token: string; groups: string[] }>();
+    for (const u of ADMIN_USERS) users.set(u, { token: randomBytes(16).toString("hex"), groups: ["system:masters"] });
+    for (const [u, groups] of Object.entries(opts.users ?? {})) users.set(u, { token: randomBytes(16).toString("hex"), groups });
+    const tokenFile = join(slot.dir, "tokens.csv");
+    writeFileSync(tokenFile, [...users].map(([u, { token, groups }], i) => `${token},${u},uid-${i},"${groups.join(",")}"`).join("\n") + "\n");
+    const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048, privateKeyEncoding: { type: "pkcs8", format: "pem" }, publicKeyEncoding: { type: "spki", format: "pem" } });
+    writeFileSync(join(slot.dir, "sa.key"), privateKey, { mode: 0o600 });
+    writeFileSync(join(slot.dir, "sa.pub"), publicKey);
+
+    const [etcdClient, etcdPeer, apiPort] = [await freePort(), await freePort(), await freePort()];
+    const etcdUrl = `http://127.0.0.1:${etcdClient}`;
+    const etcd = startComponent(slot, "etcd", join(bin, "etcd"), [
+      "--name=default",
+      `--data-dir=${join(slot.dir, "etcd")}`,
+      `--listen-client-urls=${etcdUrl}`,
+      `--advertise-client-urls=${etcdUrl}`,
+      `--listen-peer-urls=http://127.0.0.1:${etcdPeer}`,
+      `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeer}`,
+      `--initial-cluster=default=http://127.0.0.1:${etcdPeer}`,
+      "--unsafe-no-fsync",
+      "--log-level=warn",
+    ]);
+    parts.components.push(etcd);
+
+    const certDir = join(slot.dir, "certs");
+    const apiserver = startComponent(slot, "kube-apiserver", join(bin, "kube-apiserver"), [
+      `--etcd-servers=${etcdUrl}`,
+      `--cert-dir=${certDir}`,
+      "--bind-address=127.0.0.1",
+      `--secure-port=${apiPort}`,
+      // Not loopback: the kubernetes Service's endpoints get this address. It is the host's end of the veth.
+      `--advertise-address=${network.hostIp}`,
+      `--service-cluster-ip-range=${SERVICE_CIDR}`,
+      "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+      `--service-account-key-file=${join(slot.dir, "sa.pub")}`,
+      `--service-account-signing-key-file=${join(slot.dir, "sa.key")}`,
+      "--authorization-mode=RBAC",
+      `--token-auth-file=${tokenFile}`,
+      "--allow-privileged=true",
+    ]);
+    parts.components.push(apiserver);
+
+    const url = `https://127.0.0.1:${apiPort}`;
+    const kubeconfig = (user = "admin"): string => {
+      const u = users.get(user);
+      if (!u) throw new Error(`control plane user ${JSON.stringify(user)} is unknown: pass it in the users option (known: ${[...users.keys()].join(", ")})`);
+      return kubeconfigYaml(url, user, u.token);
+    };
+    const adminKc = new KubeConfig();
+    adminKc.loadFromString(kubeconfig("admin"));
+    const core = adminKc.makeApiClient(CoreV1Api);
+    const outcome = await waitFor<{ exited?: Component }>(
+      async () => {
+        const gone = [etcd, apiserver].find((c) => c.exited());
+        if (gone) return { exited: gone };
+        return core.readNamespace({ name: "default" }).then(() => ({}), () => false);
+      },
+      { timeoutMs: 120_000, intervalMs: 200, what: "kube-apiserver to serve" },
+    );
+    if (outcome.exited) throw new Error(`${outcome.exited.name} exited`);
+
+    const kcmConfig = join(slot.dir, "controller-manager.kubeconfig");
+    writeFileSync(kcmConfig, kubeconfig("controller-manager"));
+    parts.components.push(
+      startComponent(slot, "kube-controller-manager", join(bin, "kube-controller-manager"), [
+        `--kubeconfig=${kcmConfig}`,
+        "--leader-elect=false",
+        // No kubelets post Node leases here: node lifecycle would taint and evict everything.
+        "--controllers=*,-node-lifecycle-controller",
+        "--use-service-account-credentials=false",
+        `--service-account-private-key-file=${join(slot.dir, "sa.key")}`,
+        `--root-ca-file=${join(certDir, "apiserver.crt")}`,
+        "--secure-port=0",
+      ]),
+    );
+    await writeNode(core, network);
+
+    const kubeletKc = new KubeConfig();
+    kubeletKc.loadFromString(kubeconfig("kubelet"));
+    parts.kubelet = new Kubelet({ kc: kubeletKc, nodeName: NODE_NAME, network, servers: parts.podServers, onError: opts.onError ?? (() => undefined) });
+    await parts.kubelet.start();
+    // The service-account controller runs once the default namespace has its ServiceAccount.
+    await waitFor(() => core.readNamespacedServiceAccount({ name: "default", namespace: "default" }).then(() => true, () => false), {
+      timeoutMs: 60_000,
+      intervalMs: 200,
+      what: `kube-controller-manager to create the default ServiceAccount (log: ${join(slot.dir, "kube-controller-manager.log")})`,
+    });
+
+    const podServers = parts.podServers;
+    return {
+      url,
+      network,
+      podServers,
+      nodeName: NODE_NAME,
+      startMs: Date.now() - started,
+      dir: slot.dir,
+      kubeconfig,
+      tokenKubeconfig: (name, token) => kubeconfigYaml(url, name, token),
+      writeKubeconfig: (path, user) => writeFileSync(path, kubeconfig(user), { mode: 0o600 }),
+      stop: () => stopParts(parts),
+    };
+  } catch (err) {
+    const logs = parts.components.map((c) => `--- ${c.name} (${c.logFile}) ---\n${c.tail()}`).join("\n");
+    await stopParts(parts);
+    throw new Error(`starting the control plane failed\n${logs}`, { cause: err });
+  }
+}
+
