@@ -86,6 +86,8 @@ export const DEFAULT_LEDGER_CONFIGMAP = "healthprobe-operator-ledger";
 const ZONE_LABEL = "topology.kubernetes.io/zone";
 /** Secrets are read, not watched: a policy waiting for a missing one looks again this often. */
 const MISSING_SECRET_RETRY_MS = 5_000;
+/** After a restart, the first probes of pods restored from status are spread over this much time at most. */
+const RESTORED_FIRST_PROBE_WITHIN_MS = 2_000;
 
 interface ParsedPolicy {
   obj: PolicyObject & { metadata: { name: string; namespace: string } };
@@ -183,10 +185,10 @@ export class PolicyController {
       // Nothing wakes the policy when the Secret is created: retry, so it heals by itself.
       return { requeueAfterMs: Math.min(result?.requeueAfterMs ?? MISSING_SECRET_RETRY_MS, MISSING_SECRET_RETRY_MS) };
     }
-    this.o.scheduler.setTargets(key, probePlan.targets);
-
     const settings: EvaluationSettings = evaluationOf(policy.spec);
     const seeds = this.o.health.has(key) ? new Map() : computeHealthSeeds(statusOf(policyObj)?.pods as never);
+    // A pod whose state status restored is serving: probe it soon, not a random part of a period away.
+    this.o.scheduler.setTargets(key, seeds.size === 0 ? probePlan.targets : probePlan.targets.map((t) => (seeds.has(t.id) ? { ...t, firstWithinMs: RESTORED_FIRST_PROBE_WITHIN_MS } : t)));
     this.o.health.configure(key, settings, targets.map(toHealthTarget), seeds, now);
 
     const outOfRotation = new Set<string>();
