@@ -71,7 +71,7 @@ export async function runScale(opts: ScaleOptions): Promise<ScaleResult> {
   const cluster = await startCluster({ podCidr, namespace: shape.namespace, controllers: false, watchHistory: 5000 });
   const dir = mkdtempSync(join(tmpdir(), "scale-bench-"));
   // The operator's logs stay after the run, for a look at what it did.
-  const logDir = join(repoRoot, ".scratch", "bench-scale");
+  const logDir = join(repoRoot, ".scratch", "bench-scale", String(process.pid));
   mkdirSync(logDir, { recursive: true });
   const kubeconfig = join(dir, "kubeconfig");
   cluster.server.writeKubeconfig(kubeconfig, "operator");

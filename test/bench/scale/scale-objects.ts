@@ -58,14 +58,28 @@ export async function createAll(serverUrl: string, token: string, objects: Array
   const worker = async () => {
     while (next < objects.length) {
       const { path, body } = objects[next++]!;
-      const res = await fetch(serverUrl + path, {
+      await postWithRetry(serverUrl + path, token, body);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+}
+
+/** A reset connection is retried (a keep-alive socket the server closed); a 409 on a retry means the first try got through. */
+async function postWithRetry(url: string, token: string, body: object): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    let res: Response;
+    try {
+      res = await fetch(url, {
         method: "POST",
         headers: { authorization: `Bearer ${token}`, "content-type": "application/json", accept: "application/json" },
         body: JSON.stringify(body),
       });
-      const text = await res.text();
-      if (res.status !== 201 && res.status !== 200) throw new Error(`POST ${path}: HTTP ${res.status}: ${text.slice(0, 300)}`);
+    } catch (err) {
+      if (attempt >= 5) throw new Error(`POST ${url}: ${(err as Error).message}`, { cause: err });
+      continue;
     }
-  };
-  await Promise.all(Array.from({ length: concurrency }, worker));
+    const text = await res.text();
+    if (res.status === 201 || res.status === 200 || (res.status === 409 && attempt > 1)) return;
+    throw new Error(`POST ${url}: HTTP ${res.status}: ${text.slice(0, 300)}`);
+  }
 }
