@@ -2,6 +2,7 @@
 // the compiled operator against the API test server with many pods and policies; one JSON line.
 // --no-build runs the dist/ already there; --dist <dir> runs another build (e.g. a copy of an
 // older one) without building.
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import type { Benchmark } from "./bench.js";
 import { buildOperator } from "./scale/operator-process.js";
@@ -35,7 +36,7 @@ export function parseScaleFlags(args: string[]): Omit<ScaleOptions, "progress"> 
     if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name}: ${JSON.stringify(raw)}: must be a whole number above 0`);
     return n;
   };
-  const opts = { pods: num("pods"), policies: num("policies"), periodSeconds: num("period"), quietSeconds: num("quiet"), build: !values["no-build"] && values.dist === undefined, ...(values.dist ? { distDir: values.dist } : {}) };
+  const opts = { pods: num("pods"), policies: num("policies"), periodSeconds: num("period"), quietSeconds: num("quiet"), build: !values["no-build"] && values.dist === undefined, ...(values.dist ? { operatorEntry: [join(values.dist, "main.js")] } : {}) };
   if (opts.policies > opts.pods) throw new Error(`--policies: ${opts.policies}: more policies than --pods ${opts.pods}`);
   return opts;
 }

@@ -24,10 +24,13 @@ export function buildOperator(): void {
   if (r.status !== 0) throw new Error(`building the operator (npx tsc -p tsconfig.build.json) failed with exit code ${r.status}`);
 }
 
-/** Starts `node <distDir>/main.js`; every line it logs goes to logPath. */
-export async function startOperatorProcess(kubeconfigPath: string, logPath: string, distDir = "dist"): Promise<OperatorProcess> {
+/**
+ * Starts `node <entry>` (default the image's `dist/main.js`; a test may run the sources through
+ * tsx instead); every line it logs goes to logPath.
+ */
+export async function startOperatorProcess(kubeconfigPath: string, logPath: string, entry: string[] = [join("dist", "main.js")]): Promise<OperatorProcess> {
   const logFile = createWriteStream(logPath);
-  const args = [join(distDir, "main.js"), "--kubeconfig", kubeconfigPath, "--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0"];
+  const args = [...entry, "--kubeconfig", kubeconfigPath, "--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0"];
   const child: ChildProcess = spawn(process.execPath, args, { cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NODE_ENV: "production" } });
   // A benchmark that dies must not leave its operator running.
   const killOnExit = () => child.kill();

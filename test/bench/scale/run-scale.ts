@@ -12,7 +12,7 @@ import { waitFor } from "../../support/wait-for.js";
 import { cpuMsOf, memoryOf, startOperatorProcess, type OperatorProcess } from "./operator-process.js";
 import { startPodServerProcess } from "./pod-server-process.js";
 import { bucketsOf, parsePrometheusText, quantileBetween, sumOf, type Sample } from "./prometheus-text.js";
-import { createAll, FAILURE_THRESHOLD, PROBE_TIMEOUT_SECONDS, pod, podName, policy, service, serviceName, serviceOfPod, type ScaleShape } from "./scale-objects.js";
+import { createAll, FAILURE_THRESHOLD, pod, probeTimeoutSeconds, podName, policy, service, serviceName, serviceOfPod, type ScaleShape } from "./scale-objects.js";
 import { trackSlices, type SliceTracker, type WantedEndpoints } from "./slice-tracker.js";
 
 export interface ScaleOptions {
@@ -21,8 +21,8 @@ export interface ScaleOptions {
   periodSeconds: number;
   /** Length of the quiet window in which writes are counted and CPU, probes and RSS measured. */
   quietSeconds: number;
-  /** Where the compiled operator is (default dist): an older build can be measured against the same run. */
-  distDir?: string;
+  /** Node arguments that start the operator, default ["dist/main.js"]: another build can be measured on the same machine state. */
+  operatorEntry?: string[];
   /** Progress lines (stderr in the command). */
   progress?: (line: string) => void;
 }
@@ -89,7 +89,7 @@ export async function runScale(opts: ScaleOptions): Promise<ScaleResult> {
 
     log(`starting the operator (${opts.pods} pods, ${opts.policies} policies, period ${opts.periodSeconds}s)`);
     let started = performance.now();
-    operator = await startOperatorProcess(kubeconfig, join(logDir, "operator-cold.log"), opts.distDir);
+    operator = await startOperatorProcess(kubeconfig, join(logDir, "operator-cold.log"), opts.operatorEntry);
     const coldRound = firstRound(operator, opts.pods, started, deadlineMs);
     await converged(wanted, "every Service's slices to be right after a cold start", deadlineMs);
     const coldStartMs = Math.round(performance.now() - started);
@@ -107,7 +107,7 @@ export async function runScale(opts: ScaleOptions): Promise<ScaleResult> {
     await operator.stop();
     const logMark = cluster.server.requestLog.length;
     started = performance.now();
-    operator = await startOperatorProcess(kubeconfig, join(logDir, "operator-restart.log"), opts.distDir);
+    operator = await startOperatorProcess(kubeconfig, join(logDir, "operator-restart.log"), opts.operatorEntry);
     const restartFirstRoundMs = await firstRound(operator, opts.pods, started, deadlineMs);
     await converged(wanted, "slices to stay right after a restart", deadlineMs);
     const restartWindow = opts.periodSeconds * 2 + 2;
@@ -130,7 +130,7 @@ export async function runScale(opts: ScaleOptions): Promise<ScaleResult> {
       pods: opts.pods,
       policies: opts.policies,
       periodSeconds: opts.periodSeconds,
-      probe: { timeoutSeconds: PROBE_TIMEOUT_SECONDS, failureThreshold: FAILURE_THRESHOLD },
+      probe: { timeoutSeconds: probeTimeoutSeconds(opts.periodSeconds), failureThreshold: FAILURE_THRESHOLD },
       load: { start: loadStart, end: loadNow() },
       podsStartedMs,
       coldStartMs,

@@ -9,8 +9,8 @@ export interface ScaleShape {
   port: number;
 }
 
-/** Generous for loopback: on a busy shared machine a 1 s timeout fails healthy pods. */
-export const PROBE_TIMEOUT_SECONDS = 2;
+/** Generous for loopback (on a busy shared machine 1 s fails healthy pods), within the period. */
+export const probeTimeoutSeconds = (periodSeconds: number): number => Math.min(2, periodSeconds);
 export const FAILURE_THRESHOLD = 2;
 
 export const serviceName = (i: number): string => `svc-${i}`;
@@ -44,7 +44,7 @@ export function policy(shape: ScaleShape, i: number): object {
     spec: {
       serviceName: serviceName(i),
       selector: { matchLabels: { app: serviceName(i) } },
-      probe: { port: shape.port, path: "/healthz", periodSeconds: shape.periodSeconds, timeoutSeconds: PROBE_TIMEOUT_SECONDS },
+      probe: { port: shape.port, path: "/healthz", periodSeconds: shape.periodSeconds, timeoutSeconds: probeTimeoutSeconds(shape.periodSeconds) },
       evaluation: { failureThreshold: FAILURE_THRESHOLD, successThreshold: 1 },
       drain: { enabled: true, maxUnhealthyPercent: 50 },
       replacement: { enabled: false },
