@@ -52,7 +52,8 @@ export interface ScaleResult {
   coldFirstRoundMs: number;
   /** A restart against right slices and status: until probes done >= pods, and the writes in its first two periods. */
   restart: { firstRoundMs: number; writes: number; byResource: Record<string, number>; windowSeconds: number };
-  unhealthy: { pods: number; convergeMs: number; rssPeakMB: number };
+  /** convergeMs null: not every slice was right before the deadline. */
+  unhealthy: { pods: number; convergeMs: number | null; rssPeakMB: number };
   slicesCorrect: boolean;
 }
 
@@ -99,7 +100,7 @@ export async function runScale(opts: ScaleOptions): Promise<ScaleResult> {
     // Let the last status writes of the start settle before the quiet window.
     await sleep(Math.min(opts.periodSeconds, 10) * 1000);
     const steady = await measureQuiet(cluster, operator, opts);
-    log(`quiet window: ${JSON.stringify(steady.quiet)}`);
+    log(`quiet window: ${JSON.stringify(steady)}`);
     const debug = (await (await fetch(operator.debugUrl)).json()) as { scheduler?: { lagP99Ms?: number } };
 
     // A restart against slices and status that are already right.
@@ -119,8 +120,14 @@ export async function runScale(opts: ScaleOptions): Promise<ScaleResult> {
     const failing = failingPods(cluster, shape);
     await podServer.setFailing(failing);
     started = performance.now();
-    await converged(wantedEndpoints(cluster, shape, failing), "the failing pods to be drained", deadlineMs);
-    const convergeMs = Math.round(performance.now() - started);
+    // Not fatal: a machine too busy for its probes (timeouts) keeps some slices moving; the line says so.
+    const convergeMs = await converged(wantedEndpoints(cluster, shape, failing), "the failing pods to be drained", deadlineMs).then(
+      () => Math.round(performance.now() - started),
+      (err: Error) => {
+        log(err.message);
+        return null;
+      },
+    );
     const peakAfter = memoryOf(operator.pid).hwm;
     log(`unhealthy: ${failing.size} pods drained in ${convergeMs} ms`);
 
