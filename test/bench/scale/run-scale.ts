@@ -45,6 +45,7 @@ export interface ScaleResult {
   probesPerSecond: number;
   scheduledProbesPerSecond: number;
   scheduleLagP99Ms: number;
+  /** Upper bound of the bucket holding the p99 of reconcile durations over the run; -1 beyond the last bucket (10 s). */
   reconcileP99Ms: number | null;
   reconciles: number;
   quiet: { seconds: number; writes: number; byResource: Record<string, number> };
@@ -238,6 +239,7 @@ interface QuietFigures {
   rssPeak: number;
   cpuPerProbeUs: number;
   probesPerSecond: number;
+  /** Upper bound of the bucket holding the p99 of reconcile durations over the run; -1 beyond the last bucket (10 s). */
   reconcileP99Ms: number | null;
   reconciles: number;
 }
@@ -265,7 +267,8 @@ async function measureQuiet(cluster: TestCluster, operator: OperatorProcess, opt
     rssPeak: memoryOf(operator.pid).hwm,
     cpuPerProbeUs: probesDone > 0 ? round(((cpuAfter - cpuBefore) * 1000) / probesDone) : NaN,
     probesPerSecond: round(probesDone / seconds),
-    reconcileP99Ms: p99 === null ? null : p99 * 1000,
+    // Beyond the histogram's last bucket (10 s) the bound is unknown: -1 says so in JSON.
+    reconcileP99Ms: p99 === null ? null : Number.isFinite(p99) ? p99 * 1000 : -1,
     reconciles: reconciles.get(Infinity) ?? 0,
   };
 }
