@@ -10,7 +10,7 @@ import { startInformer, type Informer } from "./adapters/informer.js";
 import { loadKubeConfig, makeApis } from "./adapters/kube-config.js";
 import { kubeLeaseStore } from "./adapters/lease-store.js";
 import { PolicyController } from "./controllers/policy-controller.js";
-import { keyOf, type KubeObject, type PodObject, type PolicyObject, type ServiceObject } from "./controllers/kube-objects.js";
+import { keyOf, slimNode, slimPod, slimService, withoutManagedFields, type KubeObject, type PodObject, type PolicyObject, type ServiceObject } from "./controllers/kube-objects.js";
 import { realClock, type Clock } from "./runtime/clock.js";
 import type { OperatorConfig } from "./runtime/config.js";
 import { startHealthServer, startMetricsServer, type RunningServer } from "./runtime/health-server.js";
@@ -77,8 +77,9 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
 
   const ns = config.namespace;
   const scoped = (group: string, plural: string) => (ns ? `${group}/namespaces/${ns}/${plural}` : `${group}/${plural}`);
-  const inf = <T extends KubernetesObject>(path: string, onEvent: (obj: T) => void, labelSelector?: string): Informer<T> => {
-    const o: Parameters<typeof startInformer<T>>[0] = { kc, path, logger, clock, onEvent: (_type, obj) => onEvent(obj) };
+  // Caches keep only what the controllers read (see the slim* transforms in kube-objects.ts).
+  const inf = <T extends KubernetesObject>(path: string, onEvent: (obj: T) => void, labelSelector?: string, transform: (obj: T) => T = withoutManagedFields): Informer<T> => {
+    const o: Parameters<typeof startInformer<T>>[0] = { kc, path, logger, clock, transform, onEvent: (_type, obj) => onEvent(obj) };
     if (labelSelector) o.labelSelector = labelSelector;
     return startInformer<T>(o);
   };
@@ -87,12 +88,22 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
   let controller: PolicyController;
   const lastZones = new Map<string, string | undefined>();
   const policies = inf<PolicyObject & KubernetesObject>(scoped(`/apis/${GROUP}/${VERSION}`, PLURAL), (p) => queue.add(keyOf(p)));
-  const pods = inf<PodObject & KubernetesObject>(scoped("/api/v1", "pods"), (pod) => {
-    for (const key of controller.policiesForPod(pod)) queue.add(key);
-  });
-  const services = inf<ServiceObject & KubernetesObject>(scoped("/api/v1", "services"), (svc) => {
-    for (const key of controller.policiesForService(svc.metadata?.namespace ?? "", svc.metadata?.name ?? "")) queue.add(key);
-  });
+  const pods = inf<PodObject & KubernetesObject>(
+    scoped("/api/v1", "pods"),
+    (pod) => {
+      for (const key of controller.policiesForPod(pod)) queue.add(key);
+    },
+    undefined,
+    slimPod as (pod: PodObject & KubernetesObject) => PodObject & KubernetesObject,
+  );
+  const services = inf<ServiceObject & KubernetesObject>(
+    scoped("/api/v1", "services"),
+    (svc) => {
+      for (const key of controller.policiesForService(svc.metadata?.namespace ?? "", svc.metadata?.name ?? "")) queue.add(key);
+    },
+    undefined,
+    slimService as (svc: ServiceObject & KubernetesObject) => ServiceObject & KubernetesObject,
+  );
   const nodes = inf<KubeObject & KubernetesObject>("/api/v1/nodes", (node) => {
     // Only a zone change matters to the slices; node heartbeats must not wake every policy.
     const name = node.metadata?.name ?? "";
@@ -100,7 +111,7 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
     if (lastZones.has(name) && lastZones.get(name) === zone) return;
     lastZones.set(name, zone);
     for (const p of policies.list()) queue.add(keyOf(p));
-  });
+  }, undefined, slimNode as (node: KubeObject & KubernetesObject) => KubeObject & KubernetesObject);
   const slices = inf<KubeObject & KubernetesObject>(
     scoped("/apis/discovery.k8s.io/v1", "endpointslices"),
     (slice) => {
