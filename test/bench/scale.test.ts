@@ -15,7 +15,7 @@ describe("scale benchmark", () => {
       expect(Number.isFinite(n)).toBe(true);
     }
     expect(result.quiet).toEqual({ seconds: expect.any(Number), writes: expect.any(Number), byResource: expect.any(Object) });
-    expect(result.restart).toEqual({ firstRoundMs: expect.any(Number), writes: expect.any(Number), byResource: expect.any(Object), windowSeconds: 4 });
+    expect(result.restart).toEqual({ shutdownMs: expect.any(Number), shutdownKilled: expect.any(Boolean), firstRoundMs: expect.any(Number), writes: expect.any(Number), byResource: expect.any(Object), windowSeconds: 4 });
     expect(JSON.parse(JSON.stringify(result))).toEqual(result);
   }, 120_000);
 

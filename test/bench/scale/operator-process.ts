@@ -15,7 +15,8 @@ export interface OperatorProcess {
   logLines(): number;
   /** The last log lines, for an error message. */
   tail(): string[];
-  stop(): Promise<void>;
+  /** SIGTERM, then SIGKILL after graceMs; resolves with the ms until exit and whether it had to be killed. */
+  stop(graceMs?: number): Promise<{ ms: number; killed: boolean }>;
 }
 
 /** Compiles the operator as the image build does. */
@@ -62,11 +63,19 @@ export async function startOperatorProcess(kubeconfigPath: string, logPath: stri
     debugUrl: `http://127.0.0.1:${found.health}/debug/targets`,
     logLines: () => lines,
     tail: () => [...tail],
-    async stop() {
+    async stop(graceMs = 30_000) {
+      const started = Date.now();
+      let killed = false;
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+      const timer = setTimeout(() => {
+        killed = true;
+        child.kill("SIGKILL");
+      }, graceMs);
       await exited;
+      clearTimeout(timer);
       process.off("exit", killOnExit);
       await new Promise((resolve) => logFile.end(resolve));
+      return { ms: Date.now() - started, killed };
     },
   };
 }

@@ -51,8 +51,11 @@ export interface ScaleResult {
   quiet: { seconds: number; writes: number; byResource: Record<string, number> };
   /** Cold start: process start until every pod was probed once (probes done >= pods). */
   coldFirstRoundMs: number;
-  /** A restart against right slices and status: until probes done >= pods, and the writes in its first two periods. */
-  restart: { firstRoundMs: number; writes: number; byResource: Record<string, number>; windowSeconds: number };
+  /**
+   * A restart against right slices and status: SIGTERM to exit (killed after 30 s), then until
+   * probes done >= pods, and the writes in the new process's first two periods.
+   */
+  restart: { shutdownMs: number; shutdownKilled: boolean; firstRoundMs: number; writes: number; byResource: Record<string, number>; windowSeconds: number };
   /** convergeMs null: not every slice was right before the deadline. */
   unhealthy: { pods: number; convergeMs: number | null; rssPeakMB: number };
   slicesCorrect: boolean;
@@ -106,7 +109,7 @@ export async function runScale(opts: ScaleOptions): Promise<ScaleResult> {
 
     // A restart against slices and status that are already right.
     log("restarting the operator");
-    await operator.stop();
+    const shutdown = await operator.stop();
     const logMark = cluster.server.requestLog.length;
     started = performance.now();
     operator = await startOperatorProcess(kubeconfig, join(logDir, "operator-restart.log"), opts.operatorEntry);
@@ -151,7 +154,7 @@ export async function runScale(opts: ScaleOptions): Promise<ScaleResult> {
       reconciles: steady.reconciles,
       quiet: steady.quiet,
       coldFirstRoundMs,
-      restart: { firstRoundMs: restartFirstRoundMs, ...restartWrites, windowSeconds: restartWindow },
+      restart: { shutdownMs: shutdown.ms, shutdownKilled: shutdown.killed, firstRoundMs: restartFirstRoundMs, ...restartWrites, windowSeconds: restartWindow },
       unhealthy: { pods: failing.size, convergeMs, rssPeakMB: round(peakAfter / MB) },
       slicesCorrect: slices.matches(wantedEndpoints(cluster, shape, failing)),
     };
