@@ -13,7 +13,7 @@ import { kubeLeaseStore } from "./adapters/lease-store.js";
 import { startWatchedCache, type WatchedInformer } from "./adapters/watched-cache.js";
 import type { Caches } from "./controllers/caches.js";
 import { buildPolicyController, enqueueAll, enqueueManagedServices, watchForPolicies, watchForServiceSlices, type PolicyController } from "./controllers/policy-controller.js";
-import { keyOf, type KubeObject, type PodObject, type PolicyObject, type ServiceObject } from "./controllers/kube-objects.js";
+import { keyOf, slimNode, slimPod, slimService, withoutManagedFields, type KubeObject, type PodObject, type PolicyObject, type ServiceObject } from "./controllers/kube-objects.js";
 import { realClock, type Clock } from "./runtime/clock.js";
 import type { OperatorConfig } from "./runtime/config.js";
 import { startHealthServer, startMetricsServer, type RunningServer } from "./runtime/health-server.js";
@@ -148,14 +148,16 @@ async function startServers(
 function startCaches(config: OperatorConfig, kc: ReturnType<typeof loadKubeConfig>, logger: Logger, clock: Clock): CacheSet {
   const ns = config.namespace;
   const scoped = (group: string, plural: string) => (ns ? `${group}/namespaces/${ns}/${plural}` : `${group}/${plural}`);
-  const cache = <T extends KubernetesObject>(path: string, labelSelector?: string) =>
-    startWatchedCache<T>({ kc, path, logger, clock, ...(labelSelector ? { labelSelector } : {}) });
+  // Caches keep only what the controllers read (the slim* transforms in kube-objects.ts), as
+  // controller-runtime's cache transforms strip managedFields.
+  const cache = <T extends KubernetesObject>(path: string, transform: (obj: T) => T, labelSelector?: string) =>
+    startWatchedCache<T>({ kc, path, logger, clock, transform, ...(labelSelector ? { labelSelector } : {}) });
   return {
-    policies: cache<PolicyObject & KubernetesObject>(scoped(`/apis/${GROUP}/${VERSION}`, PLURAL)),
-    pods: cache<PodObject & KubernetesObject>(scoped("/api/v1", "pods")),
-    services: cache<ServiceObject & KubernetesObject>(scoped("/api/v1", "services")),
-    nodes: cache<KubeObject & KubernetesObject>("/api/v1/nodes"),
-    slices: cache<KubeObject & KubernetesObject>(scoped("/apis/discovery.k8s.io/v1", "endpointslices"), `${LABEL_MANAGED_BY}=${MANAGED_BY_OPERATOR}`),
+    policies: cache<PolicyObject & KubernetesObject>(scoped(`/apis/${GROUP}/${VERSION}`, PLURAL), withoutManagedFields),
+    pods: cache<PodObject & KubernetesObject>(scoped("/api/v1", "pods"), slimPod as (pod: PodObject & KubernetesObject) => PodObject & KubernetesObject),
+    services: cache<ServiceObject & KubernetesObject>(scoped("/api/v1", "services"), slimService as (svc: ServiceObject & KubernetesObject) => ServiceObject & KubernetesObject),
+    nodes: cache<KubeObject & KubernetesObject>("/api/v1/nodes", slimNode as (node: KubeObject & KubernetesObject) => KubeObject & KubernetesObject),
+    slices: cache<KubeObject & KubernetesObject>(scoped("/apis/discovery.k8s.io/v1", "endpointslices"), withoutManagedFields, `${LABEL_MANAGED_BY}=${MANAGED_BY_OPERATOR}`),
   };
 }
 

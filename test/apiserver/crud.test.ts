@@ -262,6 +262,23 @@ describe("list, selectors, pagination and deletecollection", () => {
     expect(third.metadata!._continue).toBeUndefined();
   });
 
+  it.each([
+    ["a label selector", { labelSelector: "tier=web" }],
+    ["a label and a field selector", { labelSelector: "tier=web", fieldSelector: "status.phase!=Running" }],
+    ["no selector", {}],
+  ])("pages with %s exactly as it lists without a limit", async (_name, selectors: { labelSelector?: string; fieldSelector?: string }) => {
+    const whole = (await core.listNamespacedPod({ namespace: ns, ...selectors })).items.map((p) => p.metadata!.name);
+    const paged: Array<string | undefined> = [];
+    let cont: string | undefined;
+    do {
+      const page = await core.listNamespacedPod({ namespace: ns, ...selectors, limit: 1, ...(cont ? { _continue: cont } : {}) });
+      paged.push(...page.items.map((p) => p.metadata!.name));
+      if (page.metadata?._continue) expect(page.metadata.remainingItemCount).toBe(whole.length - paged.length);
+      cont = page.metadata?._continue;
+    } while (cont);
+    expect(paged).toEqual(whole);
+  });
+
   it("answers an expired continue token with 410 Expired", async () => {
     const first = await core.listNamespacedPod({ namespace: ns, limit: 2 });
     server.faults.expireWatchesBefore(Number(server.store.resourceVersion()) + 1);

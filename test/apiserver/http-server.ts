@@ -428,9 +428,10 @@ function list(
   req: IncomingMessage,
   respond: (code: number, body: unknown) => void,
 ): void {
+  const limit = Number(query.get("limit") ?? "0");
+  if (limit > 0 && !query.get("fieldSelector") && !wantsTable(req)) return listPage(ctx, t, ns, query, limit, respond);
   let items = selectObjects(ctx, t, ns, query);
   let rv = ctx.cluster.store.currentRv();
-  const keyOf = (o: KubeObject): string => (o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name);
   const cont = query.get("continue");
   if (cont) {
     const token = decodeContinue(cont);
@@ -438,7 +439,6 @@ function list(
     rv = token.rv;
     items = items.filter((o) => keyOf(o) > token.start);
   }
-  const limit = Number(query.get("limit") ?? "0");
   const meta: Record<string, unknown> = { resourceVersion: String(rv) };
   if (limit > 0 && items.length > limit) {
     const page = items.slice(0, limit);
@@ -448,6 +448,36 @@ function list(
   }
   if (wantsTable(req)) return respond(200, toTable(t, items, meta, Date.now(), query.get("includeObject") ?? "Metadata"));
   respond(200, { kind: t.listKind, apiVersion: t.group ? `${t.group}/${t.version}` : t.version, metadata: meta, items });
+}
+
+const keyOf = (o: KubeObject): string => (o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name);
+
+/**
+ * One page of a list selected by labels only: matched and counted on the stored objects, and
+ * only the page copied and presented, so listing ten thousand pods 500 at a time costs ten
+ * thousand copies, not twenty times that. Same answer as the general path in list().
+ */
+function listPage(ctx: HttpContext, t: ResourceType, ns: string | undefined, query: URLSearchParams, limit: number, respond: (code: number, body: unknown) => void): void {
+  const labels = parseLabelSelector(query.get("labelSelector"));
+  let rv = ctx.cluster.store.currentRv();
+  let start: string | undefined;
+  const cont = query.get("continue");
+  if (cont) {
+    const token = decodeContinue(cont);
+    if (token.rv < ctx.cluster.store.compactedRv || token.rv < ctx.faults.expireBefore) throw gone(EXPIRED_CONTINUE);
+    rv = token.rv;
+    start = token.start;
+  }
+  const matching = ctx.cluster.store
+    .listShared(ctx.cluster.key(t), t.namespaced ? ns : undefined)
+    .filter((o) => (start === undefined || keyOf(o) > start) && matchesLabels(labels, o.metadata?.labels));
+  const page = matching.slice(0, limit).map((o) => ctx.cluster.present(t, o));
+  const meta: Record<string, unknown> = { resourceVersion: String(rv) };
+  if (matching.length > limit) {
+    meta.continue = encodeContinue({ rv, start: keyOf(page[page.length - 1]!) });
+    meta.remainingItemCount = matching.length - limit;
+  }
+  respond(200, { kind: t.listKind, apiVersion: t.group ? `${t.group}/${t.version}` : t.version, metadata: meta, items: page });
 }
 
 function watch(ctx: HttpContext, t: ResourceType, ns: string | undefined, name: string, query: URLSearchParams, req: IncomingMessage, res: ServerResponse): void {

@@ -54,6 +54,20 @@ export class Store {
     return o ? clone(o) : undefined;
   }
 
+  /**
+   * The stored objects themselves, sorted by key, without copies: for a paginated list that
+   * copies only the page it returns. Callers must not change them.
+   */
+  listShared(resource: string, namespace?: string): readonly KubeObject[] {
+    const table = this.table(resource);
+    const out: KubeObject[] = [];
+    for (const k of [...table.keys()].sort()) {
+      const o = table.get(k)!;
+      if (!namespace || o.metadata?.namespace === namespace) out.push(o);
+    }
+    return out;
+  }
+
   /** Objects sorted by key (namespace/name), as etcd returns them. */
   list(resource: string, namespace?: string): KubeObject[] {
     const out: KubeObject[] = [];

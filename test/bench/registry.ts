@@ -3,5 +3,6 @@ import type { Benchmark } from "./bench.js";
 import { probeBenchmark } from "./probe.js";
 import { probeVsHaproxyBenchmark } from "./probe-vs-haproxy.js";
 import { drainLatencyBenchmark } from "./drain-latency.js";
+import { scaleBenchmark } from "./scale.js";
 
-export const benchmarks: Benchmark[] = [probeBenchmark, probeVsHaproxyBenchmark, drainLatencyBenchmark];
+export const benchmarks: Benchmark[] = [probeBenchmark, probeVsHaproxyBenchmark, drainLatencyBenchmark, scaleBenchmark];

@@ -80,6 +80,25 @@ describe("informer against the API test server", () => {
     expect(events.map(([t]) => t)).toEqual(["add", "add", "add"]);
   });
 
+  it("keeps only what the transform returns, for listed and watched objects alike", async () => {
+    const ns = await aNamespaceWith(["a"]);
+    const seen: Array<Record<string, unknown>> = [];
+    const informer = startInformer<V1ConfigMap>({
+      kc,
+      path: `/api/v1/namespaces/${ns}/configmaps`,
+      transform: (cm) => ({ metadata: { name: cm.metadata!.name!, namespace: cm.metadata!.namespace!, uid: cm.metadata!.uid!, resourceVersion: cm.metadata!.resourceVersion! } }),
+      onEvent: (_type, obj) => seen.push(obj as Record<string, unknown>),
+      logger: quiet,
+    });
+    running.push(informer);
+    expect(await waitForCacheSync([informer], 10_000)).toBe(true);
+    await apis.core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: "b" }, data: { v: "1" } } });
+    await cacheMatchesServer(informer, ns);
+    expect(informer.list().map((cm) => Object.keys(cm).sort())).toEqual([["metadata"], ["metadata"]]);
+    expect(informer.get(ns, "b")?.data).toBeUndefined();
+    expect(seen.every((o) => o.data === undefined && (o.metadata as { managedFields?: unknown }).managedFields === undefined)).toBe(true);
+  });
+
   it("delivers deletes that happened while the watch was down once a 410 forces a relist", async () => {
     const ns = await aNamespaceWith(["a", "b", "c", "d", "e"]);
     const { informer, events } = anInformer(ns);

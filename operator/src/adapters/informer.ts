@@ -37,6 +37,13 @@ export interface StartInformerOptions<T extends KubernetesObject> {
   labelSelector?: string;
   fieldSelector?: string;
   onEvent: (type: InformerEventType, obj: T) => void;
+  /**
+   * Applied to every object as it arrives (listed or watched), before it is cached or handed to
+   * onEvent: keep only the fields the operator reads, so the cache does not hold whole objects
+   * (managedFields, container specs, statuses) for thousands of pods. It must keep
+   * metadata.name, namespace, uid and resourceVersion, which the cache itself uses.
+   */
+  transform?: (obj: T) => T;
   logger: LogSink;
   clock?: Clock;
   /** Restart backoff after an error: initial delay doubling to max, reset on success. */
@@ -56,7 +63,7 @@ function sleep(clock: Clock, ms: number): Promise<void> {
 export async function listRaw<T extends KubernetesObject>(
   kc: KubeConfig,
   path: string,
-  opts: { labelSelector?: string; fieldSelector?: string; pageSize?: number } = {},
+  opts: { labelSelector?: string | undefined; fieldSelector?: string | undefined; pageSize?: number; transform?: ((obj: T) => T) | undefined } = {},
 ): Promise<KubernetesListObject<T>> {
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error(`listing ${path}: no current cluster`);
@@ -79,7 +86,7 @@ export async function listRaw<T extends KubernetesObject>(
     }
     const page = JSON.parse(text) as { metadata?: { resourceVersion?: string; continue?: string }; items?: T[] } & Record<string, unknown>;
     first ??= page;
-    items.push(...(page.items ?? []));
+    for (const item of page.items ?? []) items.push(opts.transform ? opts.transform(item) : item);
     resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
     cont = page.metadata?.continue || undefined;
   } while (cont);
@@ -104,9 +111,11 @@ export function startInformer<T extends KubernetesObject>(opts: StartInformerOpt
     delayMs = initialMs;
   };
 
-  const list = opts.list ?? (() => listRaw<T>(opts.kc, opts.path, { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector }));
+  const list = opts.list ?? (() => listRaw<T>(opts.kc, opts.path, { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, transform: opts.transform }));
+  const transform = opts.transform;
   const trackedList = async (): Promise<KubernetesListObject<T>> => {
     const result = await list();
+    if (transform && opts.list) result.items = result.items.map(transform);
     succeeded();
     listed = true;
     // ListWatch fills its cache synchronously right after this promise settles; a macrotask later it is complete.
@@ -129,7 +138,8 @@ export function startInformer<T extends KubernetesObject>(opts: StartInformerOpt
           if (stopped) return;
           if (phase === "ERROR") log.debug({ path: what, status: obj }, "watch reported an error");
           else succeeded();
-          cb(phase, obj, raw);
+          // The raw line is dropped: nothing reads it, and it would keep the whole object alive.
+          cb(phase, transform && phase !== "ERROR" && phase !== "BOOKMARK" ? transform(obj as T) : obj, transform ? undefined : raw);
         },
         done,
       );

@@ -97,3 +97,99 @@ export type NamedPolicy = PolicyObject & { metadata: { name: string; namespace: 
 export function serviceNameOf(policy: PolicyObject): string | undefined {
   return (policy.spec as { serviceName?: string } | undefined)?.serviceName;
 }
+
+// Cache transforms: what the informers keep of each object, as controller-runtime's cache
+// transforms strip managedFields. Anything a controller reads must survive here; the tests in
+// kube-objects.test.ts pin each kind's fields.
+
+function slimMeta(m: ObjectMeta | undefined, keep: { annotations?: boolean; ownerReferences?: boolean; generation?: boolean } = {}): ObjectMeta {
+  const out: ObjectMeta = {};
+  if (!m) return out;
+  if (m.name !== undefined) out.name = m.name;
+  if (m.namespace !== undefined) out.namespace = m.namespace;
+  if (m.uid !== undefined) out.uid = m.uid;
+  if (m.resourceVersion !== undefined) out.resourceVersion = m.resourceVersion;
+  if (keep.generation && m.generation !== undefined) out.generation = m.generation;
+  if (m.creationTimestamp !== undefined) out.creationTimestamp = m.creationTimestamp;
+  if (m.deletionTimestamp !== undefined) out.deletionTimestamp = m.deletionTimestamp;
+  if (m.labels !== undefined) out.labels = m.labels;
+  if (keep.annotations && m.annotations !== undefined) out.annotations = m.annotations;
+  if (keep.ownerReferences && m.ownerReferences !== undefined) {
+    out.ownerReferences = m.ownerReferences.map((r) => {
+      const o: NonNullable<ObjectMeta["ownerReferences"]>[number] = {};
+      if (r.apiVersion !== undefined) o.apiVersion = r.apiVersion;
+      if (r.kind !== undefined) o.kind = r.kind;
+      if (r.name !== undefined) o.name = r.name;
+      if (r.uid !== undefined) o.uid = r.uid;
+      if (r.controller !== undefined) o.controller = r.controller;
+      return o;
+    });
+  }
+  return out;
+}
+
+/** A pod as the policy controller reads it: identity, labels, owners, ports, phase, addresses, readiness. */
+export function slimPod(pod: PodObject): PodObject {
+  const out: PodObject = { metadata: slimMeta(pod.metadata, { ownerReferences: true }) };
+  const spec = pod.spec;
+  if (spec) {
+    const s: NonNullable<PodObject["spec"]> = {};
+    if (spec.nodeName !== undefined) s.nodeName = spec.nodeName;
+    if (spec.hostname !== undefined) s.hostname = spec.hostname;
+    if (spec.subdomain !== undefined) s.subdomain = spec.subdomain;
+    if (spec.containers !== undefined) {
+      s.containers = spec.containers.map((c) => {
+        const container: NonNullable<NonNullable<PodObject["spec"]>["containers"]>[number] = {};
+        if (c.name !== undefined) container.name = c.name;
+        if (c.ports !== undefined) {
+          container.ports = c.ports.map((p) => {
+            const port: { name?: string; containerPort: number; protocol?: string } = { containerPort: p.containerPort };
+            if (p.name !== undefined) port.name = p.name;
+            if (p.protocol !== undefined) port.protocol = p.protocol;
+            return port;
+          });
+        }
+        return container;
+      });
+    }
+    out.spec = s;
+  }
+  const status = pod.status;
+  if (status) {
+    const st: NonNullable<PodObject["status"]> = {};
+    if (status.phase !== undefined) st.phase = status.phase;
+    if (status.podIP !== undefined) st.podIP = status.podIP;
+    if (status.podIPs !== undefined) st.podIPs = status.podIPs.map((p) => ({ ip: p.ip }));
+    if (status.startTime !== undefined) st.startTime = status.startTime;
+    // Only Ready is read; the others are dropped with their messages and timestamps.
+    if (status.conditions !== undefined) st.conditions = status.conditions.filter((c) => c.type === "Ready").map((c) => ({ type: c.type, status: c.status }));
+    out.status = st;
+  }
+  return out;
+}
+
+/** A Service: identity, its selector (to refuse one that has it) and its ports and IP families. */
+export function slimService(svc: ServiceObject): ServiceObject {
+  const out: ServiceObject = { metadata: slimMeta(svc.metadata) };
+  if (svc.spec) {
+    const s: NonNullable<ServiceObject["spec"]> = {};
+    if (svc.spec.selector !== undefined) s.selector = svc.spec.selector;
+    if (svc.spec.ports !== undefined) s.ports = svc.spec.ports;
+    if (svc.spec.ipFamilies !== undefined) s.ipFamilies = svc.spec.ipFamilies;
+    out.spec = s;
+  }
+  return out;
+}
+
+/** A node: its name and labels (the zone); nothing of its status, which changes with every heartbeat. */
+export function slimNode(node: NodeObject): NodeObject {
+  return { metadata: slimMeta(node.metadata) };
+}
+
+/** Whole but for managedFields: the controllers write slices and policy status back from these. */
+export function withoutManagedFields<T extends KubeObject>(obj: T): T {
+  const m = obj.metadata as (ObjectMeta & { managedFields?: unknown }) | undefined;
+  if (!m || m.managedFields === undefined) return obj;
+  const { managedFields: _dropped, ...metadata } = m;
+  return { ...obj, metadata };
+}

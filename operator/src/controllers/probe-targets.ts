@@ -15,6 +15,8 @@ import type { PolicyWriter } from "./policy-writer.js";
 
 /** Secrets are read, not watched: a policy waiting for a missing one looks again this often. */
 export const MISSING_SECRET_RETRY_MS = 5_000;
+/** After a restart, the first probes of pods restored from status are spread over this much time at most. */
+const RESTORED_FIRST_PROBE_WITHIN_MS = 2_000;
 
 export interface ProbeTargetsOptions {
   policies: ObjectCache<PolicyObject>;
@@ -109,11 +111,12 @@ export class ProbeTargets {
    * probing afresh: results from before are no evidence for a replacement.
    */
   start(key: string, policy: PolicyObject, spec: HealthProbePolicySpec, targets: readonly PodObject[], probes: ProbeTarget[], now: number): ProbingStart {
-    this.o.scheduler.setTargets(key, probes);
     const storeKnew = this.o.health.has(key);
+    const seeds = storeKnew ? new Map() : computeHealthSeeds((policy.status as { pods?: never } | undefined)?.pods as never);
+    // A pod whose state status restored is serving: probe it soon, not a random part of a period away.
+    this.o.scheduler.setTargets(key, seeds.size === 0 ? probes : probes.map((t) => (seeds.has(t.id) ? { ...t, firstWithinMs: RESTORED_FIRST_PROBE_WITHIN_MS } : t)));
     if (storeKnew && !this.probing.has(key)) this.o.health.restartProbing(key, now);
     this.probing.set(key, new Set(probes.map((p) => p.id)));
-    const seeds = storeKnew ? new Map() : computeHealthSeeds((policy.status as { pods?: never } | undefined)?.pods as never);
     this.o.health.configure(key, evaluationOf(spec), targets.map(toHealthTarget), seeds, now);
     return { known: (uid) => storeKnew || seeds.has(uid) };
   }

@@ -171,6 +171,41 @@ describe("ProbeScheduler timing", () => {
   });
 });
 
+describe("ProbeScheduler first probes of restored targets", () => {
+  it("probes targets with firstWithinMs inside that window, then spreads their next probes over the period", async () => {
+    const h = harness({ instant: ok() });
+    const start = h.clock.now();
+    h.scheduler.setTargets("ns/web", Array.from({ length: 500 }, (_, i) => aTarget(`pod-${i}`, { firstWithinMs: 2_000 })));
+    await h.clock.advance(2_100);
+    // Every first probe within the window (and the start grid's 20 ms).
+    expect(new Set(h.calls.map((c) => c.req.address)).size).toBe(500);
+    expect(Math.max(...h.calls.map((c) => c.at - start))).toBeLessThanOrEqual(2_020);
+    await h.clock.advance(30_000);
+    const times = new Map<string, number[]>();
+    for (const c of h.calls) times.set(c.req.address, [...(times.get(c.req.address) ?? []), c.at - start]);
+    // The second probe comes half a period to one and a half after the first, at a random phase...
+    const phases = new Array<number>(10).fill(0);
+    for (const [, [first, second, third]] of times) {
+      expect(second! - first!).toBeGreaterThanOrEqual(5_000);
+      expect(second! - first!).toBeLessThanOrEqual(15_020);
+      // ...and the third keeps that phase.
+      expect(third! - second!).toBe(10_000);
+      phases[Math.floor((second! % 10_000) / 1_000)]! += 1;
+    }
+    // So a period later the probes are spread over the whole period again, not bunched in the first two seconds.
+    for (const n of phases) expect(n).toBeGreaterThanOrEqual(25);
+  });
+
+  it("ignores firstWithinMs for a request it already probes", async () => {
+    const h = harness({ instant: ok(), random: () => 0.5 });
+    const start = h.clock.now();
+    h.scheduler.setTargets("ns/web", [aTarget("pod-1")]);
+    h.scheduler.setTargets("ns/other", [aTarget("pod-1", { firstWithinMs: 100 })]);
+    await h.clock.advance(6_000);
+    expect(h.calls.map((c) => c.at - start)).toEqual([5_000]);
+  });
+});
+
 describe("ProbeScheduler batching", () => {
   const cases: Array<{ name: string; batchMs: number; startOffset: number; lag: number }> = [
     { name: "starts a probe due between grid points at the next one", batchMs: 20, startOffset: 20, lag: 13 },

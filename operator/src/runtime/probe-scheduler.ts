@@ -15,6 +15,12 @@ export interface ProbeTarget {
   request: ProbeRequest;
   judgement: ProbeJudgement;
   periodMs: number;
+  /**
+   * For a request new to the scheduler: its first probe within this many ms instead of a random
+   * part of the whole period (a target whose state was restored is serving, and should be
+   * confirmed soon). The probe after it takes a random phase, so the spread stays even.
+   */
+  firstWithinMs?: number;
 }
 
 export interface ProbeSchedulerOptions {
@@ -83,6 +89,8 @@ interface Unit {
   earlyFrom?: number | undefined;
   heapIndex: number;
   state: "idle" | "queued" | "running";
+  /** Started early (firstWithinMs): the next probe takes a random phase in the period. */
+  rephase?: boolean;
 }
 
 export class ProbeScheduler {
@@ -134,7 +142,7 @@ export class ProbeScheduler {
         sub.periodMs = t.periodMs;
       } else {
         if (sub) touched.add(this.detach(sub));
-        const unit = this.unitFor(key, t.request, t.periodMs, now);
+        const unit = this.unitFor(key, t.request, t.periodMs, now, t.firstWithinMs);
         sub = { owner, id: t.id, judgement: t.judgement, periodMs: t.periodMs, unit };
         unit.subs.add(sub);
         this.subCount++;
@@ -198,9 +206,10 @@ export class ProbeScheduler {
     };
   }
 
-  private unitFor(key: string, request: ProbeRequest, periodMs: number, now: number): Unit {
+  private unitFor(key: string, request: ProbeRequest, periodMs: number, now: number, firstWithinMs?: number): Unit {
     let unit = this.units.get(key);
     if (!unit) {
+      const early = firstWithinMs !== undefined && firstWithinMs < periodMs;
       unit = {
         key,
         request,
@@ -209,10 +218,11 @@ export class ProbeScheduler {
         timeoutMs: 0,
         readBody: false,
         // A random phase spreads new requests over the period instead of bunching them.
-        due: now + Math.floor(this.random() * periodMs),
+        due: now + Math.floor(this.random() * (early ? Math.max(0, firstWithinMs) : periodMs)),
         lastDue: undefined,
         heapIndex: -1,
         state: "idle",
+        ...(early ? { rephase: true } : {}),
       };
       this.units.set(key, unit);
       this.heap.push(unit);
@@ -338,6 +348,11 @@ export class ProbeScheduler {
   private reschedule(unit: Unit, now: number): void {
     // Keep the phase; a period missed while this request was busy or queued is skipped, not doubled up.
     let due = (unit.lastDue ?? now) + unit.periodMs;
+    if (unit.rephase) {
+      // After an early first probe: half a period to one and a half later, a random phase again.
+      unit.rephase = false;
+      due = (unit.lastDue ?? now) + Math.floor(unit.periodMs * (0.5 + this.random()));
+    }
     while (due + unit.periodMs <= now) {
       due += unit.periodMs;
       this.skipped++;

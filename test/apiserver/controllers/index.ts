@@ -6,6 +6,7 @@ import { DisruptionController } from "./disruption-controller.js";
 import { startInformer, type RunningInformer } from "./informers.js";
 import { KubeletStandIn } from "./kubelet-stand-in.js";
 import { podKey } from "./pods.js";
+import { rawJsonClient, type RawJsonClient } from "./raw-json-client.js";
 import { ReplicaSetController } from "./replica-set-controller.js";
 import { WorkQueue } from "./work-queue.js";
 
@@ -50,9 +51,11 @@ export async function startControllers(opts: ControllerOptions): Promise<Running
 
   const queues: WorkQueue[] = [];
   const informers: Array<RunningInformer<any>> = [];
+  let raw: RawJsonClient | undefined;
   const stopAll = async (): Promise<void> => {
     await Promise.all(informers.map((i) => i.stop()));
     await Promise.all(queues.map((q) => q.shutDown()));
+    await raw?.close();
   };
 
   try {
@@ -83,7 +86,9 @@ export async function startControllers(opts: ControllerOptions): Promise<Running
     let kubeletQueue: WorkQueue | undefined;
     let kubelet: KubeletStandIn | undefined;
     if (opts.simulateKubelet) {
-      kubelet = new KubeletStandIn({ core, pods, podCidr: opts.podCidr || DEFAULT_POD_CIDR, terminationDelayMs: opts.terminationDelayMs ?? 0, now, enqueue: (k) => kubeletQueue!.add(k) });
+      const client = (raw = rawJsonClient(kc));
+      const putPodStatus = (namespace: string, name: string, pod: V1Pod) => client.put(`/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}/status`, pod);
+      kubelet = new KubeletStandIn({ core, putPodStatus, pods, podCidr: opts.podCidr || DEFAULT_POD_CIDR, terminationDelayMs: opts.terminationDelayMs ?? 0, now, enqueue: (k) => kubeletQueue!.add(k) });
       const k = kubelet;
       kubeletQueue = new WorkQueue("kubelet", (key) => k.sync(key), (_key, e) => report(e));
       queues.push(kubeletQueue);

@@ -12,6 +12,8 @@ export const HOST_IP = "127.0.0.1";
 
 export interface KubeletDeps {
   core: CoreV1Api;
+  /** Writes a pod's status subresource (a full pod as the body); throws with `code` on an HTTP error. */
+  putPodStatus: (namespace: string, name: string, pod: V1Pod) => Promise<void>;
   pods: { get(name: string, namespace?: string): V1Pod | undefined; list(namespace?: string): ReadonlyArray<V1Pod> };
   podCidr: string;
   /** How long stopping a terminating pod's containers takes before the final delete; 0 = at once. */
@@ -91,9 +93,10 @@ export class KubeletStandIn {
       this.waitingForAddress.add(key);
       return;
     }
-    const body: V1Pod = { ...structuredClone(pod), status: this.runningStatus(pod, ip) };
+    // Serialised as it is sent, so the cached pod can be spread without a deep copy.
+    const body: V1Pod = { ...pod, status: this.runningStatus(pod, ip) };
     try {
-      await this.deps.core.replaceNamespacedPodStatus({ name, namespace, body });
+      await this.deps.putPodStatus(namespace, name, body);
     } catch (err) {
       if (isNotFound(err)) {
         this.ips.release(uid);

@@ -1,0 +1,103 @@
+import { describe, expect, it } from "@jest/globals";
+import { isKubeletReady, podIPsOf, slimNode, slimPod, slimService, withoutManagedFields, type PodObject } from "./kube-objects.js";
+
+const managedFields = [{ manager: "kubelet", operation: "Update", fieldsV1: { "f:status": {} } }];
+
+function aFullPod(): PodObject & Record<string, unknown> {
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: {
+      name: "web-1",
+      namespace: "shop",
+      uid: "u1",
+      resourceVersion: "42",
+      creationTimestamp: "2026-01-01T00:00:00Z",
+      labels: { app: "web" },
+      annotations: { "kubectl.kubernetes.io/last-applied-configuration": "{...}" },
+      ownerReferences: [{ apiVersion: "apps/v1", kind: "ReplicaSet", name: "web", uid: "rs1", controller: true }],
+      managedFields,
+    } as PodObject["metadata"],
+    spec: {
+      nodeName: "node-a",
+      containers: [{ name: "app", image: "web:1", env: [{ name: "A", value: "b" }], ports: [{ name: "http", containerPort: 8080, protocol: "TCP" }] }],
+      volumes: [{ name: "token" }],
+    } as unknown as PodObject["spec"],
+    status: {
+      phase: "Running",
+      podIP: "10.0.0.1",
+      podIPs: [{ ip: "10.0.0.1" }],
+      startTime: "2026-01-01T00:00:01Z",
+      conditions: [
+        { type: "Initialized", status: "True", lastTransitionTime: "2026-01-01T00:00:01Z" },
+        { type: "Ready", status: "True", lastTransitionTime: "2026-01-01T00:00:02Z" },
+      ],
+      containerStatuses: [{ name: "app", ready: true }],
+    } as unknown as PodObject["status"],
+  };
+}
+
+describe("cache transforms", () => {
+  it("a slim pod keeps what the controllers read and drops the rest", () => {
+    const slim = slimPod(aFullPod());
+    expect(slim).toEqual({
+      metadata: {
+        name: "web-1",
+        namespace: "shop",
+        uid: "u1",
+        resourceVersion: "42",
+        creationTimestamp: "2026-01-01T00:00:00Z",
+        labels: { app: "web" },
+        ownerReferences: [{ apiVersion: "apps/v1", kind: "ReplicaSet", name: "web", uid: "rs1", controller: true }],
+      },
+      spec: { nodeName: "node-a", containers: [{ name: "app", ports: [{ name: "http", containerPort: 8080, protocol: "TCP" }] }] },
+      status: { phase: "Running", podIP: "10.0.0.1", podIPs: [{ ip: "10.0.0.1" }], startTime: "2026-01-01T00:00:01Z", conditions: [{ type: "Ready", status: "True" }] },
+    });
+  });
+
+  it.each([
+    ["Ready True", [{ type: "Ready", status: "True" }], true],
+    ["Ready False", [{ type: "Ready", status: "False" }], false],
+    ["no Ready condition", [{ type: "Initialized", status: "True" }], false],
+  ])("a slim pod reads as kubelet Ready exactly as the full one does (%s)", (_name, conditions, ready) => {
+    const full = aFullPod();
+    full.status!.conditions = conditions;
+    expect(isKubeletReady(slimPod(full))).toBe(ready);
+    expect(isKubeletReady(full)).toBe(ready);
+  });
+
+  it("a slim pod terminating keeps its deletionTimestamp, and its addresses read the same", () => {
+    const full = aFullPod();
+    full.metadata!.deletionTimestamp = "2026-01-01T00:01:00Z";
+    const slim = slimPod(full);
+    expect(slim.metadata?.deletionTimestamp).toBe("2026-01-01T00:01:00Z");
+    expect(podIPsOf(slim)).toEqual(podIPsOf(full));
+  });
+
+  it("a pod without spec or status stays without them", () => {
+    expect(slimPod({ metadata: { name: "p", namespace: "n", uid: "u", resourceVersion: "1" } })).toEqual({ metadata: { name: "p", namespace: "n", uid: "u", resourceVersion: "1" } });
+  });
+
+  it("a slim Service keeps its selector, ports and IP families", () => {
+    const svc = {
+      metadata: { name: "web", namespace: "shop", uid: "s1", resourceVersion: "7", managedFields } as never,
+      spec: { selector: { app: "web" }, ports: [{ name: "http", port: 80, targetPort: 8080, protocol: "TCP" }], ipFamilies: ["IPv4"], clusterIP: "10.96.0.1", sessionAffinity: "None" } as never,
+    };
+    expect(slimService(svc)).toEqual({
+      metadata: { name: "web", namespace: "shop", uid: "s1", resourceVersion: "7" },
+      spec: { selector: { app: "web" }, ports: [{ name: "http", port: 80, targetPort: 8080, protocol: "TCP" }], ipFamilies: ["IPv4"] },
+    });
+  });
+
+  it("a slim node keeps its name and labels only", () => {
+    const node = { metadata: { name: "node-a", uid: "n1", resourceVersion: "9", labels: { "topology.kubernetes.io/zone": "z1" }, managedFields } as never, status: { conditions: [] } } as never;
+    expect(slimNode(node)).toEqual({ metadata: { name: "node-a", uid: "n1", resourceVersion: "9", labels: { "topology.kubernetes.io/zone": "z1" } } });
+  });
+
+  it("withoutManagedFields drops managedFields only, and returns an object without them unchanged", () => {
+    const slice = { metadata: { name: "web-abc", annotations: { a: "b" }, managedFields } as never, endpoints: [{ addresses: ["10.0.0.1"] }] };
+    expect(withoutManagedFields(slice)).toEqual({ metadata: { name: "web-abc", annotations: { a: "b" } }, endpoints: [{ addresses: ["10.0.0.1"] }] });
+    const plain = { metadata: { name: "x" } };
+    expect(withoutManagedFields(plain)).toBe(plain);
+  });
+});

@@ -1,0 +1,41 @@
+// Runs the pod server (pod-server-main.ts) in a child process and talks to it over stdio.
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { createInterface } from "node:readline";
+import { repoRoot } from "../../support/paths.js";
+
+export interface PodServerProcess {
+  port: number;
+  setFailing(ips: Iterable<string>): Promise<void>;
+  served(): Promise<{ ok: number; failing: number; foreign: number }>;
+  close(): Promise<void>;
+}
+
+export async function startPodServerProcess(podCidr: string): Promise<PodServerProcess> {
+  const main = fileURLToPath(new URL("./pod-server-main.ts", import.meta.url));
+  const child = spawn(process.execPath, ["--import", "tsx", main, podCidr], { cwd: repoRoot, stdio: ["pipe", "pipe", "inherit"] });
+  process.once("exit", () => child.kill());
+  const replies: Array<(line: string) => void> = [];
+  const lines = createInterface({ input: child.stdout });
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const first = new Promise<string>((resolve, reject) => {
+    replies.push(resolve);
+    child.once("exit", (code) => reject(new Error(`the pod server exited with code ${code} before listening`)));
+  });
+  lines.on("line", (line) => replies.shift()?.(line));
+  const ask = (line: string) =>
+    new Promise<string>((resolve) => {
+      replies.push(resolve);
+      child.stdin.write(line + "\n");
+    });
+  const { port } = JSON.parse(await first) as { port: number };
+  return {
+    port,
+    setFailing: async (ips) => void (await ask(JSON.stringify([...ips]))),
+    served: async () => JSON.parse(await ask("served")) as { ok: number; failing: number; foreign: number },
+    async close() {
+      child.stdin.end();
+      await exited;
+    },
+  };
+}

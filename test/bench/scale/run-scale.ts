@@ -1,0 +1,292 @@
+// The scale benchmark's run: a cluster with the objects, one pod server, the compiled operator
+// in a process of its own, then cold start, a quiet steady state, a restart and 10 % of the
+// pods turning unhealthy, each measured from outside the operator.
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { performance } from "node:perf_hooks";
+import { loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { isWrite, type RequestLogEntry } from "../../apiserver/index.js";
+import { kubeConfigFor, startCluster, type TestCluster } from "../../integration/support/cluster.js";
+import { repoRoot } from "../../support/paths.js";
+import { waitFor } from "../../support/wait-for.js";
+import { cpuMsOf, memoryOf, startOperatorProcess, type OperatorProcess } from "./operator-process.js";
+import { startPodServerProcess } from "./pod-server-process.js";
+import { bucketsOf, parsePrometheusText, quantileBetween, sumOf, type Sample } from "./prometheus-text.js";
+import { createAll, FAILURE_THRESHOLD, pod, probeTimeoutSeconds, podName, policy, service, serviceName, serviceOfPod, type ScaleShape } from "./scale-objects.js";
+import { trackSlices, type SliceTracker, type WantedEndpoints } from "./slice-tracker.js";
+
+export interface ScaleOptions {
+  pods: number;
+  policies: number;
+  periodSeconds: number;
+  /** Length of the quiet window in which writes are counted and CPU, probes and RSS measured. */
+  quietSeconds: number;
+  /** Node arguments that start the operator, default ["dist/main.js"]: another build can be measured on the same machine state. */
+  operatorEntry?: string[];
+  /** Progress lines (stderr in the command). */
+  progress?: (line: string) => void;
+}
+
+export interface ScaleResult {
+  benchmark: "scale";
+  cluster: "testserver";
+  pods: number;
+  policies: number;
+  periodSeconds: number;
+  probe: { timeoutSeconds: number; failureThreshold: number };
+  /** Load averages (1, 5, 15 min) when the run started and ended: CPU figures are only comparable within a run on a shared machine. */
+  load: { start: number[]; end: number[] };
+  /** Pods created until the kubelet stand-in has given every one an address and Ready. */
+  podsStartedMs: number;
+  /** Operator process start until every Service's slices are right. */
+  coldStartMs: number;
+  rssMB: { steady: number; peak: number };
+  cpuPerProbeUs: number;
+  probesPerSecond: number;
+  scheduledProbesPerSecond: number;
+  scheduleLagP99Ms: number;
+  /** Upper bound of the bucket holding the p99 of reconcile durations over the run; -1 beyond the last bucket (10 s). */
+  reconcileP99Ms: number | null;
+  reconciles: number;
+  quiet: { seconds: number; writes: number; byResource: Record<string, number> };
+  /** Cold start: process start until every pod was probed once (probes done >= pods). */
+  coldFirstRoundMs: number;
+  /**
+   * A restart against right slices and status: SIGTERM to exit (killed after 30 s), then until
+   * probes done >= pods, and the writes in the new process's first two periods.
+   */
+  restart: { shutdownMs: number; shutdownKilled: boolean; firstRoundMs: number; writes: number; byResource: Record<string, number>; windowSeconds: number };
+  /** convergeMs null: not every slice was right before the deadline. */
+  unhealthy: { pods: number; convergeMs: number | null; rssPeakMB: number };
+  slicesCorrect: boolean;
+}
+
+const MB = 1024 * 1024;
+const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
+const loadNow = () => loadavg().map((l) => round(l, 2));
+
+export async function runScale(opts: ScaleOptions): Promise<ScaleResult> {
+  const log = opts.progress ?? (() => undefined);
+  const loadStart = loadNow();
+  // A /16 of its own (second octet from the process) beside the /24s the test suites use.
+  const podCidr = `127.${50 + (process.pid % 50)}.0.0/16`;
+  if (opts.pods > 65_000) throw new Error(`--pods: ${opts.pods}: at most 65000 fit the benchmark's pod range`);
+  const podServer = await startPodServerProcess(podCidr);
+  const shape: ScaleShape = { namespace: "scale", pods: opts.pods, policies: opts.policies, periodSeconds: opts.periodSeconds, port: podServer.port };
+  const cluster = await startCluster({ podCidr, namespace: shape.namespace, controllers: false, watchHistory: 5000 });
+  const dir = mkdtempSync(join(tmpdir(), "scale-bench-"));
+  // The operator's logs stay after the run, for a look at what it did.
+  const logDir = join(repoRoot, ".scratch", "bench-scale", String(process.pid));
+  mkdirSync(logDir, { recursive: true });
+  const kubeconfig = join(dir, "kubeconfig");
+  cluster.server.writeKubeconfig(kubeconfig, "operator");
+  let operator: OperatorProcess | undefined;
+  let slices: SliceTracker | undefined;
+  try {
+    const podsStartedMs = await createObjects(cluster, shape, log);
+    slices = await trackSlices(kubeConfigFor(cluster.server, "bench-watch"), shape.namespace);
+    const wanted = wantedEndpoints(cluster, shape, new Set());
+    const converged = (w: WantedEndpoints, what: string, timeoutMs: number) =>
+      waitFor(() => slices!.matches(w), { what, timeoutMs, intervalMs: 100 }).catch(async (err: Error) => {
+        throw new Error(`${err.message}; still different: ${slices!.differences(w).slice(0, 5).join("; ")}; pod server ${JSON.stringify(await podServer.served())}`);
+      });
+    const deadlineMs = Math.max(120_000, opts.periodSeconds * 1000 * 6 + opts.pods * 10);
+
+    log(`starting the operator (${opts.pods} pods, ${opts.policies} policies, period ${opts.periodSeconds}s)`);
+    let started = performance.now();
+    operator = await startOperatorProcess(kubeconfig, join(logDir, "operator-cold.log"), opts.operatorEntry);
+    const coldRound = firstRound(operator, opts.pods, started, deadlineMs);
+    await converged(wanted, "every Service's slices to be right after a cold start", deadlineMs);
+    const coldStartMs = Math.round(performance.now() - started);
+    const coldFirstRoundMs = await coldRound;
+    log(`cold start: ${coldStartMs} ms`);
+
+    // Let the last status writes of the start settle before the quiet window.
+    await sleep(Math.min(opts.periodSeconds, 10) * 1000);
+    const steady = await measureQuiet(cluster, operator, opts);
+    log(`quiet window: ${JSON.stringify(steady)}`);
+    const debug = (await (await fetch(operator.debugUrl)).json()) as { scheduler?: { lagP99Ms?: number } };
+
+    // A restart against slices and status that are already right.
+    log("restarting the operator");
+    const shutdown = await operator.stop();
+    const logMark = cluster.server.requestLog.length;
+    started = performance.now();
+    operator = await startOperatorProcess(kubeconfig, join(logDir, "operator-restart.log"), opts.operatorEntry);
+    const restartFirstRoundMs = await firstRound(operator, opts.pods, started, deadlineMs);
+    await converged(wanted, "slices to stay right after a restart", deadlineMs);
+    const restartWindow = opts.periodSeconds * 2 + 2;
+    await sleep(Math.max(0, started + restartWindow * 1000 - performance.now()));
+    const restartWrites = writesOf(cluster.server.requestLog.slice(logMark));
+    log(`restart: ${JSON.stringify(restartWrites)}`);
+
+    // 10 % of each Service's pods start failing.
+    const failing = failingPods(cluster, shape);
+    await podServer.setFailing(failing);
+    started = performance.now();
+    // Not fatal: a machine too busy for its probes (timeouts) keeps some slices moving; the line says so.
+    const convergeMs = await converged(wantedEndpoints(cluster, shape, failing), "the failing pods to be drained", deadlineMs).then(
+      () => Math.round(performance.now() - started),
+      (err: Error) => {
+        log(err.message);
+        return null;
+      },
+    );
+    const peakAfter = memoryOf(operator.pid).hwm;
+    log(`unhealthy: ${failing.size} pods drained in ${convergeMs} ms`);
+
+    return {
+      benchmark: "scale",
+      cluster: "testserver",
+      pods: opts.pods,
+      policies: opts.policies,
+      periodSeconds: opts.periodSeconds,
+      probe: { timeoutSeconds: probeTimeoutSeconds(opts.periodSeconds), failureThreshold: FAILURE_THRESHOLD },
+      load: { start: loadStart, end: loadNow() },
+      podsStartedMs,
+      coldStartMs,
+      rssMB: { steady: round(steady.rssSteady / MB), peak: round(steady.rssPeak / MB) },
+      cpuPerProbeUs: steady.cpuPerProbeUs,
+      probesPerSecond: steady.probesPerSecond,
+      scheduledProbesPerSecond: round(opts.pods / opts.periodSeconds),
+      scheduleLagP99Ms: debug.scheduler?.lagP99Ms ?? NaN,
+      reconcileP99Ms: steady.reconcileP99Ms,
+      reconciles: steady.reconciles,
+      quiet: steady.quiet,
+      coldFirstRoundMs,
+      restart: { shutdownMs: shutdown.ms, shutdownKilled: shutdown.killed, firstRoundMs: restartFirstRoundMs, ...restartWrites, windowSeconds: restartWindow },
+      unhealthy: { pods: failing.size, convergeMs, rssPeakMB: round(peakAfter / MB) },
+      slicesCorrect: slices.matches(wantedEndpoints(cluster, shape, failing)),
+    };
+  } catch (err) {
+    if (operator) console.error(`${operator.tail().slice(-10).join("\n")}\n(the operator's logs are in ${logDir})`);
+    throw err;
+  } finally {
+    slices?.stop();
+    await operator?.stop();
+    await podServer.close();
+    await cluster.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function createObjects(cluster: TestCluster, shape: ScaleShape, progress: (line: string) => void): Promise<number> {
+  const url = cluster.server.url;
+  const ns = `/api/v1/namespaces/${shape.namespace}`;
+  await createAll(url, "admin", range(shape.policies).map((i) => ({ path: `${ns}/services`, body: service(shape, i) })));
+  progress(`creating ${shape.pods} pods`);
+  const started = performance.now();
+  await createAll(url, "admin", range(shape.pods).map((i) => ({ path: `${ns}/pods`, body: pod(shape, i) })));
+  // Counting the kubelet stand-in's status writes is cheap; listing every pod each time is not.
+  const log = cluster.server.requestLog;
+  let seen = 0;
+  let counted = 0;
+  await waitFor(
+    () => {
+      for (; seen < log.length; seen++) if (log[seen]!.resource === "pods" && log[seen]!.subresource === "status" && log[seen]!.code === 200) counted++;
+      return counted >= shape.pods && runningPods(cluster, shape).length === shape.pods;
+    },
+    { what: `${shape.pods} pods to get an address`, timeoutMs: 60_000 + shape.pods * 20, intervalMs: 200 },
+  );
+  const podsStartedMs = Math.round(performance.now() - started);
+  progress(`pods running after ${podsStartedMs} ms`);
+  const group = `/apis/healthprobe.io/v1alpha1/namespaces/${shape.namespace}/healthprobepolicies`;
+  await createAll(url, "admin", range(shape.policies).map((i) => ({ path: group, body: policy(shape, i) })));
+  return podsStartedMs;
+}
+
+interface PodView {
+  name: string;
+  ip: string;
+}
+
+function runningPods(cluster: TestCluster, shape: ScaleShape): PodView[] {
+  const out: PodView[] = [];
+  for (const p of cluster.server.store.list({ group: "", version: "v1", resource: "pods" }, shape.namespace) as Array<{ metadata: { name: string }; status?: { podIP?: string; conditions?: Array<{ type: string; status: string }> } }>) {
+    const ready = p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True");
+    if (p.status?.podIP && ready) out.push({ name: p.metadata.name, ip: p.status.podIP });
+  }
+  return out;
+}
+
+function wantedEndpoints(cluster: TestCluster, shape: ScaleShape, failing: ReadonlySet<string>): WantedEndpoints {
+  const wanted: WantedEndpoints = new Map(range(shape.policies).map((i) => [serviceName(i), new Map<string, boolean>()]));
+  for (const p of runningPods(cluster, shape)) wanted.get(serviceOfPod(shape, Number(p.name.slice("pod-".length))))!.set(p.ip, !failing.has(p.ip));
+  return wanted;
+}
+
+/** A tenth of each Service's pods (at least one where it has two or more), well within its 50 % cap. */
+function failingPods(cluster: TestCluster, shape: ScaleShape): Set<string> {
+  const ipByName = new Map(runningPods(cluster, shape).map((p) => [p.name, p.ip]));
+  const out = new Set<string>();
+  for (let s = 0; s < shape.policies; s++) {
+    const members = range(shape.pods).filter((i) => i % shape.policies === s);
+    const n = members.length < 2 ? 0 : Math.max(1, Math.floor(members.length / 10));
+    for (const i of members.slice(0, n)) out.add(ipByName.get(podName(i))!);
+  }
+  return out;
+}
+
+const scrape = async (operator: OperatorProcess): Promise<Sample[]> => parsePrometheusText(await (await fetch(operator.metricsUrl)).text());
+const probesOf = (s: Sample[]) => sumOf(s, "healthprobe_probes_total");
+
+/** Ms from `since` until the operator has run at least as many probes as there are pods. */
+async function firstRound(operator: OperatorProcess, pods: number, since: number, timeoutMs: number): Promise<number> {
+  await waitFor(async () => probesOf(await scrape(operator)) >= pods, { what: `${pods} probes`, timeoutMs, intervalMs: 250 });
+  return Math.round(performance.now() - since);
+}
+
+interface QuietFigures {
+  quiet: { seconds: number; writes: number; byResource: Record<string, number> };
+  rssSteady: number;
+  rssPeak: number;
+  cpuPerProbeUs: number;
+  probesPerSecond: number;
+  /** Upper bound of the bucket holding the p99 of reconcile durations over the run; -1 beyond the last bucket (10 s). */
+  reconcileP99Ms: number | null;
+  reconciles: number;
+}
+
+/** A window without changes: writes, RSS, CPU over probes done and reconcile durations. */
+async function measureQuiet(cluster: TestCluster, operator: OperatorProcess, opts: ScaleOptions): Promise<QuietFigures> {
+  const before = await scrape(operator);
+  const cpuBefore = cpuMsOf(operator.pid);
+  const t0 = performance.now();
+  const logMark = cluster.server.requestLog.length;
+  const rss: number[] = [];
+  while (performance.now() - t0 < opts.quietSeconds * 1000) {
+    rss.push(memoryOf(operator.pid).rss);
+    await sleep(Math.min(1000, opts.quietSeconds * 1000 - (performance.now() - t0)));
+  }
+  const cpuAfter = cpuMsOf(operator.pid);
+  const seconds = (performance.now() - t0) / 1000;
+  const after = await scrape(operator);
+  const probesDone = probesOf(after) - probesOf(before);
+  const reconciles = bucketsOf(after, "healthprobe_reconcile_duration_seconds");
+  const p99 = quantileBetween(new Map(), reconciles, 0.99);
+  return {
+    quiet: { seconds: round(seconds), ...writesOf(cluster.server.requestLog.slice(logMark)) },
+    rssSteady: rss.reduce((a, b) => a + b, 0) / Math.max(1, rss.length),
+    rssPeak: memoryOf(operator.pid).hwm,
+    cpuPerProbeUs: probesDone > 0 ? round(((cpuAfter - cpuBefore) * 1000) / probesDone) : NaN,
+    probesPerSecond: round(probesDone / seconds),
+    // Beyond the histogram's last bucket (10 s) the bound is unknown: -1 says so in JSON.
+    reconcileP99Ms: p99 === null ? null : Number.isFinite(p99) ? p99 * 1000 : -1,
+    reconciles: reconciles.get(Infinity) ?? 0,
+  };
+}
+
+function writesOf(entries: readonly RequestLogEntry[]): { writes: number; byResource: Record<string, number> } {
+  const byResource: Record<string, number> = {};
+  let writes = 0;
+  for (const e of entries) {
+    if (e.user !== "operator" || !isWrite(e)) continue;
+    writes++;
+    const what = e.subresource ? `${e.resource}/${e.subresource}` : e.resource;
+    byResource[what] = (byResource[what] ?? 0) + 1;
+  }
+  return { writes, byResource };
+}
+
+const range = (n: number) => Array.from({ length: n }, (_, i) => i);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,0 +1,85 @@
+// The objects of the scale benchmark: per policy a selector-less Service `svc-<i>` and a policy
+// selecting `app: svc-<i>`; pods spread round-robin over them, all probed on one port.
+
+export interface ScaleShape {
+  namespace: string;
+  pods: number;
+  policies: number;
+  periodSeconds: number;
+  port: number;
+}
+
+/** Generous for loopback (on a busy shared machine 1 s fails healthy pods), within the period. */
+export const probeTimeoutSeconds = (periodSeconds: number): number => Math.min(2, periodSeconds);
+export const FAILURE_THRESHOLD = 2;
+
+export const serviceName = (i: number): string => `svc-${i}`;
+export const podName = (i: number): string => `pod-${i}`;
+/** The Service (and policy) a pod belongs to. */
+export const serviceOfPod = (shape: ScaleShape, i: number): string => serviceName(i % shape.policies);
+
+export function service(shape: ScaleShape, i: number): object {
+  return {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { name: serviceName(i), namespace: shape.namespace },
+    spec: { ports: [{ name: "http", port: 80, targetPort: shape.port, protocol: "TCP" }] },
+  };
+}
+
+export function pod(shape: ScaleShape, i: number): object {
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name: podName(i), namespace: shape.namespace, labels: { app: serviceOfPod(shape, i) } },
+    spec: { containers: [{ name: "app", image: "registry.example/web:1", ports: [{ name: "http", containerPort: shape.port, protocol: "TCP" }] }] },
+  };
+}
+
+export function policy(shape: ScaleShape, i: number): object {
+  return {
+    apiVersion: "healthprobe.io/v1alpha1",
+    kind: "HealthProbePolicy",
+    metadata: { name: serviceName(i), namespace: shape.namespace },
+    spec: {
+      serviceName: serviceName(i),
+      selector: { matchLabels: { app: serviceName(i) } },
+      probe: { port: shape.port, path: "/healthz", periodSeconds: shape.periodSeconds, timeoutSeconds: probeTimeoutSeconds(shape.periodSeconds) },
+      evaluation: { failureThreshold: FAILURE_THRESHOLD, successThreshold: 1 },
+      drain: { enabled: true, maxUnhealthyPercent: 50 },
+      replacement: { enabled: false },
+    },
+  };
+}
+
+/** Creates objects over plain HTTP (JSON in, status checked), a few requests at a time. */
+export async function createAll(serverUrl: string, token: string, objects: Array<{ path: string; body: object }>, concurrency = 16): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < objects.length) {
+      const { path, body } = objects[next++]!;
+      await postWithRetry(serverUrl + path, token, body);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+}
+
+/** A reset connection is retried (a keep-alive socket the server closed); a 409 on a retry means the first try got through. */
+async function postWithRetry(url: string, token: string, body: object): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    let res: Response;
+    try {
+      res = await fetch(url, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json", accept: "application/json" },
+        body: JSON.stringify(body),
+      });
+    } catch (err) {
+      if (attempt >= 5) throw new Error(`POST ${url}: ${(err as Error).message}`, { cause: err });
+      continue;
+    }
+    const text = await res.text();
+    if (res.status === 201 || res.status === 200 || (res.status === 409 && attempt > 1)) return;
+    throw new Error(`POST ${url}: HTTP ${res.status}: ${text.slice(0, 300)}`);
+  }
+}
