@@ -1,0 +1,71 @@
+// Moving simulated time: the fake clock advances in small ticks, and after each tick the
+// simulation waits (on a real-time deadline, polling, never sleeping a fixed time) until the
+// system is quiet: no probe in flight, every live replica synced with as many reconciles
+// finished as keys queued, and no new API request or probe for a few polls in a row.
+import type { FakeClock } from "../../operator/src/runtime/clock.js";
+import type { RequestLogEntry } from "../apiserver/index.js";
+import type { Fleet } from "./fleet.js";
+import type { PodServers } from "./pod-servers.js";
+import { realNow } from "./sim-clock.js";
+
+export const TICK_MS = 500;
+/** Polls in a row with nothing new before the system counts as quiet. */
+const QUIET_POLLS = 3;
+const POLL_MS = 4;
+/** Real ms to wait for quiet; a probe timing out by the prober's real 1 s timer fits in it. */
+const QUIET_DEADLINE_MS = 8_000;
+
+export interface SettleDeps {
+  clock: FakeClock;
+  requestLog: RequestLogEntry[];
+  servers: PodServers;
+  fleet: Fleet;
+  /** Runs after each tick, before waiting (serving new pod IPs, reading the Lease). */
+  afterTick(): Promise<void>;
+}
+
+export interface SettleStats {
+  ticks: number;
+  /** Ticks whose quiet deadline passed (the step was judged anyway). */
+  unsettled: number;
+}
+
+export async function advance(d: SettleDeps, ms: number, stats: SettleStats): Promise<void> {
+  const ticks = Math.max(1, Math.ceil(ms / TICK_MS));
+  for (let i = 0; i < ticks; i++) {
+    await d.clock.advanceAsync(Math.min(TICK_MS, ms - i * TICK_MS));
+    stats.ticks++;
+    await d.afterTick();
+    if (!(await waitQuiet(d))) stats.unsettled++;
+    await d.afterTick();
+  }
+}
+
+/** Waits until nothing moves; false when the deadline passed first. */
+export async function waitQuiet(d: SettleDeps): Promise<boolean> {
+  const deadline = realNow() + QUIET_DEADLINE_MS;
+  let last = "";
+  let same = 0;
+  while (realNow() < deadline) {
+    const sig = await signature(d);
+    if (sig !== undefined && sig === last) same++;
+    else same = 0;
+    last = sig ?? "";
+    if (same >= QUIET_POLLS) return true;
+    await new Promise<void>((r) => setTimeout(r, POLL_MS));
+  }
+  return false;
+}
+
+/** A fingerprint of activity, or undefined while something is visibly in progress. */
+async function signature(d: SettleDeps): Promise<string | undefined> {
+  if (d.servers.openRequests() > 0) return undefined;
+  const parts: string[] = [String(d.requestLog.length), String(d.servers.hits.length)];
+  for (const r of d.fleet.live()) {
+    if (!r.isReady()) return undefined;
+    const { adds, done } = await r.queueCounts();
+    if (adds !== done) return undefined;
+    parts.push(`${adds}`);
+  }
+  return parts.join("/");
+}
