@@ -3,7 +3,11 @@ export class Rng {
   private state: number;
 
   constructor(seed: number) {
-    this.state = seed >>> 0 || 0x9e3779b9;
+    // Neighbouring seeds must not start neighbouring streams: scramble the seed first (murmur3's finaliser).
+    let h = (seed ^ 0x9e3779b9) >>> 0;
+    h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+    h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+    this.state = (h ^ (h >>> 16)) >>> 0;
   }
 
   /** Uniform in [0, 1). */

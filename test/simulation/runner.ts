@@ -78,7 +78,7 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
       if (h && h !== holder) probingStarts.push({ user: h, at: Date.parse(lease?.spec?.acquireTime ?? "") || sim.clock.now() });
       holder = h;
     };
-    const stats: SettleStats = { ticks: 0, unsettled: 0 };
+    const stats: SettleStats = { ticks: 0, unsettled: 0, quietMs: 0, probeWaitMs: 0 };
     const settleDeps = { clock: sim.clock, requestLog: c.server.requestLog, servers, fleet: f, afterTick };
     const operatorUp = () => {
       const w = f.writer();

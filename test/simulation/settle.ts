@@ -28,6 +28,9 @@ export interface SettleStats {
   ticks: number;
   /** Ticks whose quiet deadline passed (the step was judged anyway). */
   unsettled: number;
+  /** Real ms spent waiting for quiet, and the part of it a probe was in flight (hanging pods). */
+  quietMs: number;
+  probeWaitMs: number;
 }
 
 export async function advance(d: SettleDeps, ms: number, stats: SettleStats): Promise<void> {
@@ -36,25 +39,31 @@ export async function advance(d: SettleDeps, ms: number, stats: SettleStats): Pr
     await d.clock.advanceAsync(Math.min(TICK_MS, ms - i * TICK_MS));
     stats.ticks++;
     await d.afterTick();
-    if (!(await waitQuiet(d))) stats.unsettled++;
+    if (!(await waitQuiet(d, stats))) stats.unsettled++;
     await d.afterTick();
   }
 }
 
 /** Waits until nothing moves; false when the deadline passed first. */
-export async function waitQuiet(d: SettleDeps): Promise<boolean> {
-  const deadline = realNow() + QUIET_DEADLINE_MS;
+export async function waitQuiet(d: SettleDeps, stats: SettleStats): Promise<boolean> {
+  const began = realNow();
+  const deadline = began + QUIET_DEADLINE_MS;
   let last = "";
   let same = 0;
-  while (realNow() < deadline) {
+  let quiet = false;
+  while (!quiet && realNow() < deadline) {
+    const t = realNow();
+    const probing = d.servers.openRequests() > 0;
     const sig = await signature(d);
     if (sig !== undefined && sig === last) same++;
     else same = 0;
     last = sig ?? "";
-    if (same >= QUIET_POLLS) return true;
-    await new Promise<void>((r) => setTimeout(r, POLL_MS));
+    quiet = same >= QUIET_POLLS;
+    if (!quiet) await new Promise<void>((r) => setTimeout(r, POLL_MS));
+    if (probing) stats.probeWaitMs += realNow() - t;
   }
-  return false;
+  stats.quietMs += realNow() - began;
+  return quiet;
 }
 
 /** A fingerprint of activity, or undefined while something is visibly in progress. */
