@@ -9,6 +9,12 @@ import type { PodServers } from "./pod-servers.js";
 import { realNow } from "./sim-clock.js";
 
 export const TICK_MS = 500;
+/**
+ * Within a tick, timers fire in order in slices of this many ms, with one turn of the event loop
+ * between slices so promise chains a timer started can arm the next timers. (FakeClock's
+ * advanceAsync gives several turns after every single timer, which costs more than the rest.)
+ */
+const SLICE_MS = 100;
 /** Polls in a row with nothing new before the system counts as quiet. */
 const QUIET_POLLS = 3;
 const POLL_MS = 4;
@@ -36,11 +42,18 @@ export interface SettleStats {
 export async function advance(d: SettleDeps, ms: number, stats: SettleStats): Promise<void> {
   const ticks = Math.max(1, Math.ceil(ms / TICK_MS));
   for (let i = 0; i < ticks; i++) {
-    await d.clock.advanceAsync(Math.min(TICK_MS, ms - i * TICK_MS));
+    await moveClock(d.clock, Math.min(TICK_MS, ms - i * TICK_MS));
     stats.ticks++;
     await d.afterTick();
     if (!(await waitQuiet(d, stats))) stats.unsettled++;
     await d.afterTick();
+  }
+}
+
+async function moveClock(clock: FakeClock, ms: number): Promise<void> {
+  for (let done = 0; done < ms; done += SLICE_MS) {
+    clock.advance(Math.min(SLICE_MS, ms - done));
+    await new Promise<void>((r) => setImmediate(r));
   }
 }
 
