@@ -1,6 +1,7 @@
 // Applies a history step to the cluster as a user would, over HTTP: pods, Services, policies,
 // kubelet readiness, pod answers, API faults and replica crashes.
 import type { CoreV1Api } from "@kubernetes/client-node";
+import type { Clock } from "../../operator/src/runtime/clock.js";
 import { aPod, aService, type Obj, type TestCluster } from "../integration/support/cluster.js";
 import type { Fleet } from "./fleet.js";
 import type { Action, PolicyChoice } from "./history.js";
@@ -8,6 +9,7 @@ import type { PodMode, PodServers } from "./pod-servers.js";
 
 export interface SimEnv {
   cluster: TestCluster;
+  clock: Clock;
   core: CoreV1Api;
   servers: PodServers;
   fleet: Fleet;
@@ -143,10 +145,11 @@ export async function applyAction(env: SimEnv, a: Action): Promise<void> {
       cluster.server.faults.dropWatches();
       return;
     case "crash":
-      env.fleet.crash();
+      env.clock.setTimeout(() => env.fleet.crash(), a.afterMs);
       return;
     case "leaderChange":
-      return env.fleet.leaderChange(a.graceful);
+      env.clock.setTimeout(() => void env.fleet.leaderChange(a.graceful), a.afterMs);
+      return;
     case "wait":
       return;
   }

@@ -36,8 +36,8 @@ export type Action =
   | { kind: "apiFault"; fault: "5xx" | "409" | "timeout"; resource: string; count: number }
   | { kind: "dropWatches" }
   | { kind: "expireWatches" }
-  | { kind: "crash" }
-  | { kind: "leaderChange"; graceful: boolean }
+  | { kind: "crash"; afterMs: number }
+  | { kind: "leaderChange"; graceful: boolean; afterMs: number }
   | { kind: "wait" };
 
 export interface Step {
@@ -144,8 +144,11 @@ function drawAction(rng: Rng, intent: Intent, leaderElect: boolean): Action {
       return { kind, name: rng.pick([...intent.services]), app: rng.chance(0.6) ? rng.pick(APPS) : undefined };
     case "apiFault":
       return { kind, fault: rng.pick(["5xx", "409", "timeout"] as const), resource: rng.pick(FAULT_RESOURCES), count: rng.int(1, 3) };
+    case "crash":
+      // Some way into the step, when reconciles and probes may be in flight.
+      return { kind, afterMs: rng.int(0, 2_500) };
     case "leaderChange":
-      return { kind, graceful: rng.chance(0.5) };
+      return { kind, graceful: rng.chance(0.5), afterMs: rng.int(0, 2_500) };
     default:
       return { kind } as Action;
   }

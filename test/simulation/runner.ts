@@ -2,6 +2,7 @@
 // the real operator (one replica, or two with leader election) on a fake clock, a random
 // history of steps, and every invariant checked after each step and once the history settles.
 import { CoreV1Api } from "@kubernetes/client-node";
+import { requestsBy } from "../apiserver/index.js";
 import { kubeConfigFor, startCluster, uniquePodCidr, type TestCluster } from "../integration/support/cluster.js";
 import { applyAction, createOwners, servePods, type SimEnv } from "./actions.js";
 import { Fleet, OPERATOR_USER_PREFIX } from "./fleet.js";
@@ -34,6 +35,12 @@ export interface SeedResult {
   /** The action of each step, to read with a violation. */
   actions: string[];
   leaderElect: boolean;
+  /** Replica incarnations started, and how many died at each failpoint. */
+  replicas: number;
+  failpointCrashes: number;
+  /** Proof the run exercised the operator: probes the pod servers answered, slice writes the API received. */
+  probes: number;
+  sliceWrites: number;
 }
 
 /** 2026-01-01T00:00:00Z: simulated time starts here, whatever the date. */
@@ -63,7 +70,7 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
       onStart: (user, at) => probingStarts.push({ user, at }),
     });
     const f = fleet;
-    const env: SimEnv = { cluster: c, core: kubeConfigFor(c.server).makeApiClient(CoreV1Api), servers, fleet: f, modes: new Map(), ips: new Map(), owners: { replicaSets: {}, node: undefined } };
+    const env: SimEnv = { cluster: c, clock: sim.clock, core: kubeConfigFor(c.server).makeApiClient(CoreV1Api), servers, fleet: f, modes: new Map(), ips: new Map(), owners: { replicaSets: {}, node: undefined } };
     const evictions = recordEvictions(c.server.requestLog, c.server.store, NS, (u) => u.startsWith(OPERATOR_USER_PREFIX));
     const everInRotation: Record<string, Set<string>> = {};
     let holder: string | undefined;
@@ -138,7 +145,10 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
     await advance(settleDeps, SETTLE_MS, stats);
     judge(o.steps + 1, true);
 
-    return { seed: o.seed, steps: o.steps, violations, realMs: realNow() - started, evictions: evictions.length, settle: stats, actions, leaderElect };
+    return { seed: o.seed, steps: o.steps, violations, realMs: realNow() - started, evictions: evictions.length, settle: stats, actions, leaderElect, replicas: f.all.length, failpointCrashes: f.all.filter((r) => r.crashedAt).length,
+      probes: servers.hits.length,
+      sliceWrites: requestsBy(c.server.requestLog, { writes: true, resource: "endpointslices" }).filter((e) => e.user.startsWith(OPERATOR_USER_PREFIX)).length,
+    };
   } finally {
     if (process.env.SIM_DUMP_LOGS) for (const r of fleet?.all ?? []) console.log(`--- ${r.user}\n${r.logs.slice(-Number(process.env.SIM_DUMP_LOGS)).join("")}`);
     await fleet?.stop();
