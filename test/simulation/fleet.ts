@@ -78,5 +78,6 @@ export class Fleet {
 
   async stop(): Promise<void> {
     for (const r of this.live()) r.crash();
+    await Promise.all(this.all.map((r) => r.buried()));
   }
 }

@@ -34,6 +34,7 @@ export class SimulatedCrash extends Error {}
 
 export class Replica {
   crashed = false;
+  private remains: Promise<void> = Promise.resolve();
   /** Set when a failpoint fired. */
   crashedAt: Failpoint | undefined;
 
@@ -114,7 +115,15 @@ export class Replica {
     this.relay.cut();
     const op = this.op;
     this.op = undefined;
-    void op?.stop().catch(() => undefined);
+    this.remains = op?.stop().catch(() => undefined) ?? Promise.resolve();
+  }
+
+  /** Resolves once what a crash left running has stopped (or after a real deadline). */
+  async buried(): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_DEADLINE_MS)));
+    await Promise.race([this.remains, deadline]);
+    clearTimeout(timer);
   }
 
   /** A graceful stop: the lease is handed over, in-flight reconciles finish. */

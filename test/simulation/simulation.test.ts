@@ -5,7 +5,7 @@ import { describe, expect, it } from "@jest/globals";
 import { KNOWN_OPEN } from "./known-open.js";
 import { replayCommand, runSeed } from "./runner.js";
 
-const SEEDS = Number(process.env.SIM_SEEDS ?? 4);
+const SEEDS = Number(process.env.SIM_SEEDS ?? 6);
 const FIRST = Number(process.env.SIM_FIRST_SEED ?? 1);
 const STEPS = Number(process.env.SIM_STEPS ?? 20);
 /** A deadline per seed for a loaded machine, not a performance claim. */
