@@ -84,7 +84,7 @@ export function randomPolicy(rng: Rng, base?: PolicyChoice): PolicyChoice {
 }
 
 function randomMode(rng: Rng): PodMode {
-  return rng.weighted({ healthy: 5, failing: 4, refused: 1, hanging: 0.5, slow: 0.5 } satisfies Record<(typeof POD_MODES)[number], number>);
+  return rng.weighted({ healthy: 5, failing: 4, refused: 1, hanging: 0.3, slow: 0.3 } satisfies Record<(typeof POD_MODES)[number], number>);
 }
 
 /** The next step, drawn from `rng` and the intent so far (which it updates). */
