@@ -113,6 +113,15 @@ describe("simulation invariants", () => {
     expect(byName("never-dark").check(dark)).toEqual([]);
   });
 
+  it("fresh-evidence cannot judge a pod refusing connections since it was served (a refusal leaves no trace)", () => {
+    const refused = snapshot(world(three, {}, []), {
+      probingStarts: [{ user: "operator-1", at: T0 + 5000 }],
+      modeChanges: [{ ip: pod("a").ip!, at: T0 + 6000, mode: "refused" }],
+      evictions: [eviction("a", T0 + 9000, world(three, {}, [policy("p")]))],
+    });
+    expect(byName("fresh-evidence").check(refused)).toEqual([]);
+  });
+
   it("a policy whose Ready condition is about an older generation does not manage the Service", () => {
     const stale = policy("p", { generation: 2 });
     expect(byName("never-dark").check(snapshot(world(three, { a: false, b: false, c: false }, [stale])))).toEqual([]);

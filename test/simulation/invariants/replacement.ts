@@ -94,8 +94,9 @@ export const freshEvidence: Invariant = {
       const starts = s.probingStarts.filter((p) => p.user === e.user && p.at <= e.at).map((p) => p.at);
       const readySince = selectingPolicies(e).filter((p) => conditionTrue(p, "Ready")).map((p) => p.status.conditions.Ready!.since);
       const since = Math.max(pod.created, ...starts, ...readySince);
-      const modes = s.modeChanges.filter((m) => m.ip === pod.ip && m.at <= e.at);
-      const modeAtSince = modes.filter((m) => m.at <= since).at(-1)?.mode;
+      // This pod's answers: changes on its address since it was created (an address is reused later).
+      const modes = s.modeChanges.filter((m) => m.ip === pod.ip && m.at >= pod.created && m.at <= e.at);
+      const modeAtSince = (modes.filter((m) => m.at <= since).at(-1) ?? modes[0])?.mode;
       const refusedThroughout = modeAtSince === "refused" && modes.every((m) => m.at <= since || m.mode === "refused");
       if (refusedThroughout) continue; // a refused connection leaves no trace on the pod's side
       const fresh = s.probes.some((h) => h.ip === pod.ip && h.at >= since && h.at <= e.at && h.mode !== "healthy");
