@@ -120,6 +120,12 @@ describe("simulation invariants", () => {
       evictions: [eviction("a", T0 + 9000, world(three, {}, [policy("p")]))],
     });
     expect(byName("fresh-evidence").check(refused)).toEqual([]);
+    const refusedLater = snapshot(world(three, {}, []), {
+      probingStarts: [{ user: "operator-1", at: T0 + 5000 }],
+      modeChanges: [{ ip: pod("a").ip!, at: T0 + 1000, mode: "healthy" }, { ip: pod("a").ip!, at: T0 + 7000, mode: "refused" }],
+      evictions: [eviction("a", T0 + 9000, world(three, {}, [policy("p")]))],
+    });
+    expect(byName("fresh-evidence").check(refusedLater)).toEqual([]);
   });
 
   it("a policy whose Ready condition is about an older generation does not manage the Service", () => {

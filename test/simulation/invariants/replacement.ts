@@ -85,7 +85,7 @@ export const noEvictionInFailOpen: Invariant = {
 
 export const freshEvidence: Invariant = {
   name: "fresh-evidence",
-  rule: "a pod is evicted only after a failing probe newer than the evicting replica's start or leadership and the policy's last Ready transition",
+  rule: "a pod is evicted only after a failing probe newer than the evicting replica's start or leadership and the policy's last Ready transition (not judged for a pod that refused connections meanwhile)",
   check(s: Snapshot): string[] {
     const out: string[] = [];
     for (const e of s.evictions) {
@@ -97,8 +97,10 @@ export const freshEvidence: Invariant = {
       // This pod's answers: changes on its address since it was created (an address is reused later).
       const modes = s.modeChanges.filter((m) => m.ip === pod.ip && m.at >= pod.created && m.at <= e.at);
       const modeAtSince = (modes.filter((m) => m.at <= since).at(-1) ?? modes[0])?.mode;
-      const refusedThroughout = modeAtSince === "refused" && modes.every((m) => m.at <= since || m.mode === "refused");
-      if (refusedThroughout) continue; // a refused connection leaves no trace on the pod's side
+      // A refused connection leaves no trace on the pod's side: a pod that refused at some time
+      // since then may have been probed, and is not judged.
+      const refusedSince = modeAtSince === "refused" || modes.some((m) => m.at > since && m.mode === "refused");
+      if (refusedSince) continue;
       const fresh = s.probes.some((h) => h.ip === pod.ip && h.at >= since && h.at <= e.at && h.mode !== "healthy");
       if (!fresh) out.push(`${e.verb} of ${pod.name} at ${iso(e.at)} by ${e.user}: no failing probe since ${iso(since)}`);
     }
