@@ -1,0 +1,83 @@
+// The operator replicas of one simulation: one, or two with leader election. A replica that
+// crashed (cut, or at a failpoint) or was stopped is replaced by a new incarnation (its own API
+// user) at the next step. Each incarnation may carry an armed failpoint.
+import type { Clock } from "../../operator/src/runtime/clock.js";
+import type { Rng } from "./prng.js";
+import { Replica, type Failpoint } from "./replica.js";
+
+export interface FleetOptions {
+  apiUrl: string;
+  clock: Clock;
+  leaderElect: boolean;
+  maxReplacementsPer12h: number;
+  /** Decides failpoints; a stream of its own so crashes do not shift the history's draws. */
+  rng: Rng;
+  /** Called with each incarnation's user and start time (simulated). */
+  onStart(user: string, at: number): void;
+}
+
+export const OPERATOR_USER_PREFIX = "operator-";
+
+export class Fleet {
+  private readonly slots: Array<Replica | undefined>;
+  private incarnations = 0;
+  /** Every incarnation ever started, for log dumps. */
+  readonly all: Replica[] = [];
+
+  constructor(private readonly o: FleetOptions) {
+    this.slots = new Array<Replica | undefined>(o.leaderElect ? 2 : 1).fill(undefined);
+  }
+
+  live(): Replica[] {
+    return this.slots.filter((r): r is Replica => r !== undefined && !r.crashed);
+  }
+
+  /** The replica allowed to write: the only one, or the leader. */
+  writer(): Replica | undefined {
+    const live = this.live();
+    return this.o.leaderElect ? live.find((r) => r.isLeader()) : live[0];
+  }
+
+  /** Starts an incarnation in every empty or dead slot. */
+  async fill(): Promise<void> {
+    for (let i = 0; i < this.slots.length; i++) {
+      const r = this.slots[i];
+      if (r && !r.crashed) continue;
+      const pick = this.o.rng.weighted({ none: 6, "after-charge": 2, "after-evict": 2 });
+      this.slots[i] = await this.startOne(pick === "none" ? undefined : pick);
+    }
+  }
+
+  private async startOne(failpoint: Failpoint | undefined): Promise<Replica> {
+    const user = `${OPERATOR_USER_PREFIX}${++this.incarnations}`;
+    this.o.onStart(user, this.o.clock.now());
+    const r = await Replica.start({
+      apiUrl: this.o.apiUrl,
+      user,
+      clock: this.o.clock,
+      leaderElect: this.o.leaderElect,
+      maxReplacementsPer12h: this.o.maxReplacementsPer12h,
+      ...(failpoint ? { failpoint } : {}),
+    });
+    this.all.push(r);
+    return r;
+  }
+
+  /** Kills the writer (or any live replica) without any clean-up. */
+  crash(): void {
+    (this.writer() ?? this.live()[0])?.crash();
+  }
+
+  /** The leader goes away: handing the lease over (graceful) or dying. */
+  async leaderChange(graceful: boolean): Promise<void> {
+    const leader = this.writer();
+    if (!leader) return;
+    if (graceful) await leader.stop();
+    else leader.crash();
+  }
+
+  async stop(): Promise<void> {
+    for (const r of this.live()) r.crash();
+    await Promise.all(this.all.map((r) => r.buried()));
+  }
+}

@@ -1,0 +1,61 @@
+// Small builders of hand-made snapshots for the invariants' own tests.
+import type { EvictionRecord, PodView, PolicyView, Snapshot, World } from "../snapshot.js";
+
+export const T0 = Date.UTC(2026, 0, 1);
+
+export function pod(name: string, o: Partial<PodView> = {}): PodView {
+  return { name, uid: `uid-${name}`, created: T0, ip: `10.0.0.${name.length}`, labels: { app: "web" }, ready: true, terminating: false, owner: "controller", ...o };
+}
+
+export function policy(name: string, o: Partial<Omit<PolicyView, "status">> & { states?: PolicyView["status"]["pods"]; conditions?: Record<string, string> } = {}): PolicyView {
+  const { states, conditions, ...rest } = o;
+  const conds: PolicyView["status"]["conditions"] = {};
+  for (const [type, status] of Object.entries({ Ready: "True", ...(conditions ?? {}) })) {
+    conds[type] = { status, reason: status === "True" && type === "Ready" ? "Reconciled" : "", observedGeneration: 1, since: T0 };
+  }
+  return {
+    name,
+    uid: `uid-${name}`,
+    generation: 1,
+    serviceName: "web",
+    selector: { app: "web" },
+    dryRun: false,
+    maxUnhealthyPercent: 50,
+    replacement: { enabled: true, maxPerHour: 1, maxPerDay: 3 },
+    ...rest,
+    status: { observedGeneration: 1, conditions: conds, pods: states ?? {} },
+  };
+}
+
+/** A world with Service web (selector-less), the pods, one slice of `ready` endpoints and the policies. */
+export function world(pods: PodView[], ready: Record<string, boolean>, policies: PolicyView[], o: Partial<World> = {}): World {
+  return {
+    at: T0,
+    pods,
+    services: [{ name: "web", hasSelector: false }],
+    slices: Object.keys(ready).length === 0 ? [] : [{ name: "web-1", service: "web", endpoints: Object.entries(ready).map(([p, r]) => ({ pod: p, ready: r })) }],
+    policies,
+    ...o,
+  };
+}
+
+export function eviction(podName: string, at: number, before: World, o: Partial<EvictionRecord> = {}): EvictionRecord {
+  return { at, user: "operator-1", pod: podName, code: 201, verb: "evict", before, ...o };
+}
+
+export function snapshot(w: World, o: Partial<Snapshot> = {}): Snapshot {
+  return {
+    step: 1,
+    world: w,
+    previous: undefined,
+    evictions: [],
+    probes: [],
+    modeChanges: [],
+    probingStarts: [{ user: "operator-1", at: T0 }],
+    everInRotation: { web: w.pods.map((p) => p.name) },
+    operatorUp: true,
+    settled: false,
+    maxReplacementsPer12h: 10,
+    ...o,
+  };
+}

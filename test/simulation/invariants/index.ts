@@ -1,0 +1,33 @@
+// Every invariant the simulation checks after each step, in one list.
+import { drainCap, adoptionFree, dryRunRouting, neverDark } from "./routing.js";
+import { dryRunEvictions, freshEvidence, noEvictionInFailOpen, operatorBudget, policyBudgets, replaceableOnly } from "./replacement.js";
+import { converged, noFrozenSlices } from "./settled.js";
+import type { Invariant, Violation } from "./types.js";
+import type { Snapshot } from "../snapshot.js";
+
+export type { Invariant, Violation } from "./types.js";
+
+export const INVARIANTS: readonly Invariant[] = [
+  neverDark,
+  drainCap,
+  adoptionFree,
+  dryRunRouting,
+  policyBudgets,
+  operatorBudget,
+  replaceableOnly,
+  noEvictionInFailOpen,
+  freshEvidence,
+  dryRunEvictions,
+  noFrozenSlices,
+  converged,
+];
+
+/** Checks every invariant not in `skip` against the snapshot. */
+export function checkAll(s: Snapshot, skip: ReadonlySet<string> = new Set()): Violation[] {
+  const out: Violation[] = [];
+  for (const inv of INVARIANTS) {
+    if (skip.has(inv.name)) continue;
+    for (const evidence of inv.check(s)) out.push({ invariant: inv.name, step: s.step, evidence });
+  }
+  return out;
+}

@@ -1,0 +1,135 @@
+// Each invariant on hand-made snapshots: one that breaks the rule, one that keeps it.
+import { describe, expect, it } from "@jest/globals";
+import { HOUR_MS, type Snapshot } from "../snapshot.js";
+import { T0, eviction, pod, policy, snapshot, world } from "./builders.js";
+import { INVARIANTS } from "./index.js";
+
+const byName = (name: string) => INVARIANTS.find((i) => i.name === name)!;
+const three = [pod("a"), pod("b"), pod("c")];
+const failingProbe = (name: string, at: number) => ({ ip: pod(name).ip!, at, mode: "failing" });
+
+const cases: Array<{ invariant: string; violating: Snapshot; passing: Snapshot }> = [
+  {
+    invariant: "never-dark",
+    violating: snapshot(world(three, { a: false, b: false, c: false }, [policy("p")])),
+    passing: snapshot(world(three, { a: true, b: false, c: false }, [policy("p")])),
+  },
+  {
+    invariant: "drain-cap",
+    violating: snapshot(world(three, { a: true, b: false, c: false }, [policy("p", { maxUnhealthyPercent: 50 })])),
+    passing: snapshot(world(three, { a: true, b: true, c: false }, [policy("p", { maxUnhealthyPercent: 50 })])),
+  },
+  {
+    invariant: "adoption-free",
+    violating: snapshot(world(three, { a: true, b: false, c: true }, [policy("p", { states: { a: "Healthy", b: "Unknown", c: "Healthy" } })]), {
+      previous: world(three, { a: true, b: true, c: true }, [policy("p")]),
+    }),
+    passing: snapshot(world(three, { a: true, b: false, c: true }, [policy("p", { states: { a: "Healthy", b: "Unhealthy", c: "Healthy" } })]), {
+      previous: world(three, { a: true, b: true, c: true }, [policy("p")]),
+    }),
+  },
+  {
+    invariant: "dry-run-routing",
+    violating: snapshot(world(three, { a: true, b: false, c: true }, [policy("p", { dryRun: true })])),
+    passing: snapshot(world([pod("a"), pod("b", { ready: false }), pod("c")], { a: true, b: false, c: true }, [policy("p", { dryRun: true })])),
+  },
+  {
+    invariant: "policy-budgets",
+    violating: snapshot(world(three, {}, []), {
+      evictions: [eviction("a", T0 + 1000, world(three, {}, [policy("p")])), eviction("b", T0 + HOUR_MS - 1, world(three, {}, [policy("p")]))],
+    }),
+    passing: snapshot(world(three, {}, []), {
+      evictions: [eviction("a", T0 + 1000, world(three, {}, [policy("p")])), eviction("b", T0 + 1000 + HOUR_MS, world(three, {}, [policy("p")]))],
+    }),
+  },
+  {
+    invariant: "operator-budget",
+    violating: snapshot(world(three, {}, []), {
+      maxReplacementsPer12h: 1,
+      evictions: [eviction("a", T0 + 1000, world(three, {}, [policy("p", { replacement: { enabled: true, maxPerHour: 5, maxPerDay: 5 } })])), eviction("b", T0 + 2000, world(three, {}, []))],
+    }),
+    passing: snapshot(world(three, {}, []), {
+      maxReplacementsPer12h: 1,
+      evictions: [eviction("a", T0 + 1000, world(three, {}, [])), eviction("b", T0 + 2000, world(three, {}, []), { code: 429 })],
+    }),
+  },
+  {
+    invariant: "replaceable-only",
+    violating: snapshot(world(three, {}, []), { evictions: [eviction("a", T0, world([pod("a", { owner: "mirror" })], {}, [policy("p")]))] }),
+    passing: snapshot(world(three, {}, []), { evictions: [eviction("a", T0, world([pod("a")], {}, [policy("p")]))] }),
+  },
+  {
+    invariant: "no-eviction-in-fail-open",
+    violating: snapshot(world(three, {}, []), { evictions: [eviction("a", T0, world(three, {}, [policy("p", { conditions: { FailOpen: "True" } })]))] }),
+    passing: snapshot(world(three, {}, []), { evictions: [eviction("a", T0, world(three, {}, [policy("p", { conditions: { FailOpen: "False" } })]))] }),
+  },
+  {
+    invariant: "fresh-evidence",
+    violating: snapshot(world(three, {}, []), {
+      probingStarts: [{ user: "operator-1", at: T0 + 5000 }],
+      probes: [failingProbe("a", T0 + 1000)],
+      evictions: [eviction("a", T0 + 6000, world(three, {}, [policy("p")]))],
+    }),
+    passing: snapshot(world(three, {}, []), {
+      probingStarts: [{ user: "operator-1", at: T0 + 5000 }],
+      probes: [failingProbe("a", T0 + 5500)],
+      evictions: [eviction("a", T0 + 6000, world(three, {}, [policy("p")]))],
+    }),
+  },
+  {
+    invariant: "dry-run-evictions",
+    violating: snapshot(world(three, {}, []), { evictions: [eviction("a", T0, world(three, {}, [policy("p", { dryRun: true })]))] }),
+    passing: snapshot(world(three, {}, []), { evictions: [eviction("a", T0, world(three, {}, [policy("p", { dryRun: true }), policy("q")]))] }),
+  },
+  {
+    invariant: "no-frozen-slices",
+    violating: snapshot(world(three, { a: true }, []), { settled: true }),
+    passing: snapshot(world(three, { a: true, b: true, c: true }, [policy("p")]), { settled: true }),
+  },
+  {
+    invariant: "converged",
+    violating: snapshot(world(three, { a: true, b: false, c: true }, [policy("p")]), { settled: true }),
+    passing: snapshot(world([pod("a"), pod("b", { ready: false }), pod("c")], { a: true, b: false, c: true }, [policy("p")]), { settled: true }),
+  },
+];
+
+describe("simulation invariants", () => {
+  it("every invariant has a violating and a passing snapshot here", () => {
+    expect(cases.map((c) => c.invariant).sort()).toEqual(INVARIANTS.map((i) => i.name).sort());
+  });
+
+  it.each(cases)("$invariant reports the violating snapshot with evidence", ({ invariant, violating }) => {
+    const found = byName(invariant).check(violating);
+    expect(found).toHaveLength(1);
+    expect(found[0]).toMatch(/\S/);
+  });
+
+  it.each(cases)("$invariant accepts the passing snapshot", ({ invariant, passing }) => {
+    expect(byName(invariant).check(passing)).toEqual([]);
+  });
+
+  it("routing invariants say nothing while no replica is writing", () => {
+    const dark = snapshot(world(three, { a: false, b: false, c: false }, [policy("p")]), { operatorUp: false });
+    expect(byName("never-dark").check(dark)).toEqual([]);
+  });
+
+  it("fresh-evidence cannot judge a pod refusing connections since it was served (a refusal leaves no trace)", () => {
+    const refused = snapshot(world(three, {}, []), {
+      probingStarts: [{ user: "operator-1", at: T0 + 5000 }],
+      modeChanges: [{ ip: pod("a").ip!, at: T0 + 6000, mode: "refused" }],
+      evictions: [eviction("a", T0 + 9000, world(three, {}, [policy("p")]))],
+    });
+    expect(byName("fresh-evidence").check(refused)).toEqual([]);
+    const refusedLater = snapshot(world(three, {}, []), {
+      probingStarts: [{ user: "operator-1", at: T0 + 5000 }],
+      modeChanges: [{ ip: pod("a").ip!, at: T0 + 1000, mode: "healthy" }, { ip: pod("a").ip!, at: T0 + 7000, mode: "refused" }],
+      evictions: [eviction("a", T0 + 9000, world(three, {}, [policy("p")]))],
+    });
+    expect(byName("fresh-evidence").check(refusedLater)).toEqual([]);
+  });
+
+  it("a policy whose Ready condition is about an older generation does not manage the Service", () => {
+    const stale = policy("p", { generation: 2 });
+    expect(byName("never-dark").check(snapshot(world(three, { a: false, b: false, c: false }, [stale])))).toEqual([]);
+  });
+});

@@ -1,0 +1,137 @@
+// What the invariants see: the API's own objects (pods, Services, the operator's EndpointSlices,
+// policies with their status) and the requests the API server received, all in plain data.
+// Nothing here comes from the operator's memory.
+
+export type OwnerKind = "controller" | "bare" | "mirror";
+export type HealthState = "Unknown" | "Healthy" | "Unhealthy";
+
+export interface PodView {
+  name: string;
+  uid: string;
+  /** creationTimestamp, epoch ms. */
+  created: number;
+  ip: string | undefined;
+  labels: Record<string, string>;
+  /** kubelet's Ready condition. */
+  ready: boolean;
+  terminating: boolean;
+  owner: OwnerKind;
+}
+
+export interface ServiceView {
+  name: string;
+  hasSelector: boolean;
+}
+
+export interface SliceView {
+  name: string;
+  service: string;
+  endpoints: Array<{ pod: string; ready: boolean }>;
+}
+
+export interface PolicyView {
+  name: string;
+  uid: string;
+  generation: number;
+  serviceName: string;
+  selector: Record<string, string>;
+  dryRun: boolean;
+  maxUnhealthyPercent: number;
+  replacement: { enabled: boolean; maxPerHour: number; maxPerDay: number };
+  status: {
+    observedGeneration: number | undefined;
+    /** type -> status, reason, observedGeneration, lastTransitionTime (epoch ms). */
+    conditions: Record<string, { status: string; reason: string; observedGeneration: number | undefined; since: number }>;
+    /** Pod name -> state as the policy reports it. */
+    pods: Record<string, HealthState>;
+  };
+}
+
+/** The API's objects at one moment. */
+export interface World {
+  at: number;
+  pods: PodView[];
+  services: ServiceView[];
+  slices: SliceView[];
+  policies: PolicyView[];
+}
+
+/** An eviction (or delete) of a pod by an operator replica, with the objects just before it. */
+export interface EvictionRecord {
+  at: number;
+  user: string;
+  pod: string;
+  code: number;
+  verb: "evict" | "delete";
+  /** The API's objects as they were before the request was served. */
+  before: World;
+}
+
+/** A replica start of probing: its start, or its taking of the leader Lease. */
+export interface ProbingStart {
+  user: string;
+  at: number;
+}
+
+export interface Snapshot {
+  step: number;
+  world: World;
+  /** The previous step's world (for transitions), if any. */
+  previous: World | undefined;
+  /** Every operator eviction so far, in order. */
+  evictions: EvictionRecord[];
+  /** Per pod IP: simulated times the pod server received a request, and what it answered then. */
+  probes: Array<{ ip: string; at: number; mode: string }>;
+  /** Per pod IP: the times its answer mode changed. */
+  modeChanges: Array<{ ip: string; at: number; mode: string }>;
+  probingStarts: ProbingStart[];
+  /** Pod names ever seen ready in a Service's slices, by Service. */
+  everInRotation: Record<string, string[]>;
+  /** Whether a replica was leading with synced caches when the world was read. */
+  operatorUp: boolean;
+  /** Whether the history has settled (final check: nothing left frozen, converged). */
+  settled: boolean;
+  /** Operator-wide replacement cap (per sliding 12 h). */
+  maxReplacementsPer12h: number;
+}
+
+export const HOUR_MS = 3_600_000;
+
+// ---- small pure helpers the invariants share ----
+
+export function selects(selector: Record<string, string>, labels: Record<string, string>): boolean {
+  const keys = Object.keys(selector);
+  return keys.length > 0 && keys.every((k) => labels[k] === selector[k]);
+}
+
+/** Selected pods Running with an IP and not terminating: the policy's targets. */
+export function targetsOf(world: World, policy: PolicyView): PodView[] {
+  return world.pods.filter((p) => p.ip && !p.terminating && selects(policy.selector, p.labels));
+}
+
+export function slicesOf(world: World, service: string): SliceView[] {
+  return world.slices.filter((s) => s.service === service);
+}
+
+/** Endpoint readiness by pod name across the Service's slices. */
+export function readinessIn(world: World, service: string): Map<string, boolean> {
+  const out = new Map<string, boolean>();
+  for (const s of slicesOf(world, service)) for (const e of s.endpoints) out.set(e.pod, out.get(e.pod) === true || e.ready);
+  return out;
+}
+
+export function conditionTrue(policy: PolicyView, type: string): boolean {
+  return policy.status.conditions[type]?.status === "True";
+}
+
+/**
+ * The policy that manages a Service: a Ready policy naming it, the Service present and
+ * selector-less, and the policy's Ready condition about its current generation.
+ */
+export function managingPolicy(world: World, service: string): PolicyView | undefined {
+  const svc = world.services.find((s) => s.name === service);
+  if (!svc || svc.hasSelector) return undefined;
+  return world.policies.find(
+    (p) => p.serviceName === service && conditionTrue(p, "Ready") && p.status.conditions.Ready?.observedGeneration === p.generation,
+  );
+}
