@@ -109,6 +109,13 @@ describe("planDrain", () => {
       expect(plan.decisions.get("uid-out")?.drained).toBe(true);
     });
 
+    it("sweeps no pod that turned Unhealthy after the recovery, even before any result of its own (a restart)", () => {
+      const restored = aTarget({ name: "later", state: "Unhealthy", unhealthySince: recoveredAt + 1_000 });
+      const plan = planDrain({ ...active([...targets, restored], 50), recoveredAt });
+      expect(plan.recheck).toEqual(["uid-stale"]);
+      expect(plan.decisions.get("uid-later")?.reason).not.toMatch(/before the recovery/);
+    });
+
     it("drains it on a result newer than the recovery", () => {
       const later = targets.map((t) => (t.name === "stale" ? { ...t, lastResultAt: recoveredAt + 5 } : t));
       const plan = planDrain({ ...active(later, 60), recoveredAt });

@@ -35,8 +35,9 @@ export interface DrainInput {
   drainEnabled: boolean;
   dryRun: boolean;
   /**
-   * When fail-open last ended (the recovery). A serving Unhealthy pod whose latest result is
-   * not newer than this stays in rotation and is probed again at once (`recheck`).
+   * When fail-open last ended (the recovery). A serving Unhealthy pod whose latest result, and
+   * whose turn to Unhealthy, are not newer than this stays in rotation and is probed again at
+   * once (`recheck`).
    */
   recoveredAt?: EpochMs;
 }
@@ -115,8 +116,9 @@ export function computeRecoveredAt(previousFailOpen: Pick<Condition, "status" | 
  *   places with a pod drained a moment ago, and the "n of m" in the reasons follows that order.
  *   An Unhealthy pod without unhealthySince ranks as the most recent.
  * - Unhealthy and kubelet-NotReady: not admitted, not counted (kubelet keeps it out anyway).
- * - Recovery sweep: after fail-open ends (`recoveredAt`), a serving Unhealthy pod without a
- *   result newer than the recovery stays in rotation and is listed in `recheck`.
+ * - Recovery sweep: after fail-open ends (`recoveredAt`), a serving Unhealthy pod with neither a
+ *   result nor its turn to Unhealthy newer than the recovery stays in rotation and is listed in
+ *   `recheck`.
  * - Fail open: when no target is both kubelet-Ready and Healthy, every target is admitted.
  *   Zero targets is not fail-open: there is nothing to keep in rotation.
  * - dryRun / drain disabled: every target is admitted; reasons say what would have
@@ -178,9 +180,14 @@ function routedState(t: DrainTarget): HealthStateName {
   return t.notProbed !== undefined ? "Unknown" : t.state;
 }
 
+/**
+ * The verdict is from before the recovery: neither its latest result nor its turn to Unhealthy
+ * (restored from status after a restart, before any new result) is newer than the recovery.
+ */
 function awaitsFreshResult(t: DrainTarget, recoveredAt: EpochMs | undefined): boolean {
   if (recoveredAt === undefined || !t.serving) return false;
-  return t.lastResultAt === undefined || t.lastResultAt <= recoveredAt;
+  const evidenceAt = Math.max(t.lastResultAt ?? Number.NEGATIVE_INFINITY, t.unhealthySince ?? Number.NEGATIVE_INFINITY);
+  return evidenceAt <= recoveredAt;
 }
 
 function admitNonUnhealthy(t: DrainTarget, failOpen: boolean, mode: DrainMode): DrainDecision {
