@@ -3,7 +3,7 @@
 // timestamp in the API (request log, creation and deletion times, probe results) lives on one
 // time line, the simulation makes the process's Date follow the same fake clock while it runs.
 // Real timers (sockets, the prober's timeout) still run in real time.
-import { FakeClock } from "../../operator/src/runtime/clock.js";
+import { FakeClock } from "../../operator/src/runtime/testing/fake-clock.js";
 
 const RealDate = Date;
 

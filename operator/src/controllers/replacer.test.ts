@@ -142,6 +142,14 @@ describe("the replacement part", () => {
     expect(writer.evictions).toHaveLength(1);
   });
 
+  it("never evicts a pod the cache already shows terminating, though the reconcile's list was read before", async () => {
+    const listed = aPodObject("web-a");
+    const live = { ...listed, metadata: { ...listed.metadata, deletionTimestamp: new Date(NOW).toISOString() } };
+    const { replacer, writer, policy } = setUp({ pods: [live], health: { "uid-web-a": unhealthy(2 * HOUR) } });
+    await replacer.run(quietLogger(), policy, [listed], NOW, false);
+    expect(writer.evictions).toEqual([]);
+  });
+
   it("replaces nothing when its own ledger cannot be read", async () => {
     const pods = [aPodObject("web-a")];
     const { replacer, writer, policy } = setUp({ pods, health: { "uid-web-a": unhealthy(2 * HOUR) } });

@@ -146,7 +146,7 @@ export class Replacer {
       name: nameOf(pod),
       state: h.state,
       ownerReferences: pod.metadata?.ownerReferences ?? [],
-      terminating: !!pod.metadata?.deletionTimestamp || this.removed.has(uid),
+      terminating: this.isTerminating(pod),
       probingSince: evidence.probingSince,
       otherViews: others
         .filter((o) => matchesLabelSelector(o.spec.selector, pod.metadata?.labels))
@@ -161,6 +161,18 @@ export class Replacer {
     const pdb = this.pdbBlocked.get(uid);
     if (pdb && pdb.until > now) c.pdbBlockedUntil = pdb.until;
     return c;
+  }
+
+  /**
+   * From the cache as it is now, not the reconcile's list read before its awaits: by the time
+   * replacement runs, an eviction made since (by this or another worker) may have reached the
+   * cache, and the list would have the pod evicted twice.
+   */
+  private isTerminating(pod: PodObject): boolean {
+    const uid = uidOf(pod);
+    const live = this.o.pods.get(pod.metadata?.namespace, nameOf(pod));
+    const gone = !live || uidOf(live) !== uid || !!live.metadata?.deletionTimestamp;
+    return gone || !!pod.metadata?.deletionTimestamp || this.removed.has(uid);
   }
 
   private forgetRemovedPods(): void {
