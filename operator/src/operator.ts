@@ -20,9 +20,13 @@ import { startHealthServer, startMetricsServer, type RunningServer } from "./run
 import { HealthStore } from "./runtime/health-store.js";
 import { LeaderElector, defaultIdentity } from "./runtime/leader-election.js";
 import { createLogger, type Logger } from "./runtime/logger.js";
-import { createMetrics, type OperatorMetrics, type ProbeFailureClass } from "./runtime/metrics.js";
+import { controllerMetrics, createMetrics, queueMetrics, type OperatorMetrics, type ProbeFailureClass } from "./runtime/metrics.js";
 import { ProbeScheduler } from "./runtime/probe-scheduler.js";
 import { WorkQueue, runController, type RunningController } from "./runtime/work-queue.js";
+
+/** The controllers, as the queue and reconcile metrics label them. */
+const POLICY_CONTROLLER = "policy";
+const SERVICE_SLICES_CONTROLLER = "service-slices";
 
 export interface StartOperatorOptions {
   /** Kubeconfig content instead of config.kubeconfig (tests). */
@@ -61,8 +65,8 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
   const identity = opts.identity ?? defaultIdentity();
   const health = new HealthStore();
   // One queue per kind of key: policies, and Services whose slices may be left unmanaged.
-  const policyQueue = new WorkQueue({ clock, metrics: { adds: metrics.workqueueAdds, depth: metrics.workqueueDepth } });
-  const serviceQueue = new WorkQueue({ clock });
+  const policyQueue = new WorkQueue({ clock, metrics: queueMetrics(metrics, POLICY_CONTROLLER) });
+  const serviceQueue = new WorkQueue({ clock, metrics: queueMetrics(metrics, SERVICE_SLICES_CONTROLLER) });
 
   // 1. Leadership: only the leader writes; without leader election this replica always is.
   let elector: LeaderElector | undefined;
@@ -220,8 +224,8 @@ function startWorkers(d: WorkerDeps): { stop(): Promise<void> } {
     d.wakeEverything();
     await d.controller.ledgers.readOperator(d.logger, d.clock.now());
     if (stopped) return;
-    running.push(runController({ queue: d.policyQueue, workers: d.workers, reconcile: (key) => d.controller.policies.reconcile(key), logger: d.logger, metrics: d.metrics, clock: d.clock }));
-    running.push(runController({ queue: d.serviceQueue, workers: 1, reconcile: (key) => d.controller.serviceSlices.reconcile(key), logger: d.logger, metrics: d.metrics, clock: d.clock }));
+    running.push(runController({ queue: d.policyQueue, workers: d.workers, reconcile: (key) => d.controller.policies.reconcile(key), logger: d.logger, metrics: controllerMetrics(d.metrics, POLICY_CONTROLLER), clock: d.clock }));
+    running.push(runController({ queue: d.serviceQueue, workers: 1, reconcile: (key) => d.controller.serviceSlices.reconcile(key), logger: d.logger, metrics: controllerMetrics(d.metrics, SERVICE_SLICES_CONTROLLER), clock: d.clock }));
   })();
   return {
     async stop() {

@@ -98,7 +98,8 @@ async function serveReplacement(known: Obj[], app = "web"): Promise<void> {
 /** Reconciles finished so far, from the operator's own metrics. */
 async function reconcileCount(): Promise<number> {
   const metric = await operator!.metrics.registry.getSingleMetric("healthprobe_reconcile_duration_seconds")?.get();
-  return metric?.values.filter((v) => (v as { metricName?: string }).metricName?.endsWith("_count")).reduce((n, v) => n + v.value, 0) ?? 0;
+  const policyCounts = metric?.values.filter((v) => (v as { metricName?: string }).metricName?.endsWith("_count") && v.labels.controller === "policy");
+  return policyCounts?.reduce((n, v) => n + v.value, 0) ?? 0;
 }
 
 /** Wakes the policies selecting a pod (a pod event) and waits until a reconcile ran after it. */

@@ -78,7 +78,8 @@ async function blockedCondition(reason: string, policy = "web"): Promise<Record<
 /** Reconciles finished so far, from the operator's own metrics. */
 async function reconcileCount(): Promise<number> {
   const metric = await operator!.metrics.registry.getSingleMetric("healthprobe_reconcile_duration_seconds")?.get();
-  return metric?.values.filter((v) => (v as { metricName?: string }).metricName?.endsWith("_count")).reduce((n, v) => n + v.value, 0) ?? 0;
+  const policyCounts = metric?.values.filter((v) => (v as { metricName?: string }).metricName?.endsWith("_count") && v.labels.controller === "policy");
+  return policyCounts?.reduce((n, v) => n + v.value, 0) ?? 0;
 }
 
 describe("replacement", () => {

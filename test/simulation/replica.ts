@@ -102,7 +102,8 @@ export class Replica {
   async queueCounts(): Promise<{ adds: number; done: number }> {
     if (!this.op || this.crashed) return { adds: 0, done: 0 };
     const reg = this.op.metrics.registry;
-    const adds = (await reg.getSingleMetric("healthprobe_workqueue_adds_total")?.get())?.values[0]?.value ?? 0;
+    // Every queue's adds against every controller's finished reconciles.
+    const adds = (await reg.getSingleMetric("healthprobe_workqueue_adds_total")?.get())?.values.reduce((n, v) => n + v.value, 0) ?? 0;
     const hist = await reg.getSingleMetric("healthprobe_reconcile_duration_seconds")?.get();
     const done = hist?.values.filter((v) => (v as { metricName?: string }).metricName?.endsWith("_count")).reduce((n, v) => n + v.value, 0) ?? 0;
     return { adds, done };

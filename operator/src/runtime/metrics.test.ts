@@ -1,6 +1,6 @@
 import { describe, it, expect } from "@jest/globals";
 import { register as globalRegistry } from "prom-client";
-import { createMetrics } from "./metrics.js";
+import { controllerMetrics, createMetrics, queueMetrics } from "./metrics.js";
 import { FakeClock } from "./testing/fake-clock.js";
 import { WorkQueue, runController } from "./work-queue.js";
 
@@ -64,18 +64,18 @@ describe("metrics", () => {
   it("plugs into the work queue and controller loop", async () => {
     const m = createMetrics({ processMetrics: false });
     const clock = new FakeClock();
-    const queue = new WorkQueue({ clock, metrics: { adds: m.workqueueAdds, depth: m.workqueueDepth } });
+    const queue = new WorkQueue({ clock, metrics: queueMetrics(m, "policy") });
     queue.add("shop/a");
     queue.add("shop/b");
     queue.add("shop/a");
-    expect((await m.workqueueDepth.get()).values[0]?.value).toBe(2);
+    expect((await m.workqueueDepth.get()).values.find((v) => v.labels.queue === "policy")?.value).toBe(2);
     let calls = 0;
     const ctl = runController({
       queue,
       workers: 1,
       clock,
       logger: { info: () => {}, error: () => {} },
-      metrics: { reconcileDuration: m.reconcileDuration, reconcileErrors: m.reconcileErrors },
+      metrics: controllerMetrics(m, "policy"),
       reconcile: async () => {
         if (++calls === 1) throw new Error("transient");
       },
@@ -83,9 +83,9 @@ describe("metrics", () => {
     await clock.advanceAsync(1000, 10);
     await ctl.stop();
     const text = await m.registry.metrics();
-    expect(text).toContain("healthprobe_workqueue_adds_total 3");
-    expect(text).toContain("healthprobe_workqueue_depth 0");
-    expect(text).toContain("healthprobe_reconcile_errors_total 1");
-    expect(text).toContain("healthprobe_reconcile_duration_seconds_count 3");
+    expect(text).toContain('healthprobe_workqueue_adds_total{queue="policy"} 3');
+    expect(text).toContain('healthprobe_workqueue_depth{queue="policy"} 0');
+    expect(text).toContain('healthprobe_reconcile_errors_total{controller="policy"} 1');
+    expect(text).toContain('healthprobe_reconcile_duration_seconds_count{controller="policy"} 3');
   });
 });

@@ -70,15 +70,17 @@ export function createMetrics(opts: MetricsOptions = {}): OperatorMetrics {
     help: "Replacements the operator may still make in the current 12 h window.",
     registers,
   });
+  // By controller, as controller-runtime labels them: "policy" (one policy) and "service-slices" (one Service's slices).
   const reconcileDuration = new Histogram({
     name: "healthprobe_reconcile_duration_seconds",
-    help: "Time to reconcile one policy.",
+    help: "Time to reconcile one key, by controller.",
+    labelNames: ["controller"],
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers,
   });
-  const reconcileErrors = new Counter({ name: "healthprobe_reconcile_errors_total", help: "Reconciles that failed.", registers });
-  const workqueueDepth = new Gauge({ name: "healthprobe_workqueue_depth", help: "Policy keys waiting in the work queue.", registers });
-  const workqueueAdds = new Counter({ name: "healthprobe_workqueue_adds_total", help: "Keys added to the work queue.", registers });
+  const reconcileErrors = new Counter({ name: "healthprobe_reconcile_errors_total", help: "Reconciles that failed, by controller.", labelNames: ["controller"], registers });
+  const workqueueDepth = new Gauge({ name: "healthprobe_workqueue_depth", help: "Keys waiting in a work queue, by queue.", labelNames: ["queue"], registers });
+  const workqueueAdds = new Counter({ name: "healthprobe_workqueue_adds_total", help: "Keys added to a work queue, by queue.", labelNames: ["queue"], registers });
   const leader = new Gauge({ name: "healthprobe_leader", help: "1 while this replica holds the leader Lease, else 0.", registers });
   const statusWrites = new Counter({ name: "healthprobe_status_writes_total", help: "Status writes to the API server.", registers });
   const eventWrites = new Counter({ name: "healthprobe_event_writes_total", help: "Event creates and patches sent to the API server.", registers });
@@ -122,4 +124,17 @@ export function createMetrics(opts: MetricsOptions = {}): OperatorMetrics {
       }
     },
   };
+}
+
+/** A work queue's share of the queue metrics. */
+export function queueMetrics(m: Pick<OperatorMetrics, "workqueueAdds" | "workqueueDepth">, queue: string): { adds: { inc(): void }; depth: { set(value: number): void } } {
+  return { adds: m.workqueueAdds.labels({ queue }), depth: m.workqueueDepth.labels({ queue }) };
+}
+
+/** A controller's share of the reconcile metrics. */
+export function controllerMetrics(
+  m: Pick<OperatorMetrics, "reconcileDuration" | "reconcileErrors">,
+  controller: string,
+): { reconcileDuration: { observe(seconds: number): void }; reconcileErrors: { inc(): void } } {
+  return { reconcileDuration: m.reconcileDuration.labels({ controller }), reconcileErrors: m.reconcileErrors.labels({ controller }) };
 }
