@@ -68,8 +68,14 @@ describe("decoding a protobuf request body", () => {
 
   it.each([
     { name: "a body without the k8s magic is 415", body: Buffer.from("{}"), error: /unknown format/ },
-    { name: "a kind it does not decode is 415, asking for JSON", body: envelope("v1", "Pod", new Uint8Array()), error: /not v1\/Pod; send JSON/ },
+    { name: "a kind it does not decode is 415, asking for JSON", body: envelope("batch/v1", "Job", new Uint8Array()), error: /not batch\/v1\/Job; send JSON/ },
   ])("$name", ({ body, error }) => {
     expect(() => decodeProtobuf(body)).toThrow(error);
+  });
+
+  it("decodes a core/v1 kind beyond Secret and ConfigMap from the Kubernetes descriptors", () => {
+    const meta = message((w) => w.tag(1, WireType.LengthDelimited).string("web-a"));
+    const pod = message((w) => w.tag(1, WireType.LengthDelimited).bytes(meta));
+    expect(decodeProtobuf(envelope("v1", "Pod", pod))).toMatchObject({ apiVersion: "v1", kind: "Pod", metadata: { name: "web-a" } });
   });
 });
