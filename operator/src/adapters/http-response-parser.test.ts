@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@jest/globals";
-import { ResponseParser } from "./http-prober.js";
+import { ResponseParser } from "./http-response-parser.js";
 
 // Every response is fed whole, then split at every byte boundary: framing must not depend on packets.
 const cases: Array<{ name: string; wire: string; readBody: boolean; head?: boolean; closeAtEnd?: boolean; status: number; body?: string; invalid?: string }> = [
