@@ -12,8 +12,9 @@ import { createHmac } from "node:crypto";
 import { connect as netConnect, type Socket } from "node:net";
 import { performance } from "node:perf_hooks";
 import { checkServerIdentity, connect as tlsConnect, createSecureContext, type SecureContext } from "node:tls";
-import type { ProbeRequest, RawProbeResult } from "../domain/probe-request.js";
+import type { ProbeErrorKind, ProbeRequest, RawProbeResult } from "../domain/probe-request.js";
 import { ResponseParser } from "./http-response-parser.js";
+import { classifySocketError } from "./socket-error.js";
 import { operatorVersion } from "../version.js";
 
 /** Sends one probe: `timeoutMs` bounds everything from connect to the last byte read; `readBody` keeps the body for judging. */
@@ -63,102 +64,142 @@ export function createHttpProber(opts: HttpProberOptions = {}): ProbeExecutor {
     return ctx;
   }
 
-  return (req, timeoutMs, readBody) =>
-    new Promise<RawProbeResult>((resolve) => {
-      const start = performance.now();
-      const elapsed = () => performance.now() - start;
-      const head = headFor(req);
-      if (head instanceof Error) {
-        resolve({ kind: "error", error: head.message, endAtMs: 0, finishedAt: now() });
-        return;
-      }
-      let request: Buffer;
-      if (head.bytes) request = head.bytes;
-      else {
-        const t = Math.floor(now() / 1000);
-        const mac = createHmac("sha256", req.signatureKey as Uint8Array).update(`${t}.${req.method}.${req.path}`).digest("hex");
-        request = Buffer.from(`${head.text}X-Healthprobe-Signature: t=${t},v1=${mac}\r\n\r\n`, "latin1");
-      }
+  return (req, timeoutMs, readBody) => {
+    const start = performance.now();
+    const head = headFor(req);
+    if (head instanceof Error) return Promise.resolve({ kind: "error", failureKind: "other", error: head.message, endAtMs: 0, finishedAt: now() });
+    let request: Buffer;
+    if (head.bytes) request = head.bytes;
+    else {
+      const t = Math.floor(now() / 1000);
+      const mac = createHmac("sha256", req.signatureKey as Uint8Array).update(`${t}.${req.method}.${req.path}`).digest("hex");
+      request = Buffer.from(`${head.text}X-Healthprobe-Signature: t=${t},v1=${mac}\r\n\r\n`, "latin1");
+    }
+    const secureContext = req.scheme === "HTTPS" ? contextFor(req.caBundle ?? "") : undefined;
+    return new Promise<RawProbeResult>((resolve) => new ProbeAttempt(req, request, { start, timeoutMs, readBody, secureContext, now }, resolve));
+  };
+}
 
-      const parser = new ResponseParser(readBody && req.method === "GET", req.method !== "HEAD");
-      let settled = false;
-      let connected = false;
-      let tcpUp = false;
-      let sentAtMs: number | undefined;
-      let socket: Socket;
+interface AttemptOptions {
+  /** performance.now() when the probe began: the origin of every offset in the result. */
+  start: number;
+  timeoutMs: number;
+  readBody: boolean;
+  /** Set for HTTPS. */
+  secureContext: SecureContext | undefined;
+  now: () => number;
+}
 
-      const finish = (result: RawProbeResult) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        socket.destroy();
-        resolve(result);
-      };
-      const fail = (error: string) =>
-        finish(sentAtMs === undefined
-          ? { kind: "error", error, endAtMs: elapsed(), finishedAt: now() }
-          : { kind: "error", error, sentAtMs, endAtMs: elapsed(), finishedAt: now() });
-      const send = () => {
-        tcpUp = true;
-        connected = true;
-        sentAtMs = elapsed();
-        socket.write(request);
-      };
+/** One probe in flight: its socket, its timer and its parser, settled exactly once. */
+class ProbeAttempt {
+  private readonly parser: ResponseParser;
+  private readonly timer: NodeJS.Timeout;
+  private readonly socket: Socket;
+  private settled = false;
+  /** The request was written (after the TLS handshake for HTTPS). */
+  private connected = false;
+  private tcpUp = false;
+  private sentAtMs: number | undefined;
 
-      const timer = setTimeout(() => {
-        const r: RawProbeResult = { kind: "timeout", timeoutMs, finishedAt: now() };
-        if (sentAtMs !== undefined) r.sentAtMs = sentAtMs;
-        finish(r);
-      }, timeoutMs);
+  constructor(
+    private readonly req: ProbeRequest,
+    private readonly request: Buffer,
+    private readonly o: AttemptOptions,
+    private readonly resolve: (result: RawProbeResult) => void,
+  ) {
+    this.parser = new ResponseParser(o.readBody && req.method === "GET", req.method !== "HEAD");
+    this.timer = setTimeout(this.onTimeout, o.timeoutMs);
+    this.socket = o.secureContext ? this.connectTls(o.secureContext) : this.connectTcp();
+    this.socket.on("end", this.onEnd);
+    this.socket.on("error", this.onError);
+    this.socket.on("close", this.onClose);
+  }
 
-      if (req.scheme === "HTTPS") {
-        const sni = req.host ? hostName(req.host) : undefined;
-        const verifyName = sni ?? req.address;
-        socket = tlsConnect({
-          host: req.address,
-          port: req.port,
-          // SNI carries names only, never IP literals.
-          servername: sni && !isIpLiteral(sni) ? sni : "",
-          rejectUnauthorized: req.caBundle !== undefined && req.caBundle !== "",
-          // Cached, also without a bundle: a fresh default context per probe costs more than the probe.
-          secureContext: contextFor(req.caBundle ?? ""),
-          checkServerIdentity: (_name, cert) => checkServerIdentity(verifyName, cert),
-        });
-        socket.on("connect", () => (tcpUp = true));
-        socket.on("secureConnect", send);
-      } else {
-        // Reads land in one shared buffer (the parser copies what it keeps): no allocation per read.
-        // No TCP_NODELAY: the request is a single write, which Nagle never holds back.
-        socket = netConnect({
-          host: req.address,
-          port: req.port,
-          onread: { buffer: readBuffer, callback: (n: number, buf: Uint8Array) => (onData((buf as Buffer).subarray(0, n)), true) },
-        });
-        socket.on("connect", send);
-      }
-
-      const onData = (chunk: Buffer) => {
-        if (settled) return;
-        const state = parser.push(chunk, elapsed);
-        if (state === "more") return;
-        if (state === "invalid") return fail(parser.problem);
-        finish(parser.result(sentAtMs ?? 0, now()));
-      };
-      if (req.scheme === "HTTPS") socket.on("data", onData);
-      socket.on("end", () => {
-        if (settled) return;
-        const state = parser.end(elapsed);
-        if (state === "done") return finish(parser.result(sentAtMs ?? 0, now()));
-        fail(parser.problem);
-      });
-      socket.on("error", (err: NodeJS.ErrnoException & { reason?: string }) => {
-        if (settled) return;
-        fail(classifySocketError(err, req.scheme === "HTTPS", connected, !tcpUp, verifyNameOf(req)));
-      });
-      socket.on("close", () => {
-        if (!settled) fail(connected ? "connection closed before the response" : "connect: connection closed");
-      });
+  private connectTls(secureContext: SecureContext): Socket {
+    const req = this.req;
+    const sni = req.host ? hostName(req.host) : undefined;
+    const verifyName = sni ?? req.address;
+    const socket = tlsConnect({
+      host: req.address,
+      port: req.port,
+      // SNI carries names only, never IP literals.
+      servername: sni && !isIpLiteral(sni) ? sni : "",
+      rejectUnauthorized: req.caBundle !== undefined && req.caBundle !== "",
+      // Cached, also without a bundle: a fresh default context per probe costs more than the probe.
+      secureContext,
+      checkServerIdentity: (_name, cert) => checkServerIdentity(verifyName, cert),
     });
+    socket.on("connect", () => (this.tcpUp = true));
+    socket.on("secureConnect", this.send);
+    socket.on("data", this.onData);
+    return socket;
+  }
+
+  private connectTcp(): Socket {
+    // Reads land in one shared buffer (the parser copies what it keeps): no allocation per read.
+    // No TCP_NODELAY: the request is a single write, which Nagle never holds back.
+    const socket = netConnect({
+      host: this.req.address,
+      port: this.req.port,
+      onread: { buffer: readBuffer, callback: (n: number, buf: Uint8Array) => (this.onData((buf as Buffer).subarray(0, n)), true) },
+    });
+    socket.on("connect", this.send);
+    return socket;
+  }
+
+  private readonly elapsed = () => performance.now() - this.o.start;
+
+  private readonly send = () => {
+    this.tcpUp = true;
+    this.connected = true;
+    this.sentAtMs = this.elapsed();
+    this.socket.write(this.request);
+  };
+
+  private readonly onData = (chunk: Buffer) => {
+    if (this.settled) return;
+    const state = this.parser.push(chunk, this.elapsed);
+    if (state === "more") return;
+    if (state === "invalid") return this.fail(this.parser.problemKind, this.parser.problem);
+    this.finish(this.parser.result(this.sentAtMs ?? 0, this.o.now()));
+  };
+
+  private readonly onEnd = () => {
+    if (this.settled) return;
+    if (this.parser.end(this.elapsed) === "done") return this.finish(this.parser.result(this.sentAtMs ?? 0, this.o.now()));
+    this.fail(this.parser.problemKind, this.parser.problem);
+  };
+
+  private readonly onError = (err: NodeJS.ErrnoException & { reason?: string }) => {
+    if (this.settled) return;
+    const failure = classifySocketError(err, this.req.scheme === "HTTPS", this.connected, !this.tcpUp, verifyNameOf(this.req));
+    this.fail(failure.kind, failure.message);
+  };
+
+  private readonly onClose = () => {
+    if (this.settled) return;
+    this.fail("connect", this.connected ? "connection closed before the response" : "connect: connection closed");
+  };
+
+  private readonly onTimeout = () => {
+    const r: RawProbeResult = { kind: "timeout", timeoutMs: this.o.timeoutMs, finishedAt: this.o.now() };
+    if (this.sentAtMs !== undefined) r.sentAtMs = this.sentAtMs;
+    this.finish(r);
+  };
+
+  private fail(failureKind: ProbeErrorKind, error: string): void {
+    const r: RawProbeResult = { kind: "error", failureKind, error, endAtMs: this.elapsed(), finishedAt: this.o.now() };
+    if (this.sentAtMs !== undefined) r.sentAtMs = this.sentAtMs;
+    this.finish(r);
+  }
+
+  private finish(result: RawProbeResult): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.socket.destroy();
+    this.resolve(result);
+  }
 }
 
 interface Head {
@@ -170,35 +211,6 @@ interface Head {
 
 function verifyNameOf(req: ProbeRequest): string {
   return req.host ? hostName(req.host) : req.address;
-}
-
-const UNKNOWN_AUTHORITY = new Set([
-  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
-  "SELF_SIGNED_CERT_IN_CHAIN",
-  "DEPTH_ZERO_SELF_SIGNED_CERT",
-  "UNABLE_TO_GET_ISSUER_CERT",
-  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
-  "CERT_SIGNATURE_FAILURE",
-]);
-
-/** Names a socket error by phase: before TCP connect, during the TLS handshake, or after. */
-export function classifySocketError(
-  err: NodeJS.ErrnoException & { reason?: string },
-  tls: boolean,
-  requestSent: boolean,
-  tcpConnecting: boolean,
-  verifyName: string,
-): string {
-  const code = err.code ?? "";
-  if (UNKNOWN_AUTHORITY.has(code)) return "TLS: certificate signed by unknown authority";
-  if (code === "ERR_TLS_CERT_ALTNAME_INVALID") return `TLS: certificate is not valid for ${verifyName}`;
-  if (code === "CERT_HAS_EXPIRED") return "TLS: certificate has expired";
-  if (code === "CERT_NOT_YET_VALID") return "TLS: certificate is not yet valid";
-  if (tcpConnecting) return `connect ${code || err.message}`;
-  if (code.startsWith("ERR_SSL_") || code.startsWith("ERR_TLS_")) return `TLS: ${err.reason ?? code}`;
-  if (tls && !requestSent) return `TLS: handshake failed (${code || err.message})`;
-  if (code === "ECONNRESET") return "connection reset by peer";
-  return `read ${code || err.message}`;
 }
 
 function buildHead(req: ProbeRequest, userAgent: string): string | Error {

@@ -1,7 +1,7 @@
 // The probe's HTTP/1.1 response reader: status line, the two framing headers, and the body to
 // its end or its first MAX_BODY_BYTES. Byte-level, so the common case (a status and no body)
 // allocates no strings.
-import { MAX_BODY_BYTES, type RawProbeResult } from "../domain/probe-request.js";
+import { MAX_BODY_BYTES, type ProbeErrorKind, type RawProbeResult } from "../domain/probe-request.js";
 
 const MAX_HEAD_BYTES = 16 * 1024;
 const MAX_CHUNK_LINE = 1024;
@@ -45,6 +45,8 @@ type BodyMode = "none" | "length" | "chunked" | "close";
  */
 export class ResponseParser {
   problem = "invalid HTTP response";
+  /** "connect" when the peer closed before a complete response, else "other" (not HTTP). */
+  problemKind: ProbeErrorKind = "other";
   statusCode = 0;
   headersAtMs = 0;
   endAtMs = 0;
@@ -79,12 +81,18 @@ export class ResponseParser {
   /** The peer closed its side. */
   end(elapsed: () => number): ParseState {
     if (this.finished) return "done";
-    if (this.statusCode === 0) {
-      this.problem = this.head && this.head.length > 0 ? "invalid HTTP response: truncated headers" : "connection closed before the response";
+    if (this.statusCode === 0 && this.head && this.head.length > 0) {
+      this.problem = "invalid HTTP response: truncated headers";
       return "invalid";
     }
+    if (this.statusCode === 0) return this.closedEarly("connection closed before the response");
     if (this.mode === "close") return this.complete(elapsed);
-    this.problem = "connection closed before the end of the body";
+    return this.closedEarly("connection closed before the end of the body");
+  }
+
+  private closedEarly(problem: string): ParseState {
+    this.problem = problem;
+    this.problemKind = "connect";
     return "invalid";
   }
 

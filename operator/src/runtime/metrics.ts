@@ -1,10 +1,7 @@
 // Prometheus metrics on a private registry, so tests and multiple instances never collide
 // through prom-client's global default registry.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
-
-/** Low-cardinality failure classes for healthprobe_probes_total{class}. */
-export const PROBE_FAILURE_CLASSES = ["http_status", "connect", "timeout", "tls", "body", "redirect", "other"] as const;
-export type ProbeFailureClass = (typeof PROBE_FAILURE_CLASSES)[number];
+import type { ProbeFailureKind } from "../domain/probe-request.js";
 
 export interface OperatorMetrics {
   registry: Registry;
@@ -22,8 +19,8 @@ export interface OperatorMetrics {
   leader: Gauge;
   statusWrites: Counter;
   eventWrites: Counter;
-  /** Records one probe outcome; class is "" for successes. */
-  recordProbe(policy: string, outcome: { ok: true } | { ok: false; class: ProbeFailureClass }, durationSeconds: number): void;
+  /** Records one probe outcome; the class label is the failure's kind, "" for successes. */
+  recordProbe(policy: string, outcome: { ok: true } | { ok: false; class: ProbeFailureKind }, durationSeconds: number): void;
   /** Drops every labelled series of a deleted policy so it stops being exported. */
   forgetPolicy(policy: string): Promise<void>;
 }
