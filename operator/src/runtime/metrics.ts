@@ -102,21 +102,25 @@ export function createMetrics(opts: MetricsOptions = {}): OperatorMetrics {
       probesTotal.inc({ policy, result: outcome.ok ? "success" : "failure", class: outcome.ok ? "" : outcome.class });
       probeDuration.observe({ policy }, durationSeconds);
     },
-    async forgetPolicy(policy) {
-      // prom-client removes only exact label sets, so find every series that carries the policy.
-      type Removable = { get(): Promise<{ values: Array<{ labels: Record<string, string | number> }> }>; remove(labels: Record<string, string | number>): void };
-      for (const m of [probesTotal, probeDuration, targets, drainedTargets, replacementsTotal, replacementBudgetRemaining] as unknown as Removable[]) {
-        const { values } = await m.get();
-        const seen = new Set<string>();
-        for (const v of values) {
-          if (v.labels.policy !== policy) continue;
-          const labels = Object.fromEntries(Object.entries(v.labels).filter(([k]) => k !== "le"));
-          const id = JSON.stringify(labels);
-          if (seen.has(id)) continue;
-          seen.add(id);
-          m.remove(labels);
-        }
-      }
-    },
+    forgetPolicy: (policy) => removeSeriesOf(policy, [probesTotal, probeDuration, targets, drainedTargets, replacementsTotal, replacementBudgetRemaining]),
   };
+}
+
+type Removable = { get(): Promise<{ values: Array<{ labels: Record<string, string | number> }> }>; remove(labels: Record<string, string | number>): void };
+
+/** Removes every series of these metrics labelled with the policy. */
+async function removeSeriesOf(policy: string, metrics: Array<Counter<string> | Gauge<string> | Histogram<string>>): Promise<void> {
+  // prom-client removes only exact label sets, so find every series that carries the policy.
+  for (const m of metrics as unknown as Removable[]) {
+    const { values } = await m.get();
+    const seen = new Set<string>();
+    for (const v of values) {
+      if (v.labels.policy !== policy) continue;
+      const labels = Object.fromEntries(Object.entries(v.labels).filter(([k]) => k !== "le"));
+      const id = JSON.stringify(labels);
+      if (seen.has(id)) continue;
+      seen.add(id);
+      m.remove(labels);
+    }
+  }
 }
