@@ -118,7 +118,7 @@ class ProbeAttempt {
   private connectTls(secureContext: SecureContext): Socket {
     const req = this.req;
     const sni = req.host ? hostName(req.host) : undefined;
-    const verifyName = sni ?? req.address;
+    const verifyName = verifyNameOf(req);
     const socket = tlsConnect({
       host: req.address,
       port: req.port,
