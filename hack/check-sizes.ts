@@ -8,8 +8,8 @@ import { join, relative, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import ts from "typescript";
 
-export const MAX_FILE_LINES = 400;
-export const MAX_FUNCTION_LINES = 80;
+const MAX_FILE_LINES = 400;
+const MAX_FUNCTION_LINES = 80;
 
 /**
  * Functions accepted over the limit for now, as "path:name" (path from the repository root).
