@@ -20,7 +20,7 @@ import { startHealthServer, startMetricsServer, type RunningServer } from "./run
 import { HealthStore } from "./runtime/health-store.js";
 import { LeaderElector, defaultIdentity } from "./runtime/leader-election.js";
 import { createLogger, type Logger } from "./runtime/logger.js";
-import { controllerMetrics, createMetrics, queueMetrics, type OperatorMetrics, type ProbeFailureClass } from "./runtime/metrics.js";
+import { controllerMetrics, createMetrics, queueMetrics, type OperatorMetrics } from "./runtime/metrics.js";
 import { ProbeScheduler } from "./runtime/probe-scheduler.js";
 import { WorkQueue, runController, type RunningController } from "./runtime/work-queue.js";
 
@@ -80,7 +80,7 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
     maxConcurrent: config.maxConcurrentProbes,
     clock,
     onResult: (owner, targetId, outcome) => {
-      metrics.recordProbe(owner, outcome.success ? { ok: true } : { ok: false, class: failureClassOf(outcome.failureClass) }, outcome.latencyMs / 1000);
+      metrics.recordProbe(owner, outcome.success ? { ok: true } : { ok: false, class: outcome.failureKind }, outcome.latencyMs / 1000);
       if (health.record(owner, targetId, outcome)) policyQueue.add(owner);
     },
   });
@@ -235,14 +235,4 @@ function startWorkers(d: WorkerDeps): { stop(): Promise<void> } {
       else await Promise.all([d.policyQueue.shutDown(), d.serviceQueue.shutDown()]);
     },
   };
-}
-
-function failureClassOf(failureClass: string): ProbeFailureClass {
-  if (failureClass.startsWith("HTTP")) return "http_status";
-  if (failureClass.startsWith("connect")) return "connect";
-  if (failureClass.startsWith("timeout")) return "timeout";
-  if (failureClass.startsWith("TLS")) return "tls";
-  if (failureClass.startsWith("body")) return "body";
-  if (failureClass.startsWith("redirect")) return "redirect";
-  return "other";
 }

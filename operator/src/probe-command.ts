@@ -19,7 +19,7 @@ import { parsePolicySpec } from "./api/parse-policy.js";
 import type { HealthProbePolicySpec } from "./api/policy-schema.js";
 import { computeHealth, type HealthRecord } from "./domain/health.js";
 import { computeProbeOutcome } from "./domain/probe-judgement.js";
-import { planProbe, type SecretRef } from "./domain/probe-plan.js";
+import { planProbe, type PlannedProbe, type SecretRef } from "./domain/probe-plan.js";
 import type { EvaluationSettings } from "./domain/types.js";
 
 export interface ProbeCommandIo {
@@ -50,6 +50,26 @@ export async function runProbeCommand(argv: string[], io: ProbeCommandIo): Promi
 }
 
 async function run(argv: string[], io: ProbeCommandIo): Promise<number> {
+  const flags = parseFlags(argv);
+  if (flags === "help") {
+    io.stdout(USAGE);
+    return 0;
+  }
+  const { spec, probe } = await planFromPolicy(flags, io);
+  return probeRepeatedly(flags, probe, evaluationOf(spec), io);
+}
+
+interface Flags {
+  policy: string;
+  address: string;
+  count: number;
+  intervalMs: number;
+  portOverride: number | undefined;
+  /** "name/key" to the value given with --secret. */
+  secrets: Map<string, Uint8Array>;
+}
+
+function parseFlags(argv: string[]): Flags | "help" {
   let values;
   try {
     ({ values } = parseArgs({
@@ -69,10 +89,7 @@ async function run(argv: string[], io: ProbeCommandIo): Promise<number> {
   } catch (err) {
     throw new UsageError(`${(err as Error).message}\n${USAGE}`);
   }
-  if (values.help) {
-    io.stdout(USAGE);
-    return 0;
-  }
+  if (values.help) return "help";
   if (!values.policy) throw new UsageError(`--policy: Required value\n${USAGE}`);
   if (!values.address) throw new UsageError(`--address: Required value\n${USAGE}`);
   if (isIP(values.address) === 0) throw new UsageError(`--address: Invalid value: ${JSON.stringify(values.address)}: must be an IPv4 or IPv6 address`);
@@ -97,8 +114,13 @@ async function run(argv: string[], io: ProbeCommandIo): Promise<number> {
     if (!m) throw new UsageError(`--secret: Invalid value: must be name/key=value`);
     secrets.set(`${m[1]}/${m[2]}`, new TextEncoder().encode(m[3]));
   }
+  return { policy: values.policy, address: values.address, count, intervalMs, portOverride, secrets };
+}
 
-  const spec = await readPolicySpec(values.policy, io.readFile ?? ((p) => readFile(p, "utf8")));
+/** Reads and checks the policy, and plans its probe of the address. */
+async function planFromPolicy(flags: Flags, io: ProbeCommandIo): Promise<{ spec: HealthProbePolicySpec; probe: PlannedProbe }> {
+  const { portOverride, secrets } = flags;
+  const spec = await readPolicySpec(flags.policy, io.readFile ?? ((p) => readFile(p, "utf8")));
   const parsed = parsePolicySpec(spec);
   if (!parsed.ok) throw new UsageError(parsed.errors.map((e) => `${e.field}: ${e.message}`).join("\n"));
   const probe = parsed.spec.probe;
@@ -107,23 +129,26 @@ async function run(argv: string[], io: ProbeCommandIo): Promise<number> {
   }
   const planned = planProbe(
     portOverride === undefined ? probe : { ...probe, port: portOverride },
-    { ip: values.address, containers: [] },
+    { ip: flags.address, containers: [] },
     (ref: SecretRef) => secrets.get(`${ref.name}/${ref.key}`),
   );
   if (!planned.ok) {
     const hint = planned.field.includes("secretKeyRef") || planned.field.includes("secretRef") ? " (pass --secret name/key=value)" : "";
     throw new UsageError(`${planned.field}: ${planned.message}${hint}`);
   }
+  return { spec: parsed.spec, probe: planned.probe };
+}
 
+/** Probes `count` times, a JSON line each, then the verdict line; the exit code follows the last probe. */
+async function probeRepeatedly(flags: Flags, probe: PlannedProbe, settings: EvaluationSettings, io: ProbeCommandIo): Promise<number> {
   const execute = io.execute ?? createHttpProber();
   const delay = io.delay ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
-  const { request, judgement } = planned.probe;
+  const { request, judgement } = probe;
   const readBody = !!judgement.bodyContains && request.method === "GET";
-  const settings = evaluationOf(parsed.spec);
   let success = false;
   let health: HealthRecord | undefined;
   let reason = "";
-  for (let i = 0; i < count; i++) {
+  for (let i = 0; i < flags.count; i++) {
     const started = Date.now();
     const outcome = computeProbeOutcome(await execute(request, judgement.timeoutMs, readBody), judgement);
     success = outcome.success;
@@ -137,7 +162,7 @@ async function run(argv: string[], io: ProbeCommandIo): Promise<number> {
     line.latencyMs = Math.round(outcome.latencyMs);
     line.result = outcome.result;
     io.stdout(JSON.stringify(line));
-    if (i < count - 1) await delay(Math.max(0, started + intervalMs - Date.now()));
+    if (i < flags.count - 1) await delay(Math.max(0, started + flags.intervalMs - Date.now()));
   }
   const state = health?.state ?? "Unknown";
   io.stdout(JSON.stringify({ verdict: state, reason: state === "Unknown" ? undecided(settings, health) : reason }));

@@ -27,7 +27,7 @@ function response(statusCode: number, start: number): RawProbeResult {
 
 function failure(err: unknown, start: number): RawProbeResult {
   const e = err as { code?: string; name?: string; message?: string };
-  return { kind: "error", error: e.code ?? e.name ?? String(e.message), endAtMs: performance.now() - start, finishedAt: Date.now() };
+  return { kind: "error", failureKind: "other", error: e.code ?? e.name ?? String(e.message), endAtMs: performance.now() - start, finishedAt: Date.now() };
 }
 
 /** undici Client per probe, no pipelining, closed after the response. */

@@ -112,11 +112,8 @@ export class ClusterWriter {
       });
       return { outcome: "evicted" };
     } catch (err) {
-      const code = statusCodeOf(err);
-      if (code === 404) return { outcome: "gone" };
-      // A uid precondition failure means the pod we judged no longer exists.
-      if (code === 409 && /precondition|UID/i.test(messageOf(err))) return { outcome: "gone" };
-      if (code === 429) return { outcome: "blocked", message: messageOf(err) };
+      if (isPodGone(err)) return { outcome: "gone" };
+      if (statusCodeOf(err) === 429) return { outcome: "blocked", message: messageOf(err) };
       throw wrap(`evicting Pod ${namespace}/${name}`, err);
     }
   }
@@ -126,9 +123,7 @@ export class ClusterWriter {
       await this.core.deleteNamespacedPod({ name, namespace, body: { preconditions: { uid } } });
       return { outcome: "evicted" };
     } catch (err) {
-      const code = statusCodeOf(err);
-      if (code === 404) return { outcome: "gone" };
-      if (code === 409 && /precondition|UID/i.test(messageOf(err))) return { outcome: "gone" };
+      if (isPodGone(err)) return { outcome: "gone" };
       throw wrap(`deleting Pod ${namespace}/${name}`, err);
     }
   }
@@ -184,4 +179,10 @@ function messageOf(err: unknown): string {
   }
   if (body && typeof body === "object" && "message" in body) return String((body as { message: unknown }).message);
   return err instanceof Error ? err.message : String(err);
+}
+
+/** A 404, or a failed uid precondition (409): either way the pod we judged no longer exists. */
+function isPodGone(err: unknown): boolean {
+  const code = statusCodeOf(err);
+  return code === 404 || (code === 409 && /precondition|UID/i.test(messageOf(err)));
 }

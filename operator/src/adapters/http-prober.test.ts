@@ -162,7 +162,7 @@ describe("what the server sees", () => {
   it("rejects a header value with a line break without sending anything", async () => {
     const outcome = await run(aRequest({ headers: [{ name: "X-Bad", value: "a\r\nInjected: yes" }] }));
     expect(outcome.success).toBe(false);
-    expect(outcome.failureClass).toBe("invalid value for header X-Bad");
+    expect(outcome).toMatchObject({ failureKind: "other", failureClass: "invalid value for header X-Bad" });
   });
 });
 
@@ -179,7 +179,7 @@ describe("bodyContains", () => {
 
   it("is not found past the first 64 KiB", async () => {
     const outcome = await run(aRequest({ path: "/big-then-needle" }), aJudgement({ bodyContains: "Healthy" }));
-    expect(outcome).toMatchObject({ success: false, statusCode: 200, failureClass: 'body did not contain "Healthy"' });
+    expect(outcome).toMatchObject({ success: false, statusCode: 200, failureKind: "body", failureClass: 'body did not contain "Healthy"' });
   });
 
   it("fails when absent", async () => {
@@ -210,18 +210,19 @@ describe("HTTPS", () => {
 
   it("fails with unknown authority when the caBundle is another CA", async () => {
     const outcome = await run(tls({ host: "probe.test", caBundle: OTHER_CA }));
-    expect(outcome).toMatchObject({ success: false, failureClass: "TLS: certificate signed by unknown authority" });
+    expect(outcome).toMatchObject({ success: false, failureKind: "tls", failureClass: "TLS: certificate signed by unknown authority" });
   });
 
   it("fails when the certificate does not name the host", async () => {
     const outcome = await run(tls({ host: "other.test", caBundle: CA }));
-    expect(outcome).toMatchObject({ success: false, failureClass: "TLS: certificate is not valid for other.test" });
+    expect(outcome).toMatchObject({ success: false, failureKind: "tls", failureClass: "TLS: certificate is not valid for other.test" });
   });
 
   it("names a TLS failure when the server speaks plain HTTP", async () => {
     const outcome = await run(tls({ port: httpPort }));
     expect(outcome.success).toBe(false);
     expect(outcome.failureClass).toMatch(/^TLS: /);
+    expect(outcome).toMatchObject({ failureKind: "tls" });
   });
 });
 
@@ -253,7 +254,7 @@ describe("hostile and broken targets", () => {
   it("times out on a server that never answers", async () => {
     const port = await netTarget(() => {});
     const { outcome, ms } = await timed(aRequest({ port }), aJudgement({ timeoutMs: 300 }));
-    expect(outcome).toMatchObject({ success: false, failureClass: "timeout after 300ms", result: "timeout after 300ms" });
+    expect(outcome).toMatchObject({ success: false, failureKind: "timeout", failureClass: "timeout after 300ms", result: "timeout after 300ms" });
     expect(ms).toBeLessThan(1500);
   });
 
@@ -351,7 +352,7 @@ describe("hostile and broken targets", () => {
   it("calls garbage an invalid response", async () => {
     const port = await netTarget((socket) => socket.end("\x00\x17garbage that is not HTTP\r\n\r\n"));
     const { outcome } = await timed(aRequest({ port }), aJudgement({ timeoutMs: 1000 }));
-    expect(outcome).toMatchObject({ success: false, failureClass: "invalid HTTP response" });
+    expect(outcome).toMatchObject({ success: false, failureKind: "other", failureClass: "invalid HTTP response" });
   });
 
   it("calls an endless header stream an invalid response", async () => {
@@ -360,19 +361,19 @@ describe("hostile and broken targets", () => {
       for (let i = 0; i < 2000; i++) socket.write(`X-Filler-${i}: ${"y".repeat(20)}\r\n`);
     });
     const { outcome } = await timed(aRequest({ port }), aJudgement({ timeoutMs: 1000 }));
-    expect(outcome.failureClass).toBe("invalid HTTP response: headers too large");
+    expect(outcome).toMatchObject({ failureKind: "other", failureClass: "invalid HTTP response: headers too large" });
   });
 
   it("names a reset connection", async () => {
     const port = await netTarget((socket) => socket.once("data", () => socket.resetAndDestroy()));
     const { outcome } = await timed(aRequest({ port }), aJudgement({ timeoutMs: 1000 }));
-    expect(outcome).toMatchObject({ success: false, failureClass: "connection reset by peer" });
+    expect(outcome).toMatchObject({ success: false, failureKind: "connect", failureClass: "connection reset by peer" });
   });
 
   it("names a connection closed before any response", async () => {
     const port = await netTarget((socket) => socket.once("data", () => socket.end()));
     const { outcome } = await timed(aRequest({ port }), aJudgement({ timeoutMs: 1000 }));
-    expect(outcome.failureClass).toBe("connection closed before the response");
+    expect(outcome).toMatchObject({ failureKind: "connect", failureClass: "connection closed before the response" });
   });
 
   it("names a refused connection", async () => {
@@ -380,7 +381,7 @@ describe("hostile and broken targets", () => {
     const port = await listen(server);
     await close(server);
     const { outcome } = await timed(aRequest({ port }), aJudgement({ timeoutMs: 1000 }));
-    expect(outcome).toMatchObject({ success: false, failureClass: "connect ECONNREFUSED" });
+    expect(outcome).toMatchObject({ success: false, failureKind: "connect", failureClass: "connect ECONNREFUSED" });
     expect(outcome.result).toMatch(/^connect ECONNREFUSED in \d+ ms$/);
   });
 });

@@ -147,6 +147,15 @@ function describeCounts(kept: number, changed: number, removed: number, added: n
   return `${parts.join(", ")}; ${kept + added} endpoint(s)`;
 }
 
+/** A slice being planned: the endpoints it will hold, and what changed in it. */
+interface WorkingSlice {
+  existing: EndpointSliceObject;
+  endpoints: SliceEndpoint[];
+  changed: number;
+  removed: number;
+  added: number;
+}
+
 /** reconcileByPortMapping: keep endpoints where they are, fill changed slices, then the fullest-fitting unchanged one, then new ones. */
 function planPortGroup(
   service: SliceService,
@@ -156,13 +165,70 @@ function planPortGroup(
   max: number,
 ): TypePlan {
   const remaining = new Map(group.endpoints);
-  const labels = computeSliceLabels(service);
-  interface Working { existing: EndpointSliceObject; endpoints: SliceEndpoint[]; changed: number; removed: number; added: number }
-  const toUpdate: Working[] = [];
-  const unchanged: Working[] = [];
   const plan: TypePlan = { create: [], update: [], delete: [], changes: [] };
 
   // 1. Keep desired endpoints in the slice that already holds them; drop the rest.
+  const { toUpdate, unchanged } = keepInPlace(existing, remaining, computeSliceLabels(service), max, addressType, plan);
+
+  const queue = [...remaining.values()].sort(compareEndpoints);
+  let next = 0;
+  const fill = (w: { endpoints: SliceEndpoint[]; added: number }): void => {
+    while (next < queue.length && w.endpoints.length < max) {
+      w.endpoints.push(queue[next++] as SliceEndpoint);
+      w.added++;
+    }
+  };
+
+  // 2. Slices that change anyway take new endpoints first, fullest first.
+  const byFullness = [...toUpdate].sort((a, b) => b.endpoints.length - a.endpoints.length || byName(a.existing, b.existing));
+  for (const w of byFullness) fill(w);
+
+  // 3. Then the unchanged slice closest to full that fits the rest, else new slices.
+  while (next < queue.length) {
+    const target = closestFit(unchanged, queue.length - next, max);
+    if (target !== undefined) {
+      unchanged.splice(unchanged.indexOf(target), 1);
+      toUpdate.push(target);
+      fill(target);
+    } else {
+      const created = newSlice(service, addressType, group.ports);
+      const w = { endpoints: created.endpoints, added: 0 };
+      fill(w);
+      created.endpoints.sort(compareEndpoints);
+      plan.create.push(created);
+      plan.changes.push({ action: "create", slice: sliceName(created), addressType, reason: `${w.added} endpoint(s) to place` });
+    }
+  }
+
+  for (const w of toUpdate) {
+    const desired = newSlice(service, addressType, group.ports);
+    desired.endpoints = w.endpoints;
+    plan.update.push({ existing: w.existing, desired });
+    plan.changes.push({
+      action: "update",
+      slice: sliceName(w.existing),
+      addressType,
+      reason: describeCounts(w.endpoints.length - w.added, w.changed, w.removed, w.added),
+    });
+  }
+  return plan;
+}
+
+/**
+ * Each existing slice keeps the desired endpoints it already holds (taking them out of
+ * `remaining`) and drops the rest. A slice left empty is deleted; one that changed, or whose
+ * labels did, is to be updated; the others are unchanged so far.
+ */
+function keepInPlace(
+  existing: EndpointSliceObject[],
+  remaining: Map<string, SliceEndpoint>,
+  labels: Record<string, string>,
+  max: number,
+  addressType: AddressType,
+  plan: TypePlan,
+): { toUpdate: WorkingSlice[]; unchanged: WorkingSlice[] } {
+  const toUpdate: WorkingSlice[] = [];
+  const unchanged: WorkingSlice[] = [];
   for (const slice of existing) {
     const kept: SliceEndpoint[] = [];
     let changed = 0;
@@ -190,60 +256,22 @@ function planPortGroup(
       unchanged.push(working);
     }
   }
+  return { toUpdate, unchanged };
+}
 
-  const queue = [...remaining.values()].sort(compareEndpoints);
-  let next = 0;
-  const fill = (w: { endpoints: SliceEndpoint[]; added: number }): void => {
-    while (next < queue.length && w.endpoints.length < max) {
-      w.endpoints.push(queue[next++] as SliceEndpoint);
-      w.added++;
-    }
-  };
-
-  // 2. Slices that change anyway take new endpoints first, fullest first.
-  const byFullness = [...toUpdate].sort((a, b) => b.endpoints.length - a.endpoints.length || byName(a.existing, b.existing));
-  for (const w of byFullness) fill(w);
-
-  // 3. Then the unchanged slice closest to full that fits the rest, else new slices.
-  while (next < queue.length) {
-    const left = queue.length - next;
-    let target: Working | undefined;
-    if (left < max) {
-      let closest = max;
-      for (const w of unchanged) {
-        const diff = max - (left + w.endpoints.length);
-        if (diff >= 0 && diff < closest) {
-          closest = diff;
-          target = w;
-        }
-      }
-    }
-    if (target !== undefined) {
-      unchanged.splice(unchanged.indexOf(target), 1);
-      toUpdate.push(target);
-      fill(target);
-    } else {
-      const created = newSlice(service, addressType, group.ports);
-      const w = { endpoints: created.endpoints, added: 0 };
-      fill(w);
-      created.endpoints.sort(compareEndpoints);
-      plan.create.push(created);
-      plan.changes.push({ action: "create", slice: sliceName(created), addressType, reason: `${w.added} endpoint(s) to place` });
+/** The unchanged slice that `left` more endpoints bring closest to `max` without passing it; none when `left` fills a slice alone. */
+function closestFit(unchanged: WorkingSlice[], left: number, max: number): WorkingSlice | undefined {
+  if (left >= max) return undefined;
+  let target: WorkingSlice | undefined;
+  let closest = max;
+  for (const w of unchanged) {
+    const diff = max - (left + w.endpoints.length);
+    if (diff >= 0 && diff < closest) {
+      closest = diff;
+      target = w;
     }
   }
-
-  for (const w of toUpdate) {
-    const desired = newSlice(service, addressType, group.ports);
-    desired.endpoints = w.endpoints;
-    plan.update.push({ existing: w.existing, desired });
-    plan.changes.push({
-      action: "update",
-      slice: sliceName(w.existing),
-      addressType,
-      reason: describeCounts(w.endpoints.length - w.added, w.changed, w.removed, w.added),
-    });
-  }
-  return plan;
+  return target;
 }
 
 function planAddressType(input: EndpointSlicePlanInput, addressType: AddressType, existing: EndpointSliceObject[], max: number): TypePlan {

@@ -2,7 +2,7 @@ import { describe, expect, it } from "@jest/globals";
 import { computeProbeOutcome, formatDuration, judgeStatus } from "./probe-judgement.js";
 import { computeProbeKey } from "./probe-key.js";
 import { resolveProbePort } from "./probe-port.js";
-import type { ProbeJudgement, ProbeRequest, RawProbeResult } from "./probe-request.js";
+import type { ProbeFailureKind, ProbeJudgement, ProbeRequest, RawProbeResult } from "./probe-request.js";
 
 const aRequest = (o: Partial<ProbeRequest> = {}): ProbeRequest => ({ scheme: "HTTP", address: "10.0.0.1", port: 8080, path: "/healthz", method: "GET", headers: [], ...o });
 const aJudgement = (o: Partial<ProbeJudgement> = {}): ProbeJudgement => ({ timeoutMs: 1000, statusCodes: [[200, 299]], ...o });
@@ -56,33 +56,40 @@ describe("resolveProbePort", () => {
 });
 
 describe("computeProbeOutcome", () => {
-  const cases: Array<{ name: string; raw: RawProbeResult; judgement?: Partial<ProbeJudgement>; success: boolean; failureClass: string; result: string; latencyMs: number }> = [
+  const cases: Array<{ name: string; raw: RawProbeResult; judgement?: Partial<ProbeJudgement>; success: boolean; kind?: ProbeFailureKind; failureClass: string; result: string; latencyMs: number }> = [
     { name: "a 2xx passes, latency to the last body byte even when the body is not judged", raw: aResponse(), success: true, failureClass: "HTTP 200", result: "HTTP 200 in 18 ms", latencyMs: 18 },
     { name: "latency runs to the last body byte when the body is needed", raw: aResponse({ body: "ok Healthy" }), judgement: { bodyContains: "Healthy" }, success: true, failureClass: "HTTP 200", result: "HTTP 200 in 18 ms", latencyMs: 18 },
-    { name: "an unlisted redirect is named", raw: aResponse({ statusCode: 308 }), success: false, failureClass: "redirect 308 not followed", result: "redirect 308 not followed in 18 ms", latencyMs: 18 },
-    { name: "a status fails before the body is looked at", raw: aResponse({ statusCode: 500, body: "Healthy" }), judgement: { bodyContains: "Healthy" }, success: false, failureClass: "HTTP 500", result: "HTTP 500 in 18 ms", latencyMs: 18 },
-    { name: "a missing substring fails", raw: aResponse({ body: "nope" }), judgement: { bodyContains: "Healthy" }, success: false, failureClass: 'body did not contain "Healthy"', result: 'body did not contain "Healthy" in 18 ms', latencyMs: 18 },
-    { name: "a body that ends after this owner's timeout is a timeout, even when it is not judged", raw: aResponse({ headersAtMs: 100, endAtMs: 1500 }), success: false, failureClass: "timeout after 1s", result: "timeout after 1s", latencyMs: 1000 },
-    { name: "a response later than this owner's timeout is a timeout", raw: aResponse({ headersAtMs: 1500, endAtMs: 1500 }), success: false, failureClass: "timeout after 1s", result: "timeout after 1s", latencyMs: 1000 },
-    { name: "a timeout names the owner's timeout", raw: { kind: "timeout", timeoutMs: 5000, finishedAt: 1 }, judgement: { timeoutMs: 60_000 }, success: false, failureClass: "timeout after 60s", result: "timeout after 60s", latencyMs: 60_000 },
-    { name: "a connect error keeps its name", raw: { kind: "error", error: "connect ECONNREFUSED", endAtMs: 1, finishedAt: 1 }, success: false, failureClass: "connect ECONNREFUSED", result: "connect ECONNREFUSED in 1 ms", latencyMs: 1 },
-    { name: "an error after this owner's timeout is a timeout", raw: { kind: "error", error: "connection reset by peer", sentAtMs: 1, endAtMs: 4000, finishedAt: 1 }, success: false, failureClass: "timeout after 1s", result: "timeout after 1s", latencyMs: 1000 },
+    { name: "an unlisted redirect is named", raw: aResponse({ statusCode: 308 }), success: false, kind: "redirect", failureClass: "redirect 308 not followed", result: "redirect 308 not followed in 18 ms", latencyMs: 18 },
+    { name: "a status fails before the body is looked at", raw: aResponse({ statusCode: 500, body: "Healthy" }), judgement: { bodyContains: "Healthy" }, success: false, kind: "http_status", failureClass: "HTTP 500", result: "HTTP 500 in 18 ms", latencyMs: 18 },
+    { name: "a missing substring fails", raw: aResponse({ body: "nope" }), judgement: { bodyContains: "Healthy" }, success: false, kind: "body", failureClass: 'body did not contain "Healthy"', result: 'body did not contain "Healthy" in 18 ms', latencyMs: 18 },
+    { name: "a body that ends after this owner's timeout is a timeout, even when it is not judged", raw: aResponse({ headersAtMs: 100, endAtMs: 1500 }), success: false, kind: "timeout", failureClass: "timeout after 1s", result: "timeout after 1s", latencyMs: 1000 },
+    { name: "a response later than this owner's timeout is a timeout", raw: aResponse({ headersAtMs: 1500, endAtMs: 1500 }), success: false, kind: "timeout", failureClass: "timeout after 1s", result: "timeout after 1s", latencyMs: 1000 },
+    { name: "a timeout names the owner's timeout", raw: { kind: "timeout", timeoutMs: 5000, finishedAt: 1 }, judgement: { timeoutMs: 60_000 }, success: false, kind: "timeout", failureClass: "timeout after 60s", result: "timeout after 60s", latencyMs: 60_000 },
+    { name: "a connect error keeps its name", raw: { kind: "error", failureKind: "connect", error: "connect ECONNREFUSED", endAtMs: 1, finishedAt: 1 }, success: false, kind: "connect", failureClass: "connect ECONNREFUSED", result: "connect ECONNREFUSED in 1 ms", latencyMs: 1 },
+    { name: "an error after this owner's timeout is a timeout", raw: { kind: "error", failureKind: "connect", error: "connection reset by peer", sentAtMs: 1, endAtMs: 4000, finishedAt: 1 }, success: false, kind: "timeout", failureClass: "timeout after 1s", result: "timeout after 1s", latencyMs: 1000 },
   ];
-  it.each(cases)("$name", ({ raw, judgement, success, failureClass, result, latencyMs }) => {
+  it.each(cases)("$name", ({ raw, judgement, success, kind, failureClass, result, latencyMs }) => {
     const o = computeProbeOutcome(raw, aJudgement(judgement));
     expect(o).toMatchObject({ success, failureClass, result, latencyMs, finishedAt: raw.finishedAt });
+    expect(o.success ? undefined : o.failureKind).toBe(kind);
+  });
+
+  it.each(["connect", "tls", "other"] as const)("keeps the prober's kind %s for an error within the timeout", (failureKind) => {
+    const o = computeProbeOutcome({ kind: "error", failureKind, error: "whatever it was", endAtMs: 5, finishedAt: 1 }, aJudgement());
+    expect(o).toMatchObject({ success: false, failureKind, failureClass: "whatever it was" });
   });
 
   it("keeps the status code on a body failure and drops it on a transport failure", () => {
     expect(computeProbeOutcome(aResponse({ body: "" }), aJudgement({ bodyContains: "x" })).statusCode).toBe(200);
-    expect(computeProbeOutcome({ kind: "error", error: "e", endAtMs: 0, finishedAt: 0 }, aJudgement()).statusCode).toBeUndefined();
+    expect(computeProbeOutcome({ kind: "error", failureKind: "other", error: "e", endAtMs: 0, finishedAt: 0 }, aJudgement()).statusCode).toBeUndefined();
   });
 });
 
 describe("judgeStatus and formatDuration", () => {
   it("uses the 2xx default for an empty list", () => {
     expect(judgeStatus(204, [])).toEqual({ ok: true });
-    expect(judgeStatus(302, [])).toEqual({ ok: false, reason: "redirect 302 not followed" });
+    expect(judgeStatus(302, [])).toEqual({ ok: false, kind: "redirect", reason: "redirect 302 not followed" });
+    expect(judgeStatus(404, [])).toEqual({ ok: false, kind: "http_status", reason: "HTTP 404" });
   });
   it.each([[60_000, "60s"], [1_000, "1s"], [300, "300ms"], [1_500, "1500ms"]])("formats %d ms as %s", (ms, text) => expect(formatDuration(ms)).toBe(text));
 });

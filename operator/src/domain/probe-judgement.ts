@@ -1,4 +1,4 @@
-import type { ProbeJudgement, ProbeOutcome, RawProbeResult } from "./probe-request.js";
+import type { ProbeFailureKind, ProbeJudgement, ProbeOutcome, ProbeOutcomeFields, RawProbeResult } from "./probe-request.js";
 
 /** The 2xx default of spec.probe.match.statusCodes. */
 export const DEFAULT_STATUS_CODES: Array<[number, number]> = [[200, 299]];
@@ -12,43 +12,37 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
  * owner asks for it.
  */
 export function computeProbeOutcome(raw: RawProbeResult, judgement: ProbeJudgement): ProbeOutcome {
-  const timeoutClass = `timeout after ${formatDuration(judgement.timeoutMs)}`;
-  if (raw.kind === "timeout") {
-    return outcome(false, undefined, judgement.timeoutMs, timeoutClass, raw.finishedAt, false);
-  }
+  const timedOut = () => failed("timeout", `timeout after ${formatDuration(judgement.timeoutMs)}`, undefined, judgement.timeoutMs, raw.finishedAt, false);
+  if (raw.kind === "timeout") return timedOut();
   const needsBody = judgement.bodyContains !== undefined && judgement.bodyContains !== "";
   if (raw.kind === "error") {
-    if (raw.endAtMs > judgement.timeoutMs) {
-      return outcome(false, undefined, judgement.timeoutMs, timeoutClass, raw.finishedAt, false);
-    }
+    if (raw.endAtMs > judgement.timeoutMs) return timedOut();
     const latency = raw.sentAtMs === undefined ? raw.endAtMs : raw.endAtMs - raw.sentAtMs;
-    return outcome(false, undefined, latency, raw.error, raw.finishedAt, true);
+    return failed(raw.failureKind, raw.error, undefined, latency, raw.finishedAt, true);
   }
   // Complete means the whole body or its first 64 KiB, whether or not this owner judges it:
   // the timeout and the latency run to the last byte.
   const endAtMs = raw.endAtMs;
-  if (endAtMs > judgement.timeoutMs) {
-    return outcome(false, undefined, judgement.timeoutMs, timeoutClass, raw.finishedAt, false);
-  }
+  if (endAtMs > judgement.timeoutMs) return timedOut();
   const latency = endAtMs - raw.sentAtMs;
   const verdict = judgeStatus(raw.statusCode, judgement.statusCodes);
-  if (!verdict.ok) return outcome(false, raw.statusCode, latency, verdict.reason, raw.finishedAt, true);
+  if (!verdict.ok) return failed(verdict.kind, verdict.reason, raw.statusCode, latency, raw.finishedAt, true);
   if (needsBody && !(raw.body ?? "").includes(judgement.bodyContains as string)) {
     const reason = `body did not contain ${JSON.stringify(judgement.bodyContains)}`;
-    return outcome(false, raw.statusCode, latency, reason, raw.finishedAt, true);
+    return failed("body", reason, raw.statusCode, latency, raw.finishedAt, true);
   }
-  return outcome(true, raw.statusCode, latency, `HTTP ${raw.statusCode}`, raw.finishedAt, true);
+  return { success: true, ...fields(raw.statusCode, latency, `HTTP ${raw.statusCode}`, raw.finishedAt, true) };
 }
 
 /** Whether a status is in the configured codes; an unlisted redirect is named as such. */
 export function judgeStatus(
   statusCode: number,
   statusCodes: Array<[number, number]>,
-): { ok: true } | { ok: false; reason: string } {
+): { ok: true } | { ok: false; kind: "redirect" | "http_status"; reason: string } {
   const ranges = statusCodes.length > 0 ? statusCodes : DEFAULT_STATUS_CODES;
   for (const [lo, hi] of ranges) if (statusCode >= lo && statusCode <= hi) return { ok: true };
-  if (REDIRECTS.has(statusCode)) return { ok: false, reason: `redirect ${statusCode} not followed` };
-  return { ok: false, reason: `HTTP ${statusCode}` };
+  if (REDIRECTS.has(statusCode)) return { ok: false, kind: "redirect", reason: `redirect ${statusCode} not followed` };
+  return { ok: false, kind: "http_status", reason: `HTTP ${statusCode}` };
 }
 
 /** Whole seconds as "60s" (how the spec states timeouts), anything finer as "300ms". */
@@ -56,19 +50,23 @@ export function formatDuration(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
 }
 
-function outcome(
-  success: boolean,
+function failed(
+  failureKind: ProbeFailureKind,
+  failureClass: string,
   statusCode: number | undefined,
   latencyMs: number,
-  failureClass: string,
   finishedAt: number,
   withLatency: boolean,
 ): ProbeOutcome {
+  return { success: false, failureKind, ...fields(statusCode, latencyMs, failureClass, finishedAt, withLatency) };
+}
+
+function fields(statusCode: number | undefined, latencyMs: number, failureClass: string, finishedAt: number, withLatency: boolean): ProbeOutcomeFields {
   // Hundredths of a millisecond are kept for metrics (loopback probes take well under 1 ms);
   // the human-readable result rounds to whole milliseconds.
   const ms = Math.max(0, Math.round(latencyMs * 100) / 100);
   const result = withLatency ? `${failureClass} in ${Math.round(ms)} ms` : failureClass;
-  const o: ProbeOutcome = { success, latencyMs: ms, result, failureClass, finishedAt };
+  const o: ProbeOutcomeFields = { latencyMs: ms, result, failureClass, finishedAt };
   if (statusCode !== undefined) o.statusCode = statusCode;
   return o;
 }

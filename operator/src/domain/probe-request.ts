@@ -31,18 +31,38 @@ export interface ProbeJudgement {
   bodyContains?: string;
 }
 
-export interface ProbeOutcome {
-  success: boolean;
+/**
+ * Why a probe failed, as a closed set fit for a metric label; the human message says the rest.
+ * http_status: a status outside the configured codes; redirect: an unlisted 3xx redirect;
+ * body: the body lacked the expected text; timeout: no complete response within the timeout;
+ * connect: the connection could not be made, or broke (reset, closed) before a complete
+ * response; tls: the handshake or the certificate failed; other: anything else (a response
+ * that is not HTTP, a request that cannot be sent).
+ */
+export const PROBE_FAILURE_KINDS = ["http_status", "connect", "timeout", "tls", "body", "redirect", "other"] as const;
+export type ProbeFailureKind = (typeof PROBE_FAILURE_KINDS)[number];
+
+/** The kinds a prober error can have: the others come from judging a response or from the clock. */
+export type ProbeErrorKind = Extract<ProbeFailureKind, "connect" | "tls" | "other">;
+
+/** What every judged probe carries, success or not. */
+export interface ProbeOutcomeFields {
   statusCode?: number;
   /** Send to last byte, in ms with two decimals. */
   latencyMs: number;
   /** The failure class with the latency: "HTTP 503 in 12 ms". */
   result: string;
-  /** Stable across probes (no latency): "HTTP 503", "connect ECONNREFUSED", "timeout after 60s". */
+  /**
+   * The outcome in words, stable across probes (no latency): "HTTP 503", "connect ECONNREFUSED",
+   * "timeout after 60s"; on a success "HTTP 200". Metrics use failureKind, never this text.
+   */
   failureClass: string;
   /** Epoch ms. */
   finishedAt: number;
 }
+
+/** A judged probe; a failure carries its kind beside the message in failureClass. */
+export type ProbeOutcome = ProbeOutcomeFields & ({ success: true } | { success: false; failureKind: ProbeFailureKind });
 
 /** At most this much of a body is read and searched. */
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -69,6 +89,7 @@ export type RawProbeResult =
       kind: "error";
       /** "connect ECONNREFUSED", "TLS: certificate signed by unknown authority", "invalid HTTP response", ... */
       error: string;
+      failureKind: ProbeErrorKind;
       sentAtMs?: number;
       endAtMs: number;
       finishedAt: number;

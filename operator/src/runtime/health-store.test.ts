@@ -8,7 +8,8 @@ const pod: HealthTarget = { uid: "uid-a", name: "a", ip: "10.0.0.1", startedAt: 
 
 function outcome(at: number, success = false): ProbeOutcome {
   const failureClass = success ? "HTTP 200" : "HTTP 503";
-  return { success, latencyMs: 1, result: `${failureClass} in 1 ms`, failureClass, finishedAt: at };
+  const fields = { latencyMs: 1, result: `${failureClass} in 1 ms`, failureClass, finishedAt: at };
+  return success ? { success, ...fields } : { success, failureKind: "http_status", ...fields };
 }
 
 function aStore(seeds = new Map()): HealthStore {

@@ -259,15 +259,7 @@ export class LeaderElector {
 
     const current = await this.store.get();
     if ((this.phase as Phase) === "stopped") return false;
-    if (!current) {
-      try {
-        this.observe(await this.store.create(fresh));
-        return true;
-      } catch (err) {
-        if (err instanceof LeaseConflictError) return false;
-        throw err;
-      }
-    }
+    if (!current) return this.write(() => this.store.create(fresh));
 
     this.observe(current);
     const held = current.holderIdentity !== "" && current.holderIdentity !== this.identity;
@@ -282,8 +274,13 @@ export class LeaderElector {
       acquireTime: ours ? current.acquireTime : now,
       leaseTransitions: ours ? current.leaseTransitions : current.leaseTransitions + 1,
     };
+    return this.write(() => this.store.update(next));
+  }
+
+  /** A Lease write another replica may have beaten us to: false on a conflict, true once written and observed. */
+  private async write(send: () => Promise<LeaseRecord>): Promise<boolean> {
     try {
-      this.observe(await this.store.update(next));
+      this.observe(await send());
       return true;
     } catch (err) {
       if (err instanceof LeaseConflictError) return false;

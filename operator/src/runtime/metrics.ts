@@ -1,10 +1,7 @@
 // Prometheus metrics on a private registry, so tests and multiple instances never collide
 // through prom-client's global default registry.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
-
-/** Low-cardinality failure classes for healthprobe_probes_total{class}. */
-export const PROBE_FAILURE_CLASSES = ["http_status", "connect", "timeout", "tls", "body", "redirect", "other"] as const;
-export type ProbeFailureClass = (typeof PROBE_FAILURE_CLASSES)[number];
+import type { ProbeFailureKind } from "../domain/probe-request.js";
 
 export interface OperatorMetrics {
   registry: Registry;
@@ -22,8 +19,8 @@ export interface OperatorMetrics {
   leader: Gauge;
   statusWrites: Counter;
   eventWrites: Counter;
-  /** Records one probe outcome; class is "" for successes. */
-  recordProbe(policy: string, outcome: { ok: true } | { ok: false; class: ProbeFailureClass }, durationSeconds: number): void;
+  /** Records one probe outcome; the class label is the failure's kind, "" for successes. */
+  recordProbe(policy: string, outcome: { ok: true } | { ok: false; class: ProbeFailureKind }, durationSeconds: number): void;
   /** Drops every labelled series of a deleted policy so it stops being exported. */
   forgetPolicy(policy: string): Promise<void>;
 }
@@ -107,22 +104,7 @@ export function createMetrics(opts: MetricsOptions = {}): OperatorMetrics {
       probesTotal.inc({ policy, result: outcome.ok ? "success" : "failure", class: outcome.ok ? "" : outcome.class });
       probeDuration.observe({ policy }, durationSeconds);
     },
-    async forgetPolicy(policy) {
-      // prom-client removes only exact label sets, so find every series that carries the policy.
-      type Removable = { get(): Promise<{ values: Array<{ labels: Record<string, string | number> }> }>; remove(labels: Record<string, string | number>): void };
-      for (const m of [probesTotal, probeDuration, targets, drainedTargets, replacementsTotal, replacementBudgetRemaining] as unknown as Removable[]) {
-        const { values } = await m.get();
-        const seen = new Set<string>();
-        for (const v of values) {
-          if (v.labels.policy !== policy) continue;
-          const labels = Object.fromEntries(Object.entries(v.labels).filter(([k]) => k !== "le"));
-          const id = JSON.stringify(labels);
-          if (seen.has(id)) continue;
-          seen.add(id);
-          m.remove(labels);
-        }
-      }
-    },
+    forgetPolicy: (policy) => removeSeriesOf(policy, [probesTotal, probeDuration, targets, drainedTargets, replacementsTotal, replacementBudgetRemaining]),
   };
 }
 
@@ -137,4 +119,23 @@ export function controllerMetrics(
   controller: string,
 ): { reconcileDuration: { observe(seconds: number): void }; reconcileErrors: { inc(): void } } {
   return { reconcileDuration: m.reconcileDuration.labels({ controller }), reconcileErrors: m.reconcileErrors.labels({ controller }) };
+}
+
+type Removable = { get(): Promise<{ values: Array<{ labels: Record<string, string | number> }> }>; remove(labels: Record<string, string | number>): void };
+
+/** Removes every series of these metrics labelled with the policy. */
+async function removeSeriesOf(policy: string, metrics: Array<Counter<string> | Gauge<string> | Histogram<string>>): Promise<void> {
+  // prom-client removes only exact label sets, so find every series that carries the policy.
+  for (const m of metrics as unknown as Removable[]) {
+    const { values } = await m.get();
+    const seen = new Set<string>();
+    for (const v of values) {
+      if (v.labels.policy !== policy) continue;
+      const labels = Object.fromEntries(Object.entries(v.labels).filter(([k]) => k !== "le"));
+      const id = JSON.stringify(labels);
+      if (seen.has(id)) continue;
+      seen.add(id);
+      m.remove(labels);
+    }
+  }
 }

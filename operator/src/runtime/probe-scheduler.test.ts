@@ -353,7 +353,7 @@ describe("ProbeScheduler back-pressure", () => {
     scheduler.setTargets("ns/web", [aTarget("pod-1")]);
     await clock.advance(20_000);
     expect(calls).toBe(3);
-    expect(results[0]).toMatchObject({ success: false, failureClass: "probe error: boom" });
+    expect(results[0]).toMatchObject({ success: false, failureKind: "other", failureClass: "probe error: boom" });
   });
 });
 

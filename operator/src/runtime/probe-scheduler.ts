@@ -318,6 +318,7 @@ export class ProbeScheduler {
       (err: unknown) =>
         this.finish(unit, subs, {
           kind: "error",
+          failureKind: "other",
           error: `probe error: ${err instanceof Error ? err.message : String(err)}`,
           endAtMs: 0,
           finishedAt: this.clock.now(),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@jest/globals";
-import { ResponseParser } from "./http-prober.js";
+import { ResponseParser } from "./http-response-parser.js";
 
 // Every response is fed whole, then split at every byte boundary: framing must not depend on packets.
 const cases: Array<{ name: string; wire: string; readBody: boolean; head?: boolean; closeAtEnd?: boolean; status: number; body?: string; invalid?: string }> = [
@@ -18,6 +18,7 @@ const cases: Array<{ name: string; wire: string; readBody: boolean; head?: boole
   { name: "a status line without a code", wire: "HTTP/1.1 OK\r\n\r\n", readBody: false, status: 0, invalid: "invalid HTTP response" },
   { name: "conflicting content-lengths", wire: "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", readBody: true, status: 0, invalid: "invalid HTTP response: bad content-length" },
   { name: "a bad chunk size", wire: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", readBody: true, status: 0, invalid: "invalid HTTP response: bad chunk size" },
+  { name: "headers cut short", wire: "HTTP/1.1 200 OK\r\nContent-Le", readBody: false, closeAtEnd: true, status: 0, invalid: "invalid HTTP response: truncated headers" },
   { name: "a body cut short", wire: "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", readBody: true, closeAtEnd: true, status: 0, invalid: "connection closed before the end of the body" },
 ];
 
@@ -44,6 +45,7 @@ describe("the probe response parser", () => {
       if (invalid) {
         expect(state).toBe("invalid");
         expect(parser.problem).toBe(invalid);
+        expect(parser.problemKind).toBe(invalid.startsWith("connection closed") ? "connect" : "other");
         continue;
       }
       expect(state).toBe("done");
