@@ -44,6 +44,8 @@ export interface PolicyView {
     conditions: Record<string, { status: string; reason: string; observedGeneration: number | undefined; since: number }>;
     /** Pod name -> state as the policy reports it. */
     pods: Record<string, HealthState>;
+    /** Pod name -> whether the policy reports keeping it out of rotation (drained, or not admitted). */
+    routedOut?: Record<string, boolean>;
   };
 }
 

@@ -39,7 +39,11 @@ function policyView(p: Obj): PolicyView {
     conditions[c.type] = { status: c.status, reason: c.reason ?? "", observedGeneration: c.observedGeneration, since: ms(c.lastTransitionTime) };
   }
   const pods: Record<string, HealthState> = {};
-  for (const e of p.status?.pods ?? []) pods[e.name] = e.state;
+  const routedOut: Record<string, boolean> = {};
+  for (const e of p.status?.pods ?? []) {
+    pods[e.name] = e.state;
+    routedOut[e.name] = e.drained === true || String(e.reason ?? "").startsWith("not admitted");
+  }
   const r = p.spec?.replacement ?? {};
   return {
     name: p.metadata.name,
@@ -50,7 +54,7 @@ function policyView(p: Obj): PolicyView {
     dryRun: p.spec?.dryRun === true,
     maxUnhealthyPercent: p.spec?.drain?.maxUnhealthyPercent ?? 50,
     replacement: { enabled: r.enabled !== false, maxPerHour: r.maxPerHour ?? 1, maxPerDay: r.maxPerDay ?? 3 },
-    status: { observedGeneration: p.status?.observedGeneration, conditions, pods },
+    status: { observedGeneration: p.status?.observedGeneration, conditions, pods, routedOut },
   };
 }
 

@@ -128,6 +128,16 @@ describe("simulation invariants", () => {
     expect(byName("fresh-evidence").check(refusedLater)).toEqual([]);
   });
 
+  it("adoption-free judges only a decision the status reports: a status still saying admitted is older than the slices", () => {
+    const withStatus = (routedOut: boolean) => {
+      const p = policy("p", { states: { a: "Healthy", b: "Unknown", c: "Healthy" } });
+      p.status.routedOut = { a: false, b: routedOut, c: false };
+      return snapshot(world(three, { a: true, b: false, c: true }, [p]), { previous: world(three, { a: true, b: true, c: true }, [policy("p")]) });
+    };
+    expect(byName("adoption-free").check(withStatus(false))).toEqual([]);
+    expect(byName("adoption-free").check(withStatus(true))).toHaveLength(1);
+  });
+
   it("a policy whose Ready condition is about an older generation does not manage the Service", () => {
     const stale = policy("p", { generation: 2 });
     expect(byName("never-dark").check(snapshot(world(three, { a: false, b: false, c: false }, [stale])))).toEqual([]);

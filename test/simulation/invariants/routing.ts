@@ -68,7 +68,10 @@ export const adoptionFree: Invariant = {
         if (!pod.ready || !was?.ready || was.terminating) continue;
         const serving = before.get(pod.name) === true || noSlicesBefore;
         const state = policy.status.pods[pod.name] ?? "Unknown";
-        if (serving && state === "Unknown" && now.get(pod.name) !== true) {
+        // Status is written at most once a second, so it may lag the slices: judge only a decision
+        // the status itself reports (a status still saying "admitted" is older than the slices).
+        const reportedOut = policy.status.routedOut?.[pod.name] ?? true;
+        if (serving && state === "Unknown" && reportedOut && now.get(pod.name) !== true) {
           out.push(`Service ${service} (policy ${policy.name}): ${pod.name} was serving (${noSlicesBefore ? "no slices yet" : "ready in the slices"}), is kubelet-Ready and Unknown, and is now ${now.has(pod.name) ? "not ready" : "absent"}`);
         }
       }
