@@ -308,7 +308,8 @@ export class Cluster {
     if (!meta.name && meta.generateName) meta.name = `${meta.generateName}${randomSuffix()}`;
     this.checkNamespace(t, meta.namespace, meta.name ?? "");
     // The real storage refuses a create that carries a resourceVersion: it was probably copied from a read.
-    if (/^\d+$/.test(String(meta.resourceVersion ?? "")) && Number(meta.resourceVersion) !== 0) {
+    const givenRv = String(meta.resourceVersion ?? "");
+    if (givenRv !== "" && givenRv !== "0" && this.store.rvCodec.parse(givenRv) !== undefined) {
       throw new ApiError(500, "", "resourceVersion should not be set on objects to be created");
     }
     for (const k of ["uid", "resourceVersion", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation", "selfLink"]) delete meta[k];

@@ -61,6 +61,8 @@ export class Faults implements FaultInjector {
   constructor(
     private readonly onDropWatches: () => void,
     private readonly random: () => number = Math.random,
+    /** Reads a resourceVersion the server issued (they are opaque to everyone else). */
+    private readonly parseRv: (text: string) => number | undefined = (text) => Number(text),
   ) {}
 
   failNext(opts: FailNextOptions): void {
@@ -84,7 +86,7 @@ export class Faults implements FaultInjector {
   }
 
   expireWatchesBefore(rv: string | number): void {
-    this.expireBefore = Number(rv);
+    this.expireBefore = typeof rv === "number" ? rv : (this.parseRv(rv) ?? 0);
   }
 
   clear(): void {

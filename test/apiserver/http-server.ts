@@ -342,7 +342,7 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
             if (!(err instanceof ApiError && err.code === 404)) throw err;
           }
         }
-        return respond(200, { kind: t.listKind, apiVersion: t.group ? `${t.group}/${t.version}` : t.version, metadata: { resourceVersion: String(ctx.cluster.store.currentRv()) }, items: deleted });
+        return respond(200, { kind: t.listKind, apiVersion: t.group ? `${t.group}/${t.version}` : t.version, metadata: { resourceVersion: ctx.cluster.store.currentRvText() }, items: deleted });
       }
       default:
         throw methodNotAllowed("the server does not allow this method on the requested resource");
@@ -439,7 +439,7 @@ function list(
     rv = token.rv;
     items = items.filter((o) => keyOf(o) > token.start);
   }
-  const meta: Record<string, unknown> = { resourceVersion: String(rv) };
+  const meta: Record<string, unknown> = { resourceVersion: ctx.cluster.store.rvCodec.format(rv) };
   if (limit > 0 && items.length > limit) {
     const page = items.slice(0, limit);
     meta.continue = encodeContinue({ rv, start: keyOf(page[page.length - 1]!) });
@@ -472,7 +472,7 @@ function listPage(ctx: HttpContext, t: ResourceType, ns: string | undefined, que
     .listShared(ctx.cluster.key(t), t.namespaced ? ns : undefined)
     .filter((o) => (start === undefined || keyOf(o) > start) && matchesLabels(labels, o.metadata?.labels));
   const page = matching.slice(0, limit).map((o) => ctx.cluster.present(t, o));
-  const meta: Record<string, unknown> = { resourceVersion: String(rv) };
+  const meta: Record<string, unknown> = { resourceVersion: ctx.cluster.store.rvCodec.format(rv) };
   if (matching.length > limit) {
     meta.continue = encodeContinue({ rv, start: keyOf(page[page.length - 1]!) });
     meta.remainingItemCount = matching.length - limit;
@@ -533,8 +533,8 @@ function watch(ctx: HttpContext, t: ResourceType, ns: string | undefined, name: 
   if (rv === "" || rv === "0") {
     for (const o of ctx.cluster.store.list(key)) if (inScope(o)) send("ADDED", o);
   } else {
-    const since = Number(rv);
-    if (!Number.isFinite(since)) {
+    const since = ctx.cluster.store.rvCodec.parse(rv);
+    if (since === undefined) {
       send("ERROR", badRequest(`invalid resource version: ${rv}`).toStatus());
       return close();
     }
@@ -550,7 +550,7 @@ function watch(ctx: HttpContext, t: ResourceType, ns: string | undefined, name: 
   unsubscribe = ctx.cluster.store.subscribe(deliver);
   if (query.get("allowWatchBookmarks") === "true") {
     const ticker = setInterval(() => {
-      send("BOOKMARK", { kind: t.kind, apiVersion: t.group ? `${t.group}/${t.version}` : t.version, metadata: { resourceVersion: String(ctx.cluster.store.currentRv()) } });
+      send("BOOKMARK", { kind: t.kind, apiVersion: t.group ? `${t.group}/${t.version}` : t.version, metadata: { resourceVersion: ctx.cluster.store.currentRvText() } });
     }, ctx.bookmarkIntervalMs);
     ticker.unref();
     timers.push(ticker);

@@ -9,7 +9,7 @@ import { createHandler } from "./http-server.js";
 import { kubeconfigYaml } from "./kubeconfig.js";
 import type { RequestLogEntry } from "./request-log.js";
 import { apiVersionOf } from "./resource-types.js";
-import { Store, type KubeObject } from "./store.js";
+import { NUMERIC_RESOURCE_VERSIONS, OPAQUE_RESOURCE_VERSIONS, Store, type KubeObject } from "./store.js";
 import { startControllers } from "./controllers/index.js";
 
 export type { RequestLogEntry } from "./request-log.js";
@@ -40,6 +40,11 @@ export interface ApiServerOptions {
   bookmarkIntervalMs?: number;
   /** Keep at most this many request log entries (oldest dropped first); default unlimited. */
   requestLogLimit?: number;
+  /**
+   * Issue non-numeric resourceVersions ("rv-…", not ordered as strings or numbers), as a client
+   * must expect of any API server: proves that it treats them as opaque.
+   */
+  opaqueResourceVersions?: boolean;
 }
 
 /** In-process read access to storage, for test assertions. */
@@ -70,17 +75,21 @@ export interface TestApiServer {
 }
 
 export async function startApiServer(opts: ApiServerOptions = {}): Promise<TestApiServer> {
-  const store = new Store(opts.watchHistory ?? 1000);
+  const store = new Store(opts.watchHistory ?? 1000, opts.opaqueResourceVersions ? OPAQUE_RESOURCE_VERSIONS : NUMERIC_RESOURCE_VERSIONS);
   const cluster = new Cluster(store);
   cluster.podsHaveKubelet = (opts.simulateKubelet ?? false) && (opts.gracefulPodDeletion ?? true);
   // The real server refuses loopback endpoint addresses. Pods of this test bed live on a
   // loopback CIDR (real HTTP servers on this machine), so those are let through; nothing else is.
   cluster.validationOptions = { allowLoopbackEndpointAddresses: (opts.podCidr ?? "127.0.10.0/24").startsWith("127.") };
   const watches = new Set<ServerResponse>();
-  const faults = new Faults(() => {
-    for (const w of [...watches]) w.end();
-    watches.clear();
-  });
+  const faults = new Faults(
+    () => {
+      for (const w of [...watches]) w.end();
+      watches.clear();
+    },
+    Math.random,
+    (text) => store.rvCodec.parse(text),
+  );
   const requestLog: RequestLogEntry[] = [];
   let url = "";
   const server = createServer(
@@ -138,7 +147,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<TestA
       const t = cluster.registry.find(gvr.group, gvr.version, gvr.resource);
       return t ? cluster.list(t, namespace) : [];
     },
-    resourceVersion: () => String(store.currentRv()),
+    resourceVersion: () => store.currentRvText(),
   };
 
   let stopped = false;

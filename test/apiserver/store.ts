@@ -23,6 +23,31 @@ export function clone<T>(value: T): T {
   return structuredClone(value);
 }
 
+/**
+ * How resourceVersions look on the wire. Clients must treat them as opaque strings; the numeric
+ * form is etcd's, the opaque one (`opaqueResourceVersions`) proves a client does not compare them
+ * as numbers. Both keep the server's own order internally.
+ */
+export interface ResourceVersionCodec {
+  format(rv: number): string;
+  /** undefined: not a resourceVersion this server issued. */
+  parse(text: string): number | undefined;
+}
+
+export const NUMERIC_RESOURCE_VERSIONS: ResourceVersionCodec = {
+  format: (rv) => String(rv),
+  parse: (text) => (/^\d+$/.test(text) ? Number(text) : undefined),
+};
+
+/** Letters only, and not in the order of the numbers they stand for ("rv-z" is older than "rv-1a"). */
+export const OPAQUE_RESOURCE_VERSIONS: ResourceVersionCodec = {
+  format: (rv) => `rv-${rv.toString(36).split("").reverse().join("")}`,
+  parse: (text) => {
+    const m = /^rv-([0-9a-z]+)$/.exec(text);
+    return m ? parseInt(m[1]!.split("").reverse().join(""), 36) : undefined;
+  },
+};
+
 export class Store {
   private rv = 1;
   private readonly data = new Map<string, Map<string, KubeObject>>();
@@ -34,10 +59,18 @@ export class Store {
   private readonly uids = new Set<string>();
   private readonly dependents = new Map<string, Set<string>>();
 
-  constructor(private readonly historySize: number) {}
+  constructor(
+    private readonly historySize: number,
+    readonly rvCodec: ResourceVersionCodec = NUMERIC_RESOURCE_VERSIONS,
+  ) {}
 
   currentRv(): number {
     return this.rv;
+  }
+
+  /** The current resourceVersion as clients see it. */
+  currentRvText(): string {
+    return this.rvCodec.format(this.rv);
   }
 
   private table(resource: string): Map<string, KubeObject> {
@@ -91,7 +124,7 @@ export class Store {
     const old = t.get(key);
     this.rv++;
     const stored = clone(obj);
-    stored.metadata.resourceVersion = String(this.rv);
+    stored.metadata.resourceVersion = this.rvCodec.format(this.rv);
     t.set(key, stored);
     if (old) this.unindex(resource, key, old);
     this.index(resource, key, stored);
@@ -109,7 +142,7 @@ export class Store {
     this.rv++;
     // The DELETED event carries the object at the deletion's resourceVersion, as the watch cache sends it.
     const gone = clone(old);
-    gone.metadata.resourceVersion = String(this.rv);
+    gone.metadata.resourceVersion = this.rvCodec.format(this.rv);
     this.emit({ type: "DELETED", resource, object: clone(gone), old: clone(old), rv: this.rv });
     return gone;
   }
