@@ -205,7 +205,7 @@ const steps: Step[] = [
       if (statusPod(s, newName)?.state !== "Healthy" || endpointReadiness(s).get(newName) !== true) return waiting(`${newName} Healthy and in rotation`);
       if (st.targets !== 5) return waiting("5 targets again");
       const late = cast.replaceAfter !== undefined ? ` (${formatDuration((toMs(record.time) ?? 0) - cast.replaceAfter)} after its window ended)` : "";
-      return ok(`${gone} was evicted at ${String(record.time).slice(11, 19)}${late} — Event Replaced: "${ev[0]!.note}"; the ReplicaSet created ${newName}, now Healthy and in rotation. status.replacedLast24h=${st.replacedLast24h}`);
+      return ok(`${gone} was evicted at ${String(record.time).slice(11, 19)}${late} — Event Replaced: "${ev[0]!.note}"; the ReplicaSet created ${newName}, now Healthy and in rotation. status.replacedInLastDay=${st.replacedInLastDay}`);
     },
   },
   {

@@ -137,7 +137,7 @@ export function computeBudgetLine(s: Snapshot): string {
   if (!ledger.ok) return ledger.error;
   const b = computeBudget(ledger.entries, s.at, { maxPerHour: spec.maxPerHour, maxPerDay: spec.maxPerDay });
   const next = b.nextSlotAt !== undefined ? ` · next slot in ${formatDuration(b.nextSlotAt - s.at)}` : "";
-  return `hourly ${b.usedHour}/${spec.maxPerHour} · daily ${b.usedDay}/${spec.maxPerDay}${next} · replaced in 24h: ${s.policy?.status?.replacedLast24h ?? 0}`;
+  return `hourly ${b.usedHour}/${spec.maxPerHour} · daily ${b.usedDay}/${spec.maxPerDay}${next} · replaced in 24h: ${s.policy?.status?.replacedInLastDay ?? 0}`;
 }
 
 function describePolicy(policy: Obj | undefined): string {

@@ -16,7 +16,7 @@ const aStatus = (o: { targets: number; healthy: number; drained: number; replace
   unhealthy: o.targets - o.healthy,
   unknown: 0,
   drained: o.drained,
-  replacedLast24h: o.replaced,
+  replacedInLastDay: o.replaced,
   conditions: [{ type: "Ready", status: o.ready, reason: "Probing", message: "probing every target", lastTransitionTime: "2026-01-01T00:00:00Z", observedGeneration: 1 }],
 });
 

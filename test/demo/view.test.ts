@@ -154,7 +154,7 @@ describe("the pod rows", () => {
 
 describe("the budget line", () => {
   it("counts the policy's ledger against maxPerHour and maxPerDay and says when the next slot frees", () => {
-    const s = aSnapshot({ policy: aPolicy({ replacements: [{ pod: "web-a", uid: "u", time: iso(60_000), method: "Evict" }], replacedLast24h: 1 }) });
+    const s = aSnapshot({ policy: aPolicy({ replacements: [{ pod: "web-a", uid: "u", time: iso(60_000), method: "Evict" }], replacedInLastDay: 1 }) });
     expect(computeBudgetLine(s)).toBe("hourly 1/1 · daily 1/3 · next slot in 59m00s · replaced in 24h: 1");
   });
 

@@ -192,6 +192,13 @@ describe("healthprobe-operator end to end", () => {
     expect(row!.split(/\s+/).slice(8)).toEqual(["0", "0", "Reconciled", "False", "False", "False", "NotBlocked"]);
   });
 
+  it("names every status field in words in kubectl describe hpp", async () => {
+    const out = await kubectl(env.kubeconfigPath, ["describe", "hpp", POLICY, "-n", namespace]);
+    for (const label of ["Observed Generation:", "Targets:", "Healthy:", "Drained:", "Replaced In Last Day:"]) expect(out).toContain(label);
+    // kubectl prints a field name as it is when it cannot split it into words (a digit in it, say).
+    expect(out).not.toMatch(/^\s+[a-z]+[A-Z0-9][A-Za-z0-9]*:/m);
+  });
+
   it("made only requests the chart's RBAC grants (test server only, where the request log is visible)", () => {
     if (env.mode !== "test-server" || !env.server) return;
     const requests = requestsBy(env.server.requestLog, { user: OPERATOR_USER });

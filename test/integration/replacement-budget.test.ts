@@ -228,7 +228,7 @@ describe("replacement budgets", () => {
     expect(evictions({ code: 201 })).toHaveLength(0);
     // Refunded: neither ledger keeps the refused attempt.
     await waitFor(async () => ((await statusOf())?.replacements ?? []).length === 0 && (await operatorLedger()).length === 0, { timeoutMs: WAIT_MS, what: "both ledgers empty" });
-    expect((await statusOf())?.replacedLast24h).toBe(0);
+    expect((await statusOf())?.replacedInLastDay).toBe(0);
 
     await cluster.patch({ apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: { name: "web", namespace: cluster.namespace }, spec: { minAvailable: 1 } });
     await waitFor(async () => (await cluster.get("policy/v1", "PodDisruptionBudget", "web"))?.status?.disruptionsAllowed === 1, { timeoutMs: WAIT_MS, what: "the PDB to allow one disruption" });

@@ -115,7 +115,7 @@ describe("replacement", () => {
     await waitFor(async () => (await endpointReadiness(cluster, "web")).get(fresh.metadata!.name!) === true, { timeoutMs: WAIT_MS, what: "the new pod ready in the EndpointSlice" });
 
     expect(settled.replacements).toEqual([{ pod: victimName, uid: victimUid, time: expect.any(String), method: "Evict" }]);
-    expect(settled.replacedLast24h).toBe(1);
+    expect(settled.replacedInLastDay).toBe(1);
     expect(Date.parse(settled.replacements[0].time) - Date.parse(waiting.unhealthySince)).toBeGreaterThanOrEqual(AFTER_MS);
     expect(await operatorLedger()).toEqual([expect.objectContaining({ policy: "shop/web", pod: victimName, uid: victimUid, method: "Evict" })]);
     expect(evictions().map((e) => [e.name, e.code])).toEqual([[victimName, 201]]);

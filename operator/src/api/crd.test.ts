@@ -96,7 +96,7 @@ describe("buildCrd", () => {
       "Targets=.status.targets:integer:0",
       "Healthy=.status.healthy:integer:0",
       "Drained=.status.drained:integer:0",
-      "Replaced(24h)=.status.replacedLast24h:integer:0",
+      "Replaced(24h)=.status.replacedInLastDay:integer:0",
       'Ready=.status.conditions[?(@.type=="Ready")].status:string:0',
       "Age=.metadata.creationTimestamp:date:0",
       "Unhealthy=.status.unhealthy:integer:1",

@@ -30,7 +30,7 @@ export function buildCrd(): Record<string, unknown> {
             { jsonPath: ".status.targets", name: "Targets", type: "integer" },
             { jsonPath: ".status.healthy", name: "Healthy", type: "integer" },
             { jsonPath: ".status.drained", name: "Drained", type: "integer" },
-            { jsonPath: ".status.replacedLast24h", name: "Replaced(24h)", type: "integer" },
+            { jsonPath: ".status.replacedInLastDay", name: "Replaced(24h)", type: "integer" },
             { jsonPath: '.status.conditions[?(@.type=="Ready")].status', name: "Ready", type: "string" },
             { jsonPath: ".metadata.creationTimestamp", name: "Age", type: "date" },
             // Priority 1: shown by `kubectl get hpp -o wide`.

@@ -65,7 +65,7 @@ export const healthProbePolicyStatusSchema = z
     unhealthy: count("Targets in state Unhealthy."),
     unknown: count("Targets in state Unknown."),
     drained: count("Targets out of rotation because of this policy."),
-    replacedLast24h: count("Replacements in the last 24 hours."),
+    replacedInLastDay: count("Replacements in the last 24 hours."),
     pods: z
       .array(podStatusEntrySchema)
       .max(1000)

@@ -26,19 +26,21 @@ function setUp(opts: { policies?: PolicyObject[]; services?: ServiceObject[]; po
   writer.seedPolicy(`${NS}/web-too`, "1");
   const scheduled = new Map<string, ProbeTarget[]>();
   const events: EventInput[] = [];
+  const health = new HealthStore();
+  const clock = new FakeClock(NOW);
   const controller = buildPolicyController({
     caches,
     writer,
     scheduler: { setTargets: (owner, targets) => void scheduled.set(owner, targets), probeNow: () => {} },
-    health: new HealthStore(),
+    health,
     events: { record: (e) => events.push(e) },
-    clock: new FakeClock(NOW),
+    clock,
     logger: quietLogger(),
     isLeader: () => opts.leader ?? true,
     maxReplacementsPer12h: 10,
     operatorNamespace: "ops",
   });
-  return { controller, writer, scheduled, caches, events };
+  return { controller, writer, scheduled, caches, events, health, clock };
 }
 
 const sliceWrites = (w: MemoryWriter) => w.calls.filter((c) => /^(create|update|delete) /.test(c));
@@ -80,6 +82,23 @@ describe("the policy reconciler", () => {
     caches.slices.put({ metadata: { name: "web-1", namespace: NS, labels: { [LABEL_MANAGED_BY]: MANAGED_BY_OPERATOR, [LABEL_SERVICE_NAME]: "web" } } });
     await controller.serviceSlices.reconcile(`${NS}/web`);
     expect(writer.calls).toContain("delete web-1");
+  });
+
+  it.each([
+    { name: "a dryRun policy says when it would replace an Unhealthy pod, and replaces nothing", dryRun: true, reason: /; would be replaced at 2026-01-01T12:30:00Z$/, evictions: 0 },
+    { name: "an active policy shows when it will replace an Unhealthy pod", dryRun: false, reason: /^(?!.*would be replaced)/, evictions: 0 },
+  ])("$name", async ({ dryRun, reason, evictions }) => {
+    const spec = { dryRun, evaluation: { failureThreshold: 1 }, replacement: { enabled: true, after: "30m" } };
+    const { controller, writer, health, clock } = setUp({ pods: [aPodObject("web-a"), aPodObject("web-b")], policies: [aPolicyObject("web", spec)] });
+    await controller.policies.reconcile(`${NS}/web`);
+    health.record(`${NS}/web`, "uid-web-a", { success: false, failureKind: "http_status", failureClass: "HTTP 503", result: "HTTP 503 in 1 ms", latencyMs: 1, finishedAt: NOW });
+    health.record(`${NS}/web`, "uid-web-b", { success: true, failureClass: "HTTP 200", result: "HTTP 200 in 1 ms", latencyMs: 1, finishedAt: NOW });
+    clock.advance(2_000); // past the status write throttle
+    await controller.policies.reconcile(`${NS}/web`);
+    const pod = (writer.statuses.get(`${NS}/web`)!.status as { pods: Array<{ name: string; replaceAfter?: string; reason: string }> }).pods.find((p) => p.name === "web-a")!;
+    expect(pod.replaceAfter).toBe("2026-01-01T12:30:00Z");
+    expect(pod.reason).toMatch(reason);
+    expect(writer.evictions).toHaveLength(evictions);
   });
 
   it("forgets a deleted policy: probing stops", async () => {

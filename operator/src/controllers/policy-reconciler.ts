@@ -2,6 +2,7 @@
 // clock: it asks each part in turn (Service ownership, probe targets, the drain plan, endpoints,
 // replacement, status and Events) and never looks at which event woke it. Slices of Services a
 // policy no longer manages are the ServiceSlices controller's work, on a queue of their own.
+import { formatInstant } from "../domain/budget.js";
 import { computeReplaceAfter } from "../domain/replacement.js";
 import { computeRecoveredAt, isServing, planDrain, type DrainPlan, type DrainTarget } from "../domain/drain.js";
 import type { EndpointSliceObject } from "../domain/endpoint-slice-types.js";
@@ -167,9 +168,11 @@ export class PolicyReconciler {
       if (why !== undefined) input.notProbed = why;
       const d = drain.decisions.get(uid);
       if (d) input.decision = d;
-      if (policy.spec.replacement.enabled && !policy.spec.dryRun && h.state === "Unhealthy") {
+      if (policy.spec.replacement.enabled && h.state === "Unhealthy") {
         const after = computeReplaceAfter(h.unhealthySince, policy.afterMs);
         if (after !== undefined) input.replaceAfter = after;
+        // dryRun replaces nothing, and says when it would have.
+        if (after !== undefined && policy.spec.dryRun && input.decision) input.decision = { ...input.decision, reason: `${input.decision.reason}; would be replaced at ${formatInstant(after)}` };
       }
       return input;
     });

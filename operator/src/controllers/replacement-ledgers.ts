@@ -90,5 +90,5 @@ function applyChange(entries: readonly LedgerEntry[], change: "charge" | "refund
 }
 
 function emptyStatus(): PolicyStatus {
-  return { observedGeneration: 0, conditions: [], targets: 0, healthy: 0, unhealthy: 0, unknown: 0, drained: 0, replacedLast24h: 0, pods: [], replacements: [] };
+  return { observedGeneration: 0, conditions: [], targets: 0, healthy: 0, unhealthy: 0, unknown: 0, drained: 0, replacedInLastDay: 0, pods: [], replacements: [] };
 }

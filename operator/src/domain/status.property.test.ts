@@ -72,7 +72,7 @@ describe("computeStatus invariants", () => {
       fc.property(inputArb, fc.integer({ min: 1, max: HOUR }), (input, later) => {
         const written = JSON.parse(JSON.stringify(computeStatus(input)));
         const again = computeStatus({ ...input, previous: written, now: input.now + later });
-        // Only replacedLast24h depends on now; the inputs here carry no ledger.
+        // Only replacedInLastDay depends on now; the inputs here carry no ledger.
         expect(statusEqual(written, again)).toBe(true);
       }),
       { numRuns: 60, endOnFailure: true },

@@ -83,7 +83,7 @@ describe("computeStatus", () => {
     ];
     const s = computeStatus(anInput({ now, replacements }));
     expect(s.replacements).toEqual(replacements);
-    expect(s.replacedLast24h).toBe(2);
+    expect(s.replacedInLastDay).toBe(2);
   });
 
   it("is the same status when computed twice from the same inputs", () => {

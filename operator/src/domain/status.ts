@@ -35,7 +35,7 @@ export interface PolicyStatus {
   unhealthy: number;
   unknown: number;
   drained: number;
-  replacedLast24h: number;
+  replacedInLastDay: number;
   pods: StatusPod[];
   replacements: StatusReplacement[];
 }
@@ -106,7 +106,7 @@ export function computeStatus(input: StatusInput): PolicyStatus {
   const count = (s: HealthStateName) => pods.filter((p) => p.state === s).length;
   const replacements = [...(input.replacements ?? [])];
   const dayAgo = input.now - DAY_MS;
-  const replacedLast24h = replacements.filter((r) => (fromRfc3339(r.time) ?? Number.NEGATIVE_INFINITY) > dayAgo).length;
+  const replacedInLastDay = replacements.filter((r) => (fromRfc3339(r.time) ?? Number.NEGATIVE_INFINITY) > dayAgo).length;
 
   const wanted = computeConditionInputs(input, pods);
   const previous = input.previous?.conditions ?? [];
@@ -126,7 +126,7 @@ export function computeStatus(input: StatusInput): PolicyStatus {
     unhealthy: count("Unhealthy"),
     unknown: count("Unknown"),
     drained: pods.filter((p) => p.drained).length,
-    replacedLast24h,
+    replacedInLastDay,
     pods: pods.slice(0, MAX_STATUS_PODS),
     replacements,
   };

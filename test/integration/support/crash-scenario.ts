@@ -86,7 +86,7 @@ export class CrashScenario {
     }, { timeoutMs: 20_000, what: "the other pod blocked on Budget" });
     expect(after.pods.find((p: { uid: string }) => p.uid === other.metadata!.uid)?.unhealthySince).toBe(unhealthySince.get(other.metadata!.uid!));
     expect(after.replacements.map((r: { uid: string }) => r.uid)).toEqual([victimUid]);
-    expect(after.replacedLast24h).toBe(1);
+    expect(after.replacedInLastDay).toBe(1);
     expect(await this.operatorLedgerUids()).toEqual([victimUid]);
     expect(this.evictions()).toHaveLength(1);
     expect(await this.cluster.get("v1", "Pod", other.metadata!.name!)).toBeDefined();

@@ -77,7 +77,7 @@ export function aStatus(overrides: Partial<PolicyStatus> = {}): PolicyStatus {
     unhealthy: 0,
     unknown: 0,
     drained: 0,
-    replacedLast24h: 0,
+    replacedInLastDay: 0,
     pods: [],
     replacements: [],
     ...overrides,
