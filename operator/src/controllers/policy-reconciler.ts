@@ -74,7 +74,9 @@ export class PolicyReconciler {
     const probing = this.o.probeTargets.start(key, policy.obj, policy.spec, selection.targets, probes.targets, now);
 
     const slices = this.o.endpoints.current(namespace, policy.spec.serviceName);
-    const drain = this.drainPlan(policy, selection, slices, { probing, notProbed: probes.notProbed }, now);
+    // When fail-open last ended: a verdict from before it drains nothing and replaces nothing.
+    const recoveredAt = computeRecoveredAt(this.o.status.lastCondition(policy.obj, "FailOpen"), now);
+    const drain = this.drainPlan(policy, selection, slices, { probing, notProbed: probes.notProbed, recoveredAt });
     if (drain.recheck.length > 0) {
       // Recovery sweep: pods still Unhealthy from the outage are probed again now, and the policy
       // looks again at their next result, whatever it says.
@@ -84,7 +86,7 @@ export class PolicyReconciler {
     // No slice and no replacement is planned from a slice cache older than our own writes; its
     // watch event wakes the policy again (the status, which does not depend on it, goes on).
     const stale = this.o.isLeader() && this.o.endpoints.isStale(namespace, policy.spec.serviceName, slices);
-    const result = await this.act(log, policy, selection, stale ? undefined : slices, drain, probes.notProbed, now);
+    const result = await this.act(log, policy, selection, stale ? undefined : slices, { drain, recoveredAt, notProbed: probes.notProbed }, now);
     return stale ? { requeueAfterMs: Math.min(result?.requeueAfterMs ?? STALE_SLICES_RETRY_MS, STALE_SLICES_RETRY_MS) } : result;
   }
 
@@ -94,17 +96,17 @@ export class PolicyReconciler {
     policy: ParsedPolicy,
     selection: Selection,
     slices: EndpointSliceObject[] | undefined,
-    drain: DrainPlan,
-    notProbed: ReadonlyMap<string, string>,
+    plan: { drain: DrainPlan; recoveredAt: number; notProbed: ReadonlyMap<string, string> },
     now: number,
   ): Promise<ReconcileResult> {
+    const { drain, notProbed } = plan;
     const namespace = policy.obj.metadata.namespace;
     let replacement: ReplacementResult | undefined;
     if (this.o.isLeader() && slices) {
       const service = this.o.services.get(namespace, policy.spec.serviceName)!;
       await this.o.endpoints.apply(log, { service, pods: selection.selected, admitted: admittedBy(policy, drain), existing: slices });
       // Replacement: the ledgers are charged and persisted before any eviction.
-      replacement = await this.o.replacer.run(log, policy, selection.targets, now, drain.failOpen);
+      replacement = await this.o.replacer.run(log, policy, selection.targets, now, { failOpen: drain.failOpen, recoveredAt: plan.recoveredAt });
       if (replacement) this.o.status.recordReplacements(policy.obj, policy.spec.replacement.after, replacement.outcomes);
     }
     const pods = this.statusPods(policy, selection.targets, drain, notProbed);
@@ -124,8 +126,7 @@ export class PolicyReconciler {
     policy: ParsedPolicy,
     selection: Selection,
     slices: readonly EndpointSliceObject[],
-    known: { probing: ProbingStart; notProbed: ReadonlyMap<string, string> },
-    now: number,
+    known: { probing: ProbingStart; notProbed: ReadonlyMap<string, string>; recoveredAt: number },
   ): DrainPlan {
     const rotation = rotationOf(slices);
     const slicesWritten = slices.length > 0;
@@ -155,7 +156,7 @@ export class PolicyReconciler {
       maxUnhealthyPercent: policy.spec.drain.maxUnhealthyPercent,
       drainEnabled: policy.spec.drain.enabled,
       dryRun: policy.spec.dryRun,
-      recoveredAt: computeRecoveredAt(this.o.status.lastCondition(policy.obj, "FailOpen"), now),
+      recoveredAt: known.recoveredAt,
     });
   }
 

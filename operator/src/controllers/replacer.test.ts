@@ -60,7 +60,7 @@ describe("the replacement part", () => {
   it("charges the policy ledger and the operator-wide ledger before it evicts", async () => {
     const pods = [aPodObject("web-a")];
     const { replacer, writer, policy } = setUp({ pods, health: { "uid-web-a": unhealthy(2 * HOUR) } });
-    const result = await replacer.run(quietLogger(), policy, pods, NOW, false);
+    const result = await replacer.run(quietLogger(), policy, pods, NOW, { failOpen: false });
     expect(writer.calls).toEqual(["status shop/web", "configmap ops/healthprobe-operator-ledger", "evict shop/web-a"]);
     expect(result?.outcomes.map((o) => o.outcome)).toEqual(["evicted"]);
   });
@@ -72,14 +72,14 @@ describe("the replacement part", () => {
   ])("$name", async ({ unhealthyFor, replacement, evictions }) => {
     const pods = [aPodObject("web-a")];
     const { replacer, writer, policy } = setUp({ pods, health: { "uid-web-a": unhealthy(unhealthyFor) }, replacement });
-    await replacer.run(quietLogger(), policy, pods, NOW, false);
+    await replacer.run(quietLogger(), policy, pods, NOW, { failOpen: false });
     expect(writer.evictions).toHaveLength(evictions);
   });
 
   it("replaces nothing while the policy fails open", async () => {
     const pods = [aPodObject("web-a")];
     const { replacer, writer, policy } = setUp({ pods, health: { "uid-web-a": unhealthy(2 * HOUR) } });
-    const result = await replacer.run(quietLogger(), policy, pods, NOW, true);
+    const result = await replacer.run(quietLogger(), policy, pods, NOW, { failOpen: true });
     expect(writer.evictions).toEqual([]);
     expect(result?.condition).toMatchObject({ blocked: true, reason: "FailOpen" });
   });
@@ -90,7 +90,7 @@ describe("the replacement part", () => {
   ])("replaces nothing on stale evidence: $name", async ({ evidence }) => {
     const pods = [aPodObject("web-a")];
     const { replacer, writer, policy } = setUp({ pods, health: { "uid-web-a": unhealthy(2 * HOUR) }, evidence });
-    await replacer.run(quietLogger(), policy, pods, NOW, false);
+    await replacer.run(quietLogger(), policy, pods, NOW, { failOpen: false });
     expect(writer.evictions).toEqual([]);
   });
 
@@ -109,14 +109,14 @@ describe("the replacement part", () => {
       probing: (key) => key === "shop/web" || probing,
     });
     writer.seedPolicy("shop/web-too", "1");
-    await replacer.run(quietLogger(), policy, pods, NOW, false);
+    await replacer.run(quietLogger(), policy, pods, NOW, { failOpen: false });
     expect(writer.evictions).toHaveLength(evictions);
   });
 
   it("stays within the hourly budget when two pods are due at once", async () => {
     const pods = [aPodObject("web-a"), aPodObject("web-b")];
     const { replacer, writer, policy } = setUp({ pods, health: { "uid-web-a": unhealthy(3 * HOUR), "uid-web-b": unhealthy(2 * HOUR) } });
-    const result = await replacer.run(quietLogger(), policy, pods, NOW, false);
+    const result = await replacer.run(quietLogger(), policy, pods, NOW, { failOpen: false });
     expect(writer.evictions.map((e) => e.name)).toEqual(["web-a"]);
     expect(result?.condition).toMatchObject({ blocked: true, reason: "Budget" });
   });
@@ -125,7 +125,7 @@ describe("the replacement part", () => {
     const pods = [aPodObject("web-a")];
     const { replacer, writer, policy } = setUp({ pods, health: { "uid-web-a": unhealthy(2 * HOUR) } });
     writer.evictionOutcome = { outcome: "blocked", message: "Cannot evict pod" };
-    const result = (await replacer.run(quietLogger(), policy, pods, NOW, false))!;
+    const result = (await replacer.run(quietLogger(), policy, pods, NOW, { failOpen: false }))!;
     expect(result.plan.blocked).toEqual([]);
     expect(result.plan.attempts).toHaveLength(1);
     expect(result.outcomes[0]).toMatchObject({ outcome: "pdb_blocked", waitUntil: NOW + 5_000 });
@@ -137,8 +137,8 @@ describe("the replacement part", () => {
   it("never evicts a pod it already removed while the cache still shows it alive", async () => {
     const pods = [aPodObject("web-a")];
     const { replacer, writer, policy } = setUp({ pods, health: { "uid-web-a": unhealthy(2 * HOUR) }, replacement: { maxPerHour: 5, maxPerDay: 5 } });
-    await replacer.run(quietLogger(), policy, pods, NOW, false);
-    await replacer.run(quietLogger(), policy, pods, NOW + 1, false);
+    await replacer.run(quietLogger(), policy, pods, NOW, { failOpen: false });
+    await replacer.run(quietLogger(), policy, pods, NOW + 1, { failOpen: false });
     expect(writer.evictions).toHaveLength(1);
   });
 
@@ -146,15 +146,30 @@ describe("the replacement part", () => {
     const listed = aPodObject("web-a");
     const live = { ...listed, metadata: { ...listed.metadata, deletionTimestamp: new Date(NOW).toISOString() } };
     const { replacer, writer, policy } = setUp({ pods: [live], health: { "uid-web-a": unhealthy(2 * HOUR) } });
-    await replacer.run(quietLogger(), policy, [listed], NOW, false);
+    await replacer.run(quietLogger(), policy, [listed], NOW, { failOpen: false });
     expect(writer.evictions).toEqual([]);
+  });
+
+  it("evicts a pod once when two policies that select it are reconciled at the same time", async () => {
+    const pods = [aPodObject("web-a")];
+    const other = aPolicyObject("web-too", { replacement: { after: "1h", maxPerHour: 1 } });
+    const { replacer, writer, policy } = setUp({ pods, health: { "uid-web-a": unhealthy(2 * HOUR) }, others: [other], othersHealth: { "uid-web-a": unhealthy(2 * HOUR) } });
+    writer.seedPolicy("shop/web-too", "1");
+    const parsed = parsePolicy(other);
+    if (!parsed.ok) throw new Error(parsed.message);
+    const outcomes = await Promise.all([
+      replacer.run(quietLogger(), policy, pods, NOW, { failOpen: false }),
+      replacer.run(quietLogger(), parsed.policy as ParsedPolicy & { obj: NamedPolicy }, pods, NOW, { failOpen: false }),
+    ]);
+    expect(writer.evictions.map((e) => e.name)).toEqual(["web-a"]);
+    expect(outcomes.flatMap((r) => r!.outcomes.map((o) => o.outcome)).sort()).toEqual(["evicted", "taken"]);
   });
 
   it("replaces nothing when its own ledger cannot be read", async () => {
     const pods = [aPodObject("web-a")];
     const { replacer, writer, policy } = setUp({ pods, health: { "uid-web-a": unhealthy(2 * HOUR) } });
     policy.obj.status = { replacements: "garbage" };
-    expect(await replacer.run(quietLogger(), policy, pods, NOW, false)).toBeUndefined();
+    expect(await replacer.run(quietLogger(), policy, pods, NOW, { failOpen: false })).toBeUndefined();
     expect(writer.evictions).toEqual([]);
   });
 });

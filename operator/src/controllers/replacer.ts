@@ -35,6 +35,8 @@ export interface ReplacerOptions {
 
 export type AttemptOutcome =
   | { attempt: ReplacementAttempt; outcome: "evicted" | "gone" }
+  /** Another policy's reconcile is replacing (or has replaced) the pod: nothing charged, nothing sent. */
+  | { attempt: ReplacementAttempt; outcome: "taken" }
   | { attempt: ReplacementAttempt; outcome: "pdb_blocked"; message: string; waitUntil: number; backoffMs: number };
 
 export interface ReplacementResult {
@@ -56,14 +58,26 @@ export class Replacer {
   private readonly pdbBlocked = new Map<string, { until: number; backoffMs: number }>();
   /** Pods this process removed, by uid, until the cache shows them terminating or gone: a lagging cache must not get them evicted twice. */
   private readonly removed = new Map<string, { namespace: string; name: string }>();
+  /**
+   * Pods an attempt is under way for. Two policies that select one pod are reconciled by
+   * different workers and may both plan it; the first to start its attempt takes it.
+   */
+  private readonly inFlight = new Set<string>();
 
   constructor(private readonly o: ReplacerOptions) {}
 
   /**
    * Plans and applies the policy's replacements; undefined when its own ledger cannot be read.
-   * `failOpen`: the drain plan fails open, so nothing is replaced.
+   * From the drain plan: `failOpen` (then nothing is replaced) and `recoveredAt`, when fail-open
+   * last ended (a replacement needs a probe result newer than it).
    */
-  async run(log: Logger, policy: ParsedPolicy, targets: readonly PodObject[], now: number, failOpen: boolean): Promise<ReplacementResult | undefined> {
+  async run(
+    log: Logger,
+    policy: ParsedPolicy,
+    targets: readonly PodObject[],
+    now: number,
+    drain: { failOpen: boolean; recoveredAt?: number },
+  ): Promise<ReplacementResult | undefined> {
     const own = this.o.ledgers.policy(policy.obj);
     if (own.entries === null) return undefined;
     this.forgetRemovedPods();
@@ -80,7 +94,8 @@ export class Replacer {
     const otherBudgets: PolicyBudget[] = others.map((o) => ({ policy: o.key, maxPerHour: o.spec.replacement.maxPerHour, maxPerDay: o.spec.replacement.maxPerDay, ledger: ledgers.policies.get(o.key)!.entries }));
     const plan = planReplacements({
       now,
-      failOpen,
+      failOpen: drain.failOpen,
+      ...(drain.recoveredAt !== undefined ? { recoveredAt: drain.recoveredAt } : {}),
       policy: { policy: policy.key, maxPerHour: spec.replacement.maxPerHour, maxPerDay: spec.replacement.maxPerDay, replacementEnabled: spec.replacement.enabled, dryRun: spec.dryRun, afterMs: policy.afterMs, method: spec.replacement.method, ledger: own.entries },
       candidates,
       otherPolicies: otherBudgets,
@@ -106,6 +121,17 @@ export class Replacer {
 
   /** 1. charge every ledger over the version it was read at, 2. evict (uid precondition), 3. refund a PDB refusal. */
   private async attempt(log: Logger, policy: ParsedPolicy, attempt: ReplacementAttempt, ledgers: Ledgers, now: number): Promise<AttemptOutcome> {
+    // Checked and taken before the first await, so no other worker can get between them.
+    if (this.inFlight.has(attempt.podUid) || this.removed.has(attempt.podUid)) return { attempt, outcome: "taken" };
+    this.inFlight.add(attempt.podUid);
+    try {
+      return await this.charged(log, policy, attempt, ledgers, now);
+    } finally {
+      this.inFlight.delete(attempt.podUid);
+    }
+  }
+
+  private async charged(log: Logger, policy: ParsedPolicy, attempt: ReplacementAttempt, ledgers: Ledgers, now: number): Promise<AttemptOutcome> {
     await this.change(ledgers, attempt, "charge", now);
     this.o.failpoint?.("after-charge");
     const ns = policy.obj.metadata.namespace;
@@ -172,7 +198,7 @@ export class Replacer {
     const uid = uidOf(pod);
     const live = this.o.pods.get(pod.metadata?.namespace, nameOf(pod));
     const gone = !live || uidOf(live) !== uid || !!live.metadata?.deletionTimestamp;
-    return gone || !!pod.metadata?.deletionTimestamp || this.removed.has(uid);
+    return gone || !!pod.metadata?.deletionTimestamp || this.removed.has(uid) || this.inFlight.has(uid);
   }
 
   private forgetRemovedPods(): void {

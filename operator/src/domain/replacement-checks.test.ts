@@ -25,6 +25,12 @@ describe("shouldReplace: safety steps", () => {
       reason: "waiting for a probe result newer than the start of probing at 2026-11-30T09:59:00Z: restored state is not evidence",
     },
     {
+      name: "not on a verdict from before the end of the last fail-open (it drains nothing either)",
+      input: anInput({ recoveredAt: NOW - MIN, pod: aPod({ probingSince: NOW - 60 * MIN, lastResultAt: NOW - MIN }) }),
+      step: "Evidence",
+      reason: "waiting for a probe result newer than the end of fail-open at 2026-11-30T09:59:00Z: a verdict from the outage is not evidence",
+    },
+    {
       name: "never a mirror (static) pod, whose controller is its Node",
       input: anInput({ pod: aPod({ ownerReferences: [{ kind: "Node", name: "node-1", controller: true }] }) }),
       step: "Controller",
@@ -51,6 +57,13 @@ describe("shouldReplace: safety steps", () => {
 
   it("replaces on a result newer than the last start of probing", () => {
     expect(shouldReplace(anInput({ pod: aPod({ probingSince: NOW - MIN, lastResultAt: NOW - MIN + 1 }) })).eligible).toBe(true);
+  });
+
+  it.each([
+    { name: "a result newer than the recovery", recoveredAt: NOW - 2 * MIN, eligible: true },
+    { name: "a recovery long before probing started (the start of probing decides)", recoveredAt: NOW - 120 * MIN, eligible: true },
+  ])("replaces on $name", ({ recoveredAt, eligible }) => {
+    expect(shouldReplace(anInput({ recoveredAt, pod: aPod({ probingSince: NOW - 60 * MIN, lastResultAt: NOW - MIN }) })).eligible).toBe(eligible);
   });
 
   it("lets only a policy that is probing the pod veto it", () => {

@@ -51,13 +51,20 @@ export function checkAgreement(now: number, self: string, views: readonly OtherP
 }
 
 /**
- * Fresh, individual evidence: a result newer than the last start of probing. State restored
- * from status after a restart, a leader change or the policy becoming Ready again is not.
+ * Fresh, individual evidence: a result newer than the last start of probing, and newer than the
+ * end of the last fail-open (`recoveredAt`). State restored from status after a restart, a leader
+ * change or the policy becoming Ready again is not evidence, nor is a verdict from the outage:
+ * a pod drained only on a result newer than the recovery is replaced only on one too.
  * No time to wait for: the first fresh result enqueues the policy.
  */
-export function checkEvidence(pod: ReplacementPod): Blocked | undefined {
-  if (pod.lastResultAt !== undefined && pod.lastResultAt > pod.probingSince) return undefined;
-  return blocked("Evidence", `waiting for a probe result newer than the start of probing at ${formatInstant(pod.probingSince)}: restored state is not evidence`);
+export function checkEvidence(pod: ReplacementPod, recoveredAt?: number): Blocked | undefined {
+  const afterRecovery = recoveredAt !== undefined && recoveredAt >= pod.probingSince;
+  const since = afterRecovery ? recoveredAt : pod.probingSince;
+  if (pod.lastResultAt !== undefined && pod.lastResultAt > since) return undefined;
+  const why = afterRecovery
+    ? `waiting for a probe result newer than the end of fail-open at ${formatInstant(since)}: a verdict from the outage is not evidence`
+    : `waiting for a probe result newer than the start of probing at ${formatInstant(since)}: restored state is not evidence`;
+  return blocked("Evidence", why);
 }
 
 /** A controller ownerReference other than a Node: bare and mirror (static) pods would not come back. */

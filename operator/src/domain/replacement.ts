@@ -91,6 +91,8 @@ export interface ShouldReplaceInput {
   now: number;
   /** FailOpen=True for the deciding policy: mass evidence, nothing is replaced. */
   failOpen: boolean;
+  /** When the deciding policy's last fail-open ended (or ends now): evidence must be newer. */
+  recoveredAt?: number;
   policy: ReplacingPolicy;
   pod: ReplacementPod;
   /** Every other policy that selects the pod. */
@@ -201,7 +203,7 @@ export function shouldReplace(input: ShouldReplaceInput): ReplacementDecision {
   if (input.failOpen) {
     return blocked("FailOpen", "the policy is failing open (no target both Healthy and kubelet-Ready): no replacement on mass evidence", "FailOpen");
   }
-  const stale = checkEvidence(pod);
+  const stale = checkEvidence(pod, input.recoveredAt);
   if (stale !== undefined) return stale;
 
   const veto = checkAgreement(now, policy.policy, input.otherViews);
@@ -250,6 +252,8 @@ export interface PlanReplacementsInput {
   now: number;
   /** FailOpen=True for the deciding policy (the drain plan's failOpen). */
   failOpen: boolean;
+  /** When the deciding policy's last fail-open ended (the drain plan's recoveredAt). */
+  recoveredAt?: number;
   policy: ReplacingPolicy;
   candidates: readonly ReplacementCandidate[];
   /** Limits and ledgers of the other policies (at least those selecting a candidate). */
@@ -344,6 +348,7 @@ export function planReplacements(input: PlanReplacementsInput): ReplacementPlan 
     const decisionInput: ShouldReplaceInput = {
       now,
       failOpen: input.failOpen,
+      ...(input.recoveredAt !== undefined ? { recoveredAt: input.recoveredAt } : {}),
       policy: { ...policy, ledger: ledgers.get(policy.policy) ?? null },
       pod: candidate,
       otherViews: candidate.otherViews,
