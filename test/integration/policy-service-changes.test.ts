@@ -93,4 +93,21 @@ describe("a claimed Service", () => {
     await waitFor(async () => (await podsIn("web")).join() === "other-a", { what: "the Service listing web-too's pods only" });
     expect(await readyReason("web-too")).toBe("Reconciled");
   });
+
+  it("is taken over by the waiting policy when its owner is pointed at another Service", async () => {
+    await cluster.create(aService("web", cluster.namespace));
+    await cluster.create(aService("api", cluster.namespace));
+    await givenServedPods(["web-a"]);
+    await givenServedPods(["other-a"], { app: "other" });
+    await cluster.create(aPolicy("web", cluster.namespace));
+    operator = await startTestOperator(cluster.server);
+    await waitFor(async () => (await podsIn("web")).join() === "web-a", { what: "the first policy's slices" });
+    await cluster.create(aPolicy("web-too", cluster.namespace, { selector: { app: "other" } }));
+    await waitFor(async () => (await readyReason("web-too")) === "ServiceClaimed", { what: "web-too ServiceClaimed" });
+
+    await cluster.patch({ apiVersion: HPP, kind: "HealthProbePolicy", metadata: { name: "web", namespace: cluster.namespace }, spec: { serviceName: "api" } });
+    await waitFor(async () => (await readyReason("web-too")) === "Reconciled", { what: "web-too to take the Service over" });
+    await waitFor(async () => (await podsIn("web")).join() === "other-a", { what: "the Service listing web-too's pods only" });
+    await waitFor(async () => (await podsIn("api")).join() === "web-a", { what: "the moved policy's slices on its new Service" });
+  });
 });

@@ -89,10 +89,17 @@ export function buildPolicyController(o: PolicyControllerOptions): PolicyControl
 export function watchForPolicies(caches: Caches, controller: PolicyController, queue: Enqueue): void {
   const namingService = (namespace: string, service: string | undefined) =>
     caches.policies.list(namespace).filter((p) => service !== undefined && serviceNameOf(p) === service).map(keyOf);
-  caches.policies.onChange((p) => {
-    queue.add(keyOf(p));
-    // Another policy naming the same Service may be waiting as ServiceClaimed: it may take over now.
-    for (const key of namingService(p.metadata?.namespace ?? "", serviceNameOf(p))) queue.add(key);
+  // The Service each policy named when last seen: a policy pointed elsewhere (or deleted) frees
+  // the old one, and a policy waiting on it as ServiceClaimed may take over now.
+  const lastService = new Map<string, string | undefined>();
+  caches.policies.onChange((p, type) => {
+    const key = keyOf(p);
+    const namespace = p.metadata?.namespace ?? "";
+    queue.add(key);
+    const services = new Set([lastService.get(key), serviceNameOf(p)]);
+    if (type === "delete") lastService.delete(key);
+    else lastService.set(key, serviceNameOf(p));
+    for (const service of services) for (const other of namingService(namespace, service)) queue.add(other);
   });
   caches.pods.onChange((pod) => {
     for (const key of controller.probeTargets.policiesForPod(pod)) queue.add(key);
