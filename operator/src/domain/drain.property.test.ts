@@ -43,8 +43,9 @@ const activeArb = inputArb.map((input) => ({ ...input, dryRun: false, drainEnabl
 const drained = (plan: DrainPlan) => [...plan.decisions.values()].filter((d) => d.drained).length;
 const routed = (t: DrainTarget) => (t.notProbed !== undefined ? "Unknown" : t.state);
 const isWarmUp = (t: DrainTarget) => routed(t) === "Unknown" && !t.serving;
+/** The verdict is from before the recovery: neither its latest result nor its turn to Unhealthy is newer. */
 const awaitsFresh = (t: DrainTarget, input: DrainInput) =>
-  input.recoveredAt !== undefined && t.serving && (t.lastResultAt === undefined || t.lastResultAt <= input.recoveredAt);
+  input.recoveredAt !== undefined && t.serving && Math.max(t.lastResultAt ?? -Infinity, t.unhealthySince ?? -Infinity) <= input.recoveredAt;
 const RUNS = { numRuns: 500 };
 
 describe("planDrain safety invariants", () => {
