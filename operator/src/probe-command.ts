@@ -20,7 +20,7 @@ import type { HealthProbePolicySpec } from "./api/policy-schema.js";
 import { computeHealth, type HealthRecord } from "./domain/health.js";
 import { computeProbeOutcome } from "./domain/probe-judgement.js";
 import { planProbe, type PlannedProbe, type SecretRef } from "./domain/probe-plan.js";
-import type { EvaluationSettings } from "./domain/types.js";
+import { evaluationSettingsOf, type EvaluationSettings } from "./domain/types.js";
 
 export interface ProbeCommandIo {
   stdout: (line: string) => void;
@@ -56,7 +56,7 @@ async function run(argv: string[], io: ProbeCommandIo): Promise<number> {
     return 0;
   }
   const { spec, probe } = await planFromPolicy(flags, io);
-  return probeRepeatedly(flags, probe, evaluationOf(spec), io);
+  return probeRepeatedly(flags, probe, evaluationSettingsOf({ ...spec.evaluation, startupGraceSeconds: 0 }), io);
 }
 
 interface Flags {
@@ -169,12 +169,6 @@ async function probeRepeatedly(flags: Flags, probe: PlannedProbe, settings: Eval
   return success ? 0 : 1;
 }
 
-function evaluationOf(spec: HealthProbePolicySpec): EvaluationSettings {
-  const e = spec.evaluation;
-  const s: EvaluationSettings = { failureThreshold: e.failureThreshold, successThreshold: e.successThreshold, startupGraceSeconds: 0 };
-  if (e.window) s.window = { sampleSize: e.window.sampleSize, successfulSamplesRequired: e.window.successfulSamplesRequired };
-  return s;
-}
 
 /** Why the probes run did not decide: what the evaluation still needs. */
 function undecided(settings: EvaluationSettings, health: HealthRecord | undefined): string {

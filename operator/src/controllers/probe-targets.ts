@@ -6,7 +6,7 @@ import type { HealthProbePolicySpec } from "../api/policy-schema.js";
 import { computeHealthSeeds } from "../domain/health-seed.js";
 import { matchesLabelSelector } from "../domain/label-selector.js";
 import { planProbe, type ProbePlanProblem, type SecretRef } from "../domain/probe-plan.js";
-import type { EvaluationSettings } from "../domain/types.js";
+import { evaluationSettingsOf } from "../domain/types.js";
 import type { Clock } from "../runtime/clock.js";
 import type { HealthStore, HealthTarget } from "../runtime/health-store.js";
 import type { ProbeTarget } from "../runtime/probe-scheduler.js";
@@ -117,7 +117,7 @@ export class ProbeTargets {
     this.o.scheduler.setTargets(key, seeds.size === 0 ? probes : probes.map((t) => (seeds.has(t.id) ? { ...t, firstWithinMs: RESTORED_FIRST_PROBE_WITHIN_MS } : t)));
     if (storeKnew && !this.probing.has(key)) this.o.health.restartProbing(key, now);
     this.probing.set(key, new Set(probes.map((p) => p.id)));
-    this.o.health.configure(key, evaluationOf(spec), targets.map(toHealthTarget), seeds, now);
+    this.o.health.configure(key, evaluationSettingsOf(spec.evaluation), targets.map(toHealthTarget), seeds, now);
     return { known: (uid) => storeKnew || seeds.has(uid) };
   }
 
@@ -161,11 +161,4 @@ export function isTarget(pod: PodObject): boolean {
 function toHealthTarget(pod: PodObject): HealthTarget {
   const startedAt = timeOf(pod.status?.startTime) ?? timeOf(pod.metadata?.creationTimestamp) ?? 0;
   return { uid: uidOf(pod), name: nameOf(pod), ip: podIPsOf(pod)[0] ?? "", startedAt };
-}
-
-function evaluationOf(spec: HealthProbePolicySpec): EvaluationSettings {
-  const e = spec.evaluation;
-  const s: EvaluationSettings = { failureThreshold: e.failureThreshold, successThreshold: e.successThreshold, startupGraceSeconds: e.startupGraceSeconds };
-  if (e.window) s.window = { sampleSize: e.window.sampleSize, successfulSamplesRequired: e.window.successfulSamplesRequired };
-  return s;
 }

@@ -15,6 +15,18 @@ export interface EvaluationSettings {
   startupGraceSeconds: number;
 }
 
+/** A policy's `spec.evaluation` (defaults applied) as the health evaluation reads it. */
+export function evaluationSettingsOf(e: {
+  failureThreshold: number;
+  successThreshold: number;
+  startupGraceSeconds: number;
+  window?: { sampleSize: number; successfulSamplesRequired: number } | undefined;
+}): EvaluationSettings {
+  const s: EvaluationSettings = { failureThreshold: e.failureThreshold, successThreshold: e.successThreshold, startupGraceSeconds: e.startupGraceSeconds };
+  if (e.window) s.window = { sampleSize: e.window.sampleSize, successfulSamplesRequired: e.window.successfulSamplesRequired };
+  return s;
+}
+
 /** One probe outcome as the evaluation sees it: no latency, it would change every probe. */
 export interface ProbeOutcome {
   success: boolean;
