@@ -138,6 +138,14 @@ describe("simulation invariants", () => {
     expect(byName("adoption-free").check(withStatus(true))).toHaveLength(1);
   });
 
+  it("budgets count a re-attempt of one pod (its first request failed) as one replacement", () => {
+    const before = world(three, {}, [policy("p")]);
+    const failed = { ...eviction("a", T0 + 1000, before), code: 500 };
+    const retried = eviction("a", T0 + 2000, before);
+    expect(byName("policy-budgets").check(snapshot(world(three, {}, []), { evictions: [failed, retried] }))).toEqual([]);
+    expect(byName("policy-budgets").check(snapshot(world(three, {}, []), { evictions: [failed, eviction("b", T0 + 2000, before)] }))).toHaveLength(1);
+  });
+
   it("a policy whose Ready condition is about an older generation does not manage the Service", () => {
     const stale = policy("p", { generation: 2 });
     expect(byName("never-dark").check(snapshot(world(three, { a: false, b: false, c: false }, [stale])))).toEqual([]);

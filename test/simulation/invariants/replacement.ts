@@ -19,9 +19,18 @@ function selectingPolicies(e: EvictionRecord): PolicyView[] {
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
+/**
+ * Replacements among eviction requests: distinct pods. A re-attempt of one pod (its earlier
+ * request failed, say with a 500, and removed nothing) is the same replacement; the ledger
+ * charges it once, moved forward.
+ */
+function replacements(records: readonly EvictionRecord[]): number {
+  return new Set(records.map((e) => podBefore(e)?.uid ?? e.pod)).size;
+}
+
 export const policyBudgets: Invariant = {
   name: "policy-budgets",
-  rule: "the evictions of pods a policy selects fit its maxPerHour and maxPerDay in every sliding window",
+  rule: "the pods a policy selects that are evicted fit its maxPerHour and maxPerDay in every sliding window",
   check(s: Snapshot): string[] {
     const out: string[] = [];
     const attempts = s.evictions.filter(charged);
@@ -31,8 +40,8 @@ export const policyBudgets: Invariant = {
           attempts.filter((o) => o.at > e.at - ms && o.at <= e.at && selectingPolicies(o).some((p) => p.uid === policy.uid));
         const hour = inWindow(HOUR_MS);
         const day = inWindow(24 * HOUR_MS);
-        if (hour.length > policy.replacement.maxPerHour || day.length > policy.replacement.maxPerDay) {
-          out.push(`policy ${policy.name} (maxPerHour ${policy.replacement.maxPerHour}, maxPerDay ${policy.replacement.maxPerDay}): ${hour.length} evictions in the hour up to ${iso(e.at)}: ${hour.map((o) => `${o.pod}@${iso(o.at)} by ${o.user} (${o.code})`).join(", ")}`);
+        if (replacements(hour) > policy.replacement.maxPerHour || replacements(day) > policy.replacement.maxPerDay) {
+          out.push(`policy ${policy.name} (maxPerHour ${policy.replacement.maxPerHour}, maxPerDay ${policy.replacement.maxPerDay}): ${replacements(hour)} pods evicted in the hour up to ${iso(e.at)}: ${hour.map((o) => `${o.pod}@${iso(o.at)} by ${o.user} (${o.code})`).join(", ")}`);
         }
       }
     }
@@ -42,13 +51,13 @@ export const policyBudgets: Invariant = {
 
 export const operatorBudget: Invariant = {
   name: "operator-budget",
-  rule: "all operator evictions fit --max-replacements-per-12h in every sliding 12 hours",
+  rule: "all pods the operator evicts fit --max-replacements-per-12h in every sliding 12 hours",
   check(s: Snapshot): string[] {
     const attempts = s.evictions.filter(charged);
     for (const e of attempts) {
       const window = attempts.filter((o) => o.at > e.at - 12 * HOUR_MS && o.at <= e.at);
-      if (window.length > s.maxReplacementsPer12h) {
-        return [`${window.length} evictions in the 12 h up to ${iso(e.at)}, cap ${s.maxReplacementsPer12h}: ${window.map((o) => `${o.pod} by ${o.user}`).join(", ")}`];
+      if (replacements(window) > s.maxReplacementsPer12h) {
+        return [`${replacements(window)} pods evicted in the 12 h up to ${iso(e.at)}, cap ${s.maxReplacementsPer12h}: ${window.map((o) => `${o.pod} by ${o.user}`).join(", ")}`];
       }
     }
     return [];
