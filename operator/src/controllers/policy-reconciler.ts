@@ -75,7 +75,8 @@ export class PolicyReconciler {
 
     const slices = this.o.endpoints.current(namespace, policy.spec.serviceName);
     // When fail-open last ended: a verdict from before it drains nothing and replaces nothing.
-    const recoveredAt = computeRecoveredAt(this.o.status.lastCondition(policy.obj, "FailOpen"), now);
+    const lastFailOpen = this.o.status.lastCondition(policy.obj, "FailOpen");
+    const recoveredAt = computeRecoveredAt(lastFailOpen, now);
     const drain = this.drainPlan(policy, selection, slices, { probing, notProbed: probes.notProbed, recoveredAt });
     if (drain.recheck.length > 0) {
       // Recovery sweep: pods still Unhealthy from the outage are probed again now, and the policy
@@ -86,7 +87,9 @@ export class PolicyReconciler {
     // No slice and no replacement is planned from a slice cache older than our own writes; its
     // watch event wakes the policy again (the status, which does not depend on it, goes on).
     const stale = this.o.isLeader() && this.o.endpoints.isStale(namespace, policy.spec.serviceName, slices);
-    const result = await this.act(log, policy, selection, stale ? undefined : slices, { drain, recoveredAt, notProbed: probes.notProbed }, now);
+    // Nothing is replaced until the status says fail-open has ended (it is written after replacement).
+    const failOpen = drain.failOpen || lastFailOpen?.status === "True";
+    const result = await this.act(log, policy, selection, stale ? undefined : slices, { drain, failOpen, recoveredAt, notProbed: probes.notProbed }, now);
     return stale ? { requeueAfterMs: Math.min(result?.requeueAfterMs ?? STALE_SLICES_RETRY_MS, STALE_SLICES_RETRY_MS) } : result;
   }
 
@@ -96,7 +99,7 @@ export class PolicyReconciler {
     policy: ParsedPolicy,
     selection: Selection,
     slices: EndpointSliceObject[] | undefined,
-    plan: { drain: DrainPlan; recoveredAt: number; notProbed: ReadonlyMap<string, string> },
+    plan: { drain: DrainPlan; failOpen: boolean; recoveredAt: number; notProbed: ReadonlyMap<string, string> },
     now: number,
   ): Promise<ReconcileResult> {
     const { drain, notProbed } = plan;
@@ -106,7 +109,7 @@ export class PolicyReconciler {
       const service = this.o.services.get(namespace, policy.spec.serviceName)!;
       await this.o.endpoints.apply(log, { service, pods: selection.selected, admitted: admittedBy(policy, drain), existing: slices });
       // Replacement: the ledgers are charged and persisted before any eviction.
-      replacement = await this.o.replacer.run(log, policy, selection.targets, now, { failOpen: drain.failOpen, recoveredAt: plan.recoveredAt });
+      replacement = await this.o.replacer.run(log, policy, selection.targets, now, { failOpen: plan.failOpen, recoveredAt: plan.recoveredAt });
       if (replacement) this.o.status.recordReplacements(policy.obj, policy.spec.replacement.after, replacement.outcomes);
     }
     const pods = this.statusPods(policy, selection.targets, drain, notProbed);

@@ -277,10 +277,10 @@ describe("planDrain", () => {
   describe("computeRecoveredAt", () => {
     const now = T0 + 10 * MINUTE + 700;
     it.each([
-      { name: "is when FailOpen turned False, as status kept it", previous: { status: "False" as const, lastTransitionTime: "2026-01-01T00:03:00Z" }, at: T0 + 3 * MINUTE },
-      { name: "is now, to the second, while FailOpen is True", previous: { status: "True" as const, lastTransitionTime: "2026-01-01T00:01:00Z" }, at: T0 + 10 * MINUTE },
-      { name: "is now, to the second, before FailOpen was evaluated", previous: undefined, at: T0 + 10 * MINUTE },
-      { name: "is now when the transition time does not parse", previous: { status: "False" as const, lastTransitionTime: "garbage" }, at: T0 + 10 * MINUTE },
+      { name: "is the end of the second FailOpen turned False in, as status kept it", previous: { status: "False" as const, lastTransitionTime: "2026-01-01T00:03:00Z" }, at: T0 + 3 * MINUTE + 999 },
+      { name: "is now while FailOpen is True", previous: { status: "True" as const, lastTransitionTime: "2026-01-01T00:01:00Z" }, at: now },
+      { name: "is now before FailOpen was evaluated", previous: undefined, at: now },
+      { name: "is now when the transition time does not parse", previous: { status: "False" as const, lastTransitionTime: "garbage" }, at: now },
     ])("$name", ({ previous, at }) => {
       expect(computeRecoveredAt(previous, now)).toBe(at);
     });

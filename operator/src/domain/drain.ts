@@ -93,15 +93,15 @@ export function isServing(input: ServingInput): boolean {
 }
 
 /**
- * The `recoveredAt` for planDrain, from the FailOpen condition as last written: while it is
- * not True, when it stopped being True (its lastTransitionTime); while True (or not yet
- * evaluated), now, which is when fail-open ends if this plan does not fail open. In whole
- * seconds, as status keeps it, so the next reconcile reads back the same instant.
+ * The `recoveredAt` for planDrain (and replacement), from the FailOpen condition as last
+ * written: while it is not True, when it stopped being True (its lastTransitionTime, which
+ * status keeps in whole seconds: taken as the end of that second, so never before the real
+ * recovery, and the same instant on every later reconcile); while True (or not yet
+ * evaluated), now, which is when fail-open ends if this plan does not fail open.
  */
 export function computeRecoveredAt(previousFailOpen: Pick<Condition, "status" | "lastTransitionTime"> | undefined, now: EpochMs): EpochMs {
-  const second = (ms: EpochMs) => Math.floor(ms / 1000) * 1000;
-  if (previousFailOpen?.status === "False") return second(fromRfc3339(previousFailOpen.lastTransitionTime) ?? now);
-  return second(now);
+  const at = previousFailOpen?.status === "False" ? fromRfc3339(previousFailOpen.lastTransitionTime) : undefined;
+  return at === undefined ? now : Math.floor(at / 1000) * 1000 + 999;
 }
 
 /**
