@@ -5,8 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { requestsBy } from "../apiserver/index.js";
 import { PodFarm } from "../support/pod-farm.js";
 import { waitFor } from "../support/wait-for.js";
-import { aPod, aPolicy, aService, endpointReadiness, podIP, type TestCluster } from "./support/cluster.js";
+import { aPolicy, aService, endpointReadiness, type TestCluster } from "./support/cluster.js";
 import { startTestOperator, type TestOperator } from "./support/operator.js";
+import { servedPods } from "./support/queries.js";
 import { closeBed, openBed } from "./support/test-bed.js";
 
 const PODS = ["web-a", "web-b", "web-c"];
@@ -30,12 +31,7 @@ async function status(): Promise<Record<string, any> | undefined> {
 describe("opaque resourceVersions", () => {
   it("drain, restore and a quiet restart work when resourceVersions are neither numbers nor ordered strings", async () => {
     await cluster.create(aService("web", cluster.namespace));
-    const ips = new Map<string, string>();
-    for (const n of PODS) await cluster.create(aPod(n, cluster.namespace));
-    for (const n of PODS) {
-      ips.set(n, await podIP(cluster, n));
-      await farm.serve(ips.get(n)!);
-    }
+    const ips = await servedPods(cluster, farm, PODS);
     await cluster.create(aPolicy("web", cluster.namespace, { periodSeconds: 1, failureThreshold: 1, maxUnhealthyPercent: 50 }));
     operator = await startTestOperator(cluster.server);
     await waitFor(async () => (await status())?.healthy === PODS.length, { what: "all pods Healthy" });

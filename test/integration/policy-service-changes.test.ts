@@ -4,8 +4,9 @@
 import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from "../../operator/src/api/group.js";
 import { waitFor } from "../support/wait-for.js";
-import { aPod, aPolicy, aService, podIP, type Obj, type TestCluster } from "./support/cluster.js";
+import { aPolicy, aService, type Obj, type TestCluster } from "./support/cluster.js";
 import { PodFarm } from "../support/pod-farm.js";
+import { servedPods } from "./support/queries.js";
 import { closeBed, openBed } from "./support/test-bed.js";
 import { startTestOperator, type TestOperator } from "./support/operator.js";
 
@@ -33,10 +34,7 @@ async function readyReason(policy: string): Promise<string | undefined> {
   return (st?.conditions as Array<{ type: string; reason: string }> | undefined)?.find((c) => c.type === "Ready")?.reason;
 }
 
-async function givenServedPods(names: string[], labels = { app: "web" }): Promise<void> {
-  for (const name of names) await cluster.create(aPod(name, cluster.namespace, { labels }));
-  for (const name of names) await farm.serve(await podIP(cluster, name));
-}
+const givenServedPods = (names: string[], labels = { app: "web" }) => servedPods(cluster, farm, names, labels);
 
 describe("slices of a Service a policy no longer manages", () => {
   it("are removed when the policy's serviceName changes, and the new Service gets the pods", async () => {

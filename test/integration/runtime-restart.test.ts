@@ -4,8 +4,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { requestsBy } from "../apiserver/index.js";
 import { waitFor } from "../support/wait-for.js";
-import { aPod, aPolicy, aService, endpointReadiness, podIP, type TestCluster } from "./support/cluster.js";
+import { aPolicy, aService, endpointReadiness, type TestCluster } from "./support/cluster.js";
 import { PodFarm } from "../support/pod-farm.js";
+import { servedPods } from "./support/queries.js";
 import { closeBed, openBed } from "./support/test-bed.js";
 import { startTestOperator, type TestOperator } from "./support/operator.js";
 
@@ -34,12 +35,7 @@ async function snapshot(): Promise<{ status: Record<string, any>; readiness: Arr
 describe("restart consistency", () => {
   it("drains the same pods with the same status after a restart when several turned Unhealthy in one second", async () => {
     await cluster.create(aService("web", cluster.namespace));
-    const ips = new Map<string, string>();
-    for (const n of PODS) await cluster.create(aPod(n, cluster.namespace));
-    for (const n of PODS) {
-      ips.set(n, await podIP(cluster, n));
-      await farm.serve(ips.get(n)!);
-    }
+    const ips = await servedPods(cluster, farm, PODS);
     await cluster.create(aPolicy("web", cluster.namespace, { periodSeconds: 1, failureThreshold: 1, maxUnhealthyPercent: 50 }));
     operator = await startTestOperator(cluster.server);
     await waitFor(async () => (await cluster.get("healthprobe.io/v1alpha1", "HealthProbePolicy", "web"))?.status?.healthy === PODS.length, { what: "all pods Healthy" });

@@ -2,10 +2,21 @@
 // calls as the server logged them, and the operator-wide ledger.
 import { requestsBy } from "../../apiserver/index.js";
 import { waitFor } from "../../support/wait-for.js";
-import type { Obj, TestCluster } from "./cluster.js";
+import { aPod, podIP, type Obj, type TestCluster } from "./cluster.js";
 import type { PodFarm } from "../../support/pod-farm.js";
 
 const HPP = "healthprobe.io/v1alpha1";
+
+/** Creates bare pods with these names and labels, serves each at its IP once it has one, and returns the IPs by name. */
+export async function servedPods(cluster: TestCluster, farm: PodFarm, names: readonly string[], labels: Record<string, string> = { app: "web" }): Promise<Map<string, string>> {
+  const ips = new Map<string, string>();
+  for (const name of names) await cluster.create(aPod(name, cluster.namespace, { labels }));
+  for (const name of names) {
+    ips.set(name, await podIP(cluster, name));
+    await farm.serve(ips.get(name)!);
+  }
+  return ips;
+}
 
 /** The live (not terminating) pods of an app once there are `n` with IPs, each served by the farm, by name. */
 export async function livePods(cluster: TestCluster, farm: PodFarm, n: number, app = "web", timeoutMs?: number): Promise<Obj[]> {
