@@ -1,34 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { startGrpcHealthServer, type GrpcHealthServer } from "../../test/support/grpc-health-server.js";
-import { refusedPort, startAcceptingListener, startSilentListener, type Target } from "../../test/support/tcp-targets.js";
+import { startProbeTypeTargets, type ProbeTypeTargets } from "../../test/support/probe-type-targets.js";
 import { runProbeCommand } from "./probe-command.js";
 
 // `npm run probe` for every probe type, against real servers, and the latency threshold.
-let accepting: Target;
-let silent: Target;
-let refused: number;
-let grpc: GrpcHealthServer;
+let servers: ProbeTypeTargets;
 let slowHttp: Server;
 
 beforeAll(async () => {
-  accepting = await startAcceptingListener();
-  silent = await startSilentListener();
-  refused = await refusedPort();
-  grpc = await startGrpcHealthServer();
-  grpc.set("shop.Down", "NOT_SERVING");
-  grpc.set("shop.Gone", "SERVICE_UNKNOWN");
-  grpc.set("shop.Hang", "hang");
+  servers = await startProbeTypeTargets();
   // A pod that answers 200, in 800 ms.
   slowHttp = createServer((_req, res) => setTimeout(() => res.end("ok"), 800));
   await new Promise<void>((r) => slowHttp.listen(0, "127.0.0.1", () => r()));
 });
 
 afterAll(async () => {
-  await accepting.close();
-  await silent.close();
-  await grpc.close();
+  await servers.close();
   slowHttp.closeAllConnections();
   await new Promise<void>((r) => slowHttp.close(() => r()));
 });
@@ -50,9 +38,9 @@ spec:
 
 describe("the probe command with a TCP probe", () => {
   it.each([
-    ["accepts", () => accepting.port, 0, /^TCP connected in \d+ ms$/],
-    ["refuses", () => refused, 1, /^connect ECONNREFUSED in \d+ ms$/],
-    ["never answers", () => silent.port, 1, /^timeout after 1s$/],
+    ["accepts", () => servers.accepting.port, 0, /^TCP connected in \d+ ms$/],
+    ["refuses", () => servers.refused, 1, /^connect ECONNREFUSED in \d+ ms$/],
+    ["never answers", () => servers.silent.port, 1, /^timeout after 1s$/],
   ])("judges a listener that %s", async (_name, port, code, result) => {
     const r = await probeOnce(`{type: TCP, port: ${port()}, periodSeconds: 1, timeoutSeconds: 1}`);
     expect(r.code).toBe(code);
@@ -68,7 +56,7 @@ describe("the probe command with a gRPC probe", () => {
     ["shop.Gone", 1, /^gRPC SERVICE_UNKNOWN in \d+ ms$/],
     ["shop.Hang", 1, /^timeout after 1s$/],
   ])("judges the service %j", async (service, code, result) => {
-    const r = await probeOnce(`{type: GRPC, port: ${grpc.port}, grpc: {service: "${service}"}, periodSeconds: 1, timeoutSeconds: 1}`);
+    const r = await probeOnce(`{type: GRPC, port: ${servers.grpc.port}, grpc: {service: "${service}"}, periodSeconds: 1, timeoutSeconds: 1}`);
     expect(r.code).toBe(code);
     expect(r.line).toMatchObject({ success: code === 0, result: expect.stringMatching(result) });
   });

@@ -15,6 +15,7 @@ import { decodeHealthCheckResponse, encodeHealthCheckRequest } from "./grpc-heal
 import { defaultUserAgent, type HttpProberOptions, type ProbeExecutor } from "./http-prober.js";
 import { createSecureContextCache, probeSignature, tlsOptionsFor, verifyNameOf } from "./probe-tls.js";
 import { classifySocketError } from "./socket-error.js";
+import { errorResult, timeoutResult } from "./raw-results.js";
 
 export const GRPC_HEALTH_CHECK_PATH = "/grpc.health.v1.Health/Check";
 
@@ -138,16 +139,10 @@ class GrpcAttempt {
     this.onSocketError(err);
   };
 
-  private readonly onTimeout = () => {
-    const r: RawProbeResult = { kind: "timeout", timeoutMs: this.o.timeoutMs, finishedAt: this.o.now() };
-    if (this.sentAtMs !== undefined) r.sentAtMs = this.sentAtMs;
-    this.finish(r);
-  };
+  private readonly onTimeout = () => this.finish(timeoutResult(this.o.timeoutMs, this.sentAtMs, this.o.now()));
 
   private fail(failureKind: ProbeErrorKind, error: string): void {
-    const r: RawProbeResult = { kind: "error", failureKind, error, endAtMs: this.elapsed(), finishedAt: this.o.now() };
-    if (this.sentAtMs !== undefined) r.sentAtMs = this.sentAtMs;
-    this.finish(r);
+    this.finish(errorResult(failureKind, error, this.elapsed(), this.sentAtMs, this.o.now()));
   }
 
   private finish(result: RawProbeResult): void {

@@ -14,6 +14,7 @@ import { connect as tlsConnect, type SecureContext } from "node:tls";
 import type { ProbeErrorKind, ProbeRequest, RawProbeResult } from "../domain/probe-request.js";
 import { ResponseParser } from "./http-response-parser.js";
 import { classifySocketError } from "./socket-error.js";
+import { errorResult, timeoutResult } from "./raw-results.js";
 import { createSecureContextCache, probeSignature, tlsOptionsFor, verifyNameOf } from "./probe-tls.js";
 import { operatorVersion } from "../version.js";
 
@@ -157,16 +158,10 @@ class ProbeAttempt {
     this.fail("connect", this.connected ? "connection closed before the response" : "connect: connection closed");
   };
 
-  private readonly onTimeout = () => {
-    const r: RawProbeResult = { kind: "timeout", timeoutMs: this.o.timeoutMs, finishedAt: this.o.now() };
-    if (this.sentAtMs !== undefined) r.sentAtMs = this.sentAtMs;
-    this.finish(r);
-  };
+  private readonly onTimeout = () => this.finish(timeoutResult(this.o.timeoutMs, this.sentAtMs, this.o.now()));
 
   private fail(failureKind: ProbeErrorKind, error: string): void {
-    const r: RawProbeResult = { kind: "error", failureKind, error, endAtMs: this.elapsed(), finishedAt: this.o.now() };
-    if (this.sentAtMs !== undefined) r.sentAtMs = this.sentAtMs;
-    this.finish(r);
+    this.finish(errorResult(failureKind, error, this.elapsed(), this.sentAtMs, this.o.now()));
   }
 
   private finish(result: RawProbeResult): void {

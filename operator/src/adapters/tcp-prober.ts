@@ -5,6 +5,7 @@ import { performance } from "node:perf_hooks";
 import type { ProbeRequest, RawProbeResult } from "../domain/probe-request.js";
 import type { ProbeExecutor } from "./http-prober.js";
 import { classifySocketError } from "./socket-error.js";
+import { errorResult, timeoutResult } from "./raw-results.js";
 
 export function createTcpProber(opts: { now?: () => number } = {}): ProbeExecutor {
   const now = opts.now ?? Date.now;
@@ -20,11 +21,11 @@ export function createTcpProber(opts: { now?: () => number } = {}): ProbeExecuto
         socket.destroy();
         resolve(result);
       };
-      const timer = setTimeout(() => done({ kind: "timeout", timeoutMs, finishedAt: now() }), timeoutMs);
+      const timer = setTimeout(() => done(timeoutResult(timeoutMs, undefined, now())), timeoutMs);
       socket.once("connect", () => done({ kind: "connected", endAtMs: performance.now() - start, finishedAt: now() }));
       socket.on("error", (err: NodeJS.ErrnoException) => {
         const failure = classifySocketError(err, false, false, true, req.address);
-        done({ kind: "error", failureKind: failure.kind, error: failure.message, endAtMs: performance.now() - start, finishedAt: now() });
+        done(errorResult(failure.kind, failure.message, performance.now() - start, undefined, now()));
       });
     });
 }

@@ -1,32 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
-import { startGrpcHealthServer, type GrpcHealthServer } from "../../../test/support/grpc-health-server.js";
-import { refusedPort, startAcceptingListener, startSilentListener, type Target } from "../../../test/support/tcp-targets.js";
+import { startProbeTypeTargets, type ProbeTypeTargets } from "../../../test/support/probe-type-targets.js";
 import { waitFor } from "../../../test/support/wait-for.js";
 import { createProber } from "../adapters/prober.js";
 import type { ProbeOutcome, ProbeRequest } from "../domain/probe-request.js";
 import { ProbeScheduler, type ProbeTarget } from "./probe-scheduler.js";
 
 // The scheduler and the real prober together, on the real clock, for TCP and gRPC targets.
-let accepting: Awaited<ReturnType<typeof startAcceptingListener>>;
-let silent: Target;
-let refused: number;
-let grpc: GrpcHealthServer;
+let servers: ProbeTypeTargets;
 
 beforeAll(async () => {
-  accepting = await startAcceptingListener();
-  silent = await startSilentListener();
-  refused = await refusedPort();
-  grpc = await startGrpcHealthServer();
-  grpc.set("shop.Down", "NOT_SERVING");
-  grpc.set("shop.Gone", "SERVICE_UNKNOWN");
-  grpc.set("shop.Hang", "hang");
+  servers = await startProbeTypeTargets();
 });
 
-afterAll(async () => {
-  await accepting.close();
-  await silent.close();
-  await grpc.close();
-});
+afterAll(() => servers.close());
 
 const base: ProbeRequest = { scheme: "HTTP", address: "127.0.0.1", port: 0, path: "", method: "GET", headers: [] };
 function target(id: string, request: Partial<ProbeRequest>): ProbeTarget {
@@ -35,6 +21,7 @@ function target(id: string, request: Partial<ProbeRequest>): ProbeTarget {
 
 describe("the probe engine with TCP and gRPC targets", () => {
   it("judges each kind of server, and sends a probe shared by two policies once", async () => {
+    const { accepting, silent, refused, grpc } = servers;
     const results: Array<{ owner: string; id: string; outcome: ProbeOutcome }> = [];
     const scheduler = new ProbeScheduler({ execute: createProber(), onResult: (owner, id, outcome) => results.push({ owner, id, outcome }) });
     scheduler.setTargets("ns/a", [
