@@ -7,6 +7,7 @@
 import type { DiscoveryV1Api, V1EndpointSlice, V1Pod, V1Service } from "@kubernetes/client-node";
 import { canonical } from "../patch.js";
 import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME, CONTROLLER_NAME, planSlices, selects, serviceSelector } from "./endpoint-slice-plan.js";
+import { TriggerTimeTracker, withTriggerTime } from "./endpoint-slice-trigger-time.js";
 import { isConflict, isNotFound, podKey, splitKey } from "./pods.js";
 import type { SyncResult } from "./work-queue.js";
 
@@ -31,6 +32,7 @@ const DELETED = -1;
 export class EndpointSliceController {
   /** Per Service key: slice name → generation written, or DELETED. */
   private readonly written = new Map<string, Map<string, number>>();
+  private readonly triggers = new TriggerTimeTracker();
 
   constructor(private readonly deps: EndpointSliceControllerDeps) {}
 
@@ -40,6 +42,7 @@ export class EndpointSliceController {
 
   serviceDeleted(svc: V1Service): void {
     this.written.delete(podKey(svc));
+    this.triggers.forget(podKey(svc));
     this.deps.enqueue(podKey(svc));
   }
 
@@ -70,20 +73,25 @@ export class EndpointSliceController {
     const { namespace, name } = splitKey(key);
     const svc = this.deps.services.get(name, namespace);
     // A deleted Service's slices go with it (the garbage collector follows their owner reference).
-    if (!svc) return void this.written.delete(key);
+    if (!svc) {
+      this.written.delete(key);
+      this.triggers.forget(key);
+      return;
+    }
     const selector = serviceSelector(svc);
     if (!selector) return;
     const existing = this.deps.slices.list(namespace).filter((s) => s.metadata?.labels?.[LABEL_SERVICE_NAME] === name);
     if (this.cacheIsBehind(key, existing)) return { requeueAfterMs: STALE_RETRY_MS };
     const pods = this.deps.pods.list(namespace).filter((p) => selects(selector, p.metadata?.labels));
+    const triggerTime = this.triggers.compute(key, svc, pods);
     const plan = planSlices(svc, pods, existing);
     const deleting = Boolean(svc.metadata?.deletionTimestamp);
     try {
       // No new slices for a Service being deleted: the garbage collector would race them.
-      if (!deleting) for (const slice of plan.create) await this.create(key, slice);
+      if (!deleting) for (const slice of plan.create) await this.create(key, withTriggerTime(slice, triggerTime));
       for (const slice of plan.update) {
         const current = existing.find((s) => s.metadata?.name === slice.metadata?.name);
-        if (!current || differs(current, slice)) await this.update(key, slice);
+        if (!current || differs(current, slice)) await this.update(key, withTriggerTime(slice, triggerTime));
       }
       for (const slice of plan.delete) await this.remove(key, slice);
     } catch (err) {

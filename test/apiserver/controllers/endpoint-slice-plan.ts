@@ -251,8 +251,7 @@ function finalize(svc: V1Service, plan: SlicePlan): SlicePlan {
     const i = create.findIndex((c) => c.addressType === old.addressType);
     if (i >= 0 && ownedBy(old, svc)) {
       const [slice] = create.splice(i, 1);
-      const { generateName: _generated, ...meta } = slice!.metadata!;
-      update.push({ ...slice!, metadata: { ...meta, name: old.metadata!.name, resourceVersion: old.metadata!.resourceVersion } });
+      update.push({ ...slice!, metadata: { ...slice!.metadata, name: old.metadata!.name, resourceVersion: old.metadata!.resourceVersion } });
     } else remove.push(old);
   }
   return { create, update, delete: remove };
