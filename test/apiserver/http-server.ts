@@ -1,6 +1,7 @@
 // HTTP front of the API test server: routing, content negotiation, lists, watches and the request log.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { parse as parseYaml } from "yaml";
+import { admitPodCreate } from "./admission-webhooks.js";
 import { ApiError, badRequest, gone, methodNotAllowed } from "./errors.js";
 import type { Cluster, DeleteOptions, FieldValidation, WriteContext } from "./cluster.js";
 import { storageKey, type ResourceType } from "./resource-types.js";
@@ -297,7 +298,8 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
           return respond(201, { kind: "Status", apiVersion: "v1", metadata: {}, status: "Success", code: 201 });
         }
         if (route.name) throw methodNotAllowed(`the server does not allow this method on the requested resource`);
-        const created = ctx.cluster.create(t, ns, body(), wctx);
+        const input = t.group === "" && t.kind === "Pod" && ns ? await admitPodCreate(ctx.cluster, body() as Record<string, any>, { namespace: ns, user, dryRun: wctx.dryRun }) : body();
+        const created = ctx.cluster.create(t, ns, input, wctx);
         return respond(201, created, warn());
       }
       case "update": {

@@ -145,6 +145,8 @@ export function builtinResourceTypes(): ResourceType[] {
     builtin("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", { fieldLabels: ["addressType"], fields: ["addressType", "endpoints", "ports"] }),
     builtin("events.k8s.io", "v1", "Event", "events", { shortNames: ["ev"], fieldLabels: ["regarding.kind", "regarding.namespace", "regarding.name", "regarding.uid", "reason", "reportingController", "type"], fields: EVENTS_V1_FIELDS }),
     builtin("coordination.k8s.io", "v1", "Lease", "leases"),
+    builtin("admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration", "mutatingwebhookconfigurations", { namespaced: false, fields: ["webhooks"] }),
+    builtin("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration", "validatingwebhookconfigurations", { namespaced: false, fields: ["webhooks"] }),
     builtin("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", { shortNames: ["pdb"], subresources: ["status"] }),
     builtin("apps", "v1", "ReplicaSet", "replicasets", { shortNames: ["rs"], categories: ["all"], subresources: ["scale", "status"], fieldLabels: ["status.replicas"] }),
     builtin("apps", "v1", "Deployment", "deployments", { shortNames: ["deploy"], categories: ["all"], subresources: ["scale", "status"] }),
