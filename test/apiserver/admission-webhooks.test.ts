@@ -111,7 +111,7 @@ describe("mutating admission webhooks", () => {
     const res = await createPod(ns, "web-1");
     expect(res.status).toBe(status);
     if (status === 201) expect(res.body.spec.readinessGates).toBeUndefined();
-    else expect(res.body.message).toMatch(new RegExp(`^Internal error occurred: failed calling webhook "${name}.healthprobe.io": failed to call webhook: Post "http://127.0.0.1:1/mutate"`));
+    else expect(res.body.message).toMatch(new RegExp(`^Internal error occurred: failed calling webhook "${name}.healthprobe.io": failed to call webhook: Post "http://127.0.0.1:1/mutate\\?timeout=10s"`));
   });
 
   it("refuses the create with the webhook's status when it denies", async () => {

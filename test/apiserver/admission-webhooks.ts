@@ -111,11 +111,14 @@ function review(pod: Obj, info: AdmissionRequestInfo): Obj {
 }
 
 async function post(webhook: Obj, body: Obj): Promise<Obj> {
-  const url = webhook.clientConfig?.url;
-  if (typeof url !== "string") throw new Error("clientConfig.service is not served by this API server: give clientConfig.url");
+  const base = webhook.clientConfig?.url;
+  if (typeof base !== "string") throw new Error("clientConfig.service is not served by this API server: give clientConfig.url");
+  const timeoutSeconds = webhook.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS;
+  // As the real server, the call carries its deadline in the query.
+  const url = `${base}${base.includes("?") ? "&" : "?"}timeout=${timeoutSeconds}s`;
   const ca = webhook.clientConfig?.caBundle ? Buffer.from(String(webhook.clientConfig.caBundle), "base64").toString("utf8") : undefined;
   const agent = new Agent({ connect: ca ? { ca } : {} });
-  const timeoutMs = (webhook.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000;
+  const timeoutMs = timeoutSeconds * 1000;
   try {
     const res = await fetch(url, {
       method: "POST",
