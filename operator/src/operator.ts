@@ -23,6 +23,7 @@ import { createLogger, type Logger } from "./runtime/logger.js";
 import { controllerMetrics, createMetrics, queueMetrics, type OperatorMetrics } from "./runtime/metrics.js";
 import { ProbeScheduler } from "./runtime/probe-scheduler.js";
 import { WorkQueue, runController, type RunningController } from "./runtime/work-queue.js";
+import { startWebhook, type WebhookDeps } from "./webhook.js";
 
 /** The controllers, as the queue and reconcile metrics label them. */
 const POLICY_CONTROLLER = "policy";
@@ -40,6 +41,8 @@ export interface StartOperatorOptions {
   retryPeriodMs?: number;
   workers?: number;
   failpoint?: (point: "after-charge" | "after-evict") => void;
+  /** Webhook certificate lifetimes and resync (tests shorten them). */
+  webhookCertificate?: WebhookDeps["certificate"];
 }
 
 export interface RunningOperator {
@@ -47,6 +50,8 @@ export interface RunningOperator {
   metrics: OperatorMetrics;
   healthPort?: number | undefined;
   metricsPort?: number | undefined;
+  /** The admission webhook's port, when it is enabled. */
+  webhookPort?: number | undefined;
   isLeader(): boolean;
   isReady(): boolean;
   health: HealthStore;
@@ -101,6 +106,8 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
 
   // 4. Health and metrics endpoints.
   const { servers, healthPort, metricsPort } = await startServers(config, { synced, health, scheduler, metrics });
+  // The admission webhook, on every replica: it reads the policy cache only.
+  const webhook = await startWebhook(config, { kc, policies: caches.policies, synced: () => caches.policies.hasSynced(), logger, clock, metrics, certificate: opts.webhookCertificate });
 
   // 5. Leader election: a new leader looks at everything again.
   if (config.leaderElect) {
@@ -122,6 +129,7 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
     metrics,
     healthPort,
     metricsPort,
+    webhookPort: webhook?.port,
     isLeader,
     isReady: synced,
     health,
@@ -131,6 +139,7 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
       scheduler.stop();
       await events.stop();
       if (elector) await elector.release();
+      await webhook?.stop();
       await Promise.all(informers.map((i) => i.stop()));
       await Promise.all(servers.map((s) => s.close()));
     },

@@ -14,9 +14,9 @@ const HOSTS = ["hp-webhook.healthprobe-system.svc", "hp-webhook.healthprobe-syst
 describe("the certificate maker", () => {
   let ca: KeyPairPem;
   let leaf: KeyPairPem;
-  beforeAll(() => {
-    ca = makeCertificateAuthority("healthprobe-operator webhook CA", { now: NOW, lifetimeMs: 3650 * DAY });
-    leaf = issueServingCertificate(ca, HOSTS, { now: NOW, lifetimeMs: 365 * DAY });
+  beforeAll(async () => {
+    ca = await makeCertificateAuthority("healthprobe-operator webhook CA", { now: NOW, lifetimeMs: 3650 * DAY });
+    leaf = await issueServingCertificate(ca, HOSTS, { now: NOW, lifetimeMs: 365 * DAY });
   });
 
   it("makes a CA that node's X.509 reads as a CA, self-signed", () => {
@@ -44,21 +44,21 @@ describe("the certificate maker", () => {
     expect(renewalTime(facts)).toBe(NOW - 60_000 + Math.floor(((365 * DAY + 60_000) * 2) / 3));
   });
 
-  it("does not verify a serving certificate against another CA", () => {
-    const other = makeCertificateAuthority("other", { now: NOW, lifetimeMs: DAY });
+  it("does not verify a serving certificate against another CA", async () => {
+    const other = await makeCertificateAuthority("other", { now: NOW, lifetimeMs: DAY });
     expect(verifiesAgainst(leaf, other.cert)).toBe(false);
     expect(verifiesAgainst({ cert: leaf.cert, key: other.key }, ca.cert)).toBe(false);
   });
 
-  it("splits a bundle of CAs in order", () => {
-    const other = makeCertificateAuthority("other", { now: NOW, lifetimeMs: DAY });
+  it("splits a bundle of CAs in order", async () => {
+    const other = await makeCertificateAuthority("other", { now: NOW, lifetimeMs: DAY });
     expect(splitPemBundle(`${other.cert}${ca.cert}`)).toEqual([other.cert.trim(), ca.cert.trim()]);
   });
 
   it("serves TLS that a client trusting only the CA accepts for the named host", async () => {
     const now = Date.now();
-    const liveCa = makeCertificateAuthority("live CA", { now, lifetimeMs: DAY });
-    const live = issueServingCertificate(liveCa, ["localhost", "127.0.0.1"], { now, lifetimeMs: DAY });
+    const liveCa = await makeCertificateAuthority("live CA", { now, lifetimeMs: DAY });
+    const live = await issueServingCertificate(liveCa, ["localhost", "127.0.0.1"], { now, lifetimeMs: DAY });
     const server = createServer({ cert: live.cert, key: live.key }, (_req, res) => res.end("ok"));
     server.listen(0, "127.0.0.1");
     await once(server, "listening");

@@ -1,8 +1,10 @@
 // Self-signed CA and serving certificates for the admission webhook. Node 20's crypto reads
-// X.509 (X509Certificate) but cannot issue it, so node-forge builds and signs the certificate;
-// keys come from node:crypto (native, ~50 ms for RSA 2048 against ~1 s in forge's JavaScript).
+// X.509 (X509Certificate) but cannot issue it, so node-forge builds the certificate (its ASN.1);
+// keys and the signature come from node:crypto (native: forge's JavaScript RSA took ~1 s per
+// certificate on a busy 2-core machine, node's a few ms plus key generation).
 // Reading a certificate back (validity, SANs, issuer, key match) uses node:crypto only.
-import { X509Certificate, createPrivateKey, generateKeyPairSync, randomBytes } from "node:crypto";
+import { X509Certificate, createPrivateKey, generateKeyPair, randomBytes, sign, type KeyObject } from "node:crypto";
+import { promisify } from "node:util";
 import { isIP } from "node:net";
 import forge from "node-forge";
 
@@ -16,11 +18,28 @@ export interface IssueOptions {
   lifetimeMs: number;
 }
 
-function newKey(): { forgeKey: forge.pki.rsa.PrivateKey; forgePublic: forge.pki.rsa.PublicKey; pem: string } {
-  const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+const generateRsaKeyPair = promisify(generateKeyPair);
+// Present in node-forge, missing from its type definitions.
+const getTBSCertificate = (forge.pki as unknown as { getTBSCertificate(cert: forge.pki.Certificate): forge.asn1.Asn1 }).getTBSCertificate;
+
+/** A new RSA 2048 key, made off the event loop (prime search takes 50 ms to seconds on a busy machine). */
+async function newKey(): Promise<{ key: KeyObject; forgePublic: forge.pki.rsa.PublicKey; pem: string }> {
+  const { privateKey, publicKey } = await generateRsaKeyPair("rsa", { modulusLength: 2048 });
   const pem = privateKey.export({ type: "pkcs1", format: "pem" }).toString();
-  const forgeKey = forge.pki.privateKeyFromPem(pem);
-  return { forgeKey, forgePublic: forge.pki.setRsaPublicKey(forgeKey.n, forgeKey.e), pem };
+  const forgePublic = forge.pki.publicKeyFromPem(publicKey.export({ type: "spki", format: "pem" }).toString()) as forge.pki.rsa.PublicKey;
+  return { key: privateKey, forgePublic, pem };
+}
+
+/** Signs the certificate with node:crypto: sha256WithRSAEncryption over its DER TBSCertificate. */
+function signWith(cert: forge.pki.Certificate, key: KeyObject): string {
+  const oid = forge.pki.oids.sha256WithRSAEncryption!;
+  cert.siginfo.algorithmOid = oid;
+  cert.signatureOid = oid;
+  cert.md = forge.md.sha256.create();
+  const tbs = getTBSCertificate(cert);
+  cert.tbsCertificate = tbs;
+  cert.signature = sign("sha256", Buffer.from(forge.asn1.toDer(tbs).getBytes(), "binary"), key).toString("binary");
+  return forge.pki.certificateToPem(cert);
 }
 
 function baseCertificate(publicKey: forge.pki.rsa.PublicKey, commonName: string, o: IssueOptions): forge.pki.Certificate {
@@ -36,8 +55,8 @@ function baseCertificate(publicKey: forge.pki.rsa.PublicKey, commonName: string,
 }
 
 /** A self-signed CA that may sign server certificates only (pathLen 0). */
-export function makeCertificateAuthority(commonName: string, o: IssueOptions): KeyPairPem {
-  const k = newKey();
+export async function makeCertificateAuthority(commonName: string, o: IssueOptions): Promise<KeyPairPem> {
+  const k = await newKey();
   const cert = baseCertificate(k.forgePublic, commonName, o);
   cert.setIssuer(cert.subject.attributes);
   cert.setExtensions([
@@ -45,16 +64,15 @@ export function makeCertificateAuthority(commonName: string, o: IssueOptions): K
     { name: "keyUsage", keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
     { name: "subjectKeyIdentifier" },
   ]);
-  cert.sign(k.forgeKey, forge.md.sha256.create());
-  return { cert: forge.pki.certificateToPem(cert), key: k.pem };
+  return { cert: signWith(cert, k.key), key: k.pem };
 }
 
 /** A server certificate for these DNS names and IP addresses, signed by the CA. */
-export function issueServingCertificate(ca: KeyPairPem, hosts: readonly string[], o: IssueOptions): KeyPairPem {
+export async function issueServingCertificate(ca: KeyPairPem, hosts: readonly string[], o: IssueOptions): Promise<KeyPairPem> {
   if (hosts.length === 0) throw new Error("issuing a serving certificate: no host names");
   const caCert = forge.pki.certificateFromPem(ca.cert);
-  const caKey = forge.pki.privateKeyFromPem(createPrivateKey(ca.key).export({ type: "pkcs1", format: "pem" }).toString());
-  const k = newKey();
+  const caKey = createPrivateKey(ca.key);
+  const k = await newKey();
   const cert = baseCertificate(k.forgePublic, hosts[0]!, o);
   cert.setIssuer(caCert.subject.attributes);
   const altNames = hosts.map((h) => (isIP(h) ? { type: 7, ip: h } : { type: 2, value: h }));
@@ -65,8 +83,7 @@ export function issueServingCertificate(ca: KeyPairPem, hosts: readonly string[]
     { name: "subjectAltName", altNames },
     { name: "authorityKeyIdentifier", keyIdentifier: caCert.generateSubjectKeyIdentifier().getBytes() },
   ]);
-  cert.sign(caKey, forge.md.sha256.create());
-  return { cert: forge.pki.certificateToPem(cert), key: k.pem };
+  return { cert: signWith(cert, caKey), key: k.pem };
 }
 
 /** What the renewal decision needs of a certificate, read with node:crypto. */
