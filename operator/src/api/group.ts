@@ -21,6 +21,19 @@ export const MANAGED_BY_LABEL = "endpointslice.kubernetes.io/managed-by";
 export const MANAGED_BY_VALUE = "healthprobe-operator.healthprobe.io";
 export const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
 
+/** How a policy takes pods out of rotation (spec.drain.method). */
+export const DRAIN_METHODS = ["EndpointSlice", "ReadinessGate"] as const;
+export type DrainMethod = (typeof DRAIN_METHODS)[number];
+
+/**
+ * The pod condition the operator owns with method ReadinessGate: True admits the pod,
+ * False keeps it out. Pods opt in with `readinessGates: [{conditionType: healthprobe.io/ready}]`.
+ */
+export const READINESS_GATE_CONDITION = `${GROUP}/ready`;
+/** Reasons of the pod condition healthprobe.io/ready. */
+export const READINESS_GATE_REASONS = ["Healthy", "Unhealthy", "WarmingUp", "Quarantined"] as const;
+export type ReadinessGateReason = (typeof READINESS_GATE_REASONS)[number];
+
 /** Condition types of status.conditions. */
 export const CONDITION_TYPES = {
   ready: "Ready",

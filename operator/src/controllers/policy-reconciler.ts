@@ -54,7 +54,12 @@ export class PolicyReconciler {
       return this.o.status.write(log, obj as ParsedPolicy["obj"], { readiness: { reason: "InvalidSpec", message: parsed.message } }, now);
     }
     const policy = parsed.policy;
-    const problem = this.o.ownership.problemFor(namespace, name, policy.spec.serviceName);
+    const serviceName = policy.spec.serviceName;
+    if (serviceName === undefined) {
+      this.o.probeTargets.stop(key);
+      return this.o.status.write(log, policy.obj, { readiness: { reason: "InvalidSpec", message: "spec.drain.method: ReadinessGate is not supported by this version of the operator" } }, now);
+    }
+    const problem = this.o.ownership.problemFor(namespace, name, serviceName);
     if (problem) {
       this.o.probeTargets.stop(key);
       return this.o.status.write(log, policy.obj, { readiness: problem }, now);
@@ -73,7 +78,7 @@ export class PolicyReconciler {
     }
     const probing = this.o.probeTargets.start(key, policy.obj, policy.spec, selection.targets, probes.targets, now);
 
-    const slices = this.o.endpoints.current(namespace, policy.spec.serviceName);
+    const slices = this.o.endpoints.current(namespace, serviceName);
     // When fail-open last ended: a verdict from before it drains nothing and replaces nothing.
     const lastFailOpen = this.o.status.lastCondition(policy.obj, "FailOpen");
     const recoveredAt = computeRecoveredAt(lastFailOpen, now);
@@ -86,7 +91,7 @@ export class PolicyReconciler {
     }
     // No slice and no replacement is planned from a slice cache older than our own writes; its
     // watch event wakes the policy again (the status, which does not depend on it, goes on).
-    const stale = this.o.isLeader() && this.o.endpoints.isStale(namespace, policy.spec.serviceName, slices);
+    const stale = this.o.isLeader() && this.o.endpoints.isStale(namespace, serviceName, slices);
     // Nothing is replaced until the status says fail-open has ended (it is written after replacement).
     const failOpen = drain.failOpen || lastFailOpen?.status === "True";
     const result = await this.act(log, policy, selection, stale ? undefined : slices, { drain, failOpen, recoveredAt, notProbed: probes.notProbed }, now);
@@ -106,7 +111,7 @@ export class PolicyReconciler {
     const namespace = policy.obj.metadata.namespace;
     let replacement: ReplacementResult | undefined;
     if (this.o.isLeader() && slices) {
-      const service = this.o.services.get(namespace, policy.spec.serviceName)!;
+      const service = this.o.services.get(namespace, policy.spec.serviceName!)!;
       await this.o.endpoints.apply(log, { service, pods: selection.selected, admitted: admittedBy(policy, drain), existing: slices });
       // Replacement: the ledgers are charged and persisted before any eviction.
       replacement = await this.o.replacer.run(log, policy, selection.targets, now, { failOpen: plan.failOpen, recoveredAt: plan.recoveredAt });
