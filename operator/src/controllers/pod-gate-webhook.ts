@@ -26,7 +26,7 @@ export type WebhookAnswer = { status: 200; body: AdmissionReviewResponse } | { s
 export function gatePolicyOf(obj: PolicyObject): GatePolicy {
   const spec = (obj.spec ?? {}) as { selector?: LabelSelector; dryRun?: unknown; drain?: { method?: unknown } };
   const parsed = parsePolicy(obj);
-  const method = parsed.ok ? (parsed.policy.spec.drain as { method?: string }).method : spec.drain?.method;
+  const method = parsed.ok ? parsed.policy.spec.drain.method : spec.drain?.method;
   return {
     name: obj.metadata?.name ?? "",
     method: typeof method === "string" ? method : undefined,

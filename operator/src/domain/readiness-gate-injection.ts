@@ -10,10 +10,10 @@
 // - The patch adds the gate and nothing else: `readinessGates` is created when absent, appended
 //   to when present, so gates others added stay.
 // The caller passes only the policies of the pod's namespace.
+import { READINESS_GATE_CONDITION } from "../api/group.js";
 import { matchesLabelSelector, type LabelSelector } from "./label-selector.js";
 
-/** The pod condition the operator owns in ReadinessGate mode. */
-export const READINESS_GATE_CONDITION = "healthprobe.io/ready";
+export { READINESS_GATE_CONDITION };
 
 export interface GatePolicy {
   name: string;
