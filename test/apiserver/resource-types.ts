@@ -158,5 +158,7 @@ export function builtinResourceTypes(): ResourceType[] {
     builtin("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", { fields: ["subjects", "roleRef"] }),
     builtin("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", { namespaced: false, fields: ["rules", "aggregationRule"] }),
     builtin("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", { namespaced: false, fields: ["subjects", "roleRef"] }),
+    // Stored only: this server calls no admission webhook (semantics.md).
+    builtin("admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration", "mutatingwebhookconfigurations", { namespaced: false, fields: ["webhooks"] }),
   ];
 }

@@ -75,3 +75,39 @@ describe("helm install, status and uninstall with the real helm against the API 
     expect(status.stderr).toContain("release: not found");
   });
 });
+
+describe("helm install with the admission webhook against the API test server", () => {
+  const WEBHOOK_INSTALLED = [
+    { gvr: gvr("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations"), name: FULLNAME },
+    { gvr: gvr("", "v1", "services"), namespace: NAMESPACE, name: `${FULLNAME}-webhook` },
+    { gvr: gvr("rbac.authorization.k8s.io", "v1", "clusterroles"), name: `${FULLNAME}-webhook` },
+    { gvr: gvr("rbac.authorization.k8s.io", "v1", "clusterrolebindings"), name: `${FULLNAME}-webhook` },
+  ];
+  let server: TestApiServer;
+  let dir: string;
+  let kubeconfig: string;
+  const run = (args: string[]) => helmAsync([...args, "--kubeconfig", kubeconfig, "--namespace", NAMESPACE]);
+  const present = (o: { gvr: Gvr; namespace?: string; name: string }) => server.store.get(o.gvr, o.namespace, o.name) !== undefined;
+
+  beforeAll(async () => {
+    server = await startApiServer();
+    dir = mkdtempSync(join(tmpdir(), "healthprobe-install-"));
+    kubeconfig = join(dir, "kubeconfig");
+    server.writeKubeconfig(kubeconfig);
+  });
+  afterAll(async () => {
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("installs the webhook configuration, its Service and RBAC, and uninstalls them", async () => {
+    const r = await run(["install", RELEASE, chartDir, "--create-namespace", "--set", "webhook.enabled=true"]);
+    expect(r.stderr.replace(/^level=INFO msg="found symbolic link.*\n/gm, "")).toBe("");
+    expect(r.code).toBe(0);
+    expect(WEBHOOK_INSTALLED.filter((o) => !present(o)).map((o) => `${o.gvr.resource}/${o.name}`)).toEqual([]);
+    const config = server.store.get(WEBHOOK_INSTALLED[0]!.gvr, undefined, FULLNAME) as unknown as { webhooks: Array<{ failurePolicy: string }> };
+    expect(config.webhooks.map((w) => w.failurePolicy)).toEqual(["Ignore"]);
+    expect((await run(["uninstall", RELEASE])).code).toBe(0);
+    expect(WEBHOOK_INSTALLED.filter((o) => present(o)).map((o) => `${o.gvr.resource}/${o.name}`)).toEqual([]);
+  });
+});

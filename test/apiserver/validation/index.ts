@@ -30,7 +30,7 @@ export interface BuiltinValidationOptions {
   allowLoopbackEndpointAddresses?: boolean;
 }
 
-const CLUSTER_SCOPED = new Set(["/Namespace", "/Node", "/PersistentVolume", "rbac.authorization.k8s.io/ClusterRole", "rbac.authorization.k8s.io/ClusterRoleBinding", "apiextensions.k8s.io/CustomResourceDefinition"]);
+const CLUSTER_SCOPED = new Set(["/Namespace", "/Node", "/PersistentVolume", "rbac.authorization.k8s.io/ClusterRole", "rbac.authorization.k8s.io/ClusterRoleBinding", "apiextensions.k8s.io/CustomResourceDefinition", "admissionregistration.k8s.io/MutatingWebhookConfiguration"]);
 
 function validateKind(
   gvk: { group: string; version: string; kind: string },
