@@ -4,8 +4,8 @@
 // replaces the old one in place (setSecureContext): open connections keep theirs, new ones get it.
 import { createServer, type Server } from "node:https";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import type { BindAddress } from "./config.js";
+import { listen, type RunningServer } from "./health-server.js";
 
 export const MUTATE_PODS_PATH = "/mutate-pods";
 /** kube-apiserver refuses objects over 3 MiB; the review wraps one, and the old one on updates. */
@@ -13,11 +13,8 @@ const MAX_BODY_BYTES = 8 * 1024 * 1024;
 
 export type WebhookHandler = (body: unknown) => { status: number; body: unknown };
 
-export interface RunningWebhookServer {
-  port: number;
-  host: string;
+export interface RunningWebhookServer extends RunningServer {
   setCertificate(pair: { cert: string; key: string }): void;
-  close(): Promise<void>;
 }
 
 function reply(res: ServerResponse, status: number, body: unknown): void {
@@ -68,22 +65,9 @@ export async function startWebhookServer(opts: { address: Exclude<BindAddress, {
     });
   });
   server.on("tlsClientError", () => undefined);
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(opts.address.port, opts.address.host || undefined, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  const info = server.address() as AddressInfo;
+  const running = await listen(server, opts.address);
   return {
-    port: info.port,
-    host: info.address,
+    ...running,
     setCertificate: (pair) => server.setSecureContext({ cert: pair.cert, key: pair.key, minVersion: "TLSv1.2" }),
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.closeAllConnections();
-        server.close((err) => (err ? reject(err) : resolve()));
-      }),
   };
 }
