@@ -41,10 +41,11 @@ export const CONDITION_TYPES = {
   failOpen: "FailOpen",
   drainCapped: "DrainCapped",
   replacementBlocked: "ReplacementBlocked",
+  gateMissing: "GateMissing",
 } as const;
 
 /** Reasons of the ReplacementBlocked condition. */
 export const REPLACEMENT_BLOCKED_REASONS = ["Budget", "PodDisruptionBudget", "Veto", "NoController", "FailOpen"] as const;
 
 /** Event reasons, on the policy and on the pod involved. */
-export const EVENT_REASONS = ["Drained", "Restored", "DrainCapped", "FailOpen", "Replaced", "ReplacementBlocked", "InvalidSpec"] as const;
+export const EVENT_REASONS = ["Drained", "Restored", "DrainCapped", "FailOpen", "Replaced", "ReplacementBlocked", "InvalidSpec", "GateMissing"] as const;

@@ -12,6 +12,7 @@ import { Endpoints } from "./endpoints.js";
 import { keyOf, serviceNameOf } from "./kube-objects.js";
 import { PolicyReconciler } from "./policy-reconciler.js";
 import { PolicyStatusPart } from "./policy-status.js";
+import { ReadinessGates } from "./readiness-gates.js";
 import type { PolicyWriter } from "./policy-writer.js";
 import { ProbeTargets } from "./probe-targets.js";
 import { LedgerStore } from "./replacement-ledgers.js";
@@ -80,7 +81,8 @@ export function buildPolicyController(o: PolicyControllerOptions): PolicyControl
     ...(o.maxPdbBackoffMs ? { maxPdbBackoffMs: o.maxPdbBackoffMs } : {}),
   });
   const status = new PolicyStatusPart({ versions, events: o.events, metrics, isLeader, ...(o.statusIntervalMs ? { statusIntervalMs: o.statusIntervalMs } : {}) });
-  const policies = new PolicyReconciler({ policies: caches.policies, services: caches.services, ownership, probeTargets, endpoints, replacer, status, health: o.health, metrics, clock, logger, isLeader });
+  const gates = new ReadinessGates({ writer, clock });
+  const policies = new PolicyReconciler({ policies: caches.policies, services: caches.services, ownership, probeTargets, endpoints, gates, replacer, status, health: o.health, metrics, clock, logger, isLeader });
   const serviceSlices = new ServiceSlices({ services: caches.services, ownership, endpoints, logger, isLeader });
   return { policies, serviceSlices, ledgers, probeTargets, endpoints };
 }

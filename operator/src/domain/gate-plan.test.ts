@@ -63,9 +63,10 @@ describe("isGateServing", () => {
 
 describe("withoutUngatedDrains", () => {
   it("keeps a pod without the gate in rotation, saying it would have been drained, and counts it as not drained", () => {
-    const plan = { decisions: new Map([["uid-a", drained()], ["uid-b", drained()]]), drainedCount: 2 } as DrainPlan;
-    const out = withoutUngatedDrains(plan, new Set(["uid-a"]));
+    const plan = { decisions: new Map([["uid-a", drained()], ["uid-b", drained()], ["uid-c", admitted()]]), drainedCount: 2 } as DrainPlan;
+    const out = withoutUngatedDrains(plan, new Set(["uid-a", "uid-c"]));
     expect(out.decisions.get("uid-a")).toEqual({ admitted: true, drained: false, reason: `kept: the pod has no readiness gate healthprobe.io/ready, so it cannot be kept out (would be ${drained().reason})` });
+    expect(out.decisions.get("uid-c")?.reason).toBe("admitted: healthy; the pod has no readiness gate healthprobe.io/ready, so it cannot be kept out");
     expect([out.decisions.get("uid-b"), out.drainedCount]).toEqual([drained(), 1]);
   });
 });

@@ -114,14 +114,16 @@ export const UNGATED_NOTE = "the pod has no readiness gate healthprobe.io/ready,
 
 /**
  * The plan as it can be carried out: a pod without the gate cannot be kept out, so a decision
- * not to admit it becomes admitted (drained false), saying what it would have been. Its place
- * in the cap stays taken (fewer pods drained, never more).
+ * not to admit it becomes admitted (drained false), saying what it would have been; an admitted
+ * one says it could not be drained. Its place in the cap stays taken (fewer pods drained, never more).
  */
 export function withoutUngatedDrains(plan: DrainPlan, ungatedUids: ReadonlySet<string>): DrainPlan {
   if (ungatedUids.size === 0) return plan;
   const decisions = new Map<string, DrainDecision>();
   for (const [uid, d] of plan.decisions) {
-    decisions.set(uid, ungatedUids.has(uid) && !d.admitted ? { admitted: true, drained: false, reason: `kept: ${UNGATED_NOTE} (would be ${d.reason})` } : d);
+    if (!ungatedUids.has(uid)) decisions.set(uid, d);
+    else if (d.admitted) decisions.set(uid, { ...d, reason: `${d.reason}; ${UNGATED_NOTE}` });
+    else decisions.set(uid, { admitted: true, drained: false, reason: `kept: ${UNGATED_NOTE} (would be ${d.reason})` });
   }
   const drainedCount = [...decisions.values()].filter((d) => d.drained).length;
   return { ...plan, decisions, drainedCount };
