@@ -12,7 +12,16 @@ import { loadKubeConfig, makeApis } from "./adapters/kube-config.js";
 import { kubeLeaseStore } from "./adapters/lease-store.js";
 import { startWatchedCache, type WatchedInformer } from "./adapters/watched-cache.js";
 import type { Caches } from "./controllers/caches.js";
-import { buildPolicyController, enqueueAll, enqueueManagedServices, watchForPolicies, watchForServiceSlices, type PolicyController } from "./controllers/policy-controller.js";
+import {
+  buildPolicyController,
+  enqueueAll,
+  enqueueGatedNamespaces,
+  enqueueManagedServices,
+  watchForGateRelease,
+  watchForPolicies,
+  watchForServiceSlices,
+  type PolicyController,
+} from "./controllers/policy-controller.js";
 import { keyOf, slimNode, slimPod, slimService, withoutManagedFields, type KubeObject, type PodObject, type PolicyObject, type ServiceObject } from "./controllers/kube-objects.js";
 import { realClock, type Clock } from "./runtime/clock.js";
 import type { OperatorConfig } from "./runtime/config.js";
@@ -27,6 +36,7 @@ import { WorkQueue, runController, type RunningController } from "./runtime/work
 /** The controllers, as the queue and reconcile metrics label them. */
 const POLICY_CONTROLLER = "policy";
 const SERVICE_SLICES_CONTROLLER = "service-slices";
+const GATE_RELEASE_CONTROLLER = "gate-release";
 
 export interface StartOperatorOptions {
   /** Kubeconfig content instead of config.kubeconfig (tests). */
@@ -64,9 +74,11 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
   const metrics = createMetrics();
   const identity = opts.identity ?? defaultIdentity();
   const health = new HealthStore();
-  // One queue per kind of key: policies, and Services whose slices may be left unmanaged.
+  // One queue per kind of key: policies, Services whose slices may be left unmanaged, and
+  // namespaces whose gated pods may be held by no policy.
   const policyQueue = new WorkQueue({ clock, metrics: queueMetrics(metrics, POLICY_CONTROLLER) });
   const serviceQueue = new WorkQueue({ clock, metrics: queueMetrics(metrics, SERVICE_SLICES_CONTROLLER) });
+  const namespaceQueue = new WorkQueue({ clock, metrics: queueMetrics(metrics, GATE_RELEASE_CONTROLLER) });
 
   // 1. Leadership: only the leader writes; without leader election this replica always is.
   let elector: LeaderElector | undefined;
@@ -94,9 +106,11 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
   const controller = buildPolicyController({ caches, writer: new ClusterWriter(kc), scheduler, health, events, metrics, clock, logger, isLeader, ...limits });
   watchForPolicies(caches, controller, policyQueue);
   watchForServiceSlices(caches, controller, serviceQueue);
+  watchForGateRelease(caches, namespaceQueue);
   const wakeEverything = () => {
     enqueueAll(caches, policyQueue);
     enqueueManagedServices(controller, serviceQueue);
+    enqueueGatedNamespaces(caches, namespaceQueue);
   };
 
   // 4. Health and metrics endpoints.
@@ -115,7 +129,7 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
   }
 
   // 6. Workers, once every cache is complete: nothing is decided from a partial cache.
-  const workers = startWorkers({ caches: informers, controller, policyQueue, serviceQueue, wakeEverything, logger, metrics, clock, identity, workers: opts.workers ?? 4 });
+  const workers = startWorkers({ caches: informers, controller, policyQueue, serviceQueue, namespaceQueue, wakeEverything, logger, metrics, clock, identity, workers: opts.workers ?? 4 });
 
   return {
     identity,
@@ -205,6 +219,7 @@ interface WorkerDeps {
   controller: PolicyController;
   policyQueue: WorkQueue;
   serviceQueue: WorkQueue;
+  namespaceQueue: WorkQueue;
   wakeEverything: () => void;
   logger: Logger;
   metrics: OperatorMetrics;
@@ -226,13 +241,14 @@ function startWorkers(d: WorkerDeps): { stop(): Promise<void> } {
     if (stopped) return;
     running.push(runController({ queue: d.policyQueue, workers: d.workers, reconcile: (key) => d.controller.policies.reconcile(key), logger: d.logger, metrics: controllerMetrics(d.metrics, POLICY_CONTROLLER), clock: d.clock }));
     running.push(runController({ queue: d.serviceQueue, workers: 1, reconcile: (key) => d.controller.serviceSlices.reconcile(key), logger: d.logger, metrics: controllerMetrics(d.metrics, SERVICE_SLICES_CONTROLLER), clock: d.clock }));
+    running.push(runController({ queue: d.namespaceQueue, workers: 1, reconcile: (key) => d.controller.gateRelease.reconcile(key), logger: d.logger, metrics: controllerMetrics(d.metrics, GATE_RELEASE_CONTROLLER), clock: d.clock }));
   })();
   return {
     async stop() {
       stopped = true;
       await started;
       if (running.length > 0) await Promise.all(running.map((r) => r.stop()));
-      else await Promise.all([d.policyQueue.shutDown(), d.serviceQueue.shutDown()]);
+      else await Promise.all([d.policyQueue.shutDown(), d.serviceQueue.shutDown(), d.namespaceQueue.shutDown()]);
     },
   };
 }

@@ -95,4 +95,16 @@ describe("drain method ReadinessGate (API test server)", () => {
     for (const p of fresh) await farm.serve(p.status.podIP);
     await readyCountIs(4, "the new pods admitted after their first success");
   }, 60_000);
+
+  it.each([
+    ["deleted", () => cluster.remove("healthprobe.io/v1alpha1", "HealthProbePolicy", "web")],
+    ["switched back to EndpointSlice", () => cluster.patch({ ...aPolicy("web", cluster.namespace), spec: { drain: { method: "EndpointSlice" } } })],
+  ])("a policy %s leaves no pod out: the pods it kept out get True", async (_name, change) => {
+    const pods = await givenGatedService(3);
+    farm.failing(pods[0]!.status.podIP);
+    await readyCountIs(2, "the failing pod drained");
+    await change();
+    await readyCountIs(3, "every pod back in");
+    expect(podCondition(await cluster.get("v1", "Pod", pods[0]!.metadata!.name!), GATE)).toMatchObject({ status: "True", reason: "NoPolicy" });
+  }, 60_000);
 });

@@ -31,7 +31,7 @@ export type DrainMethod = (typeof DRAIN_METHODS)[number];
  */
 export const READINESS_GATE_CONDITION = `${GROUP}/ready`;
 /** Reasons of the pod condition healthprobe.io/ready. */
-export const READINESS_GATE_REASONS = ["Admitted", "Unhealthy", "WarmingUp", "Quarantined"] as const;
+export const READINESS_GATE_REASONS = ["Admitted", "Unhealthy", "WarmingUp", "Quarantined", "NoPolicy"] as const;
 export type ReadinessGateReason = (typeof READINESS_GATE_REASONS)[number];
 
 /** Condition types of status.conditions. */

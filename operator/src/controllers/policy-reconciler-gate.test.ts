@@ -109,3 +109,26 @@ describe("the policy reconciler with drain method ReadinessGate", () => {
     expect(writer.statuses.get(KEY)!.status).toHaveProperty("conditions");
   });
 });
+
+describe("releasing pods no ReadinessGate policy holds", () => {
+  const held = aGatedPod("web-a", { gate: "False", reason: "Unhealthy", message: "drained" });
+
+  it.each([
+    ["the policy is deleted", [], "web-a=True/NoPolicy"],
+    ["the policy switched back to EndpointSlice", [aPolicyObject("web")], "web-a=True/NoPolicy"],
+    ["the policy is in dryRun", [gatePolicy({ dryRun: true })], "web-a=True/NoPolicy"],
+    ["the policy no longer selects the pod", [gatePolicy({ selector: { matchLabels: { app: "api" } } })], "web-a=True/NoPolicy"],
+    ["the policy is terminating", [aPolicyObject("web", { serviceName: undefined, drain: { method: "ReadinessGate" } }, { deletionTimestamp: "2026-01-01T00:00:00Z" })], "web-a=True/NoPolicy"],
+    ["a ReadinessGate policy still holds it: left to that policy", [gatePolicy()], undefined],
+  ])("sets True on a pod left False when %s", async (_name, policies, expected) => {
+    const bed = setUp({ policies, pods: [held, aGatedPod("web-b", { gate: "True" }), aGatedPod("web-c", { gated: false })] });
+    await bed.controller.gateRelease.reconcile(NS);
+    expect(written(bed.writer)).toEqual(expected ? [expected] : []);
+  });
+
+  it("a standby writes nothing", async () => {
+    const bed = setUp({ policies: [], pods: [held], leader: false });
+    await bed.controller.gateRelease.reconcile(NS);
+    expect(bed.writer.podConditions.size).toBe(0);
+  });
+});

@@ -1,6 +1,6 @@
 import { describe, it, expect } from "@jest/globals";
 import type { DrainDecision, DrainPlan } from "./drain.js";
-import { isGateServing, planGateConditions, planGateDrain, withoutUngatedDrains, type GateDrainPod, type GatePod, type GateServingInput } from "./gate-plan.js";
+import { isGateServing, planGateConditions, planGateDrain, planGateRelease, withoutUngatedDrains, type ReleasePod, type GateDrainPod, type GatePod, type GateServingInput } from "./gate-plan.js";
 import { MINUTE, T0 } from "./testing/builders.js";
 
 const admitted = (reason = "admitted: healthy"): DrainDecision => ({ admitted: true, drained: false, reason });
@@ -117,5 +117,20 @@ describe("planGateDrain", () => {
     const pods = [aDrainPod("a"), aDrainPod("b", { gated: false, condition: undefined, state: "Unhealthy", unhealthySince: T0 })];
     const { drain, gate } = planGateDrain({ ...settings, pods });
     expect([gate.ungated, drain.drainedCount, drain.decisions.get("uid-b")?.reason]).toEqual([["b"], 0, expect.stringContaining("cannot be kept out")]);
+  });
+});
+
+describe("planGateRelease", () => {
+  const aReleasePod = (name: string, over: Partial<ReleasePod> = {}): ReleasePod => ({ uid: `uid-${name}`, name, gated: true, held: false, terminating: false, ...over });
+  it.each<[string, Partial<ReleasePod>, boolean]>([
+    ["a pod left False by a policy that no longer holds it gets True", { condition: { status: "False", reason: "Unhealthy" } }, true],
+    ["a gated pod without the condition and no policy gets True", {}, true],
+    ["a pod a policy holds is left to that policy", { held: true, condition: { status: "False" } }, false],
+    ["a pod already True is not written again", { condition: { status: "True", reason: "Admitted" } }, false],
+    ["a pod without the gate is not written", { gated: false }, false],
+    ["a terminating pod is not written", { terminating: true, condition: { status: "False" } }, false],
+  ])("%s", (_name, over, written) => {
+    const patches = planGateRelease([aReleasePod("a", over)]);
+    expect(patches.map((p) => [p.name, p.condition.status, p.condition.reason])).toEqual(written ? [["a", "True", "NoPolicy"]] : []);
   });
 });

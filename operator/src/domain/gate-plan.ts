@@ -3,7 +3,7 @@
 // Ready for pods that carry the readiness gate, and every EndpointSlice controller then follows.
 import { compareStrings, planDrain, type DrainDecision, type DrainInput, type DrainPlan, type DrainTarget } from "./drain.js";
 
-export type GateReason = "Admitted" | "Unhealthy" | "WarmingUp" | "Quarantined";
+export type GateReason = "Admitted" | "Unhealthy" | "WarmingUp" | "Quarantined" | "NoPolicy";
 
 /** The condition as the operator writes it: True admits the pod, False keeps it out. */
 export interface GateCondition {
@@ -165,4 +165,26 @@ export function planGateDrain(input: GateDrainInput): { drain: DrainPlan; gate: 
   const drain = withoutUngatedDrains(planDrain({ ...settings, targets }), new Set(pods.filter((p) => !p.gated).map((p) => p.uid)));
   const gate = planGateConditions({ pods, drain, ...(quarantined ? { quarantined } : {}) });
   return { drain, gate };
+}
+
+/** A pod with the gate as the release sees it. */
+export interface ReleasePod extends GatePod {
+  /** A live ReadinessGate policy that is not in dryRun selects the pod: its verdict stands. */
+  held: boolean;
+  terminating: boolean;
+}
+
+export const RELEASE_MESSAGE = "admitted: no HealthProbePolicy with drain method ReadinessGate (and not in dryRun) selects this pod";
+
+/**
+ * Never leave a pod out for a policy that no longer holds it (deleted, switched to EndpointSlice
+ * or dryRun, invalid, or no longer selecting the pod): a pod with the gate that no policy holds
+ * gets True (reason NoPolicy) when its condition is False or missing. A True condition is left
+ * as it is (no write), and so is a terminating pod.
+ */
+export function planGateRelease(pods: readonly ReleasePod[]): GatePatch[] {
+  return [...pods]
+    .filter((p) => p.gated && !p.held && !p.terminating && p.condition?.status !== "True")
+    .sort((a, b) => compareStrings(a.name, b.name) || compareStrings(a.uid, b.uid))
+    .map((p) => ({ uid: p.uid, name: p.name, condition: { status: "True", reason: "NoPolicy", message: RELEASE_MESSAGE }, transition: true }));
 }
