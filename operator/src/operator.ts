@@ -74,11 +74,8 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
   const metrics = createMetrics();
   const identity = opts.identity ?? defaultIdentity();
   const health = new HealthStore();
-  // One queue per kind of key: policies, Services whose slices may be left unmanaged, and
-  // namespaces whose gated pods may be held by no policy.
-  const policyQueue = new WorkQueue({ clock, metrics: queueMetrics(metrics, POLICY_CONTROLLER) });
-  const serviceQueue = new WorkQueue({ clock, metrics: queueMetrics(metrics, SERVICE_SLICES_CONTROLLER) });
-  const namespaceQueue = new WorkQueue({ clock, metrics: queueMetrics(metrics, GATE_RELEASE_CONTROLLER) });
+  const queues = makeQueues(clock, metrics);
+  const { policyQueue, serviceQueue, namespaceQueue } = queues;
 
   // 1. Leadership: only the leader writes; without leader election this replica always is.
   let elector: LeaderElector | undefined;
@@ -104,14 +101,7 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
   const { maxEndpointsPerSlice, maxReplacementsPer12h, operatorNamespace, ledgerConfigMapName } = config;
   const limits = { maxEndpointsPerSlice, maxReplacementsPer12h, operatorNamespace, ledgerConfigMapName, failpoint: opts.failpoint };
   const controller = buildPolicyController({ caches, writer: new ClusterWriter(kc), scheduler, health, events, metrics, clock, logger, isLeader, ...limits });
-  watchForPolicies(caches, controller, policyQueue);
-  watchForServiceSlices(caches, controller, serviceQueue);
-  watchForGateRelease(caches, namespaceQueue);
-  const wakeEverything = () => {
-    enqueueAll(caches, policyQueue);
-    enqueueManagedServices(controller, serviceQueue);
-    enqueueGatedNamespaces(caches, namespaceQueue);
-  };
+  const wakeEverything = watchAll(caches, controller, queues);
 
   // 4. Health and metrics endpoints.
   const { servers, healthPort, metricsPort } = await startServers(config, { synced, health, scheduler, metrics });
@@ -148,6 +138,29 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
       await Promise.all(informers.map((i) => i.stop()));
       await Promise.all(servers.map((s) => s.close()));
     },
+  };
+}
+
+type Queues = { policyQueue: WorkQueue; serviceQueue: WorkQueue; namespaceQueue: WorkQueue };
+
+/** One queue per kind of key: policies, Services whose slices may be left unmanaged, and namespaces whose gated pods may be held by no policy. */
+function makeQueues(clock: Clock, metrics: OperatorMetrics): Queues {
+  return {
+    policyQueue: new WorkQueue({ clock, metrics: queueMetrics(metrics, POLICY_CONTROLLER) }),
+    serviceQueue: new WorkQueue({ clock, metrics: queueMetrics(metrics, SERVICE_SLICES_CONTROLLER) }),
+    namespaceQueue: new WorkQueue({ clock, metrics: queueMetrics(metrics, GATE_RELEASE_CONTROLLER) }),
+  };
+}
+
+/** Registers every cache handler; returns what wakes every key (caches synced, leadership taken). */
+function watchAll(caches: Caches, controller: PolicyController, q: Queues): () => void {
+  watchForPolicies(caches, controller, q.policyQueue);
+  watchForServiceSlices(caches, controller, q.serviceQueue);
+  watchForGateRelease(caches, q.namespaceQueue);
+  return () => {
+    enqueueAll(caches, q.policyQueue);
+    enqueueManagedServices(controller, q.serviceQueue);
+    enqueueGatedNamespaces(caches, q.namespaceQueue);
   };
 }
 
