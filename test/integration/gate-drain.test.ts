@@ -3,7 +3,7 @@
 // drains by the pod condition. The kubelet stand-in folds the gate into each pod's Ready.
 import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
 import { waitFor } from "../support/wait-for.js";
-import { aPolicy, aReplicaSet, aService, type Obj, type PolicyOptions, type TestCluster } from "./support/cluster.js";
+import { aPolicy, aReplicaSet, aService, endpointReadiness, type Obj, type PolicyOptions, type TestCluster } from "./support/cluster.js";
 import type { PodFarm } from "../support/pod-farm.js";
 import { conditionOf, livePods, policyStatus } from "./support/queries.js";
 import { closeBed, openBed } from "./support/test-bed.js";
@@ -49,13 +49,24 @@ async function givenGatedService(replicas: number, policy: PolicyOptions = {}): 
   return pods;
 }
 
+/** The Service's endpoints as the built-in EndpointSlice controller writes them: ready ones by pod name, once `n` are ready. */
+async function readyEndpointsAre(n: number, what: string): Promise<Map<string, boolean>> {
+  return waitFor(async () => {
+    const slices = await cluster.list("discovery.k8s.io/v1", "EndpointSlice", cluster.namespace, "kubernetes.io/service-name=web,endpointslice.kubernetes.io/managed-by=endpointslice-controller.k8s.io");
+    const ready = await endpointReadiness(cluster, "web");
+    return slices.length > 0 && [...ready.values()].filter(Boolean).length === n ? ready : undefined;
+  }, { what });
+}
+
 describe("drain method ReadinessGate (API test server)", () => {
-  it("takes a failing pod out through its Ready and brings it back when it recovers", async () => {
+  it("takes a failing pod out of the Service's EndpointSlices through its Ready and brings it back when it recovers", async () => {
     const pods = await givenGatedService(3);
+    await readyEndpointsAre(3, "every endpoint ready in the built-in slices");
     const victim = pods[0]!;
     farm.failing(victim.status.podIP);
     const ready = await readyCountIs(2, "the failing pod drained");
     expect(ready.get(victim.metadata!.name!)).toBe(false);
+    expect((await readyEndpointsAre(2, "the drained pod's endpoint not ready")).get(victim.metadata!.name!)).toBe(false);
     const drained = await cluster.get("v1", "Pod", victim.metadata!.name!);
     expect(podCondition(drained, GATE)).toMatchObject({ status: "False", reason: "Unhealthy" });
     expect(podCondition(drained, "ContainersReady")?.status).toBe("True");
@@ -63,6 +74,7 @@ describe("drain method ReadinessGate (API test server)", () => {
 
     farm.healthy(victim.status.podIP);
     await readyCountIs(3, "the recovered pod back");
+    await readyEndpointsAre(3, "the recovered pod's endpoint ready again");
     expect(podCondition(await cluster.get("v1", "Pod", victim.metadata!.name!), GATE)).toMatchObject({ status: "True", reason: "Admitted" });
   }, 60_000);
 
@@ -72,10 +84,12 @@ describe("drain method ReadinessGate (API test server)", () => {
     await waitFor(async () => conditionOf(await policyStatus(cluster), "DrainCapped")?.status === "True", { what: "the cap to bite" });
     // Two of four drained, the third kept in by the cap, the healthy one in.
     expect([...(await readyByName()).values()].filter(Boolean)).toHaveLength(2);
+    await readyEndpointsAre(2, "two ready endpoints in the built-in slices");
 
     farm.failing(pods[3]!.status.podIP);
     await waitFor(async () => conditionOf(await policyStatus(cluster), "FailOpen")?.status === "True", { what: "fail open" });
     await readyCountIs(4, "every pod back in while failing open");
+    await readyEndpointsAre(4, "every endpoint ready while failing open");
   }, 60_000);
 
   it("a rollout waits: the new ReplicaSet's pods are not Ready until their first successful probe", async () => {
