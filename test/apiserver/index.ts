@@ -32,7 +32,7 @@ export interface ApiServerOptions {
   terminationDelayMs?: number;
   /** Default 127.0.10.0/24. */
   podCidr?: string;
-  /** Default true: ReplicaSet and PodDisruptionBudget controllers. */
+  /** Default true: ReplicaSet, PodDisruptionBudget and EndpointSlice (Services with a selector) controllers. */
   controllers?: boolean;
   /** Events kept for watch resume, default 1000. */
   watchHistory?: number;
@@ -130,6 +130,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<TestA
       terminationDelayMs: opts.terminationDelayMs ?? 0,
       replicaSet: enabled,
       podDisruptionBudget: enabled,
+      endpointSlice: enabled,
     });
   }
 

@@ -163,6 +163,7 @@ describe("rbacRulesFromChart (the rendered chart)", () => {
   it.each([
     { scope: "cluster", group: "", resource: "pods", verbs: ["delete", "list", "watch"] },
     { scope: "cluster", group: "", resource: "pods/eviction", verbs: ["create"] },
+    { scope: "cluster", group: "", resource: "pods/status", verbs: ["patch"] },
     { scope: "cluster", group: "", resource: "services", verbs: ["list", "watch"] },
     { scope: "cluster", group: "", resource: "nodes", verbs: ["list", "watch"] },
     { scope: "cluster", group: "discovery.k8s.io", resource: "endpointslices", verbs: ["create", "delete", "list", "update", "watch"] },
@@ -179,7 +180,7 @@ describe("rbacRulesFromChart (the rendered chart)", () => {
   it("grants nothing beyond the list above", () => {
     const resources = new Set(rules.flatMap((r) => r.resources));
     expect([...resources].sort()).toEqual(
-      ["configmaps", "endpointslices", "events", "healthprobepolicies", "healthprobepolicies/status", "leases", "nodes", "pods", "pods/eviction", "secrets", "services"],
+      ["configmaps", "endpointslices", "events", "healthprobepolicies", "healthprobepolicies/status", "leases", "nodes", "pods", "pods/eviction", "pods/status", "secrets", "services"],
     );
   });
 

@@ -57,7 +57,10 @@ describe("policies the operator does not act on", () => {
     expect(ready.status).toBe("False");
     expect(ready.message).toMatch(/Service web has a selector/);
     expect(operatorSliceWrites()).toEqual([]);
-    expect(await cluster.list("discovery.k8s.io/v1", "EndpointSlice")).toEqual([]);
+    // The only slices are the built-in controller's.
+    expect(await operatorSlices("web")).toEqual([]);
+    const slices = await cluster.list("discovery.k8s.io/v1", "EndpointSlice");
+    expect(slices.map((s) => s.metadata!.labels![MANAGED_BY_LABEL])).toEqual(slices.map(() => "endpointslice-controller.k8s.io"));
     expect(hitsOf(ips)).toBe(0);
   });
 

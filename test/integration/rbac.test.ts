@@ -1,5 +1,5 @@
 // The chart's RBAC against what the operator really calls: one scenario that makes the operator
-// use every part of its job (drain, restore, replacement by eviction and by deletion, the
+// use every part of its job (drain, restore, both drain methods, replacement by eviction and by deletion, the
 // operator-wide ledger, Secret-sourced probe headers, leader election, aggregated Events,
 // collecting a deleted policy's slices), then the test server's request log for the operator's
 // user is compared with the rules the chart renders: nothing used is missing, nothing granted
@@ -55,8 +55,13 @@ describe("the chart's RBAC", () => {
     const api = aPolicy("api", ns, { serviceName: "api", selector: { app: "api" }, failureThreshold: 1, replacement: { enabled: true, after: "30s", maxPerHour: 5, maxPerDay: 10, method: "Delete" } });
     await cluster.create(web);
     await cluster.create(api);
+    // Drain method ReadinessGate: the pod condition, through pods/status.
+    await cluster.create(aService("gate", ns, { selector: { app: "gate" } }));
+    await cluster.create(aReplicaSet("gate", ns, 2, { app: "gate" }, { gated: true }));
+    await cluster.create(aPolicy("gate", ns, { serviceName: undefined, method: "ReadinessGate", selector: { app: "gate" } }));
     const webPods = await livePods("web", 3);
     const apiPods = await livePods("api", 3);
+    await livePods("gate", 2);
 
     // The webhook configuration as the chart installs it; the operator keeps its caBundle.
     const chart = renderChart({ values: ["webhook.enabled=true"] });
@@ -72,6 +77,8 @@ describe("the chart's RBAC", () => {
       webhookCertificate: { leafLifetimeMs: 120_000, resyncMs: 10_000 },
     });
     await waitFor(async () => (await cluster.get(HPP, "HealthProbePolicy", "web"))?.status?.healthy === 3, { what: "web settled" });
+
+    await waitFor(async () => (await cluster.list("v1", "Pod", ns, "app=gate")).every((p) => p.status?.conditions?.some((c: { type: string; status: string }) => c.type === "healthprobe.io/ready" && c.status === "True")), { what: "the gated pods admitted" });
 
     // Drain, restore and drain again: the repeated Event becomes a series (a patch).
     const flapping = webPods[0]!.status.podIP as string;
@@ -114,6 +121,6 @@ describe("the chart's RBAC", () => {
     expect(check.unused).toEqual([]);
     // The scenario really exercised the sensitive verbs.
     const verbs = new Set(used.map((e) => `${e.verb} ${e.resource}${e.subresource ? `/${e.subresource}` : ""}`));
-    for (const v of ["create pods/eviction", "delete pods", "get secrets", "patch events", "update leases", "update configmaps", "delete endpointslices"]) expect(verbs).toContain(v);
+    for (const v of ["create pods/eviction", "delete pods", "get secrets", "patch events", "update leases", "update configmaps", "delete endpointslices", "patch pods/status"]) expect(verbs).toContain(v);
   }, 120_000);
 });

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { stringify } from "yaml";
-import { aPolicy, aReplicaSet, aService, podIP, readinessOf, type Obj } from "../integration/support/cluster.js";
+import { aPolicy, aReplicaSet, aService, podIP, readinessOf } from "../integration/support/cluster.js";
 import type { TestOperator } from "../integration/support/operator.js";
 import { startTestOperator } from "../integration/support/operator.js";
 import { closeBed, openBed, type Bed } from "../integration/support/test-bed.js";
@@ -52,15 +52,11 @@ describe("the README's move of an existing Service", () => {
       return list.length === 2 && list.every((p) => p.status?.podIP) ? list : undefined;
     }, { what: "2 pods with IPs" });
     for (const p of pods) await farm.serve(await podIP(cluster, p.metadata!.name!));
-    // What Kubernetes' EndpointSlice controller wrote while the Service had its selector.
-    await cluster.create({
-      apiVersion: "discovery.k8s.io/v1",
-      kind: "EndpointSlice",
-      metadata: { name: "web-builtin", namespace: ns, labels: { "kubernetes.io/service-name": "web", "endpointslice.kubernetes.io/managed-by": BUILT_IN } },
-      addressType: "IPv4",
-      ports: [{ name: "http", port: 8080, protocol: "TCP" }],
-      endpoints: pods.map((p) => ({ addresses: [p.status.podIP], conditions: { ready: true }, targetRef: { kind: "Pod", name: p.metadata!.name, namespace: ns, uid: p.metadata!.uid } })),
-    } as Obj);
+    // Kubernetes' EndpointSlice controller lists both pods while the Service has its selector.
+    await waitFor(async () => {
+      const builtIn = await cluster.list("discovery.k8s.io/v1", "EndpointSlice", ns, `endpointslice.kubernetes.io/managed-by=${BUILT_IN}`);
+      return [...readinessOf(builtIn).values()].filter(Boolean).length === 2;
+    }, { what: "the built-in controller's slice" });
     operator = await startTestOperator(cluster.server);
 
     const kubeconfig = join(dir, "kubeconfig");

@@ -31,7 +31,7 @@ export type DrainMethod = (typeof DRAIN_METHODS)[number];
  */
 export const READINESS_GATE_CONDITION = `${GROUP}/ready`;
 /** Reasons of the pod condition healthprobe.io/ready. */
-export const READINESS_GATE_REASONS = ["Healthy", "Unhealthy", "WarmingUp", "Quarantined"] as const;
+export const READINESS_GATE_REASONS = ["Admitted", "Unhealthy", "WarmingUp", "Quarantined", "NoPolicy"] as const;
 export type ReadinessGateReason = (typeof READINESS_GATE_REASONS)[number];
 
 /** Condition types of status.conditions. */
@@ -41,10 +41,11 @@ export const CONDITION_TYPES = {
   failOpen: "FailOpen",
   drainCapped: "DrainCapped",
   replacementBlocked: "ReplacementBlocked",
+  gateMissing: "GateMissing",
 } as const;
 
 /** Reasons of the ReplacementBlocked condition. */
 export const REPLACEMENT_BLOCKED_REASONS = ["Budget", "PodDisruptionBudget", "Veto", "NoController", "FailOpen"] as const;
 
 /** Event reasons, on the policy and on the pod involved. */
-export const EVENT_REASONS = ["Drained", "Restored", "DrainCapped", "FailOpen", "Replaced", "ReplacementBlocked", "InvalidSpec"] as const;
+export const EVENT_REASONS = ["Drained", "Restored", "DrainCapped", "FailOpen", "Replaced", "ReplacementBlocked", "InvalidSpec", "GateMissing"] as const;

@@ -26,6 +26,7 @@ export async function startHarness(opts: Partial<ControllerOptions> = {}): Promi
       podCidr: "127.0.10.0/24",
       replicaSet: true,
       podDisruptionBudget: true,
+      endpointSlice: true,
       ...opts,
     });
     const kc = new KubeConfig();

@@ -1,8 +1,10 @@
-// Small controllers the tests need (ReplicaSet, PodDisruptionBudget status, a kubelet stand-in).
+// Small controllers the tests need (ReplicaSet, PodDisruptionBudget status, EndpointSlices of
+// Services with a selector, a kubelet stand-in).
 // They talk to the server over HTTP like real controllers: informers feed work queues, each sync
 // is level-based and idempotent, and informers restart on errors.
 import { AppsV1Api, CoreV1Api, KubeConfig, PolicyV1Api, type V1Pod, type V1PodDisruptionBudget, type V1ReplicaSet } from "@kubernetes/client-node";
 import { DisruptionController } from "./disruption-controller.js";
+import { startEndpointSliceController, type RunningEndpointSliceController } from "./endpoint-slice-wiring.js";
 import { startInformer, type RunningInformer } from "./informers.js";
 import { KubeletStandIn } from "./kubelet-stand-in.js";
 import { podKey } from "./pods.js";
@@ -20,6 +22,8 @@ export interface ControllerOptions {
   terminationDelayMs?: number;
   replicaSet: boolean;
   podDisruptionBudget: boolean;
+  /** The built-in EndpointSlice controller for Services with a selector; default false. */
+  endpointSlice?: boolean;
   /** Clock for readiness ages, availability and disruptedPods expiry; default Date.now. */
   now?: () => number;
   /** Called with each sync or informer error (they are retried); default: kept in `errors`. */
@@ -126,7 +130,14 @@ export async function startControllers(opts: ControllerOptions): Promise<Running
       pdbCache = running.informer;
       informers.push(running);
     }
-    if (opts.replicaSet || opts.podDisruptionBudget || opts.simulateKubelet) {
+    let slices: RunningEndpointSliceController | undefined;
+    if (opts.endpointSlice) {
+      slices = await startEndpointSliceController(kc, pods, report);
+      informers.push(...slices.informers);
+      queues.push(slices.queue);
+    }
+    const esc = slices?.controller;
+    if (opts.replicaSet || opts.podDisruptionBudget || opts.simulateKubelet || opts.endpointSlice) {
       // The informer hands over only the new object: keep the previous one for the ReplicaSet's ownership changes.
       const previous = new Map<string, V1Pod>();
       const running = await startInformer<V1Pod>(kc, "/api/v1/pods", () => core.listPodForAllNamespaces(), report, (inf) => {
@@ -135,6 +146,7 @@ export async function startControllers(opts: ControllerOptions): Promise<Running
           rsController?.podAdded(pod);
           pdbController?.podChanged(pod);
           kubelet?.podSeen(pod);
+          esc?.podChanged(pod);
         });
         inf.on("update", (pod) => {
           const before = previous.get(podKey(pod));
@@ -142,12 +154,14 @@ export async function startControllers(opts: ControllerOptions): Promise<Running
           rsController?.podUpdated(before, pod);
           pdbController?.podChanged(pod);
           kubelet?.podSeen(pod);
+          esc?.podChanged(pod, before);
         });
         inf.on("delete", (pod) => {
           previous.delete(podKey(pod));
           rsController?.podDeleted(pod);
           pdbController?.podChanged(pod);
           kubelet?.podGone(pod);
+          esc?.podChanged(pod);
         });
       });
       podsCache = running.informer;
@@ -157,6 +171,7 @@ export async function startControllers(opts: ControllerOptions): Promise<Running
     for (const rs of rsCache.list()) rsQueue?.add(podKey(rs));
     for (const p of pdbCache.list()) pdbQueue?.add(podKey(p));
     for (const pod of podsCache.list()) kubelet?.podSeen(pod);
+    slices?.resyncAll();
   } catch (err) {
     await stopAll();
     throw new Error("starting the test controllers", { cause: err });

@@ -24,12 +24,15 @@ export async function startInformer<T extends KubernetesObject>(
   list: ListPromise<T>,
   onError: (err: unknown) => void,
   setup: (informer: WatchedObjects<T>) => void,
+  /** Watches only these objects; `list` must ask for the same selector. */
+  labelSelector?: string,
 ): Promise<RunningInformer<T>> {
   const handlers: Record<InformerEventType, Array<(obj: T) => void>> = { add: [], update: [], delete: [] };
   const report = (obj: object, msg?: string) => onError(new Error(`informer for ${path}: ${msg ?? "failed"}`, { cause: (obj as { err?: unknown }).err }));
   const cache = startCache<T>({
     kc,
     path,
+    ...(labelSelector ? { labelSelector } : {}),
     list: () => list(),
     onEvent: (type, obj) => handlers[type].forEach((h) => h(obj)),
     logger: { debug: () => {}, info: () => {}, warn: report, error: report },

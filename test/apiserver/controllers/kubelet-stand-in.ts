@@ -1,10 +1,12 @@
 // Plays the kubelet for pods on a cluster without nodes: a new pod gets an address from the pod
 // CIDR and a Running, Ready status written through the status subresource. A pod left
 // terminating is finished with a zero grace-period delete, as the kubelet does once containers stop
-// (after terminationDelayMs, the time the containers take to stop).
+// (after terminationDelayMs, the time the containers take to stop). A running pod with readiness
+// gates is Ready only while ContainersReady and every gate's condition are True: its Ready is
+// written again whenever another writer changes one of them.
 import type { CoreV1Api, V1Pod, V1PodStatus } from "@kubernetes/client-node";
 import { IpAllocator } from "./ip-allocator.js";
-import { runningStatus } from "./pod-status.js";
+import { readyIsStale, runningStatus, withReadyRecomputed } from "./pod-status.js";
 import { isNotFound, podKey, splitKey } from "./pods.js";
 import type { SyncResult } from "./work-queue.js";
 
@@ -59,7 +61,9 @@ export class KubeletStandIn {
     // Like the kubelet, finish a terminating pod whatever its finalizers: they still hold it.
     if (pod.metadata?.deletionTimestamp) return !this.finishing.has(pod.metadata.uid ?? "");
     const phase = pod.status?.phase;
-    return !pod.status?.podIP && phase !== "Succeeded" && phase !== "Failed";
+    if (phase === "Succeeded" || phase === "Failed") return false;
+    // A running pod with readiness gates: Ready follows ContainersReady and the gates' conditions.
+    return !pod.status?.podIP || (phase === "Running" && readyIsStale(pod, this.deps.now()));
   }
 
   async sync(key: string): Promise<SyncResult> {
@@ -88,6 +92,7 @@ export class KubeletStandIn {
       }
       return;
     }
+    if (pod.status?.podIP) return this.recomputeReady(key, pod);
     const ip = this.ips.allocate(uid);
     if (!ip) {
       this.waitingForAddress.add(key);
@@ -103,6 +108,18 @@ export class KubeletStandIn {
         return;
       }
       throw new Error(`starting pod ${key}`, { cause: err });
+    }
+  }
+
+  /** Writes Ready as the kubelet computes it; the resourceVersion in the body guards the other conditions. */
+  private async recomputeReady(key: string, pod: V1Pod): Promise<SyncResult> {
+    const { namespace, name } = splitKey(key);
+    try {
+      await this.deps.putPodStatus(namespace, name, { ...pod, status: withReadyRecomputed(pod, this.deps.now()) });
+    } catch (err) {
+      // A newer pod (another writer's condition) or none: its watch event brings the next sync.
+      if (isNotFound(err) || (err as { code?: number }).code === 409) return;
+      throw new Error(`updating the readiness of pod ${key}`, { cause: err });
     }
   }
 

@@ -20,6 +20,45 @@ export function unmetReadinessGate(pod: V1Pod): { reason: string; message: strin
   return problems.length === 0 ? undefined : { reason: "ReadinessGatesNotReady", message: problems.join(", ") };
 }
 
+/**
+ * GeneratePodReadyCondition over a running pod's own status: Ready copies a ContainersReady that is
+ * not True (status, reason, message), else follows the readiness gates. The transition time moves
+ * only when the status does.
+ */
+export function podReadyCondition(pod: V1Pod, now: number): V1PodCondition {
+  const containers = pod.status?.conditions?.find((c) => c.type === "ContainersReady");
+  const gate = unmetReadinessGate(pod);
+  const next: { status: string; reason?: string; message?: string } =
+    containers?.status !== "True"
+      ? { status: containers?.status ?? "False", ...(containers?.reason ? { reason: containers.reason } : {}), ...(containers?.message ? { message: containers.message } : {}) }
+      : gate
+        ? { status: "False", ...gate }
+        : { status: "True" };
+  const old = pod.status?.conditions?.find((c) => c.type === "Ready");
+  return {
+    type: "Ready",
+    ...next,
+    lastProbeTime: null as unknown as undefined,
+    lastTransitionTime: old && old.status === next.status ? old.lastTransitionTime : (seconds(now) as unknown as Date),
+  };
+}
+
+/** Whether a pod with readiness gates shows a Ready other than the one the kubelet would write. */
+export function readyIsStale(pod: V1Pod, now: number): boolean {
+  if ((pod.spec?.readinessGates ?? []).length === 0) return false;
+  const want = podReadyCondition(pod, now);
+  const have = pod.status?.conditions?.find((c) => c.type === "Ready");
+  return !have || have.status !== want.status || (have.reason ?? "") !== (want.reason ?? "") || (have.message ?? "") !== (want.message ?? "");
+}
+
+/** The pod's status with Ready recomputed in place; every other condition as it is. */
+export function withReadyRecomputed(pod: V1Pod, now: number): V1PodStatus {
+  const conditions = pod.status?.conditions ?? [];
+  const ready = podReadyCondition(pod, now);
+  const has = conditions.some((c) => c.type === "Ready");
+  return { ...(pod.status ?? {}), conditions: has ? conditions.map((c) => (c.type === "Ready" ? ready : c)) : [...conditions, ready] };
+}
+
 export interface RunningPod {
   ip: string;
   hostIp: string;
