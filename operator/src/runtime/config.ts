@@ -262,17 +262,21 @@ export function parseConfig(argv: readonly string[], env: Record<string, string 
       maxReplacementsPer12h: v["max-replacements-per-12h"],
       maxEndpointsPerSlice: v["max-endpoints-per-slice"],
       maxConcurrentProbes: v["max-concurrent-probes"],
-      webhook: {
-        bindAddress: v["webhook-bind-address"],
-        serviceName: v["webhook-service-name"],
-        secretName: v["webhook-secret-name"],
-        configurationName: v["webhook-configuration-name"],
-        manageCertificate: v["webhook-manage-certificate"],
-        extraSans: v["webhook-extra-sans"],
-      },
+      webhook: webhookConfigOf(v),
       logLevel: v["log-level"],
       help: v.help,
     },
+  };
+}
+
+function webhookConfigOf(v: z.infer<typeof schema>): WebhookConfig {
+  return {
+    bindAddress: v["webhook-bind-address"],
+    serviceName: v["webhook-service-name"],
+    secretName: v["webhook-secret-name"],
+    configurationName: v["webhook-configuration-name"],
+    manageCertificate: v["webhook-manage-certificate"],
+    extraSans: v["webhook-extra-sans"],
   };
 }
 
