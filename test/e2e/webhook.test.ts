@@ -159,8 +159,23 @@ const gates = (pod: V1Pod): string[] => (pod.spec?.readinessGates ?? []).map((g)
     console.log(`pod created with the operator down in ${tookMs} ms`);
   }, 60_000);
 
-  it("once the operator is back, adds the gate again", async () => {
+  it("once the operator is back, adds the gate again, and the policy reports the pod created without it", async () => {
     operator = await startOperator();
+    const custom = new KubeConfig();
+    custom.loadFromString(cp.kubeconfig("admin"));
+    const policies = custom.makeApiClient(CustomObjectsApi);
+    const gateMissing = async () => {
+      const policy = (await policies.getNamespacedCustomObject({ group: "healthprobe.io", version: "v1alpha1", namespace: OPTED_IN, plural: "healthprobepolicies", name: "web" })) as {
+        status?: { conditions?: Array<{ type: string; status: string; reason: string; message: string }> };
+      };
+      return policy.status?.conditions?.find((c) => c.type === "GateMissing");
+    };
+    const reported = await waitFor(async () => ((await gateMissing())?.message.includes("web-3") ? gateMissing() : undefined), {
+      timeoutMs: 60_000,
+      what: `GateMissing naming web-3\n${output()}`,
+    });
+    expect(reported).toMatchObject({ status: "True", reason: "PodsWithoutGate" });
+    expect(reported!.message).toMatch(/^1 of 3 selected pods lack readinessGates/);
     await waitFor(async () => gates(await core.createNamespacedPod({ namespace: OPTED_IN, body: aPod("probe", { app: "web" }), dryRun: "All" })).includes(GATE), {
       timeoutMs: 60_000,
       what: `the gate again after the restart\n${output()}`,

@@ -3,7 +3,8 @@
 // Rules:
 // - Only a policy with `spec.drain.method: ReadinessGate` that is valid, not being deleted and
 //   not in dryRun counts: the gate holds a pod out of Ready until the operator sets the
-//   condition, so a gate no policy will ever set would keep the pod unready for good.
+//   condition, so it is added only where a policy drains by it (the operator releases a gate no
+//   policy holds, but the pod's readiness would still wait on the operator for nothing).
 // - It must select the pod by its labels; an empty selector selects nothing here (the API
 //   forbids one on a policy, and a gate on every pod of a namespace is never what was meant).
 // - A pod that already carries the gate is left alone (never a duplicate gate).
