@@ -71,10 +71,10 @@ describe("the chart's RBAC", () => {
       .filter((a) => a.startsWith("--webhook") && !a.startsWith("--webhook-bind-address"));
 
     // Ten virtual seconds per real one: windows of 30 s pass in three, and the webhook's
-    // two-minute certificate is renewed every 8 s.
+    // five-minute certificate is renewed after 20 s.
     operator = await startTestOperator(cluster.server, ["--leader-elect", "--webhook-bind-address", "127.0.0.1:0", ...webhookFlags], {
       clock: new ScaledClock(10),
-      webhookCertificate: { leafLifetimeMs: 120_000, resyncMs: 10_000 },
+      webhookCertificate: { leafLifetimeMs: 300_000, resyncMs: 10_000 },
     });
     await waitFor(async () => (await cluster.get(HPP, "HealthProbePolicy", "web"))?.status?.healthy === 3, { what: "web settled" });
 
