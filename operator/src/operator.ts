@@ -6,7 +6,7 @@ import { GROUP, PLURAL, VERSION } from "./api/group.js";
 import { LABEL_MANAGED_BY, MANAGED_BY_OPERATOR } from "./domain/endpoint-slice-types.js";
 import { ClusterWriter } from "./adapters/cluster-writer.js";
 import { EventRecorder, kubeEventSink } from "./adapters/event-recorder.js";
-import { createHttpProber } from "./adapters/http-prober.js";
+import { createProber } from "./adapters/prober.js";
 import { waitForCacheSync } from "./adapters/informer.js";
 import { loadKubeConfig, makeApis } from "./adapters/kube-config.js";
 import { kubeLeaseStore } from "./adapters/lease-store.js";
@@ -90,7 +90,7 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
   // 2. The probe engine: each result goes to the health store, and wakes the policy when it changed a verdict.
   const scheduler = new ProbeScheduler({
     // Results carry the operator clock's time: fresh evidence compares them with when probing started.
-    execute: createHttpProber({ now: () => clock.now() }),
+    execute: createProber({ now: () => clock.now() }),
     maxConcurrent: config.maxConcurrentProbes,
     clock,
     onResult: (owner, targetId, outcome) => {

@@ -12,7 +12,8 @@ import { isIP } from "node:net";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { parseAllDocuments } from "yaml";
-import { createHttpProber, type ProbeExecutor } from "./adapters/http-prober.js";
+import type { ProbeExecutor } from "./adapters/http-prober.js";
+import { createProber } from "./adapters/prober.js";
 import { parseDuration } from "./api/duration.js";
 import { KIND } from "./api/group.js";
 import { parsePolicySpec } from "./api/parse-policy.js";
@@ -141,7 +142,7 @@ async function planFromPolicy(flags: Flags, io: ProbeCommandIo): Promise<{ spec:
 
 /** Probes `count` times, a JSON line each, then the verdict line; the exit code follows the last probe. */
 async function probeRepeatedly(flags: Flags, probe: PlannedProbe, settings: EvaluationSettings, io: ProbeCommandIo): Promise<number> {
-  const execute = io.execute ?? createHttpProber();
+  const execute = io.execute ?? createProber();
   const delay = io.delay ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const { request, judgement } = probe;
   const readBody = !!judgement.bodyContains && request.method === "GET";

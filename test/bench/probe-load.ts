@@ -19,7 +19,10 @@ export interface ProbeLoadResult {
 }
 
 export interface ProbeLoadOptions {
-  url: string;
+  /** The HTTP(S) target; not used when `request` is given. */
+  url?: string;
+  /** The i-th target's request, each distinct so deduplication does not merge them (any probe type). */
+  request?: (i: number) => ProbeRequest;
   rate: number;
   seconds: number;
   warmupSeconds?: number;
@@ -37,13 +40,7 @@ function quantile(sorted: number[], q: number): number {
 }
 
 export async function runProbeLoad(opts: ProbeLoadOptions): Promise<ProbeLoadResult> {
-  const url = new URL(opts.url);
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new FlagError(`--url: ${opts.url}: must be http or https`);
-  const host = url.hostname.replace(/^\[|\]$/g, "");
-  if (!["127.0.0.1", "::1", "localhost"].includes(host) && !host.startsWith("127.")) {
-    throw new FlagError(`--url: ${opts.url}: only loopback targets are allowed`);
-  }
-  const address = host === "localhost" ? "127.0.0.1" : host;
+  const requestFor = opts.request ?? httpRequests(opts.url ?? "");
   const periodMs = 1000;
   const count = Math.max(1, Math.round((opts.rate * periodMs) / 1000));
   const warmupMs = (opts.warmupSeconds ?? 2) * 1000;
@@ -69,19 +66,7 @@ export async function runProbeLoad(opts: ProbeLoadOptions): Promise<ProbeLoadRes
       latencies.push(outcome.latencyMs);
     },
   });
-  // Distinct queries keep the requests distinct, so deduplication does not merge them.
-  const basePath = `${url.pathname}${url.search ? `${url.search}&` : "?"}`;
-  const targets: ProbeTarget[] = Array.from({ length: count }, (_, i) => {
-    const request: ProbeRequest = {
-      scheme: url.protocol === "https:" ? "HTTPS" : "HTTP",
-      address,
-      port: Number(url.port || (url.protocol === "https:" ? 443 : 80)),
-      path: `${basePath}n=${i}`,
-      method: "GET",
-      headers: [],
-    };
-    return { id: `t-${i}`, request, judgement: { timeoutMs: 1000, statusCodes: [[200, 299]] }, periodMs };
-  });
+  const targets: ProbeTarget[] = Array.from({ length: count }, (_, i) => ({ id: `t-${i}`, request: requestFor(i), judgement: { timeoutMs: 1000, statusCodes: [[200, 299]] }, periodMs }));
   scheduler.setTargets("bench/probe", targets);
   await sleep(warmupMs);
 
@@ -108,4 +93,29 @@ export async function runProbeLoad(opts: ProbeLoadOptions): Promise<ProbeLoadRes
   if (requests0 !== undefined && requests1 !== undefined) result.targetRequests = requests1 - requests0 - 1;
   if (firstFailure) result.firstFailure = firstFailure;
   return result;
+}
+
+/** GET requests to a loopback URL; distinct queries keep them distinct, so deduplication does not merge them. */
+function httpRequests(raw: string): (i: number) => ProbeRequest {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new FlagError(`--url: ${raw}: must be an http or https URL`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new FlagError(`--url: ${raw}: must be http or https`);
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  if (!["127.0.0.1", "::1", "localhost"].includes(host) && !host.startsWith("127.")) {
+    throw new FlagError(`--url: ${raw}: only loopback targets are allowed`);
+  }
+  const address = host === "localhost" ? "127.0.0.1" : host;
+  const basePath = `${url.pathname}${url.search ? `${url.search}&` : "?"}`;
+  return (i) => ({
+    scheme: url.protocol === "https:" ? "HTTPS" : "HTTP",
+    address,
+    port: Number(url.port || (url.protocol === "https:" ? 443 : 80)),
+    path: `${basePath}n=${i}`,
+    method: "GET",
+    headers: [],
+  });
 }

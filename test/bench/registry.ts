@@ -2,7 +2,8 @@
 import type { Benchmark } from "./bench.js";
 import { probeBenchmark } from "./probe.js";
 import { probeVsHaproxyBenchmark } from "./probe-vs-haproxy.js";
+import { probeTypesBenchmark } from "./probe-types.js";
 import { drainLatencyBenchmark } from "./drain-latency.js";
 import { scaleBenchmark } from "./scale.js";
 
-export const benchmarks: Benchmark[] = [probeBenchmark, probeVsHaproxyBenchmark, drainLatencyBenchmark, scaleBenchmark];
+export const benchmarks: Benchmark[] = [probeBenchmark, probeTypesBenchmark, probeVsHaproxyBenchmark, drainLatencyBenchmark, scaleBenchmark];

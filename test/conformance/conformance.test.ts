@@ -92,7 +92,7 @@ describe.each(drivers)("through %s", (_name, makeDriver) => {
     const docs = await driver.explain(types.policy, "spec.probe");
     const probe = crdSchema.properties.spec.properties.probe;
     const described = (field: string) => String(probe.properties[field].description).replace(/\s+/g, " ").trim();
-    expect(docs.get("path")).toEqual({ type: "string", required: true, description: described("path") });
+    expect(docs.get("path")).toEqual({ type: "string", required: false, description: described("path") });
     expect(docs.get("timeoutSeconds")).toEqual({ type: "integer", required: false, description: described("timeoutSeconds") });
     expect(docs.get("periodSeconds")).toEqual({ type: "integer", required: false, description: described("periodSeconds") });
     expect(docs.get("headers")).toEqual({ type: "[]Object", required: false, description: described("headers") });

@@ -41,7 +41,16 @@ function merge(base: any, over: any): any {
 export interface PolicySpec {
   serviceName: string;
   selector: { matchLabels: Record<string, string> };
-  probe: { port: number | string; path: string; method?: string; periodSeconds?: number; timeoutSeconds?: number; match?: { statusCodes?: string[]; bodyContains?: string } };
+  probe: {
+    type?: string;
+    port: number | string;
+    path: string;
+    method?: string;
+    grpc?: { service?: string };
+    periodSeconds?: number;
+    timeoutSeconds?: number;
+    match?: { statusCodes?: string[]; bodyContains?: string; maxLatencyMilliseconds?: number };
+  };
   replacement?: { maxPerHour?: number; maxPerDay?: number };
 }
 
@@ -89,4 +98,7 @@ export const invalidPolicies: Array<{ what: string; spec: DeepPartial<PolicySpec
   { what: "status code 600", spec: { probe: { match: { statusCodes: ["600"] } } }, field: "spec.probe.match.statusCodes[0]" },
   { what: "fewer replacements per day than per hour", spec: { replacement: { maxPerHour: 5, maxPerDay: 2 } }, field: "spec.replacement.maxPerDay" },
   { what: "bodyContains with method HEAD", spec: { probe: { method: "HEAD", match: { bodyContains: "ok" } } }, field: "spec.probe.match.bodyContains" },
+  { what: "a path on a TCP probe", spec: { probe: { type: "TCP" } }, field: "spec.probe.path" },
+  { what: "gRPC settings on an HTTP probe", spec: { probe: { grpc: { service: "shop.Cart" } } }, field: "spec.probe.grpc" },
+  { what: "a latency threshold not below the timeout", spec: { probe: { periodSeconds: 10, timeoutSeconds: 1, match: { maxLatencyMilliseconds: 1000 } } }, field: "spec.probe.match.maxLatencyMilliseconds" },
 ];

@@ -21,13 +21,13 @@ afterEach(async () => {
 const slicesOf = (service: string) => cluster.list("discovery.k8s.io/v1", "EndpointSlice", cluster.namespace, `kubernetes.io/service-name=${service}`);
 
 describe("a policy's lifecycle", () => {
-  it("reads back with the CRD's defaults when created with only the required fields (the test bed installs the CRD whole)", async () => {
+  it("reads back with the CRD's defaults when created with only the required fields (the test bed installs the CRD whole); the HTTP-only ones are the operator's", async () => {
     const minimal = { serviceName: "web", selector: { matchLabels: { app: "web" } }, probe: { path: "/healthz", port: 8080 } };
     const created = await cluster.create({ apiVersion: "healthprobe.io/v1alpha1", kind: "HealthProbePolicy", metadata: { name: "web", namespace: cluster.namespace }, spec: minimal });
     expect(created.spec).toEqual({
       ...minimal,
       dryRun: false,
-      probe: { path: "/healthz", port: 8080, scheme: "HTTP", method: "GET", periodSeconds: 60, timeoutSeconds: 60, match: { statusCodes: ["200-299"] } },
+      probe: { path: "/healthz", port: 8080, type: "HTTP", scheme: "HTTP", periodSeconds: 60, timeoutSeconds: 60, match: {} },
       evaluation: { failureThreshold: 10, successThreshold: 1, startupGraceSeconds: 0 },
       drain: { enabled: true, maxUnhealthyPercent: 50 },
       replacement: { enabled: true, after: "1h", maxPerHour: 1, maxPerDay: 3, method: "Evict" },

@@ -5,6 +5,8 @@ import { createServer, type Server } from "node:http";
 export interface PodBehaviour {
   status: number;
   body?: string;
+  /** Answers after this many ms (a slow pod), instead of at once. */
+  delayMs?: number;
 }
 
 export class PodFarm {
@@ -22,8 +24,12 @@ export class PodFarm {
       this.hits.set(ip, (this.hits.get(ip) ?? 0) + 1);
       const path = (req.url ?? "/").split("?")[0];
       const b = this.pathBehaviour.get(`${ip} ${path}`) ?? this.behaviour.get(ip) ?? { status: 200, body: "ok" };
-      res.writeHead(b.status, { "content-type": "text/plain", connection: "close" });
-      res.end(req.method === "HEAD" ? undefined : (b.body ?? ""));
+      const answer = () => {
+        res.writeHead(b.status, { "content-type": "text/plain", connection: "close" });
+        res.end(req.method === "HEAD" ? undefined : (b.body ?? ""));
+      };
+      if (b.delayMs) setTimeout(answer, b.delayMs);
+      else answer();
     });
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);

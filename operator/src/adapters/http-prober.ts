@@ -8,13 +8,14 @@
 // body. A response counts as complete at the end of its body or at its first 64 KiB, whichever
 // comes first, whether or not the body is judged: a body that hangs is a timeout, and latency
 // runs to the last byte.
-import { createHmac } from "node:crypto";
 import { connect as netConnect, type Socket } from "node:net";
 import { performance } from "node:perf_hooks";
-import { checkServerIdentity, connect as tlsConnect, createSecureContext, type SecureContext } from "node:tls";
+import { connect as tlsConnect, type SecureContext } from "node:tls";
 import type { ProbeErrorKind, ProbeRequest, RawProbeResult } from "../domain/probe-request.js";
 import { ResponseParser } from "./http-response-parser.js";
 import { classifySocketError } from "./socket-error.js";
+import { errorResult, timeoutResult } from "./raw-results.js";
+import { createSecureContextCache, probeSignature, tlsOptionsFor, verifyNameOf } from "./probe-tls.js";
 import { operatorVersion } from "../version.js";
 
 /** Sends one probe: `timeoutMs` bounds everything from connect to the last byte read; `readBody` keeps the body for judging. */
@@ -40,8 +41,7 @@ export function createHttpProber(opts: HttpProberOptions = {}): ProbeExecutor {
   // Request heads are rebuilt only when the request object changes: the scheduler keeps one
   // object per target, so steady-state probing only formats the signature line.
   const heads = new WeakMap<ProbeRequest, Head | Error>();
-  // Parsing a CA bundle costs more than a probe; policies share a handful of bundles.
-  const contexts = new Map<string, SecureContext>();
+  const contextFor = createSecureContextCache();
 
   function headFor(req: ProbeRequest): Head | Error {
     let head = heads.get(req);
@@ -54,16 +54,6 @@ export function createHttpProber(opts: HttpProberOptions = {}): ProbeExecutor {
     return head;
   }
 
-  function contextFor(caBundle: string): SecureContext {
-    let ctx = contexts.get(caBundle);
-    if (!ctx) {
-      if (contexts.size >= 64) contexts.clear();
-      ctx = caBundle ? createSecureContext({ ca: caBundle }) : createSecureContext();
-      contexts.set(caBundle, ctx);
-    }
-    return ctx;
-  }
-
   return (req, timeoutMs, readBody) => {
     const start = performance.now();
     const head = headFor(req);
@@ -71,9 +61,8 @@ export function createHttpProber(opts: HttpProberOptions = {}): ProbeExecutor {
     let request: Buffer;
     if (head.bytes) request = head.bytes;
     else {
-      const t = Math.floor(now() / 1000);
-      const mac = createHmac("sha256", req.signatureKey as Uint8Array).update(`${t}.${req.method}.${req.path}`).digest("hex");
-      request = Buffer.from(`${head.text}X-Healthprobe-Signature: t=${t},v1=${mac}\r\n\r\n`, "latin1");
+      const signature = probeSignature(req.signatureKey as Uint8Array, now(), req.method, req.path);
+      request = Buffer.from(`${head.text}X-Healthprobe-Signature: ${signature}\r\n\r\n`, "latin1");
     }
     const secureContext = req.scheme === "HTTPS" ? contextFor(req.caBundle ?? "") : undefined;
     return new Promise<RawProbeResult>((resolve) => new ProbeAttempt(req, request, { start, timeoutMs, readBody, secureContext, now }, resolve));
@@ -116,19 +105,7 @@ class ProbeAttempt {
   }
 
   private connectTls(secureContext: SecureContext): Socket {
-    const req = this.req;
-    const sni = req.host ? hostName(req.host) : undefined;
-    const verifyName = verifyNameOf(req);
-    const socket = tlsConnect({
-      host: req.address,
-      port: req.port,
-      // SNI carries names only, never IP literals.
-      servername: sni && !isIpLiteral(sni) ? sni : "",
-      rejectUnauthorized: req.caBundle !== undefined && req.caBundle !== "",
-      // Cached, also without a bundle: a fresh default context per probe costs more than the probe.
-      secureContext,
-      checkServerIdentity: (_name, cert) => checkServerIdentity(verifyName, cert),
-    });
+    const socket = tlsConnect(tlsOptionsFor(this.req, secureContext));
     socket.on("connect", () => (this.tcpUp = true));
     socket.on("secureConnect", this.send);
     socket.on("data", this.onData);
@@ -181,16 +158,10 @@ class ProbeAttempt {
     this.fail("connect", this.connected ? "connection closed before the response" : "connect: connection closed");
   };
 
-  private readonly onTimeout = () => {
-    const r: RawProbeResult = { kind: "timeout", timeoutMs: this.o.timeoutMs, finishedAt: this.o.now() };
-    if (this.sentAtMs !== undefined) r.sentAtMs = this.sentAtMs;
-    this.finish(r);
-  };
+  private readonly onTimeout = () => this.finish(timeoutResult(this.o.timeoutMs, this.sentAtMs, this.o.now()));
 
   private fail(failureKind: ProbeErrorKind, error: string): void {
-    const r: RawProbeResult = { kind: "error", failureKind, error, endAtMs: this.elapsed(), finishedAt: this.o.now() };
-    if (this.sentAtMs !== undefined) r.sentAtMs = this.sentAtMs;
-    this.finish(r);
+    this.finish(errorResult(failureKind, error, this.elapsed(), this.sentAtMs, this.o.now()));
   }
 
   private finish(result: RawProbeResult): void {
@@ -207,10 +178,6 @@ interface Head {
   text: string;
   /** The whole request, when it carries no per-probe signature. */
   bytes: Buffer | undefined;
-}
-
-function verifyNameOf(req: ProbeRequest): string {
-  return req.host ? hostName(req.host) : req.address;
 }
 
 function buildHead(req: ProbeRequest, userAgent: string): string | Error {
@@ -231,18 +198,4 @@ function buildHead(req: ProbeRequest, userAgent: string): string | Error {
 
 function isFieldValue(v: string): boolean {
   return /^[\t\x20-\x7e\x80-\xff]*$/.test(v);
-}
-
-/** "example.com:8443" -> "example.com"; "[::1]:443" -> "::1". */
-function hostName(host: string): string {
-  if (host.startsWith("[")) {
-    const end = host.indexOf("]");
-    return end > 0 ? host.slice(1, end) : host;
-  }
-  const colon = host.indexOf(":");
-  return colon >= 0 && host.indexOf(":", colon + 1) < 0 ? host.slice(0, colon) : host;
-}
-
-function isIpLiteral(s: string): boolean {
-  return /^[0-9.]+$/.test(s) || s.includes(":");
 }

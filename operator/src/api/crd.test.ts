@@ -175,9 +175,13 @@ describe("buildCrd", () => {
     expect(unbounded).toEqual(["spec.selector.matchLabels[*]"]);
   });
 
-  it("defaults to exactly what parsePolicySpec defaults to", () => {
+  it("defaults to exactly what parsePolicySpec defaults to, but for the HTTP-only defaults the operator applies", () => {
     const parsed = parsePolicySpec(minimalSpec);
-    expect(parsed.ok && parsed.spec).toEqual(applyDefaults(root.properties.spec, minimalSpec));
+    const defaulted = applyDefaults(root.properties.spec, minimalSpec) as { probe: { method?: string; match: Record<string, unknown> } };
+    expect(defaulted.probe.method).toBeUndefined();
+    expect(defaulted.probe.match.statusCodes).toBeUndefined();
+    const httpDefaults = { ...defaulted, probe: { ...defaulted.probe, method: "GET", match: { ...defaulted.probe.match, statusCodes: ["200-299"] } } };
+    expect(parsed.ok && parsed.spec).toEqual(httpDefaults);
   });
 
   it.each(Object.entries(CROSS_FIELD_RULES) as Array<[string, CrossFieldRule]>)("carries the CEL rule %s at its scope", (_name, rule) => {
@@ -275,7 +279,41 @@ const celCases: Array<[string, Record<string, unknown>, string[]]> = [
   ["method EndpointSlice without a Service", withoutService({ drain: { method: "EndpointSlice" } }), ["spec.serviceName"]],
   ["the default method without a Service", withoutService({}), ["spec.serviceName"]],
   ["DoesNotExist with values", withSpec({ selector: { matchExpressions: [{ key: "a", operator: "DoesNotExist", values: ["x"] }] } }), ["spec.selector.matchExpressions[0].values"]],
+  ...probeTypeCases(),
 ];
+
+/** The rules of spec.probe.type and the latency threshold. */
+function probeTypeCases(): Array<[string, Record<string, unknown>, string[]]> {
+  const tcp = (over: Record<string, unknown> = {}) => withSpec({ probe: { type: "TCP", port: 8080, ...over } });
+  const grpc = (over: Record<string, unknown> = {}) => withSpec({ probe: { type: "GRPC", port: 8080, ...over } });
+  const sig = { secretRef: { name: "s", key: "k" } };
+  return [
+    ["a TCP probe", tcp(), []],
+    ["a TCP probe with a latency threshold", tcp({ timeoutSeconds: 1, match: { maxLatencyMilliseconds: 999 } }), []],
+    ["a TCP probe with a path", tcp({ path: "/healthz" }), ["spec.probe.path"]],
+    ["a TCP probe with a method", tcp({ method: "GET" }), ["spec.probe.method"]],
+    ["a TCP probe with status codes", tcp({ match: { statusCodes: ["200"] } }), ["spec.probe.match.statusCodes"]],
+    ["a TCP probe with bodyContains", tcp({ match: { bodyContains: "ok" } }), ["spec.probe.match.bodyContains"]],
+    ["a TCP probe with headers", tcp({ headers: [{ name: "X", value: "v" }] }), ["spec.probe.headers"]],
+    ["a TCP probe with a host", tcp({ host: "a.example" }), ["spec.probe.host"]],
+    ["a TCP probe with a signature", tcp({ signature: sig }), ["spec.probe.signature"]],
+    ["a TCP probe over HTTPS with tls", tcp({ scheme: "HTTPS", tls: { caBundle: "pem" } }), ["spec.probe.scheme", "spec.probe.tls"]],
+    ["a TCP probe with grpc settings", tcp({ grpc: { service: "x" } }), ["spec.probe.grpc"]],
+    ["a gRPC probe", grpc(), []],
+    ["a gRPC probe with a service, TLS, host, metadata and a signature", grpc({ scheme: "HTTPS", tls: { caBundle: "pem" }, host: "a.example", grpc: { service: "shop.Cart" }, headers: [{ name: "X", value: "v" }], signature: sig }), []],
+    ["a gRPC probe with a path", grpc({ path: "/healthz" }), ["spec.probe.path"]],
+    ["a gRPC probe with a method", grpc({ method: "HEAD" }), ["spec.probe.method"]],
+    ["a gRPC probe with status codes", grpc({ match: { statusCodes: ["200"] } }), ["spec.probe.match.statusCodes"]],
+    ["a gRPC probe with bodyContains", grpc({ match: { bodyContains: "ok" } }), ["spec.probe.match.bodyContains"]],
+    ["a gRPC probe with a Content-Type header", grpc({ headers: [{ name: "Content-Type", value: "x" }] }), ["spec.probe.headers"]],
+    ["a gRPC probe with a grpc-timeout header", grpc({ headers: [{ name: "grpc-timeout", value: "1S" }] }), ["spec.probe.headers"]],
+    ["an HTTP probe without a path", withSpec({ probe: { port: 8080 } }), ["spec.probe.path"]],
+    ["an HTTP probe with grpc settings", withProbe({ grpc: {} }), ["spec.probe.grpc"]],
+    ["a latency threshold below the timeout", withProbe({ match: { maxLatencyMilliseconds: 59_999 } }), []],
+    ["a latency threshold equal to the timeout", withProbe({ match: { maxLatencyMilliseconds: 60_000 } }), ["spec.probe.match.maxLatencyMilliseconds"]],
+    ["a latency threshold above a short timeout", withProbe({ periodSeconds: 1, timeoutSeconds: 1, match: { maxLatencyMilliseconds: 1500 } }), ["spec.probe.match.maxLatencyMilliseconds"]],
+  ];
+}
 
 describe("the CRD's CEL rules (evaluated with @bufbuild/cel)", () => {
   it.each(celCases)("judge %s like parsePolicySpec does", (_name, spec, expected) => {

@@ -2,6 +2,7 @@
 // (x-kubernetes-validations at `scope`) and a check in the zod schema (policy-schema.ts),
 // with the same message.
 import type { z } from "zod";
+import { PROBE_TYPE_RULES } from "./probe-type-rules.js";
 
 export interface CrossFieldRule {
   /** Where the rule sits, as a path from the root; "[*]" stands for every list item. */
@@ -70,7 +71,8 @@ export const CROSS_FIELD_RULES = {
   },
   noBodyWithHead: {
     scope: "spec.probe",
-    rule: "self.method != 'HEAD' || !has(self.match.bodyContains) || size(self.match.bodyContains) == 0",
+    // method has no CRD default (it is HTTP's only): absent means GET.
+    rule: "!has(self.method) || self.method != 'HEAD' || !has(self.match.bodyContains) || size(self.match.bodyContains) == 0",
     fieldPath: ".match.bodyContains",
     message: "must be empty when spec.probe.method is HEAD: a HEAD response has no body",
   },
@@ -118,6 +120,7 @@ export const CROSS_FIELD_RULES = {
     fieldPath: ".serviceName",
     message: "must be set when spec.drain.method is EndpointSlice (the default): the operator writes that Service's EndpointSlices",
   },
+  ...PROBE_TYPE_RULES,
 } as const satisfies Record<string, CrossFieldRule>;
 
 export type RuleName = keyof typeof CROSS_FIELD_RULES;

@@ -36,6 +36,11 @@ const presets: Array<[string, (s: HealthProbePolicySpec) => unknown, unknown]> =
     (s) => [s.probe.method, s.probe.match.statusCodes, s.evaluation.window, s.probe.match.bodyContains],
     ["HEAD", ["200"], { sampleSize: 4, successfulSamplesRequired: 2 }, undefined],
   ],
+  [
+    "grpc.yaml",
+    (s) => [s.probe.type, s.probe.grpc, s.probe.path, s.probe.match.maxLatencyMilliseconds, s.probe.timeoutSeconds, s.evaluation.failureThreshold],
+    ["GRPC", { service: "shop.Cart" }, undefined, 500, 5, 3],
+  ],
 ];
 
 describe("examples", () => {

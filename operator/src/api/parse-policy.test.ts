@@ -73,6 +73,12 @@ describe("parsePolicySpec applies the contract's defaults", () => {
     expect(actual).toEqual(expected);
   });
 
+  it("defaults the probe type to HTTP and a gRPC service to the server's overall health", () => {
+    expect(spec.probe.type).toBe("HTTP");
+    const g = parsePolicySpec(aProbe({ type: "GRPC", path: undefined, grpc: {} }));
+    expect(g.ok && g.spec.probe.grpc).toEqual({ service: "" });
+  });
+
   it("leaves optional features unset", () => {
     expect(spec.evaluation.window).toBeUndefined();
     expect(spec.probe.tls).toBeUndefined();
@@ -239,6 +245,14 @@ describe("parsePolicySpec enforces the cross-field rules", () => {
     ["In without values", aSpec({ selector: { matchExpressions: [{ key: "app", operator: "In" }] } }), "spec.selector.matchExpressions[0].values: Invalid value: []: must be non-empty for operators In and NotIn, and empty for Exists and DoesNotExist"],
     ["NotIn with no values", aSpec({ selector: { matchExpressions: [{ key: "app", operator: "NotIn", values: [] }] } }), "spec.selector.matchExpressions[0].values: Invalid value: []: must be non-empty for operators In and NotIn, and empty for Exists and DoesNotExist"],
     ["Exists with values", aSpec({ selector: { matchExpressions: [{ key: "app", operator: "Exists", values: ["x"] }] } }), 'spec.selector.matchExpressions[0].values: Invalid value: ["x"]: must be non-empty for operators In and NotIn, and empty for Exists and DoesNotExist'],
+    ["a path on a TCP probe", aProbe({ type: "TCP" }), 'spec.probe.path: Invalid value: "/healthz": may only be set when spec.probe.type is HTTP'],
+    ["a method on a gRPC probe", aProbe({ type: "GRPC", path: undefined, method: "GET" }), 'spec.probe.method: Invalid value: "GET": may only be set when spec.probe.type is HTTP'],
+    ["headers on a TCP probe", aProbe({ type: "TCP", path: undefined, headers: [{ name: "X", value: "v" }] }), 'spec.probe.headers: Invalid value: [{"name":"X","value":"v"}]: may not be set when spec.probe.type is TCP: a TCP probe only opens a connection and sends nothing'],
+    ["HTTPS on a TCP probe", aProbe({ type: "TCP", path: undefined, scheme: "HTTPS" }), 'spec.probe.scheme: Invalid value: "HTTPS": must be HTTP (the default) when spec.probe.type is TCP: a TCP probe only opens a connection'],
+    ["grpc settings on an HTTP probe", aProbe({ grpc: { service: "x" } }), 'spec.probe.grpc: Invalid value: {"service":"x"}: may only be set when spec.probe.type is GRPC'],
+    ["grpc-* metadata on a gRPC probe", aProbe({ type: "GRPC", path: undefined, headers: [{ name: "Grpc-Timeout", value: "1S" }] }), 'spec.probe.headers: Invalid value: ["Grpc-Timeout"]: must not name Content-Type or grpc-* when spec.probe.type is GRPC: the prober owns the gRPC framing'],
+    ["no path on an HTTP probe", aProbe({ path: undefined }), "spec.probe.path: Required value: is required when spec.probe.type is HTTP"],
+    ["a latency threshold not below the timeout", aProbe({ periodSeconds: 5, timeoutSeconds: 5, match: { maxLatencyMilliseconds: 5000 } }), "spec.probe.match.maxLatencyMilliseconds: Invalid value: 5000: maxLatencyMilliseconds 5000 >= timeoutSeconds 5 × 1000: must be less than spec.probe.timeoutSeconds × 1000"],
   ])("rejects %s", (_name, raw, line) => {
     const r = errorsOf(raw);
     expect(r.errors.map((e) => `${e.field}: ${e.message}`)).toContain(line);

@@ -5,6 +5,8 @@ import { API_VERSION, DRAIN_METHODS, KIND } from "./group.js";
 import { DURATION_PATTERN, parseDuration } from "./duration.js";
 import { STATUS_CODE_PATTERN, statusCodeProblem } from "./status-codes.js";
 import { CROSS_FIELD_RULES, RESERVED_HEADERS, cel, fail, invalidValue } from "./cross-field-rules.js";
+import { PROBE_TYPES, PROBE_TYPE_RULES } from "./probe-type-rules.js";
+import { checkProbeType } from "./probe-type-check.js";
 import { DNS1123_SUBDOMAIN } from "./dns-names.js";
 import { conditionSchema, healthProbePolicyStatusSchema, podStatusEntrySchema, replacementRecordSchema } from "./policy-status-schema.js";
 import { desc, intIn, oneOf } from "./schema-helpers.js";
@@ -122,23 +124,47 @@ const statusCodeSchema = z
     if (statusCodeProblem(c) === CROSS_FIELD_RULES.statusCodeRangeOrdered.message) fail(ctx, [], c, "statusCodeRangeOrdered", c);
   });
 
+const grpcSchema = z
+  .strictObject({
+    service: z
+      .string()
+      .max(256)
+      .regex(/^[^\s]*$/, "must contain no whitespace")
+      .default("")
+      .meta(desc(`The service asked about in grpc.health.v1.Health/Check, e.g. "shop.Cart". Empty (the default): the server's overall health.`)),
+  })
+  .meta(desc("gRPC health check settings; only with type GRPC."));
+
+const PROBE_TYPE_RULE_NAMES = Object.keys(PROBE_TYPE_RULES) as Array<keyof typeof PROBE_TYPE_RULES>;
+
 const probeSchema = z
   .strictObject({
-    scheme: oneOf(["HTTP", "HTTPS"], "HTTP or HTTPS.").default("HTTP"),
+    type: oneOf(
+      PROBE_TYPES,
+      "HTTP (a request judged by status and body), TCP (success = the connection is accepted, then closed, nothing sent) or GRPC (grpc.health.v1.Health/Check over HTTP/2, success = SERVING).",
+    ).default("HTTP"),
+    scheme: oneOf(["HTTP", "HTTPS"], "HTTP or HTTPS. For type GRPC: HTTP is plaintext HTTP/2 (h2c), HTTPS is TLS (ALPN h2). TCP: HTTP only.").default("HTTP"),
     port: portSchema,
-    path: z.string().min(1).max(2048).regex(PATH, `must start with "/" and contain no whitespace`).meta(desc(`Request path, starting with "/", e.g. /healthz. There is no default.`)),
-    method: oneOf(["GET", "HEAD"], "GET or HEAD.").default("GET"),
+    path: z
+      .string()
+      .min(1)
+      .max(2048)
+      .regex(PATH, `must start with "/" and contain no whitespace`)
+      .optional()
+      .meta(desc(`Request path, starting with "/", e.g. /healthz. Required for type HTTP (there is no default), not allowed for the others.`)),
+    method: oneOf(["GET", "HEAD"], "GET (the default) or HEAD. Type HTTP only.").optional(),
+    grpc: grpcSchema.optional(),
     host: z
       .string()
       .max(259)
       .regex(HOST, "must be a host name, optionally with :port")
       .optional()
-      .meta(desc("Host header and TLS server name (SNI). It never changes where the probe goes: the destination is always the pod IP. Empty: the pod IP.")),
+      .meta(desc("Host header (gRPC: :authority) and TLS server name (SNI). It never changes where the probe goes: the destination is always the pod IP. Empty: the pod IP. Not for type TCP.")),
     headers: z
       .array(headerSchema)
       .max(16)
       .optional()
-      .meta({ ...desc("Up to 16 extra request headers; names are unique, ignoring case."), "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"], ...cel("headerNamesUnique") })
+      .meta({ ...desc("Up to 16 extra request headers (gRPC: metadata); names are unique, ignoring case. Not for type TCP."), "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"], ...cel("headerNamesUnique") })
       .superRefine((hs, ctx) => {
         const exact = new Set<string>();
         const folded = new Set<string>();
@@ -162,13 +188,23 @@ const probeSchema = z
           .array(statusCodeSchema)
           .min(1)
           .max(32)
-          .default(["200-299"])
-          .meta({ ...desc(`Status codes that count as success: codes ("200") or ranges ("200-399") within 100-599. Redirects are not followed, so a 3xx is judged like any code.`), "x-kubernetes-list-type": "atomic" }),
+          .optional()
+          .meta({
+            ...desc(`Status codes that count as success: codes ("200") or ranges ("200-399") within 100-599; default 200-299. Redirects are not followed, so a 3xx is judged like any code. Type HTTP only.`),
+            "x-kubernetes-list-type": "atomic",
+          }),
         bodyContains: z
           .string()
           .max(4090)
           .optional()
-          .meta(desc("A substring the response body must contain, searched in at most the first 64 KiB. Not allowed with method HEAD.")),
+          .meta(desc("A substring the response body must contain, searched in at most the first 64 KiB. Not allowed with method HEAD. Type HTTP only.")),
+        maxLatencyMilliseconds: intIn(1, 3_599_999)
+          .optional()
+          .meta(
+            desc(
+              "A probe that passes but takes longer than this is a failure (\"slow: 812 ms > 500 ms\"): HTTP to the last byte, TCP the connect time, gRPC the whole call. Below timeoutSeconds × 1000.",
+            ),
+          ),
       })
       .prefault({})
       .meta(desc("What a successful response looks like.")),
@@ -181,7 +217,7 @@ const probeSchema = z
           .meta(desc("PEM certificates that sign the pod's serving certificate. Empty: the certificate is not verified, as kubelet does.")),
       })
       .optional()
-      .meta(desc("TLS settings; only with scheme HTTPS.")),
+      .meta(desc("TLS settings; only with scheme HTTPS (type HTTP or GRPC).")),
     signature: z
       .strictObject({ secretRef: secretKeySelector })
       .optional()
@@ -191,12 +227,19 @@ const probeSchema = z
         ),
       ),
   })
-  .meta({ ...desc("The HTTP request sent to each selected pod, on a new connection each time, and what counts as success."), ...cel("timeoutWithinPeriod", "noBodyWithHead", "tlsOnlyWithHttps") })
+  .meta({
+    ...desc("The probe sent to each selected pod, on a new connection each time, and what counts as success."),
+    ...cel("timeoutWithinPeriod", "noBodyWithHead", "tlsOnlyWithHttps", ...PROBE_TYPE_RULE_NAMES),
+  })
   .superRefine((p, ctx) => {
     if (p.timeoutSeconds > p.periodSeconds) fail(ctx, ["timeoutSeconds"], p.timeoutSeconds, "timeoutWithinPeriod", p);
     if (p.method === "HEAD" && (p.match.bodyContains ?? "") !== "") fail(ctx, ["match", "bodyContains"], p.match.bodyContains, "noBodyWithHead");
     if (p.tls !== undefined && p.scheme !== "HTTPS") fail(ctx, ["tls"], p.tls, "tlsOnlyWithHttps");
-  });
+    checkProbeType(p, ctx);
+  })
+  // The HTTP defaults, applied here rather than in the CRD: a CRD default would set method
+  // and statusCodes on TCP and GRPC probes too, where the rules above refuse them.
+  .transform((p) => ({ ...p, method: p.method ?? "GET", match: { ...p.match, statusCodes: p.match.statusCodes ?? ["200-299"] } }));
 
 const windowSchema = z
   .strictObject({

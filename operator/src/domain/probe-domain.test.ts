@@ -31,6 +31,21 @@ describe("computeProbeKey", () => {
   ];
   it.each(different)("differs for %s", (_name, other) => expect(computeProbeKey(other)).not.toBe(computeProbeKey(base)));
 
+  it("keeps the key of a request that names HTTP as its type", () => expect(computeProbeKey({ ...base, type: "HTTP" })).toBe(computeProbeKey(base)));
+
+  it("differs for another type, and for another gRPC service", () => {
+    const grpc = { ...base, type: "GRPC" as const, grpcService: "" };
+    expect(computeProbeKey(grpc)).not.toBe(computeProbeKey(base));
+    expect(computeProbeKey({ ...grpc, grpcService: "shop.Cart" })).not.toBe(computeProbeKey(grpc));
+  });
+
+  it("is the address and port alone for TCP, which sends nothing else", () => {
+    const tcp = { ...base, type: "TCP" as const };
+    expect(computeProbeKey({ ...tcp, headers: [], host: "a.example", path: "" })).toBe(computeProbeKey(tcp));
+    expect(computeProbeKey({ ...tcp, port: 8081 })).not.toBe(computeProbeKey(tcp));
+    expect(computeProbeKey(tcp)).not.toBe(computeProbeKey(base));
+  });
+
   it("tells signature keys apart by content", () => {
     const a = computeProbeKey({ ...base, signatureKey: new Uint8Array([1, 2]) });
     expect(computeProbeKey({ ...base, signatureKey: new Uint8Array([1, 2]) })).toBe(a);
@@ -71,6 +86,28 @@ describe("computeProbeOutcome", () => {
   it.each(cases)("$name", ({ raw, judgement, success, kind, failureClass, result, latencyMs }) => {
     const o = computeProbeOutcome(raw, aJudgement(judgement));
     expect(o).toMatchObject({ success, failureClass, result, latencyMs, finishedAt: raw.finishedAt });
+    expect(o.success ? undefined : o.failureKind).toBe(kind);
+  });
+
+  const grpc = (o: Partial<Extract<RawProbeResult, { kind: "grpc" }>> = {}): RawProbeResult => ({ kind: "grpc", grpcStatus: 0, servingStatus: 1, sentAtMs: 2, endAtMs: 7, finishedAt: 5_000, ...o });
+  const kinds: Array<{ name: string; raw: RawProbeResult; judgement?: Partial<ProbeJudgement>; kind?: ProbeFailureKind; failureClass: string; result: string }> = [
+    { name: "a TCP connect passes, its latency the connect time", raw: { kind: "connected", endAtMs: 3.2, finishedAt: 1 }, failureClass: "TCP connected", result: "TCP connected in 3 ms" },
+    { name: "a TCP connect after this owner's timeout is a timeout", raw: { kind: "connected", endAtMs: 1500, finishedAt: 1 }, kind: "timeout", failureClass: "timeout after 1s", result: "timeout after 1s" },
+    { name: "gRPC SERVING passes", raw: grpc(), failureClass: "gRPC SERVING", result: "gRPC SERVING in 5 ms" },
+    { name: "gRPC NOT_SERVING fails by its name", raw: grpc({ servingStatus: 2 }), kind: "grpc_status", failureClass: "gRPC NOT_SERVING", result: "gRPC NOT_SERVING in 5 ms" },
+    { name: "gRPC SERVICE_UNKNOWN fails by its name", raw: grpc({ servingStatus: 3 }), kind: "grpc_status", failureClass: "gRPC SERVICE_UNKNOWN", result: "gRPC SERVICE_UNKNOWN in 5 ms" },
+    { name: "the health status UNKNOWN (or none) fails, told apart from the call's UNKNOWN", raw: grpc({ servingStatus: undefined }), kind: "grpc_status", failureClass: "gRPC health UNKNOWN", result: "gRPC health UNKNOWN in 5 ms" },
+    { name: "a gRPC error fails by its status name", raw: grpc({ grpcStatus: 12, servingStatus: undefined }), kind: "grpc_error", failureClass: "gRPC UNIMPLEMENTED", result: "gRPC UNIMPLEMENTED in 5 ms" },
+    { name: "the call's UNKNOWN is a gRPC error", raw: grpc({ grpcStatus: 2 }), kind: "grpc_error", failureClass: "gRPC UNKNOWN", result: "gRPC UNKNOWN in 5 ms" },
+    { name: "a slow HTTP success is a failure with both numbers", raw: aResponse({ sentAtMs: 0, endAtMs: 812 }), judgement: { maxLatencyMs: 500 }, kind: "slow", failureClass: "slow: over 500 ms", result: "slow: 812 ms > 500 ms" },
+    { name: "an answer at the threshold passes", raw: aResponse({ sentAtMs: 0, endAtMs: 500.4 }), judgement: { maxLatencyMs: 500 }, failureClass: "HTTP 200", result: "HTTP 200 in 500 ms" },
+    { name: "a slow failure keeps its own reason", raw: aResponse({ statusCode: 503, sentAtMs: 0, endAtMs: 812 }), judgement: { maxLatencyMs: 500 }, kind: "http_status", failureClass: "HTTP 503", result: "HTTP 503 in 812 ms" },
+    { name: "a slow TCP connect is slow", raw: { kind: "connected", endAtMs: 30, finishedAt: 1 }, judgement: { maxLatencyMs: 20 }, kind: "slow", failureClass: "slow: over 20 ms", result: "slow: 30 ms > 20 ms" },
+    { name: "a slow gRPC SERVING is slow", raw: grpc({ endAtMs: 702 }), judgement: { maxLatencyMs: 500 }, kind: "slow", failureClass: "slow: over 500 ms", result: "slow: 700 ms > 500 ms" },
+  ];
+  it.each(kinds)("$name", ({ raw, judgement, kind, failureClass, result }) => {
+    const o = computeProbeOutcome(raw, aJudgement(judgement));
+    expect(o).toMatchObject({ success: kind === undefined, failureClass, result });
     expect(o.success ? undefined : o.failureKind).toBe(kind);
   });
 

@@ -1,3 +1,4 @@
+import { grpcStatusName, SERVING, servingStatusText } from "./grpc-status.js";
 import type { ProbeFailureKind, ProbeJudgement, ProbeOutcome, ProbeOutcomeFields, RawProbeResult } from "./probe-request.js";
 
 /** The 2xx default of spec.probe.match.statusCodes. */
@@ -9,12 +10,11 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
  * Judges one raw result for one owner. Several owners may share a raw result that was fetched
  * with the longest of their timeouts and with the body if any of them needed it, so the owner's
  * own timeout is re-applied here (to the last byte) and the body is only consulted when this
- * owner asks for it.
+ * owner asks for it. An answer that passes is then held to the owner's maxLatencyMs.
  */
 export function computeProbeOutcome(raw: RawProbeResult, judgement: ProbeJudgement): ProbeOutcome {
   const timedOut = () => failed("timeout", `timeout after ${formatDuration(judgement.timeoutMs)}`, undefined, judgement.timeoutMs, raw.finishedAt, false);
   if (raw.kind === "timeout") return timedOut();
-  const needsBody = judgement.bodyContains !== undefined && judgement.bodyContains !== "";
   if (raw.kind === "error") {
     if (raw.endAtMs > judgement.timeoutMs) return timedOut();
     const latency = raw.sentAtMs === undefined ? raw.endAtMs : raw.endAtMs - raw.sentAtMs;
@@ -22,16 +22,37 @@ export function computeProbeOutcome(raw: RawProbeResult, judgement: ProbeJudgeme
   }
   // Complete means the whole body or its first 64 KiB, whether or not this owner judges it:
   // the timeout and the latency run to the last byte.
-  const endAtMs = raw.endAtMs;
-  if (endAtMs > judgement.timeoutMs) return timedOut();
-  const latency = endAtMs - raw.sentAtMs;
-  const verdict = judgeStatus(raw.statusCode, judgement.statusCodes);
-  if (!verdict.ok) return failed(verdict.kind, verdict.reason, raw.statusCode, latency, raw.finishedAt, true);
-  if (needsBody && !(raw.body ?? "").includes(judgement.bodyContains as string)) {
-    const reason = `body did not contain ${JSON.stringify(judgement.bodyContains)}`;
-    return failed("body", reason, raw.statusCode, latency, raw.finishedAt, true);
+  if (raw.endAtMs > judgement.timeoutMs) return timedOut();
+  const answer = judgeAnswer(raw, judgement);
+  if (!answer.ok) return failed(answer.kind, answer.reason, answer.statusCode, answer.latency, raw.finishedAt, true);
+  const max = judgement.maxLatencyMs;
+  // Whole milliseconds, as the result shows them: "slow: 500 ms > 500 ms" would read wrong.
+  if (max !== undefined && Math.round(answer.latency) > max) {
+    const o = failed("slow", `slow: over ${max} ms`, answer.statusCode, answer.latency, raw.finishedAt, false);
+    return { ...o, result: `slow: ${Math.round(o.latencyMs)} ms > ${max} ms` };
   }
-  return { success: true, ...fields(raw.statusCode, latency, `HTTP ${raw.statusCode}`, raw.finishedAt, true) };
+  return { success: true, ...fields(answer.statusCode, answer.latency, answer.reason, raw.finishedAt, true) };
+}
+
+type Answer = { latency: number; reason: string; statusCode?: number } & ({ ok: true } | { ok: false; kind: ProbeFailureKind });
+
+/** What a complete answer says, before the latency threshold: an HTTP response, a TCP connect, a gRPC call. */
+function judgeAnswer(raw: Exclude<RawProbeResult, { kind: "timeout" | "error" }>, judgement: ProbeJudgement): Answer {
+  if (raw.kind === "connected") return { ok: true, latency: raw.endAtMs, reason: "TCP connected" };
+  const latency = raw.endAtMs - raw.sentAtMs;
+  if (raw.kind === "grpc") {
+    if (raw.grpcStatus !== 0) return { ok: false, kind: "grpc_error", latency, reason: `gRPC ${grpcStatusName(raw.grpcStatus)}` };
+    const reason = servingStatusText(raw.servingStatus);
+    return raw.servingStatus === SERVING ? { ok: true, latency, reason } : { ok: false, kind: "grpc_status", latency, reason };
+  }
+  const statusCode = raw.statusCode;
+  const verdict = judgeStatus(statusCode, judgement.statusCodes);
+  if (!verdict.ok) return { ok: false, kind: verdict.kind, latency, reason: verdict.reason, statusCode };
+  const needsBody = judgement.bodyContains !== undefined && judgement.bodyContains !== "";
+  if (needsBody && !(raw.body ?? "").includes(judgement.bodyContains as string)) {
+    return { ok: false, kind: "body", latency, reason: `body did not contain ${JSON.stringify(judgement.bodyContains)}`, statusCode };
+  }
+  return { ok: true, latency, reason: `HTTP ${statusCode}`, statusCode };
 }
 
 /** Whether a status is in the configured codes; an unlisted redirect is named as such. */

@@ -4,7 +4,8 @@ import type { ProbeSpec } from "../api/policy-schema.js";
 import { planProbe, type SecretRef } from "./probe-plan.js";
 
 function aProbeSpec(probe: Record<string, unknown>): ProbeSpec {
-  const parsed = parsePolicySpec({ serviceName: "web", selector: { matchLabels: { app: "web" } }, probe: { port: 8080, path: "/healthz", ...probe } });
+  const fields = Object.fromEntries(Object.entries({ port: 8080, path: "/healthz", ...probe }).filter(([, v]) => v !== undefined));
+  const parsed = parsePolicySpec({ serviceName: "web", selector: { matchLabels: { app: "web" } }, probe: fields });
   if (!parsed.ok) throw new Error(parsed.message);
   return parsed.spec.probe;
 }
@@ -44,6 +45,22 @@ describe("planProbe", () => {
     expect(planned.probe.request.signatureKey).toEqual(bytes("k"));
     expect(planned.probe.judgement).toEqual({ timeoutMs: 5_000, statusCodes: [[200, 200], [300, 399]], bodyContains: "ok" });
     expect(planned.probe.periodMs).toBe(30_000);
+  });
+
+  it("plans a TCP probe as the address and port, with the latency threshold", () => {
+    const planned = planProbe(aProbeSpec({ type: "TCP", path: undefined, periodSeconds: 10, timeoutSeconds: 2, match: { maxLatencyMilliseconds: 250 } }), pod, secrets({}));
+    if (!planned.ok) throw new Error(planned.message);
+    expect(planned.probe.request).toMatchObject({ type: "TCP", address: "10.1.2.3", port: 8080, path: "" });
+    expect(planned.probe.judgement).toMatchObject({ timeoutMs: 2_000, maxLatencyMs: 250 });
+  });
+
+  it("plans a gRPC probe with its service, TLS, authority and metadata", () => {
+    const spec = aProbeSpec({ type: "GRPC", path: undefined, scheme: "HTTPS", host: "cart.example", grpc: { service: "shop.Cart" }, tls: { caBundle: "PEM" }, headers: [{ name: "X-Env", value: "prod" }] });
+    const planned = planProbe(spec, pod, secrets({}));
+    if (!planned.ok) throw new Error(planned.message);
+    expect(planned.probe.request).toMatchObject({ type: "GRPC", scheme: "HTTPS", grpcService: "shop.Cart", host: "cart.example", caBundle: "PEM", headers: [{ name: "X-Env", value: "prod" }] });
+    const overall = planProbe(aProbeSpec({ type: "GRPC", path: undefined }), pod, secrets({}));
+    expect(overall.ok && overall.probe.request.grpcService).toBe("");
   });
 
   const failures: Array<[string, Record<string, unknown>, string, string]> = [

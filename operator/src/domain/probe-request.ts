@@ -7,14 +7,22 @@ export interface ProbeHeader {
   value: string;
 }
 
+/** What a probe speaks: an HTTP request, a bare TCP connect, or grpc.health.v1.Health/Check. */
+export type ProbeType = "HTTP" | "TCP" | "GRPC";
+
 export interface ProbeRequest {
+  /** Absent: HTTP. */
+  type?: ProbeType;
+  /** HTTP or HTTPS; for GRPC, plaintext (h2c) or TLS; not used by TCP. */
   scheme: "HTTP" | "HTTPS";
   /** Pod IP, v4 or v6. The destination is always this address. */
   address: string;
   port: number;
+  /** HTTP only ("" for the other types). */
   path: string;
+  /** HTTP only. */
   method: "GET" | "HEAD";
-  /** Host header and TLS SNI; never changes the destination. */
+  /** Host header (gRPC :authority) and TLS SNI; never changes the destination. */
   host?: string;
   /** Secret values already resolved by the caller; never logged. */
   headers: ProbeHeader[];
@@ -22,6 +30,8 @@ export interface ProbeRequest {
   caBundle?: string;
   /** HMAC-SHA256 key for X-Healthprobe-Signature. */
   signatureKey?: Uint8Array;
+  /** GRPC only: the service asked about; "" is the server's overall health. */
+  grpcService?: string;
 }
 
 export interface ProbeJudgement {
@@ -29,6 +39,8 @@ export interface ProbeJudgement {
   /** Inclusive [lo, hi] ranges. */
   statusCodes: Array<[number, number]>;
   bodyContains?: string;
+  /** A success slower than this (same clock as latencyMs) is a failure of kind "slow". */
+  maxLatencyMs?: number;
 }
 
 /**
@@ -37,9 +49,11 @@ export interface ProbeJudgement {
  * body: the body lacked the expected text; timeout: no complete response within the timeout;
  * connect: the connection could not be made, or broke (reset, closed) before a complete
  * response; tls: the handshake or the certificate failed; other: anything else (a response
- * that is not HTTP, a request that cannot be sent).
+ * that is not HTTP, a request that cannot be sent); grpc_status: a gRPC health answer other
+ * than SERVING; grpc_error: a gRPC call that ended with a grpc-status other than OK; slow: an
+ * answer that would have passed, slower than match.maxLatencyMilliseconds.
  */
-export const PROBE_FAILURE_KINDS = ["http_status", "connect", "timeout", "tls", "body", "redirect", "other"] as const;
+export const PROBE_FAILURE_KINDS = ["http_status", "connect", "timeout", "tls", "body", "redirect", "other", "grpc_status", "grpc_error", "slow"] as const;
 export type ProbeFailureKind = (typeof PROBE_FAILURE_KINDS)[number];
 
 /** The kinds a prober error can have: the others come from judging a response or from the clock. */
@@ -92,6 +106,25 @@ export type RawProbeResult =
       failureKind: ProbeErrorKind;
       sentAtMs?: number;
       endAtMs: number;
+      finishedAt: number;
+    }
+  | {
+      /** TCP: the connection was accepted (and closed at once); endAtMs is the connect time. */
+      kind: "connected";
+      endAtMs: number;
+      finishedAt: number;
+    }
+  | {
+      /** GRPC: a complete call (trailers received). */
+      kind: "grpc";
+      /** The request stream opened (after connect and TLS handshake): where latency starts. */
+      sentAtMs: number;
+      /** Trailers (or a trailers-only answer) received. */
+      endAtMs: number;
+      /** grpc-status: 0 is OK. */
+      grpcStatus: number;
+      /** HealthCheckResponse.status when grpcStatus is 0 (0 UNKNOWN, 1 SERVING, 2 NOT_SERVING, 3 SERVICE_UNKNOWN). */
+      servingStatus?: number;
       finishedAt: number;
     }
   | { kind: "timeout"; timeoutMs: number; sentAtMs?: number; finishedAt: number };
