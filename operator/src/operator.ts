@@ -12,7 +12,16 @@ import { loadKubeConfig, makeApis } from "./adapters/kube-config.js";
 import { kubeLeaseStore } from "./adapters/lease-store.js";
 import { startWatchedCache, type WatchedInformer } from "./adapters/watched-cache.js";
 import type { Caches } from "./controllers/caches.js";
-import { buildPolicyController, enqueueAll, enqueueManagedServices, watchForPolicies, watchForServiceSlices, type PolicyController } from "./controllers/policy-controller.js";
+import {
+  buildPolicyController,
+  enqueueAll,
+  enqueueGatedNamespaces,
+  enqueueManagedServices,
+  watchForGateRelease,
+  watchForPolicies,
+  watchForServiceSlices,
+  type PolicyController,
+} from "./controllers/policy-controller.js";
 import { keyOf, slimNode, slimPod, slimService, withoutManagedFields, type KubeObject, type PodObject, type PolicyObject, type ServiceObject } from "./controllers/kube-objects.js";
 import { realClock, type Clock } from "./runtime/clock.js";
 import type { OperatorConfig } from "./runtime/config.js";
@@ -23,10 +32,12 @@ import { createLogger, type Logger } from "./runtime/logger.js";
 import { controllerMetrics, createMetrics, queueMetrics, type OperatorMetrics } from "./runtime/metrics.js";
 import { ProbeScheduler } from "./runtime/probe-scheduler.js";
 import { WorkQueue, runController, type RunningController } from "./runtime/work-queue.js";
+import { startWebhook, type WebhookDeps } from "./webhook.js";
 
 /** The controllers, as the queue and reconcile metrics label them. */
 const POLICY_CONTROLLER = "policy";
 const SERVICE_SLICES_CONTROLLER = "service-slices";
+const GATE_RELEASE_CONTROLLER = "gate-release";
 
 export interface StartOperatorOptions {
   /** Kubeconfig content instead of config.kubeconfig (tests). */
@@ -40,6 +51,8 @@ export interface StartOperatorOptions {
   retryPeriodMs?: number;
   workers?: number;
   failpoint?: (point: "after-charge" | "after-evict") => void;
+  /** Webhook certificate lifetimes and resync (tests shorten them). */
+  webhookCertificate?: WebhookDeps["certificate"];
 }
 
 export interface RunningOperator {
@@ -47,6 +60,8 @@ export interface RunningOperator {
   metrics: OperatorMetrics;
   healthPort?: number | undefined;
   metricsPort?: number | undefined;
+  /** The admission webhook's port, when it is enabled. */
+  webhookPort?: number | undefined;
   isLeader(): boolean;
   isReady(): boolean;
   health: HealthStore;
@@ -64,9 +79,8 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
   const metrics = createMetrics();
   const identity = opts.identity ?? defaultIdentity();
   const health = new HealthStore();
-  // One queue per kind of key: policies, and Services whose slices may be left unmanaged.
-  const policyQueue = new WorkQueue({ clock, metrics: queueMetrics(metrics, POLICY_CONTROLLER) });
-  const serviceQueue = new WorkQueue({ clock, metrics: queueMetrics(metrics, SERVICE_SLICES_CONTROLLER) });
+  const queues = makeQueues(clock, metrics);
+  const { policyQueue, serviceQueue, namespaceQueue } = queues;
 
   // 1. Leadership: only the leader writes; without leader election this replica always is.
   let elector: LeaderElector | undefined;
@@ -92,15 +106,12 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
   const { maxEndpointsPerSlice, maxReplacementsPer12h, operatorNamespace, ledgerConfigMapName } = config;
   const limits = { maxEndpointsPerSlice, maxReplacementsPer12h, operatorNamespace, ledgerConfigMapName, failpoint: opts.failpoint };
   const controller = buildPolicyController({ caches, writer: new ClusterWriter(kc), scheduler, health, events, metrics, clock, logger, isLeader, ...limits });
-  watchForPolicies(caches, controller, policyQueue);
-  watchForServiceSlices(caches, controller, serviceQueue);
-  const wakeEverything = () => {
-    enqueueAll(caches, policyQueue);
-    enqueueManagedServices(controller, serviceQueue);
-  };
+  const wakeEverything = watchAll(caches, controller, queues);
 
   // 4. Health and metrics endpoints.
   const { servers, healthPort, metricsPort } = await startServers(config, { synced, health, scheduler, metrics });
+  // The admission webhook, on every replica: it reads the policy cache only.
+  const webhook = await startWebhook(config, { kc, policies: caches.policies, synced: () => caches.policies.hasSynced(), logger, clock, metrics, certificate: opts.webhookCertificate });
 
   // 5. Leader election: a new leader looks at everything again.
   if (config.leaderElect) {
@@ -115,13 +126,14 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
   }
 
   // 6. Workers, once every cache is complete: nothing is decided from a partial cache.
-  const workers = startWorkers({ caches: informers, controller, policyQueue, serviceQueue, wakeEverything, logger, metrics, clock, identity, workers: opts.workers ?? 4 });
+  const workers = startWorkers({ caches: informers, controller, policyQueue, serviceQueue, namespaceQueue, wakeEverything, logger, metrics, clock, identity, workers: opts.workers ?? 4 });
 
   return {
     identity,
     metrics,
     healthPort,
     metricsPort,
+    webhookPort: webhook?.port,
     isLeader,
     isReady: synced,
     health,
@@ -131,9 +143,33 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
       scheduler.stop();
       await events.stop();
       if (elector) await elector.release();
+      await webhook?.stop();
       await Promise.all(informers.map((i) => i.stop()));
       await Promise.all(servers.map((s) => s.close()));
     },
+  };
+}
+
+type Queues = { policyQueue: WorkQueue; serviceQueue: WorkQueue; namespaceQueue: WorkQueue };
+
+/** One queue per kind of key: policies, Services whose slices may be left unmanaged, and namespaces whose gated pods may be held by no policy. */
+function makeQueues(clock: Clock, metrics: OperatorMetrics): Queues {
+  return {
+    policyQueue: new WorkQueue({ clock, metrics: queueMetrics(metrics, POLICY_CONTROLLER) }),
+    serviceQueue: new WorkQueue({ clock, metrics: queueMetrics(metrics, SERVICE_SLICES_CONTROLLER) }),
+    namespaceQueue: new WorkQueue({ clock, metrics: queueMetrics(metrics, GATE_RELEASE_CONTROLLER) }),
+  };
+}
+
+/** Registers every cache handler; returns what wakes every key (caches synced, leadership taken). */
+function watchAll(caches: Caches, controller: PolicyController, q: Queues): () => void {
+  watchForPolicies(caches, controller, q.policyQueue);
+  watchForServiceSlices(caches, controller, q.serviceQueue);
+  watchForGateRelease(caches, q.namespaceQueue);
+  return () => {
+    enqueueAll(caches, q.policyQueue);
+    enqueueManagedServices(controller, q.serviceQueue);
+    enqueueGatedNamespaces(caches, q.namespaceQueue);
   };
 }
 
@@ -205,6 +241,7 @@ interface WorkerDeps {
   controller: PolicyController;
   policyQueue: WorkQueue;
   serviceQueue: WorkQueue;
+  namespaceQueue: WorkQueue;
   wakeEverything: () => void;
   logger: Logger;
   metrics: OperatorMetrics;
@@ -226,13 +263,14 @@ function startWorkers(d: WorkerDeps): { stop(): Promise<void> } {
     if (stopped) return;
     running.push(runController({ queue: d.policyQueue, workers: d.workers, reconcile: (key) => d.controller.policies.reconcile(key), logger: d.logger, metrics: controllerMetrics(d.metrics, POLICY_CONTROLLER), clock: d.clock }));
     running.push(runController({ queue: d.serviceQueue, workers: 1, reconcile: (key) => d.controller.serviceSlices.reconcile(key), logger: d.logger, metrics: controllerMetrics(d.metrics, SERVICE_SLICES_CONTROLLER), clock: d.clock }));
+    running.push(runController({ queue: d.namespaceQueue, workers: 1, reconcile: (key) => d.controller.gateRelease.reconcile(key), logger: d.logger, metrics: controllerMetrics(d.metrics, GATE_RELEASE_CONTROLLER), clock: d.clock }));
   })();
   return {
     async stop() {
       stopped = true;
       await started;
       if (running.length > 0) await Promise.all(running.map((r) => r.stop()));
-      else await Promise.all([d.policyQueue.shutDown(), d.serviceQueue.shutDown()]);
+      else await Promise.all([d.policyQueue.shutDown(), d.serviceQueue.shutDown(), d.namespaceQueue.shutDown()]);
     },
   };
 }

@@ -20,6 +20,8 @@ describe("helm lint --strict", () => {
     { name: "default values", values: [] as string[] },
     { name: "every optional part on", values: ALL_OPTIONAL_ON },
     { name: "a single watched namespace", values: ["watchNamespace=apps"] },
+    { name: "the webhook on", values: ["webhook.enabled=true"] },
+    { name: "the webhook on with cert-manager", values: ["webhook.enabled=true", "webhook.certManager.enabled=true"] },
     { name: "every default part off", values: ["rbac.create=false", "serviceAccount.create=false", "serviceAccount.name=existing", "podDisruptionBudget.enabled=false", "leaderElection.enabled=false", "replicaCount=1"] },
   ])("passes with $name", ({ values }) => {
     const r = helm(["lint", "--strict", chartDir, ...setArgs(values)]);
@@ -36,6 +38,7 @@ describe("values.schema.json", () => {
     { name: "a misspelt top-level value", set: ["replicas=3"], field: "replicas", says: /additional properties/ },
     { name: "an endpoint limit above 1000", set: ["maxEndpointsPerSlice=5000"], field: "/maxEndpointsPerSlice", says: /maximum/ },
     { name: "rbac.secrets that is not a boolean", set: ["rbac.secrets=maybe"], field: "/rbac/secrets", says: /want boolean/ },
+    { name: "a webhook timeout above kube-apiserver's 30 s", set: ["webhook.timeoutSeconds=60"], field: "/webhook/timeoutSeconds", says: /maximum/ },
   ])("rejects $name, naming the field", ({ set, field, says }) => {
     const r = helm(["template", "x", chartDir, ...setArgs(set)]);
     expect(r.code).not.toBe(0);
@@ -230,5 +233,74 @@ describe("rendered manifests", () => {
     const sm = one(everything, "ServiceMonitor");
     expect(sm.spec.endpoints).toEqual([expect.objectContaining({ port: "metrics", path: "/metrics" })]);
     expect(sm.spec.selector.matchLabels).toEqual(one(everything, "Service").spec.selector);
+  });
+});
+
+describe("the admission webhook", () => {
+  it("is off by default: no webhook configuration, Service, flag or port", () => {
+    const docs = renderChart();
+    expect(byKind(docs, "MutatingWebhookConfiguration")).toEqual([]);
+    const c = one(docs, "Deployment").spec.template.spec.containers[0];
+    expect(c.args.filter((a: string) => a.startsWith("--webhook"))).toEqual([]);
+    expect(c.ports.map((p: { name: string }) => p.name)).not.toContain("webhook");
+  });
+
+  it("registers for pod creates in opted-in namespaces only, never refusing a pod", () => {
+    const docs = renderChart({ values: ["webhook.enabled=true"] });
+    const config = one(docs, "MutatingWebhookConfiguration");
+    expect(config.webhooks).toHaveLength(1);
+    const w = config.webhooks[0];
+    expect(w).toMatchObject({
+      admissionReviewVersions: ["v1"],
+      failurePolicy: "Ignore",
+      sideEffects: "None",
+      reinvocationPolicy: "Never",
+      timeoutSeconds: 5,
+      namespaceSelector: { matchLabels: { "healthprobe.io/readiness-gate-inject": "enabled" } },
+      rules: [{ apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"], scope: "Namespaced" }],
+      clientConfig: { service: { name: "healthprobe-healthprobe-operator-webhook", namespace: "healthprobe-system", path: "/mutate-pods", port: 443 } },
+    });
+    expect(w.objectSelector).toBeUndefined();
+    // The operator writes caBundle; the chart never does, so an upgrade does not take it away.
+    expect(w.clientConfig.caBundle).toBeUndefined();
+    expect(config.metadata.annotations?.["cert-manager.io/inject-ca-from"]).toBeUndefined();
+  });
+
+  it("serves it on every replica through a Service, with the operator's flags naming its Service, Secret and configuration", () => {
+    const docs = renderChart({ values: ["webhook.enabled=true"] });
+    const svc = byKind(docs, "Service").find((s) => s.metadata.name === "healthprobe-healthprobe-operator-webhook") as any;
+    expect(svc.spec.ports).toEqual([{ name: "webhook", port: 443, targetPort: "webhook", protocol: "TCP" }]);
+    expect(svc.spec.selector).toEqual(one(docs, "Deployment").spec.selector.matchLabels);
+    const c = one(docs, "Deployment").spec.template.spec.containers[0];
+    expect(c.ports).toContainEqual({ name: "webhook", containerPort: 9443, protocol: "TCP" });
+    const args = c.args.filter((a: string) => a.startsWith("--webhook"));
+    expect(args).toEqual([
+      "--webhook-bind-address=:9443",
+      "--webhook-service-name=healthprobe-healthprobe-operator-webhook",
+      "--webhook-secret-name=healthprobe-healthprobe-operator-webhook-cert",
+      `--webhook-configuration-name=${one(docs, "MutatingWebhookConfiguration").metadata.name}`,
+      "--webhook-manage-certificate=true",
+    ]);
+    const parsed = parseConfig(args, {});
+    expect(parsed.ok).toBe(true);
+  });
+
+  it("with cert-manager: a self-signed Issuer, a Certificate for the Service into the Secret, the CA injected, and the operator only reading", () => {
+    const docs = renderChart({ values: ["webhook.enabled=true", "webhook.certManager.enabled=true"] });
+    const cert = one(docs, "Certificate");
+    expect(cert.spec).toEqual({
+      secretName: "healthprobe-healthprobe-operator-webhook-cert",
+      dnsNames: ["healthprobe-healthprobe-operator-webhook.healthprobe-system.svc"],
+      issuerRef: { kind: "Issuer", name: one(docs, "Issuer").metadata.name },
+    });
+    expect(one(docs, "Issuer").spec).toEqual({ selfSigned: {} });
+    expect(one(docs, "MutatingWebhookConfiguration").metadata.annotations["cert-manager.io/inject-ca-from"]).toBe(`healthprobe-system/${cert.metadata.name}`);
+    expect(one(docs, "Deployment").spec.template.spec.containers[0].args).toContain("--webhook-manage-certificate=false");
+  });
+
+  it("with cert-manager and an issuer of the user's, makes no Issuer", () => {
+    const docs = renderChart({ values: ["webhook.enabled=true", "webhook.certManager.enabled=true", "webhook.certManager.issuerRef.kind=ClusterIssuer", "webhook.certManager.issuerRef.name=internal-ca"] });
+    expect(byKind(docs, "Issuer")).toEqual([]);
+    expect(one(docs, "Certificate").spec.issuerRef).toEqual({ kind: "ClusterIssuer", name: "internal-ca" });
   });
 });

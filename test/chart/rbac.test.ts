@@ -85,7 +85,7 @@ describe("checkRequestsAgainstRbac", () => {
     {
       name: "resourceNames allow only the named object",
       requests: [aRequest({ group: "coordination.k8s.io", resource: "leases", namespace: "hp", name: "other" })],
-      rules: [aRule({ apiGroups: ["coordination.k8s.io"], resources: ["leases"], resourceNames: ["healthprobe-operator"], scope: "namespace", namespace: "hp" })],
+      rules: [aRule({ apiGroups: ["coordination.k8s.io"], resources: ["leases"], resourceNames: ["healthprobe-healthprobe-operator"], scope: "namespace", namespace: "hp" })],
       missing: ["get coordination.k8s.io/leases hp/other"],
       unused: ["get coordination.k8s.io/leases namespace"],
     },
@@ -163,6 +163,7 @@ describe("rbacRulesFromChart (the rendered chart)", () => {
   it.each([
     { scope: "cluster", group: "", resource: "pods", verbs: ["delete", "list", "watch"] },
     { scope: "cluster", group: "", resource: "pods/eviction", verbs: ["create"] },
+    { scope: "cluster", group: "", resource: "pods/status", verbs: ["patch"] },
     { scope: "cluster", group: "", resource: "services", verbs: ["list", "watch"] },
     { scope: "cluster", group: "", resource: "nodes", verbs: ["list", "watch"] },
     { scope: "cluster", group: "discovery.k8s.io", resource: "endpointslices", verbs: ["create", "delete", "list", "update", "watch"] },
@@ -179,7 +180,7 @@ describe("rbacRulesFromChart (the rendered chart)", () => {
   it("grants nothing beyond the list above", () => {
     const resources = new Set(rules.flatMap((r) => r.resources));
     expect([...resources].sort()).toEqual(
-      ["configmaps", "endpointslices", "events", "healthprobepolicies", "healthprobepolicies/status", "leases", "nodes", "pods", "pods/eviction", "secrets", "services"],
+      ["configmaps", "endpointslices", "events", "healthprobepolicies", "healthprobepolicies/status", "leases", "nodes", "pods", "pods/eviction", "pods/status", "secrets", "services"],
     );
   });
 
@@ -206,5 +207,21 @@ describe("rbacRulesFromChart (the rendered chart)", () => {
 
   it("grants nothing with rbac.create=false", () => {
     expect(rbacRulesFromChart({ values: ["rbac.create=false"] })).toEqual([]);
+  });
+
+  it("with the webhook, grants its Secret by name (create aside) and its own webhook configuration by name", () => {
+    const webhook = rbacRulesFromChart({ values: ["webhook.enabled=true"] });
+    const added = webhook.filter((r) => !rules.some((d) => JSON.stringify(d) === JSON.stringify(r)));
+    expect(added).toEqual([
+      { apiGroups: ["admissionregistration.k8s.io"], resources: ["mutatingwebhookconfigurations"], resourceNames: ["healthprobe-healthprobe-operator"], verbs: ["get", "update"], scope: "cluster" },
+      { apiGroups: [""], resources: ["secrets"], resourceNames: ["healthprobe-healthprobe-operator-webhook-cert"], verbs: ["get", "update"], scope: "namespace", namespace: "healthprobe-system" },
+      { apiGroups: [""], resources: ["secrets"], verbs: ["create"], scope: "namespace", namespace: "healthprobe-system" },
+    ]);
+  });
+
+  it("with the webhook and cert-manager, only reads the Secret and leaves the webhook configuration to cert-manager", () => {
+    const certManager = rbacRulesFromChart({ values: ["webhook.enabled=true", "webhook.certManager.enabled=true"] });
+    const added = certManager.filter((r) => !rules.some((d) => JSON.stringify(d) === JSON.stringify(r)));
+    expect(added).toEqual([{ apiGroups: [""], resources: ["secrets"], resourceNames: ["healthprobe-healthprobe-operator-webhook-cert"], verbs: ["get"], scope: "namespace", namespace: "healthprobe-system" }]);
   });
 });

@@ -1,9 +1,11 @@
 // The chart's RBAC against what the operator really calls: one scenario that makes the operator
-// use every part of its job (drain, restore, replacement by eviction and by deletion, the
+// use every part of its job (drain, restore, both drain methods, replacement by eviction and by deletion, the
 // operator-wide ledger, Secret-sourced probe headers, leader election, aggregated Events,
 // collecting a deleted policy's slices), then the test server's request log for the operator's
 // user is compared with the rules the chart renders: nothing used is missing, nothing granted
-// is unused.
+// is unused. The operator runs with the admission webhook on (its certificate renewed within the
+// scenario), so the check is made twice: against the chart with webhook.enabled, with every call;
+// and against the default chart, without the webhook's calls.
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { ScaledClock } from "../../operator/src/runtime/testing/scaled-clock.js";
 import { requestsBy } from "../apiserver/index.js";
@@ -14,6 +16,7 @@ import { PodFarm } from "../support/pod-farm.js";
 import * as queries from "./support/queries.js";
 import { openBed } from "./support/test-bed.js";
 import { startTestOperator, type TestOperator } from "./support/operator.js";
+import { renderChart } from "../chart/helm.js";
 
 const HPP = "healthprobe.io/v1alpha1";
 let cluster: TestCluster;
@@ -52,12 +55,30 @@ describe("the chart's RBAC", () => {
     const api = aPolicy("api", ns, { serviceName: "api", selector: { app: "api" }, failureThreshold: 1, replacement: { enabled: true, after: "30s", maxPerHour: 5, maxPerDay: 10, method: "Delete" } });
     await cluster.create(web);
     await cluster.create(api);
+    // Drain method ReadinessGate: the pod condition, through pods/status.
+    await cluster.create(aService("gate", ns, { selector: { app: "gate" } }));
+    await cluster.create(aReplicaSet("gate", ns, 2, { app: "gate" }, { gated: true }));
+    await cluster.create(aPolicy("gate", ns, { serviceName: undefined, method: "ReadinessGate", selector: { app: "gate" } }));
     const webPods = await livePods("web", 3);
     const apiPods = await livePods("api", 3);
+    await livePods("gate", 2);
 
-    // Ten virtual seconds per real one: windows of 30 s pass in three.
-    operator = await startTestOperator(cluster.server, ["--leader-elect"], { clock: new ScaledClock(10) });
+    // The webhook configuration as the chart installs it; the operator keeps its caBundle.
+    const chart = renderChart({ values: ["webhook.enabled=true"] });
+    const webhookConfig = chart.find((d) => d.kind === "MutatingWebhookConfiguration")!;
+    await cluster.create(webhookConfig as unknown as Obj);
+    const webhookFlags = (chart.find((d) => d.kind === "Deployment") as unknown as { spec: { template: { spec: { containers: Array<{ args: string[] }> } } } }).spec.template.spec.containers[0]!.args
+      .filter((a) => a.startsWith("--webhook") && !a.startsWith("--webhook-bind-address"));
+
+    // Ten virtual seconds per real one: windows of 30 s pass in three, and the webhook's
+    // five-minute certificate is renewed after 20 s.
+    operator = await startTestOperator(cluster.server, ["--leader-elect", "--webhook-bind-address", "127.0.0.1:0", ...webhookFlags], {
+      clock: new ScaledClock(10),
+      webhookCertificate: { leafLifetimeMs: 300_000, resyncMs: 10_000 },
+    });
     await waitFor(async () => (await cluster.get(HPP, "HealthProbePolicy", "web"))?.status?.healthy === 3, { what: "web settled" });
+
+    await waitFor(async () => (await cluster.list("v1", "Pod", ns, "app=gate")).every((p) => p.status?.conditions?.some((c: { type: string; status: string }) => c.type === "healthprobe.io/ready" && c.status === "True")), { what: "the gated pods admitted" });
 
     // Drain, restore and drain again: the repeated Event becomes a series (a patch).
     const flapping = webPods[0]!.status.podIP as string;
@@ -80,15 +101,26 @@ describe("the chart's RBAC", () => {
     await cluster.remove(HPP, "HealthProbePolicy", "api");
     await waitFor(async () => (await cluster.list("discovery.k8s.io/v1", "EndpointSlice", ns, "kubernetes.io/service-name=api")).length === 0, { what: "api's slices collected" });
 
+    // The webhook's certificate was made, renewed and its caBundle set.
+    const webhookCalls = (resource: string, verb: string) => requestsBy(cluster.server.requestLog, { user: "operator", resource, verb }).filter((e) => e.code < 300).length;
+    await waitFor(() => webhookCalls("secrets", "create") === 1 && webhookCalls("secrets", "update") >= 1 && webhookCalls("mutatingwebhookconfigurations", "update") >= 1, {
+      what: "the webhook certificate created, renewed and its caBundle set",
+    });
+
     await operator.stop(); // flushes pending Event series and releases the Lease
     operator = undefined;
 
     const used = requestsBy(cluster.server.requestLog, { user: "operator" });
-    const check = checkRequestsAgainstRbac(used, rbacRulesFromChart({ namespace: "healthprobe-system" }));
+    const withWebhook = checkRequestsAgainstRbac(used, rbacRulesFromChart({ namespace: "healthprobe-system", values: ["webhook.enabled=true"] }));
+    expect(withWebhook.missing).toEqual([]);
+    expect(withWebhook.unused).toEqual([]);
+    const certificateSecret = webhookFlags.find((a) => a.startsWith("--webhook-secret-name="))!.split("=")[1];
+    const webhookCall = (e: (typeof used)[number]) => e.resource === "mutatingwebhookconfigurations" || (e.resource === "secrets" && (e.verb === "create" || e.name === certificateSecret));
+    const check = checkRequestsAgainstRbac(used.filter((e) => !webhookCall(e)), rbacRulesFromChart({ namespace: "healthprobe-system" }));
     expect(check.missing).toEqual([]);
     expect(check.unused).toEqual([]);
     // The scenario really exercised the sensitive verbs.
     const verbs = new Set(used.map((e) => `${e.verb} ${e.resource}${e.subresource ? `/${e.subresource}` : ""}`));
-    for (const v of ["create pods/eviction", "delete pods", "get secrets", "patch events", "update leases", "update configmaps", "delete endpointslices"]) expect(verbs).toContain(v);
+    for (const v of ["create pods/eviction", "delete pods", "get secrets", "patch events", "update leases", "update configmaps", "delete endpointslices", "patch pods/status"]) expect(verbs).toContain(v);
   }, 120_000);
 });

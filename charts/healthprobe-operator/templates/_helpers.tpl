@@ -36,3 +36,16 @@ app.kubernetes.io/part-of: healthprobe-operator
 {{- define "healthprobe-operator.image" -}}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
 {{- end }}
+
+{{/* The webhook's Service, Secret and configuration names. */}}
+{{- define "healthprobe-operator.webhookServiceName" -}}
+{{- printf "%s-webhook" (include "healthprobe-operator.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "healthprobe-operator.webhookSecretName" -}}
+{{- default (printf "%s-webhook-cert" (include "healthprobe-operator.fullname" .)) .Values.webhook.secretName }}
+{{- end }}
+
+{{- define "healthprobe-operator.webhookConfigurationName" -}}
+{{- include "healthprobe-operator.fullname" . }}
+{{- end }}

@@ -1,10 +1,13 @@
 // The operator's writes to the cluster, in one place: EndpointSlices, policy status, evictions,
-// the operator-wide ledger ConfigMap, and the Secret reads probe headers need. Every call carries
+// the pod condition of the readiness gate, the operator-wide ledger ConfigMap, and the Secret
+// reads probe headers need. Every call carries
 // context in its error; 404 on delete is success; the caller decides what a 409 means.
 import {
   CoreV1Api,
   CustomObjectsApi,
   DiscoveryV1Api,
+  PatchStrategy,
+  setHeaderOptions,
   type KubeConfig,
   type V1ConfigMap,
   type V1EndpointSlice,
@@ -13,6 +16,18 @@ import { GROUP, PLURAL, VERSION } from "../api/group.js";
 import { statusCodeOf } from "./kube-errors.js";
 
 export const FIELD_MANAGER = "healthprobe-operator";
+
+/** One pod condition as the operator writes it through pods/status. */
+export interface PodConditionPatch {
+  type: string;
+  status: "True" | "False";
+  reason: string;
+  message: string;
+  /** Set when the status changes; absent, the pod keeps the time it has. */
+  lastTransitionTime?: string;
+}
+
+const asStrategicMerge = setHeaderOptions("Content-Type", PatchStrategy.StrategicMergePatch);
 
 export type EvictionOutcome =
   | { outcome: "evicted" }
@@ -125,6 +140,24 @@ export class ClusterWriter {
     } catch (err) {
       if (isPodGone(err)) return { outcome: "gone" };
       throw wrap(`deleting Pod ${namespace}/${name}`, err);
+    }
+  }
+
+  /**
+   * Sets one condition of a pod through pods/status with a strategic merge patch: conditions
+   * merge by type, so the kubelet's own conditions, written meanwhile, are never overwritten
+   * (a full update would need the pod's resourceVersion and lose to every kubelet heartbeat).
+   * The uid in the patch keeps a recreated pod of the same name from getting the verdict.
+   * "gone" when the pod no longer exists.
+   */
+  async patchPodCondition(namespace: string, name: string, uid: string, condition: PodConditionPatch): Promise<"patched" | "gone"> {
+    try {
+      const body = { metadata: { uid }, status: { conditions: [condition] } };
+      await this.core.patchNamespacedPodStatus({ name, namespace, body, fieldManager: FIELD_MANAGER }, asStrategicMerge);
+      return "patched";
+    } catch (err) {
+      if (statusCodeOf(err) === 404) return "gone";
+      throw wrap(`setting condition ${condition.type}=${condition.status} on Pod ${namespace}/${name}`, err);
     }
   }
 

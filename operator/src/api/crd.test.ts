@@ -223,6 +223,10 @@ function celViolations(c: Cel, schema: Schema, value: unknown, path: string): st
 }
 
 const withSpec = (over: Record<string, unknown>) => ({ ...minimalSpec, ...over });
+const withoutService = (over: Record<string, unknown>) => {
+  const { serviceName: _omitted, ...rest } = withSpec(over);
+  return rest;
+};
 const withProbe = (over: Record<string, unknown>) => withSpec({ probe: { ...minimalSpec.probe, ...over } });
 
 const celCases: Array<[string, Record<string, unknown>, string[]]> = [
@@ -270,6 +274,10 @@ const celCases: Array<[string, Record<string, unknown>, string[]]> = [
   ["empty selector lists", withSpec({ selector: { matchLabels: {}, matchExpressions: [] } }), ["spec.selector"]],
   ["an Exists requirement", withSpec({ selector: { matchExpressions: [{ key: "a", operator: "Exists" }] } }), []],
   ["In without values", withSpec({ selector: { matchExpressions: [{ key: "a", operator: "In" }] } }), ["spec.selector.matchExpressions[0].values"]],
+  ["method ReadinessGate without a Service", withoutService({ drain: { method: "ReadinessGate" } }), []],
+  ["method ReadinessGate with a Service", withSpec({ drain: { method: "ReadinessGate" } }), []],
+  ["method EndpointSlice without a Service", withoutService({ drain: { method: "EndpointSlice" } }), ["spec.serviceName"]],
+  ["the default method without a Service", withoutService({}), ["spec.serviceName"]],
   ["DoesNotExist with values", withSpec({ selector: { matchExpressions: [{ key: "a", operator: "DoesNotExist", values: ["x"] }] } }), ["spec.selector.matchExpressions[0].values"]],
   ...probeTypeCases(),
 ];

@@ -113,6 +113,13 @@ export const CROSS_FIELD_RULES = {
     explain: (r: { maxPerDay: number; maxPerHour: number }) =>
       `maxPerDay ${r.maxPerDay} < maxPerHour ${r.maxPerHour}: must be greater than or equal to spec.replacement.maxPerHour`,
   },
+  serviceNameForEndpointSlice: {
+    scope: "spec",
+    // has(): the API server checks the rule before nested defaults fill drain in; no method means EndpointSlice.
+    rule: "has(self.serviceName) || (has(self.drain) && has(self.drain.method) && self.drain.method == 'ReadinessGate')",
+    fieldPath: ".serviceName",
+    message: "must be set when spec.drain.method is EndpointSlice (the default): the operator writes that Service's EndpointSlices",
+  },
   ...PROBE_TYPE_RULES,
 } as const satisfies Record<string, CrossFieldRule>;
 

@@ -21,6 +21,19 @@ export const MANAGED_BY_LABEL = "endpointslice.kubernetes.io/managed-by";
 export const MANAGED_BY_VALUE = "healthprobe-operator.healthprobe.io";
 export const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
 
+/** How a policy takes pods out of rotation (spec.drain.method). */
+export const DRAIN_METHODS = ["EndpointSlice", "ReadinessGate"] as const;
+export type DrainMethod = (typeof DRAIN_METHODS)[number];
+
+/**
+ * The pod condition the operator owns with method ReadinessGate: True admits the pod,
+ * False keeps it out. Pods opt in with `readinessGates: [{conditionType: healthprobe.io/ready}]`.
+ */
+export const READINESS_GATE_CONDITION = `${GROUP}/ready`;
+/** Reasons of the pod condition healthprobe.io/ready. */
+export const READINESS_GATE_REASONS = ["Admitted", "Unhealthy", "WarmingUp", "Quarantined", "NoPolicy"] as const;
+export type ReadinessGateReason = (typeof READINESS_GATE_REASONS)[number];
+
 /** Condition types of status.conditions. */
 export const CONDITION_TYPES = {
   ready: "Ready",
@@ -28,10 +41,11 @@ export const CONDITION_TYPES = {
   failOpen: "FailOpen",
   drainCapped: "DrainCapped",
   replacementBlocked: "ReplacementBlocked",
+  gateMissing: "GateMissing",
 } as const;
 
 /** Reasons of the ReplacementBlocked condition. */
 export const REPLACEMENT_BLOCKED_REASONS = ["Budget", "PodDisruptionBudget", "Veto", "NoController", "FailOpen"] as const;
 
 /** Event reasons, on the policy and on the pod involved. */
-export const EVENT_REASONS = ["Drained", "Restored", "DrainCapped", "FailOpen", "Replaced", "ReplacementBlocked", "InvalidSpec"] as const;
+export const EVENT_REASONS = ["Drained", "Restored", "DrainCapped", "FailOpen", "Replaced", "ReplacementBlocked", "InvalidSpec", "GateMissing"] as const;

@@ -32,6 +32,21 @@ function errorsOf(raw: unknown) {
   return r;
 }
 
+describe("spec.drain.method", () => {
+  it.each([
+    ["defaults to EndpointSlice", aSpec(), "EndpointSlice", "web"],
+    ["accepts ReadinessGate without a Service", aSpec({ serviceName: undefined, drain: { method: "ReadinessGate" } }), "ReadinessGate", undefined],
+    ["accepts ReadinessGate with a Service to report on", aSpec({ drain: { method: "ReadinessGate" } }), "ReadinessGate", "web"],
+  ])("%s", (_name, raw, method, service) => {
+    const r = parsePolicySpec(raw);
+    expect(r.ok && [r.spec.drain.method, r.spec.serviceName]).toEqual([method, service]);
+  });
+
+  it("rejects an unknown method, naming the field", () => {
+    expect(errorsOf(aSpec({ drain: { method: "Sidecar" } })).errors.map((e) => e.field)).toEqual(["spec.drain.method"]);
+  });
+});
+
 describe("parsePolicySpec applies the contract's defaults", () => {
   const r = parsePolicySpec(aSpec());
   if (!r.ok) throw new Error(r.message);
@@ -205,6 +220,8 @@ describe("parsePolicySpec rejects schema violations, naming the field", () => {
 
 describe("parsePolicySpec enforces the cross-field rules", () => {
   it.each([
+    ["no serviceName with the default method", aSpec({ serviceName: undefined }), "spec.serviceName: Required value: must be set when spec.drain.method is EndpointSlice (the default): the operator writes that Service's EndpointSlices"],
+    ["no serviceName with method EndpointSlice", aSpec({ serviceName: undefined, drain: { method: "EndpointSlice" } }), "spec.serviceName: Required value: must be set when spec.drain.method is EndpointSlice (the default): the operator writes that Service's EndpointSlices"],
     ["timeoutSeconds above periodSeconds", aProbe({ periodSeconds: 60, timeoutSeconds: 61 }), "spec.probe.timeoutSeconds: Invalid value: 61: timeoutSeconds 61 > periodSeconds 60: must be less than or equal to spec.probe.periodSeconds"],
     ["timeoutSeconds above the default periodSeconds", aProbe({ timeoutSeconds: 61 }), "spec.probe.timeoutSeconds: Invalid value: 61: timeoutSeconds 61 > periodSeconds 60: must be less than or equal to spec.probe.periodSeconds"],
     ["the default timeoutSeconds above a shorter periodSeconds", aProbe({ periodSeconds: 10 }), "spec.probe.timeoutSeconds: Invalid value: 60: timeoutSeconds 60 > periodSeconds 10: must be less than or equal to spec.probe.periodSeconds"],

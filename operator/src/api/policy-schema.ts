@@ -1,7 +1,7 @@
 // HealthProbePolicy v1alpha1: the one schema. The CRD (crd.ts), the runtime check
 // (parse-policy.ts) and the TypeScript types are all derived from it.
 import { z } from "zod";
-import { API_VERSION, KIND } from "./group.js";
+import { API_VERSION, DRAIN_METHODS, KIND } from "./group.js";
 import { DURATION_PATTERN, parseDuration } from "./duration.js";
 import { STATUS_CODE_PATTERN, statusCodeProblem } from "./status-codes.js";
 import { CROSS_FIELD_RULES, RESERVED_HEADERS, cel, fail, invalidValue } from "./cross-field-rules.js";
@@ -272,13 +272,17 @@ const evaluationSchema = z
 
 const drainSchema = z
   .strictObject({
-    enabled: z.boolean().default(true).meta(desc("Takes Unhealthy pods out of rotation (endpoint ready=false).")),
+    enabled: z.boolean().default(true).meta(desc("Takes Unhealthy pods out of rotation (endpoint ready=false, or the pod condition healthprobe.io/ready False).")),
+    method: oneOf(
+      DRAIN_METHODS,
+      "EndpointSlice: the operator writes the EndpointSlices of spec.serviceName, a Service without spec.selector. ReadinessGate: the operator sets the pod condition healthprobe.io/ready, which the kubelet folds into Ready for pods with that readiness gate, so every Service and client sees it.",
+    ).default("EndpointSlice"),
     maxUnhealthyPercent: intIn(1, 100)
       .default(50)
       .meta(desc("At most this percentage of the targets (rounded down) is drained; the longest-unhealthy go first, the rest stay in rotation. 1-100.")),
   })
   .prefault({})
-  .meta(desc("Removing Unhealthy pods from the Service's EndpointSlices. When no target is Healthy, nothing is drained (fail open)."));
+  .meta(desc("Taking Unhealthy pods out of rotation, by the method chosen. When no target is Healthy, nothing is drained (fail open)."));
 
 const afterSchema = z
   .string()
@@ -317,7 +321,12 @@ export const healthProbePolicySpecSchema = z
       .min(1)
       .max(63)
       .regex(DNS1035_LABEL, "must be a Service name (a DNS-1035 label)")
-      .meta(desc("A Service in the policy's namespace without spec.selector. The operator writes its EndpointSlices.")),
+      .optional()
+      .meta(
+        desc(
+          "A Service in the policy's namespace. Method EndpointSlice (required): a Service without spec.selector, whose EndpointSlices the operator writes. Method ReadinessGate (optional): an ordinary Service whose ready endpoints status reports.",
+        ),
+      ),
     selector: labelSelectorSchema,
     dryRun: z
       .boolean()
@@ -328,7 +337,12 @@ export const healthProbePolicySpecSchema = z
     drain: drainSchema,
     replacement: replacementSchema,
   })
-  .meta(desc("Desired behaviour: which pods to probe, how, and what to do with Unhealthy ones."));
+  .meta({ ...desc("Desired behaviour: which pods to probe, how, and what to do with Unhealthy ones."), ...cel("serviceNameForEndpointSlice") })
+  .superRefine((s, ctx) => {
+    // Worded as Kubernetes words a missing field: "Required value: <why>".
+    const why = CROSS_FIELD_RULES.serviceNameForEndpointSlice.message;
+    if (s.serviceName === undefined && s.drain.method !== "ReadinessGate") ctx.addIssue({ code: "custom", path: ["serviceName"], message: `Required value: ${why}`, params: { formatted: true } });
+  });
 
 // ---------------------------------------------------------------------------------------
 // The whole object, as the operator reads it.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@jest/globals";
-import { isKubeletReady, podIPsOf, slimNode, slimPod, slimService, withoutManagedFields, type PodObject } from "./kube-objects.js";
+import { gateConditionOf, hasReadinessGate, isKubeletReady, isReadyBesidesGate, podIPsOf, slimNode, slimPod, slimService, withoutManagedFields, type PodObject } from "./kube-objects.js";
 
 const managedFields = [{ manager: "kubelet", operation: "Update", fieldsV1: { "f:status": {} } }];
 
@@ -64,6 +64,36 @@ describe("cache transforms", () => {
     full.status!.conditions = conditions;
     expect(isKubeletReady(slimPod(full))).toBe(ready);
     expect(isKubeletReady(full)).toBe(ready);
+  });
+
+  it("a slim gated pod keeps its gates, ContainersReady and the gate conditions, with reason and message for the operator's own", () => {
+    const full = aFullPod();
+    full.spec!.readinessGates = [{ conditionType: "healthprobe.io/ready" }, { conditionType: "lb.example/ready" }];
+    full.status!.conditions = [
+      { type: "ContainersReady", status: "True", reason: "x" },
+      { type: "healthprobe.io/ready", status: "False", reason: "Unhealthy", message: "drained: …", lastTransitionTime: "2026-01-01T00:00:02Z" } as never,
+      { type: "lb.example/ready", status: "True", reason: "y" },
+      { type: "PodScheduled", status: "True" },
+    ];
+    const slim = slimPod(full);
+    expect([slim.spec?.readinessGates, slim.status?.conditions]).toEqual([
+      [{ conditionType: "healthprobe.io/ready" }, { conditionType: "lb.example/ready" }],
+      [{ type: "ContainersReady", status: "True" }, { type: "healthprobe.io/ready", status: "False", reason: "Unhealthy", message: "drained: …" }, { type: "lb.example/ready", status: "True" }],
+    ]);
+    expect([hasReadinessGate(slim), gateConditionOf(slim)?.reason, isReadyBesidesGate(slim)]).toEqual([true, "Unhealthy", true]);
+  });
+
+  it.each([
+    ["containers ready, no other gate", [], [{ type: "ContainersReady", status: "True" }], true],
+    ["containers not ready", [], [{ type: "ContainersReady", status: "False" }], false],
+    ["containers ready, another gate False", [{ conditionType: "lb.example/ready" }], [{ type: "ContainersReady", status: "True" }, { type: "lb.example/ready", status: "False" }], false],
+    ["containers ready, another gate without its condition", [{ conditionType: "lb.example/ready" }], [{ type: "ContainersReady", status: "True" }], false],
+    ["containers ready, the operator's gate False", [{ conditionType: "healthprobe.io/ready" }], [{ type: "ContainersReady", status: "True" }, { type: "healthprobe.io/ready", status: "False" }], true],
+  ])("ready but for the gate: %s", (_name, gates, conditions, expected) => {
+    const full = aFullPod();
+    full.spec!.readinessGates = gates;
+    full.status!.conditions = conditions;
+    expect(isReadyBesidesGate(slimPod(full))).toBe(expected);
   });
 
   it("a slim pod terminating keeps its deletionTimestamp, and its addresses read the same", () => {

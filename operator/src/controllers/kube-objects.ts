@@ -1,5 +1,6 @@
 // The parts of Kubernetes objects the controllers read, as plain structural types: the
 // caches hold the JSON the API server sent, and nothing here depends on the client library.
+import { READINESS_GATE_CONDITION } from "../api/group.js";
 
 export interface ObjectMeta {
   name?: string;
@@ -26,14 +27,22 @@ export interface PodObject extends KubeObject {
     hostname?: string;
     subdomain?: string;
     containers?: Array<{ name?: string; ports?: Array<{ name?: string; containerPort: number; protocol?: string }> }>;
+    readinessGates?: Array<{ conditionType: string }>;
   };
   status?: {
     phase?: string;
     podIP?: string;
     podIPs?: Array<{ ip: string }>;
     startTime?: string | Date;
-    conditions?: Array<{ type: string; status: string }>;
+    conditions?: PodCondition[];
   };
+}
+
+export interface PodCondition {
+  type: string;
+  status: string;
+  reason?: string;
+  message?: string;
 }
 
 export interface ServiceObject extends KubeObject {
@@ -70,6 +79,27 @@ export function isKubeletReady(pod: PodObject): boolean {
   return (pod.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True");
 }
 
+/** The pod lists the readiness gate healthprobe.io/ready (fixed when the pod is created). */
+export function hasReadinessGate(pod: PodObject): boolean {
+  return (pod.spec?.readinessGates ?? []).some((g) => g.conditionType === READINESS_GATE_CONDITION);
+}
+
+/** The pod's healthprobe.io/ready condition, if it has one. */
+export function gateConditionOf(pod: PodObject): PodCondition | undefined {
+  return (pod.status?.conditions ?? []).find((c) => c.type === READINESS_GATE_CONDITION);
+}
+
+/**
+ * Ready but for the operator's gate: ContainersReady, and every other readiness gate True.
+ * The kubelet's Ready is this AND the gate condition True.
+ */
+export function isReadyBesidesGate(pod: PodObject): boolean {
+  const conditions = pod.status?.conditions ?? [];
+  const isTrue = (type: string) => conditions.some((c) => c.type === type && c.status === "True");
+  const others = (pod.spec?.readinessGates ?? []).filter((g) => g.conditionType !== READINESS_GATE_CONDITION);
+  return isTrue("ContainersReady") && others.every((g) => isTrue(g.conditionType));
+}
+
 export function podIPsOf(pod: PodObject): string[] {
   const ips = (pod.status?.podIPs ?? []).map((p) => p.ip).filter((ip) => !!ip);
   if (ips.length === 0 && pod.status?.podIP) ips.push(pod.status.podIP);
@@ -96,6 +126,11 @@ export type NamedPolicy = PolicyObject & { metadata: { name: string; namespace: 
 /** The Service a policy names, without parsing the rest of its spec. */
 export function serviceNameOf(policy: PolicyObject): string | undefined {
   return (policy.spec as { serviceName?: string } | undefined)?.serviceName;
+}
+
+/** The policy's drain method, without parsing the rest of its spec (absent: EndpointSlice). */
+export function drainMethodOf(policy: PolicyObject): string {
+  return (policy.spec as { drain?: { method?: string } } | undefined)?.drain?.method ?? "EndpointSlice";
 }
 
 // Cache transforms: what the informers keep of each object, as controller-runtime's cache
@@ -152,6 +187,7 @@ export function slimPod(pod: PodObject): PodObject {
         return container;
       });
     }
+    if (spec.readinessGates !== undefined) s.readinessGates = spec.readinessGates.map((g) => ({ conditionType: g.conditionType }));
     out.spec = s;
   }
   const status = pod.status;
@@ -161,11 +197,27 @@ export function slimPod(pod: PodObject): PodObject {
     if (status.podIP !== undefined) st.podIP = status.podIP;
     if (status.podIPs !== undefined) st.podIPs = status.podIPs.map((p) => ({ ip: p.ip }));
     if (status.startTime !== undefined) st.startTime = status.startTime;
-    // Only Ready is read; the others are dropped with their messages and timestamps.
-    if (status.conditions !== undefined) st.conditions = status.conditions.filter((c) => c.type === "Ready").map((c) => ({ type: c.type, status: c.status }));
+    if (status.conditions !== undefined) st.conditions = slimConditions(status.conditions, spec?.readinessGates);
     out.status = st;
   }
   return out;
+}
+
+/**
+ * Ready, ContainersReady and the readiness gates' conditions are read; the others are dropped,
+ * with timestamps. Only the operator's own gate condition keeps its reason and message (to
+ * write it only when it differs).
+ */
+function slimConditions(conditions: readonly PodCondition[], gates: ReadonlyArray<{ conditionType: string }> | undefined): PodCondition[] {
+  const read = new Set(["Ready", "ContainersReady", ...(gates ?? []).map((g) => g.conditionType)]);
+  return conditions
+    .filter((c) => read.has(c.type) || c.type === READINESS_GATE_CONDITION)
+    .map((c) => {
+      const out: PodCondition = { type: c.type, status: c.status };
+      if (c.type === READINESS_GATE_CONDITION && c.reason !== undefined) out.reason = c.reason;
+      if (c.type === READINESS_GATE_CONDITION && c.message !== undefined) out.message = c.message;
+      return out;
+    });
 }
 
 /** A Service: identity, its selector (to refuse one that has it) and its ports and IP families. */

@@ -9,9 +9,11 @@ import type { OperatorMetrics } from "../runtime/metrics.js";
 import type { ProbeTarget } from "../runtime/probe-scheduler.js";
 import type { Caches, Enqueue } from "./caches.js";
 import { Endpoints } from "./endpoints.js";
-import { keyOf, serviceNameOf } from "./kube-objects.js";
+import { GateRelease } from "./gate-release.js";
+import { hasReadinessGate, keyOf, serviceNameOf } from "./kube-objects.js";
 import { PolicyReconciler } from "./policy-reconciler.js";
 import { PolicyStatusPart } from "./policy-status.js";
+import { ReadinessGates } from "./readiness-gates.js";
 import type { PolicyWriter } from "./policy-writer.js";
 import { ProbeTargets } from "./probe-targets.js";
 import { LedgerStore } from "./replacement-ledgers.js";
@@ -45,6 +47,7 @@ export interface PolicyControllerOptions {
 export interface PolicyController {
   policies: PolicyReconciler;
   serviceSlices: ServiceSlices;
+  gateRelease: GateRelease;
   ledgers: LedgerStore;
   probeTargets: ProbeTargets;
   endpoints: Endpoints;
@@ -80,9 +83,11 @@ export function buildPolicyController(o: PolicyControllerOptions): PolicyControl
     ...(o.maxPdbBackoffMs ? { maxPdbBackoffMs: o.maxPdbBackoffMs } : {}),
   });
   const status = new PolicyStatusPart({ versions, events: o.events, metrics, isLeader, ...(o.statusIntervalMs ? { statusIntervalMs: o.statusIntervalMs } : {}) });
-  const policies = new PolicyReconciler({ policies: caches.policies, services: caches.services, ownership, probeTargets, endpoints, replacer, status, health: o.health, metrics, clock, logger, isLeader });
+  const gates = new ReadinessGates({ writer, clock });
+  const policies = new PolicyReconciler({ policies: caches.policies, services: caches.services, ownership, probeTargets, endpoints, gates, replacer, status, health: o.health, metrics, clock, logger, isLeader });
   const serviceSlices = new ServiceSlices({ services: caches.services, ownership, endpoints, logger, isLeader });
-  return { policies, serviceSlices, ledgers, probeTargets, endpoints };
+  const gateRelease = new GateRelease({ policies: caches.policies, pods: caches.pods, gates, logger, isLeader });
+  return { policies, serviceSlices, gateRelease, ledgers, probeTargets, endpoints };
 }
 
 /** Policy keys for every change that can matter to a policy. */
@@ -132,6 +137,19 @@ export function watchForServiceSlices(caches: Caches, controller: PolicyControll
   caches.policies.onChange((p) => {
     for (const s of controller.endpoints.managedServices(p.metadata?.namespace ?? "")) queue.add(`${s.namespace}/${s.service}`);
   });
+}
+
+/** Namespace keys for every change that can leave a gated pod held by no policy. */
+export function watchForGateRelease(caches: Caches, queue: Enqueue): void {
+  caches.pods.onChange((pod) => {
+    if (hasReadinessGate(pod)) queue.add(pod.metadata?.namespace ?? "");
+  });
+  caches.policies.onChange((p) => queue.add(p.metadata?.namespace ?? ""));
+}
+
+/** Every namespace with a pod that has the readiness gate. */
+export function enqueueGatedNamespaces(caches: Caches, queue: Enqueue): void {
+  for (const ns of new Set(caches.pods.list().filter(hasReadinessGate).map((p) => p.metadata?.namespace ?? ""))) queue.add(ns);
 }
 
 /** Every policy key. */

@@ -1,47 +1,8 @@
 import { describe, expect, it } from "@jest/globals";
-import type { EventInput } from "../adapters/event-recorder.js";
 import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME, MANAGED_BY_OPERATOR } from "../domain/endpoint-slice-types.js";
-import { HealthStore } from "../runtime/health-store.js";
-import type { ProbeTarget } from "../runtime/probe-scheduler.js";
-import { FakeClock } from "../runtime/testing/fake-clock.js";
-import type { KubeObject, PodObject, PolicyObject, ServiceObject } from "./kube-objects.js";
-import { buildPolicyController } from "./policy-controller.js";
-import { MemoryCache } from "./testing/memory-cache.js";
-import { MemoryWriter } from "./testing/memory-writer.js";
+import type { MemoryWriter } from "./testing/memory-writer.js";
 import { NS, aPodObject, aPolicyObject, aServiceObject } from "./testing/objects.js";
-import { quietLogger } from "./testing/quiet-logger.js";
-
-const NOW = Date.UTC(2026, 0, 1, 12);
-
-function setUp(opts: { policies?: PolicyObject[]; services?: ServiceObject[]; pods?: PodObject[]; leader?: boolean } = {}) {
-  const caches = {
-    policies: new MemoryCache<PolicyObject>(opts.policies ?? [aPolicyObject()]),
-    pods: new MemoryCache<PodObject>(opts.pods ?? [aPodObject("web-a")]),
-    services: new MemoryCache<ServiceObject>(opts.services ?? [aServiceObject()]),
-    nodes: new MemoryCache<KubeObject>(),
-    slices: new MemoryCache<KubeObject>(),
-  };
-  const writer = new MemoryWriter();
-  writer.seedPolicy(`${NS}/web`, "1");
-  writer.seedPolicy(`${NS}/web-too`, "1");
-  const scheduled = new Map<string, ProbeTarget[]>();
-  const events: EventInput[] = [];
-  const health = new HealthStore();
-  const clock = new FakeClock(NOW);
-  const controller = buildPolicyController({
-    caches,
-    writer,
-    scheduler: { setTargets: (owner, targets) => void scheduled.set(owner, targets), probeNow: () => {} },
-    health,
-    events: { record: (e) => events.push(e) },
-    clock,
-    logger: quietLogger(),
-    isLeader: () => opts.leader ?? true,
-    maxReplacementsPer12h: 10,
-    operatorNamespace: "ops",
-  });
-  return { controller, writer, scheduled, caches, events, health, clock };
-}
+import { NOW, setUp } from "./testing/policy-controller-bed.js";
 
 const sliceWrites = (w: MemoryWriter) => w.calls.filter((c) => /^(create|update|delete) /.test(c));
 const statusOf = (w: MemoryWriter, key = `${NS}/web`) => w.statuses.get(key)!.status as { conditions: Array<{ type: string; reason: string }>; targets: number };

@@ -1,11 +1,12 @@
 // One reconcile per HealthProbePolicy key, level-based, from the caches, the health store and the
-// clock: it asks each part in turn (Service ownership, probe targets, the drain plan, endpoints,
-// replacement, status and Events) and never looks at which event woke it. Slices of Services a
+// clock: it asks each part in turn (Service ownership, probe targets, the drain plan, endpoints or
+// the pods' readiness-gate condition, replacement, status and Events) and never looks at which event woke it. Slices of Services a
 // policy no longer manages are the ServiceSlices controller's work, on a queue of their own.
 import { formatInstant } from "../domain/budget.js";
 import { computeReplaceAfter } from "../domain/replacement.js";
 import { computeRecoveredAt, isServing, planDrain, type DrainPlan, type DrainTarget } from "../domain/drain.js";
 import type { EndpointSliceObject } from "../domain/endpoint-slice-types.js";
+import { planGateDrain, type GateDrainPod } from "../domain/gate-plan.js";
 import type { StatusPodInput } from "../domain/status.js";
 import type { Clock } from "../runtime/clock.js";
 import type { HealthStore } from "../runtime/health-store.js";
@@ -13,12 +14,20 @@ import { newReconcileId, type Logger } from "../runtime/logger.js";
 import type { OperatorMetrics } from "../runtime/metrics.js";
 import type { ReconcileResult } from "../runtime/work-queue.js";
 import { Endpoints, rotationOf } from "./endpoints.js";
-import { isKubeletReady, nameOf, podIPsOf, splitKey, uidOf, type ObjectCache, type PodObject, type PolicyObject, type ServiceObject } from "./kube-objects.js";
+import { hasReadinessGate, isKubeletReady, isReadyBesidesGate, nameOf, podIPsOf, splitKey, uidOf, type ObjectCache, type PodObject, type PolicyObject, type ServiceObject } from "./kube-objects.js";
 import { parsePolicy, type ParsedPolicy } from "./parsed-policy.js";
 import type { PolicyStatusPart, StatusReport } from "./policy-status.js";
 import { MISSING_SECRET_RETRY_MS, type ProbeTargets, type ProbingStart, type Selection } from "./probe-targets.js";
+import type { ReadinessGates } from "./readiness-gates.js";
 import type { Replacer, ReplacementResult } from "./replacer.js";
 import type { ServiceOwnership } from "./service-ownership.js";
+
+/** What the operator knows of a policy's pods when it plans. */
+interface KnownPods {
+  probing: ProbingStart;
+  notProbed: ReadonlyMap<string, string>;
+  recoveredAt: number;
+}
 
 /** How soon to look again when the slice cache has not caught up with our own writes (its watch event usually comes first). */
 const STALE_SLICES_RETRY_MS = 1_000;
@@ -29,6 +38,7 @@ export interface PolicyReconcilerOptions {
   ownership: ServiceOwnership;
   probeTargets: ProbeTargets;
   endpoints: Endpoints;
+  gates: ReadinessGates;
   replacer: Replacer;
   status: PolicyStatusPart;
   health: HealthStore;
@@ -54,7 +64,9 @@ export class PolicyReconciler {
       return this.o.status.write(log, obj as ParsedPolicy["obj"], { readiness: { reason: "InvalidSpec", message: parsed.message } }, now);
     }
     const policy = parsed.policy;
-    const problem = this.o.ownership.problemFor(namespace, name, policy.spec.serviceName);
+    const serviceName = policy.spec.serviceName;
+    const gated = policy.spec.drain.method === "ReadinessGate";
+    const problem = gated || serviceName === undefined ? undefined : this.o.ownership.problemFor(namespace, name, serviceName);
     if (problem) {
       this.o.probeTargets.stop(key);
       return this.o.status.write(log, policy.obj, { readiness: problem }, now);
@@ -72,42 +84,97 @@ export class PolicyReconciler {
       return { requeueAfterMs: Math.min(result?.requeueAfterMs ?? MISSING_SECRET_RETRY_MS, MISSING_SECRET_RETRY_MS) };
     }
     const probing = this.o.probeTargets.start(key, policy.obj, policy.spec, selection.targets, probes.targets, now);
-
-    const slices = this.o.endpoints.current(namespace, policy.spec.serviceName);
     // When fail-open last ended: a verdict from before it drains nothing and replaces nothing.
     const lastFailOpen = this.o.status.lastCondition(policy.obj, "FailOpen");
     const recoveredAt = computeRecoveredAt(lastFailOpen, now);
-    const drain = this.drainPlan(policy, selection, slices, { probing, notProbed: probes.notProbed, recoveredAt });
-    if (drain.recheck.length > 0) {
-      // Recovery sweep: pods still Unhealthy from the outage are probed again now, and the policy
-      // looks again at their next result, whatever it says.
-      this.o.health.wakeOnNextResult(key, drain.recheck);
-      this.o.probeTargets.probeNow(key, drain.recheck);
-    }
+    const known = { probing, notProbed: probes.notProbed, recoveredAt };
+    if (gated) return this.reconcileGated(log, policy, selection, known, lastFailOpen?.status === "True", now);
+
+    const slices = this.o.endpoints.current(namespace, serviceName!);
+    const drain = this.drainPlan(policy, selection, slices, known);
+    this.recheck(key, drain);
     // No slice and no replacement is planned from a slice cache older than our own writes; its
     // watch event wakes the policy again (the status, which does not depend on it, goes on).
-    const stale = this.o.isLeader() && this.o.endpoints.isStale(namespace, policy.spec.serviceName, slices);
+    const stale = this.o.isLeader() && this.o.endpoints.isStale(namespace, serviceName!, slices);
     // Nothing is replaced until the status says fail-open has ended (it is written after replacement).
     const failOpen = drain.failOpen || lastFailOpen?.status === "True";
-    const result = await this.act(log, policy, selection, stale ? undefined : slices, { drain, failOpen, recoveredAt, notProbed: probes.notProbed }, now);
+    const service = this.o.services.get(namespace, serviceName!)!;
+    const rotate = stale ? undefined : () => this.o.endpoints.apply(log, { service, pods: selection.selected, admitted: admittedBy(policy, drain), existing: slices });
+    const result = await this.act(log, policy, selection, rotate, { drain, failOpen, recoveredAt, notProbed: probes.notProbed }, now);
     return stale ? { requeueAfterMs: Math.min(result?.requeueAfterMs ?? STALE_SLICES_RETRY_MS, STALE_SLICES_RETRY_MS) } : result;
   }
 
-  /** The leader's writes (slices, replacements; not on a stale slice cache), then the status everyone computes. */
+  /**
+   * Drain method ReadinessGate: the same drain plan over the selected pods, carried out through the
+   * pod condition healthprobe.io/ready. A pod that cannot be written is retried (the error is
+   * thrown after the status is written), and never holds the others back.
+   */
+  private async reconcileGated(log: Logger, policy: ParsedPolicy, selection: Selection, known: KnownPods, wasFailOpen: boolean, now: number): Promise<ReconcileResult> {
+    const namespace = policy.obj.metadata.namespace;
+    const { drain, gate } = planGateDrain({
+      pods: selection.targets.map((p) => this.gateDrainPod(policy, p, known)),
+      maxUnhealthyPercent: policy.spec.drain.maxUnhealthyPercent,
+      drainEnabled: policy.spec.drain.enabled,
+      dryRun: policy.spec.dryRun,
+      recoveredAt: known.recoveredAt,
+    });
+    this.recheck(policy.key, drain);
+    let failed: unknown;
+    const rotate = async () => {
+      try {
+        await this.o.gates.apply(log, namespace, selection.targets, gate.patches);
+      } catch (err) {
+        failed = err;
+      }
+    };
+    const ungated = selection.selected.filter((p) => !p.metadata?.deletionTimestamp && !hasReadinessGate(p)).map(nameOf);
+    const result = await this.act(log, policy, selection, rotate, { drain, failOpen: drain.failOpen || wasFailOpen, recoveredAt: known.recoveredAt, notProbed: known.notProbed, gate: { ungated } }, now);
+    if (failed !== undefined) throw failed;
+    return result;
+  }
+
+  private gateDrainPod(policy: ParsedPolicy, p: PodObject, known: KnownPods): GateDrainPod {
+    const uid = uidOf(p);
+    const h = this.o.health.get(policy.key, uid);
+    const out: GateDrainPod = {
+      uid,
+      name: nameOf(p),
+      state: h?.state ?? "Unknown",
+      gated: hasReadinessGate(p),
+      podReady: isKubeletReady(p),
+      readyBesidesGate: isReadyBesidesGate(p),
+      condition: this.o.gates.conditionOf(p),
+      known: known.probing.known(uid),
+    };
+    // Whole seconds, as status keeps it (see drainPlan).
+    if (h?.unhealthySince !== undefined) out.unhealthySince = Math.floor(h.unhealthySince / 1000) * 1000;
+    const lastResultAt = this.o.health.evidence(policy.key, uid)?.lastResultAt;
+    if (lastResultAt !== undefined) out.lastResultAt = lastResultAt;
+    const notProbed = known.notProbed.get(uid);
+    if (notProbed !== undefined) out.notProbed = notProbed;
+    return out;
+  }
+
+  /** Recovery sweep: pods still Unhealthy from the outage are probed again now, and the policy looks again at their next result. */
+  private recheck(key: string, drain: DrainPlan): void {
+    if (drain.recheck.length === 0) return;
+    this.o.health.wakeOnNextResult(key, drain.recheck);
+    this.o.probeTargets.probeNow(key, drain.recheck);
+  }
+
+  /** The leader's writes (rotation, replacements; `rotate` undefined on a stale cache), then the status everyone computes. */
   private async act(
     log: Logger,
     policy: ParsedPolicy,
     selection: Selection,
-    slices: EndpointSliceObject[] | undefined,
-    plan: { drain: DrainPlan; failOpen: boolean; recoveredAt: number; notProbed: ReadonlyMap<string, string> },
+    rotate: (() => Promise<void>) | undefined,
+    plan: { drain: DrainPlan; failOpen: boolean; recoveredAt: number; notProbed: ReadonlyMap<string, string>; gate?: { ungated: string[] } },
     now: number,
   ): Promise<ReconcileResult> {
     const { drain, notProbed } = plan;
-    const namespace = policy.obj.metadata.namespace;
     let replacement: ReplacementResult | undefined;
-    if (this.o.isLeader() && slices) {
-      const service = this.o.services.get(namespace, policy.spec.serviceName)!;
-      await this.o.endpoints.apply(log, { service, pods: selection.selected, admitted: admittedBy(policy, drain), existing: slices });
+    if (this.o.isLeader() && rotate) {
+      await rotate();
       // Replacement: the ledgers are charged and persisted before any eviction.
       replacement = await this.o.replacer.run(log, policy, selection.targets, now, { failOpen: plan.failOpen, recoveredAt: plan.recoveredAt });
       if (replacement) this.o.status.recordReplacements(policy.obj, policy.spec.replacement.after, replacement.outcomes);
@@ -115,8 +182,9 @@ export class PolicyReconciler {
     const pods = this.statusPods(policy, selection.targets, drain, notProbed);
     this.o.status.recordTargets(policy.key, pods, drain);
     const report: StatusReport = { readiness: { reason: "Reconciled" }, pods, drain };
+    if (plan.gate) report.gateMissing = { ungated: plan.gate.ungated, selected: selection.selected.filter((p) => !p.metadata?.deletionTimestamp).length };
     if (replacement) report.replacementCondition = replacement.condition;
-    else if (this.o.isLeader() && !slices) report.replacementCondition = "unchanged";
+    else if (this.o.isLeader() && !rotate) report.replacementCondition = "unchanged";
     const result = await this.o.status.write(log, policy.obj, report, now);
     const requeues = [result?.requeueAfterMs, replacement?.requeueAt !== undefined ? replacement.requeueAt - now : undefined];
     // A Window wait for a pod that is not yet due is also a requeue.
@@ -125,12 +193,7 @@ export class PolicyReconciler {
     return delays.length > 0 ? { requeueAfterMs: Math.max(1, Math.min(...delays)) } : undefined;
   }
 
-  private drainPlan(
-    policy: ParsedPolicy,
-    selection: Selection,
-    slices: readonly EndpointSliceObject[],
-    known: { probing: ProbingStart; notProbed: ReadonlyMap<string, string>; recoveredAt: number },
-  ): DrainPlan {
+  private drainPlan(policy: ParsedPolicy, selection: Selection, slices: readonly EndpointSliceObject[], known: KnownPods): DrainPlan {
     const rotation = rotationOf(slices);
     const slicesWritten = slices.length > 0;
     return planDrain({

@@ -6,7 +6,7 @@ import type { DrainPlan } from "../domain/drain.js";
 import { findCondition } from "../domain/conditions.js";
 import { planEvents, replacedNote, type PlannedEvent } from "../domain/events.js";
 import { planStatusLedger } from "../domain/ledger.js";
-import { computeStatus, statusEqual, type PolicyStatus, type ReadinessInput, type StatusPodInput } from "../domain/status.js";
+import { computeStatus, statusEqual, type GateMissingInput, type PolicyStatus, type ReadinessInput, type StatusPodInput } from "../domain/status.js";
 import type { Condition } from "../domain/types.js";
 import type { Logger } from "../runtime/logger.js";
 import type { OperatorMetrics } from "../runtime/metrics.js";
@@ -32,6 +32,8 @@ export interface StatusReport {
   drain?: DrainPlan;
   /** The replacement condition when the replacement part ran; "unchanged" keeps the last one written. */
   replacementCondition?: { blocked: boolean; reason: string; message: string } | "unchanged";
+  /** Drain method ReadinessGate: the selected pods without the gate. */
+  gateMissing?: GateMissingInput;
 }
 
 export class PolicyStatusPart {
@@ -47,6 +49,7 @@ export class PolicyStatusPart {
     // is kept as it is and blocks every replacement until it is repaired.
     const statusLedger = planStatusLedger(previous?.replacements, now);
     input.replacements = statusLedger.replacements as PolicyStatus["replacements"];
+    if (report.gateMissing) input.gateMissing = report.gateMissing;
     const cond = report.replacementCondition === "unchanged" ? lastReplacementCondition(previous) : report.replacementCondition;
     if (statusLedger.unreadable !== undefined) {
       input.replacementBlocked = { blocked: true, reason: "Budget", message: `status.replacements cannot be read (${statusLedger.unreadable}); nothing is replaced until it can be` };

@@ -1,6 +1,6 @@
 // The port every controller part writes through (the ClusterWriter adapter in production), and
 // what a 409 from an optimistic write means to them: the cache is behind, reconcile again.
-import type { EvictionOutcome } from "../adapters/cluster-writer.js";
+import type { EvictionOutcome, PodConditionPatch } from "../adapters/cluster-writer.js";
 
 export interface PolicyWriter {
   createEndpointSlice(slice: object): Promise<unknown>;
@@ -9,6 +9,7 @@ export interface PolicyWriter {
   replacePolicyStatus(policy: { metadata: { name: string; namespace: string; resourceVersion?: string } }, status: object): Promise<{ resourceVersion?: string | undefined }>;
   evictPod(namespace: string, name: string, uid: string): Promise<EvictionOutcome>;
   deletePod(namespace: string, name: string, uid: string): Promise<EvictionOutcome>;
+  patchPodCondition(namespace: string, name: string, uid: string, condition: PodConditionPatch): Promise<"patched" | "gone">;
   readConfigMap(namespace: string, name: string): Promise<{ metadata?: { resourceVersion?: string }; data?: Record<string, string> } | undefined>;
   writeConfigMap(namespace: string, name: string, data: Record<string, string>, resourceVersion: string | undefined): Promise<unknown>;
   readSecretKey(namespace: string, name: string, key: string): Promise<Uint8Array | undefined>;

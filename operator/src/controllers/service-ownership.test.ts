@@ -15,6 +15,7 @@ describe("which policy owns a Service", () => {
     { name: "the older of two policies owns it", policies: [aPolicyObject("a", {}, older), aPolicyObject("b")], services: [aServiceObject()], asking: "a", reason: undefined },
     { name: "equal ages: the first by name owns it", policies: [aPolicyObject("b"), aPolicyObject("a")], services: [aServiceObject()], asking: "b", reason: "ServiceClaimed" },
     { name: "a terminating older policy owns nothing", policies: [aPolicyObject("a", {}, { ...older, deletionTimestamp: "2026-01-01T00:00:00Z" }), aPolicyObject("b")], services: [aServiceObject()], asking: "b", reason: undefined },
+    { name: "an older ReadinessGate policy naming the Service only reports on it: it claims nothing", policies: [aPolicyObject("a", { drain: { method: "ReadinessGate" } }, older), aPolicyObject("b")], services: [aServiceObject()], asking: "b", reason: undefined },
     { name: "a policy naming another Service does not claim this one", policies: [aPolicyObject("a", { serviceName: "api" }, older), aPolicyObject("b")], services: [aServiceObject()], asking: "b", reason: undefined },
   ])("$name", ({ policies, services, asking, reason }) => {
     const ownership = new ServiceOwnership(new MemoryCache(policies), new MemoryCache(services));

@@ -1,7 +1,8 @@
-// Which policy owns a Service: the oldest live policy naming it (ties by name) is its one
-// endpoints controller. A Service that is missing or has a selector is managed by no policy.
+// Which policy owns a Service: the oldest live policy naming it (ties by name) with drain method
+// EndpointSlice is its one endpoints controller. A Service that is missing or has a selector is
+// managed by no policy. A ReadinessGate policy only reports on the Service it names.
 import type { ReadinessInput } from "../domain/status.js";
-import { serviceNameOf, timeOf, type ObjectCache, type PolicyObject, type ServiceObject } from "./kube-objects.js";
+import { drainMethodOf, serviceNameOf, timeOf, type ObjectCache, type PolicyObject, type ServiceObject } from "./kube-objects.js";
 
 export class ServiceOwnership {
   constructor(
@@ -9,11 +10,11 @@ export class ServiceOwnership {
     private readonly services: ObjectCache<ServiceObject>,
   ) {}
 
-  /** Live policies naming the Service, oldest first. */
+  /** Live EndpointSlice policies naming the Service, oldest first. */
   claimants(namespace: string, service: string): PolicyObject[] {
     return this.policies
       .list(namespace)
-      .filter((p) => !p.metadata?.deletionTimestamp && serviceNameOf(p) === service)
+      .filter((p) => !p.metadata?.deletionTimestamp && serviceNameOf(p) === service && drainMethodOf(p) === "EndpointSlice")
       .sort(olderFirst);
   }
 

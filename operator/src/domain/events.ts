@@ -2,7 +2,7 @@ import { compareStrings, DRY_RUN_KEPT } from "./drain.js";
 import { findCondition } from "./conditions.js";
 import { FAIL_OPEN_NOT_PROBED, type PolicyStatus, type StatusPod } from "./status.js";
 
-export type EventReason = "Drained" | "Restored" | "DrainCapped" | "FailOpen" | "InvalidSpec" | "ReplacementBlocked";
+export type EventReason = "Drained" | "Restored" | "DrainCapped" | "FailOpen" | "InvalidSpec" | "ReplacementBlocked" | "GateMissing";
 
 export interface PlannedEvent {
   type: "Normal" | "Warning";
@@ -25,8 +25,8 @@ export type EventView = Pick<PolicyStatus, "pods" | "conditions">;
  * - a pod newly drained: Drained (Normal) on the policy and on the pod;
  * - a drained pod back in rotation (still a target): Restored (Normal), policy and pod;
  *   a pod that left the targets gets nothing: it is gone, not restored;
- * - DrainCapped / FailOpen conditions turning True: a Warning on the policy (not for FailOpen
- *   while no target has been probed yet);
+ * - DrainCapped / FailOpen / GateMissing conditions turning True: a Warning on the policy (not
+ *   for FailOpen while no target has been probed yet);
  * - Ready turning to InvalidSpec, or its message changing while invalid: InvalidSpec;
  * - ReplacementBlocked turning True or changing reason: ReplacementBlocked (Warning).
  *
@@ -51,7 +51,7 @@ export function planEvents(previous: EventView | undefined, next: EventView, now
   // Fail open before any probe (a new policy, pods just started) is no outage: not announced,
   // but the first real one after it is.
   const alarming = (c: ReturnType<typeof findCondition>) => c?.status === "True" && c.reason !== FAIL_OPEN_NOT_PROBED;
-  for (const type of ["FailOpen", "DrainCapped"] as const) {
+  for (const type of ["FailOpen", "DrainCapped", "GateMissing"] as const) {
     const now = findCondition(next.conditions, type);
     if (alarming(now) && !alarming(findCondition(prevConditions, type))) policy("Warning", type, now!.message);
   }

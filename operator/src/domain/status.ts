@@ -88,9 +88,20 @@ export interface StatusInput {
   drain?: Pick<DrainPlan, "failOpen" | "capped" | "allowed" | "mode" | "maxUnhealthyPercent" | "wouldDrain"> | undefined;
   replacements?: readonly StatusReplacement[];
   replacementBlocked?: ReplacementBlockedInput;
+  /** Drain method ReadinessGate: the selected pods without the readiness gate (GateMissing); absent otherwise. */
+  gateMissing?: GateMissingInput;
+}
+
+export interface GateMissingInput {
+  /** Names of the selected pods without the gate. */
+  ungated: readonly string[];
+  /** Selected pods, not terminating. */
+  selected: number;
 }
 
 const CONDITION_ORDER = ["Ready", "Degraded", "FailOpen", "DrainCapped", "ReplacementBlocked"];
+/** Conditions of one drain method only: dropped when the policy uses the other one. */
+const METHOD_CONDITIONS = ["GateMissing"];
 
 /**
  * The whole status of a policy from plain inputs. Every time in the output comes from
@@ -110,7 +121,7 @@ export function computeStatus(input: StatusInput): PolicyStatus {
 
   const wanted = computeConditionInputs(input, pods);
   const previous = input.previous?.conditions ?? [];
-  let conditions: Condition[] = previous.filter((c) => !CONDITION_ORDER.includes(c.type));
+  let conditions: Condition[] = previous.filter((c) => !CONDITION_ORDER.includes(c.type) && !METHOD_CONDITIONS.includes(c.type));
   const ours: Condition[] = [];
   for (const c of wanted) {
     const set = setStatusCondition(previous, c, gen, input.now);
@@ -178,7 +189,23 @@ function computeConditionInputs(input: StatusInput, pods: readonly StatusPod[]):
       ...CONDITION_ORDER.slice(1).map((type): ConditionInput => ({ type, status: "Unknown", reason: "NotEvaluated", message })),
     ];
   }
-  return [ready, degraded(pods), failOpen(input, pods), drainCapped(input), replacementBlocked(input.replacementBlocked)];
+  const all = [ready, degraded(pods), failOpen(input, pods), drainCapped(input), replacementBlocked(input.replacementBlocked)];
+  if (input.gateMissing) all.push(gateMissing(input.gateMissing));
+  return all;
+}
+
+/** GateMissing: selected pods the ReadinessGate method cannot drain, for want of the gate. */
+function gateMissing(g: GateMissingInput): ConditionInput {
+  if (g.ungated.length === 0) {
+    return { type: "GateMissing", status: "False", reason: "AllPodsGated", message: `all ${g.selected} selected pods have the readiness gate healthprobe.io/ready` };
+  }
+  const names = [...g.ungated].sort(compareStrings);
+  return {
+    type: "GateMissing",
+    status: "True",
+    reason: "PodsWithoutGate",
+    message: `${names.length} of ${g.selected} selected pods lack readinessGates [{conditionType: healthprobe.io/ready}] and cannot be drained: ${listNames(names)}`,
+  };
 }
 
 /** Targets that cannot be probed are named in Ready's message, with why. */

@@ -39,6 +39,14 @@ describe("parseConfig", () => {
       maxReplacementsPer12h: 10,
       maxEndpointsPerSlice: 100,
       maxConcurrentProbes: 2048,
+      webhook: {
+        bindAddress: { disabled: true },
+        serviceName: "healthprobe-operator-webhook",
+        secretName: "healthprobe-operator-webhook-cert",
+        configurationName: "healthprobe-operator",
+        manageCertificate: true,
+        extraSans: [],
+      },
       logLevel: "info",
       help: false,
     });
@@ -57,6 +65,10 @@ describe("parseConfig", () => {
     ["accepts 1000 endpoints per slice", ["--max-endpoints-per-slice", "1000"], { maxEndpointsPerSlice: 1000 }],
     ["sets probe concurrency", ["--max-concurrent-probes", "8"], { maxConcurrentProbes: 8 }],
     ["sets the log level", ["--log-level", "debug"], { logLevel: "debug" }],
+    ["turns the webhook on with a bind address", ["--webhook-bind-address", ":9443"], { webhook: { bindAddress: { disabled: false, host: "", port: 9443 } } as OperatorConfig["webhook"] }],
+    ["leaves the certificate to cert-manager", ["--webhook-manage-certificate=false"], { webhook: { manageCertificate: false } as OperatorConfig["webhook"] }],
+    ["keeps no caBundle with an empty configuration name", ["--webhook-configuration-name="], { webhook: { configurationName: "" } as OperatorConfig["webhook"] }],
+    ["adds names and addresses to the certificate", ["--webhook-extra-sans", "10.244.3.1, hp.example.com"], { webhook: { extraSans: ["10.244.3.1", "hp.example.com"] } as OperatorConfig["webhook"] }],
     ["recognises --help", ["--help"], { help: true }],
   ])("%s", (_name, argv, expected) => {
     expect(configOf(argv)).toMatchObject(expected);
@@ -79,6 +91,9 @@ describe("parseConfig", () => {
     ["an invalid operator namespace", ["--operator-namespace", "a_b"], '--operator-namespace: must be a lowercase RFC 1123 label, got "a_b"'],
     ["an empty kubeconfig", ["--kubeconfig="], '--kubeconfig: must not be empty, got ""'],
     ["a flag without its value", ["--namespace"], "--namespace: needs a value"],
+    ["a malformed webhook address", ["--webhook-bind-address", "9443"], '--webhook-bind-address: must be "host:port", ":port" or "0", got "9443"'],
+    ["an invalid webhook Secret name", ["--webhook-secret-name", "Cert"], '--webhook-secret-name: must be a lowercase RFC 1123 subdomain, got "Cert"'],
+    ["a certificate name that is neither DNS nor IP", ["--webhook-extra-sans", "a_b"], '--webhook-extra-sans: must be DNS names or IP addresses, got "a_b"'],
     ["a stray positional argument", ["run"], "unexpected argument run"],
   ])("rejects %s with a message naming the flag", (_name, argv, message) => {
     expect(errorOf(argv)).toBe(message);
@@ -111,7 +126,7 @@ describe("parseConfig", () => {
   });
 
   it("documents every flag in the usage text", () => {
-    for (const flag of ["kubeconfig", "namespace", "metrics-bind-address", "health-probe-bind-address", "leader-elect", "leader-election-id", "ledger-configmap-name", "operator-namespace", "max-replacements-per-12h", "max-endpoints-per-slice", "max-concurrent-probes", "log-level", "help"]) {
+    for (const flag of ["kubeconfig", "namespace", "metrics-bind-address", "health-probe-bind-address", "leader-elect", "leader-election-id", "ledger-configmap-name", "operator-namespace", "max-replacements-per-12h", "max-endpoints-per-slice", "max-concurrent-probes", "webhook-bind-address", "webhook-service-name", "webhook-secret-name", "webhook-configuration-name", "webhook-manage-certificate", "webhook-extra-sans", "log-level", "help"]) {
       expect(usage()).toContain(`--${flag}`);
     }
   });

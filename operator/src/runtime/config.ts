@@ -2,6 +2,7 @@
 // validated so that every error names the flag it is about.
 import { parseArgs } from "node:util";
 import { readFileSync } from "node:fs";
+import { isIP } from "node:net";
 import { z } from "zod";
 import { DNS1123_LABEL, DNS1123_SUBDOMAIN } from "../api/dns-names.js";
 
@@ -24,8 +25,24 @@ export interface OperatorConfig {
   maxReplacementsPer12h: number;
   maxEndpointsPerSlice: number;
   maxConcurrentProbes: number;
+  webhook: WebhookConfig;
   logLevel: LogLevel;
   help: boolean;
+}
+
+/** The readiness-gate admission webhook; off unless webhookBindAddress is set. */
+export interface WebhookConfig {
+  bindAddress: BindAddress;
+  /** The Service kube-apiserver calls it through, in operatorNamespace: the certificate names it. */
+  serviceName: string;
+  /** Secret in operatorNamespace holding the serving certificate (tls.crt, tls.key, ca.crt). */
+  secretName: string;
+  /** The MutatingWebhookConfiguration whose caBundle the operator keeps; "" for none. */
+  configurationName: string;
+  /** True: the operator makes and rotates the certificate; false: it only reads the Secret (cert-manager). */
+  manageCertificate: boolean;
+  /** More DNS names or IP addresses for the certificate (a webhook reached by URL). */
+  extraSans: string[];
 }
 
 export type ParseConfigResult = { ok: true; config: OperatorConfig } | { ok: false; message: string };
@@ -55,6 +72,12 @@ const FLAGS: FlagSpec[] = [
   { name: "max-replacements-per-12h", kind: "string", description: "Operator-wide cap on pod replacements in any 12 h window, >= 0. (default 10)" },
   { name: "max-endpoints-per-slice", kind: "string", description: "Endpoints per EndpointSlice, 1-1000. (default 100)" },
   { name: "max-concurrent-probes", kind: "string", description: "Probes in flight at once, >= 1; a probe of a dead pod holds its slot for the whole timeout. (default 2048)" },
+  { name: "webhook-bind-address", kind: "string", description: 'Address of the readiness-gate admission webhook (HTTPS, /mutate-pods), e.g. ":9443"; "0" disables. (default "0")' },
+  { name: "webhook-service-name", kind: "string", description: 'Service the API server calls the webhook through; the certificate names <service>.<operator-namespace>.svc. (default "healthprobe-operator-webhook")' },
+  { name: "webhook-secret-name", kind: "string", description: 'Secret of the webhook\'s serving certificate, in the operator namespace. (default "healthprobe-operator-webhook-cert")' },
+  { name: "webhook-configuration-name", kind: "string", description: 'MutatingWebhookConfiguration whose caBundle the operator keeps; "" for none. (default "healthprobe-operator")' },
+  { name: "webhook-manage-certificate", kind: "boolean", description: "Make and rotate the certificate in the Secret and patch the caBundle; false: only read the Secret (e.g. cert-manager's). (default true)" },
+  { name: "webhook-extra-sans", kind: "string", description: "Comma-separated DNS names or IP addresses the certificate also names, for a webhook reached by URL. (default none)" },
   { name: "log-level", kind: "string", description: "trace|debug|info|warn|error. (default info)" },
   { name: "help", kind: "boolean", description: "Show this help." },
 ];
@@ -126,6 +149,17 @@ const dnsSubdomain = z
   .max(253, "must be at most 253 characters")
   .regex(DNS1123_SUBDOMAIN, "must be a lowercase RFC 1123 subdomain");
 
+// DNS names or IP addresses, comma-separated.
+const sanList = z.string().transform((raw, ctx) => {
+  const items = raw.split(",").map((s) => s.trim()).filter((s) => s !== "");
+  const bad = items.find((s) => isIP(s) === 0 && !DNS1123_SUBDOMAIN.test(s));
+  if (bad !== undefined) {
+    ctx.addIssue({ code: "custom", message: `must be DNS names or IP addresses, got ${JSON.stringify(bad)}` });
+    return z.NEVER;
+  }
+  return items;
+});
+
 const schema = z.object({
   kubeconfig: z.string().min(1, "must not be empty").optional(),
   namespace: dnsLabel.optional(),
@@ -138,6 +172,12 @@ const schema = z.object({
   "max-replacements-per-12h": intFlag(0).prefault("10"),
   "max-endpoints-per-slice": intFlag(1, 1000).prefault("100"),
   "max-concurrent-probes": intFlag(1).prefault("2048"),
+  "webhook-bind-address": bindAddressFlag.prefault("0"),
+  "webhook-service-name": dnsLabel.default("healthprobe-operator-webhook"),
+  "webhook-secret-name": dnsSubdomain.default("healthprobe-operator-webhook-cert"),
+  "webhook-configuration-name": z.union([z.literal(""), dnsSubdomain]).default("healthprobe-operator"),
+  "webhook-manage-certificate": boolFlag.default(true),
+  "webhook-extra-sans": sanList.default([]),
   "log-level": z
     .string()
     .transform((v) => v.trim().toLowerCase())
@@ -222,9 +262,21 @@ export function parseConfig(argv: readonly string[], env: Record<string, string 
       maxReplacementsPer12h: v["max-replacements-per-12h"],
       maxEndpointsPerSlice: v["max-endpoints-per-slice"],
       maxConcurrentProbes: v["max-concurrent-probes"],
+      webhook: webhookConfigOf(v),
       logLevel: v["log-level"],
       help: v.help,
     },
+  };
+}
+
+function webhookConfigOf(v: z.infer<typeof schema>): WebhookConfig {
+  return {
+    bindAddress: v["webhook-bind-address"],
+    serviceName: v["webhook-service-name"],
+    secretName: v["webhook-secret-name"],
+    configurationName: v["webhook-configuration-name"],
+    manageCertificate: v["webhook-manage-certificate"],
+    extraSans: v["webhook-extra-sans"],
   };
 }
 

@@ -1,5 +1,6 @@
 // Liveness, readiness and debug endpoints on one listener, Prometheus text on another.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { Server as HttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import type { Registry } from "prom-client";
 import type { BindAddress } from "./config.js";
@@ -33,7 +34,8 @@ function send(res: ServerResponse, status: number, body: string, type = "text/pl
   res.end(body);
 }
 
-async function listen(server: Server, address: Exclude<BindAddress, { disabled: true }>): Promise<RunningServer> {
+/** Listens on the address; for node:http and node:https servers alike. */
+export async function listen(server: Server | HttpsServer, address: Exclude<BindAddress, { disabled: true }>): Promise<RunningServer> {
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     // An empty host means all interfaces, as ":8080" does in Go.

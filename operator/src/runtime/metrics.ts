@@ -67,7 +67,7 @@ export function createMetrics(opts: MetricsOptions = {}): OperatorMetrics {
     help: "Replacements the operator may still make in the current 12 h window.",
     registers,
   });
-  // By controller, as controller-runtime labels them: "policy" (one policy) and "service-slices" (one Service's slices).
+  // By controller, as controller-runtime labels them: "policy" (one policy), "service-slices" (one Service's slices) and "gate-release" (one namespace's gated pods).
   const reconcileDuration = new Histogram({
     name: "healthprobe_reconcile_duration_seconds",
     help: "Time to reconcile one key, by controller.",

@@ -92,7 +92,14 @@ export function aPod(name: string, namespace: string, opts: { labels?: Record<st
   };
 }
 
-export function aReplicaSet(name: string, namespace: string, replicas: number, labels: Record<string, string> = { app: "web" }): Obj {
+/** A ReplicaSet of `replicas` pods; `opts.gated`: its pods carry the readiness gate healthprobe.io/ready. */
+export function aReplicaSet(name: string, namespace: string, replicas: number, labels: Record<string, string> = { app: "web" }, opts: { gated?: boolean } = {}): Obj {
+  const rs = aPlainReplicaSet(name, namespace, replicas, labels);
+  if (opts.gated) rs.spec.template.spec.readinessGates = [{ conditionType: "healthprobe.io/ready" }];
+  return rs;
+}
+
+function aPlainReplicaSet(name: string, namespace: string, replicas: number, labels: Record<string, string>): Obj {
   return {
     apiVersion: "apps/v1",
     kind: "ReplicaSet",
@@ -109,7 +116,9 @@ export function aReplicaSet(name: string, namespace: string, replicas: number, l
 }
 
 export interface PolicyOptions {
-  serviceName?: string;
+  /** undefined: none (with method ReadinessGate); absent: "web". */
+  serviceName?: string | undefined;
+  method?: "EndpointSlice" | "ReadinessGate";
   selector?: Record<string, string>;
   periodSeconds?: number;
   timeoutSeconds?: number;
@@ -128,12 +137,12 @@ export function aPolicy(name: string, namespace: string, o: PolicyOptions = {}):
     kind: "HealthProbePolicy",
     metadata: { name, namespace },
     spec: {
-      serviceName: o.serviceName ?? "web",
+      ...("serviceName" in o && o.serviceName === undefined ? {} : { serviceName: o.serviceName ?? "web" }),
       selector: { matchLabels: o.selector ?? { app: "web" } },
       dryRun: o.dryRun ?? false,
       probe: { port: 8080, path: "/healthz", periodSeconds: o.periodSeconds ?? 1, timeoutSeconds: o.timeoutSeconds ?? 1, ...(o.probe ?? {}) },
       evaluation: { failureThreshold: o.failureThreshold ?? 2, successThreshold: o.successThreshold ?? 1, ...(o.evaluation ?? {}) },
-      drain: { enabled: true, maxUnhealthyPercent: o.maxUnhealthyPercent ?? 50 },
+      drain: { enabled: true, maxUnhealthyPercent: o.maxUnhealthyPercent ?? 50, ...(o.method ? { method: o.method } : {}) },
       replacement: { enabled: false, ...(o.replacement ?? {}) },
     },
   };

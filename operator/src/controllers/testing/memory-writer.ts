@@ -1,7 +1,7 @@
 // An in-memory PolicyWriter for unit tests: it keeps what was written, assigns resourceVersions
 // (opaque strings) and EndpointSlice generations as the API server does, answers a write with a
 // stale resourceVersion with a 409, and can be told to fail a call or to pause it mid-flight.
-import type { EvictionOutcome } from "../../adapters/cluster-writer.js";
+import type { EvictionOutcome, PodConditionPatch } from "../../adapters/cluster-writer.js";
 import type { PolicyWriter } from "../policy-writer.js";
 
 type Meta = { name?: string; generateName?: string; namespace?: string; resourceVersion?: string; generation?: number };
@@ -18,6 +18,10 @@ export class MemoryWriter implements PolicyWriter {
   readonly statuses = new Map<string, { resourceVersion: string; status: object }>();
   readonly configMaps = new Map<string, { resourceVersion: string; data: Record<string, string> }>();
   readonly secrets = new Map<string, Uint8Array>();
+  /** Pod conditions written, by "namespace/name", in order. */
+  readonly podConditions = new Map<string, PodConditionPatch[]>();
+  /** Pods patchPodCondition answers "gone" for, by "namespace/name". */
+  readonly gonePods = new Set<string>();
   evictions: Array<{ namespace: string; name: string; uid: string }> = [];
   /** What evictPod answers. */
   evictionOutcome: EvictionOutcome = { outcome: "evicted" };
@@ -76,6 +80,14 @@ export class MemoryWriter implements PolicyWriter {
     this.record(`delete-pod ${namespace}/${name}`);
     this.evictions.push({ namespace, name, uid });
     return { outcome: "evicted" };
+  }
+
+  async patchPodCondition(namespace: string, name: string, _uid: string, condition: PodConditionPatch): Promise<"patched" | "gone"> {
+    const key = `${namespace}/${name}`;
+    this.record(`condition ${key} ${condition.type}=${condition.status}`);
+    if (this.gonePods.has(key)) return "gone";
+    this.podConditions.set(key, [...(this.podConditions.get(key) ?? []), condition]);
+    return "patched";
   }
 
   async readConfigMap(namespace: string, name: string): Promise<{ metadata?: { resourceVersion?: string }; data?: Record<string, string> } | undefined> {

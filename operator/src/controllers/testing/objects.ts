@@ -40,3 +40,21 @@ export function aPodObject(name: string, opts: { labels?: Record<string, string>
   if (opts.terminating) pod.metadata!.deletionTimestamp = "2026-01-01T00:00:00Z";
   return pod;
 }
+
+/**
+ * A pod with the readiness gate healthprobe.io/ready: containers ready (unless `containersReady`
+ * is false), the gate condition as given (none by default), and Ready as the kubelet folds them.
+ */
+export function aGatedPod(name: string, opts: { gate?: "True" | "False"; reason?: string; message?: string; containersReady?: boolean; gated?: boolean; labels?: Record<string, string> } = {}): PodObject {
+  const pod = aPodObject(name, opts.labels ? { labels: opts.labels } : {});
+  const containersReady = opts.containersReady ?? true;
+  const gated = opts.gated ?? true;
+  if (gated) pod.spec!.readinessGates = [{ conditionType: "healthprobe.io/ready" }];
+  const ready = containersReady && (!gated || opts.gate === "True");
+  pod.status!.conditions = [
+    { type: "ContainersReady", status: containersReady ? "True" : "False" },
+    { type: "Ready", status: ready ? "True" : "False" },
+    ...(opts.gate ? [{ type: "healthprobe.io/ready", status: opts.gate, ...(opts.reason ? { reason: opts.reason } : {}), ...(opts.message ? { message: opts.message } : {}) }] : []),
+  ];
+  return pod;
+}
