@@ -3,7 +3,7 @@
 // the plan; a PodDisruptionBudget refusal is refunded and backed off per pod.
 import { computeBudget, type LedgerEntry } from "../domain/budget.js";
 import { matchesLabelSelector } from "../domain/label-selector.js";
-import { planReplacements, type PolicyBudget, type ReplacementAttempt, type ReplacementCandidate, type ReplacementConditionPlan, type ReplacementPlan } from "../domain/replacement.js";
+import { planReplacements, type PolicyBudget, type ReplacementAttempt, type ReplacementCandidate, type ReplacementConditionPlan, type ReplacementPlan, type UnhealthyShare } from "../domain/replacement.js";
 import type { Clock } from "../runtime/clock.js";
 import type { HealthStore } from "../runtime/health-store.js";
 import type { Logger } from "../runtime/logger.js";
@@ -95,8 +95,9 @@ export class Replacer {
     const plan = planReplacements({
       now,
       failOpen: drain.failOpen,
+      share: this.shareOf(policy, targets),
       ...(drain.recoveredAt !== undefined ? { recoveredAt: drain.recoveredAt } : {}),
-      policy: { policy: policy.key, maxPerHour: spec.replacement.maxPerHour, maxPerDay: spec.replacement.maxPerDay, replacementEnabled: spec.replacement.enabled, dryRun: spec.dryRun, afterMs: policy.afterMs, method: spec.replacement.method, ledger: own.entries },
+      policy: { policy: policy.key, maxPerHour: spec.replacement.maxPerHour, maxPerDay: spec.replacement.maxPerDay, replacementEnabled: spec.replacement.enabled, dryRun: spec.dryRun, afterMs: policy.afterMs, method: spec.replacement.method, ledger: own.entries, pauseAboveUnhealthyPercent: spec.replacement.pauseAboveUnhealthyPercent },
       candidates,
       otherPolicies: otherBudgets,
       operatorLedger: ledgers.operator.entries,
@@ -160,6 +161,12 @@ export class Replacer {
       if (ledger && ledger.entries !== null) ledgers.policies.set(key, await this.o.ledgers.updatePolicy(ledger, change, entry, now));
     }
     if (attempt.charge.operator) ledgers.operator = await this.o.ledgers.updateOperator(ledgers.operator, change, entry, now);
+  }
+
+  /** The breaker's share: every target, Unhealthy as this policy's health store says (as status counts them). */
+  private shareOf(policy: ParsedPolicy, targets: readonly PodObject[]): UnhealthyShare {
+    const unhealthy = targets.filter((p) => this.o.health.get(policy.key, uidOf(p))?.state === "Unhealthy").length;
+    return { unhealthy, targets: targets.length };
   }
 
   private candidateOf(policy: ParsedPolicy, others: readonly ParsedPolicy[], pod: PodObject, now: number): ReplacementCandidate | undefined {
