@@ -16,6 +16,7 @@ import type { PolicyWriter } from "./policy-writer.js";
 import { ProbeTargets } from "./probe-targets.js";
 import { LedgerStore } from "./replacement-ledgers.js";
 import { Replacer, type Failpoint } from "./replacer.js";
+import { Rollouts } from "./rollouts.js";
 import { ServiceOwnership } from "./service-ownership.js";
 import { ServiceSlices } from "./service-slices.js";
 import { StatusVersions } from "./status-versions.js";
@@ -80,7 +81,8 @@ export function buildPolicyController(o: PolicyControllerOptions): PolicyControl
     ...(o.maxPdbBackoffMs ? { maxPdbBackoffMs: o.maxPdbBackoffMs } : {}),
   });
   const status = new PolicyStatusPart({ versions, events: o.events, metrics, isLeader, ...(o.statusIntervalMs ? { statusIntervalMs: o.statusIntervalMs } : {}) });
-  const policies = new PolicyReconciler({ policies: caches.policies, services: caches.services, ownership, probeTargets, endpoints, replacer, status, health: o.health, metrics, clock, logger, isLeader });
+  const rollouts = new Rollouts({ replicaSets: caches.replicaSets, health: o.health });
+  const policies = new PolicyReconciler({ policies: caches.policies, services: caches.services, ownership, probeTargets, endpoints, replacer, rollouts, status, health: o.health, metrics, clock, logger, isLeader });
   const serviceSlices = new ServiceSlices({ services: caches.services, ownership, endpoints, logger, isLeader });
   return { policies, serviceSlices, ledgers, probeTargets, endpoints };
 }
@@ -103,6 +105,13 @@ export function watchForPolicies(caches: Caches, controller: PolicyController, q
   });
   caches.pods.onChange((pod) => {
     for (const key of controller.probeTargets.policiesForPod(pod)) queue.add(key);
+  });
+  // A new ReplicaSet or a new revision (a rollback) can make another one the newest.
+  caches.replicaSets.onChange((rs) => {
+    const uid = rs.metadata?.uid;
+    for (const pod of caches.pods.list(rs.metadata?.namespace)) {
+      if (pod.metadata?.ownerReferences?.some((r) => r.uid === uid)) for (const key of controller.probeTargets.policiesForPod(pod)) queue.add(key);
+    }
   });
   caches.services.onChange((svc) => {
     for (const key of namingService(svc.metadata?.namespace ?? "", svc.metadata?.name)) queue.add(key);

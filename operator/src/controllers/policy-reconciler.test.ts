@@ -13,13 +13,14 @@ import { quietLogger } from "./testing/quiet-logger.js";
 
 const NOW = Date.UTC(2026, 0, 1, 12);
 
-function setUp(opts: { policies?: PolicyObject[]; services?: ServiceObject[]; pods?: PodObject[]; leader?: boolean } = {}) {
+function setUp(opts: { policies?: PolicyObject[]; services?: ServiceObject[]; pods?: PodObject[]; replicaSets?: KubeObject[]; leader?: boolean } = {}) {
   const caches = {
     policies: new MemoryCache<PolicyObject>(opts.policies ?? [aPolicyObject()]),
     pods: new MemoryCache<PodObject>(opts.pods ?? [aPodObject("web-a")]),
     services: new MemoryCache<ServiceObject>(opts.services ?? [aServiceObject()]),
     nodes: new MemoryCache<KubeObject>(),
     slices: new MemoryCache<KubeObject>(),
+    replicaSets: new MemoryCache<KubeObject>(opts.replicaSets ?? []),
   };
   const writer = new MemoryWriter();
   writer.seedPolicy(`${NS}/web`, "1");

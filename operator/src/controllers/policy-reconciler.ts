@@ -18,6 +18,7 @@ import { parsePolicy, type ParsedPolicy } from "./parsed-policy.js";
 import type { PolicyStatusPart, StatusReport } from "./policy-status.js";
 import { MISSING_SECRET_RETRY_MS, type ProbeTargets, type ProbingStart, type Selection } from "./probe-targets.js";
 import type { Replacer, ReplacementResult } from "./replacer.js";
+import type { Rollouts } from "./rollouts.js";
 import type { ServiceOwnership } from "./service-ownership.js";
 
 /** How soon to look again when the slice cache has not caught up with our own writes (its watch event usually comes first). */
@@ -30,6 +31,7 @@ export interface PolicyReconcilerOptions {
   probeTargets: ProbeTargets;
   endpoints: Endpoints;
   replacer: Replacer;
+  rollouts: Rollouts;
   status: PolicyStatusPart;
   health: HealthStore;
   metrics?: Pick<OperatorMetrics, "forgetPolicy"> | undefined;
@@ -104,17 +106,19 @@ export class PolicyReconciler {
   ): Promise<ReconcileResult> {
     const { drain, notProbed } = plan;
     const namespace = policy.obj.metadata.namespace;
+    // A Deployment's newest ReplicaSet failing while an older one is Healthy: its pods are not replaced.
+    const rollouts = this.o.rollouts.suspects(policy.key, namespace, selection.targets);
     let replacement: ReplacementResult | undefined;
     if (this.o.isLeader() && slices) {
       const service = this.o.services.get(namespace, policy.spec.serviceName)!;
       await this.o.endpoints.apply(log, { service, pods: selection.selected, admitted: admittedBy(policy, drain), existing: slices });
       // Replacement: the ledgers are charged and persisted before any eviction.
-      replacement = await this.o.replacer.run(log, policy, selection.targets, now, { failOpen: plan.failOpen, recoveredAt: plan.recoveredAt });
+      replacement = await this.o.replacer.run(log, policy, selection.targets, now, { failOpen: plan.failOpen, recoveredAt: plan.recoveredAt, rollouts });
       if (replacement) this.o.status.recordReplacements(policy.obj, policy.spec.replacement.after, replacement.outcomes);
     }
     const pods = this.statusPods(policy, selection.targets, drain, notProbed);
     this.o.status.recordTargets(policy.key, pods, drain);
-    const report: StatusReport = { readiness: { reason: "Reconciled" }, pods, drain };
+    const report: StatusReport = { readiness: { reason: "Reconciled" }, pods, drain, rollouts };
     if (replacement) report.replacementCondition = replacement.condition;
     else if (this.o.isLeader() && !slices) report.replacementCondition = "unchanged";
     const result = await this.o.status.write(log, policy.obj, report, now);

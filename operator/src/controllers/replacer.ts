@@ -3,6 +3,7 @@
 // the plan; a PodDisruptionBudget refusal is refunded and backed off per pod.
 import { computeBudget, type LedgerEntry } from "../domain/budget.js";
 import { matchesLabelSelector } from "../domain/label-selector.js";
+import { rolloutBlockReason, type RolloutSuspect } from "../domain/rollout.js";
 import { planReplacements, type PolicyBudget, type ReplacementAttempt, type ReplacementCandidate, type ReplacementConditionPlan, type ReplacementPlan, type UnhealthyShare } from "../domain/replacement.js";
 import type { Clock } from "../runtime/clock.js";
 import type { HealthStore } from "../runtime/health-store.js";
@@ -76,7 +77,7 @@ export class Replacer {
     policy: ParsedPolicy,
     targets: readonly PodObject[],
     now: number,
-    drain: { failOpen: boolean; recoveredAt?: number },
+    drain: { failOpen: boolean; recoveredAt?: number; rollouts?: readonly RolloutSuspect[] },
   ): Promise<ReplacementResult | undefined> {
     const own = this.o.ledgers.policy(policy.obj);
     if (own.entries === null) return undefined;
@@ -84,7 +85,11 @@ export class Replacer {
     const others = otherPolicies(this.o.policies, policy);
     const ledgers: Ledgers = { policies: new Map([[policy.key, own]]), operator: { entries: [], resourceVersion: undefined } };
     for (const o of others) ledgers.policies.set(o.key, this.o.ledgers.policy(o.obj));
-    const candidates = targets.map((p) => this.candidateOf(policy, others, p, now)).filter((c): c is ReplacementCandidate => c !== undefined);
+    const suspects = new Map((drain.rollouts ?? []).flatMap((s) => s.pods.map((p) => [p.uid, rolloutBlockReason(s)] as const)));
+    const candidates = targets
+      .map((p) => this.candidateOf(policy, others, p, now))
+      .filter((c): c is ReplacementCandidate => c !== undefined)
+      .map((c) => (suspects.has(c.uid) ? { ...c, rolloutSuspect: suspects.get(c.uid)! } : c));
     this.recordBudget(policy, own.entries, now);
 
     const spec = policy.spec;

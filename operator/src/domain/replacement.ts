@@ -6,10 +6,9 @@
 // change (a state transition, a spec edit, a readable ledger) carry no time: the events
 // that bring that change enqueue the policy anyway.
 //
-// Order: Enabled (and not dryRun) -> Window -> Rollout -> MassFailure -> FailOpen -> Evidence
-// -> Agreement -> Controller -> Terminating -> Budget -> PodDisruptionBudget. The window comes
-// first so that only a due pod reports a block (it keeps running through every pause); a suspect
-// rollout is named before the breaker because it is the more precise diagnosis of the two.
+// Order: Enabled -> Window -> Rollout -> MassFailure -> FailOpen -> Evidence -> Agreement -> Controller
+// -> Terminating -> Budget -> PodDisruptionBudget. Only a due pod reports a block (its window runs
+// through every pause); a suspect rollout is the more precise diagnosis, so it comes before the breaker.
 
 import {
   DAY_MS,
@@ -20,17 +19,8 @@ import {
   type ReplacementMethod,
 } from "./budget.js";
 import { chargeLedger, isCharged, withoutPod } from "./ledger.js";
-import {
-  blocked,
-  checkAgreement,
-  checkController,
-  checkEvidence,
-  checkMassFailure,
-  checkRollout,
-  formatDuration,
-  type Blocked,
-  type UnhealthyShare,
-} from "./replacement-checks.js";
+import { blocked, checkAgreement, checkController, checkEvidence, checkMassFailure, checkRollout, formatDuration } from "./replacement-checks.js";
+import type { Blocked, UnhealthyShare } from "./replacement-checks.js";
 
 export { formatDuration, type UnhealthyShare };
 
