@@ -106,9 +106,15 @@ export function watchForPolicies(caches: Caches, controller: PolicyController, q
   caches.pods.onChange((pod) => {
     for (const key of controller.probeTargets.policiesForPod(pod)) queue.add(key);
   });
-  // A new ReplicaSet or a new revision (a rollback) can make another one the newest.
-  caches.replicaSets.onChange((rs) => {
-    const uid = rs.metadata?.uid;
+  // A new ReplicaSet or a new revision (a rollback) can make another one the newest; a status
+  // update of a scaling ReplicaSet (the slim cache keeps nothing of it) must not scan the pods.
+  const revisions = new Map<string, string | undefined>();
+  caches.replicaSets.onChange((rs, type) => {
+    const uid = rs.metadata?.uid ?? "";
+    const revision = rs.metadata?.annotations?.["deployment.kubernetes.io/revision"];
+    if (type === "update" && revisions.has(uid) && revisions.get(uid) === revision) return;
+    if (type === "delete") revisions.delete(uid);
+    else revisions.set(uid, revision);
     for (const pod of caches.pods.list(rs.metadata?.namespace)) {
       if (pod.metadata?.ownerReferences?.some((r) => r.uid === uid)) for (const key of controller.probeTargets.policiesForPod(pod)) queue.add(key);
     }
