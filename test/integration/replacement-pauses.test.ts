@@ -109,10 +109,10 @@ describe("rollout awareness", () => {
     operator = await startTestOperator(cluster.server, [], { clock });
     await unhealthyInStatus(fresh.map(nameOf));
 
-    const suspect = await conditionNow("RolloutSuspect", "True", "NewReplicaSetUnhealthy");
-    expect(suspect.message).toBe(
-      "ReplicaSet web-5c8d (revision 2) of Deployment web: 2 pods Unhealthy, none Healthy, while 2 pods of older ReplicaSet web-7d9f are Healthy; its Unhealthy pods are not replaced",
-    );
+    // Once every pod has its first verdict (the condition may turn True while an old pod is still Unknown).
+    const full = "ReplicaSet web-5c8d (revision 2) of Deployment web: 2 pods Unhealthy, none Healthy, while 2 pods of older ReplicaSet web-7d9f are Healthy; its Unhealthy pods are not replaced";
+    await waitFor(async () => condition(await statusOf(), "RolloutSuspect")?.message === full || undefined, { timeoutMs: WAIT_MS, what: `RolloutSuspect saying "${full}"` });
+    expect(condition(await statusOf(), "RolloutSuspect")).toMatchObject({ status: "True", reason: "NewReplicaSetUnhealthy" });
     clock.advance(AFTER_MS);
     const blocked = await conditionNow("ReplacementBlocked", "True", "Rollout");
     expect(blocked.message).toContain("suspect rollout: ReplicaSet web-5c8d (revision 2) of Deployment web is the newest");
@@ -128,7 +128,8 @@ describe("rollout awareness", () => {
     }, { timeoutMs: WAIT_MS, what: "RolloutSuspect Events" });
     expect(warnings.map((e) => `${e.type} ${e.regarding.kind}/${e.regarding.name}`).sort()).toEqual(["Warning Deployment/web", "Warning HealthProbePolicy/web"]);
     expect(warnings.find((e) => e.regarding.kind === "Deployment")!.regarding.uid).toBe(deployment.metadata!.uid);
-    expect(warnings[0]!.note).toMatch(/^ReplicaSet web-5c8d \(revision 2\) of Deployment web looks like a failing rollout: policy .*\/web sees 2 of its pods Unhealthy/);
+    // Announced once, when the suspicion began (one or both new pods Unhealthy by then).
+    expect(warnings[0]!.note).toMatch(/^ReplicaSet web-5c8d \(revision 2\) of Deployment web looks like a failing rollout: policy .*\/web sees [12] of its pods Unhealthy and none Healthy/);
 
     // Another window later: still nothing evicted.
     clock.advance(AFTER_MS);
