@@ -238,18 +238,41 @@ const steps: Step[] = [
     },
   },
   {
-    title: "It recovers: back in rotation",
-    act: (cast, d) => {
-      d.healPod(cast.second!);
-      return `${cast.second} answers HTTP 200 again`;
+    title: "Every pod fails while it is due: the mass-failure breaker pauses replacement",
+    act: (cast, d, s) => {
+      const rest = livePods(s).map((x) => String(x.metadata?.name)).filter((n) => n !== cast.second);
+      for (const n of rest) d.breakPod(n);
+      return `${names(rest)} now answer HTTP 503 too (key a): all 5 fail, ${cast.second} is past its window`;
     },
     check: (s, cast, since) => {
+      const name = cast.second!;
+      const blocked = condition(s, "ReplacementBlocked");
+      if (blocked?.status !== "True" || blocked.reason !== "MassFailure") return waiting(`ReplacementBlocked=True with reason MassFailure (now ${blocked?.reason})`);
+      const share = `5 of 5 targets (100%) are Unhealthy, above pauseAboveUnhealthyPercent=50`;
+      if (!blocked.message.includes(`${name}: ${share}`)) return waiting(`the condition to give the share of 5 of 5 (it says "${blocked.message}")`);
+      const pod = podNamed(s, name);
+      if (!pod || pod.metadata?.deletionTimestamp) return waiting(`${name} to stay running (it was replaced: the breaker did not hold)`);
+      const event = eventsSince(s, "ReplacementBlocked", since).find((e) => String(e.note).includes("pauseAboveUnhealthyPercent=50"));
+      if (!event) return waiting("a ReplacementBlocked Event naming the breaker");
+      return ok(`nothing is replaced while more than half the pods fail (a shared cause, not the pods); the Service fails open (FailOpen=${condition(s, "FailOpen")?.status}). ReplacementBlocked=True (MassFailure): ${blocked.message}`);
+    },
+  },
+  {
+    title: "All recover: back in rotation, the pause ends by itself",
+    act: (_cast, d, s) => {
+      const all = livePods(s).map((x) => String(x.metadata?.name));
+      for (const n of all) d.healPod(n);
+      return `${names(all)} answer HTTP 200 again`;
+    },
+    check: (s, cast) => {
       const name = cast.second!;
       const st = statusOf(s);
       if (statusPod(s, name)?.state !== "Healthy" || endpointReadiness(s).get(name) !== true) return waiting(`${name} Healthy and in rotation`);
       if (st.healthy !== 5) return waiting(`5 Healthy (now ${st.healthy})`);
+      const out = livePods(s).filter((x) => endpointReadiness(s).get(String(x.metadata?.name)) !== true);
+      if (out.length > 0) return waiting("all 5 endpoints ready");
       if (condition(s, "ReplacementBlocked")?.status === "True") return waiting("ReplacementBlocked to clear");
-      if (eventsSince(s, "Restored", since, name).length === 0) return waiting(`a Restored Event for ${name}`);
+      if (condition(s, "FailOpen")?.status === "True") return waiting("FailOpen to end");
       return ok(`all 5 pods Healthy and in rotation; Degraded=${condition(s, "Degraded")?.status}, ReplacementBlocked=${condition(s, "ReplacementBlocked")?.status}`);
     },
   },

@@ -22,7 +22,7 @@ import {
   watchForServiceSlices,
   type PolicyController,
 } from "./controllers/policy-controller.js";
-import { keyOf, slimNode, slimPod, slimService, withoutManagedFields, type KubeObject, type PodObject, type PolicyObject, type ServiceObject } from "./controllers/kube-objects.js";
+import { keyOf, slimNode, slimPod, slimReplicaSet, slimService, withoutManagedFields, type KubeObject, type PodObject, type PolicyObject, type ServiceObject } from "./controllers/kube-objects.js";
 import { realClock, type Clock } from "./runtime/clock.js";
 import type { OperatorConfig } from "./runtime/config.js";
 import { startHealthServer, startMetricsServer, type RunningServer } from "./runtime/health-server.js";
@@ -198,6 +198,7 @@ function startCaches(config: OperatorConfig, kc: ReturnType<typeof loadKubeConfi
     services: cache<ServiceObject & KubernetesObject>(scoped("/api/v1", "services"), slimService as (svc: ServiceObject & KubernetesObject) => ServiceObject & KubernetesObject),
     nodes: cache<KubeObject & KubernetesObject>("/api/v1/nodes", slimNode as (node: KubeObject & KubernetesObject) => KubeObject & KubernetesObject),
     slices: cache<KubeObject & KubernetesObject>(scoped("/apis/discovery.k8s.io/v1", "endpointslices"), withoutManagedFields, `${LABEL_MANAGED_BY}=${MANAGED_BY_OPERATOR}`),
+    replicaSets: cache<KubeObject & KubernetesObject>(scoped("/apis/apps/v1", "replicasets"), slimReplicaSet as (rs: KubeObject & KubernetesObject) => KubeObject & KubernetesObject),
   };
 }
 

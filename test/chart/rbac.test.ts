@@ -167,6 +167,7 @@ describe("rbacRulesFromChart (the rendered chart)", () => {
     { scope: "cluster", group: "", resource: "services", verbs: ["list", "watch"] },
     { scope: "cluster", group: "", resource: "nodes", verbs: ["list", "watch"] },
     { scope: "cluster", group: "discovery.k8s.io", resource: "endpointslices", verbs: ["create", "delete", "list", "update", "watch"] },
+    { scope: "cluster", group: "apps", resource: "replicasets", verbs: ["list", "watch"] },
     { scope: "cluster", group: "healthprobe.io", resource: "healthprobepolicies", verbs: ["list", "watch"] },
     { scope: "cluster", group: "healthprobe.io", resource: "healthprobepolicies/status", verbs: ["update"] },
     { scope: "cluster", group: "events.k8s.io", resource: "events", verbs: ["create", "patch"] },
@@ -180,7 +181,7 @@ describe("rbacRulesFromChart (the rendered chart)", () => {
   it("grants nothing beyond the list above", () => {
     const resources = new Set(rules.flatMap((r) => r.resources));
     expect([...resources].sort()).toEqual(
-      ["configmaps", "endpointslices", "events", "healthprobepolicies", "healthprobepolicies/status", "leases", "nodes", "pods", "pods/eviction", "pods/status", "secrets", "services"],
+      ["configmaps", "endpointslices", "events", "healthprobepolicies", "healthprobepolicies/status", "leases", "nodes", "pods", "pods/eviction", "pods/status", "replicasets", "secrets", "services"],
     );
   });
 

@@ -110,7 +110,7 @@ describe("make demo", () => {
     const demo = startDemo(["--headless", "--scenario", "tour"]);
     const code = await demo.exited;
     const out = demo.output();
-    expect({ code, tail: out.slice(-3000) }).toEqual({ code: 0, tail: expect.stringContaining("Tour passed: 7 of 7 steps observed in the API") });
+    expect({ code, tail: out.slice(-3000) }).toEqual({ code: 0, tail: expect.stringContaining("Tour passed: 8 of 8 steps observed in the API") });
     for (const title of [
       "One pod fails: it is drained",
       "Two more fail: the cap keeps one in rotation",
@@ -118,11 +118,13 @@ describe("make demo", () => {
       "Three recover, two stay sick: they are drained again",
       "A pod stays sick past its window: it is replaced",
       "The next one is held by the hourly budget",
-      "It recovers: back in rotation",
+      "Every pod fails while it is due: the mass-failure breaker pauses replacement",
+      "All recover: back in rotation, the pause ends by itself",
     ]) {
       expect(out).toContain(title);
     }
-    expect(out.match(/✓ after/g)).toHaveLength(7);
+    expect(out.match(/✓ after/g)).toHaveLength(8);
+    expect(out).toMatch(/ReplacementBlocked=True \(MassFailure\): 1 due replacement is waiting\. web-\w+: 5 of 5 targets \(100%\) are Unhealthy, above pauseAboveUnhealthyPercent=50/);
     expect(out).toMatch(/ReplacementBlocked=True \(Budget\): 1 due replacement is waiting\. web-\w+: hourly budget of policy demo\/web used 1\/1, next slot \S+Z — Event: "1 due replacement is waiting\. web-\w+: .*next slot in \d+m\d\ds \(\S+Z\)"/);
     expect(out).toContain("demo stopped.");
     await expectAllStopped(demo, []);

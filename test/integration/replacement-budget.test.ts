@@ -119,7 +119,8 @@ async function firstEvicted(pods: Obj[]): Promise<[Obj, Obj]> {
 describe("replacement budgets", () => {
   it("maxPerHour 1: of two due pods one is replaced, the other waits on Budget until the hour slides", async () => {
     // A third pod stays Healthy: with none Healthy the policy would fail open and replace nothing.
-    const all = await givenApp("web", 3, { maxPerHour: 1, maxPerDay: 3 });
+    // 2 of 3 Unhealthy is above the breaker's default of 50%: it is off here, the budgets are the subject.
+    const all = await givenApp("web", 3, { maxPerHour: 1, maxPerDay: 3, pauseAboveUnhealthyPercent: 100 });
     const pods = all.slice(0, 2);
     operator = await startTestOperator(cluster.server, [], { clock });
     await waitFor(async () => (await statusOf())?.healthy === 3, { timeoutMs: WAIT_MS, what: "all pods Healthy" });
@@ -150,7 +151,8 @@ describe("replacement budgets", () => {
 
   it("maxPerDay 1: the second due pod still waits after the hour, on the daily budget, and goes when the day slides", async () => {
     // A third pod stays Healthy: with none Healthy the policy would fail open and replace nothing.
-    const all = await givenApp("web", 3, { maxPerHour: 1, maxPerDay: 1 });
+    // 2 of 3 Unhealthy is above the breaker's default of 50%: it is off here, the budgets are the subject.
+    const all = await givenApp("web", 3, { maxPerHour: 1, maxPerDay: 1, pauseAboveUnhealthyPercent: 100 });
     const pods = all.slice(0, 2);
     operator = await startTestOperator(cluster.server, [], { clock });
     await waitFor(async () => (await statusOf())?.healthy === 3, { timeoutMs: WAIT_MS, what: "all pods Healthy" });

@@ -68,7 +68,7 @@ export function policyObject(name: string, namespace: string, c: PolicyChoice): 
       probe: { port: 8080, path: "/healthz", periodSeconds: c.periodSeconds, timeoutSeconds: 1 },
       evaluation: { failureThreshold: c.failureThreshold, successThreshold: 1 },
       drain: { enabled: true, maxUnhealthyPercent: c.maxUnhealthyPercent },
-      replacement: { enabled: true, after: "30s", maxPerHour: c.maxPerHour, maxPerDay: c.maxPerDay },
+      replacement: { enabled: true, after: "30s", maxPerHour: c.maxPerHour, maxPerDay: c.maxPerDay, pauseAboveUnhealthyPercent: c.pauseAboveUnhealthyPercent },
     },
   };
 }

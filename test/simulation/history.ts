@@ -19,6 +19,8 @@ export interface PolicyChoice {
   dryRun: boolean;
   maxPerHour: number;
   maxPerDay: number;
+  /** The mass-failure breaker's threshold (100: off). */
+  pauseAboveUnhealthyPercent: number;
 }
 
 export type Action =
@@ -70,6 +72,7 @@ export function randomPolicy(rng: Rng, base?: PolicyChoice): PolicyChoice {
     dryRun: rng.chance(0.15),
     maxPerHour,
     maxPerDay: maxPerHour + rng.int(0, 2),
+    pauseAboveUnhealthyPercent: rng.pick([25, 50, 60, 100]),
   };
   if (!base) return fresh;
   // An edit changes one or two fields.

@@ -37,7 +37,7 @@ export interface PolicyView {
   selector: Record<string, string>;
   dryRun: boolean;
   maxUnhealthyPercent: number;
-  replacement: { enabled: boolean; maxPerHour: number; maxPerDay: number };
+  replacement: { enabled: boolean; maxPerHour: number; maxPerDay: number; pauseAboveUnhealthyPercent?: number };
   status: {
     observedGeneration: number | undefined;
     /** type -> status, reason, observedGeneration, lastTransitionTime (epoch ms). */
@@ -67,6 +67,8 @@ export interface EvictionRecord {
   verb: "evict" | "delete";
   /** The API's objects as they were before the request was served. */
   before: World;
+  /** When the API's pods (names, uids, labels, addresses, terminating) or policies (generations) last changed before it. */
+  stableSince?: number;
 }
 
 /** A replica start of probing: its start, or its taking of the leader Lease. */

@@ -53,7 +53,7 @@ function policyView(p: Obj): PolicyView {
     selector: { ...(p.spec?.selector?.matchLabels ?? {}) },
     dryRun: p.spec?.dryRun === true,
     maxUnhealthyPercent: p.spec?.drain?.maxUnhealthyPercent ?? 50,
-    replacement: { enabled: r.enabled !== false, maxPerHour: r.maxPerHour ?? 1, maxPerDay: r.maxPerDay ?? 3 },
+    replacement: { enabled: r.enabled !== false, maxPerHour: r.maxPerHour ?? 1, maxPerDay: r.maxPerDay ?? 3, pauseAboveUnhealthyPercent: r.pauseAboveUnhealthyPercent ?? 50 },
     status: { observedGeneration: p.status?.observedGeneration, conditions, pods, routedOut },
   };
 }
@@ -84,18 +84,34 @@ export function readWorld(store: StoreReader, namespace: string, at: number): Wo
 export function recordEvictions(log: RequestLogEntry[], store: StoreReader, namespace: string, isOperator: (user: string) => boolean): EvictionRecord[] {
   const records: EvictionRecord[] = [];
   let before = readWorld(store, namespace, Date.now());
+  let signature = worldSignature(before);
+  let stableSince = before.at;
   const push = log.push.bind(log);
   log.push = (...entries: RequestLogEntry[]): number => {
     for (const e of entries) {
       const evict = e.resource === "pods" && e.subresource === "eviction" && e.verb === "create";
       const del = e.resource === "pods" && e.subresource === "" && e.verb === "delete";
       if ((evict || del) && isOperator(e.user) && e.namespace === namespace) {
-        records.push({ at: Date.parse(e.time), user: e.user, pod: e.name, code: e.code, verb: evict ? "evict" : "delete", before });
+        // In-process changes (the kubelet stand-in, the ReplicaSet controller) since the last logged
+        // write are caught here, the evicted pod aside (the request has already been served).
+        const unseen = worldSignature(readWorld(store, namespace, Date.now()), e.name) !== worldSignature(before, e.name);
+        records.push({ at: Date.parse(e.time), user: e.user, pod: e.name, code: e.code, verb: evict ? "evict" : "delete", before, stableSince: unseen ? Date.parse(e.time) : stableSince });
       }
     }
     const n = push(...entries);
-    if (entries.some((e) => e.verb !== "get" && e.verb !== "list" && e.verb !== "watch")) before = readWorld(store, namespace, Date.now());
+    if (entries.some((e) => e.verb !== "get" && e.verb !== "list" && e.verb !== "watch")) {
+      before = readWorld(store, namespace, Date.now());
+      const next = worldSignature(before);
+      if (next !== signature) [signature, stableSince] = [next, before.at];
+    }
     return n;
   };
   return records;
+}
+
+/** What changes a policy's targets or its reading of them: pods and policy generations (not status, slices or Events). */
+function worldSignature(w: World, except?: string): string {
+  const pods = w.pods.filter((p) => p.name !== except).map((p) => `${p.name}/${p.uid}/${p.ip ?? ""}/${p.terminating}/${JSON.stringify(p.labels)}`).sort();
+  const policies = w.policies.map((p) => `${p.name}/${p.uid}/${p.generation}`).sort();
+  return JSON.stringify([pods, policies]);
 }

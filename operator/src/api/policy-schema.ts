@@ -307,6 +307,13 @@ const replacementSchema = z
       ["Evict", "Delete"],
       "Evict (Eviction API, honours PodDisruptionBudgets) or Delete. The pod's controller recreates it; a pod without one is never replaced.",
     ).default("Evict"),
+    pauseAboveUnhealthyPercent: intIn(1, 100)
+      .default(50)
+      .meta(
+        desc(
+          "Mass-failure breaker: while more than this percentage of the targets is Unhealthy (Unhealthy / targets, strictly greater), no pod is replaced; the replacement windows keep running. 1-100; 100 turns it off.",
+        ),
+      ),
   })
   .prefault({})
   .meta({ ...desc("Replacing pods that stay Unhealthy, so their controller recreates them."), ...cel("dailyAtLeastHourly") })

@@ -1,6 +1,6 @@
 // The caches the controllers read, as ports: an ObjectCache each controller part may register
 // change handlers on. The informers behind them live in the adapters.
-import type { KubeObject, ObjectCache, PodObject, PolicyObject, ServiceObject } from "./kube-objects.js";
+import type { KubeObject, ObjectCache, PodObject, PolicyObject, ReplicaSetObject, ServiceObject } from "./kube-objects.js";
 
 export type ChangeType = "add" | "update" | "delete";
 
@@ -16,6 +16,8 @@ export interface Caches {
   nodes: WatchedCache<KubeObject>;
   /** Only the EndpointSlices this operator manages. */
   slices: WatchedCache<KubeObject>;
+  /** ReplicaSets, slim (owner Deployment, revision, creation time): rollout awareness. */
+  replicaSets: WatchedCache<ReplicaSetObject>;
 }
 
 /** A work queue as the handlers see it. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@jest/globals";
-import { gateConditionOf, hasReadinessGate, isKubeletReady, isReadyBesidesGate, podIPsOf, slimNode, slimPod, slimService, withoutManagedFields, type PodObject } from "./kube-objects.js";
+import { gateConditionOf, hasReadinessGate, isKubeletReady, isReadyBesidesGate, podIPsOf, slimNode, slimPod, slimReplicaSet, slimService, withoutManagedFields, type PodObject } from "./kube-objects.js";
 
 const managedFields = [{ manager: "kubelet", operation: "Update", fieldsV1: { "f:status": {} } }];
 
@@ -122,6 +122,26 @@ describe("cache transforms", () => {
   it("a slim node keeps its name and labels only", () => {
     const node = { metadata: { name: "node-a", uid: "n1", resourceVersion: "9", labels: { "topology.kubernetes.io/zone": "z1" }, managedFields } as never, status: { conditions: [] } } as never;
     expect(slimNode(node)).toEqual({ metadata: { name: "node-a", uid: "n1", resourceVersion: "9", labels: { "topology.kubernetes.io/zone": "z1" } } });
+  });
+
+  it("a slim ReplicaSet keeps its identity, owner Deployment, creation time and revision annotation only", () => {
+    const owner = { apiVersion: "apps/v1", kind: "Deployment", name: "web", uid: "d1", controller: true, blockOwnerDeletion: true };
+    const rs = {
+      metadata: {
+        name: "web-5c8d", namespace: "shop", uid: "r1", resourceVersion: "11", creationTimestamp: "2026-11-30T10:00:00Z", generation: 3,
+        labels: { app: "web", "pod-template-hash": "5c8d" }, managedFields, ownerReferences: [owner],
+        annotations: { "deployment.kubernetes.io/revision": "2", "deployment.kubernetes.io/desired-replicas": "3" },
+      } as never,
+      spec: { replicas: 3, template: {} } as never,
+      status: { replicas: 3, readyReplicas: 1 } as never,
+    } as never;
+    expect(slimReplicaSet(rs)).toEqual({
+      metadata: {
+        name: "web-5c8d", namespace: "shop", uid: "r1", resourceVersion: "11", creationTimestamp: "2026-11-30T10:00:00Z",
+        ownerReferences: [{ apiVersion: "apps/v1", kind: "Deployment", name: "web", uid: "d1", controller: true }],
+        annotations: { "deployment.kubernetes.io/revision": "2" },
+      },
+    });
   });
 
   it("withoutManagedFields drops managedFields only, and returns an object without them unchanged", () => {

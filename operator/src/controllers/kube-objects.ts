@@ -55,6 +55,9 @@ export interface ServiceObject extends KubeObject {
 
 export type NodeObject = KubeObject;
 
+/** A ReplicaSet as rollout awareness reads it: only metadata (owner Deployment, revision annotation, creation time). */
+export type ReplicaSetObject = KubeObject;
+
 export interface PolicyObject extends KubeObject {
   spec?: unknown;
   status?: Record<string, unknown>;
@@ -236,6 +239,21 @@ export function slimService(svc: ServiceObject): ServiceObject {
 /** A node: its name and labels (the zone); nothing of its status, which changes with every heartbeat. */
 export function slimNode(node: NodeObject): NodeObject {
   return { metadata: slimMeta(node.metadata) };
+}
+
+/**
+ * A ReplicaSet: identity (with the resourceVersion the cache needs), its ownerReferences (the
+ * Deployment), creationTimestamp and the deployment.kubernetes.io/revision annotation; nothing of
+ * its spec or status, which change on every scaling step of a rollout.
+ */
+export function slimReplicaSet(rs: ReplicaSetObject): ReplicaSetObject {
+  const m = rs.metadata;
+  const meta = slimMeta(m, { ownerReferences: true });
+  delete meta.labels;
+  delete meta.deletionTimestamp;
+  const revision = m?.annotations?.["deployment.kubernetes.io/revision"];
+  if (revision !== undefined) meta.annotations = { "deployment.kubernetes.io/revision": revision };
+  return { metadata: meta };
 }
 
 /** Whole but for managedFields: the controllers write slices and policy status back from these. */

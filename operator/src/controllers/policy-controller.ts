@@ -18,6 +18,7 @@ import type { PolicyWriter } from "./policy-writer.js";
 import { ProbeTargets } from "./probe-targets.js";
 import { LedgerStore } from "./replacement-ledgers.js";
 import { Replacer, type Failpoint } from "./replacer.js";
+import { Rollouts } from "./rollouts.js";
 import { ServiceOwnership } from "./service-ownership.js";
 import { ServiceSlices } from "./service-slices.js";
 import { StatusVersions } from "./status-versions.js";
@@ -84,7 +85,8 @@ export function buildPolicyController(o: PolicyControllerOptions): PolicyControl
   });
   const status = new PolicyStatusPart({ versions, events: o.events, metrics, isLeader, ...(o.statusIntervalMs ? { statusIntervalMs: o.statusIntervalMs } : {}) });
   const gates = new ReadinessGates({ writer, clock });
-  const policies = new PolicyReconciler({ policies: caches.policies, services: caches.services, ownership, probeTargets, endpoints, gates, replacer, status, health: o.health, metrics, clock, logger, isLeader });
+  const rollouts = new Rollouts({ replicaSets: caches.replicaSets, health: o.health });
+  const policies = new PolicyReconciler({ policies: caches.policies, services: caches.services, ownership, probeTargets, endpoints, gates, replacer, rollouts, status, health: o.health, metrics, clock, logger, isLeader });
   const serviceSlices = new ServiceSlices({ services: caches.services, ownership, endpoints, logger, isLeader });
   const gateRelease = new GateRelease({ policies: caches.policies, pods: caches.pods, gates, logger, isLeader });
   return { policies, serviceSlices, gateRelease, ledgers, probeTargets, endpoints };
@@ -108,6 +110,19 @@ export function watchForPolicies(caches: Caches, controller: PolicyController, q
   });
   caches.pods.onChange((pod) => {
     for (const key of controller.probeTargets.policiesForPod(pod)) queue.add(key);
+  });
+  // A new ReplicaSet or a new revision (a rollback) can make another one the newest; a status
+  // update of a scaling ReplicaSet (the slim cache keeps nothing of it) must not scan the pods.
+  const revisions = new Map<string, string | undefined>();
+  caches.replicaSets.onChange((rs, type) => {
+    const uid = rs.metadata?.uid ?? "";
+    const revision = rs.metadata?.annotations?.["deployment.kubernetes.io/revision"];
+    if (type === "update" && revisions.has(uid) && revisions.get(uid) === revision) return;
+    if (type === "delete") revisions.delete(uid);
+    else revisions.set(uid, revision);
+    for (const pod of caches.pods.list(rs.metadata?.namespace)) {
+      if (pod.metadata?.ownerReferences?.some((r) => r.uid === uid)) for (const key of controller.probeTargets.policiesForPod(pod)) queue.add(key);
+    }
   });
   caches.services.onChange((svc) => {
     for (const key of namingService(svc.metadata?.namespace ?? "", svc.metadata?.name)) queue.add(key);

@@ -20,6 +20,7 @@ import type { PolicyStatusPart, StatusReport } from "./policy-status.js";
 import { MISSING_SECRET_RETRY_MS, type ProbeTargets, type ProbingStart, type Selection } from "./probe-targets.js";
 import type { ReadinessGates } from "./readiness-gates.js";
 import type { Replacer, ReplacementResult } from "./replacer.js";
+import type { Rollouts } from "./rollouts.js";
 import type { ServiceOwnership } from "./service-ownership.js";
 
 /** What the operator knows of a policy's pods when it plans. */
@@ -40,6 +41,7 @@ export interface PolicyReconcilerOptions {
   endpoints: Endpoints;
   gates: ReadinessGates;
   replacer: Replacer;
+  rollouts: Rollouts;
   status: PolicyStatusPart;
   health: HealthStore;
   metrics?: Pick<OperatorMetrics, "forgetPolicy"> | undefined;
@@ -172,16 +174,19 @@ export class PolicyReconciler {
     now: number,
   ): Promise<ReconcileResult> {
     const { drain, notProbed } = plan;
+    const namespace = policy.obj.metadata.namespace;
+    // A Deployment's newest ReplicaSet failing while an older one is Healthy: its pods are not replaced.
+    const rollouts = this.o.rollouts.suspects(policy.key, namespace, selection.targets);
     let replacement: ReplacementResult | undefined;
     if (this.o.isLeader() && rotate) {
       await rotate();
       // Replacement: the ledgers are charged and persisted before any eviction.
-      replacement = await this.o.replacer.run(log, policy, selection.targets, now, { failOpen: plan.failOpen, recoveredAt: plan.recoveredAt });
+      replacement = await this.o.replacer.run(log, policy, selection.targets, now, { failOpen: plan.failOpen, recoveredAt: plan.recoveredAt, rollouts });
       if (replacement) this.o.status.recordReplacements(policy.obj, policy.spec.replacement.after, replacement.outcomes);
     }
     const pods = this.statusPods(policy, selection.targets, drain, notProbed);
     this.o.status.recordTargets(policy.key, pods, drain);
-    const report: StatusReport = { readiness: { reason: "Reconciled" }, pods, drain };
+    const report: StatusReport = { readiness: { reason: "Reconciled" }, pods, drain, rollouts };
     if (plan.gate) report.gateMissing = { ungated: plan.gate.ungated, selected: selection.selected.filter((p) => !p.metadata?.deletionTimestamp).length };
     if (replacement) report.replacementCondition = replacement.condition;
     else if (this.o.isLeader() && !rotate) report.replacementCondition = "unchanged";

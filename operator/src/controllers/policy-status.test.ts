@@ -84,3 +84,39 @@ describe("the status-and-Events part on a stale slice cache", () => {
     expect(statusWrites(writer)).toBe(1);
   });
 });
+
+describe("the status-and-Events part on a suspect rollout", () => {
+  const suspect = (pods: number) => ({
+    deployment: { name: "web", uid: "uid-deploy" },
+    replicaSet: "web-5c8d",
+    revision: 2,
+    pods: Array.from({ length: pods }, (_, i) => ({ uid: `uid-new-${i}`, name: `web-5c8d-${i}` })),
+    older: [{ replicaSet: "web-7d9f", healthy: 2 }],
+  });
+  const report = (rollouts: ReturnType<typeof suspect>[]) => ({ readiness: { reason: "Reconciled" as const }, pods: [aStatusPodInput()], rollouts });
+
+  it("sets RolloutSuspect and warns the Deployment and the policy once per suspect ReplicaSet, not again as its pods change", async () => {
+    const { writer, part, policy, events } = setUp();
+    await part.write(quietLogger(), policy, report([suspect(1)]), NOW);
+    const condition = (writer.statuses.get("shop/web")!.status as { conditions: Array<{ type: string; status: string; message: string }> }).conditions.find((c) => c.type === "RolloutSuspect");
+    expect(condition).toMatchObject({ status: "True", message: expect.stringMatching(/^ReplicaSet web-5c8d \(revision 2\) of Deployment web: 1 pod Unhealthy/) });
+    expect(events.filter((e) => e.reason === "RolloutSuspect").map((e) => [e.type, e.regarding.kind, e.regarding.name, e.regarding.uid, e.related?.kind])).toEqual([
+      ["Warning", "Deployment", "web", "uid-deploy", "HealthProbePolicy"],
+      ["Warning", "HealthProbePolicy", "web", "uid-web", "Deployment"],
+    ]);
+    // The status is written again (2 pods now), the suspect is the same: no new Warning.
+    await part.write(quietLogger(), policy, report([suspect(2)]), NOW + 5_000);
+    expect(statusWrites(writer)).toBe(2);
+    expect(events.filter((e) => e.reason === "RolloutSuspect")).toHaveLength(2);
+  });
+
+  it("clears RolloutSuspect when the suspicion ends, and warns again when it comes back", async () => {
+    const { writer, part, policy, events } = setUp();
+    await part.write(quietLogger(), policy, report([suspect(1)]), NOW);
+    await part.write(quietLogger(), policy, report([]), NOW + 5_000);
+    const status = () => (writer.statuses.get("shop/web")!.status as { conditions: Array<{ type: string; status: string; reason: string }> }).conditions.find((c) => c.type === "RolloutSuspect");
+    expect(status()).toMatchObject({ status: "False", reason: "NoSuspectRollout" });
+    await part.write(quietLogger(), policy, report([suspect(1)]), NOW + 10_000);
+    expect(events.filter((e) => e.reason === "RolloutSuspect")).toHaveLength(4);
+  });
+});

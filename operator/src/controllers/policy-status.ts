@@ -6,6 +6,7 @@ import type { DrainPlan } from "../domain/drain.js";
 import { findCondition } from "../domain/conditions.js";
 import { planEvents, replacedNote, type PlannedEvent } from "../domain/events.js";
 import { planStatusLedger } from "../domain/ledger.js";
+import { newSuspects, rolloutEventNote, type RolloutSuspect } from "../domain/rollout.js";
 import { computeStatus, statusEqual, type GateMissingInput, type PolicyStatus, type ReadinessInput, type StatusPodInput } from "../domain/status.js";
 import type { Condition } from "../domain/types.js";
 import type { Logger } from "../runtime/logger.js";
@@ -34,6 +35,8 @@ export interface StatusReport {
   replacementCondition?: { blocked: boolean; reason: string; message: string } | "unchanged";
   /** Drain method ReadinessGate: the selected pods without the gate. */
   gateMissing?: GateMissingInput;
+  /** Suspect rollouts among the targets: the RolloutSuspect condition and its Warnings. */
+  rollouts?: readonly RolloutSuspect[];
 }
 
 export class PolicyStatusPart {
@@ -56,6 +59,7 @@ export class PolicyStatusPart {
     } else if (cond) {
       input.replacementBlocked = cond.blocked ? { blocked: true, reason: cond.reason as "Budget", message: cond.message } : { blocked: false, message: cond.message };
     }
+    if (report.rollouts) input.rolloutSuspects = report.rollouts;
     const next = computeStatus(input);
     if (statusEqual(previous, next) || !this.o.isLeader()) return;
     const last = this.o.versions.lastWriteAt(key);
@@ -65,7 +69,21 @@ export class PolicyStatusPart {
     await this.o.versions.write(over, next);
     log.debug({ targets: next.targets, healthy: next.healthy, drained: next.drained }, "status written");
     for (const e of planEvents(previous, next, now)) this.emit(obj, e);
+    this.announceRollouts(obj, previous, report.rollouts ?? []);
     return;
+  }
+
+  /** A Warning on the Deployment and on the policy for each suspect rollout the status did not name yet. */
+  private announceRollouts(obj: NamedPolicy, previous: PolicyStatus | undefined, suspects: readonly RolloutSuspect[]): void {
+    const was = findCondition(previous?.conditions, "RolloutSuspect");
+    const policyRef = policyRefOf(obj);
+    for (const s of newSuspects(was?.status === "True" ? was.message : undefined, suspects)) {
+      const deployment: ObjectRef = { apiVersion: "apps/v1", kind: "Deployment", namespace: obj.metadata.namespace, name: s.deployment.name };
+      if (s.deployment.uid !== undefined) deployment.uid = s.deployment.uid;
+      const e = { type: "Warning" as const, reason: "RolloutSuspect", action: "Replace", note: rolloutEventNote(s, keyOf(obj)) };
+      this.o.events.record({ regarding: deployment, related: policyRef, ...e });
+      this.o.events.record({ regarding: policyRef, related: deployment, ...e });
+    }
   }
 
   /** Events for what the replacement part did. */

@@ -30,7 +30,8 @@ function setUp(opts: {
   othersHealth?: Record<string, HealthRecord>;
   probing?: (policyKey: string) => boolean;
 }) {
-  const policyObj = aPolicyObject("web", { replacement: { after: "1h", maxPerHour: 1, ...opts.replacement } });
+  // Most tests here follow one or two pods through the chain: the breaker is off unless a test turns it on.
+  const policyObj = aPolicyObject("web", { replacement: { after: "1h", maxPerHour: 1, pauseAboveUnhealthyPercent: 100, ...opts.replacement } });
   const policies = new MemoryCache<PolicyObject>([policyObj, ...(opts.others ?? [])]);
   const writer = new MemoryWriter();
   writer.seedPolicy("shop/web", "1");
@@ -74,6 +75,18 @@ describe("the replacement part", () => {
     const { replacer, writer, policy } = setUp({ pods, health: { "uid-web-a": unhealthy(unhealthyFor) }, replacement });
     await replacer.run(quietLogger(), policy, pods, NOW, { failOpen: false });
     expect(writer.evictions).toHaveLength(evictions);
+  });
+
+  it.each([
+    { name: "1 of 1 target Unhealthy pauses replacement with MassFailure", targets: 1, evictions: 0, reason: "MassFailure" },
+    { name: "1 Unhealthy among 3 targets (the others not Unhealthy, whatever their state) is replaced", targets: 3, evictions: 1, reason: "NoneWaiting" },
+    { name: "1 of 2 (exactly 50%) is replaced", targets: 2, evictions: 1, reason: "NoneWaiting" },
+  ])("the breaker counts every target, not only the candidates: $name", async ({ targets, evictions, reason }) => {
+    const pods = ["web-a", "web-b", "web-c"].slice(0, targets).map((n) => aPodObject(n));
+    const { replacer, writer, policy } = setUp({ pods, health: { "uid-web-a": unhealthy(2 * HOUR) }, replacement: { pauseAboveUnhealthyPercent: 50 } });
+    const result = await replacer.run(quietLogger(), policy, pods, NOW, { failOpen: false });
+    expect(writer.evictions).toHaveLength(evictions);
+    expect(result?.condition.reason).toBe(reason);
   });
 
   it("replaces nothing while the policy fails open", async () => {
@@ -152,7 +165,7 @@ describe("the replacement part", () => {
 
   it("evicts a pod once when two policies that select it are reconciled at the same time", async () => {
     const pods = [aPodObject("web-a")];
-    const other = aPolicyObject("web-too", { replacement: { after: "1h", maxPerHour: 1 } });
+    const other = aPolicyObject("web-too", { replacement: { after: "1h", maxPerHour: 1, pauseAboveUnhealthyPercent: 100 } });
     const { replacer, writer, policy } = setUp({ pods, health: { "uid-web-a": unhealthy(2 * HOUR) }, others: [other], othersHealth: { "uid-web-a": unhealthy(2 * HOUR) } });
     writer.seedPolicy("shop/web-too", "1");
     const parsed = parsePolicy(other);

@@ -3,7 +3,8 @@
 // the plan; a PodDisruptionBudget refusal is refunded and backed off per pod.
 import { computeBudget, type LedgerEntry } from "../domain/budget.js";
 import { matchesLabelSelector } from "../domain/label-selector.js";
-import { planReplacements, type PolicyBudget, type ReplacementAttempt, type ReplacementCandidate, type ReplacementConditionPlan, type ReplacementPlan } from "../domain/replacement.js";
+import { rolloutBlockReason, type RolloutSuspect } from "../domain/rollout.js";
+import { planReplacements, type PolicyBudget, type ReplacementAttempt, type ReplacementCandidate, type ReplacementConditionPlan, type ReplacementPlan, type UnhealthyShare } from "../domain/replacement.js";
 import type { Clock } from "../runtime/clock.js";
 import type { HealthStore } from "../runtime/health-store.js";
 import type { Logger } from "../runtime/logger.js";
@@ -76,7 +77,7 @@ export class Replacer {
     policy: ParsedPolicy,
     targets: readonly PodObject[],
     now: number,
-    drain: { failOpen: boolean; recoveredAt?: number },
+    drain: { failOpen: boolean; recoveredAt?: number; rollouts?: readonly RolloutSuspect[] },
   ): Promise<ReplacementResult | undefined> {
     const own = this.o.ledgers.policy(policy.obj);
     if (own.entries === null) return undefined;
@@ -84,7 +85,11 @@ export class Replacer {
     const others = otherPolicies(this.o.policies, policy);
     const ledgers: Ledgers = { policies: new Map([[policy.key, own]]), operator: { entries: [], resourceVersion: undefined } };
     for (const o of others) ledgers.policies.set(o.key, this.o.ledgers.policy(o.obj));
-    const candidates = targets.map((p) => this.candidateOf(policy, others, p, now)).filter((c): c is ReplacementCandidate => c !== undefined);
+    const suspects = new Map((drain.rollouts ?? []).flatMap((s) => s.pods.map((p) => [p.uid, rolloutBlockReason(s)] as const)));
+    const candidates = targets
+      .map((p) => this.candidateOf(policy, others, p, now))
+      .filter((c): c is ReplacementCandidate => c !== undefined)
+      .map((c) => (suspects.has(c.uid) ? { ...c, rolloutSuspect: suspects.get(c.uid)! } : c));
     this.recordBudget(policy, own.entries, now);
 
     const spec = policy.spec;
@@ -95,8 +100,9 @@ export class Replacer {
     const plan = planReplacements({
       now,
       failOpen: drain.failOpen,
+      share: this.shareOf(policy, targets),
       ...(drain.recoveredAt !== undefined ? { recoveredAt: drain.recoveredAt } : {}),
-      policy: { policy: policy.key, maxPerHour: spec.replacement.maxPerHour, maxPerDay: spec.replacement.maxPerDay, replacementEnabled: spec.replacement.enabled, dryRun: spec.dryRun, afterMs: policy.afterMs, method: spec.replacement.method, ledger: own.entries },
+      policy: { policy: policy.key, maxPerHour: spec.replacement.maxPerHour, maxPerDay: spec.replacement.maxPerDay, replacementEnabled: spec.replacement.enabled, dryRun: spec.dryRun, afterMs: policy.afterMs, method: spec.replacement.method, ledger: own.entries, pauseAboveUnhealthyPercent: spec.replacement.pauseAboveUnhealthyPercent },
       candidates,
       otherPolicies: otherBudgets,
       operatorLedger: ledgers.operator.entries,
@@ -160,6 +166,12 @@ export class Replacer {
       if (ledger && ledger.entries !== null) ledgers.policies.set(key, await this.o.ledgers.updatePolicy(ledger, change, entry, now));
     }
     if (attempt.charge.operator) ledgers.operator = await this.o.ledgers.updateOperator(ledgers.operator, change, entry, now);
+  }
+
+  /** The breaker's share: every target, Unhealthy as this policy's health store says (as status counts them). */
+  private shareOf(policy: ParsedPolicy, targets: readonly PodObject[]): UnhealthyShare {
+    const unhealthy = targets.filter((p) => this.o.health.get(policy.key, uidOf(p))?.state === "Unhealthy").length;
+    return { unhealthy, targets: targets.length };
   }
 
   private candidateOf(policy: ParsedPolicy, others: readonly ParsedPolicy[], pod: PodObject, now: number): ReplacementCandidate | undefined {

@@ -76,3 +76,42 @@ export function checkController(pod: ReplacementPod): Blocked | undefined {
   }
   return undefined;
 }
+
+/** The deciding policy's targets and how many of them it sees Unhealthy. */
+export interface UnhealthyShare {
+  unhealthy: number;
+  targets: number;
+}
+
+/**
+ * The breaker trips when Unhealthy / targets is strictly greater than pauseAbove percent,
+ * compared in integers (unhealthy × 100 > pauseAbove × targets): 3 of 6 is not above 50.
+ */
+export function isAboveShare(share: UnhealthyShare, pauseAbove: number): boolean {
+  return share.targets > 0 && share.unhealthy * 100 > pauseAbove * share.targets;
+}
+
+/** "60%", "66.7%": a share that is not a whole percentage is shown rounded up to a tenth, so it never reads as the threshold itself. */
+export function formatShare(share: UnhealthyShare): string {
+  const tenths = (share.unhealthy * 1000) / share.targets;
+  return Number.isInteger(tenths / 10) ? `${tenths / 10}%` : `${Math.ceil(tenths) / 10}%`;
+}
+
+/**
+ * Mass-failure breaker: more than pauseAbove percent of the policy's targets Unhealthy is a
+ * correlated failure, not the pods' fault, and replaces nobody. No time to wait for: the share
+ * changes only with a health transition or a target change, which enqueue the policy.
+ */
+export function checkMassFailure(share: UnhealthyShare, pauseAbove: number): Blocked | undefined {
+  if (!isAboveShare(share, pauseAbove)) return undefined;
+  return blocked(
+    "MassFailure",
+    `${share.unhealthy} of ${share.targets} targets (${formatShare(share)}) are Unhealthy, above pauseAboveUnhealthyPercent=${pauseAbove}: paused until the share falls`,
+    "MassFailure",
+  );
+}
+
+/** A pod of a suspect rollout: replacing it would only recreate the failure (see rollout.ts). */
+export function checkRollout(pod: ReplacementPod): Blocked | undefined {
+  return pod.rolloutSuspect === undefined ? undefined : blocked("Rollout", pod.rolloutSuspect, "Rollout");
+}

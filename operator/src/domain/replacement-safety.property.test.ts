@@ -1,5 +1,5 @@
 // Safety properties of the replacement plan over random pods and policies: never during
-// fail-open, never without fresh evidence, never a bare, mirror or terminating pod, and
+// fail-open, never above the mass-failure breaker's threshold, never without fresh evidence, never a bare, mirror or terminating pod, and
 // only a probing policy has a say.
 import { describe, it, expect } from "@jest/globals";
 import fc from "fast-check";
@@ -47,14 +47,18 @@ const candidateArb = (i: number): fc.Arbitrary<ReplacementCandidate> =>
 const inputArb: fc.Arbitrary<PlanReplacementsInput> = fc
   .record({
     count: fc.integer({ min: 1, max: 6 }),
+    // Targets that are not candidates (Healthy or Unknown pods), and Unhealthy ones the policy cannot replace.
+    others: fc.integer({ min: 0, max: 12 }),
     failOpen: fc.boolean(),
     afterMs: fc.constantFrom(MIN, HOUR_MS),
+    pauseAbove: fc.oneof(fc.integer({ min: 1, max: 100 }), fc.constantFrom(33, 50, 100, 100)),
   })
-  .chain(({ count, failOpen, afterMs }) =>
+  .chain(({ count, others, failOpen, afterMs, pauseAbove }) =>
     fc.tuple(...Array.from({ length: count }, (_, i) => candidateArb(i))).map((candidates) => ({
       now: NOW,
       failOpen,
-      policy: aPolicy({ afterMs, maxPerHour: 100, maxPerDay: 1000 }),
+      share: { unhealthy: candidates.filter((c) => c.state === "Unhealthy").length, targets: count + others },
+      policy: aPolicy({ afterMs, maxPerHour: 100, maxPerDay: 1000, pauseAboveUnhealthyPercent: pauseAbove }),
       candidates,
       otherPolicies: OTHERS.map((policy) => ({ policy, maxPerHour: 100, maxPerDay: 1000, ledger: [] })),
       operatorLedger: [],
@@ -69,6 +73,32 @@ describe("planReplacements safety", () => {
     fc.assert(
       fc.property(inputArb, (input) => {
         expect(planReplacements({ ...input, failOpen: true }).attempts).toEqual([]);
+      }),
+      RUNS,
+    );
+  });
+
+  it("never replaces while more than pauseAboveUnhealthyPercent of the targets is Unhealthy", () => {
+    fc.assert(
+      fc.property(inputArb, (input) => {
+        const { unhealthy, targets } = input.share;
+        const plan = planReplacements(input);
+        if (unhealthy * 100 > input.policy.pauseAboveUnhealthyPercent * targets) {
+          expect(plan.attempts).toEqual([]);
+          for (const b of plan.blocked.filter((x) => x.blockedReason !== undefined)) expect(["Rollout", "MassFailure"]).toContain(b.blockedReason);
+        }
+      }),
+      RUNS,
+    );
+  });
+
+  it("at or below the threshold the breaker changes nothing", () => {
+    fc.assert(
+      fc.property(inputArb, (input) => {
+        const { unhealthy, targets } = input.share;
+        fc.pre(unhealthy * 100 <= input.policy.pauseAboveUnhealthyPercent * targets);
+        const off = { ...input, policy: { ...input.policy, pauseAboveUnhealthyPercent: 100 } };
+        expect(planReplacements(input)).toEqual(planReplacements(off));
       }),
       RUNS,
     );
@@ -119,6 +149,15 @@ describe("planReplacements safety", () => {
 });
 
 it("the random plans above do replace pods, so the properties are not vacuous", () => {
-  const attempts = fc.sample(inputArb, { numRuns: 200, seed: 1 }).map((input) => planReplacements(input).attempts.length);
+  const attempts = fc.sample(inputArb, { numRuns: 1000, seed: 1 }).map((input) => planReplacements(input).attempts.length);
   expect(attempts.filter((n) => n > 0).length).toBeGreaterThan(10);
+});
+
+it("the breaker holds plans that would otherwise replace pods, so its property is not vacuous", () => {
+  const held = fc.sample(inputArb, { numRuns: 1000, seed: 2 }).filter((input) => {
+    const above = input.share.unhealthy * 100 > input.policy.pauseAboveUnhealthyPercent * input.share.targets;
+    const off = { ...input, policy: { ...input.policy, pauseAboveUnhealthyPercent: 100 } };
+    return above && planReplacements(off).attempts.length > 0;
+  });
+  expect(held.length).toBeGreaterThan(10);
 });

@@ -221,7 +221,9 @@ function reconcile(world: World, scenario: Scenario, step: Extract<Step, { kind:
   const plan = planReplacements({
     now: world.now,
     failOpen: false,
-    policy: { policy: spec.name, replacementEnabled: spec.enabled, dryRun: spec.dryRun, afterMs: spec.afterMs, maxPerHour: spec.maxPerHour, maxPerDay: spec.maxPerDay, method: spec.method, ledger: ledgerOf(pi) },
+    // The breaker is off here (100 is never exceeded): these properties are about the budgets.
+    share: { unhealthy: candidates.filter((c) => c.state === "Unhealthy").length, targets: candidates.length },
+    policy: { policy: spec.name, replacementEnabled: spec.enabled, dryRun: spec.dryRun, afterMs: spec.afterMs, maxPerHour: spec.maxPerHour, maxPerDay: spec.maxPerDay, method: spec.method, ledger: ledgerOf(pi), pauseAboveUnhealthyPercent: 100 },
     candidates,
     otherPolicies: scenario.policies
       .map((q, i) => ({ q, i }))

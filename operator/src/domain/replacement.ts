@@ -5,6 +5,10 @@
 // controller requeues at that instant instead of polling; blocks that wait for some other
 // change (a state transition, a spec edit, a readable ledger) carry no time: the events
 // that bring that change enqueue the policy anyway.
+//
+// Order: Enabled -> Window -> Rollout -> MassFailure -> FailOpen -> Evidence -> Agreement -> Controller
+// -> Terminating -> Budget -> PodDisruptionBudget. Only a due pod reports a block (its window runs
+// through every pause); a suspect rollout is the more precise diagnosis, so it comes before the breaker.
 
 import {
   DAY_MS,
@@ -15,19 +19,22 @@ import {
   type ReplacementMethod,
 } from "./budget.js";
 import { chargeLedger, isCharged, withoutPod } from "./ledger.js";
-import { blocked, checkAgreement, checkController, checkEvidence, formatDuration, type Blocked } from "./replacement-checks.js";
+import { blocked, checkAgreement, checkController, checkEvidence, checkMassFailure, checkRollout, formatDuration } from "./replacement-checks.js";
+import type { Blocked, UnhealthyShare } from "./replacement-checks.js";
 
-export { formatDuration };
+export { formatDuration, type UnhealthyShare };
 
 export type ReplacementHealthState = "Unknown" | "Healthy" | "Unhealthy";
 
 /** The condition reasons of ReplacementBlocked. */
-export type BlockedReason = "Budget" | "PodDisruptionBudget" | "Veto" | "NoController" | "FailOpen";
+export type BlockedReason = "Budget" | "PodDisruptionBudget" | "Veto" | "NoController" | "FailOpen" | "MassFailure" | "Rollout";
 
 /** The chain's steps, in order. */
 export type ReplacementStep =
   | "Enabled"
   | "Window"
+  | "Rollout"
+  | "MassFailure"
   | "FailOpen"
   | "Evidence"
   | "Agreement"
@@ -64,6 +71,8 @@ export interface ReplacingPolicy extends PolicyBudget {
   dryRun: boolean;
   afterMs: number;
   method: ReplacementMethod;
+  /** The mass-failure breaker: no replacement while more than this percentage of the targets is Unhealthy. */
+  pauseAboveUnhealthyPercent: number;
 }
 
 export interface PodOwnerReference {
@@ -85,6 +94,8 @@ export interface ReplacementPod {
   probingSince: number;
   /** When the latest probe result arrived; only one newer than `probingSince` is fresh evidence. */
   lastResultAt?: number;
+  /** Why the pod belongs to a suspect rollout (see rollout.ts): replacing it would only recreate the failure. */
+  rolloutSuspect?: string;
 }
 
 export interface ShouldReplaceInput {
@@ -93,6 +104,8 @@ export interface ShouldReplaceInput {
   failOpen: boolean;
   /** When the deciding policy's last fail-open ended (or ends now): evidence must be newer. */
   recoveredAt?: number;
+  /** The deciding policy's targets and how many it sees Unhealthy (the mass-failure breaker's share). */
+  share: UnhealthyShare;
   policy: ReplacingPolicy;
   pod: ReplacementPod;
   /** Every other policy that selects the pod. */
@@ -200,6 +213,10 @@ export function shouldReplace(input: ShouldReplaceInput): ReplacementDecision {
     );
   }
 
+  const rollout = checkRollout(pod);
+  if (rollout !== undefined) return rollout;
+  const massFailure = checkMassFailure(input.share, policy.pauseAboveUnhealthyPercent);
+  if (massFailure !== undefined) return massFailure;
   if (input.failOpen) {
     return blocked("FailOpen", "the policy is failing open (no target both Healthy and kubelet-Ready): no replacement on mass evidence", "FailOpen");
   }
@@ -254,6 +271,8 @@ export interface PlanReplacementsInput {
   failOpen: boolean;
   /** When the deciding policy's last fail-open ended (the drain plan's recoveredAt). */
   recoveredAt?: number;
+  /** All the policy's targets (not only the candidates) and how many are Unhealthy. */
+  share: UnhealthyShare;
   policy: ReplacingPolicy;
   candidates: readonly ReplacementCandidate[];
   /** Limits and ledgers of the other policies (at least those selecting a candidate). */
@@ -349,6 +368,7 @@ export function planReplacements(input: PlanReplacementsInput): ReplacementPlan 
       now,
       failOpen: input.failOpen,
       ...(input.recoveredAt !== undefined ? { recoveredAt: input.recoveredAt } : {}),
+      share: input.share,
       policy: { ...policy, ledger: ledgers.get(policy.policy) ?? null },
       pod: candidate,
       otherViews: candidate.otherViews,

@@ -1,5 +1,6 @@
 import { compareStrings, type DrainPlan } from "./drain.js";
 import { setStatusCondition, type ConditionInput } from "./conditions.js";
+import { rolloutConditionMessage, type RolloutSuspect } from "./rollout.js";
 import { fromRfc3339, toRfc3339 } from "./status-time.js";
 import type { Condition, EpochMs, HealthStateName } from "./types.js";
 
@@ -56,7 +57,7 @@ export interface ReadinessInput {
   message?: string;
 }
 
-export type ReplacementBlockedReason = "Budget" | "PodDisruptionBudget" | "Veto" | "NoController" | "FailOpen";
+export type ReplacementBlockedReason = "Budget" | "PodDisruptionBudget" | "Veto" | "NoController" | "FailOpen" | "MassFailure" | "Rollout";
 
 export interface ReplacementBlockedInput {
   blocked: boolean;
@@ -90,6 +91,8 @@ export interface StatusInput {
   replacementBlocked?: ReplacementBlockedInput;
   /** Drain method ReadinessGate: the selected pods without the readiness gate (GateMissing); absent otherwise. */
   gateMissing?: GateMissingInput;
+  /** Suspect rollouts among the targets (rollout.ts): the RolloutSuspect condition. */
+  rolloutSuspects?: readonly RolloutSuspect[];
 }
 
 export interface GateMissingInput {
@@ -99,7 +102,7 @@ export interface GateMissingInput {
   selected: number;
 }
 
-const CONDITION_ORDER = ["Ready", "Degraded", "FailOpen", "DrainCapped", "ReplacementBlocked"];
+const CONDITION_ORDER = ["Ready", "Degraded", "FailOpen", "DrainCapped", "ReplacementBlocked", "RolloutSuspect"];
 /** Conditions of one drain method only: dropped when the policy uses the other one. */
 const METHOD_CONDITIONS = ["GateMissing"];
 
@@ -189,7 +192,7 @@ function computeConditionInputs(input: StatusInput, pods: readonly StatusPod[]):
       ...CONDITION_ORDER.slice(1).map((type): ConditionInput => ({ type, status: "Unknown", reason: "NotEvaluated", message })),
     ];
   }
-  const all = [ready, degraded(pods), failOpen(input, pods), drainCapped(input), replacementBlocked(input.replacementBlocked)];
+  const all = [ready, degraded(pods), failOpen(input, pods), drainCapped(input), replacementBlocked(input.replacementBlocked), rolloutSuspect(input.rolloutSuspects)];
   if (input.gateMissing) all.push(gateMissing(input.gateMissing));
   return all;
 }
@@ -275,6 +278,13 @@ function replacementBlocked(b: ReplacementBlockedInput | undefined): ConditionIn
   }
   const reason = b.reason ?? "Budget";
   return { type: "ReplacementBlocked", status: "True", reason, message: b.message ?? `a due replacement is waiting: ${reason}` };
+}
+
+function rolloutSuspect(suspects: readonly RolloutSuspect[] | undefined): ConditionInput {
+  if (!suspects || suspects.length === 0) {
+    return { type: "RolloutSuspect", status: "False", reason: "NoSuspectRollout", message: "no Deployment's newest ReplicaSet is failing while an older one is Healthy" };
+  }
+  return { type: "RolloutSuspect", status: "True", reason: "NewReplicaSetUnhealthy", message: rolloutConditionMessage(suspects) };
 }
 
 /** At most five names, so a large policy does not rewrite a long message on every change. */

@@ -59,3 +59,13 @@ export function snapshot(w: World, o: Partial<Snapshot> = {}): Snapshot {
     ...o,
   };
 }
+
+/**
+ * Pods a, b, c in the given states under policy p with this breaker threshold, a evicted at
+ * T0 + 60 s by a world unchanged for the 60 s before it; `o` changes the eviction.
+ */
+export function breakerSnapshot(states: PolicyView["status"]["pods"], pause: number, o: Partial<EvictionRecord> = {}, extra: Partial<Snapshot> = {}): Snapshot {
+  const pods = [pod("a"), pod("b"), pod("c")];
+  const before = world(pods, {}, [policy("p", { states, replacement: { enabled: true, maxPerHour: 1, maxPerDay: 3, pauseAboveUnhealthyPercent: pause } })]);
+  return snapshot(world(pods, {}, []), { evictions: [eviction("a", T0 + 60_000, before, { stableSince: T0, ...o })], ...extra });
+}

@@ -1,6 +1,7 @@
 // Every invariant the simulation checks after each step, in one list.
 import { drainCap, adoptionFree, dryRunRouting, neverDark } from "./routing.js";
 import { dryRunEvictions, freshEvidence, noEvictionInFailOpen, operatorBudget, policyBudgets, replaceableOnly } from "./replacement.js";
+import { noEvictionAboveBreaker } from "./breaker.js";
 import { converged, noFrozenSlices } from "./settled.js";
 import type { Invariant, Violation } from "./types.js";
 import type { Snapshot } from "../snapshot.js";
@@ -16,6 +17,7 @@ export const INVARIANTS: readonly Invariant[] = [
   operatorBudget,
   replaceableOnly,
   noEvictionInFailOpen,
+  noEvictionAboveBreaker,
   freshEvidence,
   dryRunEvictions,
   noFrozenSlices,

@@ -1,7 +1,7 @@
 // Each invariant on hand-made snapshots: one that breaks the rule, one that keeps it.
 import { describe, expect, it } from "@jest/globals";
 import { HOUR_MS, type Snapshot } from "../snapshot.js";
-import { T0, eviction, pod, policy, snapshot, world } from "./builders.js";
+import { T0, breakerSnapshot, eviction, pod, policy, snapshot, world } from "./builders.js";
 import { INVARIANTS } from "./index.js";
 
 const byName = (name: string) => INVARIANTS.find((i) => i.name === name)!;
@@ -62,6 +62,11 @@ const cases: Array<{ invariant: string; violating: Snapshot; passing: Snapshot }
     invariant: "no-eviction-in-fail-open",
     violating: snapshot(world(three, {}, []), { evictions: [eviction("a", T0, world(three, {}, [policy("p", { conditions: { FailOpen: "True" } })]))] }),
     passing: snapshot(world(three, {}, []), { evictions: [eviction("a", T0, world(three, {}, [policy("p", { conditions: { FailOpen: "False" } })]))] }),
+  },
+  {
+    invariant: "no-eviction-above-breaker",
+    violating: breakerSnapshot({ a: "Unhealthy", b: "Unhealthy", c: "Healthy" }, 50),
+    passing: breakerSnapshot({ a: "Unhealthy", b: "Unhealthy", c: "Healthy" }, 67),
   },
   {
     invariant: "fresh-evidence",

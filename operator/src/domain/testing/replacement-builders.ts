@@ -26,6 +26,7 @@ export function aPolicy(over: Partial<ReplacingPolicy> = {}): ReplacingPolicy {
     maxPerDay: 3,
     method: "Evict",
     ledger: [],
+    pauseAboveUnhealthyPercent: 50,
     ...over,
   };
 }
@@ -52,12 +53,12 @@ export function anEntry(over: Partial<LedgerEntry> = {}): LedgerEntry {
   return { pod: "web-x", uid: "uid-x", time: T0 - 10 * MIN, method: "Evict", ...over };
 }
 export function anInput(over: Partial<ShouldReplaceInput> = {}): ShouldReplaceInput {
-  return { now: T0, failOpen: false, policy: aPolicy(), pod: aPod(), otherViews: [], otherBudgets: [], operatorLedger: [], max12h: 10, ...over };
+  return { now: T0, failOpen: false, share: { unhealthy: 1, targets: 5 }, policy: aPolicy(), pod: aPod(), otherViews: [], otherBudgets: [], operatorLedger: [], max12h: 10, ...over };
 }
 
 export function aCandidate(over: Partial<ReplacementCandidate> = {}): ReplacementCandidate {
   return { ...aPod(), otherViews: [], ...over };
 }
 export function aPlanInput(over: Partial<PlanReplacementsInput> = {}): PlanReplacementsInput {
-  return { now: T0, failOpen: false, policy: aPolicy(), candidates: [], otherPolicies: [], operatorLedger: [], max12h: 10, ...over };
+  return { now: T0, failOpen: false, share: { unhealthy: 1, targets: 5 }, policy: aPolicy(), candidates: [], otherPolicies: [], operatorLedger: [], max12h: 10, ...over };
 }
