@@ -111,8 +111,10 @@ function bearer(token: string | undefined, tokenFile: string | undefined): () =>
 }
 
 function connection(server: string, tls: TlsOptions, headers: () => Promise<Record<string, string>>): KubeConnection {
-  // No cap on connections: each watch holds one for as long as it runs, and a write must never queue behind them.
-  const dispatcher: Dispatcher = new Agent({ connect: { ...tls, keepAlive: true, keepAliveInitialDelay: 30_000 } });
+  // No cap on connections: each watch holds one for as long as it runs, and a write must never queue
+  // behind them. An idle connection is given up after 1 s: a server that closes idle ones (Node's
+  // default is 5 s) would otherwise race a request sent on one, failing it with a reset.
+  const dispatcher: Dispatcher = new Agent({ keepAliveTimeout: 1_000, keepAliveMaxTimeout: 1_000, connect: { ...tls, keepAlive: true, keepAliveInitialDelay: 30_000 } });
   return { server, dispatcher, headers, close: () => dispatcher.close() };
 }
 
