@@ -8,7 +8,8 @@ import { ClusterWriter } from "./adapters/cluster-writer.js";
 import { EventRecorder, kubeEventSink } from "./adapters/event-recorder.js";
 import { createProber } from "./adapters/prober.js";
 import { waitForCacheSync } from "./adapters/informer.js";
-import { loadKubeConfig, makeApis } from "./adapters/kube-config.js";
+import { KubeClient } from "./adapters/kube-client.js";
+import { connectKube } from "./adapters/kube-connection.js";
 import { kubeLeaseStore } from "./adapters/lease-store.js";
 import { startWatchedCache, type WatchedInformer } from "./adapters/watched-cache.js";
 import type { Caches } from "./controllers/caches.js";
@@ -74,8 +75,7 @@ type CacheSet = { [K in keyof Caches]: WatchedInformer<Caches[K] extends { get(n
 export async function startOperator(config: OperatorConfig, opts: StartOperatorOptions = {}): Promise<RunningOperator> {
   const logger = opts.logger ?? createLogger({ level: config.logLevel });
   const clock = opts.clock ?? realClock;
-  const kc = loadKubeConfig(opts.kubeconfigYaml !== undefined ? { kubeconfigYaml: opts.kubeconfigYaml } : config.kubeconfig ? { kubeconfig: config.kubeconfig } : {});
-  const apis = makeApis(kc);
+  const client = new KubeClient(await connectKube(opts.kubeconfigYaml !== undefined ? { kubeconfigYaml: opts.kubeconfigYaml } : config.kubeconfig ? { kubeconfig: config.kubeconfig } : {}));
   const metrics = createMetrics();
   const identity = opts.identity ?? defaultIdentity();
   const health = new HealthStore();
@@ -85,7 +85,7 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
   // 1. Leadership: only the leader writes; without leader election this replica always is.
   let elector: LeaderElector | undefined;
   const isLeader = () => (elector ? elector.isLeader() : true);
-  const events = new EventRecorder({ sink: kubeEventSink(apis.events), identity, clock, logger, metrics, writable: !config.leaderElect });
+  const events = new EventRecorder({ sink: kubeEventSink(client), identity, clock, logger, metrics, writable: !config.leaderElect });
 
   // 2. The probe engine: each result goes to the health store, and wakes the policy when it changed a verdict.
   const scheduler = new ProbeScheduler({
@@ -100,18 +100,18 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
   });
 
   // 3. The caches, and the controller parts over them; each registers the handlers it needs.
-  const caches = startCaches(config, kc, logger, clock);
+  const caches = startCaches(config, client, logger, clock);
   const informers = Object.values(caches);
   const synced = () => informers.every((i) => i.hasSynced());
   const { maxEndpointsPerSlice, maxReplacementsPer12h, operatorNamespace, ledgerConfigMapName } = config;
   const limits = { maxEndpointsPerSlice, maxReplacementsPer12h, operatorNamespace, ledgerConfigMapName, failpoint: opts.failpoint };
-  const controller = buildPolicyController({ caches, writer: new ClusterWriter(kc), scheduler, health, events, metrics, clock, logger, isLeader, ...limits });
+  const controller = buildPolicyController({ caches, writer: new ClusterWriter(client), scheduler, health, events, metrics, clock, logger, isLeader, ...limits });
   const wakeEverything = watchAll(caches, controller, queues);
 
   // 4. Health and metrics endpoints.
   const { servers, healthPort, metricsPort } = await startServers(config, { synced, health, scheduler, metrics });
   // The admission webhook, on every replica: it reads the policy cache only.
-  const webhook = await startWebhook(config, { kc, policies: caches.policies, synced: () => caches.policies.hasSynced(), logger, clock, metrics, certificate: opts.webhookCertificate });
+  const webhook = await startWebhook(config, { client, policies: caches.policies, synced: () => caches.policies.hasSynced(), logger, clock, metrics, certificate: opts.webhookCertificate });
 
   // 5. Leader election: a new leader looks at everything again.
   if (config.leaderElect) {
@@ -120,7 +120,7 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
       for (const p of caches.policies.list()) health.restartProbing(keyOf(p), clock.now());
       wakeEverything();
     };
-    elector = startElector(config, opts, { apis, identity, clock, logger, metrics, events, onStartedLeading });
+    elector = startElector(config, opts, { client, identity, clock, logger, metrics, events, onStartedLeading });
   } else {
     metrics.leader.set(1);
   }
@@ -146,6 +146,7 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
       await webhook?.stop();
       await Promise.all(informers.map((i) => i.stop()));
       await Promise.all(servers.map((s) => s.close()));
+      await client.connection.close();
     },
   };
 }
@@ -185,13 +186,13 @@ async function startServers(
   return { servers, healthPort: healthServer?.port, metricsPort: metricsServer?.port };
 }
 
-function startCaches(config: OperatorConfig, kc: ReturnType<typeof loadKubeConfig>, logger: Logger, clock: Clock): CacheSet {
+function startCaches(config: OperatorConfig, client: KubeClient, logger: Logger, clock: Clock): CacheSet {
   const ns = config.namespace;
   const scoped = (group: string, plural: string) => (ns ? `${group}/namespaces/${ns}/${plural}` : `${group}/${plural}`);
   // Caches keep only what the controllers read (the slim* transforms in kube-objects.ts), as
   // controller-runtime's cache transforms strip managedFields.
   const cache = <T extends KubernetesObject>(path: string, transform: (obj: T) => T, labelSelector?: string) =>
-    startWatchedCache<T>({ kc, path, logger, clock, transform, ...(labelSelector ? { labelSelector } : {}) });
+    startWatchedCache<T>({ client, path, logger, clock, transform, ...(labelSelector ? { labelSelector } : {}) });
   return {
     policies: cache<PolicyObject & KubernetesObject>(scoped(`/apis/${GROUP}/${VERSION}`, PLURAL), withoutManagedFields),
     pods: cache<PodObject & KubernetesObject>(scoped("/api/v1", "pods"), slimPod as (pod: PodObject & KubernetesObject) => PodObject & KubernetesObject),
@@ -203,7 +204,7 @@ function startCaches(config: OperatorConfig, kc: ReturnType<typeof loadKubeConfi
 }
 
 interface ElectorDeps {
-  apis: ReturnType<typeof makeApis>;
+  client: KubeClient;
   identity: string;
   clock: Clock;
   logger: Logger;
@@ -214,7 +215,7 @@ interface ElectorDeps {
 
 function startElector(config: OperatorConfig, opts: StartOperatorOptions, d: ElectorDeps): LeaderElector {
   const o: ConstructorParameters<typeof LeaderElector>[0] = {
-    store: kubeLeaseStore(d.apis.coordination, config.operatorNamespace, config.leaderElectionId),
+    store: kubeLeaseStore(d.client, config.operatorNamespace, config.leaderElectionId),
     identity: d.identity,
     clock: d.clock,
     logger: d.logger,

@@ -2,7 +2,7 @@
 // the policy cache, and the certificate keeper on a queue of its own. Every replica runs all of
 // it, leader or not: the handler only reads the cache, and the certificate writes are conditional.
 import { Counter } from "prom-client";
-import type { loadKubeConfig } from "./adapters/kube-config.js";
+import type { KubeClient } from "./adapters/kube-client.js";
 import { kubeWebhookCertificateStore } from "./adapters/webhook-certificate-store.js";
 import type { ObjectCache, PolicyObject } from "./controllers/kube-objects.js";
 import { handlePodAdmission } from "./controllers/pod-gate-webhook.js";
@@ -23,7 +23,7 @@ export interface RunningWebhook {
 }
 
 export interface WebhookDeps {
-  kc: ReturnType<typeof loadKubeConfig>;
+  client: KubeClient;
   policies: ObjectCache<PolicyObject>;
   synced: () => boolean;
   logger: Logger;
@@ -55,7 +55,7 @@ export async function startWebhook(config: OperatorConfig, d: WebhookDeps): Prom
     onError: (err) => logger.error({ err }, "webhook request failed"),
   });
   const keeper = new WebhookCertificate({
-    store: kubeWebhookCertificateStore(d.kc, { namespace: config.operatorNamespace, secretName: w.secretName, configurationName: w.configurationName }),
+    store: kubeWebhookCertificateStore(d.client, { namespace: config.operatorNamespace, secretName: w.secretName, configurationName: w.configurationName }),
     hosts: webhookHosts(config),
     manage: w.manageCertificate,
     keepCaBundle: w.configurationName !== "",

@@ -2,18 +2,20 @@
 // the pod condition of the readiness gate, the operator-wide ledger ConfigMap, and the Secret
 // reads probe headers need. Every call carries
 // context in its error; 404 on delete is success; the caller decides what a 409 means.
-import {
-  CoreV1Api,
-  CustomObjectsApi,
-  DiscoveryV1Api,
-  PatchStrategy,
-  setHeaderOptions,
-  type KubeConfig,
-  type V1ConfigMap,
-  type V1EndpointSlice,
-} from "@kubernetes/client-node";
 import { GROUP, PLURAL, VERSION } from "../api/group.js";
+import type { KubeClient } from "./kube-client.js";
 import { statusCodeOf } from "./kube-errors.js";
+
+interface ObjectWithMeta {
+  metadata?: { name?: string; generateName?: string; namespace?: string; resourceVersion?: string | undefined };
+}
+interface ConfigMap extends ObjectWithMeta {
+  data?: Record<string, string>;
+}
+
+const enc = encodeURIComponent;
+const slicesPath = (ns: string) => `/apis/discovery.k8s.io/v1/namespaces/${enc(ns)}/endpointslices`;
+const corePath = (ns: string, plural: string) => `/api/v1/namespaces/${enc(ns)}/${plural}`;
 
 export const FIELD_MANAGER = "healthprobe-operator";
 
@@ -27,7 +29,7 @@ export interface PodConditionPatch {
   lastTransitionTime?: string;
 }
 
-const asStrategicMerge = setHeaderOptions("Content-Type", PatchStrategy.StrategicMergePatch);
+const STRATEGIC_MERGE = "application/strategic-merge-patch+json";
 
 export type EvictionOutcome =
   | { outcome: "evicted" }
@@ -50,32 +52,24 @@ function wrap(what: string, err: unknown): ApiWriteError {
 }
 
 export class ClusterWriter {
-  private readonly core: CoreV1Api;
-  private readonly discovery: DiscoveryV1Api;
-  private readonly custom: CustomObjectsApi;
+  constructor(private readonly client: KubeClient) {}
 
-  constructor(kc: KubeConfig) {
-    this.core = kc.makeApiClient(CoreV1Api);
-    this.discovery = kc.makeApiClient(DiscoveryV1Api);
-    this.custom = kc.makeApiClient(CustomObjectsApi);
-  }
-
-  async createEndpointSlice(slice: object): Promise<V1EndpointSlice> {
-    const s = slice as V1EndpointSlice;
+  async createEndpointSlice(slice: object): Promise<ObjectWithMeta> {
+    const s = slice as ObjectWithMeta;
     const ns = s.metadata?.namespace ?? "";
     try {
-      return await this.discovery.createNamespacedEndpointSlice({ namespace: ns, body: s, fieldManager: FIELD_MANAGER });
+      return await this.client.post(slicesPath(ns), s, { fieldManager: FIELD_MANAGER });
     } catch (err) {
       throw wrap(`creating EndpointSlice ${ns}/${s.metadata?.generateName ?? s.metadata?.name}`, err);
     }
   }
 
-  async replaceEndpointSlice(slice: object): Promise<V1EndpointSlice> {
-    const s = slice as V1EndpointSlice;
+  async replaceEndpointSlice(slice: object): Promise<ObjectWithMeta> {
+    const s = slice as ObjectWithMeta;
     const ns = s.metadata?.namespace ?? "";
     const name = s.metadata?.name ?? "";
     try {
-      return await this.discovery.replaceNamespacedEndpointSlice({ name, namespace: ns, body: s, fieldManager: FIELD_MANAGER });
+      return await this.client.put(`${slicesPath(ns)}/${enc(name)}`, s, { fieldManager: FIELD_MANAGER });
     } catch (err) {
       throw wrap(`updating EndpointSlice ${ns}/${name}`, err);
     }
@@ -83,7 +77,7 @@ export class ClusterWriter {
 
   async deleteEndpointSlice(namespace: string, name: string): Promise<void> {
     try {
-      await this.discovery.deleteNamespacedEndpointSlice({ name, namespace });
+      await this.client.delete(`${slicesPath(namespace)}/${enc(name)}`);
     } catch (err) {
       if (statusCodeOf(err) === 404) return;
       throw wrap(`deleting EndpointSlice ${namespace}/${name}`, err);
@@ -97,15 +91,8 @@ export class ClusterWriter {
   async replacePolicyStatus(policy: { metadata: { name: string; namespace: string } }, status: object): Promise<{ resourceVersion?: string }> {
     const { name, namespace } = policy.metadata;
     try {
-      const out = (await this.custom.replaceNamespacedCustomObjectStatus({
-        group: GROUP,
-        version: VERSION,
-        namespace,
-        plural: PLURAL,
-        name,
-        body: { ...policy, status },
-        fieldManager: FIELD_MANAGER,
-      })) as { metadata?: { resourceVersion?: string } };
+      const path = `/apis/${GROUP}/${VERSION}/namespaces/${enc(namespace)}/${PLURAL}/${enc(name)}/status`;
+      const out = await this.client.put<ObjectWithMeta>(path, { ...policy, status }, { fieldManager: FIELD_MANAGER });
       return { resourceVersion: out?.metadata?.resourceVersion };
     } catch (err) {
       throw wrap(`updating status of HealthProbePolicy ${namespace}/${name}`, err);
@@ -115,15 +102,11 @@ export class ClusterWriter {
   /** Evicts through policy/v1 with a uid precondition, so a recreated pod of the same name is never hit. */
   async evictPod(namespace: string, name: string, uid: string): Promise<EvictionOutcome> {
     try {
-      await this.core.createNamespacedPodEviction({
-        name,
-        namespace,
-        body: {
-          apiVersion: "policy/v1",
-          kind: "Eviction",
-          metadata: { name, namespace },
-          deleteOptions: { preconditions: { uid } },
-        },
+      await this.client.post(`${corePath(namespace, "pods")}/${enc(name)}/eviction`, {
+        apiVersion: "policy/v1",
+        kind: "Eviction",
+        metadata: { name, namespace },
+        deleteOptions: { preconditions: { uid } },
       });
       return { outcome: "evicted" };
     } catch (err) {
@@ -135,7 +118,7 @@ export class ClusterWriter {
 
   async deletePod(namespace: string, name: string, uid: string): Promise<EvictionOutcome> {
     try {
-      await this.core.deleteNamespacedPod({ name, namespace, body: { preconditions: { uid } } });
+      await this.client.delete(`${corePath(namespace, "pods")}/${enc(name)}`, { apiVersion: "v1", kind: "DeleteOptions", preconditions: { uid } });
       return { outcome: "evicted" };
     } catch (err) {
       if (isPodGone(err)) return { outcome: "gone" };
@@ -153,7 +136,7 @@ export class ClusterWriter {
   async patchPodCondition(namespace: string, name: string, uid: string, condition: PodConditionPatch): Promise<"patched" | "gone"> {
     try {
       const body = { metadata: { uid }, status: { conditions: [condition] } };
-      await this.core.patchNamespacedPodStatus({ name, namespace, body, fieldManager: FIELD_MANAGER }, asStrategicMerge);
+      await this.client.request("PATCH", `${corePath(namespace, "pods")}/${enc(name)}/status`, { body, contentType: STRATEGIC_MERGE, query: { fieldManager: FIELD_MANAGER } });
       return "patched";
     } catch (err) {
       if (statusCodeOf(err) === 404) return "gone";
@@ -161,9 +144,9 @@ export class ClusterWriter {
     }
   }
 
-  async readConfigMap(namespace: string, name: string): Promise<V1ConfigMap | undefined> {
+  async readConfigMap(namespace: string, name: string): Promise<ConfigMap | undefined> {
     try {
-      return await this.core.readNamespacedConfigMap({ name, namespace });
+      return await this.client.get<ConfigMap>(`${corePath(namespace, "configmaps")}/${enc(name)}`);
     } catch (err) {
       if (statusCodeOf(err) === 404) return undefined;
       throw wrap(`reading ConfigMap ${namespace}/${name}`, err);
@@ -171,18 +154,17 @@ export class ClusterWriter {
   }
 
   /** Creates or updates (optimistic concurrency via the given resourceVersion) a ConfigMap's data. */
-  async writeConfigMap(namespace: string, name: string, data: Record<string, string>, resourceVersion: string | undefined): Promise<V1ConfigMap> {
-    const body: V1ConfigMap = {
+  async writeConfigMap(namespace: string, name: string, data: Record<string, string>, resourceVersion: string | undefined): Promise<ConfigMap> {
+    const body = {
       apiVersion: "v1",
       kind: "ConfigMap",
       metadata: { name, namespace, resourceVersion, labels: { "app.kubernetes.io/managed-by": "healthprobe-operator" } },
       data,
     };
     try {
-      if (resourceVersion === undefined) {
-        return await this.core.createNamespacedConfigMap({ namespace, body, fieldManager: FIELD_MANAGER });
-      }
-      return await this.core.replaceNamespacedConfigMap({ name, namespace, body, fieldManager: FIELD_MANAGER });
+      // An undefined resourceVersion is left out of the JSON: a create.
+      if (resourceVersion === undefined) return await this.client.post<ConfigMap>(corePath(namespace, "configmaps"), body, { fieldManager: FIELD_MANAGER });
+      return await this.client.put<ConfigMap>(`${corePath(namespace, "configmaps")}/${enc(name)}`, body, { fieldManager: FIELD_MANAGER });
     } catch (err) {
       throw wrap(`writing ConfigMap ${namespace}/${name}`, err);
     }
@@ -191,7 +173,7 @@ export class ClusterWriter {
   /** One key of a Secret, decoded; undefined when the Secret or key is missing. */
   async readSecretKey(namespace: string, name: string, key: string): Promise<Buffer | undefined> {
     try {
-      const secret = await this.core.readNamespacedSecret({ name, namespace });
+      const secret = await this.client.get<{ data?: Record<string, string> }>(`${corePath(namespace, "secrets")}/${enc(name)}`);
       const b64 = secret.data?.[key];
       return b64 === undefined ? undefined : Buffer.from(b64, "base64");
     } catch (err) {

@@ -1,17 +1,21 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { startApiServer, type TestApiServer } from "../../../test/apiserver/index.js";
 import { waitFor } from "../../../test/support/wait-for.js";
-import { loadKubeConfig, makeApis, type KubeApis } from "./kube-config.js";
+import { kubeClientOf, loadKubeConfig, makeApis, type KubeApis } from "./kube-config.js";
+import type { KubeClient } from "./kube-client.js";
 import { EventRecorder, kubeEventSink } from "./event-recorder.js";
 
 const EVENTS = { group: "events.k8s.io", version: "v1", resource: "events" };
 
 let server: TestApiServer;
 let apis: KubeApis;
+let client: KubeClient;
 
 beforeAll(async () => {
   server = await startApiServer({ controllers: false });
-  apis = makeApis(loadKubeConfig({ kubeconfigYaml: server.kubeconfig("operator") }));
+  const kc = loadKubeConfig({ kubeconfigYaml: server.kubeconfig("operator") });
+  apis = makeApis(kc);
+  client = kubeClientOf(kc);
   await apis.core.createNamespace({ body: { metadata: { name: "shop" } } });
 });
 
@@ -24,7 +28,7 @@ const policy = { apiVersion: "healthprobe.io/v1alpha1", kind: "HealthProbePolicy
 describe("event recorder against the API test server", () => {
   it("writes one aggregated Event the server accepts, with the series count of every occurrence", async () => {
     let writes = 0;
-    const recorder = new EventRecorder({ sink: kubeEventSink(apis.events), identity: "replica-a", writable: true, heartbeatMs: 100, metrics: { eventWrites: { inc: () => writes++ } } });
+    const recorder = new EventRecorder({ sink: kubeEventSink(client), identity: "replica-a", writable: true, heartbeatMs: 100, metrics: { eventWrites: { inc: () => writes++ } } });
     for (let i = 0; i < 50; i++) recorder.record({ regarding: policy, type: "Warning", reason: "DrainCapped", action: "Drain", note: "3 of 4 endpoints would be drained; cap is 1" });
     await waitFor(() => server.store.list(EVENTS, "shop").find((e) => e.series?.count === 50), { what: "the series count to reach 50" });
     await recorder.stop();
@@ -47,7 +51,7 @@ describe("event recorder against the API test server", () => {
   });
 
   it("reads back through the events API with a real client", async () => {
-    const recorder = new EventRecorder({ sink: kubeEventSink(apis.events), identity: "replica-a", writable: true });
+    const recorder = new EventRecorder({ sink: kubeEventSink(client), identity: "replica-a", writable: true });
     recorder.record({ regarding: { apiVersion: "v1", kind: "Pod", namespace: "shop", name: "web-1", uid: "pod-uid" }, related: policy, type: "Normal", reason: "Restored", action: "Restore", note: "probe succeeded 2 times" });
     await recorder.stop();
     const list = await apis.events.listNamespacedEvent({ namespace: "shop" });

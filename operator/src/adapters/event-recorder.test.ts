@@ -1,7 +1,6 @@
 import { describe, it, expect } from "@jest/globals";
-import type { EventsV1Event } from "@kubernetes/client-node";
 import { FakeClock, flushMicrotasks } from "../runtime/testing/fake-clock.js";
-import { EventRecorder, type EventInput, type EventSink } from "./event-recorder.js";
+import { EventRecorder, type EventInput, type EventSink, type EventsV1Event } from "./event-recorder.js";
 
 /** Stores Events like the API server would and can be told to fail. */
 function aSink() {

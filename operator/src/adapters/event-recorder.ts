@@ -2,9 +2,9 @@
 // tools/events does: the first occurrence creates an Event; repeats within the series window
 // only bump an in-memory count, which a heartbeat writes back (at most one patch per series per
 // heartbeat). A per-object token bucket caps API writes, and only the leader writes at all.
-import { V1MicroTime, type EventsV1Api, type EventsV1Event } from "@kubernetes/client-node";
 import { realClock, type Clock, type TimerHandle } from "../runtime/clock.js";
 import type { LogSink } from "../runtime/logger.js";
+import type { KubeClient } from "./kube-client.js";
 import { isNotFound, isRetryable } from "./kube-errors.js";
 
 export interface ObjectRef {
@@ -26,6 +26,23 @@ export interface EventInput {
   note: string;
 }
 
+/** An events.k8s.io/v1 Event as the recorder writes it (times in RFC 3339 with microseconds). */
+export interface EventsV1Event {
+  apiVersion: "events.k8s.io/v1";
+  kind: "Event";
+  metadata: { name: string; namespace: string };
+  eventTime: string;
+  reportingController: string;
+  reportingInstance: string;
+  action: string;
+  reason: string;
+  type: string;
+  note: string;
+  regarding: ObjectRef;
+  related?: ObjectRef;
+  series?: { count: number; lastObservedTime: string };
+}
+
 /** Where Events go: the API server in production, a recording double in unit tests. */
 export interface EventSink {
   create(namespace: string, event: EventsV1Event): Promise<void>;
@@ -33,11 +50,12 @@ export interface EventSink {
   patchSeries(namespace: string, name: string, series: { count: number; lastObservedTime: string }): Promise<void>;
 }
 
-export function kubeEventSink(api: EventsV1Api): EventSink {
+export function kubeEventSink(client: KubeClient): EventSink {
+  const events = (namespace: string) => `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/events`;
   return {
     async create(namespace, body) {
       try {
-        await api.createNamespacedEvent({ namespace, body });
+        await client.post(events(namespace), body);
       } catch (err) {
         throw new Error(`creating Event ${namespace}/${body.metadata?.name}`, { cause: err });
       }
@@ -45,7 +63,7 @@ export function kubeEventSink(api: EventsV1Api): EventSink {
     async patchSeries(namespace, name, series) {
       try {
         // JSON patch "add" on a member replaces it when present: no content-type negotiation needed.
-        await api.patchNamespacedEvent({ namespace, name, body: [{ op: "add", path: "/series", value: series }] });
+        await client.patch(`${events(namespace)}/${encodeURIComponent(name)}`, [{ op: "add", path: "/series", value: series }], "application/json-patch+json");
       } catch (err) {
         throw new Error(`patching Event ${namespace}/${name}`, { cause: err });
       }
@@ -262,7 +280,7 @@ export class EventRecorder {
       apiVersion: "events.k8s.io/v1",
       kind: "Event",
       metadata: { name, namespace: s.namespace },
-      eventTime: new V1MicroTime(s.firstAt),
+      eventTime: microTime(s.firstAt),
       reportingController: this.reportingController,
       reportingInstance: this.identity,
       action: e.action,
@@ -272,7 +290,7 @@ export class EventRecorder {
       regarding: { ...e.regarding },
     };
     if (e.related) body.related = { ...e.related };
-    if (s.count > 1) body.series = { count: s.count, lastObservedTime: new V1MicroTime(s.lastObservedAt) };
+    if (s.count > 1) body.series = { count: s.count, lastObservedTime: microTime(s.lastObservedAt) };
     return body;
   }
 

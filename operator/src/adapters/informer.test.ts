@@ -4,7 +4,7 @@ import type { KubeConfig, V1ConfigMap } from "@kubernetes/client-node";
 import { startApiServer, type TestApiServer } from "../../../test/apiserver/index.js";
 import { waitFor } from "../../../test/support/wait-for.js";
 import { startHealthServer } from "../runtime/health-server.js";
-import { loadKubeConfig, makeApis, type KubeApis } from "./kube-config.js";
+import { kubeClientOf, loadKubeConfig, makeApis, type KubeApis } from "./kube-config.js";
 import { startInformer, waitForCacheSync, type Informer, type InformerEventType } from "./informer.js";
 
 const CONFIGMAPS = { group: "", version: "v1", resource: "configmaps" };
@@ -42,7 +42,7 @@ async function aNamespaceWith(names: string[]): Promise<string> {
 function anInformer(namespace: string, user?: string) {
   const events: Array<[InformerEventType, string]> = [];
   const informer: Informer<V1ConfigMap> = startInformer<V1ConfigMap>({
-    kc: user ? loadKubeConfig({ kubeconfigYaml: server.kubeconfig(user) }) : kc,
+    client: kubeClientOf(user ? loadKubeConfig({ kubeconfigYaml: server.kubeconfig(user) }) : kc),
     path: `/api/v1/namespaces/${namespace}/configmaps`,
     onEvent: (type, obj) => events.push([type, obj.metadata!.name!]),
     logger: quiet,
@@ -84,7 +84,7 @@ describe("informer against the API test server", () => {
     const ns = await aNamespaceWith(["a"]);
     const seen: Array<Record<string, unknown>> = [];
     const informer = startInformer<V1ConfigMap>({
-      kc,
+      client: kubeClientOf(kc),
       path: `/api/v1/namespaces/${ns}/configmaps`,
       transform: (cm) => ({ metadata: { name: cm.metadata!.name!, namespace: cm.metadata!.namespace!, uid: cm.metadata!.uid!, resourceVersion: cm.metadata!.resourceVersion! } }),
       onEvent: (_type, obj) => seen.push(obj as Record<string, unknown>),

@@ -1,20 +1,21 @@
-// List+watch caches built on client-node's ListWatch (what makeInformer returns), made to
-// survive an API server that restarts, compacts and drops watches: client-node stops on any
-// error other than 410, so every such error restarts it here with backoff.
-import {
-  HttpMethod,
-  ListWatch,
-  RequestContext,
-  Watch,
-  type KubeConfig,
-  type KubernetesListObject,
-  type KubernetesObject,
-} from "@kubernetes/client-node";
-import { fetch } from "undici";
+// List+watch caches over plain JSON, made to survive an API server that restarts, compacts and
+// drops watches: a watch that ends is resumed from the last resourceVersion seen, a 410 (too old)
+// relists, and any other error restarts the list/watch with backoff. A relist reports what changed
+// while the watch was down, deletes included, as events.
 import { realClock, type Clock, type TimerHandle } from "../runtime/clock.js";
 import type { LogSink } from "../runtime/logger.js";
+import type { KubeClient } from "./kube-client.js";
+import type { KubernetesObject } from "./kube-object.js";
 
 export type InformerEventType = "add" | "update" | "delete";
+
+/** A list as the API server returns it. */
+export interface KubernetesListObject<T> {
+  apiVersion?: string | undefined;
+  kind?: string | undefined;
+  metadata?: { resourceVersion?: string | undefined; continue?: string | undefined } | undefined;
+  items: T[];
+}
 
 export interface Informer<T extends KubernetesObject> {
   /** Cached object by namespace ("" or undefined for cluster-scoped) and name. */
@@ -29,7 +30,7 @@ export interface Informer<T extends KubernetesObject> {
 }
 
 export interface StartInformerOptions<T extends KubernetesObject> {
-  kc: KubeConfig;
+  client: KubeClient;
   /** Collection path, e.g. "/api/v1/pods" or "/api/v1/namespaces/shop/pods". */
   path: string;
   /** Lists the collection; by default the path is listed as plain JSON, the same shape watch events have. */
@@ -49,42 +50,32 @@ export interface StartInformerOptions<T extends KubernetesObject> {
   /** Restart backoff after an error: initial delay doubling to max, reset on success. */
   backoff?: { initialMs?: number; maxMs?: number };
   /**
-   * Delay before re-watching after a watch ended quietly. client-node doubles it up to 30 s, which
-   * would leave a cache blind that long; by default it is capped at 1 s.
+   * Delay before re-watching after a watch ended quietly (without an event), called with a delay
+   * doubling from 1 s to 30 s; by default it waits at most 1 s, so a cache is never blind long.
    */
   reconnectDelay?: (ms: number) => Promise<void>;
 }
 
-function sleep(clock: Clock, ms: number): Promise<void> {
-  return new Promise((resolve) => clock.setTimeout(resolve, ms));
-}
+/** A watch that sends nothing (not even a bookmark) this long is given up and resumed, as client-node does. */
+const WATCH_INACTIVITY_MS = 30_000;
 
 /** Lists a collection as plain JSON (paginated), so cached objects look like watch objects. */
 export async function listRaw<T extends KubernetesObject>(
-  kc: KubeConfig,
+  client: KubeClient,
   path: string,
   opts: { labelSelector?: string | undefined; fieldSelector?: string | undefined; pageSize?: number; transform?: ((obj: T) => T) | undefined } = {},
 ): Promise<KubernetesListObject<T>> {
-  const cluster = kc.getCurrentCluster();
-  if (!cluster) throw new Error(`listing ${path}: no current cluster`);
   const items: T[] = [];
   let cont: string | undefined;
   let resourceVersion = "";
   let first: Record<string, unknown> | undefined;
   do {
-    const url = new URL(cluster.server.replace(/\/$/, "") + path);
-    url.searchParams.set("limit", String(opts.pageSize ?? 500));
-    if (opts.labelSelector) url.searchParams.set("labelSelector", opts.labelSelector);
-    if (opts.fieldSelector) url.searchParams.set("fieldSelector", opts.fieldSelector);
-    if (cont) url.searchParams.set("continue", cont);
-    const ctx = new RequestContext(url.toString(), HttpMethod.GET);
-    await kc.applySecurityAuthentication(ctx);
-    const res = await fetch(url, { method: "GET", headers: { ...ctx.getHeaders(), accept: "application/json" }, dispatcher: ctx.getDispatcher() as never });
-    const text = await res.text();
-    if (res.status < 200 || res.status > 299) {
-      throw Object.assign(new Error(`listing ${path}: HTTP ${res.status}`), { statusCode: res.status, body: text });
-    }
-    const page = JSON.parse(text) as { metadata?: { resourceVersion?: string; continue?: string }; items?: T[] } & Record<string, unknown>;
+    const page = await client.get<{ metadata?: { resourceVersion?: string; continue?: string }; items?: T[] } & Record<string, unknown>>(path, {
+      limit: opts.pageSize ?? 500,
+      labelSelector: opts.labelSelector || undefined,
+      fieldSelector: opts.fieldSelector || undefined,
+      continue: cont,
+    });
     first ??= page;
     for (const item of page.items ?? []) items.push(opts.transform ? opts.transform(item) : item);
     resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
@@ -93,126 +84,181 @@ export async function listRaw<T extends KubernetesObject>(
   return { apiVersion: first?.apiVersion as string | undefined, kind: first?.kind as string | undefined, metadata: { resourceVersion }, items };
 }
 
+/** The cache: objects by namespace, then name. */
+class ObjectStore<T extends KubernetesObject> {
+  private readonly byNamespace = new Map<string, Map<string, T>>();
+
+  get(namespace: string, name: string): T | undefined {
+    return this.byNamespace.get(namespace)?.get(name);
+  }
+
+  list(namespace?: string): T[] {
+    if (namespace) return [...(this.byNamespace.get(namespace)?.values() ?? [])];
+    const out: T[] = [];
+    for (const objects of this.byNamespace.values()) for (const o of objects.values()) out.push(o);
+    return out;
+  }
+
+  set(o: T): T | undefined {
+    const ns = o.metadata?.namespace ?? "";
+    let objects = this.byNamespace.get(ns);
+    if (!objects) this.byNamespace.set(ns, (objects = new Map()));
+    const name = o.metadata?.name ?? "";
+    const previous = objects.get(name);
+    objects.set(name, o);
+    return previous;
+  }
+
+  delete(o: T): T | undefined {
+    const ns = o.metadata?.namespace ?? "";
+    const objects = this.byNamespace.get(ns);
+    const name = o.metadata?.name ?? "";
+    const previous = objects?.get(name);
+    if (!objects || previous === undefined) return undefined;
+    objects.delete(name);
+    if (objects.size === 0) this.byNamespace.delete(ns);
+    return previous;
+  }
+}
+
+type WatchEnd = "ended" | "gone" | "inactive";
+
 export function startInformer<T extends KubernetesObject>(opts: StartInformerOptions<T>): Informer<T> {
   const clock = opts.clock ?? realClock;
   const initialMs = opts.backoff?.initialMs ?? 100;
   const maxMs = opts.backoff?.maxMs ?? 30_000;
   const log = opts.logger;
   const what = opts.path + (opts.labelSelector ? `?labelSelector=${opts.labelSelector}` : "");
+  const transform = opts.transform ?? ((o: T) => o);
+  const list = opts.list ?? (() => listRaw<T>(opts.client, opts.path, { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector }));
+  const reconnectDelay = opts.reconnectDelay ?? ((ms: number) => sleep(Math.min(ms, 1000)));
 
+  const store = new ObjectStore<T>();
   let stopped = false;
   let synced = false;
-  let listed = false;
-  let delayMs = initialMs;
-  let restartTimer: TimerHandle | undefined;
   let restartCount = 0;
+  let resourceVersion = "";
+  let abort: AbortController | undefined;
+  let sleeping: { timer: TimerHandle; resolve: () => void } | undefined;
 
-  const succeeded = () => {
-    delayMs = initialMs;
-  };
-
-  const list = opts.list ?? (() => listRaw<T>(opts.kc, opts.path, { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, transform: opts.transform }));
-  const transform = opts.transform;
-  const trackedList = async (): Promise<KubernetesListObject<T>> => {
-    const result = await list();
-    if (transform && opts.list) result.items = result.items.map(transform);
-    succeeded();
-    listed = true;
-    // ListWatch fills its cache synchronously right after this promise settles; a macrotask later it is complete.
-    setImmediate(() => {
-      if (!stopped) synced = true;
+  function sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = clock.setTimeout(() => {
+        sleeping = undefined;
+        resolve();
+      }, ms);
+      sleeping = { timer, resolve };
     });
-    return result;
-  };
+  }
 
-  // Watch wrapper: counts delivered events as success (resets backoff) and asks for bookmarks.
-  // client-node's stop() cannot abort a watch that is still connecting, so the wrapper drops
-  // whatever such a watch delivers after stop() and aborts it once it has connected.
-  const realWatch = new Watch(opts.kc);
-  const watch = {
-    watch: async (path: string, query: Record<string, unknown>, cb: (phase: string, obj: any, raw: any) => void, done: (err: any) => void) => {
-      const controller = await realWatch.watch(
-        path,
-        { ...query, allowWatchBookmarks: true },
-        (phase, obj, raw) => {
-          if (stopped) return;
-          if (phase === "ERROR") log.debug({ path: what, status: obj }, "watch reported an error");
-          else succeeded();
-          // The raw line is dropped: nothing reads it, and it would keep the whole object alive.
-          cb(phase, transform && phase !== "ERROR" && phase !== "BOOKMARK" ? transform(obj as T) : obj, transform ? undefined : raw);
-        },
-        done,
-      );
-      if (stopped) controller.abort();
-      return controller;
-    },
-  };
-
-  const lw = new ListWatch<T>(
-    opts.path,
-    watch as unknown as Watch,
-    trackedList,
-    false,
-    opts.labelSelector,
-    opts.fieldSelector,
-    { delayFn: opts.reconnectDelay ?? ((ms) => sleep(clock, Math.min(ms, 1000))) },
-  );
-  // A relist reports an object deleted and recreated under the same name (a StatefulSet pod, say)
-  // as an update; consumers key state by uid, so it is delivered as the delete and add it was.
-  const known = new Map<string, T>();
-  const keyOf = (o: T) => `${o.metadata?.namespace ?? ""}/${o.metadata?.name ?? ""}`;
-  lw.on("add", (o) => {
-    if (stopped) return;
-    known.set(keyOf(o), o);
-    opts.onEvent("add", o);
-  });
-  lw.on("update", (o) => {
-    if (stopped) return;
-    const previous = known.get(keyOf(o));
-    known.set(keyOf(o), o);
-    if (previous?.metadata?.uid && o.metadata?.uid && previous.metadata.uid !== o.metadata.uid) {
+  // An object whose uid changed under the same name (deleted and recreated while the watch was
+  // down) is delivered as the delete and add it was: consumers key state by uid.
+  const upsert = (o: T) => {
+    const previous = store.set(o);
+    if (previous === undefined) opts.onEvent("add", o);
+    else if (previous.metadata?.uid && o.metadata?.uid && previous.metadata.uid !== o.metadata.uid) {
       opts.onEvent("delete", previous);
       opts.onEvent("add", o);
-    } else {
-      opts.onEvent("update", o);
-    }
-  });
-  lw.on("delete", (o) => {
-    if (stopped) return;
-    known.delete(keyOf(o));
-    opts.onEvent("delete", o);
-  });
-
-  const scheduleRestart = (err: unknown) => {
-    // client-node reports an AbortError after stop(): that one is ours, not a failure.
-    if (stopped) return;
-    if (restartTimer !== undefined) return;
-    const wait = delayMs;
-    delayMs = Math.min(maxMs, delayMs * 2);
-    log.warn({ path: what, err, retryInMs: wait }, "list/watch failed; restarting");
-    restartTimer = clock.setTimeout(() => {
-      restartTimer = undefined;
-      if (stopped) return;
-      restartCount++;
-      lw.start().catch(scheduleRestart);
-    }, wait);
+    } else if (previous.metadata?.resourceVersion === undefined || previous.metadata.resourceVersion !== o.metadata?.resourceVersion) opts.onEvent("update", o);
   };
-  lw.on("error", scheduleRestart);
-  lw.start().catch(scheduleRestart);
+  const remove = (o: T) => {
+    const previous = store.delete(o);
+    if (previous !== undefined) opts.onEvent("delete", o);
+  };
+  const replaceAll = (items: readonly T[]) => {
+    const keep = new Set(items.map((o) => `${o.metadata?.namespace ?? ""}/${o.metadata?.name ?? ""}`));
+    for (const o of store.list()) if (!keep.has(`${o.metadata?.namespace ?? ""}/${o.metadata?.name ?? ""}`)) remove(o);
+    for (const o of items) upsert(o);
+  };
+
+  /** Watches from resourceVersion until the watch ends; returns how it ended, throws on an error. */
+  const watchOnce = async (): Promise<{ end: WatchEnd; events: number }> => {
+    const controller = (abort = new AbortController());
+    let inactive = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const resetTimer = () => {
+      if (timer !== undefined) clearTimeout(timer);
+      timer = setTimeout(() => {
+        inactive = true;
+        controller.abort();
+      }, WATCH_INACTIVITY_MS);
+      timer.unref();
+    };
+    let events = 0;
+    resetTimer();
+    try {
+      const query = { resourceVersion, allowWatchBookmarks: true, labelSelector: opts.labelSelector || undefined, fieldSelector: opts.fieldSelector || undefined };
+      for await (const e of opts.client.watch<T & { code?: number }>(opts.path, query, controller.signal)) {
+        if (stopped) break;
+        resetTimer();
+        if (e.type === "ERROR") {
+          if (e.object?.code === 410) return { end: "gone", events };
+          log.debug({ path: what, status: e.object }, "watch reported an error");
+          continue;
+        }
+        events++;
+        delayMs = initialMs;
+        if (e.type === "ADDED" || e.type === "MODIFIED") upsert(transform(e.object));
+        else if (e.type === "DELETED") remove(transform(e.object));
+        resourceVersion = e.object?.metadata?.resourceVersion ?? resourceVersion;
+      }
+      return { end: "ended", events };
+    } catch (err) {
+      if (inactive) return { end: "inactive", events };
+      if ((err as { statusCode?: number }).statusCode === 410) return { end: "gone", events };
+      throw err;
+    } finally {
+      if (timer !== undefined) clearTimeout(timer);
+      // A watch left early (a 410, a stop) would otherwise hold its connection, unread, for good.
+      controller.abort();
+    }
+  };
+
+  let delayMs = initialMs;
+  const run = async () => {
+    let quietMs = 0;
+    while (!stopped) {
+      try {
+        if (!resourceVersion) {
+          const listed = await list();
+          if (stopped) return;
+          replaceAll(listed.items.map(transform));
+          resourceVersion = listed.metadata?.resourceVersion ?? "";
+          synced = true;
+          delayMs = initialMs;
+        }
+        const { end, events } = await watchOnce();
+        if (end === "gone") resourceVersion = "";
+        // A watch that ends quietly is resumed after a delay growing to 30 s (capped by reconnectDelay).
+        if (end === "ended" && events === 0 && !stopped) {
+          quietMs = quietMs > 0 ? Math.min(quietMs * 2, 30_000) : 1000;
+          await reconnectDelay(quietMs);
+        } else quietMs = 0;
+      } catch (err) {
+        if (stopped) return;
+        const wait = delayMs;
+        delayMs = Math.min(maxMs, delayMs * 2);
+        log.warn({ path: what, err, retryInMs: wait }, "list/watch failed; restarting");
+        await sleep(wait);
+        if (stopped) return;
+        restartCount++;
+      }
+    }
+  };
+  void run();
 
   return {
-    get: (namespace, name) => lw.get(name, namespace ?? ""),
-    list: (namespace) => [...lw.list(namespace)],
-    hasSynced: () => {
-      if (!synced && listed && lw.latestResourceVersion() !== "") synced = true;
-      return synced;
-    },
+    get: (namespace, name) => store.get(namespace ?? "", name),
+    list: (namespace) => store.list(namespace),
+    hasSynced: () => synced,
     restarts: () => restartCount,
     stop: async () => {
       stopped = true;
-      if (restartTimer !== undefined) clock.clearTimeout(restartTimer);
-      restartTimer = undefined;
-      await lw.stop();
+      abort?.abort();
+      if (sleeping) {
+        clock.clearTimeout(sleeping.timer);
+        sleeping.resolve();
+      }
     },
   };
 }

@@ -1,4 +1,5 @@
-// Loads the client configuration and builds the typed API clients the operator uses.
+// client-node's KubeConfig and typed API clients: what tests build fixtures with, and the
+// connection for kubeconfigs the operator's own reader leaves to client-node (kube-connection.ts).
 import { existsSync } from "node:fs";
 import {
   CoordinationV1Api,
@@ -6,9 +7,13 @@ import {
   CustomObjectsApi,
   DiscoveryV1Api,
   EventsV1Api,
+  HttpMethod,
   KubeConfig,
   PolicyV1Api,
+  RequestContext,
 } from "@kubernetes/client-node";
+import { Agent, type Dispatcher } from "undici";
+import { KubeClient, type KubeConnection } from "./kube-client.js";
 
 const IN_CLUSTER_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token";
 
@@ -57,4 +62,44 @@ export function makeApis(kc: KubeConfig): KubeApis {
     policy: kc.makeApiClient(PolicyV1Api),
     customObjects: kc.makeApiClient(CustomObjectsApi),
   };
+}
+
+/** How often the pool of a connection through a KubeConfig is rebuilt from its TLS settings (client certificates may rotate). */
+const POOL_RENEW_MS = 5 * 60_000;
+
+/**
+ * A keep-alive connection that authenticates through a KubeConfig: its authentication runs per
+ * request (exec plugins and auth providers refresh their tokens there), and requests share one
+ * pool built from its TLS settings, rebuilt every few minutes, instead of a new one per request.
+ */
+export function connectionOf(kc: KubeConfig): KubeConnection {
+  const server = kc.getCurrentCluster()?.server.replace(/\/$/, "");
+  if (!server) throw new Error("loading kubeconfig: no current cluster (pass --kubeconfig or run in a cluster)");
+  let pool: { dispatcher: Dispatcher; at: number } | undefined;
+  return {
+    server,
+    get dispatcher(): Dispatcher {
+      if (!pool) pool = { dispatcher: new Agent(), at: Date.now() };
+      return pool.dispatcher;
+    },
+    async headers() {
+      const ctx = new RequestContext(server, HttpMethod.GET);
+      await kc.applySecurityAuthentication(ctx);
+      const fresh = ctx.getDispatcher() as Dispatcher | undefined;
+      if (fresh && (!pool || Date.now() - pool.at >= POOL_RENEW_MS)) {
+        const old = pool?.dispatcher;
+        pool = { dispatcher: fresh, at: Date.now() };
+        void old?.close();
+      } else void fresh?.close();
+      return ctx.getHeaders();
+    },
+    close: async () => {
+      await pool?.dispatcher.close();
+    },
+  };
+}
+
+/** The operator's JSON client over a KubeConfig (tests and the test server's controllers build theirs so). */
+export function kubeClientOf(kc: KubeConfig): KubeClient {
+  return new KubeClient(connectionOf(kc));
 }

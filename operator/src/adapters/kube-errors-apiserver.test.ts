@@ -1,6 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { startApiServer, type TestApiServer } from "../../../test/apiserver/index.js";
-import { loadKubeConfig, makeApis, type KubeApis } from "./kube-config.js";
+import { kubeClientOf, loadKubeConfig, makeApis, type KubeApis } from "./kube-config.js";
 import { listRaw } from "./informer.js";
 import { isAlreadyExists, isConflict, isGone, isNotFound, isTooManyRequests, reasonOf, retryAfterSecondsOf, statusCodeOf } from "./kube-errors.js";
 
@@ -55,7 +55,7 @@ describe("kube errors from real API responses", () => {
     for (let i = 0; i < 3; i++) await apis.core.createNamespacedConfigMap({ namespace: "default", body: { metadata: { name: `page-${i}` } } });
     server.faults.expireWatchesBefore(Number(server.store.resourceVersion()) + 1);
     try {
-      const err = await errorOf(listRaw(kc, "/api/v1/namespaces/default/configmaps", { pageSize: 1 }));
+      const err = await errorOf(listRaw(kubeClientOf(kc), "/api/v1/namespaces/default/configmaps", { pageSize: 1 }));
       expect(isGone(err)).toBe(true);
       expect(reasonOf(err)).toBe("Expired");
     } finally {

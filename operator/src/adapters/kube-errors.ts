@@ -1,7 +1,7 @@
-// Classifies errors from client-node 2: ApiException carries `code` and the raw response body
-// (a JSON metav1.Status as text); watch failures carry `statusCode`. Wrapped errors are followed
-// through their `cause` chain, so callers can classify the errors they rethrow with context.
-import { ApiException } from "@kubernetes/client-node";
+// Classifies API errors: the operator's KubeApiError and client-node's ApiException carry `code`
+// and the raw response body (a JSON metav1.Status as text); watch failures carry `statusCode`.
+// Wrapped errors are followed through their `cause` chain, so callers can classify the errors they
+// rethrow with context.
 
 export interface KubeStatus {
   kind?: string;
@@ -25,10 +25,9 @@ function* chain(err: unknown): Generator<unknown> {
 /** The HTTP status code of the first API error in the cause chain, or undefined for non-HTTP errors. */
 export function statusCodeOf(err: unknown): number | undefined {
   for (const e of chain(err)) {
-    if (e instanceof ApiException && typeof e.code === "number") return e.code;
     const o = e as { code?: unknown; statusCode?: unknown };
     if (typeof o.statusCode === "number") return o.statusCode;
-    // ApiException from another copy of client-node: same shape, different class identity.
+    // client-node's ApiException (tests and the test server's controllers use it): a code and a body.
     if (typeof o.code === "number" && o.code >= 100 && o.code < 600 && "body" in (e as object)) return o.code;
   }
   return undefined;

@@ -2,7 +2,7 @@ import { describe, it, expect, beforeAll, afterAll, afterEach } from "@jest/glob
 import { startApiServer, type TestApiServer } from "../../../test/apiserver/index.js";
 import { waitFor } from "../../../test/support/wait-for.js";
 import { LeaderElector, LeaseConflictError } from "../runtime/leader-election.js";
-import { loadKubeConfig, makeApis } from "./kube-config.js";
+import { kubeClientOf, loadKubeConfig, makeApis } from "./kube-config.js";
 import { kubeLeaseStore } from "./lease-store.js";
 
 const LEASES = { group: "coordination.k8s.io", version: "v1", resource: "leases" };
@@ -32,10 +32,10 @@ function aLeaseName(): string {
 
 /** One replica: its own client (user = identity) and elector, with short test durations. */
 function aReplica(identity: string, lease: string, durations = { leaseDurationMs: 1500, renewDeadlineMs: 1000, retryPeriodMs: 200 }) {
-  const apis = makeApis(loadKubeConfig({ kubeconfigYaml: server.kubeconfig(identity) }));
+  const kc = loadKubeConfig({ kubeconfigYaml: server.kubeconfig(identity) });
   const log: string[] = [];
   const elector = new LeaderElector({
-    store: kubeLeaseStore(apis.coordination, NAMESPACE, lease),
+    store: kubeLeaseStore(kubeClientOf(kc), NAMESPACE, lease),
     identity,
     ...durations,
     onStartedLeading: () => log.push("started"),
@@ -59,9 +59,9 @@ async function watchLeaders(replicas: LeaderElector[], until: () => boolean, wha
 
 describe("leader election on the API test server", () => {
   it("creates, reads and updates a Lease with optimistic concurrency", async () => {
-    const apis = makeApis(loadKubeConfig({ kubeconfigYaml: server.kubeconfig("admin") }));
+    const kc = loadKubeConfig({ kubeconfigYaml: server.kubeconfig("admin") });
     const name = aLeaseName();
-    const store = kubeLeaseStore(apis.coordination, NAMESPACE, name);
+    const store = kubeLeaseStore(kubeClientOf(kc), NAMESPACE, name);
     expect(await store.get()).toBeUndefined();
     const now = Date.now();
     const created = await store.create({ holderIdentity: "a", leaseDurationSeconds: 15, acquireTime: now, renewTime: now, leaseTransitions: 0 });

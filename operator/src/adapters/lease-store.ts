@@ -1,7 +1,17 @@
 // The leader-election LeaseStore on a real coordination.k8s.io/v1 Lease.
-import { V1MicroTime, type CoordinationV1Api, type V1Lease } from "@kubernetes/client-node";
+import type { KubeClient } from "./kube-client.js";
 import { LeaseConflictError, type LeaseRecord, type LeaseStore } from "../runtime/leader-election.js";
 import { isConflict, isAlreadyExists, isNotFound } from "./kube-errors.js";
+
+interface V1Lease {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: { name?: string; namespace?: string; resourceVersion?: string | undefined; [k: string]: unknown };
+  spec?: { holderIdentity?: string; leaseDurationSeconds?: number; acquireTime?: string | undefined; renewTime?: string | undefined; leaseTransitions?: number };
+}
+
+/** RFC 3339 with microseconds, as metav1.MicroTime is written. */
+const microTime = (ms: number) => new Date(ms).toISOString().replace(/Z$/, "000Z");
 
 function toMillis(t: unknown): number | undefined {
   if (t === undefined || t === null) return undefined;
@@ -22,7 +32,8 @@ function toRecord(lease: V1Lease): LeaseRecord {
   };
 }
 
-export function kubeLeaseStore(api: CoordinationV1Api, namespace: string, name: string): LeaseStore {
+export function kubeLeaseStore(client: KubeClient, namespace: string, name: string): LeaseStore {
+  const leases = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`;
   const where = `Lease ${namespace}/${name}`;
   // Labels and annotations others put on the Lease survive our full-object updates.
   let last: V1Lease | undefined;
@@ -34,8 +45,8 @@ export function kubeLeaseStore(api: CoordinationV1Api, namespace: string, name: 
     spec: {
       holderIdentity: r.holderIdentity,
       leaseDurationSeconds: r.leaseDurationSeconds,
-      acquireTime: r.acquireTime !== undefined ? new V1MicroTime(r.acquireTime) : undefined,
-      renewTime: r.renewTime !== undefined ? new V1MicroTime(r.renewTime) : undefined,
+      acquireTime: r.acquireTime !== undefined ? microTime(r.acquireTime) : undefined,
+      renewTime: r.renewTime !== undefined ? microTime(r.renewTime) : undefined,
       leaseTransitions: r.leaseTransitions,
     },
   });
@@ -43,7 +54,7 @@ export function kubeLeaseStore(api: CoordinationV1Api, namespace: string, name: 
   return {
     async get() {
       try {
-        last = await api.readNamespacedLease({ name, namespace });
+        last = await client.get<V1Lease>(`${leases}/${encodeURIComponent(name)}`);
         return toRecord(last);
       } catch (err) {
         if (isNotFound(err)) return undefined;
@@ -54,7 +65,7 @@ export function kubeLeaseStore(api: CoordinationV1Api, namespace: string, name: 
       try {
         const body = toLease({ ...record, resourceVersion: undefined });
         delete body.metadata!.resourceVersion;
-        last = await api.createNamespacedLease({ namespace, body });
+        last = await client.post<V1Lease>(leases, body);
         return toRecord(last);
       } catch (err) {
         if (isAlreadyExists(err) || isConflict(err)) throw new LeaseConflictError(`creating ${where}: already exists`, { cause: err });
@@ -63,7 +74,7 @@ export function kubeLeaseStore(api: CoordinationV1Api, namespace: string, name: 
     },
     async update(record) {
       try {
-        last = await api.replaceNamespacedLease({ name, namespace, body: toLease(record) });
+        last = await client.put<V1Lease>(`${leases}/${encodeURIComponent(name)}`, toLease(record));
         return toRecord(last);
       } catch (err) {
         if (isConflict(err)) throw new LeaseConflictError(`updating ${where}: stale resourceVersion`, { cause: err });

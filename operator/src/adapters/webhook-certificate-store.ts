@@ -2,9 +2,21 @@
 // a self-made CA its ca.key) in the operator's namespace, and the caBundle of the operator's own
 // MutatingWebhookConfiguration. Writes carry the resourceVersion read, so two replicas never
 // overwrite each other: a 409 surfaces as a StoreConflictError (re-read and decide again).
-import { AdmissionregistrationV1Api, CoreV1Api, type KubeConfig, type V1MutatingWebhookConfiguration, type V1Secret } from "@kubernetes/client-node";
+import type { KubeClient } from "./kube-client.js";
 import { isAlreadyExists, isConflict, isNotFound } from "./kube-errors.js";
 import { FIELD_MANAGER } from "./cluster-writer.js";
+
+interface Secret {
+  apiVersion?: string;
+  kind?: string;
+  type?: string;
+  metadata?: { name?: string; namespace?: string; labels?: Record<string, string>; resourceVersion?: string };
+  data?: Record<string, string>;
+}
+interface MutatingWebhookConfiguration {
+  metadata?: { name?: string; resourceVersion?: string };
+  webhooks?: Array<{ clientConfig: { caBundle?: string } }>;
+}
 
 export class StoreConflictError extends Error {
   constructor(message: string, options: { cause: unknown }) {
@@ -27,28 +39,29 @@ export interface WebhookCertificateStore {
   setCaBundle(pem: string): Promise<"unchanged" | "updated" | "missing">;
 }
 
-function decode(secret: V1Secret): CertificateSecret {
+function decode(secret: Secret): CertificateSecret {
   const data: Record<string, string> = {};
   for (const [k, v] of Object.entries(secret.data ?? {})) data[k] = Buffer.from(v, "base64").toString("utf8");
   return { resourceVersion: secret.metadata?.resourceVersion ?? "", data };
 }
 
-export function kubeWebhookCertificateStore(kc: KubeConfig, where: { namespace: string; secretName: string; configurationName: string }): WebhookCertificateStore {
-  const core = kc.makeApiClient(CoreV1Api);
-  const admission = kc.makeApiClient(AdmissionregistrationV1Api);
+export function kubeWebhookCertificateStore(client: KubeClient, where: { namespace: string; secretName: string; configurationName: string }): WebhookCertificateStore {
   const { namespace, secretName: name, configurationName } = where;
+  const secrets = `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets`;
+  const configurationPath = `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${encodeURIComponent(configurationName)}`;
+  const manager = { fieldManager: FIELD_MANAGER };
   const secretRef = `Secret ${namespace}/${name}`;
   return {
     async readSecret() {
       try {
-        return decode(await core.readNamespacedSecret({ name, namespace }));
+        return decode(await client.get<Secret>(`${secrets}/${encodeURIComponent(name)}`));
       } catch (err) {
         if (isNotFound(err)) return undefined;
         throw new Error(`reading ${secretRef}`, { cause: err });
       }
     },
     async writeSecret(values, resourceVersion) {
-      const body: V1Secret = {
+      const body: Secret = {
         apiVersion: "v1",
         kind: "Secret",
         type: "kubernetes.io/tls",
@@ -57,8 +70,8 @@ export function kubeWebhookCertificateStore(kc: KubeConfig, where: { namespace: 
       };
       try {
         const written = resourceVersion
-          ? await core.replaceNamespacedSecret({ name, namespace, body, fieldManager: FIELD_MANAGER })
-          : await core.createNamespacedSecret({ namespace, body, fieldManager: FIELD_MANAGER });
+          ? await client.put<Secret>(`${secrets}/${encodeURIComponent(name)}`, body, manager)
+          : await client.post<Secret>(secrets, body, manager);
         return decode(written);
       } catch (err) {
         if (isAlreadyExists(err) || isConflict(err)) throw new StoreConflictError(`writing ${secretRef}: another replica wrote it first`, { cause: err });
@@ -67,9 +80,9 @@ export function kubeWebhookCertificateStore(kc: KubeConfig, where: { namespace: 
     },
     async setCaBundle(pem) {
       const ref = `MutatingWebhookConfiguration ${configurationName}`;
-      let config: V1MutatingWebhookConfiguration;
+      let config: MutatingWebhookConfiguration;
       try {
-        config = await admission.readMutatingWebhookConfiguration({ name: configurationName });
+        config = await client.get<MutatingWebhookConfiguration>(configurationPath);
       } catch (err) {
         if (isNotFound(err)) return "missing";
         throw new Error(`reading ${ref}`, { cause: err });
@@ -80,7 +93,7 @@ export function kubeWebhookCertificateStore(kc: KubeConfig, where: { namespace: 
       for (const w of webhooks) w.clientConfig.caBundle = caBundle;
       try {
         // A full update at the resourceVersion read: a concurrent edit is a 409, never lost.
-        await admission.replaceMutatingWebhookConfiguration({ name: configurationName, body: config, fieldManager: FIELD_MANAGER });
+        await client.put(configurationPath, config, manager);
         return "updated";
       } catch (err) {
         if (isConflict(err)) throw new StoreConflictError(`updating ${ref}: changed since it was read`, { cause: err });

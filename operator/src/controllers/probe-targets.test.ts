@@ -13,8 +13,9 @@ function setUp(pods: PodObject[], policies: PolicyObject[] = [aPolicyObject()]) 
   const scheduled = new Map<string, ProbeTarget[]>();
   const writer = new MemoryWriter();
   const clock = new FakeClock();
-  const part = new ProbeTargets({ policies: new MemoryCache(policies), pods: new MemoryCache(pods), secrets: writer, scheduler: { setTargets: (o, t) => void scheduled.set(o, t), probeNow: () => {} }, health: new HealthStore(), clock });
-  return { part, scheduled, writer, clock };
+  const podCache = new MemoryCache(pods);
+  const part = new ProbeTargets({ policies: new MemoryCache(policies), pods: podCache, secrets: writer, scheduler: { setTargets: (o, t) => void scheduled.set(o, t), probeNow: () => {} }, health: new HealthStore(), clock });
+  return { part, scheduled, writer, clock, podCache };
 }
 
 function specOf(extra: Record<string, unknown> = {}) {
@@ -39,6 +40,19 @@ describe("the probe-targets part", () => {
   it("selects only pods whose labels match", () => {
     const { part } = setUp([aPodObject("a"), aPodObject("b", { labels: { app: "api" } })]);
     expect(part.select("shop/web", NS, specOf()).selected.map((p) => p.metadata?.name)).toEqual(["a"]);
+  });
+
+  it("keeps the selection right as pods are added, relabelled and deleted after the first reconcile", () => {
+    const { part, podCache } = setUp([aPodObject("a"), aPodObject("b")]);
+    const names = (extra: Record<string, unknown> = {}) => part.select("shop/web", NS, specOf(extra)).selected.map((p) => p.metadata?.name).sort();
+    expect(names()).toEqual(["a", "b"]);
+    podCache.put(aPodObject("c"));
+    podCache.put(aPodObject("a", { labels: { app: "api" } }));
+    podCache.remove(NS, "b");
+    podCache.put(aPodObject("d", { labels: { app: "api" } }));
+    expect(names()).toEqual(["c"]);
+    // A new selector is matched afresh.
+    expect(names({ selector: { matchLabels: { app: "api" } } })).toEqual(["a", "d"]);
   });
 
   it("skips a pod that lacks the named probe port, and probes the others", async () => {

@@ -1,10 +1,12 @@
 // The probe-targets part: which of a policy's selected pods are probed, and what the scheduler
 // runs for each (with header and signature Secrets read through a small TTL cache, since Secrets
 // are read, not watched). It also remembers what each policy selected, so a relabelled pod wakes
-// the policy that used to select it.
+// the policy that used to select it, and keeps each policy's selected pods up to date from pod
+// changes, so a reconcile does not match every pod of the namespace against the selector.
 import type { HealthProbePolicySpec } from "../api/policy-schema.js";
+import type { ChangeType, WatchedCache } from "./caches.js";
 import { computeHealthSeeds } from "../domain/health-seed.js";
-import { matchesLabelSelector } from "../domain/label-selector.js";
+import { matchesLabelSelector, type LabelSelector } from "../domain/label-selector.js";
 import { planProbe, type ProbePlanProblem, type SecretRef } from "../domain/probe-plan.js";
 import { evaluationSettingsOf } from "../domain/types.js";
 import type { Clock } from "../runtime/clock.js";
@@ -20,7 +22,7 @@ const RESTORED_FIRST_PROBE_WITHIN_MS = 2_000;
 
 export interface ProbeTargetsOptions {
   policies: ObjectCache<PolicyObject>;
-  pods: ObjectCache<PodObject>;
+  pods: WatchedCache<PodObject>;
   secrets: Pick<PolicyWriter, "readSecretKey">;
   scheduler: { setTargets(owner: string, targets: ProbeTarget[]): void; probeNow(owner: string, ids: readonly string[]): void };
   health: HealthStore;
@@ -56,14 +58,40 @@ export class ProbeTargets {
   private readonly selectedBy = new Map<string, Set<string>>();
   /** Pod uids each policy is probing now; absent while the policy is not probing at all. */
   private readonly probing = new Map<string, Set<string>>();
+  /** Per policy: the selector it was built for and the names of the pods that match it, kept up to date by pod changes. */
+  private readonly selectorIndex = new Map<string, { namespace: string; selectorJson: string; selector: LabelSelector; names: Set<string> }>();
 
-  constructor(private readonly o: ProbeTargetsOptions) {}
+  constructor(private readonly o: ProbeTargetsOptions) {
+    o.pods.onChange((pod, type) => this.podChanged(pod, type));
+  }
 
   /** The policy's selected pods and targets, remembered for policiesForPod. */
   select(key: string, namespace: string, spec: HealthProbePolicySpec): Selection {
-    const selected = this.o.pods.list(namespace).filter((p) => matchesLabelSelector(spec.selector, p.metadata?.labels));
+    const selectorJson = JSON.stringify(spec.selector);
+    let entry = this.selectorIndex.get(key);
+    if (!entry || entry.namespace !== namespace || entry.selectorJson !== selectorJson) {
+      // A new policy or a new selector: one pass over the namespace's pods, then pod changes keep it.
+      const names = new Set(this.o.pods.list(namespace).filter((p) => matchesLabelSelector(spec.selector, p.metadata?.labels)).map(nameOf));
+      entry = { namespace, selectorJson, selector: spec.selector, names };
+      this.selectorIndex.set(key, entry);
+    }
+    const selected: PodObject[] = [];
+    for (const name of entry.names) {
+      const pod = this.o.pods.get(namespace, name);
+      if (pod) selected.push(pod);
+    }
     this.selectedBy.set(key, new Set(selected.map(uidOf)));
     return { selected, targets: selected.filter(isTarget) };
+  }
+
+  private podChanged(pod: PodObject, type: ChangeType): void {
+    const namespace = pod.metadata?.namespace ?? "";
+    const name = nameOf(pod);
+    for (const entry of this.selectorIndex.values()) {
+      if (entry.namespace !== namespace) continue;
+      if (type !== "delete" && matchesLabelSelector(entry.selector, pod.metadata?.labels)) entry.names.add(name);
+      else entry.names.delete(name);
+    }
   }
 
   /** Policy keys that select (or last selected) a pod. */
@@ -134,6 +162,7 @@ export class ProbeTargets {
   stop(key: string): void {
     this.o.scheduler.setTargets(key, []);
     this.selectedBy.delete(key);
+    this.selectorIndex.delete(key);
     this.probing.delete(key);
   }
 

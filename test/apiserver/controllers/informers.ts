@@ -3,6 +3,7 @@
 // handlers per event and a cache looked up by name, then namespace.
 import type { KubeConfig, KubernetesObject, ListPromise } from "@kubernetes/client-node";
 import { startInformer as startCache, waitForCacheSync, type InformerEventType } from "../../../operator/src/adapters/informer.js";
+import { kubeClientOf } from "../../../operator/src/adapters/kube-config.js";
 
 export interface WatchedObjects<T extends KubernetesObject> {
   on(type: InformerEventType, handler: (obj: T) => void): void;
@@ -30,7 +31,7 @@ export async function startInformer<T extends KubernetesObject>(
   const handlers: Record<InformerEventType, Array<(obj: T) => void>> = { add: [], update: [], delete: [] };
   const report = (obj: object, msg?: string) => onError(new Error(`informer for ${path}: ${msg ?? "failed"}`, { cause: (obj as { err?: unknown }).err }));
   const cache = startCache<T>({
-    kc,
+    client: kubeClientOf(kc),
     path,
     ...(labelSelector ? { labelSelector } : {}),
     list: () => list(),

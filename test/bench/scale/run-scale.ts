@@ -14,6 +14,7 @@ import { startPodServerProcess } from "./pod-server-process.js";
 import { bucketsOf, parsePrometheusText, quantileBetween, sumOf, type Sample } from "./prometheus-text.js";
 import { createAll, FAILURE_THRESHOLD, pod, probeTimeoutSeconds, podName, policy, service, serviceName, serviceOfPod, type ScaleShape } from "./scale-objects.js";
 import { trackSlices, type SliceTracker, type WantedEndpoints } from "./slice-tracker.js";
+import { statusDiff } from "./status-diff.js";
 
 export interface ScaleOptions {
   pods: number;
@@ -48,7 +49,7 @@ export interface ScaleResult {
   /** Upper bound of the bucket holding the p99 of reconcile durations over the run; -1 beyond the last bucket (10 s). */
   reconcileP99Ms: number | null;
   reconciles: number;
-  quiet: { seconds: number; writes: number; byResource: Record<string, number> };
+  quiet: QuietWrites;
   /** Cold start: process start until every pod was probed once (probes done >= pods). */
   coldFirstRoundMs: number;
   /**
@@ -236,8 +237,16 @@ async function firstRound(operator: OperatorProcess, pods: number, since: number
   return Math.round(performance.now() - since);
 }
 
+interface QuietWrites {
+  seconds: number;
+  writes: number;
+  byResource: Record<string, number>;
+  /** What the first policy status writes of the window changed (policy: changed fields), so a write that changed nothing shows. */
+  statusChanges: Record<string, string[]>;
+}
+
 interface QuietFigures {
-  quiet: { seconds: number; writes: number; byResource: Record<string, number> };
+  quiet: QuietWrites;
   rssSteady: number;
   rssPeak: number;
   cpuPerProbeUs: number;
@@ -253,11 +262,14 @@ async function measureQuiet(cluster: TestCluster, operator: OperatorProcess, opt
   const cpuBefore = cpuMsOf(operator.pid);
   const t0 = performance.now();
   const logMark = cluster.server.requestLog.length;
+  const statuses = new StatusWatch(cluster);
   const rss: number[] = [];
   while (performance.now() - t0 < opts.quietSeconds * 1000) {
+    statuses.look();
     rss.push(memoryOf(operator.pid).rss);
     await sleep(Math.min(1000, opts.quietSeconds * 1000 - (performance.now() - t0)));
   }
+  statuses.look();
   const cpuAfter = cpuMsOf(operator.pid);
   const seconds = (performance.now() - t0) / 1000;
   const after = await scrape(operator);
@@ -265,7 +277,7 @@ async function measureQuiet(cluster: TestCluster, operator: OperatorProcess, opt
   const reconciles = bucketsOf(after, "healthprobe_reconcile_duration_seconds");
   const p99 = quantileBetween(new Map(), reconciles, 0.99);
   return {
-    quiet: { seconds: round(seconds), ...writesOf(cluster.server.requestLog.slice(logMark)) },
+    quiet: { seconds: round(seconds), ...writesOf(cluster.server.requestLog.slice(logMark)), statusChanges: statuses.changes },
     rssSteady: rss.reduce((a, b) => a + b, 0) / Math.max(1, rss.length),
     rssPeak: memoryOf(operator.pid).hwm,
     cpuPerProbeUs: probesDone > 0 ? round(((cpuAfter - cpuBefore) * 1000) / probesDone) : NaN,
@@ -274,6 +286,29 @@ async function measureQuiet(cluster: TestCluster, operator: OperatorProcess, opt
     reconcileP99Ms: p99 === null ? null : Number.isFinite(p99) ? p99 * 1000 : -1,
     reconciles: reconciles.get(Infinity) ?? 0,
   };
+}
+
+const POLICIES = { group: "healthprobe.io", version: "v1alpha1", resource: "healthprobepolicies" };
+
+/** Policy statuses looked at now and then: what changed between two looks, for the first few policies that changed. */
+class StatusWatch {
+  readonly changes: Record<string, string[]> = {};
+  private readonly last = new Map<string, { rv: string; status: Record<string, unknown> | undefined }>();
+
+  constructor(private readonly cluster: TestCluster) {
+    for (const p of cluster.server.store.list(POLICIES)) this.last.set(p.metadata.name, { rv: p.metadata.resourceVersion, status: p.status });
+  }
+
+  look(): void {
+    for (const p of this.cluster.server.store.list(POLICIES)) {
+      const seen = this.last.get(p.metadata.name);
+      if (seen?.rv === p.metadata.resourceVersion) continue;
+      this.last.set(p.metadata.name, { rv: p.metadata.resourceVersion, status: p.status });
+      if (Object.keys(this.changes).length >= 10) continue;
+      const changed = statusDiff(seen?.status, p.status);
+      this.changes[`${p.metadata.name}@${p.metadata.resourceVersion}`] = changed.length > 0 ? changed : ["(nothing)"];
+    }
+  }
 }
 
 function writesOf(entries: readonly RequestLogEntry[]): { writes: number; byResource: Record<string, number> } {
