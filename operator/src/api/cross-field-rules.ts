@@ -104,6 +104,20 @@ export const CROSS_FIELD_RULES = {
     messageExpression: "'after ' + self + ': must be between 30s and 168h'",
     explain: (a: string) => `after ${a}: must be between 30s and 168h`,
   },
+  flapWindowRange: {
+    scope: "spec.evaluation.flapQuarantine.window",
+    rule: "duration(self) >= duration('10s') && duration(self) <= duration('24h')",
+    message: "must be between 10s and 24h",
+    messageExpression: "'window ' + self + ': must be between 10s and 24h'",
+    explain: (w: string) => `window ${w}: must be between 10s and 24h`,
+  },
+  flapBackoffRange: {
+    scope: "spec.evaluation.flapQuarantine.maxBackoff",
+    rule: "duration(self) >= duration('1s') && duration(self) <= duration('24h')",
+    message: "must be between 1s and 24h",
+    messageExpression: "'maxBackoff ' + self + ': must be between 1s and 24h'",
+    explain: (b: string) => `maxBackoff ${b}: must be between 1s and 24h`,
+  },
   dailyAtLeastHourly: {
     scope: "spec.replacement",
     // has(): kube-apiserver checks the rule against the parent's `default: {}` before nested defaults fill it in.

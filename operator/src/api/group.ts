@@ -39,13 +39,15 @@ export const CONDITION_TYPES = {
   ready: "Ready",
   degraded: "Degraded",
   failOpen: "FailOpen",
+  /** In place of FailOpen for a policy with spec.drain.whenAllUnhealthy FailClosed. */
+  failClosed: "FailClosed",
   drainCapped: "DrainCapped",
   replacementBlocked: "ReplacementBlocked",
   gateMissing: "GateMissing",
 } as const;
 
 /** Reasons of the ReplacementBlocked condition. */
-export const REPLACEMENT_BLOCKED_REASONS = ["Budget", "PodDisruptionBudget", "Veto", "NoController", "FailOpen"] as const;
+export const REPLACEMENT_BLOCKED_REASONS = ["Budget", "PodDisruptionBudget", "Veto", "NoController", "FailOpen", "FailClosed"] as const;
 
 /** Event reasons, on the policy and on the pod involved. */
-export const EVENT_REASONS = ["Drained", "Restored", "DrainCapped", "FailOpen", "Replaced", "ReplacementBlocked", "InvalidSpec", "GateMissing"] as const;
+export const EVENT_REASONS = ["Drained", "Restored", "DrainCapped", "FailOpen", "FailClosed", "Quarantined", "Replaced", "ReplacementBlocked", "InvalidSpec", "GateMissing"] as const;

@@ -69,6 +69,8 @@ describe("parsePolicySpec applies the contract's defaults", () => {
     ["replacement.maxPerHour", spec.replacement.maxPerHour, 1],
     ["replacement.maxPerDay", spec.replacement.maxPerDay, 3],
     ["replacement.method", spec.replacement.method, "Evict"],
+    ["drain.whenAllUnhealthy", spec.drain.whenAllUnhealthy, "FailOpen"],
+    ["evaluation.flapQuarantine (off)", spec.evaluation.flapQuarantine, undefined],
   ])("defaults spec.%s", (_field, actual, expected) => {
     expect(actual).toEqual(expected);
   });
@@ -91,6 +93,12 @@ describe("parsePolicySpec applies the contract's defaults", () => {
   it("keeps the values a user sets", () => {
     const r2 = parsePolicySpec(aSpec({ probe: { port: "http", path: "/", periodSeconds: 30, timeoutSeconds: 5 }, drain: { enabled: false } }));
     expect(r2.ok && [r2.spec.probe.port, r2.spec.probe.periodSeconds, r2.spec.probe.timeoutSeconds, r2.spec.drain.enabled, r2.spec.drain.maxUnhealthyPercent]).toEqual(["http", 30, 5, false, 50]);
+  });
+
+  it("defaults flapQuarantine, once set, to 3 flaps in 10m with a back-off of up to 10m", () => {
+    const r2 = parsePolicySpec(aSpec({ evaluation: { flapQuarantine: {} }, drain: { whenAllUnhealthy: "FailClosed" } }));
+    expect(r2.ok && r2.spec.evaluation.flapQuarantine).toEqual({ flaps: 3, window: "10m", maxBackoff: "10m" });
+    expect(r2.ok && r2.spec.drain.whenAllUnhealthy).toBe("FailClosed");
   });
 
   it("defaults the sample window to Front Door's 4 samples, 2 required", () => {
@@ -190,6 +198,11 @@ describe("parsePolicySpec rejects schema violations, naming the field", () => {
     ["maxUnhealthyPercent 0", aSpec({ drain: { maxUnhealthyPercent: 0 } }), "spec.drain.maxUnhealthyPercent", "Invalid value: 0: must be greater than or equal to 1"],
     ["maxUnhealthyPercent 101", aSpec({ drain: { maxUnhealthyPercent: 101 } }), "spec.drain.maxUnhealthyPercent", "must be less than or equal to 100"],
     ["drain.enabled as a string", aSpec({ drain: { enabled: "yes" } }), "spec.drain.enabled", 'Invalid value: "yes": must be of type boolean'],
+    ["whenAllUnhealthy Drain", aSpec({ drain: { whenAllUnhealthy: "Drain" } }), "spec.drain.whenAllUnhealthy", 'Unsupported value: "Drain": supported values: "FailOpen", "FailClosed"'],
+    ["flaps 1", aSpec({ evaluation: { flapQuarantine: { flaps: 1 } } }), "spec.evaluation.flapQuarantine.flaps", "must be greater than or equal to 2"],
+    ["flaps 101", aSpec({ evaluation: { flapQuarantine: { flaps: 101 } } }), "spec.evaluation.flapQuarantine.flaps", "must be less than or equal to 100"],
+    ["a flap window without a unit", aSpec({ evaluation: { flapQuarantine: { window: "600" } } }), "spec.evaluation.flapQuarantine.window", 'Invalid value: "600": must be a duration'],
+    ["an unknown flapQuarantine field", aSpec({ evaluation: { flapQuarantine: { backoff: "1m" } } }), "spec.evaluation.flapQuarantine.backoff", "Forbidden: field not declared in schema"],
     ["after without a unit", aSpec({ replacement: { after: "60" } }), "spec.replacement.after", 'Invalid value: "60": must be a duration'],
     ["after in days", aSpec({ replacement: { after: "1d" } }), "spec.replacement.after", "must be a duration"],
     ["maxPerHour 1001", aSpec({ replacement: { maxPerHour: 1001, maxPerDay: 2000 } }), "spec.replacement.maxPerHour", "must be less than or equal to 1000"],
@@ -240,6 +253,9 @@ describe("parsePolicySpec enforces the cross-field rules", () => {
     ["maxPerDay 0 with the default maxPerHour", aSpec({ replacement: { maxPerDay: 0 } }), "spec.replacement.maxPerDay: Invalid value: 0: maxPerDay 0 < maxPerHour 1: must be greater than or equal to spec.replacement.maxPerHour"],
     ["after below 30s", aSpec({ replacement: { after: "29s" } }), 'spec.replacement.after: Invalid value: "29s": after 29s: must be between 30s and 168h'],
     ["after above 168h", aSpec({ replacement: { after: "168h1s" } }), 'spec.replacement.after: Invalid value: "168h1s": after 168h1s: must be between 30s and 168h'],
+    ["a flap window below 10s", aSpec({ evaluation: { flapQuarantine: { window: "9s" } } }), 'spec.evaluation.flapQuarantine.window: Invalid value: "9s": window 9s: must be between 10s and 24h'],
+    ["a flap window above 24h", aSpec({ evaluation: { flapQuarantine: { window: "25h" } } }), 'spec.evaluation.flapQuarantine.window: Invalid value: "25h": window 25h: must be between 10s and 24h'],
+    ["a flap back-off below 1s", aSpec({ evaluation: { flapQuarantine: { maxBackoff: "500ms" } } }), 'spec.evaluation.flapQuarantine.maxBackoff: Invalid value: "500ms": maxBackoff 500ms: must be between 1s and 24h'],
     ["an empty selector", aSpec({ selector: {} }), "spec.selector: Invalid value: {}: must not be empty: set matchLabels or matchExpressions"],
     ["a selector with empty lists", aSpec({ selector: { matchLabels: {}, matchExpressions: [] } }), "spec.selector: Invalid value: {\"matchLabels\":{},\"matchExpressions\":[]}: must not be empty: set matchLabels or matchExpressions"],
     ["In without values", aSpec({ selector: { matchExpressions: [{ key: "app", operator: "In" }] } }), "spec.selector.matchExpressions[0].values: Invalid value: []: must be non-empty for operators In and NotIn, and empty for Exists and DoesNotExist"],

@@ -10,6 +10,7 @@ import { checkProbeType } from "./probe-type-check.js";
 import { DNS1123_SUBDOMAIN } from "./dns-names.js";
 import { conditionSchema, healthProbePolicyStatusSchema, podStatusEntrySchema, replacementRecordSchema } from "./policy-status-schema.js";
 import { desc, intIn, oneOf } from "./schema-helpers.js";
+import { flapQuarantineSchema, whenAllUnhealthySchema } from "./drain-mode-schema.js";
 
 export { CROSS_FIELD_RULES, RESERVED_HEADERS, invalidValue };
 export type { CrossFieldRule } from "./cross-field-rules.js";
@@ -266,6 +267,7 @@ const evaluationSchema = z
     startupGraceSeconds: intIn(0, 86400)
       .default(0)
       .meta(desc("A pod younger than this (seconds) is never marked Unhealthy; it still stays out of rotation until its first success.")),
+    flapQuarantine: flapQuarantineSchema.optional(),
   })
   .prefault({})
   .meta(desc("How probe results become a health state (Unknown, Healthy, Unhealthy) per pod."));
@@ -280,9 +282,10 @@ const drainSchema = z
     maxUnhealthyPercent: intIn(1, 100)
       .default(50)
       .meta(desc("At most this percentage of the targets (rounded down) is drained; the longest-unhealthy go first, the rest stay in rotation. 1-100.")),
+    whenAllUnhealthy: whenAllUnhealthySchema,
   })
   .prefault({})
-  .meta(desc("Taking Unhealthy pods out of rotation, by the method chosen. When no target is Healthy, nothing is drained (fail open)."));
+  .meta(desc("Taking Unhealthy pods out of rotation, by the method chosen. When no target is Healthy, nothing is drained (fail open) unless whenAllUnhealthy is FailClosed."));
 
 const afterSchema = z
   .string()

@@ -12,7 +12,7 @@ export const conditionSchema = z
       .min(1)
       .max(316)
       .regex(/^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$/, "must be a condition type")
-      .meta(desc("Condition type: Ready, Degraded, FailOpen, DrainCapped or ReplacementBlocked.")),
+      .meta(desc("Condition type: Ready, Degraded, FailOpen (or FailClosed with spec.drain.whenAllUnhealthy FailClosed), DrainCapped or ReplacementBlocked.")),
     status: oneOf(["True", "False", "Unknown"], "True, False or Unknown."),
     observedGeneration: z.number().int().min(0).optional().meta(desc("The metadata.generation the condition was set for.")),
     lastTransitionTime: time("When the condition last changed status."),
@@ -37,6 +37,7 @@ export const podStatusEntrySchema = z
     lastResult: z.string().max(256).optional().meta(desc(`Class of the last probe outcome, e.g. "HTTP 503", "connect ECONNREFUSED", "timeout after 60s".`)),
     unhealthySince: time("When the pod became Unhealthy; cleared on any return to Healthy.").optional(),
     replaceAfter: time("When the replacement window ends for this pod.").optional(),
+    quarantinedUntil: time("When the pod's flap quarantine ends (spec.evaluation.flapQuarantine); present only while it lasts.").optional(),
     reason: z.string().max(1024).optional().meta(desc("Why the pod is (or is not) drained or replaced.")),
   })
   .meta(desc("Health of one target pod."));
@@ -59,7 +60,7 @@ export const healthProbePolicyStatusSchema = z
       .array(conditionSchema)
       .max(16)
       .optional()
-      .meta({ ...desc("Ready, Degraded, FailOpen, DrainCapped and ReplacementBlocked."), "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] }),
+      .meta({ ...desc("Ready, Degraded, FailOpen (or FailClosed), DrainCapped and ReplacementBlocked."), "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] }),
     targets: count("Selected pods that are Running with a pod IP and not terminating."),
     healthy: count("Targets in state Healthy."),
     unhealthy: count("Targets in state Unhealthy."),
