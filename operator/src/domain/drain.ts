@@ -1,4 +1,6 @@
 import { formatInstant } from "./budget.js";
+import { holdQuarantined } from "./drain-quarantine.js";
+import type { QuarantineVerdict } from "./flap-quarantine.js";
 import { fromRfc3339 } from "./status-time.js";
 import type { Condition, DrainMode, EpochMs, HealthStateName } from "./types.js";
 
@@ -26,7 +28,12 @@ export interface DrainTarget {
   lastResultAt?: EpochMs;
   /** Why the pod cannot be probed (e.g. its named probe port does not resolve); it is routed as Unknown. */
   notProbed?: string;
+  /** The pod flapped: held out of rotation until then, within the cap (spec.evaluation.flapQuarantine). */
+  quarantine?: QuarantineVerdict;
 }
+
+/** spec.drain.whenAllUnhealthy. */
+export type WhenAllUnhealthy = "FailOpen" | "FailClosed";
 
 export interface DrainInput {
   /** Selected pods that are Running, have a pod IP and are not terminating. */
@@ -40,6 +47,8 @@ export interface DrainInput {
    * once (`recheck`).
    */
   recoveredAt?: EpochMs;
+  /** What happens when no target is both kubelet-Ready and Healthy; FailOpen when absent. */
+  whenAllUnhealthy?: WhenAllUnhealthy;
 }
 
 export interface DrainDecision {
@@ -63,7 +72,14 @@ export interface DrainPlan {
   warmUp: string[];
   /** Unhealthy pods kept in rotation after a recovery until a newer result: probe them now. */
   recheck: string[];
+  /** Quarantined (flapping) pods held out of rotation, or that would be in dryRun; counted in the cap. */
+  quarantined: string[];
+  /** Quarantined pods kept in rotation: by the cap, or as the last Healthy ones. */
+  quarantineKept: string[];
   failOpen: boolean;
+  /** No target is both kubelet-Ready and Healthy and the policy fails closed: every kubelet-Ready Unhealthy pod is drained. */
+  failClosed: boolean;
+  whenAllUnhealthy: WhenAllUnhealthy;
   mode: DrainMode;
   maxUnhealthyPercent: number;
   targets: number;
@@ -119,46 +135,74 @@ export function computeRecoveredAt(previousFailOpen: Pick<Condition, "status" | 
  * - Recovery sweep: after fail-open ends (`recoveredAt`), a serving Unhealthy pod with neither a
  *   result nor its turn to Unhealthy newer than the recovery stays in rotation and is listed in
  *   `recheck`.
- * - Fail open: when no target is both kubelet-Ready and Healthy, every target is admitted.
- *   Zero targets is not fail-open: there is nothing to keep in rotation.
+ * - Quarantine (a flapping pod, `quarantine`): a kubelet-Ready pod that is Healthy, or Unknown
+ *   and serving, is held out of rotation (drained) while quarantined, counted in the cap after the
+ *   Unhealthy pods (they are failing; a quarantined pod is only suspect): the one already out first,
+ *   then by name. It stays in rotation when the cap is full, and while no other kubelet-Ready
+ *   Healthy target is unquarantined (quarantine never takes the last Healthy pods out). An
+ *   Unhealthy quarantined pod is drained as Unhealthy; its reason also says it is quarantined.
+ * - When no target is both kubelet-Ready and Healthy (zero targets aside: nothing to keep in rotation):
+ *   - FailOpen (default): every target is admitted (fail open).
+ *   - FailClosed: every kubelet-Ready Unhealthy pod is drained whatever the cap says, with no
+ *     recovery sweep; Unknown pods are routed as always (serving ones stay, warm-up ones wait for
+ *     their first success). The only way the plan admits no kubelet-Ready pod.
  * - dryRun / drain disabled: every target is admitted; reasons say what would have
  *   happened. In dryRun the cap is still evaluated (reported in `capped`); with drain
  *   disabled it is not.
  *
- * Never dark follows: a kubelet-Ready Healthy pod is always admitted, and without one every
- * kubelet-Ready pod is.
+ * Never dark follows, FailClosed aside: a kubelet-Ready Healthy pod is always admitted (one
+ * unquarantined at least), and without one every kubelet-Ready pod is.
  */
 export function planDrain(input: DrainInput): DrainPlan {
   const mode: DrainMode = input.dryRun ? "dryRun" : input.drainEnabled ? "active" : "disabled";
   const pct = input.maxUnhealthyPercent;
   const total = input.targets.length;
   const allowed = Math.floor((total * pct) / 100);
-  const failOpen = total > 0 && !input.targets.some((t) => t.kubeletReady && routedState(t) === "Healthy");
-  const plan: DrainPlan = { decisions: new Map(), allowed, drainedCount: 0, capped: [], wouldDrain: [], warmUp: [], recheck: [], failOpen, mode, maxUnhealthyPercent: pct, targets: total };
+  const whenAllUnhealthy = input.whenAllUnhealthy ?? "FailOpen";
+  const noHealthy = total > 0 && !input.targets.some((t) => t.kubeletReady && routedState(t) === "Healthy");
+  const failOpen = noHealthy && whenAllUnhealthy === "FailOpen";
+  const failClosed = noHealthy && whenAllUnhealthy === "FailClosed";
+  const plan: DrainPlan = {
+    decisions: new Map(),
+    allowed,
+    drainedCount: 0,
+    capped: [],
+    wouldDrain: [],
+    warmUp: [],
+    recheck: [],
+    quarantined: [],
+    quarantineKept: [],
+    failOpen,
+    failClosed,
+    whenAllUnhealthy,
+    mode,
+    maxUnhealthyPercent: pct,
+    targets: total,
+  };
 
   const unhealthy = input.targets.filter((t) => routedState(t) === "Unhealthy").sort(longestUnhealthyFirst);
   let rank = 0;
   for (const t of unhealthy) {
-    const decide = (verdict: string, drain: boolean): DrainDecision =>
-      mode === "dryRun" ? { admitted: true, drained: false, reason: `${DRY_RUN_KEPT}${verdict})` } : { admitted: !drain, drained: drain, reason: verdict };
+    const decide = (verdict: string, drain: boolean): DrainDecision => {
+      const why = t.quarantine ? `${verdict}; ${t.quarantine.reason}` : verdict;
+      return mode === "dryRun" ? { admitted: true, drained: false, reason: `${DRY_RUN_KEPT}${why})` } : { admitted: !drain, drained: drain, reason: why };
+    };
     if (failOpen) plan.decisions.set(t.uid, { admitted: true, drained: false, reason: "kept: fail open, no healthy target" });
     else if (mode === "disabled") plan.decisions.set(t.uid, { admitted: true, drained: false, reason: "kept: drain disabled (unhealthy)" });
     else if (!t.kubeletReady) {
       const why = "unhealthy, kubelet: not ready (not counted in maxUnhealthyPercent)";
       plan.decisions.set(t.uid, mode === "dryRun" ? { admitted: true, drained: false, reason: `admitted: dryRun (would not be admitted: ${why})` } : { admitted: false, drained: false, reason: `not admitted: ${why}` });
+    } else if (failClosed) {
+      plan.wouldDrain.push(t.uid);
+      plan.decisions.set(t.uid, decide("drained: fail closed, no healthy target (whenAllUnhealthy=FailClosed: maxUnhealthyPercent not applied)", true));
     } else if (awaitsFreshResult(t, input.recoveredAt)) {
       plan.recheck.push(t.uid);
       plan.decisions.set(t.uid, decide(`kept: Unhealthy from before the recovery at ${formatInstant(input.recoveredAt!)}, probing again: drained only on a newer result`, false));
     } else {
       const overCap = rank >= allowed;
       rank++;
-      const verdict = !overCap
-        ? `drained: longest unhealthy, ${rank} of ${allowed} allowed by maxUnhealthyPercent=${pct}`
-        : allowed === 0
-          ? `kept: over the cap, maxUnhealthyPercent=${pct} of ${total} targets allows none drained`
-          : `kept: over the cap, ${allowed} of ${allowed} allowed by maxUnhealthyPercent=${pct} already drained`;
       (overCap ? plan.capped : plan.wouldDrain).push(t.uid);
-      plan.decisions.set(t.uid, decide(verdict, !overCap));
+      plan.decisions.set(t.uid, decide(overCap ? overCapVerdict(allowed, pct, total) : `drained: longest unhealthy, ${rank} of ${allowed} allowed by maxUnhealthyPercent=${pct}`, !overCap));
     }
   }
 
@@ -167,16 +211,24 @@ export function planDrain(input: DrainInput): DrainPlan {
     if (routedState(t) === "Unknown" && !t.serving) plan.warmUp.push(t.uid);
     plan.decisions.set(t.uid, admitNonUnhealthy(t, failOpen, mode));
   }
+  if (mode !== "disabled" && !noHealthy) holdQuarantined(input.targets, plan, rank);
 
   // Same contents whatever the input order; iteration order too.
   plan.decisions = new Map([...plan.decisions].sort(([a], [b]) => compareStrings(a, b)));
-  plan.drainedCount = mode === "active" ? plan.wouldDrain.length : 0;
-  for (const list of [plan.capped, plan.wouldDrain, plan.warmUp, plan.recheck]) list.sort(compareStrings);
+  plan.drainedCount = mode === "active" ? plan.wouldDrain.length + plan.quarantined.length : 0;
+  for (const list of [plan.capped, plan.wouldDrain, plan.warmUp, plan.recheck, plan.quarantined, plan.quarantineKept]) list.sort(compareStrings);
   return plan;
 }
 
+/** The verdict of an Unhealthy pod over the cap. */
+export function overCapVerdict(allowed: number, pct: number, total: number): string {
+  return allowed === 0
+    ? `kept: over the cap, maxUnhealthyPercent=${pct} of ${total} targets allows none drained`
+    : `kept: over the cap, ${allowed} of ${allowed} allowed by maxUnhealthyPercent=${pct} already drained`;
+}
+
 /** A pod that cannot be probed is routed as Unknown, whatever its record says. */
-function routedState(t: DrainTarget): HealthStateName {
+export function routedState(t: DrainTarget): HealthStateName {
   return t.notProbed !== undefined ? "Unknown" : t.state;
 }
 
