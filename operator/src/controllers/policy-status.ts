@@ -17,6 +17,8 @@ import { keyOf, type NamedPolicy } from "./kube-objects.js";
 import type { AttemptOutcome } from "./replacer.js";
 import type { StatusVersions } from "./status-versions.js";
 
+const DRAIN_EVENTS = new Set<string>(["Drained", "Restored", "DrainCapped", "FailOpen", "FailClosed", "Quarantined"]);
+
 export interface PolicyStatusOptions {
   versions: StatusVersions;
   events: { record(input: EventInput): void };
@@ -115,7 +117,7 @@ export class PolicyStatusPart {
   }
 
   private emit(obj: NamedPolicy, e: PlannedEvent): void {
-    const action = e.reason === "Drained" || e.reason === "Restored" || e.reason === "DrainCapped" || e.reason === "FailOpen" ? "Drain" : e.reason === "ReplacementBlocked" ? "Replace" : "Validate";
+    const action = DRAIN_EVENTS.has(e.reason) ? "Drain" : e.reason === "ReplacementBlocked" ? "Replace" : "Validate";
     const policyRef = policyRefOf(obj);
     if (e.regarding === "policy") {
       this.o.events.record({ regarding: policyRef, type: e.type, reason: e.reason, action, note: e.note });

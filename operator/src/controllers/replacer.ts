@@ -69,15 +69,15 @@ export class Replacer {
 
   /**
    * Plans and applies the policy's replacements; undefined when its own ledger cannot be read.
-   * From the drain plan: `failOpen` (then nothing is replaced) and `recoveredAt`, when fail-open
-   * last ended (a replacement needs a probe result newer than it).
+   * From the drain plan: `failOpen` or `failClosed` (then nothing is replaced) and `recoveredAt`,
+   * when fail-open (or fail-closed) last ended (a replacement needs a probe result newer than it).
    */
   async run(
     log: Logger,
     policy: ParsedPolicy,
     targets: readonly PodObject[],
     now: number,
-    drain: { failOpen: boolean; recoveredAt?: number; rollouts?: readonly RolloutSuspect[] },
+    drain: { failOpen: boolean; failClosed?: boolean; recoveredAt?: number; rollouts?: readonly RolloutSuspect[] },
   ): Promise<ReplacementResult | undefined> {
     const own = this.o.ledgers.policy(policy.obj);
     if (own.entries === null) return undefined;
@@ -100,6 +100,7 @@ export class Replacer {
     const plan = planReplacements({
       now,
       failOpen: drain.failOpen,
+      ...(drain.failClosed ? { failClosed: true } : {}),
       share: this.shareOf(policy, targets),
       ...(drain.recoveredAt !== undefined ? { recoveredAt: drain.recoveredAt } : {}),
       policy: { policy: policy.key, maxPerHour: spec.replacement.maxPerHour, maxPerDay: spec.replacement.maxPerDay, replacementEnabled: spec.replacement.enabled, dryRun: spec.dryRun, afterMs: policy.afterMs, method: spec.replacement.method, ledger: own.entries, pauseAboveUnhealthyPercent: spec.replacement.pauseAboveUnhealthyPercent },

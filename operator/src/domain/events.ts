@@ -2,7 +2,7 @@ import { compareStrings, DRY_RUN_KEPT } from "./drain.js";
 import { findCondition } from "./conditions.js";
 import { FAIL_OPEN_NOT_PROBED, type PolicyStatus, type StatusPod } from "./status.js";
 
-export type EventReason = "Drained" | "Restored" | "DrainCapped" | "FailOpen" | "InvalidSpec" | "ReplacementBlocked" | "GateMissing";
+export type EventReason = "Drained" | "Restored" | "DrainCapped" | "FailOpen" | "FailClosed" | "Quarantined" | "InvalidSpec" | "ReplacementBlocked" | "GateMissing";
 
 export interface PlannedEvent {
   type: "Normal" | "Warning";
@@ -25,8 +25,10 @@ export type EventView = Pick<PolicyStatus, "pods" | "conditions">;
  * - a pod newly drained: Drained (Normal) on the policy and on the pod;
  * - a drained pod back in rotation (still a target): Restored (Normal), policy and pod;
  *   a pod that left the targets gets nothing: it is gone, not restored;
- * - DrainCapped / FailOpen / GateMissing conditions turning True: a Warning on the policy (not
- *   for FailOpen while no target has been probed yet);
+ * - a pod newly quarantined for flapping (its quarantinedUntil appears or moves on): Quarantined
+ *   (Warning), policy and pod, in place of Drained; its return is Restored as for any drained pod;
+ * - DrainCapped / FailOpen / FailClosed / GateMissing conditions turning True: a Warning on the policy (not for
+ *   FailOpen or FailClosed while no target has been probed yet);
  * - Ready turning to InvalidSpec, or its message changing while invalid: InvalidSpec;
  * - ReplacementBlocked turning True or changing reason: ReplacementBlocked (Warning).
  *
@@ -51,7 +53,7 @@ export function planEvents(previous: EventView | undefined, next: EventView, now
   // Fail open before any probe (a new policy, pods just started) is no outage: not announced,
   // but the first real one after it is.
   const alarming = (c: ReturnType<typeof findCondition>) => c?.status === "True" && c.reason !== FAIL_OPEN_NOT_PROBED;
-  for (const type of ["FailOpen", "DrainCapped", "GateMissing"] as const) {
+  for (const type of ["FailOpen", "FailClosed", "DrainCapped", "GateMissing"] as const) {
     const now = findCondition(next.conditions, type);
     if (alarming(now) && !alarming(findCondition(prevConditions, type))) policy("Warning", type, now!.message);
   }
@@ -65,7 +67,11 @@ export function planEvents(previous: EventView | undefined, next: EventView, now
   const podEvents: PlannedEvent[] = [];
   for (const pod of [...next.pods].sort((a, b) => compareStrings(a.name, b.name) || compareStrings(a.uid, b.uid))) {
     const was = before.get(pod.uid)?.drained ?? false;
-    if (pod.drained && !was) podEvents.push(...both("Drained", pod, `pod ${pod.name} drained from the Service: ${verdictClause(pod.reason)}`));
+    const quarantined = pod.quarantinedUntil !== undefined && pod.quarantinedUntil !== before.get(pod.uid)?.quarantinedUntil;
+    if (quarantined) podEvents.push(...both("Quarantined", pod, quarantinedNote(pod), "Warning"));
+    if (pod.drained && !was && !(quarantined && pod.reason.startsWith(QUARANTINED))) {
+      podEvents.push(...both("Drained", pod, `pod ${pod.name} drained from the Service: ${verdictClause(pod.reason)}`));
+    }
     if (!pod.drained && was) podEvents.push(...both("Restored", pod, `pod ${pod.name} back in rotation: ${verdictClause(pod.reason)}`));
     // dryRun reports through Events what it would have done, under the same reasons.
     const wouldNow = wouldDrain(pod);
@@ -120,11 +126,21 @@ function wouldDrain(pod: StatusPod): boolean {
   return pod.reason.startsWith(`${DRY_RUN_KEPT}drained`);
 }
 
-function both(reason: "Drained" | "Restored", pod: StatusPod, note: string): PlannedEvent[] {
+function both(reason: "Drained" | "Restored" | "Quarantined", pod: StatusPod, note: string, type: PlannedEvent["type"] = "Normal"): PlannedEvent[] {
   return [
-    { type: "Normal", reason, note: clip(note), regarding: "policy" },
-    { type: "Normal", reason, note: clip(note), regarding: { podName: pod.name, podUid: pod.uid } },
+    { type, reason, note: clip(note), regarding: "policy" },
+    { type, reason, note: clip(note), regarding: { podName: pod.name, podUid: pod.uid } },
   ];
+}
+
+const QUARANTINED = "quarantined: ";
+
+/** `pod web-a quarantined: 3 flaps in 10m, back at T (1 of 2 allowed …)`, from the verdict wherever it says so. */
+function quarantinedNote(pod: StatusPod): string {
+  const dryRun = pod.reason.startsWith(DRY_RUN_KEPT);
+  const at = pod.reason.indexOf(QUARANTINED);
+  const clause = at < 0 ? `quarantined until ${pod.quarantinedUntil}` : pod.reason.slice(at, dryRun && pod.reason.endsWith(")") ? -1 : undefined);
+  return dryRun ? `dryRun: pod ${pod.name} would be ${clause}` : `pod ${pod.name} ${clause}`;
 }
 
 function clip(note: string): string {

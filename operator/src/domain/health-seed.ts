@@ -17,6 +17,8 @@ export function computeHealthSeeds(pods: readonly StatusPod[] | undefined): Map<
     const unhealthySince = fromRfc3339(p.unhealthySince);
     if (p.state === "Unhealthy") seed.unhealthySince = unhealthySince ?? since;
     if (p.lastResult !== undefined) seed.lastResult = p.lastResult;
+    const quarantinedUntil = fromRfc3339(p.quarantinedUntil);
+    if (quarantinedUntil !== undefined) seed.quarantinedUntil = quarantinedUntil;
     seeds.set(p.uid, seed);
   }
   return seeds;

@@ -39,6 +39,8 @@ export interface HealthSeed {
   unhealthySince?: EpochMs;
   /** The failure class persisted in status, shown again until the next transition. */
   lastResult?: string;
+  /** A flap quarantine persisted in status: it runs its course after a restart (the flap history does not survive). */
+  quarantinedUntil?: EpochMs;
 }
 
 /** Counters only need to reach the largest threshold (100); beyond that they saturate. */

@@ -13,6 +13,13 @@ describe("shouldReplace: safety steps", () => {
       reason: "the policy is failing open (no target both Healthy and kubelet-Ready): no replacement on mass evidence",
     },
     {
+      name: "never while the policy fails closed, with its own blocked reason",
+      input: anInput({ failClosed: true }),
+      step: "FailClosed",
+      blockedReason: "FailClosed",
+      reason: "the policy is failing closed (no target both Healthy and kubelet-Ready): no replacement on mass evidence",
+    },
+    {
       name: "not on restored state without any result since probing started",
       input: anInput({ pod: aPod({ probingSince: NOW - MIN, lastResultAt: undefined }) }),
       step: "Evidence",
@@ -96,5 +103,14 @@ describe("planReplacements while failing open", () => {
     expect(plan.attempts).toEqual([]);
     expect(plan.condition).toMatchObject({ blocked: true, reason: "FailOpen" });
     expect(plan.blocked.map((b) => b.step)).toEqual(["FailOpen", "FailOpen"]);
+  });
+});
+
+describe("planReplacements while failing closed", () => {
+  it("attempts nothing and says so in the condition", () => {
+    const plan = planReplacements(aPlanInput({ failClosed: true, candidates: [aCandidate(), aCandidate({ uid: "uid-b", name: "web-b", unhealthySince: NOW - 3 * HOUR_MS })] }));
+    expect(plan.attempts).toEqual([]);
+    expect(plan.condition).toMatchObject({ blocked: true, reason: "FailClosed" });
+    expect(plan.blocked.map((b) => b.step)).toEqual(["FailClosed", "FailClosed"]);
   });
 });

@@ -27,7 +27,7 @@ export { formatDuration, type UnhealthyShare };
 export type ReplacementHealthState = "Unknown" | "Healthy" | "Unhealthy";
 
 /** The condition reasons of ReplacementBlocked. */
-export type BlockedReason = "Budget" | "PodDisruptionBudget" | "Veto" | "NoController" | "FailOpen" | "MassFailure" | "Rollout";
+export type BlockedReason = "Budget" | "PodDisruptionBudget" | "Veto" | "NoController" | "FailOpen" | "FailClosed" | "MassFailure" | "Rollout";
 
 /** The chain's steps, in order. */
 export type ReplacementStep =
@@ -36,6 +36,7 @@ export type ReplacementStep =
   | "Rollout"
   | "MassFailure"
   | "FailOpen"
+  | "FailClosed"
   | "Evidence"
   | "Agreement"
   | "Controller"
@@ -102,6 +103,8 @@ export interface ShouldReplaceInput {
   now: number;
   /** FailOpen=True for the deciding policy: mass evidence, nothing is replaced. */
   failOpen: boolean;
+  /** FailClosed=True for the deciding policy (no target Healthy, all drained): mass evidence too. */
+  failClosed?: boolean;
   /** When the deciding policy's last fail-open ended (or ends now): evidence must be newer. */
   recoveredAt?: number;
   /** The deciding policy's targets and how many it sees Unhealthy (the mass-failure breaker's share). */
@@ -220,6 +223,9 @@ export function shouldReplace(input: ShouldReplaceInput): ReplacementDecision {
   if (input.failOpen) {
     return blocked("FailOpen", "the policy is failing open (no target both Healthy and kubelet-Ready): no replacement on mass evidence", "FailOpen");
   }
+  if (input.failClosed) {
+    return blocked("FailClosed", "the policy is failing closed (no target both Healthy and kubelet-Ready): no replacement on mass evidence", "FailClosed");
+  }
   const stale = checkEvidence(pod, input.recoveredAt);
   if (stale !== undefined) return stale;
 
@@ -269,6 +275,8 @@ export interface PlanReplacementsInput {
   now: number;
   /** FailOpen=True for the deciding policy (the drain plan's failOpen). */
   failOpen: boolean;
+  /** FailClosed=True for the deciding policy (the drain plan's failClosed). */
+  failClosed?: boolean;
   /** When the deciding policy's last fail-open ended (the drain plan's recoveredAt). */
   recoveredAt?: number;
   /** All the policy's targets (not only the candidates) and how many are Unhealthy. */
@@ -367,6 +375,7 @@ export function planReplacements(input: PlanReplacementsInput): ReplacementPlan 
     const decisionInput: ShouldReplaceInput = {
       now,
       failOpen: input.failOpen,
+      ...(input.failClosed ? { failClosed: true } : {}),
       ...(input.recoveredAt !== undefined ? { recoveredAt: input.recoveredAt } : {}),
       share: input.share,
       policy: { ...policy, ledger: ledgers.get(policy.policy) ?? null },

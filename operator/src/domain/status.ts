@@ -1,4 +1,4 @@
-import { compareStrings, type DrainPlan } from "./drain.js";
+import { compareStrings, type DrainPlan, type WhenAllUnhealthy } from "./drain.js";
 import { setStatusCondition, type ConditionInput } from "./conditions.js";
 import { rolloutConditionMessage, type RolloutSuspect } from "./rollout.js";
 import { fromRfc3339, toRfc3339 } from "./status-time.js";
@@ -17,6 +17,8 @@ export interface StatusPod {
   lastResult?: string;
   unhealthySince?: string;
   replaceAfter?: string;
+  /** While the pod is quarantined for flapping: when it ends. */
+  quarantinedUntil?: string;
   reason: string;
 }
 
@@ -57,7 +59,7 @@ export interface ReadinessInput {
   message?: string;
 }
 
-export type ReplacementBlockedReason = "Budget" | "PodDisruptionBudget" | "Veto" | "NoController" | "FailOpen" | "MassFailure" | "Rollout";
+export type ReplacementBlockedReason = "Budget" | "PodDisruptionBudget" | "Veto" | "NoController" | "FailOpen" | "FailClosed" | "MassFailure" | "Rollout";
 
 export interface ReplacementBlockedInput {
   blocked: boolean;
@@ -77,6 +79,8 @@ export interface StatusPodInput {
   replaceAfter?: EpochMs;
   /** Why the pod is not probed (its named probe port does not resolve); listed in Ready's message. */
   notProbed?: string;
+  /** When the pod's flap quarantine ends, while it lasts. */
+  quarantinedUntil?: EpochMs;
 }
 
 export interface StatusInput {
@@ -86,7 +90,9 @@ export interface StatusInput {
   previous?: Pick<PolicyStatus, "conditions"> | undefined;
   readiness: ReadinessInput;
   pods: readonly StatusPodInput[];
-  drain?: Pick<DrainPlan, "failOpen" | "capped" | "allowed" | "mode" | "maxUnhealthyPercent" | "wouldDrain"> | undefined;
+  drain?: (Pick<DrainPlan, "failOpen" | "capped" | "allowed" | "mode" | "maxUnhealthyPercent" | "wouldDrain"> & Partial<Pick<DrainPlan, "failClosed" | "whenAllUnhealthy">>) | undefined;
+  /** spec.drain.whenAllUnhealthy, when there is no drain plan: FailClosed reports a FailClosed condition in place of FailOpen. */
+  whenAllUnhealthy?: WhenAllUnhealthy;
   replacements?: readonly StatusReplacement[];
   replacementBlocked?: ReplacementBlockedInput;
   /** Drain method ReadinessGate: the selected pods without the readiness gate (GateMissing); absent otherwise. */
@@ -102,7 +108,7 @@ export interface GateMissingInput {
   selected: number;
 }
 
-const CONDITION_ORDER = ["Ready", "Degraded", "FailOpen", "DrainCapped", "ReplacementBlocked", "RolloutSuspect"];
+const CONDITION_ORDER = ["Ready", "Degraded", "FailOpen", "FailClosed", "DrainCapped", "ReplacementBlocked", "RolloutSuspect"];
 /** Conditions of one drain method only: dropped when the policy uses the other one. */
 const METHOD_CONDITIONS = ["GateMissing"];
 
@@ -161,6 +167,7 @@ function toStatusPod(p: StatusPodInput): StatusPod {
     out.unhealthySince = toRfc3339(p.health.unhealthySince);
   }
   if (p.replaceAfter !== undefined) out.replaceAfter = toRfc3339(p.replaceAfter);
+  if (p.quarantinedUntil !== undefined) out.quarantinedUntil = toRfc3339(p.quarantinedUntil);
   return out;
 }
 
@@ -185,14 +192,18 @@ function computeConditionInputs(input: StatusInput, pods: readonly StatusPod[]):
   const r = input.readiness;
   const readyStatus = r.reason === "Reconciled" ? "True" : r.reason === "NotSynced" ? "Unknown" : "False";
   const ready: ConditionInput = { type: "Ready", status: readyStatus, reason: r.reason, message: withNotProbed(r.message ?? READY_MESSAGES[r.reason], input.pods) };
+  // A policy that fails closed reports FailClosed in place of FailOpen: it never fails open.
+  const closed = (input.drain?.whenAllUnhealthy ?? input.whenAllUnhealthy) === "FailClosed";
   if (readyStatus !== "True") {
     const message = `not evaluated: the policy is not Ready (${r.reason})`;
     return [
       ready,
-      ...CONDITION_ORDER.slice(1).map((type): ConditionInput => ({ type, status: "Unknown", reason: "NotEvaluated", message })),
+      ...CONDITION_ORDER.slice(1)
+        .filter((type) => type !== (closed ? "FailOpen" : "FailClosed"))
+        .map((type): ConditionInput => ({ type, status: "Unknown", reason: "NotEvaluated", message })),
     ];
   }
-  const all = [ready, degraded(pods), failOpen(input, pods), drainCapped(input), replacementBlocked(input.replacementBlocked), rolloutSuspect(input.rolloutSuspects)];
+  const all = [ready, degraded(pods), closed ? failClosed(input, pods) : failOpen(input, pods), drainCapped(input), replacementBlocked(input.replacementBlocked), rolloutSuspect(input.rolloutSuspects)];
   if (input.gateMissing) all.push(gateMissing(input.gateMissing));
   return all;
 }
@@ -254,6 +265,32 @@ function failOpen(input: StatusInput, pods: readonly StatusPod[]): ConditionInpu
   }
   if (pods.length === 0) return { type: "FailOpen", status: "False", reason: "NoTargets", message: "no targets" };
   return { type: "FailOpen", status: "False", reason: "HealthyTargets", message: "at least one target is Healthy" };
+}
+
+function failClosed(input: StatusInput, pods: readonly StatusPod[]): ConditionInput {
+  const d = input.drain;
+  const nothing = d?.mode === "dryRun" ? " (dryRun: nothing is drained)" : d?.mode === "disabled" ? " (drain disabled: nothing is drained)" : "";
+  if (d?.failClosed && pods.every((p) => p.state === "Unknown")) {
+    return {
+      type: "FailClosed",
+      status: "True",
+      reason: FAIL_OPEN_NOT_PROBED,
+      message: `no target probed yet: targets in rotation stay until their first probes, new ones wait for their first success${nothing}`,
+    };
+  }
+  if (d?.failClosed) {
+    const n = d.wouldDrain.length;
+    return {
+      type: "FailClosed",
+      status: "True",
+      reason: "NoHealthyTarget",
+      message:
+        `no target is both Healthy and kubelet-Ready: ${n} Unhealthy ${n === 1 ? "target" : "targets"} drained whatever maxUnhealthyPercent says ` +
+        `(whenAllUnhealthy=FailClosed); the Service may have no ready endpoint${nothing}`,
+    };
+  }
+  if (pods.length === 0) return { type: "FailClosed", status: "False", reason: "NoTargets", message: "no targets" };
+  return { type: "FailClosed", status: "False", reason: "HealthyTargets", message: "at least one target is Healthy" };
 }
 
 function drainCapped(input: StatusInput): ConditionInput {
