@@ -2,6 +2,7 @@
 import { parseDuration } from "../api/duration.js";
 import { parsePolicySpec } from "../api/parse-policy.js";
 import type { HealthProbePolicySpec } from "../api/policy-schema.js";
+import type { FlapQuarantineSettings } from "../domain/flap-quarantine.js";
 import { keyOf, type NamedPolicy, type ObjectCache, type PolicyObject } from "./kube-objects.js";
 
 export interface ParsedPolicy {
@@ -10,6 +11,8 @@ export interface ParsedPolicy {
   spec: HealthProbePolicySpec;
   /** spec.replacement.after in milliseconds. */
   afterMs: number;
+  /** spec.evaluation.flapQuarantine in milliseconds; absent when off. */
+  flapQuarantine?: FlapQuarantineSettings;
 }
 
 export type ParseResult = { ok: true; policy: ParsedPolicy } | { ok: false; message: string };
@@ -17,7 +20,10 @@ export type ParseResult = { ok: true; policy: ParsedPolicy } | { ok: false; mess
 export function parsePolicy(obj: PolicyObject): ParseResult {
   const parsed = parsePolicySpec(obj.spec);
   if (!parsed.ok) return { ok: false, message: parsed.message };
-  return { ok: true, policy: { obj: obj as NamedPolicy, key: keyOf(obj), spec: parsed.spec, afterMs: parseDuration(parsed.spec.replacement.after) } };
+  const policy: ParsedPolicy = { obj: obj as NamedPolicy, key: keyOf(obj), spec: parsed.spec, afterMs: parseDuration(parsed.spec.replacement.after) };
+  const fq = parsed.spec.evaluation.flapQuarantine;
+  if (fq) policy.flapQuarantine = { flaps: fq.flaps, windowMs: parseDuration(fq.window), maxBackoffMs: parseDuration(fq.maxBackoff) };
+  return { ok: true, policy };
 }
 
 /** The other live, valid policies in the policy's namespace. */

@@ -6,6 +6,7 @@ import { formatInstant } from "../domain/budget.js";
 import { computeReplaceAfter } from "../domain/replacement.js";
 import { computeRecoveredAt, isServing, planDrain, type DrainPlan, type DrainTarget } from "../domain/drain.js";
 import type { EndpointSliceObject } from "../domain/endpoint-slice-types.js";
+import { judgeQuarantine, type QuarantineVerdict } from "../domain/flap-quarantine.js";
 import { planGateDrain, type GateDrainPod } from "../domain/gate-plan.js";
 import type { StatusPodInput } from "../domain/status.js";
 import type { Clock } from "../runtime/clock.js";
@@ -28,6 +29,19 @@ interface KnownPods {
   probing: ProbingStart;
   notProbed: ReadonlyMap<string, string>;
   recoveredAt: number;
+  /** The targets in flap quarantine now, by uid. */
+  quarantines: ReadonlyMap<string, QuarantineVerdict>;
+}
+
+/** What the leader does and the status reports, from the drain plan. */
+interface ActPlan {
+  drain: DrainPlan;
+  failOpen: boolean;
+  failClosed: boolean;
+  recoveredAt: number;
+  notProbed: ReadonlyMap<string, string>;
+  quarantines: ReadonlyMap<string, QuarantineVerdict>;
+  gate?: { ungated: string[] };
 }
 
 /** How soon to look again when the slice cache has not caught up with our own writes (its watch event usually comes first). */
@@ -69,9 +83,10 @@ export class PolicyReconciler {
     const serviceName = policy.spec.serviceName;
     const gated = policy.spec.drain.method === "ReadinessGate";
     const problem = gated || serviceName === undefined ? undefined : this.o.ownership.problemFor(namespace, name, serviceName);
+    const whenAllUnhealthy = policy.spec.drain.whenAllUnhealthy;
     if (problem) {
       this.o.probeTargets.stop(key);
-      return this.o.status.write(log, policy.obj, { readiness: problem }, now);
+      return this.o.status.write(log, policy.obj, { readiness: problem, whenAllUnhealthy }, now);
     }
 
     // Probes first: a Secret that cannot be read stops this policy only, with the field named.
@@ -81,16 +96,22 @@ export class PolicyReconciler {
       this.o.probeTargets.stop(key);
       // A missing Secret is not an invalid spec: Ready=False, SecretNotFound, until it appears.
       const reason = probes.reason === "SecretNotFound" ? "SecretNotFound" : "InvalidSpec";
-      const result = await this.o.status.write(log, policy.obj, { readiness: { reason, message: `${probes.field}: ${probes.message}` } }, now);
+      const result = await this.o.status.write(log, policy.obj, { readiness: { reason, message: `${probes.field}: ${probes.message}` }, whenAllUnhealthy }, now);
       // Nothing wakes the policy when the Secret is created: retry, so it heals by itself.
       return { requeueAfterMs: Math.min(result?.requeueAfterMs ?? MISSING_SECRET_RETRY_MS, MISSING_SECRET_RETRY_MS) };
     }
     const probing = this.o.probeTargets.start(key, policy.obj, policy.spec, selection.targets, probes.targets, now);
-    // When fail-open last ended: a verdict from before it drains nothing and replaces nothing.
-    const lastFailOpen = this.o.status.lastCondition(policy.obj, "FailOpen");
-    const recoveredAt = computeRecoveredAt(lastFailOpen, now);
-    const known = { probing, notProbed: probes.notProbed, recoveredAt };
-    if (gated) return this.reconcileGated(log, policy, selection, known, lastFailOpen?.status === "True", now);
+    // When fail-open (fail-closed for a policy that fails closed: its condition stands in for
+    // FailOpen) last ended: a verdict from before it drains nothing and replaces nothing.
+    const lastOutage = this.o.status.lastCondition(policy.obj, whenAllUnhealthy);
+    const recoveredAt = computeRecoveredAt(lastOutage, now);
+    const known: KnownPods = { probing, notProbed: probes.notProbed, recoveredAt, quarantines: this.quarantines(policy, selection.targets, now) };
+    // Nothing is replaced until the status says fail-open (or fail-closed) has ended (it is written after replacement).
+    const outage = (drain: DrainPlan) => {
+      const wasOut = lastOutage?.status === "True";
+      return { failOpen: drain.failOpen || (wasOut && whenAllUnhealthy === "FailOpen"), failClosed: drain.failClosed || (wasOut && whenAllUnhealthy === "FailClosed") };
+    };
+    if (gated) return this.reconcileGated(log, policy, selection, known, outage, now);
 
     const slices = this.o.endpoints.current(namespace, serviceName!);
     const drain = this.drainPlan(policy, selection, slices, known);
@@ -98,11 +119,9 @@ export class PolicyReconciler {
     // No slice and no replacement is planned from a slice cache older than our own writes; its
     // watch event wakes the policy again (the status, which does not depend on it, goes on).
     const stale = this.o.isLeader() && this.o.endpoints.isStale(namespace, serviceName!, slices);
-    // Nothing is replaced until the status says fail-open has ended (it is written after replacement).
-    const failOpen = drain.failOpen || lastFailOpen?.status === "True";
     const service = this.o.services.get(namespace, serviceName!)!;
     const rotate = stale ? undefined : () => this.o.endpoints.apply(log, { service, pods: selection.selected, admitted: admittedBy(policy, drain), existing: slices });
-    const result = await this.act(log, policy, selection, rotate, { drain, failOpen, recoveredAt, notProbed: probes.notProbed }, now);
+    const result = await this.act(log, policy, selection, rotate, { drain, ...outage(drain), recoveredAt, notProbed: probes.notProbed, quarantines: known.quarantines }, now);
     return stale ? { requeueAfterMs: Math.min(result?.requeueAfterMs ?? STALE_SLICES_RETRY_MS, STALE_SLICES_RETRY_MS) } : result;
   }
 
@@ -111,7 +130,14 @@ export class PolicyReconciler {
    * pod condition healthprobe.io/ready. A pod that cannot be written is retried (the error is
    * thrown after the status is written), and never holds the others back.
    */
-  private async reconcileGated(log: Logger, policy: ParsedPolicy, selection: Selection, known: KnownPods, wasFailOpen: boolean, now: number): Promise<ReconcileResult> {
+  private async reconcileGated(
+    log: Logger,
+    policy: ParsedPolicy,
+    selection: Selection,
+    known: KnownPods,
+    outage: (drain: DrainPlan) => { failOpen: boolean; failClosed: boolean },
+    now: number,
+  ): Promise<ReconcileResult> {
     const namespace = policy.obj.metadata.namespace;
     const { drain, gate } = planGateDrain({
       pods: selection.targets.map((p) => this.gateDrainPod(policy, p, known)),
@@ -119,6 +145,7 @@ export class PolicyReconciler {
       drainEnabled: policy.spec.drain.enabled,
       dryRun: policy.spec.dryRun,
       recoveredAt: known.recoveredAt,
+      whenAllUnhealthy: policy.spec.drain.whenAllUnhealthy,
     });
     this.recheck(policy.key, drain);
     let failed: unknown;
@@ -130,7 +157,8 @@ export class PolicyReconciler {
       }
     };
     const ungated = selection.selected.filter((p) => !p.metadata?.deletionTimestamp && !hasReadinessGate(p)).map(nameOf);
-    const result = await this.act(log, policy, selection, rotate, { drain, failOpen: drain.failOpen || wasFailOpen, recoveredAt: known.recoveredAt, notProbed: known.notProbed, gate: { ungated } }, now);
+    const plan: ActPlan = { drain, ...outage(drain), recoveredAt: known.recoveredAt, notProbed: known.notProbed, quarantines: known.quarantines, gate: { ungated } };
+    const result = await this.act(log, policy, selection, rotate, plan, now);
     if (failed !== undefined) throw failed;
     return result;
   }
@@ -154,6 +182,8 @@ export class PolicyReconciler {
     if (lastResultAt !== undefined) out.lastResultAt = lastResultAt;
     const notProbed = known.notProbed.get(uid);
     if (notProbed !== undefined) out.notProbed = notProbed;
+    const quarantine = known.quarantines.get(uid);
+    if (quarantine) out.quarantine = quarantine;
     return out;
   }
 
@@ -170,7 +200,7 @@ export class PolicyReconciler {
     policy: ParsedPolicy,
     selection: Selection,
     rotate: (() => Promise<void>) | undefined,
-    plan: { drain: DrainPlan; failOpen: boolean; recoveredAt: number; notProbed: ReadonlyMap<string, string>; gate?: { ungated: string[] } },
+    plan: ActPlan,
     now: number,
   ): Promise<ReconcileResult> {
     const { drain, notProbed } = plan;
@@ -181,10 +211,10 @@ export class PolicyReconciler {
     if (this.o.isLeader() && rotate) {
       await rotate();
       // Replacement: the ledgers are charged and persisted before any eviction.
-      replacement = await this.o.replacer.run(log, policy, selection.targets, now, { failOpen: plan.failOpen, recoveredAt: plan.recoveredAt, rollouts });
+      replacement = await this.o.replacer.run(log, policy, selection.targets, now, { failOpen: plan.failOpen, failClosed: plan.failClosed, recoveredAt: plan.recoveredAt, rollouts });
       if (replacement) this.o.status.recordReplacements(policy.obj, policy.spec.replacement.after, replacement.outcomes);
     }
-    const pods = this.statusPods(policy, selection.targets, drain, notProbed);
+    const pods = this.statusPods(policy, selection.targets, drain, notProbed, plan.quarantines);
     this.o.status.recordTargets(policy.key, pods, drain);
     const report: StatusReport = { readiness: { reason: "Reconciled" }, pods, drain, rollouts };
     if (plan.gate) report.gateMissing = { ungated: plan.gate.ungated, selected: selection.selected.filter((p) => !p.metadata?.deletionTimestamp).length };
@@ -194,6 +224,8 @@ export class PolicyReconciler {
     const requeues = [result?.requeueAfterMs, replacement?.requeueAt !== undefined ? replacement.requeueAt - now : undefined];
     // A Window wait for a pod that is not yet due is also a requeue.
     for (const p of pods) if (p.replaceAfter !== undefined && p.replaceAfter > now) requeues.push(p.replaceAfter - now);
+    // So is the end of a flap quarantine: the pod returns to rotation then.
+    for (const q of plan.quarantines.values()) requeues.push(q.until - now);
     const delays = requeues.filter((d): d is number => d !== undefined && d >= 0);
     return delays.length > 0 ? { requeueAfterMs: Math.max(1, Math.min(...delays)) } : undefined;
   }
@@ -222,16 +254,32 @@ export class PolicyReconciler {
         if (lastResultAt !== undefined) t.lastResultAt = lastResultAt;
         const notProbed = known.notProbed.get(uid);
         if (notProbed !== undefined) t.notProbed = notProbed;
+        const quarantine = known.quarantines.get(uid);
+        if (quarantine) t.quarantine = quarantine;
         return t;
       }),
       maxUnhealthyPercent: policy.spec.drain.maxUnhealthyPercent,
       drainEnabled: policy.spec.drain.enabled,
       dryRun: policy.spec.dryRun,
       recoveredAt: known.recoveredAt,
+      whenAllUnhealthy: policy.spec.drain.whenAllUnhealthy,
     });
   }
 
-  private statusPods(policy: ParsedPolicy, targets: readonly PodObject[], drain: DrainPlan, notProbed: ReadonlyMap<string, string>): StatusPodInput[] {
+  /** The targets in flap quarantine now, by uid (none when spec.evaluation.flapQuarantine is off). */
+  private quarantines(policy: ParsedPolicy, targets: readonly PodObject[], now: number): Map<string, QuarantineVerdict> {
+    const out = new Map<string, QuarantineVerdict>();
+    const settings = policy.flapQuarantine;
+    if (!settings) return out;
+    for (const p of targets) {
+      const history = this.o.health.flapHistory(policy.key, uidOf(p));
+      const verdict = history && judgeQuarantine(history.transitions, settings, now, history.restoredUntil);
+      if (verdict) out.set(uidOf(p), verdict);
+    }
+    return out;
+  }
+
+  private statusPods(policy: ParsedPolicy, targets: readonly PodObject[], drain: DrainPlan, notProbed: ReadonlyMap<string, string>, quarantines: ReadonlyMap<string, QuarantineVerdict>): StatusPodInput[] {
     return targets.map((p) => {
       const uid = uidOf(p);
       const h = this.o.health.get(policy.key, uid)!;
@@ -240,6 +288,8 @@ export class PolicyReconciler {
       if (why !== undefined) input.notProbed = why;
       const d = drain.decisions.get(uid);
       if (d) input.decision = d;
+      const quarantine = quarantines.get(uid);
+      if (quarantine) input.quarantinedUntil = quarantine.until;
       if (policy.spec.replacement.enabled && h.state === "Unhealthy") {
         const after = computeReplaceAfter(h.unhealthySince, policy.afterMs);
         if (after !== undefined) input.replaceAfter = after;

@@ -2,7 +2,7 @@
 // core and written only when they changed, at most once per interval per policy (the leader
 // only), with the Events the change calls for; and the Events and gauges of replacements.
 import { API_VERSION, KIND } from "../api/group.js";
-import type { DrainPlan } from "../domain/drain.js";
+import type { DrainPlan, WhenAllUnhealthy } from "../domain/drain.js";
 import { findCondition } from "../domain/conditions.js";
 import { planEvents, replacedNote, type PlannedEvent } from "../domain/events.js";
 import { planStatusLedger } from "../domain/ledger.js";
@@ -22,7 +22,7 @@ const DRAIN_EVENTS = new Set<string>(["Drained", "Restored", "DrainCapped", "Fai
 export interface PolicyStatusOptions {
   versions: StatusVersions;
   events: { record(input: EventInput): void };
-  metrics?: Pick<OperatorMetrics, "targets" | "drainedTargets"> | undefined;
+  metrics?: Pick<OperatorMetrics, "targets" | "drainedTargets" | "quarantinedTargets"> | undefined;
   isLeader: () => boolean;
   /** Minimum spacing of status writes per policy. */
   statusIntervalMs?: number;
@@ -33,6 +33,8 @@ export interface StatusReport {
   readiness: ReadinessInput;
   pods?: StatusPodInput[];
   drain?: DrainPlan;
+  /** spec.drain.whenAllUnhealthy when there is no drain plan (the policy is not Ready): which of FailOpen or FailClosed to report. */
+  whenAllUnhealthy?: WhenAllUnhealthy;
   /** The replacement condition when the replacement part ran; "unchanged" keeps the last one written. */
   replacementCondition?: { blocked: boolean; reason: string; message: string } | "unchanged";
   /** Drain method ReadinessGate: the selected pods without the gate. */
@@ -50,6 +52,7 @@ export class PolicyStatusPart {
     const over = this.o.versions.read(obj);
     const previous = over.status as PolicyStatus | undefined;
     const input: Parameters<typeof computeStatus>[0] = { generation: obj.metadata.generation ?? 0, now, previous, readiness: report.readiness, pods: report.pods ?? [], drain: report.drain };
+    if (report.whenAllUnhealthy !== undefined) input.whenAllUnhealthy = report.whenAllUnhealthy;
     // The ledger is written by the replacement part; status carries it as it stands. An unreadable one
     // is kept as it is and blocks every replacement until it is repaired.
     const statusLedger = planStatusLedger(previous?.replacements, now);
@@ -110,6 +113,7 @@ export class PolicyStatusPart {
     if (!m) return;
     for (const state of ["Healthy", "Unhealthy", "Unknown"] as const) m.targets.set({ policy: key, state }, pods.filter((p) => p.health.state === state).length);
     m.drainedTargets.set({ policy: key }, drain.drainedCount);
+    m.quarantinedTargets.set({ policy: key }, pods.filter((p) => p.quarantinedUntil !== undefined).length);
   }
 
   forget(key: string): void {

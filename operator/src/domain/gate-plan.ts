@@ -160,10 +160,12 @@ export function planGateDrain(input: GateDrainInput): { drain: DrainPlan; gate: 
     if (p.unhealthySince !== undefined) t.unhealthySince = p.unhealthySince;
     if (p.lastResultAt !== undefined) t.lastResultAt = p.lastResultAt;
     if (p.notProbed !== undefined) t.notProbed = p.notProbed;
+    if (p.quarantine !== undefined) t.quarantine = p.quarantine;
     return t;
   });
   const drain = withoutUngatedDrains(planDrain({ ...settings, targets }), new Set(pods.filter((p) => !p.gated).map((p) => p.uid)));
-  const gate = planGateConditions({ pods, drain, ...(quarantined ? { quarantined } : {}) });
+  // Pods held out by flap quarantine get reason Quarantined (the drain plan lists them).
+  const gate = planGateConditions({ pods, drain, quarantined: quarantined ?? new Set(drain.quarantined) });
   return { drain, gate };
 }
 

@@ -76,3 +76,28 @@ describe("HealthStore.record asks for a reconcile", () => {
     expect(store.record(POLICY, "uid-a", outcome(T0 + 3 * SECOND, true))).toBe(false);
   });
 });
+
+describe("HealthStore flap history", () => {
+  it("keeps each transition into Healthy or Unhealthy, not the results that change nothing", () => {
+    const store = aStore();
+    const results = [false, false, false, true, true, false, false, false, true];
+    results.forEach((ok, i) => store.record(POLICY, "uid-a", outcome(T0 + (i + 1) * SECOND, ok)));
+    expect(store.flapHistory(POLICY, "uid-a")).toEqual({
+      transitions: [
+        { at: T0 + 3 * SECOND, to: "Unhealthy" },
+        { at: T0 + 4 * SECOND, to: "Healthy" },
+        { at: T0 + 8 * SECOND, to: "Unhealthy" },
+        { at: T0 + 9 * SECOND, to: "Healthy" },
+      ],
+    });
+  });
+
+  it("restores a quarantine from its seed, with no transitions", () => {
+    const store = aStore(new Map([["uid-a", { state: "Healthy" as const, since: T0 - 60 * SECOND, quarantinedUntil: T0 + 60 * SECOND }]]));
+    expect(store.flapHistory(POLICY, "uid-a")).toEqual({ transitions: [], restoredUntil: T0 + 60 * SECOND });
+  });
+
+  it("knows nothing of a pod it does not probe", () => {
+    expect(aStore().flapHistory(POLICY, "uid-b")).toBeUndefined();
+  });
+});

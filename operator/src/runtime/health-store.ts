@@ -1,6 +1,7 @@
 // Per (policy, pod uid) evaluation state, fed by probe results. It decides nothing on its own:
 // computeHealth does, and a result that changes what status shows tells the caller to
 // reconcile the policy. Live figures (latency, last probe) stay here for /debug/targets.
+import { appendTransition, type FlapTransition } from "../domain/flap-quarantine.js";
 import { computeHealth, initialHealth, type HealthRecord, type HealthSeed } from "../domain/health.js";
 import type { ProbeOutcome } from "../domain/probe-request.js";
 import type { EpochMs, EvaluationSettings } from "../domain/types.js";
@@ -16,6 +17,16 @@ interface PodEntry {
   ip: string;
   latencyMs?: number;
   result?: string;
+  /** Transitions into Healthy or Unhealthy, bounded (appendTransition): what flap quarantine judges. */
+  transitions: FlapTransition[];
+  /** A quarantine restored from status after a restart (the transitions before it are lost). */
+  restoredQuarantineUntil?: EpochMs;
+}
+
+/** A pod's flap history, for judgeQuarantine. */
+export interface FlapHistory {
+  transitions: readonly FlapTransition[];
+  restoredUntil?: EpochMs;
 }
 
 interface PolicyEntry {
@@ -83,7 +94,10 @@ export class HealthStore {
         existing.startedAt = t.startedAt;
         continue;
       }
-      entry.pods.set(t.uid, { record: initialHealth(seeds.get(t.uid), now), startedAt: t.startedAt, name: t.name, ip: t.ip, probingSince: now, wake: false });
+      const seed = seeds.get(t.uid);
+      const pod: PodEntry = { record: initialHealth(seed, now), startedAt: t.startedAt, name: t.name, ip: t.ip, probingSince: now, wake: false, transitions: [] };
+      if (seed?.quarantinedUntil !== undefined) pod.restoredQuarantineUntil = seed.quarantinedUntil;
+      entry.pods.set(t.uid, pod);
     }
     for (const uid of entry.pods.keys()) if (!keep.has(uid)) entry.pods.delete(uid);
   }
@@ -113,6 +127,15 @@ export class HealthStore {
     return out;
   }
 
+  /** The pod's transitions (and restored quarantine), for judging flap quarantine. */
+  flapHistory(policy: string, uid: string): FlapHistory | undefined {
+    const pod = this.policies.get(policy)?.pods.get(uid);
+    if (!pod) return undefined;
+    const out: FlapHistory = { transitions: pod.transitions };
+    if (pod.restoredQuarantineUntil !== undefined) out.restoredUntil = pod.restoredQuarantineUntil;
+    return out;
+  }
+
   drop(policy: string): void {
     this.policies.delete(policy);
   }
@@ -131,8 +154,9 @@ export class HealthStore {
     const pod = entry?.pods.get(uid);
     if (!entry || !pod) return false;
     const before = pod.record;
-    const { record } = computeHealth(before, { success: outcome.success, failureClass: outcome.failureClass, at: outcome.finishedAt }, entry.settings, pod.startedAt);
+    const { record, transition } = computeHealth(before, { success: outcome.success, failureClass: outcome.failureClass, at: outcome.finishedAt }, entry.settings, pod.startedAt);
     pod.record = record;
+    if (transition && transition.to !== "Unknown") pod.transitions = appendTransition(pod.transitions, { at: outcome.finishedAt, to: transition.to });
     pod.latencyMs = outcome.latencyMs;
     pod.result = outcome.result;
     const firstFresh = before.lastProbeAt === undefined || before.lastProbeAt <= pod.probingSince;

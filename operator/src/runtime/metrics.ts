@@ -9,6 +9,8 @@ export interface OperatorMetrics {
   probeDuration: Histogram<"policy">;
   targets: Gauge<"policy" | "state">;
   drainedTargets: Gauge<"policy">;
+  /** Targets in flap quarantine, whether held out of rotation or kept in by the cap. */
+  quarantinedTargets: Gauge<"policy">;
   replacementsTotal: Counter<"policy" | "outcome">;
   replacementBudgetRemaining: Gauge<"policy" | "window">;
   operatorReplacementBudgetRemaining: Gauge;
@@ -50,6 +52,7 @@ export function createMetrics(opts: MetricsOptions = {}): OperatorMetrics {
   });
   const targets = new Gauge({ name: "healthprobe_targets", help: "Probe targets by health state.", labelNames: ["policy", "state"] as const, registers });
   const drainedTargets = new Gauge({ name: "healthprobe_drained_targets", help: "Targets drained from the Service's EndpointSlices.", labelNames: ["policy"] as const, registers });
+  const quarantinedTargets = new Gauge({ name: "healthprobe_quarantined_targets", help: "Targets in flap quarantine, held out of rotation or kept in by the cap.", labelNames: ["policy"] as const, registers });
   const replacementsTotal = new Counter({
     name: "healthprobe_replacements_total",
     help: "Pod replacements attempted, by outcome.",
@@ -90,6 +93,7 @@ export function createMetrics(opts: MetricsOptions = {}): OperatorMetrics {
     probeDuration,
     targets,
     drainedTargets,
+    quarantinedTargets,
     replacementsTotal,
     replacementBudgetRemaining,
     operatorReplacementBudgetRemaining,
@@ -104,7 +108,7 @@ export function createMetrics(opts: MetricsOptions = {}): OperatorMetrics {
       probesTotal.inc({ policy, result: outcome.ok ? "success" : "failure", class: outcome.ok ? "" : outcome.class });
       probeDuration.observe({ policy }, durationSeconds);
     },
-    forgetPolicy: (policy) => removeSeriesOf(policy, [probesTotal, probeDuration, targets, drainedTargets, replacementsTotal, replacementBudgetRemaining]),
+    forgetPolicy: (policy) => removeSeriesOf(policy, [probesTotal, probeDuration, targets, drainedTargets, quarantinedTargets, replacementsTotal, replacementBudgetRemaining]),
   };
 }
 
