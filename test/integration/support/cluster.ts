@@ -129,6 +129,7 @@ export interface PolicyOptions {
   replacement?: Record<string, unknown>;
   probe?: Record<string, unknown>;
   evaluation?: Record<string, unknown>;
+  drain?: Record<string, unknown>;
 }
 
 export function aPolicy(name: string, namespace: string, o: PolicyOptions = {}): Obj {
@@ -142,7 +143,7 @@ export function aPolicy(name: string, namespace: string, o: PolicyOptions = {}):
       dryRun: o.dryRun ?? false,
       probe: { port: 8080, path: "/healthz", periodSeconds: o.periodSeconds ?? 1, timeoutSeconds: o.timeoutSeconds ?? 1, ...(o.probe ?? {}) },
       evaluation: { failureThreshold: o.failureThreshold ?? 2, successThreshold: o.successThreshold ?? 1, ...(o.evaluation ?? {}) },
-      drain: { enabled: true, maxUnhealthyPercent: o.maxUnhealthyPercent ?? 50, ...(o.method ? { method: o.method } : {}) },
+      drain: { enabled: true, maxUnhealthyPercent: o.maxUnhealthyPercent ?? 50, ...(o.method ? { method: o.method } : {}), ...(o.drain ?? {}) },
       replacement: { enabled: false, ...(o.replacement ?? {}) },
     },
   };
