@@ -66,8 +66,8 @@ export function policyObject(name: string, namespace: string, c: PolicyChoice): 
       selector: { matchLabels: { app: c.app } },
       dryRun: c.dryRun,
       probe: { port: 8080, path: "/healthz", periodSeconds: c.periodSeconds, timeoutSeconds: 1 },
-      evaluation: { failureThreshold: c.failureThreshold, successThreshold: 1 },
-      drain: { enabled: true, maxUnhealthyPercent: c.maxUnhealthyPercent },
+      evaluation: { failureThreshold: c.failureThreshold, successThreshold: 1, ...(c.flapQuarantine ? { flapQuarantine: c.flapQuarantine } : {}) },
+      drain: { enabled: true, maxUnhealthyPercent: c.maxUnhealthyPercent, whenAllUnhealthy: c.whenAllUnhealthy },
       replacement: { enabled: true, after: "30s", maxPerHour: c.maxPerHour, maxPerDay: c.maxPerDay, pauseAboveUnhealthyPercent: c.pauseAboveUnhealthyPercent },
     },
   };

@@ -21,6 +21,9 @@ export interface PolicyChoice {
   maxPerDay: number;
   /** The mass-failure breaker's threshold (100: off). */
   pauseAboveUnhealthyPercent: number;
+  whenAllUnhealthy: "FailOpen" | "FailClosed";
+  /** spec.evaluation.flapQuarantine, or off. */
+  flapQuarantine: { flaps: number; window: string; maxBackoff: string } | undefined;
 }
 
 export type Action =
@@ -73,6 +76,8 @@ export function randomPolicy(rng: Rng, base?: PolicyChoice): PolicyChoice {
     maxPerHour,
     maxPerDay: maxPerHour + rng.int(0, 2),
     pauseAboveUnhealthyPercent: rng.pick([25, 50, 60, 100]),
+    whenAllUnhealthy: rng.chance(0.3) ? "FailClosed" : "FailOpen",
+    flapQuarantine: rng.chance(0.3) ? { flaps: rng.int(2, 3), window: "1m", maxBackoff: rng.pick(["5s", "30s", "2m"]) } : undefined,
   };
   if (!base) return fresh;
   // An edit changes one or two fields.

@@ -37,6 +37,7 @@ export interface PolicyView {
   selector: Record<string, string>;
   dryRun: boolean;
   maxUnhealthyPercent: number;
+  whenAllUnhealthy: "FailOpen" | "FailClosed";
   replacement: { enabled: boolean; maxPerHour: number; maxPerDay: number; pauseAboveUnhealthyPercent?: number };
   status: {
     observedGeneration: number | undefined;
@@ -46,6 +47,11 @@ export interface PolicyView {
     pods: Record<string, HealthState>;
     /** Pod name -> whether the policy reports keeping it out of rotation (drained, or not admitted). */
     routedOut?: Record<string, boolean>;
+    /** status.targets and status.drained as written (one write: consistent with each other). */
+    targets?: number;
+    drained?: number;
+    /** Pods the status reports quarantined for flapping and drained. */
+    quarantinedOut?: string[];
   };
 }
 
@@ -122,6 +128,16 @@ export function readinessIn(world: World, service: string): Map<string, boolean>
   const out = new Map<string, boolean>();
   for (const s of slicesOf(world, service)) for (const e of s.endpoints) out.set(e.pod, out.get(e.pod) === true || e.ready);
   return out;
+}
+
+/**
+ * A policy that fails closed may leave its Service dark, and drain past its cap, while no target
+ * is Healthy: judged from its status (FailClosed=True, or no kubelet-Ready target reported Healthy,
+ * so a status a write behind the slices is not taken for a violation).
+ */
+export function mayFailClosed(policy: PolicyView, targets: readonly PodView[]): boolean {
+  if (policy.whenAllUnhealthy !== "FailClosed") return false;
+  return conditionTrue(policy, "FailClosed") || !targets.some((p) => p.ready && policy.status.pods[p.name] === "Healthy");
 }
 
 export function conditionTrue(policy: PolicyView, type: string): boolean {

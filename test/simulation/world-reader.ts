@@ -40,9 +40,11 @@ function policyView(p: Obj): PolicyView {
   }
   const pods: Record<string, HealthState> = {};
   const routedOut: Record<string, boolean> = {};
+  const quarantinedOut: string[] = [];
   for (const e of p.status?.pods ?? []) {
     pods[e.name] = e.state;
     routedOut[e.name] = e.drained === true || String(e.reason ?? "").startsWith("not admitted");
+    if (e.quarantinedUntil !== undefined && e.drained === true) quarantinedOut.push(e.name);
   }
   const r = p.spec?.replacement ?? {};
   return {
@@ -53,8 +55,9 @@ function policyView(p: Obj): PolicyView {
     selector: { ...(p.spec?.selector?.matchLabels ?? {}) },
     dryRun: p.spec?.dryRun === true,
     maxUnhealthyPercent: p.spec?.drain?.maxUnhealthyPercent ?? 50,
+    whenAllUnhealthy: p.spec?.drain?.whenAllUnhealthy === "FailClosed" ? "FailClosed" : "FailOpen",
     replacement: { enabled: r.enabled !== false, maxPerHour: r.maxPerHour ?? 1, maxPerDay: r.maxPerDay ?? 3, pauseAboveUnhealthyPercent: r.pauseAboveUnhealthyPercent ?? 50 },
-    status: { observedGeneration: p.status?.observedGeneration, conditions, pods, routedOut },
+    status: { observedGeneration: p.status?.observedGeneration, conditions, pods, routedOut, targets: p.status?.targets, drained: p.status?.drained, quarantinedOut },
   };
 }
 

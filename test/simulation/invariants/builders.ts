@@ -7,8 +7,11 @@ export function pod(name: string, o: Partial<PodView> = {}): PodView {
   return { name, uid: `uid-${name}`, created: T0, ip: `10.0.0.${name.length}`, labels: { app: "web" }, ready: true, terminating: false, owner: "controller", ...o };
 }
 
-export function policy(name: string, o: Partial<Omit<PolicyView, "status">> & { states?: PolicyView["status"]["pods"]; conditions?: Record<string, string> } = {}): PolicyView {
-  const { states, conditions, ...rest } = o;
+export function policy(
+  name: string,
+  o: Partial<Omit<PolicyView, "status">> & { states?: PolicyView["status"]["pods"]; conditions?: Record<string, string>; counts?: Pick<PolicyView["status"], "targets" | "drained" | "quarantinedOut"> } = {},
+): PolicyView {
+  const { states, conditions, counts, ...rest } = o;
   const conds: PolicyView["status"]["conditions"] = {};
   for (const [type, status] of Object.entries({ Ready: "True", ...(conditions ?? {}) })) {
     conds[type] = { status, reason: status === "True" && type === "Ready" ? "Reconciled" : "", observedGeneration: 1, since: T0 };
@@ -21,9 +24,10 @@ export function policy(name: string, o: Partial<Omit<PolicyView, "status">> & { 
     selector: { app: "web" },
     dryRun: false,
     maxUnhealthyPercent: 50,
+    whenAllUnhealthy: "FailOpen",
     replacement: { enabled: true, maxPerHour: 1, maxPerDay: 3 },
     ...rest,
-    status: { observedGeneration: 1, conditions: conds, pods: states ?? {} },
+    status: { observedGeneration: 1, conditions: conds, pods: states ?? {}, ...(counts ?? {}) },
   };
 }
 

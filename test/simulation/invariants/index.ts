@@ -1,5 +1,5 @@
 // Every invariant the simulation checks after each step, in one list.
-import { drainCap, adoptionFree, dryRunRouting, neverDark } from "./routing.js";
+import { drainCap, adoptionFree, dryRunRouting, neverDark, quarantineWithinCap } from "./routing.js";
 import { dryRunEvictions, freshEvidence, noEvictionInFailOpen, operatorBudget, policyBudgets, replaceableOnly } from "./replacement.js";
 import { noEvictionAboveBreaker } from "./breaker.js";
 import { converged, noFrozenSlices } from "./settled.js";
@@ -11,6 +11,7 @@ export type { Invariant, Violation } from "./types.js";
 export const INVARIANTS: readonly Invariant[] = [
   neverDark,
   drainCap,
+  quarantineWithinCap,
   adoptionFree,
   dryRunRouting,
   policyBudgets,

@@ -20,6 +20,11 @@ const cases: Array<{ invariant: string; violating: Snapshot; passing: Snapshot }
     passing: snapshot(world(three, { a: true, b: true, c: false }, [policy("p", { maxUnhealthyPercent: 50 })])),
   },
   {
+    invariant: "quarantine-within-cap",
+    violating: snapshot(world(three, {}, [policy("p", { counts: { targets: 3, drained: 2, quarantinedOut: ["b"] } })])),
+    passing: snapshot(world(three, {}, [policy("p", { counts: { targets: 4, drained: 2, quarantinedOut: ["b"] } })])),
+  },
+  {
     invariant: "adoption-free",
     violating: snapshot(world(three, { a: true, b: false, c: true }, [policy("p", { states: { a: "Healthy", b: "Unknown", c: "Healthy" } })]), {
       previous: world(three, { a: true, b: true, c: true }, [policy("p")]),
@@ -111,6 +116,28 @@ describe("simulation invariants", () => {
 
   it.each(cases)("$invariant accepts the passing snapshot", ({ invariant, passing }) => {
     expect(byName(invariant).check(passing)).toEqual([]);
+  });
+
+  it("never-dark and drain-cap let a policy that fails closed go dark only while no target is Healthy", () => {
+    const dark = (states: Record<string, "Healthy" | "Unhealthy">, conditions: Record<string, string> = {}) =>
+      snapshot(world(three, { a: false, b: false, c: false }, [policy("p", { whenAllUnhealthy: "FailClosed", states, conditions })]));
+    const allUnhealthy = { a: "Unhealthy", b: "Unhealthy", c: "Unhealthy" } as const;
+    const oneHealthy = { ...allUnhealthy, b: "Healthy" } as const;
+    expect(byName("never-dark").check(dark(allUnhealthy))).toEqual([]);
+    expect(byName("drain-cap").check(dark(allUnhealthy))).toEqual([]);
+    expect(byName("never-dark").check(dark(oneHealthy, { FailClosed: "True" }))).toEqual([]);
+    expect(byName("never-dark").check(dark(oneHealthy))).toHaveLength(1);
+    expect(byName("drain-cap").check(dark(oneHealthy))).toHaveLength(1);
+  });
+
+  it("quarantine-within-cap does not judge a policy reporting FailClosed=True", () => {
+    const closed = policy("p", { whenAllUnhealthy: "FailClosed", conditions: { FailClosed: "True" }, counts: { targets: 3, drained: 3 } });
+    expect(byName("quarantine-within-cap").check(snapshot(world(three, {}, [closed])))).toEqual([]);
+  });
+
+  it("no-eviction-in-fail-open also holds evictions back while a policy reports FailClosed=True", () => {
+    const s = snapshot(world(three, {}, []), { evictions: [eviction("a", T0, world(three, {}, [policy("p", { conditions: { FailClosed: "True" } })]))] });
+    expect(byName("no-eviction-in-fail-open").check(s)).toHaveLength(1);
   });
 
   it("routing invariants say nothing while no replica is writing", () => {

@@ -81,12 +81,12 @@ export const replaceableOnly: Invariant = {
 
 export const noEvictionInFailOpen: Invariant = {
   name: "no-eviction-in-fail-open",
-  rule: "no pod is evicted while a policy selecting it reports FailOpen=True",
+  rule: "no pod is evicted while a policy selecting it reports FailOpen=True or FailClosed=True",
   check(s: Snapshot): string[] {
     const out: string[] = [];
     for (const e of s.evictions) {
-      const open = selectingPolicies(e).filter((p) => conditionTrue(p, "FailOpen"));
-      if (open.length > 0) out.push(`${e.verb} of ${e.pod} at ${iso(e.at)} by ${e.user} while ${open.map((p) => p.name).join(", ")} reported FailOpen=True`);
+      const open = selectingPolicies(e).filter((p) => conditionTrue(p, "FailOpen") || conditionTrue(p, "FailClosed"));
+      if (open.length > 0) out.push(`${e.verb} of ${e.pod} at ${iso(e.at)} by ${e.user} while ${open.map((p) => p.name).join(", ")} reported FailOpen=True or FailClosed=True`);
     }
     return out;
   },

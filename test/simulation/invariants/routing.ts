@@ -1,6 +1,6 @@
 // Routing invariants: what the operator's EndpointSlices say about the Service at a settled
 // moment, judged from the API's pods, Services, slices and policies.
-import { managingPolicy, readinessIn, targetsOf, type Snapshot, type PolicyView, type World } from "../snapshot.js";
+import { managingPolicy, mayFailClosed, readinessIn, targetsOf, type Snapshot, type PolicyView, type World } from "../snapshot.js";
 import type { Invariant } from "./types.js";
 
 /** Each selector-less Service a Ready policy manages, with that policy. */
@@ -15,13 +15,13 @@ function managed(world: World): Array<{ service: string; policy: PolicyView }> {
 
 export const neverDark: Invariant = {
   name: "never-dark",
-  rule: "whenever a selected pod is kubelet-Ready and a policy manages the Service, at least one endpoint is ready",
+  rule: "whenever a selected pod is kubelet-Ready and a policy manages the Service, at least one endpoint is ready, unless the policy fails closed with no Healthy target",
   check(s: Snapshot): string[] {
     if (!s.operatorUp) return [];
     const out: string[] = [];
     for (const { service, policy } of managed(s.world)) {
       const ready = targetsOf(s.world, policy).filter((p) => p.ready);
-      if (ready.length === 0) continue;
+      if (ready.length === 0 || mayFailClosed(policy, targetsOf(s.world, policy))) continue;
       const readiness = readinessIn(s.world, service);
       if (![...readiness.values()].some(Boolean)) {
         out.push(`Service ${service} (policy ${policy.name}) has no ready endpoint while ${ready.map((p) => p.name).join(", ")} are kubelet-Ready; endpoints ${fmt(readiness)}`);
@@ -33,13 +33,13 @@ export const neverDark: Invariant = {
 
 export const drainCap: Invariant = {
   name: "drain-cap",
-  rule: "at most floor(targets * maxUnhealthyPercent / 100) kubelet-Ready pods that were once in rotation are kept out of it",
+  rule: "at most floor(targets * maxUnhealthyPercent / 100) kubelet-Ready pods that were once in rotation are kept out of it (quarantined ones included), unless the policy fails closed with no Healthy target",
   check(s: Snapshot): string[] {
     if (!s.operatorUp) return [];
     const out: string[] = [];
     for (const { service, policy } of managed(s.world)) {
-      if (policy.dryRun) continue;
       const targets = targetsOf(s.world, policy);
+      if (policy.dryRun || mayFailClosed(policy, targets)) continue;
       const readiness = readinessIn(s.world, service);
       const inRotationOnce = new Set(s.everInRotation[service] ?? []);
       const keptOut = targets.filter((p) => p.ready && inRotationOnce.has(p.name) && readiness.get(p.name) !== true);
@@ -47,6 +47,21 @@ export const drainCap: Invariant = {
       if (keptOut.length > cap) {
         out.push(`Service ${service} (policy ${policy.name}, maxUnhealthyPercent ${policy.maxUnhealthyPercent}, ${targets.length} targets): ${keptOut.length} kubelet-Ready pods out of rotation (${keptOut.map((p) => p.name).join(", ")}), cap ${cap}`);
       }
+    }
+    return out;
+  },
+};
+
+export const quarantineWithinCap: Invariant = {
+  name: "quarantine-within-cap",
+  rule: "a policy's status never reports more pods drained (quarantined ones included) than floor(targets * maxUnhealthyPercent / 100), unless it reports FailClosed=True",
+  check(s: Snapshot): string[] {
+    const out: string[] = [];
+    for (const policy of s.world.policies) {
+      const { targets, drained, quarantinedOut = [] } = policy.status;
+      if (targets === undefined || drained === undefined || policy.status.conditions.FailClosed?.status === "True") continue;
+      const cap = Math.floor((targets * policy.maxUnhealthyPercent) / 100);
+      if (drained > cap) out.push(`policy ${policy.name} reports ${drained} drained of ${targets} targets (${quarantinedOut.length} quarantined: ${quarantinedOut.join(", ") || "none"}), cap ${cap}`);
     }
     return out;
   },
