@@ -1,4 +1,5 @@
 import { describe, it, expect } from "@jest/globals";
+import fc from "fast-check";
 import { appendTransition, backoffMs, flapTimes, judgeQuarantine, MAX_FLAP_TRANSITIONS, type FlapTransition } from "./flap-quarantine.js";
 import { MINUTE, SECOND, T0 } from "./testing/builders.js";
 
@@ -112,5 +113,37 @@ describe("appendTransition", () => {
   it("drops transitions older than the longest window (24 h)", () => {
     const h = appendTransition(history(U, H), { at: T0 + 24 * 60 * MINUTE + MINUTE, to: U });
     expect(h).toEqual([{ at: T0 + 24 * 60 * MINUTE + MINUTE, to: U }]);
+  });
+});
+
+describe("judgeQuarantine over random histories", () => {
+  const historyArb = fc
+    .array(fc.integer({ min: 1, max: 90 * SECOND }), { maxLength: 40 })
+    .chain((gaps) => fc.tuple(fc.constant(gaps), fc.constantFrom(H, U)))
+    .map(([gaps, first]) => {
+      let at = T0;
+      return gaps.map((gap, i): FlapTransition => ({ at: (at += gap), to: (i % 2 === 0) === (first === U) ? U : H }));
+    });
+  const settingsArb = fc.record({
+    flaps: fc.integer({ min: 2, max: 6 }),
+    windowMs: fc.integer({ min: 10 * SECOND, max: 20 * MINUTE }),
+    maxBackoffMs: fc.integer({ min: SECOND, max: 20 * MINUTE }),
+  });
+
+  it("quarantines only after `flaps` flaps inside one window, for at most maxBackoff after the latest flap", () => {
+    fc.assert(
+      fc.property(historyArb, settingsArb, fc.integer({ min: 0, max: 60 * MINUTE }), (h, s, offset) => {
+        const now = T0 + offset;
+        const verdict = judgeQuarantine(h, s, now);
+        if (!verdict) return;
+        const flaps = flapTimes(h).filter((f) => f <= now);
+        const last = flaps.filter((f) => f < verdict.until).at(-1)!;
+        expect(verdict.until).toBeGreaterThan(now);
+        expect(verdict.until).toBeLessThanOrEqual(Math.ceil((last + s.maxBackoffMs) / 1000) * 1000);
+        expect(verdict.flaps).toBeGreaterThanOrEqual(s.flaps);
+        expect(flaps.some((f) => flaps.filter((g) => g > f - s.windowMs && g <= f).length >= s.flaps)).toBe(true);
+      }),
+      { numRuns: 500 },
+    );
   });
 });
