@@ -82,7 +82,7 @@ describe("flapQuarantine", () => {
     const ips = await givenPolicyOver(["web-a", "web-b", "web-c", "web-d"], {
       failureThreshold: 1,
       successThreshold: 1,
-      evaluation: { flapQuarantine: { flaps: 2, window: "1m", maxBackoff: "4s" } },
+      evaluation: { flapQuarantine: { flaps: 2, window: "1m", maxBackoff: "6s" } },
     });
     const ip = ips.get("web-a")!;
     // Unhealthy, Healthy, Unhealthy (one flap), Healthy, Unhealthy (two flaps: quarantined).
@@ -103,7 +103,7 @@ describe("flapQuarantine", () => {
     expect(onPod.note).toMatch(/^pod web-a quarantined: 2 flaps in 1m/);
     await eventFor("HealthProbePolicy", "web", "Quarantined");
 
-    // After the back-off (4s) it returns by itself, being Healthy.
+    // After the back-off (6s: the base is maxBackoff when under 1m) it returns by itself, being Healthy.
     const back = await waitForStatus("web-a back in rotation", (s) => podEntry(s, "web-a")?.drained === false);
     expect(podEntry(back, "web-a")).toMatchObject({ state: "Healthy", reason: "admitted: healthy" });
     expect(podEntry(back, "web-a")!.quarantinedUntil).toBeUndefined();
