@@ -77,7 +77,8 @@ export function randomPolicy(rng: Rng, base?: PolicyChoice): PolicyChoice {
     maxPerDay: maxPerHour + rng.int(0, 2),
     pauseAboveUnhealthyPercent: rng.pick([25, 50, 60, 100]),
     whenAllUnhealthy: rng.chance(0.3) ? "FailClosed" : "FailOpen",
-    flapQuarantine: rng.chance(0.3) ? { flaps: rng.int(2, 3), window: "1m", maxBackoff: rng.pick(["5s", "30s", "2m"]) } : undefined,
+    // Back-offs shorter than the 30 s the history settles for, so a quarantine begun at its end is over when convergence is judged.
+    flapQuarantine: rng.chance(0.3) ? { flaps: rng.int(2, 3), window: "1m", maxBackoff: rng.pick(["5s", "20s"]) } : undefined,
   };
   if (!base) return fresh;
   // An edit changes one or two fields.
