@@ -8,6 +8,8 @@ import type { OwnerKind } from "./snapshot.js";
 export const APPS = ["web", "api"] as const;
 export const SERVICES = ["web", "api"] as const;
 export const POLICIES = ["pol-a", "pol-b", "pol-c"] as const;
+/** A crash or leader change comes at most this long after its step began (possibly after the step). */
+export const MAX_FAULT_DELAY_MS = 2_500;
 export const FAULT_RESOURCES = ["endpointslices", "healthprobepolicies", "pods", "configmaps", "leases", "services"] as const;
 
 export interface PolicyChoice {
@@ -155,9 +157,9 @@ function drawAction(rng: Rng, intent: Intent, leaderElect: boolean): Action {
       return { kind, fault: rng.pick(["5xx", "409", "timeout"] as const), resource: rng.pick(FAULT_RESOURCES), count: rng.int(1, 3) };
     case "crash":
       // Some way into the step, when reconciles and probes may be in flight.
-      return { kind, afterMs: rng.int(0, 2_500) };
+      return { kind, afterMs: rng.int(0, MAX_FAULT_DELAY_MS) };
     case "leaderChange":
-      return { kind, graceful: rng.chance(0.5), afterMs: rng.int(0, 2_500) };
+      return { kind, graceful: rng.chance(0.5), afterMs: rng.int(0, MAX_FAULT_DELAY_MS) };
     default:
       return { kind } as Action;
   }

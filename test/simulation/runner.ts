@@ -6,7 +6,7 @@ import { requestsBy } from "../apiserver/index.js";
 import { kubeConfigFor, startCluster, uniquePodCidr } from "../integration/support/cluster.js";
 import { applyAction, createOwners, servePods, type SimEnv } from "./actions.js";
 import { Fleet, OPERATOR_USER_PREFIX } from "./fleet.js";
-import { APPS, Intent, describeAction, nextStep, randomPolicy, type Action } from "./history.js";
+import { APPS, Intent, MAX_FAULT_DELAY_MS, describeAction, nextStep, randomPolicy, type Action } from "./history.js";
 import { checkAll, type Violation } from "./invariants/index.js";
 import { Observer, summary } from "./observer.js";
 import { PodServers } from "./pod-servers.js";
@@ -121,6 +121,9 @@ async function setUp(o: SeedOptions, sim: SimClock, servers: PodServers, leaderE
 async function settleHistory(run: Run, intent: Intent): Promise<void> {
   run.env.cluster.server.faults.clear();
   for (const name of intent.pods) await applyAction(run.env, { kind: "probeMode", name, mode: "healthy" });
+  // A crash drawn in the last step may come after it: let it happen before the writer is filled in,
+  // or it kills the writer while the history settles and nothing restarts one.
+  await advance(run.settle, MAX_FAULT_DELAY_MS, run.stats);
   await run.env.fleet.fill();
   await advance(run.settle, SETTLE_MS, run.stats);
 }
