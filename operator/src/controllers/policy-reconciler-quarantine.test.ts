@@ -1,48 +1,22 @@
 // A flap quarantine persisted in status survives a restart: a fresh health store, seeded from
 // status, holds the pod out until quarantinedUntil, then lets it back.
 import { describe, expect, it } from "@jest/globals";
-import { HealthStore } from "../runtime/health-store.js";
-import { FakeClock } from "../runtime/testing/fake-clock.js";
-import type { KubeObject, PodObject, PolicyObject, ServiceObject } from "./kube-objects.js";
-import { buildPolicyController } from "./policy-controller.js";
-import { MemoryCache } from "./testing/memory-cache.js";
-import { MemoryWriter } from "./testing/memory-writer.js";
-import { NS, aPodObject, aPolicyObject, aServiceObject } from "./testing/objects.js";
-import { quietLogger } from "./testing/quiet-logger.js";
+import type { MemoryWriter } from "./testing/memory-writer.js";
+import type { PolicyObject } from "./kube-objects.js";
+import { NS, aPodObject, aPolicyObject } from "./testing/objects.js";
+import { NOW, setUp } from "./testing/policy-controller-bed.js";
 
-const NOW = Date.UTC(2026, 0, 1, 12);
 const UNTIL = "2026-01-01T12:01:00Z";
 const since = "2026-01-01T11:00:00Z";
 
+/** A new replica (empty health store) over a policy whose status says web-b is quarantined. */
 function restartedOperator() {
   const names = ["web-a", "web-b", "web-c", "web-d"];
   const policy: PolicyObject = {
     ...aPolicyObject("web", { evaluation: { flapQuarantine: { flaps: 3, window: "10m", maxBackoff: "10m" } } }),
     status: { pods: names.map((name) => ({ name, uid: `uid-${name}`, state: "Healthy", since, drained: name === "web-b", reason: "", ...(name === "web-b" ? { quarantinedUntil: UNTIL } : {}) })) },
   };
-  const caches = {
-    policies: new MemoryCache<PolicyObject>([policy]),
-    pods: new MemoryCache<PodObject>(names.map((n, i) => aPodObject(n, { ip: `10.0.0.${i + 1}` }))),
-    services: new MemoryCache<ServiceObject>([aServiceObject()]),
-    nodes: new MemoryCache<KubeObject>(),
-    slices: new MemoryCache<KubeObject>(),
-  };
-  const writer = new MemoryWriter();
-  writer.seedPolicy(`${NS}/web`, "1", policy.status!);
-  const clock = new FakeClock(NOW);
-  const controller = buildPolicyController({
-    caches,
-    writer,
-    scheduler: { setTargets: () => {}, probeNow: () => {} },
-    health: new HealthStore(),
-    events: { record: () => {} },
-    clock,
-    logger: quietLogger(),
-    isLeader: () => true,
-    maxReplacementsPer12h: 10,
-    operatorNamespace: "ops",
-  });
-  return { controller, writer, clock };
+  return setUp({ policies: [policy], pods: names.map((n, i) => aPodObject(n, { ip: `10.0.0.${i + 1}` })) });
 }
 
 type Pod = { name: string; drained: boolean; reason: string; quarantinedUntil?: string };

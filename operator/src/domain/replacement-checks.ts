@@ -23,6 +23,23 @@ export function blocked(step: ReplacementStep, reason: string, blockedReason?: B
   return decision;
 }
 
+/** Fail-open or fail-closed of the deciding policy: its drain plan's, or True in its last status. */
+export interface OutageInput {
+  /** FailOpen=True: mass evidence, nothing is replaced. */
+  failOpen: boolean;
+  /** FailClosed=True (no target Healthy, every Unhealthy one drained): mass evidence too. */
+  failClosed?: boolean;
+  /** When the last fail-open (or fail-closed) ended, or ends now: evidence must be newer. */
+  recoveredAt?: number;
+}
+
+/** While the policy fails open or closed nothing is replaced: the cause is shared, not the pods'. */
+export function checkOutage(input: OutageInput): Blocked | undefined {
+  if (input.failOpen) return blocked("FailOpen", "the policy is failing open (no target both Healthy and kubelet-Ready): no replacement on mass evidence", "FailOpen");
+  if (input.failClosed) return blocked("FailClosed", "the policy is failing closed (no target both Healthy and kubelet-Ready): no replacement on mass evidence", "FailClosed");
+  return undefined;
+}
+
 /** Step 3: the other policies' views. Unknown means "no agreement yet": a veto without a time. */
 export function checkAgreement(now: number, self: string, views: readonly OtherPolicyView[]): Blocked | undefined {
   const timeless: string[] = [];

@@ -19,7 +19,7 @@ import {
   type ReplacementMethod,
 } from "./budget.js";
 import { chargeLedger, isCharged, withoutPod } from "./ledger.js";
-import { blocked, checkAgreement, checkController, checkEvidence, checkMassFailure, checkRollout, formatDuration } from "./replacement-checks.js";
+import { blocked, checkAgreement, checkController, checkEvidence, checkMassFailure, checkOutage, checkRollout, formatDuration, type OutageInput } from "./replacement-checks.js";
 import type { Blocked, UnhealthyShare } from "./replacement-checks.js";
 
 export { formatDuration, type UnhealthyShare };
@@ -99,14 +99,8 @@ export interface ReplacementPod {
   rolloutSuspect?: string;
 }
 
-export interface ShouldReplaceInput {
+export interface ShouldReplaceInput extends OutageInput {
   now: number;
-  /** FailOpen=True for the deciding policy: mass evidence, nothing is replaced. */
-  failOpen: boolean;
-  /** FailClosed=True for the deciding policy (no target Healthy, all drained): mass evidence too. */
-  failClosed?: boolean;
-  /** When the deciding policy's last fail-open ended (or ends now): evidence must be newer. */
-  recoveredAt?: number;
   /** The deciding policy's targets and how many it sees Unhealthy (the mass-failure breaker's share). */
   share: UnhealthyShare;
   policy: ReplacingPolicy;
@@ -220,12 +214,8 @@ export function shouldReplace(input: ShouldReplaceInput): ReplacementDecision {
   if (rollout !== undefined) return rollout;
   const massFailure = checkMassFailure(input.share, policy.pauseAboveUnhealthyPercent);
   if (massFailure !== undefined) return massFailure;
-  if (input.failOpen) {
-    return blocked("FailOpen", "the policy is failing open (no target both Healthy and kubelet-Ready): no replacement on mass evidence", "FailOpen");
-  }
-  if (input.failClosed) {
-    return blocked("FailClosed", "the policy is failing closed (no target both Healthy and kubelet-Ready): no replacement on mass evidence", "FailClosed");
-  }
+  const outage = checkOutage(input);
+  if (outage !== undefined) return outage;
   const stale = checkEvidence(pod, input.recoveredAt);
   if (stale !== undefined) return stale;
 
@@ -271,14 +261,9 @@ export interface ReplacementCandidate extends ReplacementPod {
   pdbBlockedUntil?: number;
 }
 
-export interface PlanReplacementsInput {
+/** The outage fields come from the drain plan (failOpen, failClosed, recoveredAt) and the last status. */
+export interface PlanReplacementsInput extends OutageInput {
   now: number;
-  /** FailOpen=True for the deciding policy (the drain plan's failOpen). */
-  failOpen: boolean;
-  /** FailClosed=True for the deciding policy (the drain plan's failClosed). */
-  failClosed?: boolean;
-  /** When the deciding policy's last fail-open ended (the drain plan's recoveredAt). */
-  recoveredAt?: number;
   /** All the policy's targets (not only the candidates) and how many are Unhealthy. */
   share: UnhealthyShare;
   policy: ReplacingPolicy;
