@@ -104,6 +104,13 @@ export const CROSS_FIELD_RULES = {
     messageExpression: "'after ' + self + ': must be between 30s and 168h'",
     explain: (a: string) => `after ${a}: must be between 30s and 168h`,
   },
+  diagnosticsRetentionRange: {
+    scope: "spec.replacement.diagnosticsRetention",
+    rule: "duration(self) >= duration('1m') && duration(self) <= duration('720h')",
+    message: "must be between 1m and 720h",
+    messageExpression: "'diagnosticsRetention ' + self + ': must be between 1m and 720h'",
+    explain: (a: string) => `diagnosticsRetention ${a}: must be between 1m and 720h`,
+  },
   dailyAtLeastHourly: {
     scope: "spec.replacement",
     // has(): kube-apiserver checks the rule against the parent's `default: {}` before nested defaults fill it in.

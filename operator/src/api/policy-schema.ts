@@ -297,6 +297,18 @@ const afterSchema = z
     if (ms < 30_000 || ms > 168 * 3_600_000) fail(ctx, [], a, "afterRange", a);
   });
 
+const diagnosticsRetentionSchema = z
+  .string()
+  .max(64)
+  .regex(new RegExp(DURATION_PATTERN), `must be a duration such as "24h", "90m" or "1h30m"`)
+  .default("24h")
+  .meta({ ...desc(`How long diagnostics ConfigMaps are kept: a duration from "1m" to "720h". At most 20 are kept per policy, the oldest deleted first.`), ...cel("diagnosticsRetentionRange") })
+  .superRefine((a, ctx) => {
+    if (!new RegExp(DURATION_PATTERN).test(a)) return;
+    const ms = parseDuration(a);
+    if (ms < 60_000 || ms > 720 * 3_600_000) fail(ctx, [], a, "diagnosticsRetentionRange", a);
+  });
+
 const replacementSchema = z
   .strictObject({
     enabled: z.boolean().default(true).meta(desc("Replaces pods that stay Unhealthy for `after`, within the budgets.")),
@@ -314,6 +326,11 @@ const replacementSchema = z
           "Mass-failure breaker: while more than this percentage of the targets is Unhealthy (Unhealthy / targets, strictly greater), no pod is replaced; the replacement windows keep running. 1-100; 100 turns it off.",
         ),
       ),
+    keepDiagnostics: z
+      .boolean()
+      .default(true)
+      .meta(desc("Just before evicting, stores the pod's last log lines, Events, conditions and probe results in a ConfigMap in the policy's namespace (a failure to capture never delays the replacement by more than 5 s).")),
+    diagnosticsRetention: diagnosticsRetentionSchema,
   })
   .prefault({})
   .meta({ ...desc("Replacing pods that stay Unhealthy, so their controller recreates them."), ...cel("dailyAtLeastHourly") })
