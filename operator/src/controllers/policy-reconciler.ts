@@ -17,6 +17,7 @@ import { Endpoints, rotationOf } from "./endpoints.js";
 import { hasReadinessGate, isKubeletReady, isReadyBesidesGate, nameOf, podIPsOf, splitKey, uidOf, type ObjectCache, type PodObject, type PolicyObject, type ServiceObject } from "./kube-objects.js";
 import { parsePolicy, type ParsedPolicy } from "./parsed-policy.js";
 import type { PolicyStatusPart, StatusReport } from "./policy-status.js";
+import { shadowOf, type ShadowView } from "./kubelet-shadow.js";
 import { MISSING_SECRET_RETRY_MS, type ProbeTargets, type ProbingStart, type Selection } from "./probe-targets.js";
 import type { ReadinessGates } from "./readiness-gates.js";
 import type { Replacer, ReplacementResult } from "./replacer.js";
@@ -184,14 +185,15 @@ export class PolicyReconciler {
       replacement = await this.o.replacer.run(log, policy, selection.targets, now, { failOpen: plan.failOpen, recoveredAt: plan.recoveredAt, rollouts });
       if (replacement) this.o.status.recordReplacements(policy.obj, policy.spec.replacement.after, replacement.outcomes);
     }
-    const pods = this.statusPods(policy, selection.targets, drain, notProbed);
+    const shadow = shadowOf(policy, selection.targets, this.o.health, now);
+    const pods = this.statusPods(policy, selection.targets, drain, notProbed, shadow);
     this.o.status.recordTargets(policy.key, pods, drain);
     const report: StatusReport = { readiness: { reason: "Reconciled" }, pods, drain, rollouts };
     if (plan.gate) report.gateMissing = { ungated: plan.gate.ungated, selected: selection.selected.filter((p) => !p.metadata?.deletionTimestamp).length };
     if (replacement) report.replacementCondition = replacement.condition;
     else if (this.o.isLeader() && !rotate) report.replacementCondition = "unchanged";
     const result = await this.o.status.write(log, policy.obj, report, now);
-    const requeues = [result?.requeueAfterMs, replacement?.requeueAt !== undefined ? replacement.requeueAt - now : undefined];
+    const requeues = [result?.requeueAfterMs, replacement?.requeueAt !== undefined ? replacement.requeueAt - now : undefined, shadow.nextAt !== undefined ? shadow.nextAt - now : undefined];
     // A Window wait for a pod that is not yet due is also a requeue.
     for (const p of pods) if (p.replaceAfter !== undefined && p.replaceAfter > now) requeues.push(p.replaceAfter - now);
     const delays = requeues.filter((d): d is number => d !== undefined && d >= 0);
@@ -231,7 +233,7 @@ export class PolicyReconciler {
     });
   }
 
-  private statusPods(policy: ParsedPolicy, targets: readonly PodObject[], drain: DrainPlan, notProbed: ReadonlyMap<string, string>): StatusPodInput[] {
+  private statusPods(policy: ParsedPolicy, targets: readonly PodObject[], drain: DrainPlan, notProbed: ReadonlyMap<string, string>, shadow: ShadowView): StatusPodInput[] {
     return targets.map((p) => {
       const uid = uidOf(p);
       const h = this.o.health.get(policy.key, uid)!;
@@ -240,6 +242,8 @@ export class PolicyReconciler {
       if (why !== undefined) input.notProbed = why;
       const d = drain.decisions.get(uid);
       if (d) input.decision = d;
+      const disagreement = shadow.reportable.get(uid);
+      if (disagreement) input.disagreement = disagreement;
       if (policy.spec.replacement.enabled && h.state === "Unhealthy") {
         const after = computeReplaceAfter(h.unhealthySince, policy.afterMs);
         if (after !== undefined) input.replaceAfter = after;

@@ -4,6 +4,7 @@
 import { API_VERSION, KIND } from "../api/group.js";
 import type { DrainPlan } from "../domain/drain.js";
 import { findCondition } from "../domain/conditions.js";
+import { DISAGREEMENT_KINDS } from "../domain/kubelet-disagreement.js";
 import { planEvents, replacedNote, type PlannedEvent } from "../domain/events.js";
 import { planStatusLedger } from "../domain/ledger.js";
 import { newSuspects, rolloutEventNote, type RolloutSuspect } from "../domain/rollout.js";
@@ -20,7 +21,7 @@ import type { StatusVersions } from "./status-versions.js";
 export interface PolicyStatusOptions {
   versions: StatusVersions;
   events: { record(input: EventInput): void };
-  metrics?: Pick<OperatorMetrics, "targets" | "drainedTargets"> | undefined;
+  metrics?: Pick<OperatorMetrics, "targets" | "drainedTargets" | "kubeletDisagreements"> | undefined;
   isLeader: () => boolean;
   /** Minimum spacing of status writes per policy. */
   statusIntervalMs?: number;
@@ -108,6 +109,7 @@ export class PolicyStatusPart {
     if (!m) return;
     for (const state of ["Healthy", "Unhealthy", "Unknown"] as const) m.targets.set({ policy: key, state }, pods.filter((p) => p.health.state === state).length);
     m.drainedTargets.set({ policy: key }, drain.drainedCount);
+    for (const kind of DISAGREEMENT_KINDS) m.kubeletDisagreements.set({ policy: key, kind }, pods.filter((p) => p.disagreement?.kind === kind).length);
   }
 
   forget(key: string): void {

@@ -1,6 +1,7 @@
 import { compareStrings, type DrainPlan } from "./drain.js";
 import { setStatusCondition, type ConditionInput } from "./conditions.js";
 import { rolloutConditionMessage, type RolloutSuspect } from "./rollout.js";
+import { disagreesWithKubelet, type DisagreementKind } from "./kubelet-disagreement.js";
 import { fromRfc3339, toRfc3339 } from "./status-time.js";
 import type { Condition, EpochMs, HealthStateName } from "./types.js";
 
@@ -18,6 +19,7 @@ export interface StatusPod {
   unhealthySince?: string;
   replaceAfter?: string;
   reason: string;
+  disagreesWithKubelet?: { since: string; kind: DisagreementKind };
 }
 
 /** One ledger entry, passed through untouched (the replacement core owns its meaning). */
@@ -39,6 +41,14 @@ export interface PolicyStatus {
   replacedInLastDay: number;
   pods: StatusPod[];
   replacements: StatusReplacement[];
+  /** Diagnostics ConfigMaps kept for replaced pods, newest first; absent when there are none. */
+  diagnostics?: StatusDiagnostics[];
+}
+
+export interface StatusDiagnostics {
+  pod: string;
+  configMap: string;
+  time: string;
 }
 
 export type ReadyReason =
@@ -77,6 +87,8 @@ export interface StatusPodInput {
   replaceAfter?: EpochMs;
   /** Why the pod is not probed (its named probe port does not resolve); listed in Ready's message. */
   notProbed?: string;
+  /** A disagreement with kubelet readiness that has lasted one period (the shadow report). */
+  disagreement?: { kind: DisagreementKind; since: EpochMs };
 }
 
 export interface StatusInput {
@@ -93,6 +105,8 @@ export interface StatusInput {
   gateMissing?: GateMissingInput;
   /** Suspect rollouts among the targets (rollout.ts): the RolloutSuspect condition. */
   rolloutSuspects?: readonly RolloutSuspect[];
+  /** Diagnostics ConfigMaps kept, newest first, as the retention plan keeps them. */
+  diagnostics?: readonly StatusDiagnostics[];
 }
 
 export interface GateMissingInput {
@@ -102,7 +116,7 @@ export interface GateMissingInput {
   selected: number;
 }
 
-const CONDITION_ORDER = ["Ready", "Degraded", "FailOpen", "DrainCapped", "ReplacementBlocked", "RolloutSuspect"];
+const CONDITION_ORDER = ["Ready", "Degraded", "FailOpen", "DrainCapped", "ReplacementBlocked", "RolloutSuspect", "DisagreesWithKubelet"];
 /** Conditions of one drain method only: dropped when the policy uses the other one. */
 const METHOD_CONDITIONS = ["GateMissing"];
 
@@ -132,7 +146,7 @@ export function computeStatus(input: StatusInput): PolicyStatus {
   }
   conditions = [...ours, ...conditions.sort((a, b) => compareStrings(a.type, b.type))];
 
-  return {
+  const status: PolicyStatus = {
     observedGeneration: gen,
     conditions,
     targets: pods.length,
@@ -144,6 +158,8 @@ export function computeStatus(input: StatusInput): PolicyStatus {
     pods: pods.slice(0, MAX_STATUS_PODS),
     replacements,
   };
+  if (input.diagnostics && input.diagnostics.length > 0) status.diagnostics = [...input.diagnostics];
+  return status;
 }
 
 function toStatusPod(p: StatusPodInput): StatusPod {
@@ -161,6 +177,7 @@ function toStatusPod(p: StatusPodInput): StatusPod {
     out.unhealthySince = toRfc3339(p.health.unhealthySince);
   }
   if (p.replaceAfter !== undefined) out.replaceAfter = toRfc3339(p.replaceAfter);
+  if (p.disagreement) out.disagreesWithKubelet = { since: toRfc3339(p.disagreement.since), kind: p.disagreement.kind };
   return out;
 }
 
@@ -192,7 +209,7 @@ function computeConditionInputs(input: StatusInput, pods: readonly StatusPod[]):
       ...CONDITION_ORDER.slice(1).map((type): ConditionInput => ({ type, status: "Unknown", reason: "NotEvaluated", message })),
     ];
   }
-  const all = [ready, degraded(pods), failOpen(input, pods), drainCapped(input), replacementBlocked(input.replacementBlocked), rolloutSuspect(input.rolloutSuspects)];
+  const all = [ready, degraded(pods), failOpen(input, pods), drainCapped(input), replacementBlocked(input.replacementBlocked), rolloutSuspect(input.rolloutSuspects), disagreesWithKubelet(pods, listNames)];
   if (input.gateMissing) all.push(gateMissing(input.gateMissing));
   return all;
 }

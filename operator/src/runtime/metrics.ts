@@ -9,6 +9,7 @@ export interface OperatorMetrics {
   probeDuration: Histogram<"policy">;
   targets: Gauge<"policy" | "state">;
   drainedTargets: Gauge<"policy">;
+  kubeletDisagreements: Gauge<"policy" | "kind">;
   replacementsTotal: Counter<"policy" | "outcome">;
   replacementBudgetRemaining: Gauge<"policy" | "window">;
   operatorReplacementBudgetRemaining: Gauge;
@@ -50,6 +51,12 @@ export function createMetrics(opts: MetricsOptions = {}): OperatorMetrics {
   });
   const targets = new Gauge({ name: "healthprobe_targets", help: "Probe targets by health state.", labelNames: ["policy", "state"] as const, registers });
   const drainedTargets = new Gauge({ name: "healthprobe_drained_targets", help: "Targets drained from the Service's EndpointSlices.", labelNames: ["policy"] as const, registers });
+  const kubeletDisagreements = new Gauge({
+    name: "healthprobe_kubelet_disagreements",
+    help: "Targets whose verdict has disagreed with their kubelet Ready condition for longer than one probe period, by kind (the shadow report).",
+    labelNames: ["policy", "kind"] as const,
+    registers,
+  });
   const replacementsTotal = new Counter({
     name: "healthprobe_replacements_total",
     help: "Pod replacements attempted, by outcome.",
@@ -90,6 +97,7 @@ export function createMetrics(opts: MetricsOptions = {}): OperatorMetrics {
     probeDuration,
     targets,
     drainedTargets,
+    kubeletDisagreements,
     replacementsTotal,
     replacementBudgetRemaining,
     operatorReplacementBudgetRemaining,
@@ -104,7 +112,7 @@ export function createMetrics(opts: MetricsOptions = {}): OperatorMetrics {
       probesTotal.inc({ policy, result: outcome.ok ? "success" : "failure", class: outcome.ok ? "" : outcome.class });
       probeDuration.observe({ policy }, durationSeconds);
     },
-    forgetPolicy: (policy) => removeSeriesOf(policy, [probesTotal, probeDuration, targets, drainedTargets, replacementsTotal, replacementBudgetRemaining]),
+    forgetPolicy: (policy) => removeSeriesOf(policy, [probesTotal, probeDuration, targets, drainedTargets, kubeletDisagreements, replacementsTotal, replacementBudgetRemaining]),
   };
 }
 
