@@ -275,3 +275,8 @@ export function withoutManagedFields<T extends KubeObject>(obj: T): T {
   const { managedFields: _dropped, ...metadata } = m;
   return { ...obj, metadata };
 }
+
+/** A diagnostics ConfigMap: its identity, labels, annotations (when it was captured, of which pod) and owner; never its data. */
+export function slimDiagnosticsConfigMap(cm: KubeObject): KubeObject {
+  return { metadata: slimMeta(cm.metadata, { annotations: true, ownerReferences: true }) };
+}

@@ -22,6 +22,7 @@ import { MISSING_SECRET_RETRY_MS, type ProbeTargets, type ProbingStart, type Sel
 import type { ReadinessGates } from "./readiness-gates.js";
 import type { Replacer, ReplacementResult } from "./replacer.js";
 import type { Rollouts } from "./rollouts.js";
+import type { Diagnostics } from "./diagnostics.js";
 import type { ServiceOwnership } from "./service-ownership.js";
 
 /** What the operator knows of a policy's pods when it plans. */
@@ -43,6 +44,8 @@ export interface PolicyReconcilerOptions {
   gates: ReadinessGates;
   replacer: Replacer;
   rollouts: Rollouts;
+  /** Retention of the diagnostics ConfigMaps, and what status lists of them. */
+  diagnostics?: Pick<Diagnostics, "retain"> | undefined;
   status: PolicyStatusPart;
   health: HealthStore;
   metrics?: Pick<OperatorMetrics, "forgetPolicy"> | undefined;
@@ -190,10 +193,12 @@ export class PolicyReconciler {
     this.o.status.recordTargets(policy.key, pods, drain);
     const report: StatusReport = { readiness: { reason: "Reconciled" }, pods, drain, rollouts };
     if (plan.gate) report.gateMissing = { ungated: plan.gate.ungated, selected: selection.selected.filter((p) => !p.metadata?.deletionTimestamp).length };
+    const kept = await this.o.diagnostics?.retain(log, policy, now, this.o.isLeader());
+    if (kept) report.diagnostics = kept.diagnostics;
     if (replacement) report.replacementCondition = replacement.condition;
     else if (this.o.isLeader() && !rotate) report.replacementCondition = "unchanged";
     const result = await this.o.status.write(log, policy.obj, report, now);
-    const requeues = [result?.requeueAfterMs, replacement?.requeueAt !== undefined ? replacement.requeueAt - now : undefined, shadow.nextAt !== undefined ? shadow.nextAt - now : undefined];
+    const requeues = [result?.requeueAfterMs, replacement?.requeueAt !== undefined ? replacement.requeueAt - now : undefined, shadow.nextAt !== undefined ? shadow.nextAt - now : undefined, kept?.requeueAt !== undefined ? kept.requeueAt - now : undefined];
     // A Window wait for a pod that is not yet due is also a requeue.
     for (const p of pods) if (p.replaceAfter !== undefined && p.replaceAfter > now) requeues.push(p.replaceAfter - now);
     const delays = requeues.filter((d): d is number => d !== undefined && d >= 0);

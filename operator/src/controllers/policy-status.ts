@@ -5,10 +5,10 @@ import { API_VERSION, KIND } from "../api/group.js";
 import type { DrainPlan } from "../domain/drain.js";
 import { findCondition } from "../domain/conditions.js";
 import { DISAGREEMENT_KINDS } from "../domain/kubelet-disagreement.js";
-import { planEvents, replacedNote, type PlannedEvent } from "../domain/events.js";
+import { diagnosticsProblemNote, planEvents, replacedNote, type PlannedEvent } from "../domain/events.js";
 import { planStatusLedger } from "../domain/ledger.js";
 import { newSuspects, rolloutEventNote, type RolloutSuspect } from "../domain/rollout.js";
-import { computeStatus, statusEqual, type GateMissingInput, type PolicyStatus, type ReadinessInput, type StatusPodInput } from "../domain/status.js";
+import { computeStatus, statusEqual, type GateMissingInput, type PolicyStatus, type ReadinessInput, type StatusDiagnostics, type StatusPodInput } from "../domain/status.js";
 import type { Condition } from "../domain/types.js";
 import type { Logger } from "../runtime/logger.js";
 import type { OperatorMetrics } from "../runtime/metrics.js";
@@ -38,6 +38,8 @@ export interface StatusReport {
   gateMissing?: GateMissingInput;
   /** Suspect rollouts among the targets: the RolloutSuspect condition and its Warnings. */
   rollouts?: readonly RolloutSuspect[];
+  /** The diagnostics ConfigMaps kept, newest first; absent keeps what status lists. */
+  diagnostics?: StatusDiagnostics[];
 }
 
 export class PolicyStatusPart {
@@ -54,6 +56,8 @@ export class PolicyStatusPart {
     const statusLedger = planStatusLedger(previous?.replacements, now);
     input.replacements = statusLedger.replacements as PolicyStatus["replacements"];
     if (report.gateMissing) input.gateMissing = report.gateMissing;
+    const diagnostics = report.diagnostics ?? previous?.diagnostics;
+    if (diagnostics) input.diagnostics = diagnostics;
     const cond = report.replacementCondition === "unchanged" ? lastReplacementCondition(previous) : report.replacementCondition;
     if (statusLedger.unreadable !== undefined) {
       input.replacementBlocked = { blocked: true, reason: "Budget", message: `status.replacements cannot be read (${statusLedger.unreadable}); nothing is replaced until it can be` };
@@ -94,8 +98,10 @@ export class PolicyStatusPart {
       if (o.outcome === "pdb_blocked") {
         this.podEvent(obj, podName, podUid, { type: "Warning", reason: "ReplacementBlocked", note: `eviction of pod ${podName} refused by a PodDisruptionBudget: ${o.message}` });
       } else if (o.outcome === "evicted") {
-        this.podEvent(obj, podName, podUid, { type: "Normal", reason: "Replaced", note: replacedNote(podName, method, after) });
+        this.podEvent(obj, podName, podUid, { type: "Normal", reason: "Replaced", note: replacedNote(podName, method, after, o.diagnostics?.configMap) });
       }
+      const problem = "diagnostics" in o && o.diagnostics ? diagnosticsProblemNote(podName, o.diagnostics) : undefined;
+      if (problem) this.o.events.record({ regarding: policyRefOf(obj), related: { apiVersion: "v1", kind: "Pod", namespace: obj.metadata.namespace, name: podName, uid: podUid }, type: "Warning", reason: "DiagnosticsFailed", action: "Replace", note: problem });
     }
   }
 
