@@ -51,12 +51,8 @@ export function createMetrics(opts: MetricsOptions = {}): OperatorMetrics {
   });
   const targets = new Gauge({ name: "healthprobe_targets", help: "Probe targets by health state.", labelNames: ["policy", "state"] as const, registers });
   const drainedTargets = new Gauge({ name: "healthprobe_drained_targets", help: "Targets drained from the Service's EndpointSlices.", labelNames: ["policy"] as const, registers });
-  const kubeletDisagreements = new Gauge({
-    name: "healthprobe_kubelet_disagreements",
-    help: "Targets whose verdict has disagreed with their kubelet Ready condition for longer than one probe period, by kind (the shadow report).",
-    labelNames: ["policy", "kind"] as const,
-    registers,
-  });
+  const disagreementsHelp = "Targets whose verdict has disagreed with their kubelet Ready condition for longer than one probe period, by kind (the shadow report).";
+  const kubeletDisagreements = new Gauge({ name: "healthprobe_kubelet_disagreements", help: disagreementsHelp, labelNames: ["policy", "kind"] as const, registers });
   const replacementsTotal = new Counter({
     name: "healthprobe_replacements_total",
     help: "Pod replacements attempted, by outcome.",
