@@ -16,7 +16,7 @@ import {
 import { planDiagnosticsRetention, type StoredDiagnostics } from "../domain/diagnostics-retention.js";
 import type { StatusDiagnostics } from "../domain/status.js";
 import { toRfc3339 } from "../domain/status-time.js";
-import { parseDuration } from "../api/duration.js";
+import { formatDuration, parseDuration } from "../api/duration.js";
 import { API_VERSION, KIND } from "../api/group.js";
 import type { DiagnosticsConfigMapBody, PodSnapshot } from "../adapters/diagnostics-api.js";
 import type { HealthStore } from "../runtime/health-store.js";
@@ -67,6 +67,7 @@ export class Diagnostics {
     // A retried replacement of the same pod (a PodDisruptionBudget refusal) keeps its first capture.
     if (this.o.configMaps.get(ns, name)) return { configMap: name, problems: [] };
     const timeoutMs = this.o.timeoutMs ?? CAPTURE_TIMEOUT_MS;
+    // Real time, not the operator's clock: a deadline on sockets, like the prober's timeout.
     const reads = AbortSignal.timeout(Math.floor(timeoutMs * READ_SHARE));
     const all = AbortSignal.timeout(timeoutMs);
     const capture = await this.read(policy, pod, now, reads);
@@ -85,7 +86,8 @@ export class Diagnostics {
   /** The pod, its Events and its logs, read side by side until the signal ends them. */
   private async read(policy: ParsedPolicy, pod: { name: string; uid: string }, now: number, signal: AbortSignal): Promise<DiagnosticsCapture> {
     const ns = policy.obj.metadata.namespace;
-    const fail = (err: unknown) => (signal.aborted ? `timed out after ${Math.floor(((this.o.timeoutMs ?? CAPTURE_TIMEOUT_MS) * READ_SHARE) / 1000)}s` : this.o.api.describeFailure(err));
+    const readMs = Math.floor((this.o.timeoutMs ?? CAPTURE_TIMEOUT_MS) * READ_SHARE);
+    const fail = (err: unknown) => (signal.aborted ? `timed out after ${formatDuration(readMs)}` : this.o.api.describeFailure(err));
     const [snapshot, events] = await Promise.allSettled([this.o.api.readPod(ns, pod.name, signal), this.o.api.listPodEvents(ns, pod.uid, signal)]);
     const logs = await this.readLogs(ns, pod.name, snapshot.status === "fulfilled" ? snapshot.value : undefined, signal, fail);
     const h = this.o.health.get(policy.key, pod.uid);
