@@ -3,7 +3,7 @@
 // when the next pending disagreement becomes reportable (a requeue delay).
 import { kubeletDisagreement, type DisagreementKind } from "../domain/kubelet-disagreement.js";
 import type { HealthStore } from "../runtime/health-store.js";
-import { isKubeletReady, kubeletReadySince, uidOf, type PodObject } from "./kube-objects.js";
+import { hasReadinessGate, isKubeletReady, isReadyBesidesGate, kubeletReadySince, uidOf, type PodObject } from "./kube-objects.js";
 import type { ParsedPolicy } from "./parsed-policy.js";
 
 export interface ShadowView {
@@ -20,7 +20,9 @@ export function shadowOf(policy: ParsedPolicy, targets: readonly PodObject[], he
     const uid = uidOf(pod);
     const h = health.get(policy.key, uid);
     if (!h) continue;
-    const d = kubeletDisagreement({ verdict: h.state, verdictSince: h.since, kubeletReady: isKubeletReady(pod), kubeletSince: kubeletReadySince(pod), periodMs, now });
+    // A pod with the operator's own readiness gate is compared without it: its Ready follows the verdict.
+    const kubeletReady = hasReadinessGate(pod) ? isReadyBesidesGate(pod) : isKubeletReady(pod);
+    const d = kubeletDisagreement({ verdict: h.state, verdictSince: h.since, kubeletReady, kubeletSince: kubeletReadySince(pod), periodMs, now });
     if (d.kind === undefined) continue;
     if (d.reportable) view.reportable.set(uid, { kind: d.kind, since: d.since });
     else view.nextAt = Math.min(view.nextAt ?? Infinity, d.reportableAt);
