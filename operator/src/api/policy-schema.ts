@@ -303,11 +303,7 @@ const diagnosticsRetentionSchema = z
   .regex(new RegExp(DURATION_PATTERN), `must be a duration such as "24h", "90m" or "1h30m"`)
   .default("24h")
   .meta({ ...desc(`How long diagnostics ConfigMaps are kept: a duration from "1m" to "720h". At most 20 are kept per policy, the oldest deleted first.`), ...cel("diagnosticsRetentionRange") })
-  .superRefine((a, ctx) => {
-    if (!new RegExp(DURATION_PATTERN).test(a)) return;
-    const ms = parseDuration(a);
-    if (ms < 60_000 || ms > 720 * 3_600_000) fail(ctx, [], a, "diagnosticsRetentionRange", a);
-  });
+  .superRefine((a, ctx) => void (new RegExp(DURATION_PATTERN).test(a) && (parseDuration(a) < 60_000 || parseDuration(a) > 720 * 3_600_000) && fail(ctx, [], a, "diagnosticsRetentionRange", a)));
 
 const replacementSchema = z
   .strictObject({
