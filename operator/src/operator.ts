@@ -5,6 +5,8 @@ import type { KubernetesObject } from "./adapters/kube-object.js";
 import { GROUP, PLURAL, VERSION } from "./api/group.js";
 import { LABEL_MANAGED_BY, MANAGED_BY_OPERATOR } from "./domain/endpoint-slice-types.js";
 import { ClusterWriter } from "./adapters/cluster-writer.js";
+import { DiagnosticsApi } from "./adapters/diagnostics-api.js";
+import { LABEL_POLICY } from "./domain/diagnostics.js";
 import { EventRecorder, kubeEventSink } from "./adapters/event-recorder.js";
 import { createProber } from "./adapters/prober.js";
 import { waitForCacheSync } from "./adapters/informer.js";
@@ -23,7 +25,7 @@ import {
   watchForServiceSlices,
   type PolicyController,
 } from "./controllers/policy-controller.js";
-import { keyOf, slimNode, slimPod, slimReplicaSet, slimService, withoutManagedFields, type KubeObject, type PodObject, type PolicyObject, type ServiceObject } from "./controllers/kube-objects.js";
+import { keyOf, slimDiagnosticsConfigMap, slimNode, slimPod, slimReplicaSet, slimService, withoutManagedFields, type KubeObject, type PodObject, type PolicyObject, type ServiceObject } from "./controllers/kube-objects.js";
 import { realClock, type Clock } from "./runtime/clock.js";
 import type { OperatorConfig } from "./runtime/config.js";
 import { startHealthServer, startMetricsServer, type RunningServer } from "./runtime/health-server.js";
@@ -105,7 +107,7 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
   const synced = () => informers.every((i) => i.hasSynced());
   const { maxEndpointsPerSlice, maxReplacementsPer12h, operatorNamespace, ledgerConfigMapName } = config;
   const limits = { maxEndpointsPerSlice, maxReplacementsPer12h, operatorNamespace, ledgerConfigMapName, failpoint: opts.failpoint };
-  const controller = buildPolicyController({ caches, writer: new ClusterWriter(client), scheduler, health, events, metrics, clock, logger, isLeader, ...limits });
+  const controller = buildPolicyController({ caches, writer: new ClusterWriter(client), diagnosticsApi: new DiagnosticsApi(client), scheduler, health, events, metrics, clock, logger, isLeader, ...limits });
   const wakeEverything = watchAll(caches, controller, queues);
 
   // 4. Health and metrics endpoints.
@@ -200,6 +202,7 @@ function startCaches(config: OperatorConfig, client: KubeClient, logger: Logger,
     nodes: cache<KubeObject & KubernetesObject>("/api/v1/nodes", slimNode as (node: KubeObject & KubernetesObject) => KubeObject & KubernetesObject),
     slices: cache<KubeObject & KubernetesObject>(scoped("/apis/discovery.k8s.io/v1", "endpointslices"), withoutManagedFields, `${LABEL_MANAGED_BY}=${MANAGED_BY_OPERATOR}`),
     replicaSets: cache<KubeObject & KubernetesObject>(scoped("/apis/apps/v1", "replicasets"), slimReplicaSet as (rs: KubeObject & KubernetesObject) => KubeObject & KubernetesObject),
+    diagnostics: cache<KubeObject & KubernetesObject>(scoped("/api/v1", "configmaps"), slimDiagnosticsConfigMap as (cm: KubeObject & KubernetesObject) => KubeObject & KubernetesObject, LABEL_POLICY),
   };
 }
 

@@ -15,6 +15,7 @@ import { groupVersionDocument, openApiIndex } from "./openapi.js";
 import { qualifiedResource } from "./errors.js";
 import { decodeProtobuf, isProtobuf } from "./protobuf.js";
 import { serveScale } from "./scale.js";
+import type { PodLogs } from "./pod-logs.js";
 
 export interface HttpContext {
   cluster: Cluster;
@@ -24,6 +25,7 @@ export interface HttpContext {
   bookmarkIntervalMs: number;
   requestLogLimit: number;
   watches: Set<ServerResponse>;
+  podLogs: PodLogs;
 }
 
 interface Route {
@@ -281,6 +283,14 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
     const ns = route.namespace || undefined;
     const body = (): unknown => protobufBody ?? parseBody(raw, contentType);
     if (route.subresource === "scale") return respond(200, serveScale(ctx.cluster, t, ns, route.name, { verb, body, raw, contentType }, wctx), warn());
+    if (route.subresource === "log") {
+      if (verb !== "get") throw methodNotAllowed("the server does not allow this method on the requested resource");
+      const text = ctx.podLogs.read(route.namespace, route.name, query);
+      finish(200);
+      res.writeHead(200, { "Content-Type": "text/plain", "Content-Length": Buffer.byteLength(text) });
+      res.end(text);
+      return;
+    }
     switch (verb) {
       case "get": {
         const obj = ctx.cluster.get(t, ns, route.name);

@@ -6,6 +6,7 @@ import { writeFileSync } from "node:fs";
 import { Cluster } from "./cluster.js";
 import { Faults, type FaultInjector } from "./faults.js";
 import { createHandler } from "./http-server.js";
+import { PodLogs } from "./pod-logs.js";
 import { kubeconfigYaml } from "./kubeconfig.js";
 import type { RequestLogEntry } from "./request-log.js";
 import { apiVersionOf } from "./resource-types.js";
@@ -71,6 +72,8 @@ export interface TestApiServer {
   requestLog: RequestLogEntry[];
   faults: FaultInjector;
   store: StoreReader;
+  /** The container logs GET pods/{name}/log serves: a test (or the pod servers) writes them. */
+  podLogs: Pick<PodLogs, "append" | "restart">;
   stop(): Promise<void>;
 }
 
@@ -91,6 +94,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<TestA
     (text) => store.rvCodec.parse(text),
   );
   const requestLog: RequestLogEntry[] = [];
+  const podLogs = new PodLogs(cluster);
   let url = "";
   const server = createServer(
     createHandler({
@@ -101,6 +105,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<TestA
       bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 1000,
       requestLogLimit: opts.requestLogLimit ?? Number.POSITIVE_INFINITY,
       watches,
+      podLogs,
     }),
   );
   server.keepAliveTimeout = 5000;
@@ -159,6 +164,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<TestA
     requestLog,
     faults,
     store: storeReader,
+    podLogs,
     stop: async () => {
       if (stopped) return;
       stopped = true;

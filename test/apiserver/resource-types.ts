@@ -128,7 +128,7 @@ export function builtinResourceTypes(): ResourceType[] {
     builtin("", "v1", "Pod", "pods", {
       shortNames: ["po"],
       categories: ["all"],
-      subresources: ["status", "eviction"],
+      subresources: ["status", "eviction", "log"],
       fieldLabels: ["spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName", "spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName"],
     }),
     builtin("", "v1", "Service", "services", {

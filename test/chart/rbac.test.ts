@@ -161,7 +161,9 @@ describe("rbacRulesFromChart (the rendered chart)", () => {
     rules.filter((r) => r.scope === scope && r.apiGroups.includes(group) && r.resources.includes(resource)).flatMap((r) => r.verbs).sort();
 
   it.each([
-    { scope: "cluster", group: "", resource: "pods", verbs: ["delete", "list", "watch"] },
+    { scope: "cluster", group: "", resource: "pods", verbs: ["delete", "get", "list", "watch"] },
+    { scope: "cluster", group: "", resource: "pods/log", verbs: ["get"] },
+    { scope: "cluster", group: "", resource: "configmaps", verbs: ["create", "delete", "list", "watch"] },
     { scope: "cluster", group: "", resource: "pods/eviction", verbs: ["create"] },
     { scope: "cluster", group: "", resource: "pods/status", verbs: ["patch"] },
     { scope: "cluster", group: "", resource: "services", verbs: ["list", "watch"] },
@@ -170,7 +172,7 @@ describe("rbacRulesFromChart (the rendered chart)", () => {
     { scope: "cluster", group: "apps", resource: "replicasets", verbs: ["list", "watch"] },
     { scope: "cluster", group: "healthprobe.io", resource: "healthprobepolicies", verbs: ["list", "watch"] },
     { scope: "cluster", group: "healthprobe.io", resource: "healthprobepolicies/status", verbs: ["update"] },
-    { scope: "cluster", group: "events.k8s.io", resource: "events", verbs: ["create", "patch"] },
+    { scope: "cluster", group: "events.k8s.io", resource: "events", verbs: ["create", "list", "patch"] },
     { scope: "cluster", group: "", resource: "secrets", verbs: ["get"] },
     { scope: "namespace", group: "coordination.k8s.io", resource: "leases", verbs: ["create", "get", "update"] },
     { scope: "namespace", group: "", resource: "configmaps", verbs: ["create", "get", "update"] },
@@ -181,12 +183,13 @@ describe("rbacRulesFromChart (the rendered chart)", () => {
   it("grants nothing beyond the list above", () => {
     const resources = new Set(rules.flatMap((r) => r.resources));
     expect([...resources].sort()).toEqual(
-      ["configmaps", "endpointslices", "events", "healthprobepolicies", "healthprobepolicies/status", "leases", "nodes", "pods", "pods/eviction", "pods/status", "replicasets", "secrets", "services"],
+      ["configmaps", "endpointslices", "events", "healthprobepolicies", "healthprobepolicies/status", "leases", "nodes", "pods", "pods/eviction", "pods/log", "pods/status", "replicasets", "secrets", "services"],
     );
   });
 
   it("restricts the Lease and the ledger ConfigMap by name for every verb but create", () => {
-    const named = rules.filter((r) => r.resources.includes("leases") || r.resources.includes("configmaps"));
+    // The diagnostics ConfigMaps (cluster scope, in the policies' namespaces) have names of their own: no update, no get.
+    const named = rules.filter((r) => r.scope === "namespace" && (r.resources.includes("leases") || r.resources.includes("configmaps")));
     for (const r of named) {
       if (r.verbs.includes("create")) expect(r.resourceNames).toBeUndefined();
       else expect(r.resourceNames).toHaveLength(1);

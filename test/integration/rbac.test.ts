@@ -1,5 +1,6 @@
 // The chart's RBAC against what the operator really calls: one scenario that makes the operator
-// use every part of its job (drain, restore, both drain methods, replacement by eviction and by deletion, the
+// use every part of its job (drain, restore, both drain methods, replacement by eviction and by deletion
+// with the diagnostics kept before it and deleted by retention, the
 // operator-wide ledger, Secret-sourced probe headers, leader election, aggregated Events,
 // collecting a deleted policy's slices), then the test server's request log for the operator's
 // user is compared with the rules the chart renders: nothing used is missing, nothing granted
@@ -51,7 +52,8 @@ describe("the chart's RBAC", () => {
       failureThreshold: 1,
       probe: { headers: [{ name: "Authorization", valueFrom: { secretKeyRef: { name: "probe-auth", key: "token" } } }] },
       // Two of three pods fail below: above the mass-failure breaker's default of 50%, so it is off here.
-      replacement: { enabled: true, after: "30s", maxPerHour: 5, maxPerDay: 10, method: "Evict", pauseAboveUnhealthyPercent: 100 },
+      // Diagnostics are captured before each eviction, and kept for one (virtual) minute.
+      replacement: { enabled: true, after: "30s", maxPerHour: 5, maxPerDay: 10, method: "Evict", pauseAboveUnhealthyPercent: 100, diagnosticsRetention: "1m" },
     });
     const api = aPolicy("api", ns, { serviceName: "api", selector: { app: "api" }, failureThreshold: 1, replacement: { enabled: true, after: "30s", maxPerHour: 5, maxPerDay: 10, method: "Delete" } });
     await cluster.create(web);
@@ -98,6 +100,11 @@ describe("the chart's RBAC", () => {
       requestsBy(cluster.server.requestLog, { user: "operator", resource: "pods", verb }).filter((e) => (e.subresource || undefined) === subresource && e.code < 300).length;
     await waitFor(() => calls("eviction", "create") >= 2 && calls(undefined, "delete") >= 1, { what: "two evictions and a deletion" });
 
+    // Diagnostics were kept for the evicted pods (logs, Events, a fresh read of the pod), and retention deletes them.
+    const diagnostics = () => cluster.list("v1", "ConfigMap", ns, "healthprobe.io/policy=web");
+    await waitFor(async () => (await diagnostics()).length >= 1, { what: "a diagnostics ConfigMap" });
+    await waitFor(async () => (await diagnostics()).length === 0, { what: "diagnostics deleted by retention" });
+
     // A deleted policy's slices are collected.
     await cluster.remove(HPP, "HealthProbePolicy", "api");
     await waitFor(async () => (await cluster.list("discovery.k8s.io/v1", "EndpointSlice", ns, "kubernetes.io/service-name=api")).length === 0, { what: "api's slices collected" });
@@ -122,6 +129,6 @@ describe("the chart's RBAC", () => {
     expect(check.unused).toEqual([]);
     // The scenario really exercised the sensitive verbs.
     const verbs = new Set(used.map((e) => `${e.verb} ${e.resource}${e.subresource ? `/${e.subresource}` : ""}`));
-    for (const v of ["create pods/eviction", "delete pods", "get secrets", "patch events", "update leases", "update configmaps", "delete endpointslices", "patch pods/status"]) expect(verbs).toContain(v);
+    for (const v of ["create pods/eviction", "delete pods", "get secrets", "patch events", "update leases", "update configmaps", "delete endpointslices", "patch pods/status", "get pods", "get pods/log", "list events", "create configmaps", "delete configmaps", "watch configmaps"]) expect(verbs).toContain(v);
   }, 120_000);
 });

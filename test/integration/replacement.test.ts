@@ -127,7 +127,7 @@ describe("replacement", () => {
     expect(replaced.map((e) => `${e.regarding.kind}/${e.regarding.name}`).sort()).toEqual([`HealthProbePolicy/web`, `Pod/${victimName}`]);
     expect(replaced[0]!.type).toBe("Normal");
     // Says how and why, once (the method used to be repeated after a colon).
-    expect(replaced[0]!.note).toMatch(new RegExp(`^pod ${victimName} evicted through the Eviction API after being Unhealthy for \\d+[smh]$`));
+    expect(replaced[0]!.note).toMatch(new RegExp(`^pod ${victimName} evicted through the Eviction API after being Unhealthy for \\d+[smh]; diagnostics kept in ConfigMap web-diag-${victimName}-[0-9a-f]{8}$`));
   });
 
   it("does not replace a pod that a second policy selecting it sees Healthy: ReplacementBlocked reason Veto", async () => {

@@ -47,8 +47,10 @@ describe("restart consistency", () => {
     await waitFor(async () => {
       const st = (await cluster.get("healthprobe.io/v1alpha1", "HealthProbePolicy", "web"))?.status;
       const r = await endpointReadiness(cluster, "web");
-      return st?.unhealthy === FAILING.length && st.drained === 4 && [...r.values()].filter((ready) => !ready).length === 4;
-    }, { what: "five Unhealthy, four drained" });
+      // At rest includes the shadow report: kubelet-Ready but Unhealthy is reported one period after the verdict.
+      const reported = (st?.pods ?? []).filter((p: { disagreesWithKubelet?: unknown }) => p.disagreesWithKubelet).length;
+      return st?.unhealthy === FAILING.length && st.drained === 4 && [...r.values()].filter((ready) => !ready).length === 4 && reported === FAILING.length;
+    }, { what: "five Unhealthy, four drained, five reported as disagreeing with kubelet" });
     const before = await snapshot();
     const seconds = new Set(before.status.pods.filter((p: { state: string }) => p.state === "Unhealthy").map((p: { unhealthySince: string }) => p.unhealthySince));
     console.log(`five pods turned Unhealthy within ${seconds.size} distinct second(s)`);

@@ -83,6 +83,14 @@ export class KubeClient {
     return (text ? JSON.parse(text) : undefined) as T;
   }
 
+  /** One request whose answer is text (a pod log); throws a KubeApiError on a status outside 2xx. */
+  async text(path: string, query: Query, signal?: AbortSignal): Promise<string> {
+    const res = await this.send("GET", path, { query, ...(signal ? { signal } : {}) });
+    const text = await res.text();
+    if (res.status < 200 || res.status > 299) throw apiError("GET", path, res.status, text, headersOf(res));
+    return text;
+  }
+
   /**
    * Watches a collection from a resourceVersion: yields each event as the server sends it and
    * returns when the server ends the watch. An HTTP error is thrown as a KubeApiError.

@@ -118,6 +118,13 @@ export const CROSS_FIELD_RULES = {
     messageExpression: "'maxBackoff ' + self + ': must be between 1s and 24h'",
     explain: (b: string) => `maxBackoff ${b}: must be between 1s and 24h`,
   },
+  diagnosticsRetentionRange: {
+    scope: "spec.replacement.diagnosticsRetention",
+    rule: "duration(self) >= duration('1m') && duration(self) <= duration('720h')",
+    message: "must be between 1m and 720h",
+    messageExpression: "'diagnosticsRetention ' + self + ': must be between 1m and 720h'",
+    explain: (a: string) => `diagnosticsRetention ${a}: must be between 1m and 720h`,
+  },
   dailyAtLeastHourly: {
     scope: "spec.replacement",
     // has(): kube-apiserver checks the rule against the parent's `default: {}` before nested defaults fill it in.

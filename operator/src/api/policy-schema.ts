@@ -11,6 +11,7 @@ import { DNS1123_SUBDOMAIN } from "./dns-names.js";
 import { conditionSchema, healthProbePolicyStatusSchema, podStatusEntrySchema, replacementRecordSchema } from "./policy-status-schema.js";
 import { desc, intIn, oneOf } from "./schema-helpers.js";
 import { flapQuarantineSchema, whenAllUnhealthySchema } from "./drain-mode-schema.js";
+import { diagnosticsRetentionSchema, keepDiagnosticsSchema } from "./diagnostics-schema.js";
 
 export { CROSS_FIELD_RULES, RESERVED_HEADERS, invalidValue };
 export type { CrossFieldRule } from "./cross-field-rules.js";
@@ -317,6 +318,8 @@ const replacementSchema = z
           "Mass-failure breaker: while more than this percentage of the targets is Unhealthy (Unhealthy / targets, strictly greater), no pod is replaced; the replacement windows keep running. 1-100; 100 turns it off.",
         ),
       ),
+    keepDiagnostics: keepDiagnosticsSchema,
+    diagnosticsRetention: diagnosticsRetentionSchema,
   })
   .prefault({})
   .meta({ ...desc("Replacing pods that stay Unhealthy, so their controller recreates them."), ...cel("dailyAtLeastHourly") })

@@ -12,7 +12,7 @@ export const conditionSchema = z
       .min(1)
       .max(316)
       .regex(/^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$/, "must be a condition type")
-      .meta(desc("Condition type: Ready, Degraded, FailOpen (or FailClosed with spec.drain.whenAllUnhealthy FailClosed), DrainCapped or ReplacementBlocked.")),
+      .meta(desc("Condition type: Ready, Degraded, FailOpen (or FailClosed with spec.drain.whenAllUnhealthy FailClosed), DrainCapped, ReplacementBlocked, RolloutSuspect, GateMissing or DisagreesWithKubelet.")),
     status: oneOf(["True", "False", "Unknown"], "True, False or Unknown."),
     observedGeneration: z.number().int().min(0).optional().meta(desc("The metadata.generation the condition was set for.")),
     lastTransitionTime: time("When the condition last changed status."),
@@ -39,6 +39,13 @@ export const podStatusEntrySchema = z
     replaceAfter: time("When the replacement window ends for this pod.").optional(),
     quarantinedUntil: time("When the pod's flap quarantine ends (spec.evaluation.flapQuarantine); present only while it lasts.").optional(),
     reason: z.string().max(1024).optional().meta(desc("Why the pod is (or is not) drained or replaced.")),
+    disagreesWithKubelet: z
+      .strictObject({
+        since: time("When the verdict and kubelet readiness began to disagree."),
+        kind: oneOf(["ProbeHealthyKubeletNotReady", "ProbeUnhealthyKubeletReady"], "ProbeHealthyKubeletNotReady or ProbeUnhealthyKubeletReady."),
+      })
+      .optional()
+      .meta(desc("Set while this policy's verdict and the pod's Ready condition have disagreed for longer than one probe period (the shadow report).")),
   })
   .meta(desc("Health of one target pod."));
 
@@ -51,6 +58,14 @@ export const replacementRecordSchema = z
   })
   .meta(desc("One replacement charged to the budgets."));
 
+export const diagnosticsRecordSchema = z
+  .strictObject({
+    pod: z.string().min(1).max(253).meta(desc("Name of the replaced pod.")),
+    configMap: z.string().min(1).max(253).meta(desc("The ConfigMap in the policy's namespace holding its diagnostics.")),
+    time: time("When they were captured, just before the replacement."),
+  })
+  .meta(desc("Diagnostics kept for one replaced pod."));
+
 const count = (d: string) => z.number().int().min(0).optional().meta(desc(d));
 
 export const healthProbePolicyStatusSchema = z
@@ -60,7 +75,7 @@ export const healthProbePolicyStatusSchema = z
       .array(conditionSchema)
       .max(16)
       .optional()
-      .meta({ ...desc("Ready, Degraded, FailOpen (or FailClosed), DrainCapped and ReplacementBlocked."), "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] }),
+      .meta({ ...desc("Ready, Degraded, FailOpen (or FailClosed), DrainCapped, ReplacementBlocked, RolloutSuspect, GateMissing and DisagreesWithKubelet."), "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] }),
     targets: count("Selected pods that are Running with a pod IP and not terminating."),
     healthy: count("Targets in state Healthy."),
     unhealthy: count("Targets in state Unhealthy."),
@@ -77,5 +92,10 @@ export const healthProbePolicyStatusSchema = z
       .max(10000)
       .optional()
       .meta({ ...desc("The replacement ledger of the last 24 hours, which the budgets are enforced from."), "x-kubernetes-list-type": "atomic" }),
+    diagnostics: z
+      .array(diagnosticsRecordSchema)
+      .max(20)
+      .optional()
+      .meta({ ...desc("Diagnostics ConfigMaps kept for replaced pods, newest first (at most 20, for spec.replacement.diagnosticsRetention)."), "x-kubernetes-list-type": "atomic" }),
   })
   .meta(desc("Observed state, written by the operator."));

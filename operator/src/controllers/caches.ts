@@ -18,6 +18,8 @@ export interface Caches {
   slices: WatchedCache<KubeObject>;
   /** ReplicaSets, slim (owner Deployment, revision, creation time): rollout awareness. */
   replicaSets: WatchedCache<ReplicaSetObject>;
+  /** Only the diagnostics ConfigMaps this operator wrote (labelled healthprobe.io/policy), without their data. */
+  diagnostics: WatchedCache<KubeObject>;
 }
 
 /** A work queue as the handlers see it. */

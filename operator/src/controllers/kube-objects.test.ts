@@ -51,7 +51,7 @@ describe("cache transforms", () => {
         ownerReferences: [{ apiVersion: "apps/v1", kind: "ReplicaSet", name: "web", uid: "rs1", controller: true }],
       },
       spec: { nodeName: "node-a", containers: [{ name: "app", ports: [{ name: "http", containerPort: 8080, protocol: "TCP" }] }] },
-      status: { phase: "Running", podIP: "10.0.0.1", podIPs: [{ ip: "10.0.0.1" }], startTime: "2026-01-01T00:00:01Z", conditions: [{ type: "Ready", status: "True" }] },
+      status: { phase: "Running", podIP: "10.0.0.1", podIPs: [{ ip: "10.0.0.1" }], startTime: "2026-01-01T00:00:01Z", conditions: [{ type: "Ready", status: "True", lastTransitionTime: "2026-01-01T00:00:02Z" }] },
     });
   });
 

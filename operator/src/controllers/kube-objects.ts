@@ -43,6 +43,8 @@ export interface PodCondition {
   status: string;
   reason?: string;
   message?: string;
+  /** Kept for Ready and ContainersReady: when the shadow report's disagreement began. */
+  lastTransitionTime?: string | Date;
 }
 
 export interface ServiceObject extends KubeObject {
@@ -101,6 +103,15 @@ export function isReadyBesidesGate(pod: PodObject): boolean {
   const isTrue = (type: string) => conditions.some((c) => c.type === type && c.status === "True");
   const others = (pod.spec?.readinessGates ?? []).filter((g) => g.conditionType !== READINESS_GATE_CONDITION);
   return isTrue("ContainersReady") && others.every((g) => isTrue(g.conditionType));
+}
+
+/**
+ * When the pod's readiness as the shadow report reads it last changed: Ready's transition time, or
+ * ContainersReady's for a pod with the operator's gate (its Ready also follows the operator's own verdict).
+ */
+export function kubeletReadySince(pod: PodObject): number | undefined {
+  const type = hasReadinessGate(pod) ? "ContainersReady" : "Ready";
+  return timeOf(pod.status?.conditions?.find((c) => c.type === type)?.lastTransitionTime);
 }
 
 export function podIPsOf(pod: PodObject): string[] {
@@ -219,6 +230,7 @@ function slimConditions(conditions: readonly PodCondition[], gates: ReadonlyArra
       const out: PodCondition = { type: c.type, status: c.status };
       if (c.type === READINESS_GATE_CONDITION && c.reason !== undefined) out.reason = c.reason;
       if (c.type === READINESS_GATE_CONDITION && c.message !== undefined) out.message = c.message;
+      if ((c.type === "Ready" || c.type === "ContainersReady") && c.lastTransitionTime !== undefined) out.lastTransitionTime = c.lastTransitionTime;
       return out;
     });
 }
@@ -262,4 +274,9 @@ export function withoutManagedFields<T extends KubeObject>(obj: T): T {
   if (!m || m.managedFields === undefined) return obj;
   const { managedFields: _dropped, ...metadata } = m;
   return { ...obj, metadata };
+}
+
+/** A diagnostics ConfigMap: its identity, labels, annotations (when it was captured, of which pod) and owner; never its data. */
+export function slimDiagnosticsConfigMap(cm: KubeObject): KubeObject {
+  return { metadata: slimMeta(cm.metadata, { annotations: true, ownerReferences: true }) };
 }

@@ -2,12 +2,14 @@
 // that turn cache changes into policy keys. Service keys go to the ServiceSlices controller's
 // own queue, so a policy and a Service of the same name never share a key.
 import type { EventInput } from "../adapters/event-recorder.js";
+import { KIND } from "../api/group.js";
 import type { Clock } from "../runtime/clock.js";
 import type { HealthStore } from "../runtime/health-store.js";
 import type { Logger } from "../runtime/logger.js";
 import type { OperatorMetrics } from "../runtime/metrics.js";
 import type { ProbeTarget } from "../runtime/probe-scheduler.js";
 import type { Caches, Enqueue } from "./caches.js";
+import { Diagnostics, type DiagnosticsPort } from "./diagnostics.js";
 import { Endpoints } from "./endpoints.js";
 import { GateRelease } from "./gate-release.js";
 import { hasReadinessGate, keyOf, serviceNameOf } from "./kube-objects.js";
@@ -26,6 +28,8 @@ import { StatusVersions } from "./status-versions.js";
 export interface PolicyControllerOptions {
   caches: Caches;
   writer: PolicyWriter;
+  /** Pod logs, Events and the diagnostics ConfigMaps kept before a replacement (none kept without it). */
+  diagnosticsApi?: DiagnosticsPort | undefined;
   scheduler: { setTargets(owner: string, targets: ProbeTarget[]): void; probeNow(owner: string, ids: readonly string[]): void };
   health: HealthStore;
   events: { record(input: EventInput): void };
@@ -69,6 +73,7 @@ export function buildPolicyController(o: PolicyControllerOptions): PolicyControl
   });
   const endpoints = new Endpoints({ slices: caches.slices, nodes: caches.nodes, writer, clock, ...(o.maxEndpointsPerSlice ? { maxEndpointsPerSlice: o.maxEndpointsPerSlice } : {}) });
   const probeTargets = new ProbeTargets({ policies: caches.policies, pods: caches.pods, secrets: writer, scheduler: o.scheduler, health: o.health, clock, ...(o.secretTtlMs ? { secretTtlMs: o.secretTtlMs } : {}) });
+  const diagnostics = o.diagnosticsApi ? new Diagnostics({ api: o.diagnosticsApi, configMaps: caches.diagnostics, pods: caches.pods, health: o.health }) : undefined;
   const replacer = new Replacer({
     policies: caches.policies,
     pods: caches.pods,
@@ -80,13 +85,14 @@ export function buildPolicyController(o: PolicyControllerOptions): PolicyControl
     metrics,
     maxReplacementsPer12h: o.maxReplacementsPer12h,
     failpoint: o.failpoint,
+    diagnostics,
     ...(o.pdbBackoffMs ? { pdbBackoffMs: o.pdbBackoffMs } : {}),
     ...(o.maxPdbBackoffMs ? { maxPdbBackoffMs: o.maxPdbBackoffMs } : {}),
   });
   const status = new PolicyStatusPart({ versions, events: o.events, metrics, isLeader, ...(o.statusIntervalMs ? { statusIntervalMs: o.statusIntervalMs } : {}) });
   const gates = new ReadinessGates({ writer, clock });
   const rollouts = new Rollouts({ replicaSets: caches.replicaSets, health: o.health });
-  const policies = new PolicyReconciler({ policies: caches.policies, services: caches.services, ownership, probeTargets, endpoints, gates, replacer, rollouts, status, health: o.health, metrics, clock, logger, isLeader });
+  const policies = new PolicyReconciler({ policies: caches.policies, services: caches.services, ownership, probeTargets, endpoints, gates, replacer, rollouts, diagnostics, status, health: o.health, metrics, clock, logger, isLeader });
   const serviceSlices = new ServiceSlices({ services: caches.services, ownership, endpoints, logger, isLeader });
   const gateRelease = new GateRelease({ policies: caches.policies, pods: caches.pods, gates, logger, isLeader });
   return { policies, serviceSlices, gateRelease, ledgers, probeTargets, endpoints };
@@ -129,6 +135,10 @@ export function watchForPolicies(caches: Caches, controller: PolicyController, q
   });
   caches.slices.onChange((slice) => {
     for (const key of namingService(slice.metadata?.namespace ?? "", slice.metadata?.labels?.["kubernetes.io/service-name"])) queue.add(key);
+  });
+  // A diagnostics ConfigMap created or deleted changes its policy's status.diagnostics.
+  caches.diagnostics.onChange((cm) => {
+    for (const r of cm.metadata?.ownerReferences ?? []) if (r.kind === KIND && r.name) queue.add(`${cm.metadata?.namespace ?? ""}/${r.name}`);
   });
   // Only a zone change matters to the slices; node heartbeats must not wake every policy.
   const lastZones = new Map<string, string | undefined>();

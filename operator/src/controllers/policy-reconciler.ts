@@ -18,10 +18,12 @@ import { Endpoints, rotationOf } from "./endpoints.js";
 import { hasReadinessGate, isKubeletReady, isReadyBesidesGate, nameOf, podIPsOf, splitKey, uidOf, type ObjectCache, type PodObject, type PolicyObject, type ServiceObject } from "./kube-objects.js";
 import { parsePolicy, type ParsedPolicy } from "./parsed-policy.js";
 import type { PolicyStatusPart, StatusReport } from "./policy-status.js";
+import { shadowOf, type ShadowView } from "./kubelet-shadow.js";
 import { MISSING_SECRET_RETRY_MS, type ProbeTargets, type ProbingStart, type Selection } from "./probe-targets.js";
 import type { ReadinessGates } from "./readiness-gates.js";
 import type { Replacer, ReplacementResult } from "./replacer.js";
 import type { Rollouts } from "./rollouts.js";
+import type { Diagnostics } from "./diagnostics.js";
 import type { ServiceOwnership } from "./service-ownership.js";
 
 /** What the operator knows of a policy's pods when it plans. */
@@ -56,6 +58,8 @@ export interface PolicyReconcilerOptions {
   gates: ReadinessGates;
   replacer: Replacer;
   rollouts: Rollouts;
+  /** Retention of the diagnostics ConfigMaps, and what status lists of them. */
+  diagnostics?: Pick<Diagnostics, "retain"> | undefined;
   status: PolicyStatusPart;
   health: HealthStore;
   metrics?: Pick<OperatorMetrics, "forgetPolicy"> | undefined;
@@ -214,14 +218,17 @@ export class PolicyReconciler {
       replacement = await this.o.replacer.run(log, policy, selection.targets, now, { failOpen: plan.failOpen, failClosed: plan.failClosed, recoveredAt: plan.recoveredAt, rollouts });
       if (replacement) this.o.status.recordReplacements(policy.obj, policy.spec.replacement.after, replacement.outcomes);
     }
-    const pods = this.statusPods(policy, selection.targets, drain, notProbed, plan.quarantines);
+    const shadow = shadowOf(policy, selection.targets, this.o.health, now);
+    const pods = this.statusPods(policy, selection.targets, drain, notProbed, plan.quarantines, shadow);
     this.o.status.recordTargets(policy.key, pods, drain);
     const report: StatusReport = { readiness: { reason: "Reconciled" }, pods, drain, rollouts };
     if (plan.gate) report.gateMissing = { ungated: plan.gate.ungated, selected: selection.selected.filter((p) => !p.metadata?.deletionTimestamp).length };
+    const kept = await this.o.diagnostics?.retain(log, policy, now, this.o.isLeader());
+    if (kept) report.diagnostics = kept.diagnostics;
     if (replacement) report.replacementCondition = replacement.condition;
     else if (this.o.isLeader() && !rotate) report.replacementCondition = "unchanged";
     const result = await this.o.status.write(log, policy.obj, report, now);
-    const requeues = [result?.requeueAfterMs, replacement?.requeueAt !== undefined ? replacement.requeueAt - now : undefined];
+    const requeues = [result?.requeueAfterMs, replacement?.requeueAt !== undefined ? replacement.requeueAt - now : undefined, shadow.nextAt !== undefined ? shadow.nextAt - now : undefined, kept?.requeueAt !== undefined ? kept.requeueAt - now : undefined];
     // A Window wait for a pod that is not yet due is also a requeue.
     for (const p of pods) if (p.replaceAfter !== undefined && p.replaceAfter > now) requeues.push(p.replaceAfter - now);
     // So is the end of a flap quarantine: the pod returns to rotation then.
@@ -279,7 +286,7 @@ export class PolicyReconciler {
     return out;
   }
 
-  private statusPods(policy: ParsedPolicy, targets: readonly PodObject[], drain: DrainPlan, notProbed: ReadonlyMap<string, string>, quarantines: ReadonlyMap<string, QuarantineVerdict>): StatusPodInput[] {
+  private statusPods(policy: ParsedPolicy, targets: readonly PodObject[], drain: DrainPlan, notProbed: ReadonlyMap<string, string>, quarantines: ReadonlyMap<string, QuarantineVerdict>, shadow: ShadowView): StatusPodInput[] {
     return targets.map((p) => {
       const uid = uidOf(p);
       const h = this.o.health.get(policy.key, uid)!;
@@ -290,6 +297,8 @@ export class PolicyReconciler {
       if (d) input.decision = d;
       const quarantine = quarantines.get(uid);
       if (quarantine) input.quarantinedUntil = quarantine.until;
+      const disagreement = shadow.reportable.get(uid);
+      if (disagreement) input.disagreement = disagreement;
       if (policy.spec.replacement.enabled && h.state === "Unhealthy") {
         const after = computeReplaceAfter(h.unhealthySince, policy.afterMs);
         if (after !== undefined) input.replaceAfter = after;

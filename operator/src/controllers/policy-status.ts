@@ -4,10 +4,11 @@
 import { API_VERSION, KIND } from "../api/group.js";
 import type { DrainPlan, WhenAllUnhealthy } from "../domain/drain.js";
 import { findCondition } from "../domain/conditions.js";
-import { planEvents, replacedNote, type PlannedEvent } from "../domain/events.js";
+import { DISAGREEMENT_KINDS } from "../domain/kubelet-disagreement.js";
+import { diagnosticsProblemNote, planEvents, replacedNote, type PlannedEvent } from "../domain/events.js";
 import { planStatusLedger } from "../domain/ledger.js";
 import { newSuspects, rolloutEventNote, type RolloutSuspect } from "../domain/rollout.js";
-import { computeStatus, statusEqual, type GateMissingInput, type PolicyStatus, type ReadinessInput, type StatusPodInput } from "../domain/status.js";
+import { computeStatus, statusEqual, type GateMissingInput, type PolicyStatus, type ReadinessInput, type StatusDiagnostics, type StatusPodInput } from "../domain/status.js";
 import type { Condition } from "../domain/types.js";
 import type { Logger } from "../runtime/logger.js";
 import type { OperatorMetrics } from "../runtime/metrics.js";
@@ -22,7 +23,7 @@ const DRAIN_EVENTS = new Set<string>(["Drained", "Restored", "DrainCapped", "Fai
 export interface PolicyStatusOptions {
   versions: StatusVersions;
   events: { record(input: EventInput): void };
-  metrics?: Pick<OperatorMetrics, "targets" | "drainedTargets" | "quarantinedTargets"> | undefined;
+  metrics?: Pick<OperatorMetrics, "targets" | "drainedTargets" | "quarantinedTargets" | "kubeletDisagreements"> | undefined;
   isLeader: () => boolean;
   /** Minimum spacing of status writes per policy. */
   statusIntervalMs?: number;
@@ -41,6 +42,8 @@ export interface StatusReport {
   gateMissing?: GateMissingInput;
   /** Suspect rollouts among the targets: the RolloutSuspect condition and its Warnings. */
   rollouts?: readonly RolloutSuspect[];
+  /** The diagnostics ConfigMaps kept, newest first; absent keeps what status lists. */
+  diagnostics?: StatusDiagnostics[];
 }
 
 export class PolicyStatusPart {
@@ -58,6 +61,8 @@ export class PolicyStatusPart {
     const statusLedger = planStatusLedger(previous?.replacements, now);
     input.replacements = statusLedger.replacements as PolicyStatus["replacements"];
     if (report.gateMissing) input.gateMissing = report.gateMissing;
+    const diagnostics = report.diagnostics ?? previous?.diagnostics;
+    if (diagnostics) input.diagnostics = diagnostics;
     const cond = report.replacementCondition === "unchanged" ? lastReplacementCondition(previous) : report.replacementCondition;
     if (statusLedger.unreadable !== undefined) {
       input.replacementBlocked = { blocked: true, reason: "Budget", message: `status.replacements cannot be read (${statusLedger.unreadable}); nothing is replaced until it can be` };
@@ -98,8 +103,10 @@ export class PolicyStatusPart {
       if (o.outcome === "pdb_blocked") {
         this.podEvent(obj, podName, podUid, { type: "Warning", reason: "ReplacementBlocked", note: `eviction of pod ${podName} refused by a PodDisruptionBudget: ${o.message}` });
       } else if (o.outcome === "evicted") {
-        this.podEvent(obj, podName, podUid, { type: "Normal", reason: "Replaced", note: replacedNote(podName, method, after) });
+        this.podEvent(obj, podName, podUid, { type: "Normal", reason: "Replaced", note: replacedNote(podName, method, after, o.diagnostics?.configMap) });
       }
+      const problem = "diagnostics" in o && o.diagnostics ? diagnosticsProblemNote(podName, o.diagnostics) : undefined;
+      if (problem) this.o.events.record({ regarding: policyRefOf(obj), related: { apiVersion: "v1", kind: "Pod", namespace: obj.metadata.namespace, name: podName, uid: podUid }, type: "Warning", reason: "DiagnosticsFailed", action: "Replace", note: problem });
     }
   }
 
@@ -114,6 +121,7 @@ export class PolicyStatusPart {
     for (const state of ["Healthy", "Unhealthy", "Unknown"] as const) m.targets.set({ policy: key, state }, pods.filter((p) => p.health.state === state).length);
     m.drainedTargets.set({ policy: key }, drain.drainedCount);
     m.quarantinedTargets.set({ policy: key }, pods.filter((p) => p.quarantinedUntil !== undefined).length);
+    for (const kind of DISAGREEMENT_KINDS) m.kubeletDisagreements.set({ policy: key, kind }, pods.filter((p) => p.disagreement?.kind === kind).length);
   }
 
   forget(key: string): void {

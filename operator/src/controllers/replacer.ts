@@ -13,6 +13,7 @@ import { nameOf, uidOf, type ObjectCache, type PodObject, type PolicyObject } fr
 import { otherPolicies, type ParsedPolicy } from "./parsed-policy.js";
 import type { PolicyWriter } from "./policy-writer.js";
 import type { LedgerStore, OperatorLedger, PolicyLedger } from "./replacement-ledgers.js";
+import type { Diagnostics, DiagnosticsOutcome } from "./diagnostics.js";
 
 export type Failpoint = (point: "after-charge" | "after-evict") => void;
 
@@ -32,13 +33,15 @@ export interface ReplacerOptions {
   maxPdbBackoffMs?: number;
   /** Crash-safety tests stop the process at these points: after the ledgers are persisted, after the API call. */
   failpoint?: Failpoint | undefined;
+  /** Keeps the pod's evidence just before its eviction (bounded in time, never failing it). */
+  diagnostics?: Pick<Diagnostics, "capture"> | undefined;
 }
 
 export type AttemptOutcome =
-  | { attempt: ReplacementAttempt; outcome: "evicted" | "gone" }
+  | { attempt: ReplacementAttempt; outcome: "evicted" | "gone"; diagnostics?: DiagnosticsOutcome }
   /** Another policy's reconcile is replacing (or has replaced) the pod: nothing charged, nothing sent. */
   | { attempt: ReplacementAttempt; outcome: "taken" }
-  | { attempt: ReplacementAttempt; outcome: "pdb_blocked"; message: string; waitUntil: number; backoffMs: number };
+  | { attempt: ReplacementAttempt; outcome: "pdb_blocked"; message: string; waitUntil: number; backoffMs: number; diagnostics?: DiagnosticsOutcome };
 
 export interface ReplacementResult {
   /** The plan as the core made it. */
@@ -141,6 +144,10 @@ export class Replacer {
   private async charged(log: Logger, policy: ParsedPolicy, attempt: ReplacementAttempt, ledgers: Ledgers, now: number): Promise<AttemptOutcome> {
     await this.change(ledgers, attempt, "charge", now);
     this.o.failpoint?.("after-charge");
+    // After the charge is persisted (a crash here keeps it: never over budget), before the eviction
+    // takes the pod and its logs away. Bounded by its own deadline; a failure is reported, not fatal.
+    const diagnostics = await this.o.diagnostics?.capture(log, policy, { name: attempt.podName, uid: attempt.podUid }, this.o.clock.now());
+    const kept = diagnostics ? { diagnostics } : {};
     const ns = policy.obj.metadata.namespace;
     const outcome =
       attempt.method === "Delete" ? await this.o.writer.deletePod(ns, attempt.podName, attempt.podUid) : await this.o.writer.evictPod(ns, attempt.podName, attempt.podUid);
@@ -152,12 +159,12 @@ export class Replacer {
       const prev = this.pdbBlocked.get(attempt.podUid);
       const backoffMs = Math.min(prev ? prev.backoffMs * 2 : (this.o.pdbBackoffMs ?? 5_000), this.o.maxPdbBackoffMs ?? 300_000);
       this.pdbBlocked.set(attempt.podUid, { until: now + backoffMs, backoffMs });
-      return { attempt, outcome: "pdb_blocked", message: outcome.message, waitUntil: now + backoffMs, backoffMs };
+      return { attempt, outcome: "pdb_blocked", message: outcome.message, waitUntil: now + backoffMs, backoffMs, ...kept };
     }
     this.pdbBlocked.delete(attempt.podUid);
     this.removed.set(attempt.podUid, { namespace: ns, name: attempt.podName });
-    log.info({ pod: attempt.podName, uid: attempt.podUid, method: attempt.method, outcome: outcome.outcome }, "pod replaced");
-    return { attempt, outcome: outcome.outcome };
+    log.info({ pod: attempt.podName, uid: attempt.podUid, method: attempt.method, outcome: outcome.outcome, diagnostics: diagnostics?.configMap }, "pod replaced");
+    return { attempt, outcome: outcome.outcome, ...kept };
   }
 
   private async change(ledgers: Ledgers, attempt: ReplacementAttempt, change: "charge" | "refund", now: number): Promise<void> {

@@ -94,8 +94,17 @@ export function verdictClause(reason: string): string {
 }
 
 /** The note of a Replaced Event. */
-export function replacedNote(podName: string, method: "Evict" | "Delete", after: string): string {
-  return `pod ${podName} ${method === "Delete" ? "deleted" : "evicted through the Eviction API"} after being Unhealthy for ${after}`;
+export function replacedNote(podName: string, method: "Evict" | "Delete", after: string, diagnostics?: string): string {
+  const kept = diagnostics !== undefined ? `; diagnostics kept in ConfigMap ${diagnostics}` : "";
+  return `pod ${podName} ${method === "Delete" ? "deleted" : "evicted through the Eviction API"} after being Unhealthy for ${after}${kept}`;
+}
+
+/** The note of a DiagnosticsFailed Event: what could not be captured, and where the rest is; undefined when all was. */
+export function diagnosticsProblemNote(podName: string, d: { configMap?: string | undefined; problems: readonly string[] }): string | undefined {
+  if (d.configMap !== undefined && d.problems.length === 0) return undefined;
+  const what = d.problems.join("; ");
+  if (d.configMap === undefined) return `diagnostics of pod ${podName} not kept (the replacement went on): ${what}`;
+  return `diagnostics of pod ${podName} incomplete (the replacement went on; the rest is in ConfigMap ${d.configMap}): ${what}`;
 }
 
 const INSTANT = /next slot (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z)/g;

@@ -36,7 +36,7 @@ const summary = (events: ReturnType<typeof planEvents>) => events.map((e) => `${
 describe("the FailClosed condition", () => {
   it("replaces FailOpen for a policy that fails closed, and says when it bites", () => {
     const s = statusOf([unhealthy("a"), unhealthy("b")], { whenAllUnhealthy: "FailClosed" });
-    expect(types(s)).toEqual(["Ready", "Degraded", "FailClosed", "DrainCapped", "ReplacementBlocked", "RolloutSuspect"]);
+    expect(types(s)).toEqual(["Ready", "Degraded", "FailClosed", "DrainCapped", "ReplacementBlocked", "RolloutSuspect", "DisagreesWithKubelet"]);
     expect(cond(s, "FailClosed")).toMatchObject({
       status: "True",
       reason: "NoHealthyTarget",
@@ -64,7 +64,7 @@ describe("the FailClosed condition", () => {
 
   it("keeps FailOpen, and no FailClosed, for a policy that fails open", () => {
     const s = statusOf([unhealthy("a"), unhealthy("b")]);
-    expect(types(s)).toEqual(["Ready", "Degraded", "FailOpen", "DrainCapped", "ReplacementBlocked", "RolloutSuspect"]);
+    expect(types(s)).toEqual(["Ready", "Degraded", "FailOpen", "DrainCapped", "ReplacementBlocked", "RolloutSuspect", "DisagreesWithKubelet"]);
     expect(cond(s, "FailOpen")?.status).toBe("True");
   });
 
@@ -75,7 +75,7 @@ describe("the FailClosed condition", () => {
 
   it("is Unknown, not FailOpen, while a policy that fails closed is not Ready", () => {
     const s = statusOf([], { whenAllUnhealthy: "FailClosed", readiness: { reason: "ServiceNotFound" } });
-    expect(types(s)).toEqual(["Ready", "Degraded", "FailClosed", "DrainCapped", "ReplacementBlocked", "RolloutSuspect"]);
+    expect(types(s)).toEqual(["Ready", "Degraded", "FailClosed", "DrainCapped", "ReplacementBlocked", "RolloutSuspect", "DisagreesWithKubelet"]);
     expect(cond(s, "FailClosed")).toMatchObject({ status: "Unknown", reason: "NotEvaluated" });
   });
 

@@ -134,7 +134,7 @@ describe("conditions", () => {
     const s = computeStatus(anInput({ readiness: { reason: "InvalidSpec", message: "spec.selector: required" }, ...podsInStates(["Unhealthy"]) }));
     expect(s.conditions.map((c) => `${c.type}=${c.status}/${c.reason}`)).toEqual([
       "Ready=False/InvalidSpec", "Degraded=Unknown/NotEvaluated", "FailOpen=Unknown/NotEvaluated",
-      "DrainCapped=Unknown/NotEvaluated", "ReplacementBlocked=Unknown/NotEvaluated", "RolloutSuspect=Unknown/NotEvaluated",
+      "DrainCapped=Unknown/NotEvaluated", "ReplacementBlocked=Unknown/NotEvaluated", "RolloutSuspect=Unknown/NotEvaluated", "DisagreesWithKubelet=Unknown/NotEvaluated",
     ]);
   });
 

@@ -1,6 +1,7 @@
 import { compareStrings, type DrainPlan, type WhenAllUnhealthy } from "./drain.js";
 import { setStatusCondition, type ConditionInput } from "./conditions.js";
 import { rolloutConditionMessage, type RolloutSuspect } from "./rollout.js";
+import { disagreesWithKubelet, type DisagreementKind } from "./kubelet-disagreement.js";
 import { fromRfc3339, toRfc3339 } from "./status-time.js";
 import type { Condition, EpochMs, HealthStateName } from "./types.js";
 
@@ -20,6 +21,7 @@ export interface StatusPod {
   /** While the pod is quarantined for flapping: when it ends. */
   quarantinedUntil?: string;
   reason: string;
+  disagreesWithKubelet?: { since: string; kind: DisagreementKind };
 }
 
 /** One ledger entry, passed through untouched (the replacement core owns its meaning). */
@@ -41,6 +43,14 @@ export interface PolicyStatus {
   replacedInLastDay: number;
   pods: StatusPod[];
   replacements: StatusReplacement[];
+  /** Diagnostics ConfigMaps kept for replaced pods, newest first; absent when there are none. */
+  diagnostics?: StatusDiagnostics[];
+}
+
+export interface StatusDiagnostics {
+  pod: string;
+  configMap: string;
+  time: string;
 }
 
 export type ReadyReason =
@@ -81,6 +91,8 @@ export interface StatusPodInput {
   notProbed?: string;
   /** When the pod's flap quarantine ends, while it lasts. */
   quarantinedUntil?: EpochMs;
+  /** A disagreement with kubelet readiness that has lasted one period (the shadow report). */
+  disagreement?: { kind: DisagreementKind; since: EpochMs };
 }
 
 export interface StatusInput {
@@ -99,6 +111,8 @@ export interface StatusInput {
   gateMissing?: GateMissingInput;
   /** Suspect rollouts among the targets (rollout.ts): the RolloutSuspect condition. */
   rolloutSuspects?: readonly RolloutSuspect[];
+  /** Diagnostics ConfigMaps kept, newest first, as the retention plan keeps them. */
+  diagnostics?: readonly StatusDiagnostics[];
 }
 
 export interface GateMissingInput {
@@ -108,7 +122,7 @@ export interface GateMissingInput {
   selected: number;
 }
 
-const CONDITION_ORDER = ["Ready", "Degraded", "FailOpen", "FailClosed", "DrainCapped", "ReplacementBlocked", "RolloutSuspect"];
+const CONDITION_ORDER = ["Ready", "Degraded", "FailOpen", "FailClosed", "DrainCapped", "ReplacementBlocked", "RolloutSuspect", "DisagreesWithKubelet"];
 /** Conditions of one drain method only: dropped when the policy uses the other one. */
 const METHOD_CONDITIONS = ["GateMissing"];
 
@@ -138,7 +152,7 @@ export function computeStatus(input: StatusInput): PolicyStatus {
   }
   conditions = [...ours, ...conditions.sort((a, b) => compareStrings(a.type, b.type))];
 
-  return {
+  const status: PolicyStatus = {
     observedGeneration: gen,
     conditions,
     targets: pods.length,
@@ -150,6 +164,8 @@ export function computeStatus(input: StatusInput): PolicyStatus {
     pods: pods.slice(0, MAX_STATUS_PODS),
     replacements,
   };
+  if (input.diagnostics && input.diagnostics.length > 0) status.diagnostics = [...input.diagnostics];
+  return status;
 }
 
 function toStatusPod(p: StatusPodInput): StatusPod {
@@ -168,6 +184,7 @@ function toStatusPod(p: StatusPodInput): StatusPod {
   }
   if (p.replaceAfter !== undefined) out.replaceAfter = toRfc3339(p.replaceAfter);
   if (p.quarantinedUntil !== undefined) out.quarantinedUntil = toRfc3339(p.quarantinedUntil);
+  if (p.disagreement) out.disagreesWithKubelet = { since: toRfc3339(p.disagreement.since), kind: p.disagreement.kind };
   return out;
 }
 
@@ -203,7 +220,7 @@ function computeConditionInputs(input: StatusInput, pods: readonly StatusPod[]):
         .map((type): ConditionInput => ({ type, status: "Unknown", reason: "NotEvaluated", message })),
     ];
   }
-  const all = [ready, degraded(pods), closed ? failClosed(input, pods) : failOpen(input, pods), drainCapped(input), replacementBlocked(input.replacementBlocked), rolloutSuspect(input.rolloutSuspects)];
+  const all = [ready, degraded(pods), closed ? failClosed(input, pods) : failOpen(input, pods), drainCapped(input), replacementBlocked(input.replacementBlocked), rolloutSuspect(input.rolloutSuspects), disagreesWithKubelet(pods, listNames)];
   if (input.gateMissing) all.push(gateMissing(input.gateMissing));
   return all;
 }

@@ -167,27 +167,31 @@ export class HealthStore {
 
   debugTargets(): DebugTarget[] {
     const out: DebugTarget[] = [];
-    for (const [policy, entry] of this.policies) {
-      for (const [uid, pod] of entry.pods) {
-        const r = pod.record;
-        const t: DebugTarget = {
-          policy,
-          pod: pod.name,
-          uid,
-          ip: pod.ip,
-          state: r.state,
-          since: new Date(r.since).toISOString(),
-          consecutiveSuccesses: r.consecutiveSuccesses,
-          consecutiveFailures: r.consecutiveFailures,
-        };
-        if (r.unhealthySince !== undefined) t.unhealthySince = new Date(r.unhealthySince).toISOString();
-        if (entry.settings.window) t.samples = [...r.samples];
-        if (r.lastProbeAt !== undefined) t.lastProbeAt = new Date(r.lastProbeAt).toISOString();
-        if (pod.latencyMs !== undefined) t.latencyMs = pod.latencyMs;
-        if (pod.result !== undefined) t.result = pod.result;
-        out.push(t);
-      }
-    }
+    for (const [policy, entry] of this.policies) for (const uid of entry.pods.keys()) out.push(this.target(policy, uid)!);
     return out;
+  }
+
+  /** What the store has on one pod for one policy (the live figures included), as /debug/targets shows it. */
+  target(policy: string, uid: string): DebugTarget | undefined {
+    const entry = this.policies.get(policy);
+    const pod = entry?.pods.get(uid);
+    if (!entry || !pod) return undefined;
+    const r = pod.record;
+    const t: DebugTarget = {
+      policy,
+      pod: pod.name,
+      uid,
+      ip: pod.ip,
+      state: r.state,
+      since: new Date(r.since).toISOString(),
+      consecutiveSuccesses: r.consecutiveSuccesses,
+      consecutiveFailures: r.consecutiveFailures,
+    };
+    if (r.unhealthySince !== undefined) t.unhealthySince = new Date(r.unhealthySince).toISOString();
+    if (entry.settings.window) t.samples = [...r.samples];
+    if (r.lastProbeAt !== undefined) t.lastProbeAt = new Date(r.lastProbeAt).toISOString();
+    if (pod.latencyMs !== undefined) t.latencyMs = pod.latencyMs;
+    if (pod.result !== undefined) t.result = pod.result;
+    return t;
   }
 }

@@ -11,6 +11,7 @@ export interface OperatorMetrics {
   drainedTargets: Gauge<"policy">;
   /** Targets in flap quarantine, whether held out of rotation or kept in by the cap. */
   quarantinedTargets: Gauge<"policy">;
+  kubeletDisagreements: Gauge<"policy" | "kind">;
   replacementsTotal: Counter<"policy" | "outcome">;
   replacementBudgetRemaining: Gauge<"policy" | "window">;
   operatorReplacementBudgetRemaining: Gauge;
@@ -37,12 +38,7 @@ export function createMetrics(opts: MetricsOptions = {}): OperatorMetrics {
   if (opts.processMetrics ?? true) collectDefaultMetrics({ register: registry });
   const registers = [registry];
 
-  const probesTotal = new Counter({
-    name: "healthprobe_probes_total",
-    help: "Probes run, by policy, result and failure class.",
-    labelNames: ["policy", "result", "class"] as const,
-    registers,
-  });
+  const probesTotal = new Counter({ name: "healthprobe_probes_total", help: "Probes run, by policy, result and failure class.", labelNames: ["policy", "result", "class"] as const, registers });
   const probeDuration = new Histogram({
     name: "healthprobe_probe_duration_seconds",
     help: "Probe duration from connect to judged response.",
@@ -53,12 +49,9 @@ export function createMetrics(opts: MetricsOptions = {}): OperatorMetrics {
   const targets = new Gauge({ name: "healthprobe_targets", help: "Probe targets by health state.", labelNames: ["policy", "state"] as const, registers });
   const drainedTargets = new Gauge({ name: "healthprobe_drained_targets", help: "Targets drained from the Service's EndpointSlices.", labelNames: ["policy"] as const, registers });
   const quarantinedTargets = new Gauge({ name: "healthprobe_quarantined_targets", help: "Targets in flap quarantine, held out of rotation or kept in by the cap.", labelNames: ["policy"] as const, registers });
-  const replacementsTotal = new Counter({
-    name: "healthprobe_replacements_total",
-    help: "Pod replacements attempted, by outcome.",
-    labelNames: ["policy", "outcome"] as const,
-    registers,
-  });
+  const disagreementsHelp = "Targets whose verdict has disagreed with their kubelet Ready condition for longer than one probe period, by kind (the shadow report).";
+  const kubeletDisagreements = new Gauge({ name: "healthprobe_kubelet_disagreements", help: disagreementsHelp, labelNames: ["policy", "kind"] as const, registers });
+  const replacementsTotal = new Counter({ name: "healthprobe_replacements_total", help: "Pod replacements attempted, by outcome.", labelNames: ["policy", "outcome"] as const, registers });
   const replacementBudgetRemaining = new Gauge({
     name: "healthprobe_replacement_budget_remaining",
     help: "Replacements a policy may still make in its hourly or daily window.",
@@ -94,6 +87,7 @@ export function createMetrics(opts: MetricsOptions = {}): OperatorMetrics {
     targets,
     drainedTargets,
     quarantinedTargets,
+    kubeletDisagreements,
     replacementsTotal,
     replacementBudgetRemaining,
     operatorReplacementBudgetRemaining,
@@ -108,7 +102,7 @@ export function createMetrics(opts: MetricsOptions = {}): OperatorMetrics {
       probesTotal.inc({ policy, result: outcome.ok ? "success" : "failure", class: outcome.ok ? "" : outcome.class });
       probeDuration.observe({ policy }, durationSeconds);
     },
-    forgetPolicy: (policy) => removeSeriesOf(policy, [probesTotal, probeDuration, targets, drainedTargets, quarantinedTargets, replacementsTotal, replacementBudgetRemaining]),
+    forgetPolicy: (policy) => removeSeriesOf(policy, [probesTotal, probeDuration, targets, drainedTargets, quarantinedTargets, kubeletDisagreements, replacementsTotal, replacementBudgetRemaining]),
   };
 }
 

@@ -21,6 +21,7 @@ export function setUp(opts: { policies?: PolicyObject[]; services?: ServiceObjec
     nodes: new MemoryCache<KubeObject>(),
     slices: new MemoryCache<KubeObject>(),
     replicaSets: new MemoryCache<KubeObject>(opts.replicaSets ?? []),
+    diagnostics: new MemoryCache<KubeObject>(),
   };
   const writer = new MemoryWriter();
   writer.seedPolicy(`${NS}/web`, "1");
