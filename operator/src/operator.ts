@@ -13,6 +13,7 @@ import { connectKube } from "./adapters/kube-connection.js";
 import { kubeLeaseStore } from "./adapters/lease-store.js";
 import { startWatchedCache, type WatchedInformer } from "./adapters/watched-cache.js";
 import type { Caches } from "./controllers/caches.js";
+import { BUILT_IN_MANAGED_BY, slimBuiltInSlice } from "./controllers/service-endpoints.js";
 import {
   buildPolicyController,
   enqueueAll,
@@ -200,6 +201,7 @@ function startCaches(config: OperatorConfig, client: KubeClient, logger: Logger,
     nodes: cache<KubeObject & KubernetesObject>("/api/v1/nodes", slimNode as (node: KubeObject & KubernetesObject) => KubeObject & KubernetesObject),
     slices: cache<KubeObject & KubernetesObject>(scoped("/apis/discovery.k8s.io/v1", "endpointslices"), withoutManagedFields, `${LABEL_MANAGED_BY}=${MANAGED_BY_OPERATOR}`),
     replicaSets: cache<KubeObject & KubernetesObject>(scoped("/apis/apps/v1", "replicasets"), slimReplicaSet as (rs: KubeObject & KubernetesObject) => KubeObject & KubernetesObject),
+    builtInSlices: cache<KubeObject & KubernetesObject>(scoped("/apis/discovery.k8s.io/v1", "endpointslices"), slimBuiltInSlice as (s: KubeObject & KubernetesObject) => KubeObject & KubernetesObject, `${LABEL_MANAGED_BY}=${BUILT_IN_MANAGED_BY}`),
   };
 }
 

@@ -59,13 +59,21 @@ export const healthProbePolicyStatusSchema = z
       .array(conditionSchema)
       .max(16)
       .optional()
-      .meta({ ...desc("Ready, Degraded, FailOpen, DrainCapped and ReplacementBlocked."), "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] }),
+      .meta({ ...desc("Ready, Degraded, FailOpen, DrainCapped and ReplacementBlocked; GateMissing with drain method ReadinessGate."), "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] }),
     targets: count("Selected pods that are Running with a pod IP and not terminating."),
     healthy: count("Targets in state Healthy."),
     unhealthy: count("Targets in state Unhealthy."),
     unknown: count("Targets in state Unknown."),
     drained: count("Targets out of rotation because of this policy."),
     replacedInLastDay: count("Replacements in the last 24 hours."),
+    serviceEndpoints: z
+      .strictObject({
+        name: z.string().max(63).meta(desc("The Service (spec.serviceName).")),
+        ready: count("Its endpoints ready in the EndpointSlices Kubernetes' EndpointSlice controller writes."),
+        total: count("Its endpoints in those EndpointSlices, ready or not."),
+      })
+      .optional()
+      .meta(desc("Drain method ReadinessGate with spec.serviceName: that Service's endpoints as Kubernetes serves them.")),
     pods: z
       .array(podStatusEntrySchema)
       .max(1000)

@@ -18,6 +18,8 @@ export interface Caches {
   slices: WatchedCache<KubeObject>;
   /** ReplicaSets, slim (owner Deployment, revision, creation time): rollout awareness. */
   replicaSets: WatchedCache<ReplicaSetObject>;
+  /** Only the EndpointSlices Kubernetes' EndpointSlice controller writes, slimmed to their endpoints' readiness (drain method ReadinessGate reports them). */
+  builtInSlices: WatchedCache<KubeObject>;
 }
 
 /** A work queue as the handlers see it. */

@@ -86,7 +86,7 @@ export function buildPolicyController(o: PolicyControllerOptions): PolicyControl
   const status = new PolicyStatusPart({ versions, events: o.events, metrics, isLeader, ...(o.statusIntervalMs ? { statusIntervalMs: o.statusIntervalMs } : {}) });
   const gates = new ReadinessGates({ writer, clock });
   const rollouts = new Rollouts({ replicaSets: caches.replicaSets, health: o.health });
-  const policies = new PolicyReconciler({ policies: caches.policies, services: caches.services, ownership, probeTargets, endpoints, gates, replacer, rollouts, status, health: o.health, metrics, clock, logger, isLeader });
+  const policies = new PolicyReconciler({ policies: caches.policies, services: caches.services, builtInSlices: caches.builtInSlices, ownership, probeTargets, endpoints, gates, replacer, rollouts, status, health: o.health, metrics, clock, logger, isLeader });
   const serviceSlices = new ServiceSlices({ services: caches.services, ownership, endpoints, logger, isLeader });
   const gateRelease = new GateRelease({ policies: caches.policies, pods: caches.pods, gates, logger, isLeader });
   return { policies, serviceSlices, gateRelease, ledgers, probeTargets, endpoints };
@@ -127,9 +127,11 @@ export function watchForPolicies(caches: Caches, controller: PolicyController, q
   caches.services.onChange((svc) => {
     for (const key of namingService(svc.metadata?.namespace ?? "", svc.metadata?.name)) queue.add(key);
   });
-  caches.slices.onChange((slice) => {
-    for (const key of namingService(slice.metadata?.namespace ?? "", slice.metadata?.labels?.["kubernetes.io/service-name"])) queue.add(key);
-  });
+  for (const slices of [caches.slices, caches.builtInSlices]) {
+    slices.onChange((slice) => {
+      for (const key of namingService(slice.metadata?.namespace ?? "", slice.metadata?.labels?.["kubernetes.io/service-name"])) queue.add(key);
+    });
+  }
   // Only a zone change matters to the slices; node heartbeats must not wake every policy.
   const lastZones = new Map<string, string | undefined>();
   caches.nodes.onChange((node) => {

@@ -132,3 +132,23 @@ describe("releasing pods no ReadinessGate policy holds", () => {
     expect(bed.writer.podConditions.size).toBe(0);
   });
 });
+
+describe("reporting the Service of a ReadinessGate policy", () => {
+  const builtIn = (name: string, endpoints: Array<[string, boolean]>) => ({
+    metadata: { name, namespace: NS, labels: { "kubernetes.io/service-name": "web", "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io" } },
+    endpoints: endpoints.map(([pod, ready]) => ({ addresses: ["10.0.0.1"], conditions: { ready }, targetRef: { uid: `uid-${pod}`, name: pod } })),
+  });
+
+  it("reports the Service's endpoints from the built-in controller's slices, a dual-stack pod once", async () => {
+    const slices = [builtIn("web-v4", [["web-a", true], ["web-b", false]]), builtIn("web-v6", [["web-a", true], ["web-b", false]])];
+    const bed = setUp({ policies: [gatePolicy({ serviceName: "web" })], pods: [aGatedPod("web-a", { gate: "True" })], builtInSlices: slices });
+    await bed.controller.policies.reconcile(KEY);
+    expect((bed.writer.statuses.get(KEY)!.status as { serviceEndpoints?: object }).serviceEndpoints).toEqual({ name: "web", ready: 1, total: 2 });
+  });
+
+  it("reports nothing of a Service when the policy names none", async () => {
+    const bed = setUp({ policies: [gatePolicy()], pods: [aGatedPod("web-a", { gate: "True" })], builtInSlices: [builtIn("web-v4", [["web-a", true]])] });
+    await bed.controller.policies.reconcile(KEY);
+    expect(bed.writer.statuses.get(KEY)!.status).not.toHaveProperty("serviceEndpoints");
+  });
+});

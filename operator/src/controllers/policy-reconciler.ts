@@ -7,20 +7,21 @@ import { computeReplaceAfter } from "../domain/replacement.js";
 import { computeRecoveredAt, isServing, planDrain, type DrainPlan, type DrainTarget } from "../domain/drain.js";
 import type { EndpointSliceObject } from "../domain/endpoint-slice-types.js";
 import { planGateDrain, type GateDrainPod } from "../domain/gate-plan.js";
-import type { StatusPodInput } from "../domain/status.js";
+import type { ServiceEndpoints, StatusPodInput } from "../domain/status.js";
 import type { Clock } from "../runtime/clock.js";
 import type { HealthStore } from "../runtime/health-store.js";
 import { newReconcileId, type Logger } from "../runtime/logger.js";
 import type { OperatorMetrics } from "../runtime/metrics.js";
 import type { ReconcileResult } from "../runtime/work-queue.js";
 import { Endpoints, rotationOf } from "./endpoints.js";
-import { hasReadinessGate, isKubeletReady, isReadyBesidesGate, nameOf, podIPsOf, splitKey, uidOf, type ObjectCache, type PodObject, type PolicyObject, type ServiceObject } from "./kube-objects.js";
+import { hasReadinessGate, isKubeletReady, isReadyBesidesGate, nameOf, podIPsOf, splitKey, uidOf, type KubeObject, type ObjectCache, type PodObject, type PolicyObject, type ServiceObject } from "./kube-objects.js";
 import { parsePolicy, type ParsedPolicy } from "./parsed-policy.js";
 import type { PolicyStatusPart, StatusReport } from "./policy-status.js";
 import { MISSING_SECRET_RETRY_MS, type ProbeTargets, type ProbingStart, type Selection } from "./probe-targets.js";
 import type { ReadinessGates } from "./readiness-gates.js";
 import type { Replacer, ReplacementResult } from "./replacer.js";
 import type { Rollouts } from "./rollouts.js";
+import { serviceEndpointsOf } from "./service-endpoints.js";
 import type { ServiceOwnership } from "./service-ownership.js";
 
 /** What the operator knows of a policy's pods when it plans. */
@@ -36,6 +37,8 @@ const STALE_SLICES_RETRY_MS = 1_000;
 export interface PolicyReconcilerOptions {
   policies: ObjectCache<PolicyObject>;
   services: ObjectCache<ServiceObject>;
+  /** Kubernetes' own EndpointSlices (see service-endpoints.ts). */
+  builtInSlices: ObjectCache<KubeObject>;
   ownership: ServiceOwnership;
   probeTargets: ProbeTargets;
   endpoints: Endpoints;
@@ -113,7 +116,7 @@ export class PolicyReconciler {
    */
   private async reconcileGated(log: Logger, policy: ParsedPolicy, selection: Selection, known: KnownPods, wasFailOpen: boolean, now: number): Promise<ReconcileResult> {
     const namespace = policy.obj.metadata.namespace;
-    const { drain, gate } = planGateDrain({
+    const { drain, gate: conditions } = planGateDrain({
       pods: selection.targets.map((p) => this.gateDrainPod(policy, p, known)),
       maxUnhealthyPercent: policy.spec.drain.maxUnhealthyPercent,
       drainEnabled: policy.spec.drain.enabled,
@@ -124,13 +127,15 @@ export class PolicyReconciler {
     let failed: unknown;
     const rotate = async () => {
       try {
-        await this.o.gates.apply(log, namespace, selection.targets, gate.patches);
+        await this.o.gates.apply(log, namespace, selection.targets, conditions.patches);
       } catch (err) {
         failed = err;
       }
     };
     const ungated = selection.selected.filter((p) => !p.metadata?.deletionTimestamp && !hasReadinessGate(p)).map(nameOf);
-    const result = await this.act(log, policy, selection, rotate, { drain, failOpen: drain.failOpen || wasFailOpen, recoveredAt: known.recoveredAt, notProbed: known.notProbed, gate: { ungated } }, now);
+    const serviceName = policy.spec.serviceName;
+    const gate = { ungated, ...(serviceName ? { serviceEndpoints: serviceEndpointsOf(this.o.builtInSlices, namespace, serviceName) } : {}) };
+    const result = await this.act(log, policy, selection, rotate, { drain, failOpen: drain.failOpen || wasFailOpen, recoveredAt: known.recoveredAt, notProbed: known.notProbed, gate }, now);
     if (failed !== undefined) throw failed;
     return result;
   }
@@ -170,7 +175,7 @@ export class PolicyReconciler {
     policy: ParsedPolicy,
     selection: Selection,
     rotate: (() => Promise<void>) | undefined,
-    plan: { drain: DrainPlan; failOpen: boolean; recoveredAt: number; notProbed: ReadonlyMap<string, string>; gate?: { ungated: string[] } },
+    plan: { drain: DrainPlan; failOpen: boolean; recoveredAt: number; notProbed: ReadonlyMap<string, string>; gate?: { ungated: string[]; serviceEndpoints?: ServiceEndpoints } },
     now: number,
   ): Promise<ReconcileResult> {
     const { drain, notProbed } = plan;
@@ -188,6 +193,7 @@ export class PolicyReconciler {
     this.o.status.recordTargets(policy.key, pods, drain);
     const report: StatusReport = { readiness: { reason: "Reconciled" }, pods, drain, rollouts };
     if (plan.gate) report.gateMissing = { ungated: plan.gate.ungated, selected: selection.selected.filter((p) => !p.metadata?.deletionTimestamp).length };
+    if (plan.gate?.serviceEndpoints) report.serviceEndpoints = plan.gate.serviceEndpoints;
     if (replacement) report.replacementCondition = replacement.condition;
     else if (this.o.isLeader() && !rotate) report.replacementCondition = "unchanged";
     const result = await this.o.status.write(log, policy.obj, report, now);

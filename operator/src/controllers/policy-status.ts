@@ -7,7 +7,7 @@ import { findCondition } from "../domain/conditions.js";
 import { planEvents, replacedNote, type PlannedEvent } from "../domain/events.js";
 import { planStatusLedger } from "../domain/ledger.js";
 import { newSuspects, rolloutEventNote, type RolloutSuspect } from "../domain/rollout.js";
-import { computeStatus, statusEqual, type GateMissingInput, type PolicyStatus, type ReadinessInput, type StatusPodInput } from "../domain/status.js";
+import { computeStatus, statusEqual, type GateMissingInput, type PolicyStatus, type ServiceEndpoints, type ReadinessInput, type StatusPodInput } from "../domain/status.js";
 import type { Condition } from "../domain/types.js";
 import type { Logger } from "../runtime/logger.js";
 import type { OperatorMetrics } from "../runtime/metrics.js";
@@ -37,6 +37,8 @@ export interface StatusReport {
   gateMissing?: GateMissingInput;
   /** Suspect rollouts among the targets: the RolloutSuspect condition and its Warnings. */
   rollouts?: readonly RolloutSuspect[];
+  /** Drain method ReadinessGate with a serviceName: its endpoints as Kubernetes serves them. */
+  serviceEndpoints?: ServiceEndpoints;
 }
 
 export class PolicyStatusPart {
@@ -53,6 +55,7 @@ export class PolicyStatusPart {
     const statusLedger = planStatusLedger(previous?.replacements, now);
     input.replacements = statusLedger.replacements as PolicyStatus["replacements"];
     if (report.gateMissing) input.gateMissing = report.gateMissing;
+    if (report.serviceEndpoints) input.serviceEndpoints = report.serviceEndpoints;
     const cond = report.replacementCondition === "unchanged" ? lastReplacementCondition(previous) : report.replacementCondition;
     if (statusLedger.unreadable !== undefined) {
       input.replacementBlocked = { blocked: true, reason: "Budget", message: `status.replacements cannot be read (${statusLedger.unreadable}); nothing is replaced until it can be` };

@@ -37,8 +37,16 @@ export interface PolicyStatus {
   unknown: number;
   drained: number;
   replacedInLastDay: number;
+  /** Drain method ReadinessGate with a serviceName: its endpoints as the built-in controller writes them. */
+  serviceEndpoints?: ServiceEndpoints;
   pods: StatusPod[];
   replacements: StatusReplacement[];
+}
+
+export interface ServiceEndpoints {
+  name: string;
+  ready: number;
+  total: number;
 }
 
 export type ReadyReason =
@@ -93,6 +101,7 @@ export interface StatusInput {
   gateMissing?: GateMissingInput;
   /** Suspect rollouts among the targets (rollout.ts): the RolloutSuspect condition. */
   rolloutSuspects?: readonly RolloutSuspect[];
+  serviceEndpoints?: ServiceEndpoints;
 }
 
 export interface GateMissingInput {
@@ -132,7 +141,7 @@ export function computeStatus(input: StatusInput): PolicyStatus {
   }
   conditions = [...ours, ...conditions.sort((a, b) => compareStrings(a.type, b.type))];
 
-  return {
+  const out: PolicyStatus = {
     observedGeneration: gen,
     conditions,
     targets: pods.length,
@@ -144,6 +153,8 @@ export function computeStatus(input: StatusInput): PolicyStatus {
     pods: pods.slice(0, MAX_STATUS_PODS),
     replacements,
   };
+  if (input.serviceEndpoints) out.serviceEndpoints = { ...input.serviceEndpoints };
+  return out;
 }
 
 function toStatusPod(p: StatusPodInput): StatusPod {
