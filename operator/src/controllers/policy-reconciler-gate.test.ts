@@ -101,6 +101,15 @@ describe("the policy reconciler with drain method ReadinessGate", () => {
     expect(bed.writer.podConditions.has(`${NS}/web-c`)).toBe(false);
   });
 
+  it("leaves pods an older ReadinessGate policy selects to that policy: only the oldest writes their condition", async () => {
+    const older = aPolicyObject("web-too", { serviceName: undefined, drain: { method: "ReadinessGate" } }, { creationTimestamp: "2025-12-31T00:00:00Z" });
+    const bed = setUp({ policies: [gatePolicy(), older], pods: [aGatedPod("web-a")] });
+    await bed.controller.policies.reconcile(KEY);
+    expect(bed.writer.podConditions.size).toBe(0);
+    await bed.controller.policies.reconcile(`${NS}/web-too`);
+    expect(written(bed.writer)).toEqual(["web-a=True/Admitted"]);
+  });
+
   it("writes the other pods when one pod's write fails, then throws so the policy is retried", async () => {
     const { controller, writer } = setUp({ policies: [gatePolicy()], pods: [aGatedPod("web-a"), aGatedPod("web-b")] });
     writer.failNext = { prefix: "condition shop/web-a", error: Object.assign(new Error("boom"), { code: 500 }) };

@@ -20,6 +20,7 @@ import type { PolicyStatusPart, StatusReport } from "./policy-status.js";
 import { MISSING_SECRET_RETRY_MS, type ProbeTargets, type ProbingStart, type Selection } from "./probe-targets.js";
 import type { ReadinessGates } from "./readiness-gates.js";
 import type { Replacer, ReplacementResult } from "./replacer.js";
+import { gateHolders, holderOf } from "./gate-holders.js";
 import type { Rollouts } from "./rollouts.js";
 import { serviceEndpointsOf } from "./service-endpoints.js";
 import type { ServiceOwnership } from "./service-ownership.js";
@@ -127,7 +128,10 @@ export class PolicyReconciler {
     let failed: unknown;
     const rotate = async () => {
       try {
-        await this.o.gates.apply(log, namespace, selection.targets, conditions.patches);
+        // Pods an older ReadinessGate policy holds are that policy's to write.
+        const holders = gateHolders(this.o.policies, namespace);
+        const mine = selection.targets.filter((p) => holderOf(holders, p) === policy.key);
+        await this.o.gates.apply(log, namespace, mine, conditions.patches);
       } catch (err) {
         failed = err;
       }
