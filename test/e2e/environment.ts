@@ -170,6 +170,15 @@ async function testServerEnvironment(): Promise<E2eEnvironment> {
   };
 }
 
+/** Waits for `probe`; on a timeout the error carries the operator's output so far. */
+export async function waitExplained<T>(env: E2eEnvironment, probe: () => Promise<T | undefined | false>, what: string, timeoutMs: number): Promise<T> {
+  try {
+    return await waitFor(probe, { timeoutMs, intervalMs: 200, what });
+  } catch (err) {
+    throw new Error(`${(err as Error).message}\n--- operator output ---\n${env.operatorOutput()}`, { cause: err });
+  }
+}
+
 /** The CRD: the chart installs it on a cluster; on the test server the suite applies the generated one. */
 export async function ensureCrd(kubeconfigPath: string): Promise<void> {
   const crdInstalled = await kubectl(kubeconfigPath, ["get", "crd", "healthprobepolicies.healthprobe.io", "-o", "name"]).then(

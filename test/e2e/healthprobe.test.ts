@@ -5,9 +5,8 @@ import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api, KubeConfig, type V1Endpoin
 import { stringify } from "yaml";
 import { MANAGED_BY_VALUE } from "../../operator/src/api/group.js";
 import { requestsBy } from "../apiserver/index.js";
-import { waitFor } from "../support/wait-for.js";
 import { checkRequestsAgainstRbac, rbacRulesFromChart } from "../chart/rbac.js";
-import { BACKEND_PORT, HEALTH_PATH, OPERATOR_NAMESPACE, OPERATOR_USER, ensureCrd, kubectl, startEnvironment, type BackendPod, type E2eEnvironment } from "./environment.js";
+import { BACKEND_PORT, HEALTH_PATH, OPERATOR_NAMESPACE, OPERATOR_USER, ensureCrd, kubectl, startEnvironment, waitExplained, type BackendPod, type E2eEnvironment } from "./environment.js";
 
 const REPLICAS = 3;
 const SERVICE = "web";
@@ -46,13 +45,7 @@ describe("healthprobe-operator end to end", () => {
     return obj.status ?? {};
   };
 
-  const waitWithOperatorOutput = async <T>(probe: () => Promise<T | undefined | false>, what: string, timeoutMs = SETTLE_MS): Promise<T> => {
-    try {
-      return await waitFor(probe, { timeoutMs, intervalMs: 200, what });
-    } catch (err) {
-      throw new Error(`${(err as Error).message}\n--- operator output ---\n${env.operatorOutput()}`, { cause: err });
-    }
-  };
+  const waitWithOperatorOutput = <T>(probe: () => Promise<T | undefined | false>, what: string, timeoutMs = SETTLE_MS): Promise<T> => waitExplained(env, probe, what, timeoutMs);
 
   beforeAll(async () => {
     env = await startEnvironment();

@@ -5,8 +5,7 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { CoreV1Api, DiscoveryV1Api, KubeConfig } from "@kubernetes/client-node";
 import { stringify } from "yaml";
-import { waitFor } from "../support/wait-for.js";
-import { BACKEND_PORT, HEALTH_PATH, ensureCrd, kubectl, startEnvironment, type BackendPod, type E2eEnvironment } from "./environment.js";
+import { BACKEND_PORT, HEALTH_PATH, ensureCrd, kubectl, startEnvironment, waitExplained, type BackendPod, type E2eEnvironment } from "./environment.js";
 
 const REPLICAS = 3;
 const SERVICE = "gated";
@@ -30,13 +29,7 @@ describe("drain method ReadinessGate end to end", () => {
     return byIp;
   };
 
-  const settle = async <T>(probe: () => Promise<T | undefined | false>, what: string): Promise<T> => {
-    try {
-      return await waitFor(probe, { timeoutMs: SETTLE_MS, intervalMs: 200, what });
-    } catch (err) {
-      throw new Error(`${(err as Error).message}\n--- operator output ---\n${env.operatorOutput()}`, { cause: err });
-    }
-  };
+  const settle = <T>(probe: () => Promise<T | undefined | false>, what: string): Promise<T> => waitExplained(env, probe, what, SETTLE_MS);
 
   beforeAll(async () => {
     env = await startEnvironment();

@@ -21,6 +21,8 @@ export interface PolicyChoice {
   maxPerDay: number;
   /** The mass-failure breaker's threshold (100: off). */
   pauseAboveUnhealthyPercent: number;
+  /** drain.method; absent: EndpointSlice. */
+  method?: "EndpointSlice" | "ReadinessGate";
 }
 
 export type Action =
@@ -73,6 +75,7 @@ export function randomPolicy(rng: Rng, base?: PolicyChoice): PolicyChoice {
     maxPerHour,
     maxPerDay: maxPerHour + rng.int(0, 2),
     pauseAboveUnhealthyPercent: rng.pick([25, 50, 60, 100]),
+    method: rng.chance(0.35) ? "ReadinessGate" : "EndpointSlice",
   };
   if (!base) return fresh;
   // An edit changes one or two fields.

@@ -157,13 +157,22 @@ export class PolicyReconciler {
       condition: this.o.gates.conditionOf(p),
       known: known.probing.known(uid),
     };
-    // Whole seconds, as status keeps it (see drainPlan).
-    if (h?.unhealthySince !== undefined) out.unhealthySince = Math.floor(h.unhealthySince / 1000) * 1000;
-    const lastResultAt = this.o.health.evidence(policy.key, uid)?.lastResultAt;
-    if (lastResultAt !== undefined) out.lastResultAt = lastResultAt;
-    const notProbed = known.notProbed.get(uid);
-    if (notProbed !== undefined) out.notProbed = notProbed;
-    return out;
+    return this.withEvidence(policy, out, known);
+  }
+
+  /**
+   * A drain target with its evidence: unhealthySince as status keeps it (whole seconds), so a
+   * restarted or new leader, seeded from status, drains the same pods with the same reasons as the
+   * replica before it; when its latest result came; why it is not probed.
+   */
+  private withEvidence<T extends Pick<DrainTarget, "uid" | "unhealthySince" | "lastResultAt" | "notProbed">>(policy: ParsedPolicy, t: T, known: KnownPods): T {
+    const unhealthySince = this.o.health.get(policy.key, t.uid)?.unhealthySince;
+    if (unhealthySince !== undefined) t.unhealthySince = Math.floor(unhealthySince / 1000) * 1000;
+    const lastResultAt = this.o.health.evidence(policy.key, t.uid)?.lastResultAt;
+    if (lastResultAt !== undefined) t.lastResultAt = lastResultAt;
+    const notProbed = known.notProbed.get(t.uid);
+    if (notProbed !== undefined) t.notProbed = notProbed;
+    return t;
   }
 
   /** Recovery sweep: pods still Unhealthy from the outage are probed again now, and the policy looks again at their next result. */
@@ -225,14 +234,7 @@ export class PolicyReconciler {
           serving: isServing({ kubeletReady, readyInSlices, slicesWritten, known: known.probing.known(uid) }),
           outOfRotation: readyInSlices === false,
         };
-        // Ordered by unhealthySince as status keeps it (whole seconds), so a restarted or new leader,
-        // seeded from status, drains the same pods with the same reasons as the replica before it.
-        if (h?.unhealthySince !== undefined) t.unhealthySince = Math.floor(h.unhealthySince / 1000) * 1000;
-        const lastResultAt = this.o.health.evidence(policy.key, uid)?.lastResultAt;
-        if (lastResultAt !== undefined) t.lastResultAt = lastResultAt;
-        const notProbed = known.notProbed.get(uid);
-        if (notProbed !== undefined) t.notProbed = notProbed;
-        return t;
+        return this.withEvidence(policy, t, known);
       }),
       maxUnhealthyPercent: policy.spec.drain.maxUnhealthyPercent,
       drainEnabled: policy.spec.drain.enabled,
