@@ -22,6 +22,8 @@ export interface DemoClusterOptions {
   dir: string;
   /** Loopback range for pod IPs; each pod's server listens on its IP. */
   podCidr: string;
+  /** "gate": an ordinary Service and drain method ReadinessGate (demo-gate.yaml) instead of demo.yaml. */
+  manifest?: "default" | "gate";
 }
 
 export interface DemoCluster {
@@ -102,7 +104,8 @@ export async function startDemoCluster(opts: DemoClusterOptions): Promise<DemoCl
     await informer.start();
     cleanups.push(() => informer.stop());
 
-    const manifests = loadAllYaml(readFileSync(new URL("./demo.yaml", import.meta.url), "utf8")) as Obj[];
+    const file = opts.manifest === "gate" ? "./demo-gate.yaml" : "./demo.yaml";
+    const manifests = loadAllYaml(readFileSync(new URL(file, import.meta.url), "utf8")) as Obj[];
     for (const m of manifests) await api.create(m);
     const podsServing = waitFor(
       async () => {

@@ -1,12 +1,14 @@
 // `make demo`: the operator's main job on an embedded default. See README.md, "The demo".
 //
-//   npx tsx hack/demo/main.ts [--scenario tour] [--headless] [--seconds N] [--plain]
+//   npx tsx hack/demo/main.ts [--scenario tour|gate] [--headless] [--seconds N] [--plain]
 //                             [--pod-cidr 127.0.10.0/24] [--dir .scratch/demo]
 //
 // Without --headless: a live view, redrawn in place, with keys to break and heal pods.
 // --scenario tour plays the scripted tour (in the view, or narrated with --headless, exiting
 // 0 only when every expected effect was observed in the API). --seconds N stops after N
 // seconds; --plain prints one frame after another instead of redrawing (for logs).
+// --scenario gate runs the live view over an ordinary Service whose pods carry the readiness
+// gate, with a policy that drains by the pod condition (demo-gate.yaml).
 import { relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { kubectlBin, repoRoot } from "../../test/support/paths.js";
@@ -17,7 +19,7 @@ import { assignPodKeys } from "./pod-keys.js";
 import { computePodRows, orderedPods, renderView } from "./view.js";
 
 function usage(message: string): never {
-  process.stderr.write(`${message}\nusage: npx tsx hack/demo/main.ts [--scenario tour] [--headless] [--seconds N] [--plain] [--pod-cidr CIDR] [--dir DIR]\n`);
+  process.stderr.write(`${message}\nusage: npx tsx hack/demo/main.ts [--scenario tour|gate] [--headless] [--seconds N] [--plain] [--pod-cidr CIDR] [--dir DIR]\n`);
   process.exit(2);
 }
 
@@ -36,7 +38,7 @@ try {
 } catch (err) {
   usage((err as Error).message);
 }
-if (values.scenario !== undefined && values.scenario !== "tour") usage(`--scenario: must be "tour", got "${values.scenario}"`);
+if (values.scenario !== undefined && values.scenario !== "tour" && values.scenario !== "gate") usage(`--scenario: must be "tour" or "gate", got "${values.scenario}"`);
 const seconds = values.seconds !== undefined ? Number(values.seconds) : undefined;
 if (seconds !== undefined && (!Number.isFinite(seconds) || seconds <= 0)) usage(`--seconds: must be a positive number, got "${values.seconds}"`);
 if (!/^127\.\d{1,3}\.\d{1,3}\.0\/24$/.test(values["pod-cidr"])) usage(`--pod-cidr: must be a loopback /24 such as 127.0.10.0/24, got "${values["pod-cidr"]}"`);
@@ -50,7 +52,7 @@ const out = (line: string) => process.stdout.write(`${line}\n`);
 out(`starting the API test server, ${values.scenario === "tour" ? "the tour's" : "the demo"} pods on ${values["pod-cidr"]} and the operator…`);
 let cluster: DemoCluster;
 try {
-  cluster = await startDemoCluster({ dir: values.dir, podCidr: values["pod-cidr"] });
+  cluster = await startDemoCluster({ dir: values.dir, podCidr: values["pod-cidr"], manifest: values.scenario === "gate" ? "gate" : "default" });
 } catch (err) {
   process.stderr.write(`demo: could not start: ${describe(err)}\n`);
   process.exit(1);

@@ -15,6 +15,7 @@ import { connectKube } from "./adapters/kube-connection.js";
 import { kubeLeaseStore } from "./adapters/lease-store.js";
 import { startWatchedCache, type WatchedInformer } from "./adapters/watched-cache.js";
 import type { Caches } from "./controllers/caches.js";
+import { BUILT_IN_MANAGED_BY, slimBuiltInSlice } from "./controllers/service-endpoints.js";
 import {
   buildPolicyController,
   enqueueAll,
@@ -203,6 +204,7 @@ function startCaches(config: OperatorConfig, client: KubeClient, logger: Logger,
     slices: cache<KubeObject & KubernetesObject>(scoped("/apis/discovery.k8s.io/v1", "endpointslices"), withoutManagedFields, `${LABEL_MANAGED_BY}=${MANAGED_BY_OPERATOR}`),
     replicaSets: cache<KubeObject & KubernetesObject>(scoped("/apis/apps/v1", "replicasets"), slimReplicaSet as (rs: KubeObject & KubernetesObject) => KubeObject & KubernetesObject),
     diagnostics: cache<KubeObject & KubernetesObject>(scoped("/api/v1", "configmaps"), slimDiagnosticsConfigMap as (cm: KubeObject & KubernetesObject) => KubeObject & KubernetesObject, LABEL_POLICY),
+    builtInSlices: cache<KubeObject & KubernetesObject>(scoped("/apis/discovery.k8s.io/v1", "endpointslices"), slimBuiltInSlice as (s: KubeObject & KubernetesObject) => KubeObject & KubernetesObject, `${LABEL_MANAGED_BY}=${BUILT_IN_MANAGED_BY}`),
   };
 }
 

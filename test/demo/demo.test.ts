@@ -162,6 +162,27 @@ describe("make demo", () => {
     await expectAllStopped(demo, pods.map((p) => p.status.podIP as string));
   }, 180_000);
 
+  it("the gate scenario: an ordinary Service whose pods carry the gate; a broken pod leaves the built-in slices through its Ready, and comes back", async () => {
+    const demo = startDemo(["--plain", "--scenario", "gate"]);
+    await waitFor(() => demo.output().includes("keys  1-5 break/heal that pod"), { timeoutMs: 60_000, what: "the first frame of the live view" });
+    const { api } = apiOf(demo.dir);
+    const pods = await podsOf(api);
+    const first = pods[0]!.metadata!.name!;
+    await waitFor(async () => (await healthyCount(api)) === 5 && [...(await readiness(api)).values()].filter(Boolean).length === 5, { timeoutMs: 60_000, what: "all 5 pods Healthy and ready in the built-in slices" });
+    const service = (await api.read({ apiVersion: "v1", kind: "Service", metadata: { name: "web", namespace: "demo" } })) as Obj;
+    expect(service.spec?.selector).toEqual({ app: "web" });
+
+    demo.child.stdin!.write("1");
+    await waitFor(async () => (await readiness(api)).get(first) === false, { timeoutMs: 60_000, what: `${first} out of the built-in slices after key 1` });
+    const pod = (await podsOf(api)).find((p) => p.metadata!.name === first)!;
+    expect(pod.status.conditions.find((c: { type: string }) => c.type === "healthprobe.io/ready")).toMatchObject({ status: "False", reason: "Unhealthy" });
+
+    demo.child.stdin!.write("h");
+    await waitFor(async () => (await readiness(api)).get(first) === true, { timeoutMs: 60_000, what: `${first} back after key h` });
+    demo.child.stdin!.write("q");
+    expect(await demo.exited).toBe(0);
+  }, 180_000);
+
   it("the live view: keys follow the pod, a deleted pod's server stops, its replacement shows as new, and a notice says when its pod is gone", async () => {
     const demo = startDemo(["--plain"]);
     await waitFor(() => demo.output().includes("keys  1-5 break/heal that pod"), { timeoutMs: 60_000, what: "the first frame of the live view" });
@@ -223,6 +244,6 @@ describe("make demo", () => {
   it("refuses a bad flag with exit status 2, naming it", async () => {
     const demo = startDemo(["--scenario", "grand-tour"]);
     expect(await demo.exited).toBe(2);
-    expect(demo.output()).toContain('--scenario: must be "tour", got "grand-tour"');
+    expect(demo.output()).toContain('--scenario: must be "tour" or "gate", got "grand-tour"');
   });
 });

@@ -6,13 +6,14 @@
 // to Kubernetes through nothing but a kubeconfig.
 import { spawn, type ChildProcess } from "node:child_process";
 import { createServer, type Server } from "node:http";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { V1PodSpec } from "@kubernetes/client-node";
 import { startApiServer, type TestApiServer } from "../apiserver/index.js";
 import { controlPlaneEnvironment } from "./control-plane-environment.js";
 import { kubectlBin, repoRoot } from "../support/paths.js";
+import { waitFor } from "../support/wait-for.js";
 
 
 export const BACKEND_PORT = 8080;
@@ -167,6 +168,25 @@ async function testServerEnvironment(): Promise<E2eEnvironment> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** Waits for `probe`; on a timeout the error carries the operator's output so far. */
+export async function waitExplained<T>(env: E2eEnvironment, probe: () => Promise<T | undefined | false>, what: string, timeoutMs: number): Promise<T> {
+  try {
+    return await waitFor(probe, { timeoutMs, intervalMs: 200, what });
+  } catch (err) {
+    throw new Error(`${(err as Error).message}\n--- operator output ---\n${env.operatorOutput()}`, { cause: err });
+  }
+}
+
+/** The CRD: the chart installs it on a cluster; on the test server the suite applies the generated one. */
+export async function ensureCrd(kubeconfigPath: string): Promise<void> {
+  const crdInstalled = await kubectl(kubeconfigPath, ["get", "crd", "healthprobepolicies.healthprobe.io", "-o", "name"]).then(
+    () => true,
+    () => false,
+  );
+  if (!crdInstalled) await kubectl(kubeconfigPath, ["apply", "--server-side", "-f", "-"], readFileSync(join(repoRoot, "crds", "healthprobe.io_healthprobepolicies.yaml"), "utf8"));
+  await waitFor(() => kubectl(kubeconfigPath, ["get", "hpp", "-A", "-o", "name"]).then(() => true), { timeoutMs: 30_000, what: "the HealthProbePolicy kind to be served" });
 }
 
 /** kubectl with this kubeconfig and a fresh discovery cache; rejects with its stderr on failure. */

@@ -1,16 +1,12 @@
 // The operator end to end, through a kubeconfig only: a selector-less Service, a ReplicaSet and a
 // HealthProbePolicy; the EndpointSlices follow the pods' health endpoints both ways.
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api, KubeConfig, type V1EndpointSlice } from "@kubernetes/client-node";
 import { stringify } from "yaml";
 import { MANAGED_BY_VALUE } from "../../operator/src/api/group.js";
 import { requestsBy } from "../apiserver/index.js";
-import { waitFor } from "../support/wait-for.js";
 import { checkRequestsAgainstRbac, rbacRulesFromChart } from "../chart/rbac.js";
-import { BACKEND_PORT, HEALTH_PATH, OPERATOR_NAMESPACE, OPERATOR_USER, kubectl, startEnvironment, type BackendPod, type E2eEnvironment } from "./environment.js";
-import { repoRoot } from "../support/paths.js";
+import { BACKEND_PORT, HEALTH_PATH, OPERATOR_NAMESPACE, OPERATOR_USER, ensureCrd, kubectl, startEnvironment, waitExplained, type BackendPod, type E2eEnvironment } from "./environment.js";
 
 const REPLICAS = 3;
 const SERVICE = "web";
@@ -49,13 +45,7 @@ describe("healthprobe-operator end to end", () => {
     return obj.status ?? {};
   };
 
-  const waitWithOperatorOutput = async <T>(probe: () => Promise<T | undefined | false>, what: string, timeoutMs = SETTLE_MS): Promise<T> => {
-    try {
-      return await waitFor(probe, { timeoutMs, intervalMs: 200, what });
-    } catch (err) {
-      throw new Error(`${(err as Error).message}\n--- operator output ---\n${env.operatorOutput()}`, { cause: err });
-    }
-  };
+  const waitWithOperatorOutput = <T>(probe: () => Promise<T | undefined | false>, what: string, timeoutMs = SETTLE_MS): Promise<T> => waitExplained(env, probe, what, timeoutMs);
 
   beforeAll(async () => {
     env = await startEnvironment();
@@ -66,13 +56,7 @@ describe("healthprobe-operator end to end", () => {
     custom = kc.makeApiClient(CustomObjectsApi);
     namespace = `hp-e2e-${Math.random().toString(36).slice(2, 8)}`;
 
-    // The CRD: the chart installs it on a cluster; on the test server the suite applies the generated one.
-    const crdInstalled = await kubectl(env.kubeconfigPath, ["get", "crd", "healthprobepolicies.healthprobe.io", "-o", "name"]).then(
-      () => true,
-      () => false,
-    );
-    if (!crdInstalled) await kubectl(env.kubeconfigPath, ["apply", "--server-side", "-f", "-"], readFileSync(join(repoRoot, "crds", "healthprobe.io_healthprobepolicies.yaml"), "utf8"));
-    await waitFor(() => kubectl(env.kubeconfigPath, ["get", "hpp", "-A", "-o", "name"]).then(() => true), { timeoutMs: 30_000, what: "the HealthProbePolicy kind to be served" });
+    await ensureCrd(env.kubeconfigPath);
 
     await apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
     await apply({

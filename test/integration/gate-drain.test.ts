@@ -71,6 +71,11 @@ describe("drain method ReadinessGate (API test server)", () => {
     expect(podCondition(drained, GATE)).toMatchObject({ status: "False", reason: "Unhealthy" });
     expect(podCondition(drained, "ContainersReady")?.status).toBe("True");
     await waitFor(async () => (await policyStatus(cluster))?.drained === 1, { what: "status to count the drained pod" });
+    const reported = await waitFor(async () => {
+      const st = await policyStatus(cluster);
+      return st?.serviceEndpoints?.ready === 2 ? st.serviceEndpoints : undefined;
+    }, { what: "status to report the Service's two ready endpoints" });
+    expect(reported).toEqual({ name: "web", ready: 2, total: 3 });
 
     farm.healthy(victim.status.podIP);
     await readyCountIs(3, "the recovered pod back");

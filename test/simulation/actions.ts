@@ -67,7 +67,7 @@ export function policyObject(name: string, namespace: string, c: PolicyChoice): 
       dryRun: c.dryRun,
       probe: { port: 8080, path: "/healthz", periodSeconds: c.periodSeconds, timeoutSeconds: 1 },
       evaluation: { failureThreshold: c.failureThreshold, successThreshold: 1, ...(c.flapQuarantine ? { flapQuarantine: c.flapQuarantine } : {}) },
-      drain: { enabled: true, maxUnhealthyPercent: c.maxUnhealthyPercent, whenAllUnhealthy: c.whenAllUnhealthy },
+      drain: { enabled: true, maxUnhealthyPercent: c.maxUnhealthyPercent, whenAllUnhealthy: c.whenAllUnhealthy, method: c.method ?? "EndpointSlice" },
       replacement: { enabled: true, after: "30s", maxPerHour: c.maxPerHour, maxPerDay: c.maxPerDay, pauseAboveUnhealthyPercent: c.pauseAboveUnhealthyPercent },
     },
   };
@@ -77,7 +77,11 @@ function podObject(env: SimEnv, name: string, app: string, owner: string): Obj {
   const rs = env.owners.replicaSets[app];
   const node = env.owners.node;
   const ownerReferences = owner === "controller" && rs ? [ownerRef(rs)] : owner === "mirror" && node ? [ownerRef(node)] : undefined;
-  return aPod(name, env.cluster.namespace, { labels: { app }, ...(ownerReferences ? { ownerReferences } : {}) });
+  const pod = aPod(name, env.cluster.namespace, { labels: { app }, ...(ownerReferences ? { ownerReferences } : {}) });
+  // Every pod carries the readiness gate: with no ReadinessGate policy holding it, the operator
+  // admits it (True, NoPolicy), so the EndpointSlice method sees the kubelet's Ready as before.
+  pod.spec.readinessGates = [{ conditionType: "healthprobe.io/ready" }];
+  return pod;
 }
 
 async function setKubeletReady(env: SimEnv, name: string, ready: boolean): Promise<void> {

@@ -26,6 +26,8 @@ export interface PolicyChoice {
   whenAllUnhealthy: "FailOpen" | "FailClosed";
   /** spec.evaluation.flapQuarantine, or off. */
   flapQuarantine: { flaps: number; window: string; maxBackoff: string } | undefined;
+  /** drain.method; absent: EndpointSlice. */
+  method?: "EndpointSlice" | "ReadinessGate";
 }
 
 export type Action =
@@ -81,6 +83,7 @@ export function randomPolicy(rng: Rng, base?: PolicyChoice): PolicyChoice {
     whenAllUnhealthy: rng.chance(0.3) ? "FailClosed" : "FailOpen",
     // Back-offs shorter than the 30 s the history settles for, so a quarantine begun at its end is over when convergence is judged.
     flapQuarantine: rng.chance(0.3) ? { flaps: rng.int(2, 3), window: "1m", maxBackoff: rng.pick(["5s", "20s"]) } : undefined,
+    method: rng.chance(0.35) ? "ReadinessGate" : "EndpointSlice",
   };
   if (!base) return fresh;
   // An edit changes one or two fields.

@@ -12,8 +12,12 @@ export interface PodView {
   created: number;
   ip: string | undefined;
   labels: Record<string, string>;
-  /** kubelet's Ready condition. */
+  /** kubelet's Ready condition (with the readiness gate folded in). */
   ready: boolean;
+  /** kubelet's ContainersReady: Ready but for the gate (absent: as Ready). */
+  containersReady?: boolean;
+  /** The pod's healthprobe.io/ready condition, if any. */
+  gate?: { status: string; reason: string };
   terminating: boolean;
   owner: OwnerKind;
 }
@@ -36,6 +40,10 @@ export interface PolicyView {
   serviceName: string;
   selector: Record<string, string>;
   dryRun: boolean;
+  /** drain.method (absent: EndpointSlice). */
+  method?: string;
+  /** creationTimestamp, epoch ms (absent: 0). */
+  created?: number;
   maxUnhealthyPercent: number;
   whenAllUnhealthy: "FailOpen" | "FailClosed";
   replacement: { enabled: boolean; maxPerHour: number; maxPerDay: number; pauseAboveUnhealthyPercent?: number };
@@ -152,6 +160,6 @@ export function managingPolicy(world: World, service: string): PolicyView | unde
   const svc = world.services.find((s) => s.name === service);
   if (!svc || svc.hasSelector) return undefined;
   return world.policies.find(
-    (p) => p.serviceName === service && conditionTrue(p, "Ready") && p.status.conditions.Ready?.observedGeneration === p.generation,
+    (p) => p.serviceName === service && (p.method ?? "EndpointSlice") === "EndpointSlice" && conditionTrue(p, "Ready") && p.status.conditions.Ready?.observedGeneration === p.generation,
   );
 }

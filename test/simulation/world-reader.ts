@@ -20,6 +20,11 @@ function ownerOf(pod: Obj): OwnerKind {
   return ctrl.kind === "Node" ? "mirror" : "controller";
 }
 
+function gateOf(pod: Obj): { gate?: { status: string; reason: string } } {
+  const c = (pod.status?.conditions ?? []).find((x: Obj) => x.type === "healthprobe.io/ready");
+  return c ? { gate: { status: c.status, reason: c.reason ?? "" } } : {};
+}
+
 function podView(pod: Obj): PodView {
   return {
     name: pod.metadata.name,
@@ -28,6 +33,8 @@ function podView(pod: Obj): PodView {
     ip: pod.status?.podIP || undefined,
     labels: { ...(pod.metadata.labels ?? {}) },
     ready: (pod.status?.conditions ?? []).some((c: Obj) => c.type === "Ready" && c.status === "True"),
+    containersReady: (pod.status?.conditions ?? []).some((c: Obj) => c.type === "ContainersReady" && c.status === "True"),
+    ...gateOf(pod),
     terminating: Boolean(pod.metadata.deletionTimestamp),
     owner: ownerOf(pod),
   };
@@ -54,6 +61,8 @@ function policyView(p: Obj): PolicyView {
     serviceName: p.spec?.serviceName ?? "",
     selector: { ...(p.spec?.selector?.matchLabels ?? {}) },
     dryRun: p.spec?.dryRun === true,
+    method: p.spec?.drain?.method ?? "EndpointSlice",
+    created: ms(p.metadata.creationTimestamp),
     maxUnhealthyPercent: p.spec?.drain?.maxUnhealthyPercent ?? 50,
     whenAllUnhealthy: p.spec?.drain?.whenAllUnhealthy === "FailClosed" ? "FailClosed" : "FailOpen",
     replacement: { enabled: r.enabled !== false, maxPerHour: r.maxPerHour ?? 1, maxPerDay: r.maxPerDay ?? 3, pauseAboveUnhealthyPercent: r.pauseAboveUnhealthyPercent ?? 50 },

@@ -82,6 +82,14 @@ export const healthProbePolicyStatusSchema = z
     unknown: count("Targets in state Unknown."),
     drained: count("Targets out of rotation because of this policy."),
     replacedInLastDay: count("Replacements in the last 24 hours."),
+    serviceEndpoints: z
+      .strictObject({
+        name: z.string().max(63).meta(desc("The Service (spec.serviceName).")),
+        ready: count("Its endpoints ready in the EndpointSlices Kubernetes' EndpointSlice controller writes."),
+        total: count("Its endpoints in those EndpointSlices, ready or not."),
+      })
+      .optional()
+      .meta(desc("Drain method ReadinessGate with spec.serviceName: that Service's endpoints as Kubernetes serves them.")),
     pods: z
       .array(podStatusEntrySchema)
       .max(1000)

@@ -20,6 +20,8 @@ export interface Caches {
   replicaSets: WatchedCache<ReplicaSetObject>;
   /** Only the diagnostics ConfigMaps this operator wrote (labelled healthprobe.io/policy), without their data. */
   diagnostics: WatchedCache<KubeObject>;
+  /** Only the EndpointSlices Kubernetes' EndpointSlice controller writes, slimmed to their endpoints' readiness (drain method ReadinessGate reports them). */
+  builtInSlices: WatchedCache<KubeObject>;
 }
 
 /** A work queue as the handlers see it. */

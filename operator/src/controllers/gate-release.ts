@@ -3,12 +3,11 @@
 // deleted policy, or one switched to EndpointSlice or dryRun, never leaves pods out of rotation.
 // Level-based and without a finalizer: a policy deleted while the operator was down is caught
 // up on the sweep every start makes.
-import { matchesLabelSelector } from "../domain/label-selector.js";
 import { planGateRelease } from "../domain/gate-plan.js";
 import { newReconcileId, type Logger } from "../runtime/logger.js";
 import type { ReconcileResult } from "../runtime/work-queue.js";
 import { hasReadinessGate, nameOf, uidOf, type ObjectCache, type PodObject, type PolicyObject } from "./kube-objects.js";
-import { parsePolicy } from "./parsed-policy.js";
+import { gateHolders, holderOf } from "./gate-holders.js";
 import type { ReadinessGates } from "./readiness-gates.js";
 
 export interface GateReleaseOptions {
@@ -24,7 +23,7 @@ export class GateRelease {
 
   async reconcile(namespace: string): Promise<ReconcileResult> {
     if (!this.o.isLeader()) return;
-    const selectors = this.holdingSelectors(namespace);
+    const holders = gateHolders(this.o.policies, namespace);
     const pods = this.o.pods.list(namespace).filter(hasReadinessGate);
     const patches = planGateRelease(
       pods.map((p) => ({
@@ -32,7 +31,7 @@ export class GateRelease {
         name: nameOf(p),
         gated: true,
         condition: this.o.gates.conditionOf(p),
-        held: selectors.some((s) => matchesLabelSelector(s, p.metadata?.labels)),
+        held: holderOf(holders, p) !== undefined,
         terminating: !!p.metadata?.deletionTimestamp,
       })),
     );
@@ -40,16 +39,5 @@ export class GateRelease {
     const log = this.o.logger.child({ namespace, reconcileId: newReconcileId() });
     await this.o.gates.apply(log, namespace, pods, patches);
     return;
-  }
-
-  /** Selectors of the live, valid ReadinessGate policies of the namespace that write verdicts (not dryRun). */
-  private holdingSelectors(namespace: string): Array<Parameters<typeof matchesLabelSelector>[0]> {
-    const out: Array<Parameters<typeof matchesLabelSelector>[0]> = [];
-    for (const obj of this.o.policies.list(namespace)) {
-      if (obj.metadata?.deletionTimestamp) continue;
-      const parsed = parsePolicy(obj);
-      if (parsed.ok && parsed.policy.spec.drain.method === "ReadinessGate" && !parsed.policy.spec.dryRun) out.push(parsed.policy.spec.selector);
-    }
-    return out;
   }
 }

@@ -92,7 +92,7 @@ export function buildPolicyController(o: PolicyControllerOptions): PolicyControl
   const status = new PolicyStatusPart({ versions, events: o.events, metrics, isLeader, ...(o.statusIntervalMs ? { statusIntervalMs: o.statusIntervalMs } : {}) });
   const gates = new ReadinessGates({ writer, clock });
   const rollouts = new Rollouts({ replicaSets: caches.replicaSets, health: o.health });
-  const policies = new PolicyReconciler({ policies: caches.policies, services: caches.services, ownership, probeTargets, endpoints, gates, replacer, rollouts, diagnostics, status, health: o.health, metrics, clock, logger, isLeader });
+  const policies = new PolicyReconciler({ policies: caches.policies, services: caches.services, builtInSlices: caches.builtInSlices, ownership, probeTargets, endpoints, gates, replacer, rollouts, diagnostics, status, health: o.health, metrics, clock, logger, isLeader });
   const serviceSlices = new ServiceSlices({ services: caches.services, ownership, endpoints, logger, isLeader });
   const gateRelease = new GateRelease({ policies: caches.policies, pods: caches.pods, gates, logger, isLeader });
   return { policies, serviceSlices, gateRelease, ledgers, probeTargets, endpoints };
@@ -133,9 +133,11 @@ export function watchForPolicies(caches: Caches, controller: PolicyController, q
   caches.services.onChange((svc) => {
     for (const key of namingService(svc.metadata?.namespace ?? "", svc.metadata?.name)) queue.add(key);
   });
-  caches.slices.onChange((slice) => {
-    for (const key of namingService(slice.metadata?.namespace ?? "", slice.metadata?.labels?.["kubernetes.io/service-name"])) queue.add(key);
-  });
+  for (const slices of [caches.slices, caches.builtInSlices]) {
+    slices.onChange((slice) => {
+      for (const key of namingService(slice.metadata?.namespace ?? "", slice.metadata?.labels?.["kubernetes.io/service-name"])) queue.add(key);
+    });
+  }
   // A diagnostics ConfigMap created or deleted changes its policy's status.diagnostics.
   caches.diagnostics.onChange((cm) => {
     for (const r of cm.metadata?.ownerReferences ?? []) if (r.kind === KIND && r.name) queue.add(`${cm.metadata?.namespace ?? ""}/${r.name}`);

@@ -101,6 +101,15 @@ describe("the policy reconciler with drain method ReadinessGate", () => {
     expect(bed.writer.podConditions.has(`${NS}/web-c`)).toBe(false);
   });
 
+  it("leaves pods an older ReadinessGate policy selects to that policy: only the oldest writes their condition", async () => {
+    const older = aPolicyObject("web-too", { serviceName: undefined, drain: { method: "ReadinessGate" } }, { creationTimestamp: "2025-12-31T00:00:00Z" });
+    const bed = setUp({ policies: [gatePolicy(), older], pods: [aGatedPod("web-a")] });
+    await bed.controller.policies.reconcile(KEY);
+    expect(bed.writer.podConditions.size).toBe(0);
+    await bed.controller.policies.reconcile(`${NS}/web-too`);
+    expect(written(bed.writer)).toEqual(["web-a=True/Admitted"]);
+  });
+
   it("writes the other pods when one pod's write fails, then throws so the policy is retried", async () => {
     const { controller, writer } = setUp({ policies: [gatePolicy()], pods: [aGatedPod("web-a"), aGatedPod("web-b")] });
     writer.failNext = { prefix: "condition shop/web-a", error: Object.assign(new Error("boom"), { code: 500 }) };
@@ -130,5 +139,25 @@ describe("releasing pods no ReadinessGate policy holds", () => {
     const bed = setUp({ policies: [], pods: [held], leader: false });
     await bed.controller.gateRelease.reconcile(NS);
     expect(bed.writer.podConditions.size).toBe(0);
+  });
+});
+
+describe("reporting the Service of a ReadinessGate policy", () => {
+  const builtIn = (name: string, endpoints: Array<[string, boolean]>) => ({
+    metadata: { name, namespace: NS, labels: { "kubernetes.io/service-name": "web", "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io" } },
+    endpoints: endpoints.map(([pod, ready]) => ({ addresses: ["10.0.0.1"], conditions: { ready }, targetRef: { uid: `uid-${pod}`, name: pod } })),
+  });
+
+  it("reports the Service's endpoints from the built-in controller's slices, a dual-stack pod once", async () => {
+    const slices = [builtIn("web-v4", [["web-a", true], ["web-b", false]]), builtIn("web-v6", [["web-a", true], ["web-b", false]])];
+    const bed = setUp({ policies: [gatePolicy({ serviceName: "web" })], pods: [aGatedPod("web-a", { gate: "True" })], builtInSlices: slices });
+    await bed.controller.policies.reconcile(KEY);
+    expect((bed.writer.statuses.get(KEY)!.status as { serviceEndpoints?: object }).serviceEndpoints).toEqual({ name: "web", ready: 1, total: 2 });
+  });
+
+  it("reports nothing of a Service when the policy names none", async () => {
+    const bed = setUp({ policies: [gatePolicy()], pods: [aGatedPod("web-a", { gate: "True" })], builtInSlices: [builtIn("web-v4", [["web-a", true]])] });
+    await bed.controller.policies.reconcile(KEY);
+    expect(bed.writer.statuses.get(KEY)!.status).not.toHaveProperty("serviceEndpoints");
   });
 });

@@ -8,22 +8,24 @@ import { computeRecoveredAt, isServing, planDrain, type DrainPlan, type DrainTar
 import type { EndpointSliceObject } from "../domain/endpoint-slice-types.js";
 import { judgeQuarantine, type QuarantineVerdict } from "../domain/flap-quarantine.js";
 import { planGateDrain, type GateDrainPod } from "../domain/gate-plan.js";
-import type { StatusPodInput } from "../domain/status.js";
+import type { ServiceEndpoints, StatusPodInput } from "../domain/status.js";
 import type { Clock } from "../runtime/clock.js";
 import type { HealthStore } from "../runtime/health-store.js";
 import { newReconcileId, type Logger } from "../runtime/logger.js";
 import type { OperatorMetrics } from "../runtime/metrics.js";
 import type { ReconcileResult } from "../runtime/work-queue.js";
 import { Endpoints, rotationOf } from "./endpoints.js";
-import { hasReadinessGate, isKubeletReady, isReadyBesidesGate, nameOf, podIPsOf, splitKey, uidOf, type ObjectCache, type PodObject, type PolicyObject, type ServiceObject } from "./kube-objects.js";
+import { hasReadinessGate, isKubeletReady, isReadyBesidesGate, nameOf, podIPsOf, splitKey, uidOf, type KubeObject, type ObjectCache, type PodObject, type PolicyObject, type ServiceObject } from "./kube-objects.js";
 import { parsePolicy, type ParsedPolicy } from "./parsed-policy.js";
 import type { PolicyStatusPart, StatusReport } from "./policy-status.js";
 import { shadowOf, type ShadowView } from "./kubelet-shadow.js";
 import { MISSING_SECRET_RETRY_MS, type ProbeTargets, type ProbingStart, type Selection } from "./probe-targets.js";
 import type { ReadinessGates } from "./readiness-gates.js";
 import type { Replacer, ReplacementResult } from "./replacer.js";
+import { gateHolders, holderOf } from "./gate-holders.js";
 import type { Rollouts } from "./rollouts.js";
 import type { Diagnostics } from "./diagnostics.js";
+import { serviceEndpointsOf } from "./service-endpoints.js";
 import type { ServiceOwnership } from "./service-ownership.js";
 
 /** What the operator knows of a policy's pods when it plans. */
@@ -43,7 +45,7 @@ interface ActPlan {
   recoveredAt: number;
   notProbed: ReadonlyMap<string, string>;
   quarantines: ReadonlyMap<string, QuarantineVerdict>;
-  gate?: { ungated: string[] };
+  gate?: { ungated: string[]; serviceEndpoints?: ServiceEndpoints };
 }
 
 /** How soon to look again when the slice cache has not caught up with our own writes (its watch event usually comes first). */
@@ -52,6 +54,8 @@ const STALE_SLICES_RETRY_MS = 1_000;
 export interface PolicyReconcilerOptions {
   policies: ObjectCache<PolicyObject>;
   services: ObjectCache<ServiceObject>;
+  /** Kubernetes' own EndpointSlices (see service-endpoints.ts). */
+  builtInSlices: ObjectCache<KubeObject>;
   ownership: ServiceOwnership;
   probeTargets: ProbeTargets;
   endpoints: Endpoints;
@@ -143,7 +147,7 @@ export class PolicyReconciler {
     now: number,
   ): Promise<ReconcileResult> {
     const namespace = policy.obj.metadata.namespace;
-    const { drain, gate } = planGateDrain({
+    const { drain, gate: conditions } = planGateDrain({
       pods: selection.targets.map((p) => this.gateDrainPod(policy, p, known)),
       maxUnhealthyPercent: policy.spec.drain.maxUnhealthyPercent,
       drainEnabled: policy.spec.drain.enabled,
@@ -155,13 +159,18 @@ export class PolicyReconciler {
     let failed: unknown;
     const rotate = async () => {
       try {
-        await this.o.gates.apply(log, namespace, selection.targets, gate.patches);
+        // Pods an older ReadinessGate policy holds are that policy's to write.
+        const holders = gateHolders(this.o.policies, namespace);
+        const mine = selection.targets.filter((p) => holderOf(holders, p) === policy.key);
+        await this.o.gates.apply(log, namespace, mine, conditions.patches);
       } catch (err) {
         failed = err;
       }
     };
     const ungated = selection.selected.filter((p) => !p.metadata?.deletionTimestamp && !hasReadinessGate(p)).map(nameOf);
-    const plan: ActPlan = { drain, ...outage(drain), recoveredAt: known.recoveredAt, notProbed: known.notProbed, quarantines: known.quarantines, gate: { ungated } };
+    const serviceName = policy.spec.serviceName;
+    const gate = { ungated, ...(serviceName ? { serviceEndpoints: serviceEndpointsOf(this.o.builtInSlices, namespace, serviceName) } : {}) };
+    const plan: ActPlan = { drain, ...outage(drain), recoveredAt: known.recoveredAt, notProbed: known.notProbed, quarantines: known.quarantines, gate };
     const result = await this.act(log, policy, selection, rotate, plan, now);
     if (failed !== undefined) throw failed;
     return result;
@@ -180,15 +189,24 @@ export class PolicyReconciler {
       condition: this.o.gates.conditionOf(p),
       known: known.probing.known(uid),
     };
-    // Whole seconds, as status keeps it (see drainPlan).
-    if (h?.unhealthySince !== undefined) out.unhealthySince = Math.floor(h.unhealthySince / 1000) * 1000;
-    const lastResultAt = this.o.health.evidence(policy.key, uid)?.lastResultAt;
-    if (lastResultAt !== undefined) out.lastResultAt = lastResultAt;
-    const notProbed = known.notProbed.get(uid);
-    if (notProbed !== undefined) out.notProbed = notProbed;
-    const quarantine = known.quarantines.get(uid);
-    if (quarantine) out.quarantine = quarantine;
-    return out;
+    return this.withEvidence(policy, out, known);
+  }
+
+  /**
+   * A drain target with its evidence: unhealthySince as status keeps it (whole seconds), so a
+   * restarted or new leader, seeded from status, drains the same pods with the same reasons as the
+   * replica before it; when its latest result came; why it is not probed.
+   */
+  private withEvidence<T extends Pick<DrainTarget, "uid" | "unhealthySince" | "lastResultAt" | "notProbed" | "quarantine">>(policy: ParsedPolicy, t: T, known: KnownPods): T {
+    const unhealthySince = this.o.health.get(policy.key, t.uid)?.unhealthySince;
+    if (unhealthySince !== undefined) t.unhealthySince = Math.floor(unhealthySince / 1000) * 1000;
+    const lastResultAt = this.o.health.evidence(policy.key, t.uid)?.lastResultAt;
+    if (lastResultAt !== undefined) t.lastResultAt = lastResultAt;
+    const notProbed = known.notProbed.get(t.uid);
+    if (notProbed !== undefined) t.notProbed = notProbed;
+    const quarantine = known.quarantines.get(t.uid);
+    if (quarantine) t.quarantine = quarantine;
+    return t;
   }
 
   /** Recovery sweep: pods still Unhealthy from the outage are probed again now, and the policy looks again at their next result. */
@@ -225,6 +243,7 @@ export class PolicyReconciler {
     if (plan.gate) report.gateMissing = { ungated: plan.gate.ungated, selected: selection.selected.filter((p) => !p.metadata?.deletionTimestamp).length };
     const kept = await this.o.diagnostics?.retain(log, policy, now, this.o.isLeader());
     if (kept) report.diagnostics = kept.diagnostics;
+    if (plan.gate?.serviceEndpoints) report.serviceEndpoints = plan.gate.serviceEndpoints;
     if (replacement) report.replacementCondition = replacement.condition;
     else if (this.o.isLeader() && !rotate) report.replacementCondition = "unchanged";
     const result = await this.o.status.write(log, policy.obj, report, now);
@@ -254,16 +273,7 @@ export class PolicyReconciler {
           serving: isServing({ kubeletReady, readyInSlices, slicesWritten, known: known.probing.known(uid) }),
           outOfRotation: readyInSlices === false,
         };
-        // Ordered by unhealthySince as status keeps it (whole seconds), so a restarted or new leader,
-        // seeded from status, drains the same pods with the same reasons as the replica before it.
-        if (h?.unhealthySince !== undefined) t.unhealthySince = Math.floor(h.unhealthySince / 1000) * 1000;
-        const lastResultAt = this.o.health.evidence(policy.key, uid)?.lastResultAt;
-        if (lastResultAt !== undefined) t.lastResultAt = lastResultAt;
-        const notProbed = known.notProbed.get(uid);
-        if (notProbed !== undefined) t.notProbed = notProbed;
-        const quarantine = known.quarantines.get(uid);
-        if (quarantine) t.quarantine = quarantine;
-        return t;
+        return this.withEvidence(policy, t, known);
       }),
       maxUnhealthyPercent: policy.spec.drain.maxUnhealthyPercent,
       drainEnabled: policy.spec.drain.enabled,

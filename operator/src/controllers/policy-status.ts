@@ -8,7 +8,7 @@ import { DISAGREEMENT_KINDS } from "../domain/kubelet-disagreement.js";
 import { diagnosticsProblemNote, planEvents, replacedNote, type PlannedEvent } from "../domain/events.js";
 import { planStatusLedger } from "../domain/ledger.js";
 import { newSuspects, rolloutEventNote, type RolloutSuspect } from "../domain/rollout.js";
-import { computeStatus, statusEqual, type GateMissingInput, type PolicyStatus, type ReadinessInput, type StatusDiagnostics, type StatusPodInput } from "../domain/status.js";
+import { computeStatus, statusEqual, type GateMissingInput, type PolicyStatus, type ServiceEndpoints, type ReadinessInput, type StatusDiagnostics, type StatusPodInput } from "../domain/status.js";
 import type { Condition } from "../domain/types.js";
 import type { Logger } from "../runtime/logger.js";
 import type { OperatorMetrics } from "../runtime/metrics.js";
@@ -44,6 +44,8 @@ export interface StatusReport {
   rollouts?: readonly RolloutSuspect[];
   /** The diagnostics ConfigMaps kept, newest first; absent keeps what status lists. */
   diagnostics?: StatusDiagnostics[];
+  /** Drain method ReadinessGate with a serviceName: its endpoints as Kubernetes serves them. */
+  serviceEndpoints?: ServiceEndpoints;
 }
 
 export class PolicyStatusPart {
@@ -63,6 +65,7 @@ export class PolicyStatusPart {
     if (report.gateMissing) input.gateMissing = report.gateMissing;
     const diagnostics = report.diagnostics ?? previous?.diagnostics;
     if (diagnostics) input.diagnostics = diagnostics;
+    if (report.serviceEndpoints) input.serviceEndpoints = report.serviceEndpoints;
     const cond = report.replacementCondition === "unchanged" ? lastReplacementCondition(previous) : report.replacementCondition;
     if (statusLedger.unreadable !== undefined) {
       input.replacementBlocked = { blocked: true, reason: "Budget", message: `status.replacements cannot be read (${statusLedger.unreadable}); nothing is replaced until it can be` };

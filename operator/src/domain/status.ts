@@ -41,6 +41,8 @@ export interface PolicyStatus {
   unknown: number;
   drained: number;
   replacedInLastDay: number;
+  /** Drain method ReadinessGate with a serviceName: its endpoints as the built-in controller writes them. */
+  serviceEndpoints?: ServiceEndpoints;
   pods: StatusPod[];
   replacements: StatusReplacement[];
   /** Diagnostics ConfigMaps kept for replaced pods, newest first; absent when there are none. */
@@ -51,6 +53,12 @@ export interface StatusDiagnostics {
   pod: string;
   configMap: string;
   time: string;
+}
+
+export interface ServiceEndpoints {
+  name: string;
+  ready: number;
+  total: number;
 }
 
 export type ReadyReason =
@@ -113,6 +121,7 @@ export interface StatusInput {
   rolloutSuspects?: readonly RolloutSuspect[];
   /** Diagnostics ConfigMaps kept, newest first, as the retention plan keeps them. */
   diagnostics?: readonly StatusDiagnostics[];
+  serviceEndpoints?: ServiceEndpoints;
 }
 
 export interface GateMissingInput {
@@ -164,6 +173,7 @@ export function computeStatus(input: StatusInput): PolicyStatus {
     pods: pods.slice(0, MAX_STATUS_PODS),
     replacements,
   };
+  if (input.serviceEndpoints) status.serviceEndpoints = { ...input.serviceEndpoints };
   if (input.diagnostics && input.diagnostics.length > 0) status.diagnostics = [...input.diagnostics];
   return status;
 }

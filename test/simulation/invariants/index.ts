@@ -1,5 +1,6 @@
 // Every invariant the simulation checks after each step, in one list.
 import { drainCap, adoptionFree, dryRunRouting, neverDark, quarantineWithinCap } from "./routing.js";
+import { gateDrainCap, gateNeverDark } from "./gate-routing.js";
 import { dryRunEvictions, freshEvidence, noEvictionInFailOpen, operatorBudget, policyBudgets, replaceableOnly } from "./replacement.js";
 import { noEvictionAboveBreaker } from "./breaker.js";
 import { converged, noFrozenSlices } from "./settled.js";
@@ -14,6 +15,8 @@ export const INVARIANTS: readonly Invariant[] = [
   quarantineWithinCap,
   adoptionFree,
   dryRunRouting,
+  gateNeverDark,
+  gateDrainCap,
   policyBudgets,
   operatorBudget,
   replaceableOnly,

@@ -92,6 +92,16 @@ const cases: Array<{ invariant: string; violating: Snapshot; passing: Snapshot }
     passing: snapshot(world(three, {}, []), { evictions: [eviction("a", T0, world(three, {}, [policy("p", { dryRun: true }), policy("q")]))] }),
   },
   {
+    invariant: "gate-never-dark",
+    violating: snapshot(world(gated("False", "False", "False"), {}, [policy("g", { method: "ReadinessGate" })])),
+    passing: snapshot(world(gated("False", "True", "False"), {}, [policy("g", { method: "ReadinessGate" })])),
+  },
+  {
+    invariant: "gate-drain-cap",
+    violating: snapshot(world(gated("False", "False", "False", "True"), {}, [policy("g", { method: "ReadinessGate" })])),
+    passing: snapshot(world(gated("False", "True", "True", "True"), {}, [policy("g", { method: "ReadinessGate" })])),
+  },
+  {
     invariant: "no-frozen-slices",
     violating: snapshot(world(three, { a: true }, []), { settled: true }),
     passing: snapshot(world(three, { a: true, b: true, c: true }, [policy("p")]), { settled: true }),
@@ -102,6 +112,11 @@ const cases: Array<{ invariant: string; violating: Snapshot; passing: Snapshot }
     passing: snapshot(world([pod("a"), pod("b", { ready: false }), pod("c")], { a: true, b: false, c: true }, [policy("p")]), { settled: true }),
   },
 ];
+
+/** Pods a, b, c, … with ready containers and the gate condition given (False: Unhealthy). */
+function gated(...statuses: Array<"True" | "False">) {
+  return statuses.map((status, i) => pod(String.fromCharCode(97 + i), { containersReady: true, ready: status === "True", gate: { status, reason: status === "True" ? "Admitted" : "Unhealthy" } }));
+}
 
 describe("simulation invariants", () => {
   it("every invariant has a violating and a passing snapshot here", () => {

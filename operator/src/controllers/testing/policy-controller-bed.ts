@@ -13,7 +13,7 @@ import { quietLogger } from "./quiet-logger.js";
 export const NOW = Date.UTC(2026, 0, 1, 12);
 
 /** The policy controller over in-memory caches and writer, with a fake clock; pods, policies and Services as given. */
-export function setUp(opts: { policies?: PolicyObject[]; services?: ServiceObject[]; pods?: PodObject[]; replicaSets?: KubeObject[]; leader?: boolean } = {}) {
+export function setUp(opts: { policies?: PolicyObject[]; services?: ServiceObject[]; pods?: PodObject[]; replicaSets?: KubeObject[]; leader?: boolean; builtInSlices?: KubeObject[] } = {}) {
   const caches = {
     policies: new MemoryCache<PolicyObject>(opts.policies ?? [aPolicyObject()]),
     pods: new MemoryCache<PodObject>(opts.pods ?? [aPodObject("web-a")]),
@@ -22,6 +22,7 @@ export function setUp(opts: { policies?: PolicyObject[]; services?: ServiceObjec
     slices: new MemoryCache<KubeObject>(),
     replicaSets: new MemoryCache<KubeObject>(opts.replicaSets ?? []),
     diagnostics: new MemoryCache<KubeObject>(),
+    builtInSlices: new MemoryCache<KubeObject>(opts.builtInSlices ?? []),
   };
   const writer = new MemoryWriter();
   writer.seedPolicy(`${NS}/web`, "1");

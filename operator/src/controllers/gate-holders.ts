@@ -1,0 +1,30 @@
+// Which ReadinessGate policy holds a pod's condition healthprobe.io/ready: the oldest live, valid
+// policy with drain method ReadinessGate, not in dryRun, that selects it (ties by name). Two such
+// policies selecting one pod would otherwise write the one condition in turn; the younger one
+// still probes and reports, and writes only the pods no older policy holds.
+import { matchesLabelSelector } from "../domain/label-selector.js";
+import { timeOf, type ObjectCache, type PodObject, type PolicyObject } from "./kube-objects.js";
+import { parsePolicy, type ParsedPolicy } from "./parsed-policy.js";
+
+/** The namespace's holding policies, oldest first. */
+export function gateHolders(policies: ObjectCache<PolicyObject>, namespace: string): ParsedPolicy[] {
+  const out: ParsedPolicy[] = [];
+  for (const obj of policies.list(namespace)) {
+    if (obj.metadata?.deletionTimestamp) continue;
+    const parsed = parsePolicy(obj);
+    if (parsed.ok && parsed.policy.spec.drain.method === "ReadinessGate" && !parsed.policy.spec.dryRun) out.push(parsed.policy);
+  }
+  return out.sort(olderFirst);
+}
+
+/** The key of the policy that holds the pod, if any. */
+export function holderOf(holders: readonly ParsedPolicy[], pod: PodObject): string | undefined {
+  return holders.find((h) => matchesLabelSelector(h.spec.selector, pod.metadata?.labels))?.key;
+}
+
+function olderFirst(a: ParsedPolicy, b: ParsedPolicy): number {
+  const ta = timeOf(a.obj.metadata.creationTimestamp) ?? 0;
+  const tb = timeOf(b.obj.metadata.creationTimestamp) ?? 0;
+  if (ta !== tb) return ta - tb;
+  return a.obj.metadata.name < b.obj.metadata.name ? -1 : a.obj.metadata.name > b.obj.metadata.name ? 1 : 0;
+}
