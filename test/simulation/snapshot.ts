@@ -143,9 +143,9 @@ export function readinessIn(world: World, service: string): Map<string, boolean>
  * is Healthy: judged from its status (FailClosed=True, or no kubelet-Ready target reported Healthy,
  * so a status a write behind the slices is not taken for a violation).
  */
-export function mayFailClosed(policy: PolicyView, targets: readonly PodView[]): boolean {
+export function mayFailClosed(policy: PolicyView, targets: readonly PodView[], isReady: (p: PodView) => boolean = (p) => p.ready): boolean {
   if (policy.whenAllUnhealthy !== "FailClosed") return false;
-  return conditionTrue(policy, "FailClosed") || !targets.some((p) => p.ready && policy.status.pods[p.name] === "Healthy");
+  return conditionTrue(policy, "FailClosed") || !targets.some((p) => isReady(p) && policy.status.pods[p.name] === "Healthy");
 }
 
 export function conditionTrue(policy: PolicyView, type: string): boolean {

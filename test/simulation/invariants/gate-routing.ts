@@ -2,7 +2,7 @@
 // in rotation for every Service selecting it when its containers are ready and its condition
 // healthprobe.io/ready is True (the kubelet's Ready with the gate). The simulation runs no
 // EndpointSlice controller, so this is what the Services' ready endpoints would be.
-import { conditionTrue, selects, targetsOf, type PodView, type PolicyView, type Snapshot, type World } from "../snapshot.js";
+import { conditionTrue, mayFailClosed, selects, targetsOf, type PodView, type PolicyView, type Snapshot, type World } from "../snapshot.js";
 import type { Invariant } from "./types.js";
 
 const isGate = (p: PolicyView) => p.method === "ReadinessGate" && !p.dryRun;
@@ -26,12 +26,14 @@ const inRotation = (p: PodView) => containersReady(p) && p.gate?.status === "Tru
 
 export const gateNeverDark: Invariant = {
   name: "gate-never-dark",
-  rule: "whenever a target of a ReadinessGate policy has its containers ready, at least one target is in rotation (containers ready and healthprobe.io/ready True)",
+  rule: "whenever a target of a ReadinessGate policy has its containers ready, at least one target is in rotation (containers ready and healthprobe.io/ready True), unless the policy fails closed with no Healthy target",
   check(s: Snapshot): string[] {
     if (!s.operatorUp) return [];
     const out: string[] = [];
     for (const { policy, targets } of holding(s.world)) {
       const ready = targets.filter(containersReady);
+      // Ready but for the gate is the kubelet-Ready of this method (the pod's Ready includes the verdict).
+      if (mayFailClosed(policy, targets, containersReady)) continue;
       if (ready.length > 0 && !targets.some(inRotation)) {
         out.push(`policy ${policy.name}: no target in rotation while ${ready.map((p) => `${p.name}(${p.gate?.status ?? "no condition"}/${p.gate?.reason ?? ""})`).join(", ")} have their containers ready`);
       }
@@ -42,11 +44,12 @@ export const gateNeverDark: Invariant = {
 
 export const gateDrainCap: Invariant = {
   name: "gate-drain-cap",
-  rule: "a ReadinessGate policy keeps at most floor(targets * maxUnhealthyPercent / 100) targets with ready containers out (False, warm-up aside)",
+  rule: "a ReadinessGate policy keeps at most floor(targets * maxUnhealthyPercent / 100) targets with ready containers out (False, warm-up aside), unless it fails closed with no Healthy target",
   check(s: Snapshot): string[] {
     if (!s.operatorUp) return [];
     const out: string[] = [];
     for (const { policy, targets } of holding(s.world)) {
+      if (mayFailClosed(policy, targets, containersReady)) continue;
       const keptOut = targets.filter((p) => containersReady(p) && p.gate?.status === "False" && p.gate.reason !== "WarmingUp");
       const cap = Math.floor((targets.length * policy.maxUnhealthyPercent) / 100);
       if (keptOut.length > cap) {

@@ -145,6 +145,17 @@ describe("simulation invariants", () => {
     expect(byName("drain-cap").check(dark(oneHealthy))).toHaveLength(1);
   });
 
+  it("gate-never-dark and gate-drain-cap let a ReadinessGate policy that fails closed go dark only while no target is Healthy (seed 1005)", () => {
+    const dark = (states: Record<string, "Healthy" | "Unhealthy">) =>
+      snapshot(world(gated("False", "False", "False"), {}, [policy("g", { method: "ReadinessGate", whenAllUnhealthy: "FailClosed", states })]));
+    const allUnhealthy = { a: "Unhealthy", b: "Unhealthy", c: "Unhealthy" } as const;
+    const oneHealthy = { ...allUnhealthy, b: "Healthy" } as const;
+    expect(byName("gate-never-dark").check(dark(allUnhealthy))).toEqual([]);
+    expect(byName("gate-drain-cap").check(dark(allUnhealthy))).toEqual([]);
+    expect(byName("gate-never-dark").check(dark(oneHealthy))).toHaveLength(1);
+    expect(byName("gate-drain-cap").check(dark(oneHealthy))).toHaveLength(1);
+  });
+
   it("quarantine-within-cap does not judge a policy reporting FailClosed=True", () => {
     const closed = policy("p", { whenAllUnhealthy: "FailClosed", conditions: { FailClosed: "True" }, counts: { targets: 3, drained: 3 } });
     expect(byName("quarantine-within-cap").check(snapshot(world(three, {}, [closed])))).toEqual([]);
