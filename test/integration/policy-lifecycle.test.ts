@@ -29,8 +29,8 @@ describe("a policy's lifecycle", () => {
       dryRun: false,
       probe: { path: "/healthz", port: 8080, type: "HTTP", scheme: "HTTP", periodSeconds: 60, timeoutSeconds: 60, match: {} },
       evaluation: { failureThreshold: 10, successThreshold: 1, startupGraceSeconds: 0 },
-      drain: { enabled: true, maxUnhealthyPercent: 50 },
-      replacement: { enabled: true, after: "1h", maxPerHour: 1, maxPerDay: 3, method: "Evict", pauseAboveUnhealthyPercent: 50 },
+      drain: { enabled: true, maxUnhealthyPercent: 50, method: "EndpointSlice", whenAllUnhealthy: "FailOpen" },
+      replacement: { enabled: true, after: "1h", maxPerHour: 1, maxPerDay: 3, method: "Evict", pauseAboveUnhealthyPercent: 50, keepDiagnostics: true, diagnosticsRetention: "24h" },
     });
   });
 
