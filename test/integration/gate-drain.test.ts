@@ -105,10 +105,13 @@ describe("drain method ReadinessGate (API test server)", () => {
       const list = (await cluster.list("v1", "Pod", cluster.namespace, "rev=2")).filter((p) => p.status?.podIP && podCondition(p, "ContainersReady")?.status === "True");
       return list.length === 2 ? list : undefined;
     }, { what: "the new pods running" });
+    // Held out: WarmingUp until failureThreshold failures, Unhealthy after (connection refused
+    // counts); which one a poll sees depends on timing, so either is the held-out verdict.
     await waitFor(async () => {
       const list = await cluster.list("v1", "Pod", cluster.namespace, "rev=2");
-      return list.every((p) => podCondition(p, GATE)?.reason === "WarmingUp") ? list : undefined;
-    }, { what: "the new pods held out as WarmingUp" });
+      const heldOut = (p: Obj) => podCondition(p, GATE)?.status === "False" && ["WarmingUp", "Unhealthy"].includes(podCondition(p, GATE)?.reason ?? "");
+      return list.length === 2 && list.every(heldOut) ? list : undefined;
+    }, { what: "the new pods held out by the gate" });
     expect([...(await readyByName()).values()].filter(Boolean)).toHaveLength(2);
 
     for (const p of fresh) await farm.serve(p.status.podIP);
