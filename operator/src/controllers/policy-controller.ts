@@ -79,6 +79,7 @@ export function buildPolicyController(o: PolicyControllerOptions): PolicyControl
     pods: caches.pods,
     health: o.health,
     isProbing: (key, uid) => probeTargets.isProbing(key, uid),
+    targetsOf: (p) => probeTargets.targetsOf(p.key, p.obj.metadata.namespace, p.spec),
     writer,
     ledgers,
     clock,

@@ -55,6 +55,15 @@ describe("the probe-targets part", () => {
     expect(names({ selector: { matchLabels: { app: "api" } } })).toEqual(["a", "d"]);
   });
 
+  it("tells another policy's targets now: from the namespace before its first selection, from its index after", () => {
+    const { part, podCache } = setUp([aPodObject("a"), aPodObject("b", { phase: "Pending" }), aPodObject("c", { labels: { app: "api" } })]);
+    const names = () => part.targetsOf("shop/web", NS, specOf()).map((p) => p.metadata?.name).sort();
+    expect(names()).toEqual(["a"]);
+    part.select("shop/web", NS, specOf());
+    podCache.put(aPodObject("d"));
+    expect(names()).toEqual(["a", "d"]);
+  });
+
   it("skips a pod that lacks the named probe port, and probes the others", async () => {
     const other = aPodObject("b");
     other.spec!.containers = [{ name: "app", ports: [{ name: "metrics", containerPort: 9090 }] }];

@@ -84,6 +84,16 @@ export class ProbeTargets {
     return { selected, targets: selected.filter(isTarget) };
   }
 
+  /** The policy's targets now, without remembering anything: from its selector index when current, else one pass over the namespace. */
+  targetsOf(key: string, namespace: string, spec: HealthProbePolicySpec): PodObject[] {
+    const entry = this.selectorIndex.get(key);
+    const selected =
+      entry && entry.namespace === namespace && entry.selectorJson === JSON.stringify(spec.selector)
+        ? [...entry.names].map((name) => this.o.pods.get(namespace, name)).filter((p): p is PodObject => p !== undefined)
+        : this.o.pods.list(namespace).filter((p) => matchesLabelSelector(spec.selector, p.metadata?.labels));
+    return selected.filter(isTarget);
+  }
+
   private podChanged(pod: PodObject, type: ChangeType): void {
     const namespace = pod.metadata?.namespace ?? "";
     const name = nameOf(pod);

@@ -126,6 +126,26 @@ describe("the replacement part", () => {
     expect(writer.evictions).toHaveLength(evictions);
   });
 
+  it.each([
+    { name: "another replacing policy with 2 of 3 of its targets Unhealthy pauses the pod with MassFailure", otherUnhealthy: ["web-a", "web-b"], evictions: 0, reason: "MassFailure" },
+    { name: "at 1 of 3 it does not", otherUnhealthy: ["web-a"], evictions: 1, reason: "NoneWaiting" },
+  ])("the breaker of every selecting policy applies: $name", async ({ otherUnhealthy, evictions, reason }) => {
+    // This policy sees only web-a (its breaker off); the other selects all three pods.
+    const pods = ["web-a", "web-b", "web-c"].map((n) => aPodObject(n));
+    const other = aPolicyObject("web-wide", { replacement: { after: "1h", pauseAboveUnhealthyPercent: 50 } });
+    const { replacer, writer, policy } = setUp({
+      pods,
+      health: { "uid-web-a": unhealthy(2 * HOUR) },
+      others: [other],
+      othersHealth: Object.fromEntries(otherUnhealthy.map((n) => [`uid-${n}`, unhealthy(2 * HOUR)])),
+    });
+    writer.seedPolicy("shop/web-wide", "1");
+    const result = await replacer.run(quietLogger(), policy, pods.slice(0, 1), NOW, { failOpen: false });
+    expect(writer.evictions).toHaveLength(evictions);
+    expect(result?.condition.reason).toBe(reason);
+    if (evictions === 0) expect(result?.condition.message).toContain("policy shop/web-wide, which also selects the pod, has 2 of 3 targets (66.7%) Unhealthy");
+  });
+
   it("stays within the hourly budget when two pods are due at once", async () => {
     const pods = [aPodObject("web-a"), aPodObject("web-b")];
     const { replacer, writer, policy } = setUp({ pods, health: { "uid-web-a": unhealthy(3 * HOUR), "uid-web-b": unhealthy(2 * HOUR) } });

@@ -14,6 +14,7 @@ import { otherPolicies, type ParsedPolicy } from "./parsed-policy.js";
 import type { PolicyWriter } from "./policy-writer.js";
 import type { LedgerStore, OperatorLedger, PolicyLedger } from "./replacement-ledgers.js";
 import type { Diagnostics, DiagnosticsOutcome } from "./diagnostics.js";
+import { isTarget } from "./probe-targets.js";
 
 export type Failpoint = (point: "after-charge" | "after-evict") => void;
 
@@ -33,6 +34,8 @@ export interface ReplacerOptions {
   maxPdbBackoffMs?: number;
   /** Crash-safety tests stop the process at these points: after the ledgers are persisted, after the API call. */
   failpoint?: Failpoint | undefined;
+  /** Another policy's targets now (for its breaker's share); by default, one pass over the namespace's pods. */
+  targetsOf?: (policy: ParsedPolicy) => readonly PodObject[];
   /** Keeps the pod's evidence just before its eviction (bounded in time, never failing it). */
   diagnostics?: Pick<Diagnostics, "capture"> | undefined;
 }
@@ -89,7 +92,7 @@ export class Replacer {
     const ledgers: Ledgers = { policies: new Map([[policy.key, own]]), operator: { entries: [], resourceVersion: undefined } };
     for (const o of others) ledgers.policies.set(o.key, this.o.ledgers.policy(o.obj));
     const suspects = new Map((drain.rollouts ?? []).flatMap((s) => s.pods.map((p) => [p.uid, rolloutBlockReason(s)] as const)));
-    const candidates = targets
+    let candidates = targets
       .map((p) => this.candidateOf(policy, others, p, now))
       .filter((c): c is ReplacementCandidate => c !== undefined)
       .map((c) => (suspects.has(c.uid) ? { ...c, rolloutSuspect: suspects.get(c.uid)! } : c));
@@ -98,7 +101,10 @@ export class Replacer {
     const spec = policy.spec;
     // The operator-wide ledger is read fresh, and only when some pod is due: no reads at steady state.
     const due = candidates.some((c) => c.unhealthySince !== undefined && c.unhealthySince + policy.afterMs <= now);
-    if (due && spec.replacement.enabled && !spec.dryRun) ledgers.operator = await this.o.ledgers.readOperator(log, now);
+    if (due && spec.replacement.enabled && !spec.dryRun) {
+      candidates = this.withBreakers(others, candidates);
+      ledgers.operator = await this.o.ledgers.readOperator(log, now);
+    }
     const otherBudgets: PolicyBudget[] = others.map((o) => ({ policy: o.key, maxPerHour: o.spec.replacement.maxPerHour, maxPerDay: o.spec.replacement.maxPerDay, ledger: ledgers.policies.get(o.key)!.entries }));
     const plan = planReplacements({
       now,
@@ -174,6 +180,23 @@ export class Replacer {
       if (ledger && ledger.entries !== null) ledgers.policies.set(key, await this.o.ledgers.updatePolicy(ledger, change, entry, now));
     }
     if (attempt.charge.operator) ledgers.operator = await this.o.ledgers.updateOperator(ledgers.operator, change, entry, now);
+  }
+
+  /**
+   * Adds each other selecting policy's breaker to the views that can pause a replacement (probing,
+   * replacing). Only when some pod is due: a share costs a pass over that policy's targets.
+   */
+  private withBreakers(others: readonly ParsedPolicy[], candidates: ReplacementCandidate[]): ReplacementCandidate[] {
+    const counts = new Set(candidates.flatMap((c) => c.otherViews.filter((v) => v.probing && v.replacementEnabled).map((v) => v.policy)));
+    const breakers = new Map(
+      others
+        .filter((o) => counts.has(o.key))
+        .map((o) => {
+          const targets = this.o.targetsOf?.(o) ?? this.o.pods.list(o.obj.metadata.namespace).filter((p) => isTarget(p) && matchesLabelSelector(o.spec.selector, p.metadata?.labels));
+          return [o.key, { share: this.shareOf(o, targets), pauseAboveUnhealthyPercent: o.spec.replacement.pauseAboveUnhealthyPercent }] as const;
+        }),
+    );
+    return candidates.map((c) => ({ ...c, otherViews: c.otherViews.map((v) => (breakers.has(v.policy) ? { ...v, breaker: breakers.get(v.policy)! } : v)) }));
   }
 
   /** The breaker's share: every target, Unhealthy as this policy's health store says (as status counts them). */

@@ -132,3 +132,27 @@ export function checkMassFailure(share: UnhealthyShare, pauseAbove: number): Blo
 export function checkRollout(pod: ReplacementPod): Blocked | undefined {
   return pod.rolloutSuspect === undefined ? undefined : blocked("Rollout", pod.rolloutSuspect, "Rollout");
 }
+
+/**
+ * The pod's replacement stays correlated-failure-safe across overlapping policies: another
+ * selecting policy that probes the pod and replaces (enabled, not dryRun) with more than its own
+ * pauseAboveUnhealthyPercent Unhealthy pauses it too, as its budget would. That share can fall
+ * without any change to this policy's pods, so the block is looked at again after
+ * OTHER_BREAKER_RECHECK_MS.
+ */
+export const OTHER_BREAKER_RECHECK_MS = 15_000;
+
+export function checkOtherBreakers(now: number, self: string, views: readonly OtherPolicyView[]): Blocked | undefined {
+  const tripped = views
+    .filter((v) => v.policy !== self && v.probing && v.replacementEnabled && v.breaker && isAboveShare(v.breaker.share, v.breaker.pauseAboveUnhealthyPercent))
+    .sort((a, b) => (a.policy < b.policy ? -1 : a.policy > b.policy ? 1 : 0));
+  const first = tripped[0];
+  if (!first?.breaker) return undefined;
+  const { share, pauseAboveUnhealthyPercent: pause } = first.breaker;
+  return blocked(
+    "MassFailure",
+    `policy ${first.policy}, which also selects the pod, has ${share.unhealthy} of ${share.targets} targets (${formatShare(share)}) Unhealthy, above its pauseAboveUnhealthyPercent=${pause}: paused until that share falls`,
+    "MassFailure",
+    now + OTHER_BREAKER_RECHECK_MS,
+  );
+}

@@ -2,9 +2,9 @@
 // suspect rollout, and where they stand in the order of checks.
 import { describe, it, expect } from "@jest/globals";
 import { HOUR_MS } from "./budget.js";
-import { formatShare, isAboveShare } from "./replacement-checks.js";
+import { formatShare, isAboveShare, OTHER_BREAKER_RECHECK_MS } from "./replacement-checks.js";
 import { planReplacements, shouldReplace } from "./replacement.js";
-import { aCandidate, anInput, aPlanInput, aPod, aPolicy, MIN, NOW } from "./testing/replacement-builders.js";
+import { aBudget, aCandidate, anInput, aPlanInput, aPod, aPolicy, aView, MIN, NOW } from "./testing/replacement-builders.js";
 
 describe("the mass-failure breaker's share: Unhealthy / targets, strictly greater than the threshold", () => {
   it.each([
@@ -107,5 +107,33 @@ describe("planReplacements under the breaker", () => {
   it("resumes by itself: the same pods at 2 of 5 are replaced within the budget", () => {
     const plan = planReplacements(aPlanInput({ share: { unhealthy: 2, targets: 5 }, candidates: [due(1), due(2)], policy: aPolicy({ maxPerHour: 10, maxPerDay: 10 }) }));
     expect(plan.attempts.map((a) => a.podName)).toEqual(["web-2", "web-1"]);
+  });
+});
+
+describe("another selecting policy's breaker pauses the pod too, as its budget would", () => {
+  const tripped = { share: { unhealthy: 3, targets: 5 }, pauseAboveUnhealthyPercent: 50 };
+  const input = (view: Parameters<typeof aView>[0]) => anInput({ otherViews: [aView({ policy: "ns/other", probing: true, replacementEnabled: true, state: "Unhealthy", ...view })], otherBudgets: [aBudget({ policy: "ns/other" })] });
+  it.each([
+    { name: "a probing, replacing policy above its threshold pauses it", view: { breaker: tripped }, paused: true },
+    { name: "at its threshold it does not", view: { breaker: { share: { unhealthy: 1, targets: 2 }, pauseAboveUnhealthyPercent: 50 } }, paused: false },
+    { name: "a policy not probing the pod has no say", view: { probing: false, breaker: tripped }, paused: false },
+    { name: "a policy that does not replace (disabled or dryRun) has no say", view: { replacementEnabled: false, breaker: tripped }, paused: false },
+    { name: "a policy whose share was not computed has no say", view: {}, paused: false },
+  ])("$name", ({ view, paused }) => {
+    const d = shouldReplace(input(view));
+    if (!paused) return expect(d.eligible).toBe(true);
+    expect(d).toEqual({
+      eligible: false,
+      step: "MassFailure",
+      blockedReason: "MassFailure",
+      reason: "policy ns/other, which also selects the pod, has 3 of 5 targets (60%) Unhealthy, above its pauseAboveUnhealthyPercent=50: paused until that share falls",
+      // Its share can fall with no change to this policy's pods: looked at again.
+      waitUntil: NOW + OTHER_BREAKER_RECHECK_MS,
+    });
+  });
+
+  it("this policy's own breaker is named first", () => {
+    const d = shouldReplace({ ...input({ breaker: tripped }), share: { unhealthy: 4, targets: 5 } });
+    expect(d).toMatchObject({ step: "MassFailure", reason: expect.stringMatching(/^4 of 5 targets/) });
   });
 });

@@ -19,7 +19,7 @@ import {
   type ReplacementMethod,
 } from "./budget.js";
 import { chargeLedger, isCharged, withoutPod } from "./ledger.js";
-import { blocked, checkAgreement, checkController, checkEvidence, checkMassFailure, checkOutage, checkRollout, formatDuration, type OutageInput } from "./replacement-checks.js";
+import { blocked, checkAgreement, checkController, checkEvidence, checkMassFailure, checkOtherBreakers, checkOutage, checkRollout, formatDuration, type OutageInput } from "./replacement-checks.js";
 import type { Blocked, UnhealthyShare } from "./replacement-checks.js";
 
 export { formatDuration, type UnhealthyShare };
@@ -56,6 +56,8 @@ export interface OtherPolicyView {
   state: ReplacementHealthState;
   unhealthySince?: number;
   afterMs: number;
+  /** That policy's mass-failure breaker: its own share and threshold (see checkOtherBreakers). */
+  breaker?: { share: UnhealthyShare; pauseAboveUnhealthyPercent: number };
 }
 
 /** A policy's limits and ledger. `ledger: null` means it could not be read. */
@@ -212,7 +214,7 @@ export function shouldReplace(input: ShouldReplaceInput): ReplacementDecision {
 
   const rollout = checkRollout(pod);
   if (rollout !== undefined) return rollout;
-  const massFailure = checkMassFailure(input.share, policy.pauseAboveUnhealthyPercent);
+  const massFailure = checkMassFailure(input.share, policy.pauseAboveUnhealthyPercent) ?? checkOtherBreakers(now, policy.policy, input.otherViews);
   if (massFailure !== undefined) return massFailure;
   const outage = checkOutage(input);
   if (outage !== undefined) return outage;
