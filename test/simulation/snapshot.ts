@@ -139,13 +139,35 @@ export function readinessIn(world: World, service: string): Map<string, boolean>
 }
 
 /**
- * A policy that fails closed may leave its Service dark, and drain past its cap, while no target
- * is Healthy: judged from its status (FailClosed=True, or no kubelet-Ready target reported Healthy,
- * so a status a write behind the slices is not taken for a violation).
+ * How long a pod's failure may still show in the operator's view after its server answers well
+ * again: successThreshold (at most 3) probes at most 2 s apart, the reconcile, a slice write.
  */
-export function mayFailClosed(policy: PolicyView, targets: readonly PodView[], isReady: (p: PodView) => boolean = (p) => p.ready): boolean {
+export const RECOVERY_LAG_MS = 15_000;
+
+/** Whether the pod server at `ip` answered "healthy" throughout [from, to], by its mode changes. */
+export function healthyThroughout(modeChanges: Snapshot["modeChanges"], ip: string | undefined, from: number, to: number): boolean {
+  if (!ip) return false;
+  let atStart: string | undefined;
+  for (const m of modeChanges) {
+    if (m.ip !== ip) continue;
+    if (m.at <= from) atStart = m.mode;
+    else if (m.at <= to && m.mode !== "healthy") return false;
+  }
+  return atStart === "healthy";
+}
+
+/**
+ * A policy that fails closed may leave its Service dark, and drain past its cap, while no target
+ * is Healthy. Judged from its status (FailClosed=True, or no ready target reported Healthy), or,
+ * since status is written a second or more behind the slices, from the pod servers: no ready
+ * target answered healthy throughout the last RECOVERY_LAG_MS (seed 2207: every server failing,
+ * the slices already dark, the status still from before).
+ */
+export function mayFailClosed(policy: PolicyView, targets: readonly PodView[], s: Pick<Snapshot, "modeChanges" | "world">, isReady: (p: PodView) => boolean = (p) => p.ready): boolean {
   if (policy.whenAllUnhealthy !== "FailClosed") return false;
-  return conditionTrue(policy, "FailClosed") || !targets.some((p) => isReady(p) && policy.status.pods[p.name] === "Healthy");
+  const ready = targets.filter(isReady);
+  if (conditionTrue(policy, "FailClosed") || !ready.some((p) => policy.status.pods[p.name] === "Healthy")) return true;
+  return !ready.some((p) => healthyThroughout(s.modeChanges, p.ip, s.world.at - RECOVERY_LAG_MS, s.world.at));
 }
 
 export function conditionTrue(policy: PolicyView, type: string): boolean {

@@ -33,7 +33,7 @@ export const gateNeverDark: Invariant = {
     for (const { policy, targets } of holding(s.world)) {
       const ready = targets.filter(containersReady);
       // Ready but for the gate is the kubelet-Ready of this method (the pod's Ready includes the verdict).
-      if (mayFailClosed(policy, targets, containersReady)) continue;
+      if (mayFailClosed(policy, targets, s, containersReady)) continue;
       if (ready.length > 0 && !targets.some(inRotation)) {
         out.push(`policy ${policy.name}: no target in rotation while ${ready.map((p) => `${p.name}(${p.gate?.status ?? "no condition"}/${p.gate?.reason ?? ""})`).join(", ")} have their containers ready`);
       }
@@ -49,7 +49,7 @@ export const gateDrainCap: Invariant = {
     if (!s.operatorUp) return [];
     const out: string[] = [];
     for (const { policy, targets } of holding(s.world)) {
-      if (mayFailClosed(policy, targets, containersReady)) continue;
+      if (mayFailClosed(policy, targets, s, containersReady)) continue;
       const keptOut = targets.filter((p) => containersReady(p) && p.gate?.status === "False" && p.gate.reason !== "WarmingUp");
       const cap = Math.floor((targets.length * policy.maxUnhealthyPercent) / 100);
       if (keptOut.length > cap) {

@@ -1,6 +1,6 @@
 // Each invariant on hand-made snapshots: one that breaks the rule, one that keeps it.
 import { describe, expect, it } from "@jest/globals";
-import { HOUR_MS, type Snapshot } from "../snapshot.js";
+import { HOUR_MS, RECOVERY_LAG_MS, type PodView, type Snapshot } from "../snapshot.js";
 import { T0, breakerSnapshot, eviction, pod, policy, snapshot, world } from "./builders.js";
 import { INVARIANTS } from "./index.js";
 
@@ -133,9 +133,12 @@ describe("simulation invariants", () => {
     expect(byName(invariant).check(passing)).toEqual([]);
   });
 
+  /** Every pod's server answering well since a minute before the snapshot. */
+  const servedWell = (pods: PodView[]) => pods.map((p) => ({ ip: p.ip!, at: T0 - 60_000, mode: "healthy" }));
+
   it("never-dark and drain-cap let a policy that fails closed go dark only while no target is Healthy", () => {
     const dark = (states: Record<string, "Healthy" | "Unhealthy">, conditions: Record<string, string> = {}) =>
-      snapshot(world(three, { a: false, b: false, c: false }, [policy("p", { whenAllUnhealthy: "FailClosed", states, conditions })]));
+      snapshot(world(three, { a: false, b: false, c: false }, [policy("p", { whenAllUnhealthy: "FailClosed", states, conditions })]), { modeChanges: servedWell(three) });
     const allUnhealthy = { a: "Unhealthy", b: "Unhealthy", c: "Unhealthy" } as const;
     const oneHealthy = { ...allUnhealthy, b: "Healthy" } as const;
     expect(byName("never-dark").check(dark(allUnhealthy))).toEqual([]);
@@ -145,9 +148,26 @@ describe("simulation invariants", () => {
     expect(byName("drain-cap").check(dark(oneHealthy))).toHaveLength(1);
   });
 
+  it("never-dark lets a policy that fails closed be dark while its status lags, when no ready target's server answered well throughout the last RECOVERY_LAG_MS (seed 2207)", () => {
+    const pods = ["a", "b", "c"].map((n, i) => pod(n, { ip: `10.0.1.${i + 1}` }));
+    const states = { a: "Healthy", b: "Healthy", c: "Unhealthy" } as const;
+    const at = T0 + 60_000;
+    const dark = (modes: Array<{ ip: string; at: number; mode: string }>) =>
+      snapshot(world(pods, { a: false, b: false, c: false }, [policy("p", { whenAllUnhealthy: "FailClosed", states })], { at }), { modeChanges: modes });
+    const served = pods.map((p) => ({ ip: p.ip!, at: T0, mode: "healthy" }));
+    const failing = (p: PodView, when: number) => ({ ip: p.ip!, at: when, mode: "failing" });
+    // Every server failed a few seconds ago; the status is from before.
+    expect(byName("never-dark").check(dark([...served, ...pods.map((p) => failing(p, at - 3_000))]))).toEqual([]);
+    // One ready target kept answering well for longer than the lag: dark is a violation.
+    expect(byName("never-dark").check(dark([...served, failing(pods[0]!, at - 3_000), failing(pods[2]!, at - 3_000)]))).toHaveLength(1);
+    // One that failed before the lag and has answered well since: dark is a violation too.
+    const recovered = [failing(pods[1]!, at - 2 * RECOVERY_LAG_MS), { ip: pods[1]!.ip!, at: at - RECOVERY_LAG_MS - 1, mode: "healthy" }];
+    expect(byName("never-dark").check(dark([...served, failing(pods[0]!, at - 3_000), ...recovered, failing(pods[2]!, at - 3_000)]))).toHaveLength(1);
+  });
+
   it("gate-never-dark and gate-drain-cap let a ReadinessGate policy that fails closed go dark only while no target is Healthy (seed 1005)", () => {
     const dark = (states: Record<string, "Healthy" | "Unhealthy">) =>
-      snapshot(world(gated("False", "False", "False"), {}, [policy("g", { method: "ReadinessGate", whenAllUnhealthy: "FailClosed", states })]));
+      snapshot(world(gated("False", "False", "False"), {}, [policy("g", { method: "ReadinessGate", whenAllUnhealthy: "FailClosed", states })]), { modeChanges: servedWell(gated("False", "False", "False")) });
     const allUnhealthy = { a: "Unhealthy", b: "Unhealthy", c: "Unhealthy" } as const;
     const oneHealthy = { ...allUnhealthy, b: "Healthy" } as const;
     expect(byName("gate-never-dark").check(dark(allUnhealthy))).toEqual([]);

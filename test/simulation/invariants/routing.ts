@@ -21,7 +21,7 @@ export const neverDark: Invariant = {
     const out: string[] = [];
     for (const { service, policy } of managed(s.world)) {
       const ready = targetsOf(s.world, policy).filter((p) => p.ready);
-      if (ready.length === 0 || mayFailClosed(policy, targetsOf(s.world, policy))) continue;
+      if (ready.length === 0 || mayFailClosed(policy, targetsOf(s.world, policy), s)) continue;
       const readiness = readinessIn(s.world, service);
       if (![...readiness.values()].some(Boolean)) {
         out.push(`Service ${service} (policy ${policy.name}) has no ready endpoint while ${ready.map((p) => p.name).join(", ")} are kubelet-Ready; endpoints ${fmt(readiness)}`);
@@ -39,7 +39,7 @@ export const drainCap: Invariant = {
     const out: string[] = [];
     for (const { service, policy } of managed(s.world)) {
       const targets = targetsOf(s.world, policy);
-      if (policy.dryRun || mayFailClosed(policy, targets)) continue;
+      if (policy.dryRun || mayFailClosed(policy, targets, s)) continue;
       const readiness = readinessIn(s.world, service);
       const inRotationOnce = new Set(s.everInRotation[service] ?? []);
       const keptOut = targets.filter((p) => p.ready && inRotationOnce.has(p.name) && readiness.get(p.name) !== true);
