@@ -129,4 +129,21 @@ describe("drain method ReadinessGate (API test server)", () => {
     await readyCountIs(3, "every pod back in");
     expect(podCondition(await cluster.get("v1", "Pod", pods[0]!.metadata!.name!), GATE)).toMatchObject({ status: "True", reason: "NoPolicy" });
   }, 60_000);
+
+  it("a policy that cannot probe (its Secret gone) leaves no pod out: the pod it kept out gets True, NoPolicy", async () => {
+    const token = Buffer.from("Bearer s3cret").toString("base64");
+    await cluster.create({ apiVersion: "v1", kind: "Secret", metadata: { name: "probe-auth", namespace: cluster.namespace }, data: { token } });
+    const pods = await givenGatedService(3, { probe: { headers: [{ name: "Authorization", valueFrom: { secretKeyRef: { name: "probe-auth", key: "token" } } }] } });
+    farm.failing(pods[0]!.status.podIP);
+    await readyCountIs(2, "the failing pod drained");
+
+    // The Secret goes while the operator is down; the one that starts cannot probe.
+    await operator!.stop();
+    operator = undefined;
+    await cluster.remove("v1", "Secret", "probe-auth");
+    operator = await startTestOperator(cluster.server);
+    await waitFor(async () => conditionOf(await policyStatus(cluster), "Ready")?.reason === "SecretNotFound", { what: "Ready=False, SecretNotFound" });
+    await readyCountIs(3, "every pod back in");
+    expect(podCondition(await cluster.get("v1", "Pod", pods[0]!.metadata!.name!), GATE)).toMatchObject({ status: "True", reason: "NoPolicy" });
+  }, 60_000);
 });

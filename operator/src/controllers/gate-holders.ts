@@ -1,7 +1,9 @@
 // Which ReadinessGate policy holds a pod's condition healthprobe.io/ready: the oldest live, valid
 // policy with drain method ReadinessGate, not in dryRun, that selects it (ties by name). Two such
 // policies selecting one pod would otherwise write the one condition in turn; the younger one
-// still probes and reports, and writes only the pods no older policy holds.
+// still probes and reports, and writes only the pods no older policy holds. A policy that reports
+// it cannot probe (Ready=False, SecretNotFound) holds nothing: its verdicts would be frozen, so
+// the pods it kept out are let go (True, NoPolicy) until it probes again.
 import { matchesLabelSelector } from "../domain/label-selector.js";
 import { timeOf, type ObjectCache, type PodObject, type PolicyObject } from "./kube-objects.js";
 import { parsePolicy, type ParsedPolicy } from "./parsed-policy.js";
@@ -12,9 +14,14 @@ export function gateHolders(policies: ObjectCache<PolicyObject>, namespace: stri
   for (const obj of policies.list(namespace)) {
     if (obj.metadata?.deletionTimestamp) continue;
     const parsed = parsePolicy(obj);
-    if (parsed.ok && parsed.policy.spec.drain.method === "ReadinessGate" && !parsed.policy.spec.dryRun) out.push(parsed.policy);
+    if (parsed.ok && parsed.policy.spec.drain.method === "ReadinessGate" && !parsed.policy.spec.dryRun && !cannotProbe(obj)) out.push(parsed.policy);
   }
   return out.sort(olderFirst);
+}
+
+function cannotProbe(obj: PolicyObject): boolean {
+  const ready = ((obj.status?.conditions ?? []) as Array<{ type?: string; status?: string; reason?: string }>).find((c) => c.type === "Ready");
+  return ready?.status === "False" && ready.reason === "SecretNotFound";
 }
 
 /** The key of the policy that holds the pod, if any. */

@@ -104,6 +104,7 @@ export class PolicyReconciler {
       this.o.probeTargets.stop(key);
       // A missing Secret is not an invalid spec: Ready=False, SecretNotFound, until it appears.
       const reason = probes.reason === "SecretNotFound" ? "SecretNotFound" : "InvalidSpec";
+      if (!gated) await this.letGo(log, namespace, serviceName!, selection);
       const result = await this.o.status.write(log, policy.obj, { readiness: { reason, message: `${probes.field}: ${probes.message}` }, whenAllUnhealthy }, now);
       // Nothing wakes the policy when the Secret is created: retry, so it heals by itself.
       return { requeueAfterMs: Math.min(result?.requeueAfterMs ?? MISSING_SECRET_RETRY_MS, MISSING_SECRET_RETRY_MS) };
@@ -138,6 +139,18 @@ export class PolicyReconciler {
    * pod condition healthprobe.io/ready. A pod that cannot be written is retried (the error is
    * thrown after the status is written), and never holds the others back.
    */
+  /**
+   * A policy that cannot probe lets go of its Service: the endpoints follow kubelet readiness
+   * until it probes again, never frozen with its last verdicts (pods it drained kept out, pods
+   * created since never listed). A slice cache behind our writes waits for its watch event.
+   */
+  private async letGo(log: Logger, namespace: string, serviceName: string, selection: Selection): Promise<void> {
+    const service = this.o.services.get(namespace, serviceName);
+    const slices = this.o.endpoints.current(namespace, serviceName);
+    if (!service || !this.o.isLeader() || this.o.endpoints.isStale(namespace, serviceName, slices)) return;
+    await this.o.endpoints.apply(log, { service, pods: selection.selected, admitted: () => true, existing: slices });
+  }
+
   private async reconcileGated(
     log: Logger,
     policy: ParsedPolicy,

@@ -176,7 +176,7 @@ export interface ReleasePod extends GatePod {
   terminating: boolean;
 }
 
-export const RELEASE_MESSAGE = "admitted: no HealthProbePolicy with drain method ReadinessGate (and not in dryRun) selects this pod";
+export const RELEASE_MESSAGE = "admitted: no HealthProbePolicy with drain method ReadinessGate (not in dryRun, able to probe) selects this pod";
 
 /**
  * Never leave a pod out for a policy that no longer holds it (deleted, switched to EndpointSlice
