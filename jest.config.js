@@ -1,4 +1,6 @@
 // ESM TypeScript through swc: fast, no type checking (that is `make typecheck`).
+import { availableParallelism } from "node:os";
+
 export default {
   testEnvironment: "node",
   extensionsToTreatAsEsm: [".ts"],
@@ -9,4 +11,9 @@ export default {
   testMatch: ["<rootDir>/operator/**/*.test.ts", "<rootDir>/test/**/*.test.ts"],
   testPathIgnorePatterns: ["/node_modules/", "/dist/", "<rootDir>/test/e2e/"],
   testTimeout: 60000,
+  // Most suites wait on real servers, timers and child processes rather than the CPU: two workers
+  // even on two cores (jest's default there is one). Each suite gets its own API test server and
+  // pod addresses, so suites do not meet. A worker that grew past 1 GB is replaced.
+  maxWorkers: Math.max(2, availableParallelism() - 1),
+  workerIdleMemoryLimit: "1GB",
 };
