@@ -1,6 +1,7 @@
 // A cluster for integration tests: the project's API test server (kubelet stand-in on, pods on
 // loopback IPs), the CRD applied, a namespace, and helpers that talk to it over real HTTP with
 // @kubernetes/client-node, exactly as in a cluster.
+import { randomInt } from "node:crypto";
 import { KubeConfig, KubernetesObjectApi } from "@kubernetes/client-node";
 import { startApiServer, type ApiServerOptions, type TestApiServer } from "../../apiserver/index.js";
 import { waitFor } from "../../support/wait-for.js";
@@ -26,17 +27,22 @@ export function kubeConfigFor(server: TestApiServer, user = "admin"): KubeConfig
   return kc;
 }
 
-let clustersStarted = 0;
+const podCidrsTaken = new Set<string>();
 
 /**
  * A loopback pod range of this cluster's own: test files run side by side in several jest
- * workers (and a developer may run two suites at once), and two clusters handing out the same
- * pod IP would make their pod servers collide. Second octet from the process, third from a
- * per-process counter (even, so a /23 fits too).
+ * workers, beside simulations and demos, and two clusters handing out the same pod IP would
+ * make their pod servers collide. Drawn at random among some 10,000 ranges (a range derived
+ * from the pid met another process's one in 150), never one this process drew before; the
+ * third octet is even, so a /23 fits too.
  */
 export function uniquePodCidr(prefixLength: 23 | 24 = 24): string {
-  const third = 120 + ((clustersStarted++ * 2) % 134);
-  return `127.${100 + (process.pid % 150)}.${third}.0/${prefixLength}`;
+  for (;;) {
+    const range = `127.${100 + randomInt(150)}.${120 + 2 * randomInt(67)}`;
+    if (podCidrsTaken.has(range)) continue;
+    podCidrsTaken.add(range);
+    return `${range}.0/${prefixLength}`;
+  }
 }
 
 export async function startCluster(opts: ApiServerOptions & { namespace?: string } = {}): Promise<TestCluster> {
