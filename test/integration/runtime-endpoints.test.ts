@@ -117,8 +117,10 @@ describe("operator endpoints", () => {
       const s = parseExposition((await get(operator!.metricsPort, "/metrics")).body);
       const okMoved = total(s, "healthprobe_probes_total", { policy: "shop/web", result: "success" }) >= total(before, "healthprobe_probes_total", { policy: "shop/web", result: "success" }) + 4;
       const failMoved = total(s, "healthprobe_probes_total", { policy: "shop/web", result: "failure", class: "http_status" }) >= total(before, "healthprobe_probes_total", { policy: "shop/web", result: "failure", class: "http_status" }) + 2;
-      return okMoved && failMoved ? s : undefined;
-    }, { timeoutMs: 10_000, what: "probe counters to move" });
+      // The drained gauge moves with the reconcile after the failures, a moment after the counters.
+      const drained = total(s, "healthprobe_drained_targets", { policy: "shop/web" }) === 1;
+      return okMoved && failMoved && drained ? s : undefined;
+    }, { timeoutMs: 15_000, what: "probe counters to move and the failing pod to be drained" });
     // The histogram counts the same probes the counter does.
     expect(total(after, "healthprobe_probe_duration_seconds_count", { policy: "shop/web" })).toBe(total(after, "healthprobe_probes_total", { policy: "shop/web" }));
     expect(total(after, "healthprobe_targets", { policy: "shop/web", state: "Unhealthy" })).toBe(1);
