@@ -165,6 +165,13 @@ describe("simulation invariants", () => {
     expect(byName("never-dark").check(dark([...served, failing(pods[0]!, at - 3_000), ...recovered, failing(pods[2]!, at - 3_000)]))).toHaveLength(1);
   });
 
+  it("dry-run-routing judges a pod once kubelet has said the same for a step: the slices follow a flip one reconcile later (seed 20774)", () => {
+    const flipped = [pod("a"), pod("b", { ready: false }), pod("c")];
+    const now = world(flipped, { a: true, b: true, c: true }, [policy("p", { dryRun: true })]);
+    expect(byName("dry-run-routing").check(snapshot(now, { previous: world(three, { a: true, b: true, c: true }, [policy("p", { dryRun: true })]) }))).toEqual([]);
+    expect(byName("dry-run-routing").check(snapshot(now, { previous: world(flipped, { a: true, b: true, c: true }, [policy("p", { dryRun: true })]) }))).toHaveLength(1);
+  });
+
   it("gate-never-dark and gate-drain-cap let a ReadinessGate policy that fails closed go dark only while no target is Healthy (seed 1005)", () => {
     const dark = (states: Record<string, "Healthy" | "Unhealthy">) =>
       snapshot(world(gated("False", "False", "False"), {}, [policy("g", { method: "ReadinessGate", whenAllUnhealthy: "FailClosed", states })]), { modeChanges: servedWell(gated("False", "False", "False")) });
