@@ -146,4 +146,20 @@ describe("drain method ReadinessGate (API test server)", () => {
     await readyCountIs(3, "every pod back in");
     expect(podCondition(await cluster.get("v1", "Pod", pods[0]!.metadata!.name!), GATE)).toMatchObject({ status: "True", reason: "NoPolicy" });
   }, 60_000);
+
+  it("a younger policy takes the pods over when the one holding them is deleted, and writes its own verdict", async () => {
+    // The older policy drains a failing pod; the younger one allows no drain (3 pods at 25%).
+    const pods = await givenGatedService(3);
+    farm.failing(pods[0]!.status.podIP);
+    await readyCountIs(2, "the failing pod drained by the older policy");
+    await cluster.create(aPolicy("web-strict", cluster.namespace, { method: "ReadinessGate", failureThreshold: 2, maxUnhealthyPercent: 25 }));
+    await waitFor(async () => {
+      const st = (await cluster.get("healthprobe.io/v1alpha1", "HealthProbePolicy", "web-strict"))?.status;
+      return (st?.unhealthy as number | undefined) === 1;
+    }, { what: "the younger policy to see the pod Unhealthy too" });
+
+    await cluster.remove("healthprobe.io/v1alpha1", "HealthProbePolicy", "web");
+    await readyCountIs(3, "the pod admitted by the younger policy's cap", "web");
+    expect(podCondition(await cluster.get("v1", "Pod", pods[0]!.metadata!.name!), GATE)).toMatchObject({ status: "True", reason: "Admitted" });
+  }, 60_000);
 });

@@ -12,11 +12,33 @@ import { parsePolicy, type ParsedPolicy } from "./parsed-policy.js";
 export function gateHolders(policies: ObjectCache<PolicyObject>, namespace: string): ParsedPolicy[] {
   const out: ParsedPolicy[] = [];
   for (const obj of policies.list(namespace)) {
-    if (obj.metadata?.deletionTimestamp) continue;
-    const parsed = parsePolicy(obj);
-    if (parsed.ok && parsed.policy.spec.drain.method === "ReadinessGate" && !parsed.policy.spec.dryRun && !cannotProbe(obj)) out.push(parsed.policy);
+    const holder = asHolder(obj);
+    if (holder) out.push(holder);
   }
   return out.sort(olderFirst);
+}
+
+/** The policy when it can hold pods' conditions now. */
+function asHolder(obj: PolicyObject): ParsedPolicy | undefined {
+  if (obj.metadata?.deletionTimestamp) return undefined;
+  const parsed = parsePolicy(obj);
+  if (!parsed.ok || parsed.policy.spec.drain.method !== "ReadinessGate" || parsed.policy.spec.dryRun || cannotProbe(obj)) return undefined;
+  return parsed.policy;
+}
+
+/**
+ * What decides which pods the policy holds (undefined: none). When it changes, the namespace's
+ * other ReadinessGate policies may take pods over (or give them up) and must write them.
+ */
+export function holdingOf(obj: PolicyObject): string | undefined {
+  const holder = asHolder(obj);
+  return holder && JSON.stringify([holder.spec.selector, holder.obj.metadata.creationTimestamp ?? ""]);
+}
+
+/** Whether the policy drains by the readiness gate (holding or not). */
+export function isGatePolicy(obj: PolicyObject): boolean {
+  const parsed = parsePolicy(obj);
+  return parsed.ok && parsed.policy.spec.drain.method === "ReadinessGate";
 }
 
 function cannotProbe(obj: PolicyObject): boolean {

@@ -8,11 +8,12 @@ import type { HealthStore } from "../runtime/health-store.js";
 import type { Logger } from "../runtime/logger.js";
 import type { OperatorMetrics } from "../runtime/metrics.js";
 import type { ProbeTarget } from "../runtime/probe-scheduler.js";
-import type { Caches, Enqueue } from "./caches.js";
+import type { Caches, Enqueue, WatchedCache } from "./caches.js";
 import { Diagnostics, type DiagnosticsPort } from "./diagnostics.js";
 import { Endpoints } from "./endpoints.js";
 import { GateRelease } from "./gate-release.js";
-import { hasReadinessGate, keyOf, serviceNameOf } from "./kube-objects.js";
+import { holdingOf, isGatePolicy } from "./gate-holders.js";
+import { hasReadinessGate, keyOf, serviceNameOf, type PolicyObject } from "./kube-objects.js";
 import { PolicyReconciler } from "./policy-reconciler.js";
 import { PolicyStatusPart } from "./policy-status.js";
 import { ReadinessGates } from "./readiness-gates.js";
@@ -115,6 +116,7 @@ export function watchForPolicies(caches: Caches, controller: PolicyController, q
     else lastService.set(key, serviceNameOf(p));
     for (const service of services) for (const other of namingService(namespace, service)) queue.add(other);
   });
+  watchForGateHandover(caches.policies, queue);
   caches.pods.onChange((pod) => {
     for (const key of controller.probeTargets.policiesForPod(pod)) queue.add(key);
   });
@@ -151,6 +153,25 @@ export function watchForPolicies(caches: Caches, controller: PolicyController, q
     if (lastZones.has(name) && lastZones.get(name) === zone) return;
     lastZones.set(name, zone);
     enqueueAll(caches, queue);
+  });
+}
+
+/**
+ * Which policy holds a gated pod's condition depends on every ReadinessGate policy of the
+ * namespace: one that stops holding (deleted, switched, dryRun, unable to probe) or starts hands
+ * pods over, and the others must write what it left at once (seed 20536), not at their next
+ * change of their own.
+ */
+export function watchForGateHandover(policies: WatchedCache<PolicyObject>, queue: Enqueue): void {
+  const lastHolding = new Map<string, string | undefined>();
+  policies.onChange((p, type) => {
+    const key = keyOf(p);
+    const holding = type === "delete" ? undefined : holdingOf(p);
+    const changed = lastHolding.get(key) !== holding;
+    if (type === "delete") lastHolding.delete(key);
+    else lastHolding.set(key, holding);
+    if (!changed) return;
+    for (const other of policies.list(p.metadata?.namespace ?? "")) if (keyOf(other) !== key && isGatePolicy(other)) queue.add(keyOf(other));
   });
 }
 
