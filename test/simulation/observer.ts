@@ -1,12 +1,12 @@
 // Watches the API as the simulation runs and turns it into snapshots: the eviction requests
-// with the objects before each, which pods were ever ready in a Service's slices, when each
+// with the objects before each, which pods were ready in a Service's slices since they last joined it, when each
 // replica started probing (its start, or taking the Lease), and the previous step's world.
 import type { TestApiServer } from "../apiserver/index.js";
 import type { Clock } from "../../operator/src/runtime/clock.js";
 import type { Fleet } from "./fleet.js";
 import { OPERATOR_USER_PREFIX } from "./fleet.js";
 import type { PodServers } from "./pod-servers.js";
-import type { EvictionRecord, ProbingStart, Snapshot, World } from "./snapshot.js";
+import { managingPolicy, slicesOf, targetsOf, type EvictionRecord, type ProbingStart, type Snapshot, type World } from "./snapshot.js";
 import { readWorld, recordEvictions } from "./world-reader.js";
 
 const LEASES = { group: "coordination.k8s.io", version: "v1", resource: "leases" };
@@ -34,11 +34,30 @@ export class Observer {
 
   /** After each tick: which pods are in rotation, and who holds the Lease since when. */
   observe(): void {
-    for (const s of this.world().slices) for (const e of s.endpoints) if (e.ready) (this.everInRotation[s.service] ??= new Set()).add(e.pod);
+    const world = this.world();
+    for (const s of world.slices) for (const e of s.endpoints) if (e.ready) (this.everInRotation[s.service] ??= new Set()).add(e.pod);
+    this.forgetLeavers(world);
     const lease = this.server.store.get(LEASES, "healthprobe-system", "healthprobe-operator") as { spec?: { holderIdentity?: string; acquireTime?: string } } | undefined;
     const h = lease?.spec?.holderIdentity;
     if (h && h !== this.holder) this.probingStarts.push({ user: h, at: Date.parse(lease?.spec?.acquireTime ?? "") || this.clock.now() });
     this.holder = h;
+  }
+
+  /**
+   * A pod that has left a Service is new to it when it comes back (it warms up): it leaves when
+   * the Service has no slices at all (no policy manages it, or it is gone), or when it is absent
+   * from them while no policy managing the Service has it as a target (relabelled away, deleted).
+   * A target the slices dropped stays remembered: dropping one would be the operator's doing
+   * (seed 20799: a pod once in Service web, relabelled away while web had no policy, back later).
+   */
+  private forgetLeavers(world: World): void {
+    for (const [service, pods] of Object.entries(this.everInRotation)) {
+      const slices = slicesOf(world, service);
+      const listed = new Set(slices.flatMap((s) => s.endpoints.map((e) => e.pod)));
+      const policy = managingPolicy(world, service);
+      const targets = new Set(policy ? targetsOf(world, policy).map((p) => p.name) : []);
+      for (const pod of pods) if (slices.length === 0 || (!listed.has(pod) && !targets.has(pod))) pods.delete(pod);
+    }
   }
 
   /** Whether a replica writes: the only one, or the one holding the Lease (as the API says), synced. */
