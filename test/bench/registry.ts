@@ -5,5 +5,6 @@ import { probeVsHaproxyBenchmark } from "./probe-vs-haproxy.js";
 import { probeTypesBenchmark } from "./probe-types.js";
 import { drainLatencyBenchmark } from "./drain-latency.js";
 import { scaleBenchmark } from "./scale.js";
+import { kubeletBenchmark } from "./kubelet.js";
 
-export const benchmarks: Benchmark[] = [probeBenchmark, probeTypesBenchmark, probeVsHaproxyBenchmark, drainLatencyBenchmark, scaleBenchmark];
+export const benchmarks: Benchmark[] = [probeBenchmark, probeTypesBenchmark, probeVsHaproxyBenchmark, drainLatencyBenchmark, kubeletBenchmark, scaleBenchmark];

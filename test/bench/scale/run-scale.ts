@@ -9,6 +9,7 @@ import { isWrite, type RequestLogEntry } from "../../apiserver/index.js";
 import { kubeConfigFor, startCluster, type TestCluster } from "../../integration/support/cluster.js";
 import { repoRoot } from "../../support/paths.js";
 import { waitFor } from "../../support/wait-for.js";
+import { runningPods as runningPodsOf, waitForRunningPods, type PodView } from "../pods-running.js";
 import { cpuMsOf, memoryOf, startOperatorProcess, type OperatorProcess } from "./operator-process.js";
 import { startPodServerProcess } from "./pod-server-process.js";
 import { bucketsOf, parsePrometheusText, quantileBetween, sumOf, type Sample } from "./prometheus-text.js";
@@ -178,17 +179,7 @@ async function createObjects(cluster: TestCluster, shape: ScaleShape, progress: 
   progress(`creating ${shape.pods} pods`);
   const started = performance.now();
   await createAll(url, "admin", range(shape.pods).map((i) => ({ path: `${ns}/pods`, body: pod(shape, i) })));
-  // Counting the kubelet stand-in's status writes is cheap; listing every pod each time is not.
-  const log = cluster.server.requestLog;
-  let seen = 0;
-  let counted = 0;
-  await waitFor(
-    () => {
-      for (; seen < log.length; seen++) if (log[seen]!.resource === "pods" && log[seen]!.subresource === "status" && log[seen]!.code === 200) counted++;
-      return counted >= shape.pods && runningPods(cluster, shape).length === shape.pods;
-    },
-    { what: `${shape.pods} pods to get an address`, timeoutMs: 60_000 + shape.pods * 20, intervalMs: 200 },
-  );
+  await waitForRunningPods(cluster.server, shape.namespace, shape.pods, 60_000 + shape.pods * 20);
   const podsStartedMs = Math.round(performance.now() - started);
   progress(`pods running after ${podsStartedMs} ms`);
   const group = `/apis/healthprobe.io/v1alpha1/namespaces/${shape.namespace}/healthprobepolicies`;
@@ -196,19 +187,7 @@ async function createObjects(cluster: TestCluster, shape: ScaleShape, progress: 
   return podsStartedMs;
 }
 
-interface PodView {
-  name: string;
-  ip: string;
-}
-
-function runningPods(cluster: TestCluster, shape: ScaleShape): PodView[] {
-  const out: PodView[] = [];
-  for (const p of cluster.server.store.list({ group: "", version: "v1", resource: "pods" }, shape.namespace) as Array<{ metadata: { name: string }; status?: { podIP?: string; conditions?: Array<{ type: string; status: string }> } }>) {
-    const ready = p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True");
-    if (p.status?.podIP && ready) out.push({ name: p.metadata.name, ip: p.status.podIP });
-  }
-  return out;
-}
+const runningPods = (cluster: TestCluster, shape: ScaleShape): PodView[] => runningPodsOf(cluster.server, shape.namespace);
 
 function wantedEndpoints(cluster: TestCluster, shape: ScaleShape, failing: ReadonlySet<string>): WantedEndpoints {
   const wanted: WantedEndpoints = new Map(range(shape.policies).map((i) => [serviceName(i), new Map<string, boolean>()]));

@@ -1,0 +1,40 @@
+// Waiting for the kubelet stand-in to start many pods, without listing every pod on each look:
+// its status writes are counted in the request log, and only once there are enough of them is
+// the store listed to see that every pod is Running with an address and Ready.
+import type { TestApiServer } from "../apiserver/index.js";
+import { waitFor } from "../support/wait-for.js";
+
+export interface PodView {
+  name: string;
+  ip: string;
+}
+
+type StoredPod = { metadata: { name: string }; status?: { phase?: string; podIP?: string; conditions?: Array<{ type: string; status: string }> } };
+
+/** The namespace's pods that are Running with an address and Ready. */
+export function runningPods(server: TestApiServer, namespace: string): PodView[] {
+  const out: PodView[] = [];
+  for (const p of server.store.list({ group: "", version: "v1", resource: "pods" }, namespace) as StoredPod[]) {
+    const ready = p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True");
+    if (p.status?.phase === "Running" && p.status.podIP && ready) out.push({ name: p.metadata.name, ip: p.status.podIP });
+  }
+  return out;
+}
+
+/** Waits until `pods` pods of the namespace run with an address and Ready; resolves to the successful pod status writes seen. */
+export async function waitForRunningPods(server: TestApiServer, namespace: string, pods: number, timeoutMs: number): Promise<number> {
+  const log = server.requestLog;
+  let seen = 0;
+  let statusWrites = 0;
+  await waitFor(
+    () => {
+      for (; seen < log.length; seen++) {
+        const e = log[seen]!;
+        if (e.resource === "pods" && e.subresource === "status" && e.namespace === namespace && e.code === 200) statusWrites++;
+      }
+      return statusWrites >= pods && runningPods(server, namespace).length === pods;
+    },
+    { what: `${pods} pods to run with an address and Ready`, timeoutMs, intervalMs: 100 },
+  );
+  return statusWrites;
+}
