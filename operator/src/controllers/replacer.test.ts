@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@jest/globals";
 import type { HealthRecord } from "../domain/health.js";
+import { matchesLabelSelector } from "../domain/label-selector.js";
 import { FakeClock } from "../runtime/testing/fake-clock.js";
 import type { NamedPolicy, PodObject, PolicyObject } from "./kube-objects.js";
 import { parsePolicy, type ParsedPolicy } from "./parsed-policy.js";
@@ -46,6 +47,7 @@ function setUp(opts: {
       evidence: () => opts.evidence ?? FRESH,
     },
     isProbing: (key) => opts.probing?.(key) ?? true,
+    targetsOf: (p) => opts.pods.filter((pod) => matchesLabelSelector(p.spec.selector, pod.metadata?.labels)),
     writer,
     ledgers,
     clock,

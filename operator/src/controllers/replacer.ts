@@ -14,7 +14,6 @@ import { otherPolicies, type ParsedPolicy } from "./parsed-policy.js";
 import type { PolicyWriter } from "./policy-writer.js";
 import type { LedgerStore, OperatorLedger, PolicyLedger } from "./replacement-ledgers.js";
 import type { Diagnostics, DiagnosticsOutcome } from "./diagnostics.js";
-import { isTarget } from "./probe-targets.js";
 
 export type Failpoint = (point: "after-charge" | "after-evict") => void;
 
@@ -34,8 +33,8 @@ export interface ReplacerOptions {
   maxPdbBackoffMs?: number;
   /** Crash-safety tests stop the process at these points: after the ledgers are persisted, after the API call. */
   failpoint?: Failpoint | undefined;
-  /** Another policy's targets now (for its breaker's share); by default, one pass over the namespace's pods. */
-  targetsOf?: (policy: ParsedPolicy) => readonly PodObject[];
+  /** Another policy's targets now, for its breaker's share (ProbeTargets.targetsOf). */
+  targetsOf: (policy: ParsedPolicy) => readonly PodObject[];
   /** Keeps the pod's evidence just before its eviction (bounded in time, never failing it). */
   diagnostics?: Pick<Diagnostics, "capture"> | undefined;
 }
@@ -191,10 +190,7 @@ export class Replacer {
     const breakers = new Map(
       others
         .filter((o) => counts.has(o.key))
-        .map((o) => {
-          const targets = this.o.targetsOf?.(o) ?? this.o.pods.list(o.obj.metadata.namespace).filter((p) => isTarget(p) && matchesLabelSelector(o.spec.selector, p.metadata?.labels));
-          return [o.key, { share: this.shareOf(o, targets), pauseAboveUnhealthyPercent: o.spec.replacement.pauseAboveUnhealthyPercent }] as const;
-        }),
+        .map((o) => [o.key, { share: this.shareOf(o, this.o.targetsOf(o)), pauseAboveUnhealthyPercent: o.spec.replacement.pauseAboveUnhealthyPercent }] as const),
     );
     return candidates.map((c) => ({ ...c, otherViews: c.otherViews.map((v) => (breakers.has(v.policy) ? { ...v, breaker: breakers.get(v.policy)! } : v)) }));
   }
