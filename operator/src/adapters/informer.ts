@@ -130,7 +130,13 @@ export function startInformer<T extends KubernetesObject>(opts: StartInformerOpt
   const log = opts.logger;
   const what = opts.path + (opts.labelSelector ? `?labelSelector=${opts.labelSelector}` : "");
   const transform = opts.transform ?? ((o: T) => o);
-  const list = opts.list ?? (() => listRaw<T>(opts.client, opts.path, { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector }));
+  // The default list slims each page as it arrives, so a whole list of full objects never exists at once.
+  const list = opts.list
+    ? async () => {
+        const listed = await opts.list!();
+        return { ...listed, items: listed.items.map(transform) };
+      }
+    : () => listRaw<T>(opts.client, opts.path, { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, transform });
   const reconnectDelay = opts.reconnectDelay ?? ((ms: number) => sleep(Math.min(ms, 1000)));
 
   const store = new ObjectStore<T>();
@@ -215,17 +221,24 @@ export function startInformer<T extends KubernetesObject>(opts: StartInformerOpt
   };
 
   let delayMs = initialMs;
+  // A function of its own: a list held in the run loop's frame would stay alive for the whole
+  // watch that follows (the async frame keeps it), every listed object with it.
+  const relist = async () => {
+    const listed = await list();
+    if (stopped) return;
+    replaceAll(listed.items);
+    resourceVersion = listed.metadata?.resourceVersion ?? "";
+    synced = true;
+    delayMs = initialMs;
+  };
+
   const run = async () => {
     let quietMs = 0;
     while (!stopped) {
       try {
         if (!resourceVersion) {
-          const listed = await list();
+          await relist();
           if (stopped) return;
-          replaceAll(listed.items.map(transform));
-          resourceVersion = listed.metadata?.resourceVersion ?? "";
-          synced = true;
-          delayMs = initialMs;
         }
         const { end, events } = await watchOnce();
         if (end === "gone") resourceVersion = "";
