@@ -17,7 +17,21 @@ export interface ParsedPolicy {
 
 export type ParseResult = { ok: true; policy: ParsedPolicy } | { ok: false; message: string };
 
+// Parsed once per cached object: a cache replaces the object on every change, so its identity
+// stands for its content, and the many readers (every reconcile looks at its namespace's other
+// policies) share one parse instead of running the schema again.
+const parsedByObject = new WeakMap<PolicyObject, ParseResult>();
+
 export function parsePolicy(obj: PolicyObject): ParseResult {
+  let result = parsedByObject.get(obj);
+  if (result === undefined) {
+    result = parseUncached(obj);
+    parsedByObject.set(obj, result);
+  }
+  return result;
+}
+
+function parseUncached(obj: PolicyObject): ParseResult {
   const parsed = parsePolicySpec(obj.spec);
   if (!parsed.ok) return { ok: false, message: parsed.message };
   const policy: ParsedPolicy = { obj: obj as NamedPolicy, key: keyOf(obj), spec: parsed.spec, afterMs: parseDuration(parsed.spec.replacement.after) };

@@ -87,7 +87,10 @@ export class Replacer {
     const own = this.o.ledgers.policy(policy.obj);
     if (own.entries === null) return undefined;
     this.forgetRemovedPods();
-    const others = otherPolicies(this.o.policies, policy);
+    // Other policies' budgets, breakers and views bear only on Unhealthy pods: with none, each
+    // reconcile would otherwise look at every policy of the namespace for nothing.
+    const anyUnhealthy = targets.some((p) => this.o.health.get(policy.key, uidOf(p))?.state === "Unhealthy");
+    const others = anyUnhealthy ? otherPolicies(this.o.policies, policy) : [];
     const ledgers: Ledgers = { policies: new Map([[policy.key, own]]), operator: { entries: [], resourceVersion: undefined } };
     for (const o of others) ledgers.policies.set(o.key, this.o.ledgers.policy(o.obj));
     const suspects = new Map((drain.rollouts ?? []).flatMap((s) => s.pods.map((p) => [p.uid, rolloutBlockReason(s)] as const)));
