@@ -59,6 +59,11 @@ describe("HealthStore.record asks for a reconcile", () => {
     expect(store.record(POLICY, "uid-a", outcome(T0 + 2 * SECOND))).toBe(false);
   });
 
+  it("not on a Healthy pod's first fresh result that changes nothing: after a restart, every pod's first result would wake its policy", () => {
+    const store = aStore(new Map([["uid-a", { state: "Healthy" as const, since: T0 - 7200 * SECOND, lastResult: "HTTP 200" }]]));
+    expect(store.record(POLICY, "uid-a", outcome(T0 + SECOND, true))).toBe(false);
+  });
+
   it("on the first result after probing restarts", () => {
     const store = aStore();
     store.record(POLICY, "uid-a", outcome(T0 + SECOND));

@@ -146,8 +146,8 @@ export class HealthStore {
 
   /**
    * Applies a probe outcome. Returns true when the policy needs a reconcile: something status
-   * shows changed (state, or the result that set it), or the result is the first fresh
-   * evidence since probing started (replacement waits on it), or a wake was asked for.
+   * shows changed (state, or the result that set it), or the result is an Unhealthy pod's first
+   * fresh evidence since probing started (replacement waits on it), or a wake was asked for.
    */
   record(policy: string, uid: string, outcome: ProbeOutcome): boolean {
     const entry = this.policies.get(policy);
@@ -159,7 +159,10 @@ export class HealthStore {
     if (transition && transition.to !== "Unknown") pod.transitions = appendTransition(pod.transitions, { at: outcome.finishedAt, to: transition.to });
     pod.latencyMs = outcome.latencyMs;
     pod.result = outcome.result;
-    const firstFresh = before.lastProbeAt === undefined || before.lastProbeAt <= pod.probingSince;
+    // Fresh evidence is waited on only for an Unhealthy pod (replacement, a drain after a
+    // recovery); for the others it changes nothing, and after a restart every pod's first result
+    // would otherwise wake its policy.
+    const firstFresh = record.state === "Unhealthy" && (before.lastProbeAt === undefined || before.lastProbeAt <= pod.probingSince);
     const wake = pod.wake;
     pod.wake = false;
     return wake || firstFresh || record.state !== before.state || record.stateResult !== before.stateResult;

@@ -80,7 +80,7 @@ interface Call {
 }
 
 /** An execute whose probes finish when the test says so (or at once, with `instant`). */
-function harness(opts: { instant?: RawProbeResult; maxConcurrent?: number; random?: () => number; batchMs?: number } = {}) {
+function harness(opts: { instant?: RawProbeResult; maxConcurrent?: number; random?: () => number; batchMs?: number; earlyPerSecond?: number } = {}) {
   const clock = new FakeClock();
   const calls: Call[] = [];
   const results: Array<{ owner: string; id: string; outcome: ProbeOutcome }> = [];
@@ -93,6 +93,7 @@ function harness(opts: { instant?: RawProbeResult; maxConcurrent?: number; rando
     random: opts.random ?? seededRandom(42),
     ...(opts.maxConcurrent ? { maxConcurrent: opts.maxConcurrent } : {}),
     ...(opts.batchMs !== undefined ? { batchMs: opts.batchMs } : {}),
+    ...(opts.earlyPerSecond !== undefined ? { earlyPerSecond: opts.earlyPerSecond } : {}),
     execute: (req, timeoutMs, readBody) =>
       new Promise<RawProbeResult>((resolve) => {
         const key = `${req.address}:${req.port}${req.path}`;
@@ -194,6 +195,23 @@ describe("ProbeScheduler first probes of restored targets", () => {
     }
     // So a period later the probes are spread over the whole period again, not bunched in the first two seconds.
     for (const n of phases) expect(n).toBeGreaterThanOrEqual(25);
+  });
+
+  it("starts early first probes at most earlyPerSecond, and never later than a period: a restart restores every target at once", async () => {
+    const h = harness({ instant: ok(), earlyPerSecond: 100 });
+    const start = h.clock.now();
+    h.scheduler.setTargets("ns/web", Array.from({ length: 500 }, (_, i) => aTarget(`pod-${i}`, { firstWithinMs: 2_000 })));
+    h.scheduler.setTargets("ns/shop", Array.from({ length: 700 }, (_, i) => aTarget(`pod-${i}`, { firstWithinMs: 2_000, request: aRequest({ address: "10.0.1.1", path: `/p${i}` }) })));
+    await h.clock.advance(10_000);
+    const first = new Map<string, number>();
+    for (const c of h.calls) if (!first.has(`${c.req.address}${c.req.path}`)) first.set(`${c.req.address}${c.req.path}`, c.at - start);
+    const firsts = [...first.values()];
+    // 100/s: at most 100 (plus the 20 ms start grid's one) in any second, across both owners.
+    for (let s = 0; s < 10; s++) expect(firsts.filter((t) => t >= s * 1000 && t < (s + 1) * 1000).length).toBeLessThanOrEqual(102);
+    expect(firsts.length).toBeGreaterThanOrEqual(990);
+    // The rest are due by the end of their first period, as without firstWithinMs.
+    await h.clock.advance(20);
+    expect(new Set(h.calls.map((c) => `${c.req.address}${c.req.path}`)).size).toBe(1_200);
   });
 
   it("ignores firstWithinMs for a request it already probes", async () => {

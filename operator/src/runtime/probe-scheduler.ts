@@ -18,7 +18,8 @@ export interface ProbeTarget {
   /**
    * For a request new to the scheduler: its first probe within this many ms instead of a random
    * part of the whole period (a target whose state was restored is serving, and should be
-   * confirmed soon). The probe after it takes a random phase, so the spread stays even.
+   * confirmed soon), as far as earlyPerSecond allows. The probe after it takes a random phase,
+   * so the spread stays even.
    */
   firstWithinMs?: number;
 }
@@ -46,6 +47,13 @@ export interface ProbeSchedulerOptions {
    * a millisecond of latency measured while a batch is processed.
    */
   batchMs?: number;
+  /**
+   * Early first probes (firstWithinMs) start at most this many per second, default 1,000: a
+   * restart restores every target at once, and thousands of probes within firstWithinMs would
+   * take the CPU their own timeouts and the reconciles need. Beyond that rate they wait, never
+   * later than a whole period (where they would have been anyway).
+   */
+  earlyPerSecond?: number;
 }
 
 export interface ProbeSchedulerStats {
@@ -100,6 +108,9 @@ export class ProbeScheduler {
   private readonly clock: Clock;
   private readonly random: () => number;
   private readonly batchMs: number;
+  private readonly earlySpacingMs: number;
+  /** The next free start slot for an early first probe. */
+  private earlyCursor = -Infinity;
   private readonly owners = new Map<string, Map<string, Sub>>();
   private readonly units = new Map<string, Unit>();
   private readonly heap = new BinaryHeap<Unit>((a, b) => a.due < b.due, (unit, index) => (unit.heapIndex = index));
@@ -123,6 +134,7 @@ export class ProbeScheduler {
     this.clock = opts.clock ?? realClock;
     this.random = opts.random ?? Math.random;
     this.batchMs = Math.max(0, opts.batchMs ?? 20);
+    this.earlySpacingMs = 1000 / Math.max(1, opts.earlyPerSecond ?? 1000);
     this.lags = new Float64Array(Math.max(1, opts.lagSamples ?? 4096));
   }
 
@@ -210,6 +222,15 @@ export class ProbeScheduler {
     let unit = this.units.get(key);
     if (!unit) {
       const early = firstWithinMs !== undefined && firstWithinMs < periodMs;
+      // A random phase spreads new requests over the period instead of bunching them; early
+      // ones take the next free slot at earlyPerSecond instead (within firstWithinMs unless
+      // many are waiting), and never later than a random phase could have put them.
+      let due = now + Math.floor(this.random() * periodMs);
+      if (early) {
+        const slot = Math.max(now, this.earlyCursor);
+        this.earlyCursor = slot + this.earlySpacingMs;
+        due = Math.min(now + periodMs, Math.floor(slot));
+      }
       unit = {
         key,
         request,
@@ -217,8 +238,7 @@ export class ProbeScheduler {
         periodMs,
         timeoutMs: 0,
         readBody: false,
-        // A random phase spreads new requests over the period instead of bunching them.
-        due: now + Math.floor(this.random() * (early ? Math.max(0, firstWithinMs) : periodMs)),
+        due,
         lastDue: undefined,
         heapIndex: -1,
         state: "idle",
