@@ -222,6 +222,8 @@ interface QuietWrites {
   byResource: Record<string, number>;
   /** What the first policy status writes of the window changed (policy: changed fields), so a write that changed nothing shows. */
   statusChanges: Record<string, string[]>;
+  /** Probes that failed in the window, by failure class: writes that follow a pod's real failures (a starved machine's timeouts) are not the operator's doing. */
+  probeFailures: Record<string, number>;
 }
 
 interface QuietFigures {
@@ -256,7 +258,7 @@ async function measureQuiet(cluster: TestCluster, operator: OperatorProcess, opt
   const reconciles = bucketsOf(after, "healthprobe_reconcile_duration_seconds");
   const p99 = quantileBetween(new Map(), reconciles, 0.99);
   return {
-    quiet: { seconds: round(seconds), ...writesOf(cluster.server.requestLog.slice(logMark)), statusChanges: statuses.changes },
+    quiet: { seconds: round(seconds), ...writesOf(cluster.server.requestLog.slice(logMark)), statusChanges: statuses.changes, probeFailures: failuresBetween(before, after) },
     rssSteady: rss.reduce((a, b) => a + b, 0) / Math.max(1, rss.length),
     rssPeak: memoryOf(operator.pid).hwm,
     cpuPerProbeUs: probesDone > 0 ? round(((cpuAfter - cpuBefore) * 1000) / probesDone) : NaN,
@@ -265,6 +267,18 @@ async function measureQuiet(cluster: TestCluster, operator: OperatorProcess, opt
     reconcileP99Ms: p99 === null ? null : Number.isFinite(p99) ? p99 * 1000 : -1,
     reconciles: reconciles.get(Infinity) ?? 0,
   };
+}
+
+/** Failed probes between two scrapes, by failure class. */
+function failuresBetween(before: readonly Sample[], after: readonly Sample[]): Record<string, number> {
+  const classes = new Set(after.filter((s) => s.name === "healthprobe_probes_total" && s.labels.result === "failure").map((s) => s.labels.class ?? ""));
+  const out: Record<string, number> = {};
+  for (const c of classes) {
+    const where = { result: "failure", class: c };
+    const n = sumOf(after, "healthprobe_probes_total", where) - sumOf(before, "healthprobe_probes_total", where);
+    if (n > 0) out[c] = n;
+  }
+  return out;
 }
 
 const POLICIES = { group: "healthprobe.io", version: "v1alpha1", resource: "healthprobepolicies" };
