@@ -39,3 +39,15 @@ export async function startPodServerProcess(podCidr: string): Promise<PodServerP
     },
   };
 }
+
+/** CPU per probe of the probe engine alone against the pod server, in a process of its own (probe-floor-main.ts). */
+export async function measureProbeFloor(port: number, addresses: readonly string[], rate: number, seconds: number): Promise<{ cpuPerProbeUs: number | null; probesPerSecond: number; failures: number }> {
+  const main = fileURLToPath(new URL("./probe-floor-main.ts", import.meta.url));
+  const child = spawn(process.execPath, ["--import", "tsx", main, String(port), String(rate), String(seconds)], { cwd: repoRoot, stdio: ["pipe", "pipe", "inherit"] });
+  child.stdin.end(addresses.join("\n") + "\n");
+  let out = "";
+  child.stdout.on("data", (d: Buffer) => (out += String(d)));
+  const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+  if (code !== 0) throw new Error(`the probe floor measurement exited with code ${code}`);
+  return JSON.parse(out.trim()) as { cpuPerProbeUs: number | null; probesPerSecond: number; failures: number };
+}

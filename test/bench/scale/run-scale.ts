@@ -1,7 +1,7 @@
 // The scale benchmark's run: a cluster with the objects, one pod server, the compiled operator
 // in a process of its own, then cold start, a quiet steady state, a restart and 10 % of the
 // pods turning unhealthy, each measured from outside the operator.
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,7 +11,7 @@ import { repoRoot } from "../../support/paths.js";
 import { waitFor } from "../../support/wait-for.js";
 import { runningPods as runningPodsOf, waitForRunningPods, type PodView } from "../pods-running.js";
 import { cpuMsOf, memoryOf, startOperatorProcess, type OperatorProcess } from "./operator-process.js";
-import { startPodServerProcess } from "./pod-server-process.js";
+import { measureProbeFloor, startPodServerProcess } from "./pod-server-process.js";
 import { bucketsOf, parsePrometheusText, quantileBetween, sumOf, type Sample } from "./prometheus-text.js";
 import { createAll, FAILURE_THRESHOLD, pod, probeTimeoutSeconds, podName, policy, service, serviceName, serviceOfPod, type ScaleShape } from "./scale-objects.js";
 import { trackSlices, type SliceTracker, type WantedEndpoints } from "./slice-tracker.js";
@@ -44,6 +44,13 @@ export interface ScaleResult {
   coldStartMs: number;
   rssMB: { steady: number; peak: number };
   cpuPerProbeUs: number;
+  /**
+   * CPU per probe of the probe engine alone (scheduler and prober, no caches, health store,
+   * reconciles or metrics), at the same rate against the same pod server just before the
+   * operator starts: on loopback the kernel's work for both ends of each connection counts
+   * as the prober's, so this is the floor the operator's figure stands on, on this machine now.
+   */
+  cpuPerProbeFloorUs: number | null;
   probesPerSecond: number;
   scheduledProbesPerSecond: number;
   scheduleLagP99Ms: number;
@@ -93,6 +100,10 @@ export async function runScale(opts: ScaleOptions): Promise<ScaleResult> {
         throw new Error(`${err.message}; still different: ${slices!.differences(w).slice(0, 5).join("; ")}; pod server ${JSON.stringify(await podServer.served())}`);
       });
     const deadlineMs = Math.max(120_000, opts.periodSeconds * 1000 * 6 + opts.pods * 10);
+    const rate = Math.max(1, Math.round(opts.pods / opts.periodSeconds));
+    log(`the probe engine alone at ${rate} probes/s`);
+    const floor = await measureProbeFloor(podServer.port, runningPods(cluster, shape).map((p) => p.ip).slice(0, rate), rate, 8);
+    log(`floor: ${JSON.stringify(floor)}`);
 
     log(`starting the operator (${opts.pods} pods, ${opts.policies} policies, period ${opts.periodSeconds}s)`);
     let started = performance.now();
@@ -149,6 +160,7 @@ export async function runScale(opts: ScaleOptions): Promise<ScaleResult> {
       coldStartMs,
       rssMB: { steady: round(steady.rssSteady / MB), peak: round(steady.rssPeak / MB) },
       cpuPerProbeUs: steady.cpuPerProbeUs,
+      cpuPerProbeFloorUs: floor.cpuPerProbeUs,
       probesPerSecond: steady.probesPerSecond,
       scheduledProbesPerSecond: round(opts.pods / opts.periodSeconds),
       scheduleLagP99Ms: debug.scheduler?.lagP99Ms ?? NaN,
@@ -164,6 +176,9 @@ export async function runScale(opts: ScaleOptions): Promise<ScaleResult> {
     if (operator) console.error(`${operator.tail().slice(-10).join("\n")}\n(the operator's logs are in ${logDir})`);
     throw err;
   } finally {
+    // The operator's writes stay beside its logs: time, verb, object and response code.
+    const writes = cluster.server.requestLog.filter((e) => e.user === "operator" && isWrite(e)).map((e) => JSON.stringify({ time: e.time, verb: e.verb, resource: e.subresource ? `${e.resource}/${e.subresource}` : e.resource, name: e.name, code: e.code }));
+    writeFileSync(join(logDir, "operator-writes.jsonl"), writes.join("\n") + "\n");
     slices?.stop();
     await operator?.stop();
     await podServer.close();
