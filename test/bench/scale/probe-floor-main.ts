@@ -17,5 +17,5 @@ const r = await runProbeLoad({
   seconds,
   execute: createProber(),
 });
-process.stdout.write(JSON.stringify({ cpuPerProbeUs: r.probes > 0 ? Math.round((r.cpuSeconds * 1e6) / r.probes) : null, probesPerSecond: Math.round(r.probes / seconds), failures: r.failures }) + "\n");
+process.stdout.write(JSON.stringify({ cpuPerProbeUs: r.probes > 0 ? Math.round((r.cpuSeconds * 1e6) / r.probes) : null, probesPerSecond: Math.round(r.probes / seconds), failures: r.failures, ...(r.firstFailure ? { firstFailure: r.firstFailure } : {}) }) + "\n");
 process.exit(0);

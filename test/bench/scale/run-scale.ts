@@ -49,8 +49,9 @@ export interface ScaleResult {
    * reconciles or metrics), at the same rate against the same pod server just before the
    * operator starts: on loopback the kernel's work for both ends of each connection counts
    * as the prober's, so this is the floor the operator's figure stands on, on this machine now.
+   * Failures (timeouts on a starved machine) make it lower than it should be.
    */
-  cpuPerProbeFloorUs: number | null;
+  probeFloor: { cpuPerProbeUs: number | null; probesPerSecond: number; failures: number };
   probesPerSecond: number;
   scheduledProbesPerSecond: number;
   scheduleLagP99Ms: number;
@@ -160,7 +161,7 @@ export async function runScale(opts: ScaleOptions): Promise<ScaleResult> {
       coldStartMs,
       rssMB: { steady: round(steady.rssSteady / MB), peak: round(steady.rssPeak / MB) },
       cpuPerProbeUs: steady.cpuPerProbeUs,
-      cpuPerProbeFloorUs: floor.cpuPerProbeUs,
+      probeFloor: { cpuPerProbeUs: floor.cpuPerProbeUs, probesPerSecond: floor.probesPerSecond, failures: floor.failures },
       probesPerSecond: steady.probesPerSecond,
       scheduledProbesPerSecond: round(opts.pods / opts.periodSeconds),
       scheduleLagP99Ms: debug.scheduler?.lagP99Ms ?? NaN,
