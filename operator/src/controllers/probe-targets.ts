@@ -2,7 +2,8 @@
 // runs for each (with header and signature Secrets read through a small TTL cache, since Secrets
 // are read, not watched). It also remembers what each policy selected, so a relabelled pod wakes
 // the policy that used to select it, and keeps each policy's selected pods up to date from pod
-// changes, so a reconcile does not match every pod of the namespace against the selector.
+// changes, so a reconcile does not match every pod of the namespace against the selector (a
+// policy's first look reads only the pods carrying its matchLabels, pod-label-index.ts).
 import type { HealthProbePolicySpec } from "../api/policy-schema.js";
 import type { ChangeType, WatchedCache } from "./caches.js";
 import { computeHealthSeeds } from "../domain/health-seed.js";
@@ -13,6 +14,7 @@ import type { Clock } from "../runtime/clock.js";
 import type { HealthStore, HealthTarget } from "../runtime/health-store.js";
 import type { ProbeTarget } from "../runtime/probe-scheduler.js";
 import { keyOf, nameOf, podIPsOf, timeOf, uidOf, type ObjectCache, type PodObject, type PolicyObject } from "./kube-objects.js";
+import { PodLabelIndex } from "./pod-label-index.js";
 import type { PolicyWriter } from "./policy-writer.js";
 
 /** Secrets are read, not watched: a policy waiting for a missing one looks again this often. */
@@ -61,8 +63,14 @@ export class ProbeTargets {
   /** Per policy: the selector it was built for and the names of the pods that match it, kept up to date by pod changes. */
   private readonly selectorIndex = new Map<string, { namespace: string; selectorJson: string; selector: LabelSelector; names: Set<string> }>();
 
+  private readonly labels: PodLabelIndex;
+
   constructor(private readonly o: ProbeTargetsOptions) {
-    o.pods.onChange((pod, type) => this.podChanged(pod, type));
+    this.labels = new PodLabelIndex(o.pods);
+    o.pods.onChange((pod, type) => {
+      this.labels.changed(pod, type);
+      this.podChanged(pod, type);
+    });
   }
 
   /** The policy's selected pods and targets, remembered for policiesForPod. */
@@ -71,7 +79,7 @@ export class ProbeTargets {
     let entry = this.selectorIndex.get(key);
     if (!entry || entry.namespace !== namespace || entry.selectorJson !== selectorJson) {
       // A new policy or a new selector: one pass over the namespace's pods, then pod changes keep it.
-      const names = new Set(this.o.pods.list(namespace).filter((p) => matchesLabelSelector(spec.selector, p.metadata?.labels)).map(nameOf));
+      const names = new Set(this.labels.matching(namespace, spec.selector).map(nameOf));
       entry = { namespace, selectorJson, selector: spec.selector, names };
       this.selectorIndex.set(key, entry);
     }
@@ -90,7 +98,7 @@ export class ProbeTargets {
     const selected =
       entry && entry.namespace === namespace && entry.selectorJson === JSON.stringify(spec.selector)
         ? [...entry.names].map((name) => this.o.pods.get(namespace, name)).filter((p): p is PodObject => p !== undefined)
-        : this.o.pods.list(namespace).filter((p) => matchesLabelSelector(spec.selector, p.metadata?.labels));
+        : this.labels.matching(namespace, spec.selector);
     return selected.filter(isTarget);
   }
 

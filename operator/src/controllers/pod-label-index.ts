@@ -1,0 +1,69 @@
+// Pods by label, per namespace, kept up to date from pod changes: a policy's first look at its
+// namespace reads only the pods carrying its selector's matchLabels instead of matching the
+// selector against every pod (500 policies over 50,000 pods would be 25 million matches at a
+// start). The selector is still matched against each candidate; a selector without matchLabels
+// reads the whole namespace.
+import { matchesLabelSelector, type LabelSelector } from "../domain/label-selector.js";
+import type { ChangeType } from "./caches.js";
+import { nameOf, type ObjectCache, type PodObject } from "./kube-objects.js";
+
+export class PodLabelIndex {
+  /** namespace → "key=value" → pod names. */
+  private readonly byLabel = new Map<string, Map<string, Set<string>>>();
+  /** The labels each pod was indexed under, by namespace/name: what a relabel or delete removes. */
+  private readonly indexed = new Map<string, Readonly<Record<string, string>>>();
+
+  /** Indexes what the cache holds already; the owner feeds every later change to changed(). */
+  constructor(private readonly pods: ObjectCache<PodObject>) {
+    for (const pod of pods.list()) this.changed(pod, "add");
+  }
+
+  /** Applies a change the pod cache has seen. */
+  changed(pod: PodObject, type: ChangeType): void {
+    const namespace = pod.metadata?.namespace ?? "";
+    const name = nameOf(pod);
+    const key = `${namespace}/${name}`;
+    const before = this.indexed.get(key);
+    const after = type === "delete" ? undefined : (pod.metadata?.labels ?? {});
+    if (before) for (const [k, v] of Object.entries(before)) if (after?.[k] !== v) this.remove(namespace, `${k}=${v}`, name);
+    if (after) for (const [k, v] of Object.entries(after)) if (before?.[k] !== v) this.add(namespace, `${k}=${v}`, name);
+    if (after) this.indexed.set(key, after);
+    else this.indexed.delete(key);
+  }
+
+  /** The namespace's pods the selector matches. */
+  matching(namespace: string, selector: LabelSelector): PodObject[] {
+    const labels = Object.entries(selector.matchLabels ?? {});
+    if (labels.length === 0) return this.pods.list(namespace).filter((p) => matchesLabelSelector(selector, p.metadata?.labels));
+    // The rarest label's pods are the candidates; the whole selector decides.
+    let smallest: ReadonlySet<string> | undefined;
+    for (const [k, v] of labels) {
+      const names = this.byLabel.get(namespace)?.get(`${k}=${v}`);
+      if (!names) return [];
+      if (!smallest || names.size < smallest.size) smallest = names;
+    }
+    const out: PodObject[] = [];
+    for (const name of smallest!) {
+      const pod = this.pods.get(namespace, name);
+      if (pod && matchesLabelSelector(selector, pod.metadata?.labels)) out.push(pod);
+    }
+    return out;
+  }
+
+  private add(namespace: string, label: string, name: string): void {
+    let labels = this.byLabel.get(namespace);
+    if (!labels) this.byLabel.set(namespace, (labels = new Map()));
+    let names = labels.get(label);
+    if (!names) labels.set(label, (names = new Set()));
+    names.add(name);
+  }
+
+  private remove(namespace: string, label: string, name: string): void {
+    const labels = this.byLabel.get(namespace);
+    const names = labels?.get(label);
+    if (!labels || !names) return;
+    names.delete(name);
+    if (names.size === 0) labels.delete(label);
+    if (labels.size === 0) this.byLabel.delete(namespace);
+  }
+}
