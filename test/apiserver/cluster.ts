@@ -28,6 +28,7 @@ import { applyConfiguration, updaterManagedFields } from "./server-side-apply.js
 import { validateBuiltin, type BuiltinValidationOptions } from "./validation/index.js";
 import { matchesLabelSelectorObject } from "./selectors.js";
 import { CORE_EVENT_VERSION, convertEvent } from "./event-conversion.js";
+import { jsonEqual } from "./json-equal.js";
 
 export type FieldValidation = "Strict" | "Warn" | "Ignore";
 
@@ -114,14 +115,13 @@ function specPart(obj: KubeObject): unknown {
   return canonical(rest);
 }
 
+/** The same object but for resourceVersion and managedFields. */
 function sameContent(a: KubeObject, b: KubeObject): boolean {
-  const strip = (o: KubeObject): unknown => {
-    const c = clone(o);
-    delete c.metadata.resourceVersion;
-    delete c.metadata.managedFields;
-    return canonical(c);
+  const strip = (o: KubeObject): KubeObject => {
+    const { resourceVersion: _rv, managedFields: _mf, ...metadata } = o.metadata;
+    return { ...o, metadata };
   };
-  return JSON.stringify(strip(a)) === JSON.stringify(strip(b));
+  return jsonEqual(strip(a), strip(b));
 }
 
 export class Cluster {

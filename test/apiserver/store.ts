@@ -3,6 +3,7 @@ export type KubeObject = Record<string, any>;
 
 export type EventType = "ADDED" | "MODIFIED" | "DELETED";
 
+/** An event hands its objects to every listener as they are: listeners must not change them. */
 export interface StoredEvent {
   type: EventType;
   /** Storage key of the resource, e.g. "/pods" or "apps/replicasets". */
@@ -19,8 +20,33 @@ export function objectKey(namespace: string | undefined, name: string): string {
   return namespace ? `${namespace}/${name}` : name;
 }
 
+/**
+ * A deep copy of stored data. Objects come from JSON (or YAML) and hold only plain objects,
+ * arrays and primitives, which are copied by hand: several times faster than structuredClone,
+ * and the server copies each object several times per write. Anything else (a Date, a Map) is
+ * copied by structuredClone.
+ */
 export function clone<T>(value: T): T {
-  return structuredClone(value);
+  return copyValue(value) as T;
+}
+
+function copyValue(v: unknown): unknown {
+  if (typeof v !== "object" || v === null) return v;
+  if (Array.isArray(v)) {
+    const out = new Array<unknown>(v.length);
+    for (let i = 0; i < v.length; i++) out[i] = copyValue(v[i]);
+    return out;
+  }
+  const proto = Object.getPrototypeOf(v) as unknown;
+  if (proto !== Object.prototype && proto !== null) return structuredClone(v);
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(v)) {
+    const copied = copyValue((v as Record<string, unknown>)[k]);
+    // A "__proto__" key from JSON is an own property: plain assignment would set the prototype.
+    if (k === "__proto__") Object.defineProperty(out, k, { value: copied, enumerable: true, writable: true, configurable: true });
+    else out[k] = copied;
+  }
+  return out;
 }
 
 /**
@@ -51,7 +77,9 @@ export const OPAQUE_RESOURCE_VERSIONS: ResourceVersionCodec = {
 export class Store {
   private rv = 1;
   private readonly data = new Map<string, Map<string, KubeObject>>();
-  private readonly history: StoredEvent[] = [];
+  /** Kept events: history[historyStart..] (the dropped front is cut off now and then, not shifted per event). */
+  private history: StoredEvent[] = [];
+  private historyStart = 0;
   private readonly listeners = new Set<EventListener>();
   /** The newest resourceVersion whose event is no longer kept: watches from before it get 410. */
   compactedRv = 0;
@@ -128,7 +156,8 @@ export class Store {
     t.set(key, stored);
     if (old) this.unindex(resource, key, old);
     this.index(resource, key, stored);
-    this.emit({ type: old ? "MODIFIED" : "ADDED", resource, object: clone(stored), old: old ? clone(old) : undefined, rv: this.rv });
+    // Neither copy is ever changed: the table replaces objects, never edits them.
+    this.emit({ type: old ? "MODIFIED" : "ADDED", resource, object: stored, old, rv: this.rv });
     return clone(stored);
   }
 
@@ -143,8 +172,8 @@ export class Store {
     // The DELETED event carries the object at the deletion's resourceVersion, as the watch cache sends it.
     const gone = clone(old);
     gone.metadata.resourceVersion = this.rvCodec.format(this.rv);
-    this.emit({ type: "DELETED", resource, object: clone(gone), old: clone(old), rv: this.rv });
-    return gone;
+    this.emit({ type: "DELETED", resource, object: gone, old, rv: this.rv });
+    return clone(gone);
   }
 
   private index(resource: string, key: string, obj: KubeObject): void {
@@ -175,9 +204,13 @@ export class Store {
 
   private emit(event: StoredEvent): void {
     this.history.push(event);
-    while (this.history.length > this.historySize) {
-      const dropped = this.history.shift()!;
-      this.compactedRv = dropped.rv;
+    if (this.history.length - this.historyStart > this.historySize) {
+      this.historyStart = this.history.length - this.historySize;
+      this.compactedRv = this.history[this.historyStart - 1]!.rv;
+      if (this.historyStart >= this.historySize) {
+        this.history = this.history.slice(this.historyStart);
+        this.historyStart = 0;
+      }
     }
     for (const l of [...this.listeners]) l(event);
   }
@@ -185,7 +218,9 @@ export class Store {
   /** Events with rv > since, or undefined when some of them are no longer kept. */
   eventsSince(since: number): StoredEvent[] | undefined {
     if (since < this.compactedRv) return undefined;
-    return this.history.filter((e) => e.rv > since);
+    const out: StoredEvent[] = [];
+    for (let i = this.historyStart; i < this.history.length; i++) if (this.history[i]!.rv > since) out.push(this.history[i]!);
+    return out;
   }
 
   subscribe(listener: EventListener): () => void {
