@@ -3,6 +3,8 @@
 // spec.replicas, guarded by expectations, and writes status only when it changed.
 import type { AppsV1Api, CoreV1Api, V1Pod, V1ReplicaSet, V1ReplicaSetStatus } from "@kubernetes/client-node";
 import { Expectations } from "./expectations.js";
+import { OwnWrites } from "./own-writes.js";
+import type { PodRequests } from "./pod-requests.js";
 import {
   compareForDeletion, controllerRefOf, isActive, isNotFound, isPodAvailable, isPodReady, isTerminating, podKey, selectorMatches, splitKey,
 } from "./pods.js";
@@ -13,6 +15,10 @@ export const BURST_REPLICAS = 500;
 
 export interface ReplicaSetControllerDeps {
   core: CoreV1Api;
+  /** Creates and deletes, one per replica: plain JSON on a keep-alive pool. */
+  podApi: Pick<PodRequests, "create" | "delete">;
+  /** PUT of the status subresource (a full ReplicaSet as the body), resolving to the answer; throws with `code` on an HTTP error. */
+  putStatus: (namespace: string, name: string, rs: V1ReplicaSet) => Promise<V1ReplicaSet>;
   apps: AppsV1Api;
   pods: { list(namespace?: string): ReadonlyArray<V1Pod> };
   replicaSets: { get(name: string, namespace?: string): V1ReplicaSet | undefined; list(namespace?: string): ReadonlyArray<V1ReplicaSet> };
@@ -22,6 +28,7 @@ export interface ReplicaSetControllerDeps {
 
 export class ReplicaSetController {
   readonly expectations: Expectations;
+  private readonly ownWrites = new OwnWrites();
 
   constructor(private readonly deps: ReplicaSetControllerDeps) {
     this.expectations = new Expectations(deps.now);
@@ -87,14 +94,17 @@ export class ReplicaSetController {
     const rs = this.deps.replicaSets.get(name, namespace);
     if (!rs) {
       this.expectations.delete(key);
+      this.ownWrites.forget(key);
       return;
     }
+    // The cache does not show this controller's last status write yet: its watch event brings the next sync.
+    if (this.ownWrites.behind(key, rs.metadata?.resourceVersion)) return;
     const needsSync = this.expectations.satisfied(key);
     const owned = await this.claimPods(rs);
     const active = owned.filter(isActive);
     if (needsSync && !rs.metadata?.deletionTimestamp) await this.manageReplicas(key, rs, active);
     const now = this.deps.now();
-    const status = this.computeStatus(rs, owned.filter(isActive), now);
+    const status = this.computeStatus(rs, active, now);
     await this.writeStatus(rs, status);
     // Pods become available minReadySeconds after they turn ready: look again then.
     const minReady = rs.spec?.minReadySeconds ?? 0;
@@ -172,7 +182,7 @@ export class ReplicaSetController {
       const results = await Promise.allSettled(
         victims.map(async (pod) => {
           try {
-            await this.deps.core.deleteNamespacedPod({ name: pod.metadata!.name!, namespace: pod.metadata!.namespace! });
+            await this.deps.podApi.delete(pod.metadata!.namespace!, pod.metadata!.name!);
           } catch (err) {
             this.expectations.deletionObserved(key, podKey(pod));
             if (!isNotFound(err)) throw err;
@@ -198,19 +208,28 @@ export class ReplicaSetController {
       },
       spec: structuredClone(template.spec!),
     };
-    await this.deps.core.createNamespacedPod({ namespace: rs.metadata!.namespace!, body });
+    await this.deps.podApi.create(rs.metadata!.namespace!, body);
   }
 
   computeStatus(rs: V1ReplicaSet, active: V1Pod[], now: number): V1ReplicaSetStatus {
-    const templateLabels = rs.spec?.template?.metadata?.labels ?? {};
+    const templateLabels = Object.entries(rs.spec?.template?.metadata?.labels ?? {});
     const minReady = rs.spec?.minReadySeconds ?? 0;
-    const fullyLabeled = active.filter((p) => Object.entries(templateLabels).every(([k, v]) => p.metadata?.labels?.[k] === v)).length;
+    // One pass: a sync runs on every pod change, over every pod of the ReplicaSet.
+    let fullyLabeled = 0;
+    let ready = 0;
+    let available = 0;
+    for (const p of active) {
+      if (templateLabels.every(([k, v]) => p.metadata?.labels?.[k] === v)) fullyLabeled++;
+      if (!isPodReady(p)) continue;
+      ready++;
+      if (isPodAvailable(p, minReady, now)) available++;
+    }
     return {
       ...(rs.status ?? {}),
       replicas: active.length,
       fullyLabeledReplicas: fullyLabeled,
-      readyReplicas: active.filter(isPodReady).length,
-      availableReplicas: active.filter((p) => isPodAvailable(p, minReady, now)).length,
+      readyReplicas: ready,
+      availableReplicas: available,
       observedGeneration: rs.metadata?.generation ?? 0,
     };
   }
@@ -226,7 +245,8 @@ export class ReplicaSetController {
     if (same) return;
     const body = { ...structuredClone(rs), status };
     try {
-      await this.deps.apps.replaceNamespacedReplicaSetStatus({ name: rs.metadata!.name!, namespace: rs.metadata!.namespace!, body });
+      const written = await this.deps.putStatus(rs.metadata!.namespace!, rs.metadata!.name!, body);
+      this.ownWrites.wrote(podKey(rs), rs.metadata?.resourceVersion, written.metadata?.resourceVersion);
     } catch (err) {
       if (isNotFound(err)) return;
       throw new Error(`updating status of ReplicaSet ${podKey(rs)}`, { cause: err });
