@@ -2,6 +2,7 @@
 // JSON equality the server tells a no-op write by.
 import { describe, expect, it } from "@jest/globals";
 import { jsonEqual } from "./json-equal.js";
+import { jsonText, markUnchanging } from "./json-text.js";
 import { clone, Store } from "./store.js";
 
 const aPod = (name: string, extra: Record<string, unknown> = {}) => ({ metadata: { name, namespace: "ns" }, spec: { containers: [{ name: "app" }] }, ...extra });
@@ -74,5 +75,50 @@ describe("Store history", () => {
     returned.metadata.labels = { changed: "yes" };
     expect(store.get("/pods", "ns", "p")).toEqual({ ...aPod("p"), metadata: { name: "p", namespace: "ns", resourceVersion: store.currentRvText() } });
     expect(seen[0]).toEqual(store.get("/pods", "ns", "p"));
+  });
+});
+
+describe("Store writes without copies", () => {
+  it("stores the written object itself with its new resourceVersion, and hands that to listeners", () => {
+    const store = new Store(10);
+    const seen: unknown[] = [];
+    store.subscribe((e) => seen.push(e.object));
+    const pod = aPod("p");
+    const stored = store.write("/pods", pod);
+    expect(stored).toBe(pod);
+    expect(seen[0]).toBe(pod);
+    expect(store.getShared("/pods", "ns", "p")).toBe(pod);
+    expect(pod.metadata).toEqual({ name: "p", namespace: "ns", resourceVersion: store.currentRvText() });
+    expect(store.has("/pods", "ns", "p")).toBe(true);
+    expect(store.has("/pods", "ns", "q")).toBe(false);
+  });
+
+  it("freezes what it stores when asked, so that changing a stored object throws", () => {
+    const store = new Store(10, undefined, true);
+    const stored = store.write("/pods", aPod("p"));
+    expect(() => {
+      (stored.spec.containers[0] as { name: string }).name = "changed";
+    }).toThrow(TypeError);
+    expect(store.get("/pods", "ns", "p")!.spec.containers[0].name).toBe("app");
+    // Its readers still get copies of their own.
+    const read = store.get("/pods", "ns", "p")!;
+    read.spec.containers[0].name = "mine";
+    expect(read.spec.containers[0].name).toBe("mine");
+  });
+});
+
+describe("jsonText", () => {
+  it("writes an unchanging object once and reuses the text; anything else is written each time", () => {
+    const view = { a: 1 };
+    markUnchanging(view);
+    expect(jsonText(view)).toBe('{"a":1}');
+    // Never done to an unchanging object: here it shows that the first text is reused.
+    (view as { a: number }).a = 2;
+    expect(jsonText(view)).toBe('{"a":1}');
+    const plain = { a: 1 };
+    expect(jsonText(plain)).toBe('{"a":1}');
+    plain.a = 2;
+    expect(jsonText(plain)).toBe('{"a":2}');
+    expect(jsonText("x")).toBe('"x"');
   });
 });

@@ -30,6 +30,12 @@ export function clone<T>(value: T): T {
   return copyValue(value) as T;
 }
 
+function deepFreeze(v: unknown): void {
+  if (typeof v !== "object" || v === null || Object.isFrozen(v)) return;
+  Object.freeze(v);
+  for (const k of Object.keys(v)) deepFreeze((v as Record<string, unknown>)[k]);
+}
+
 function copyValue(v: unknown): unknown {
   if (typeof v !== "object" || v === null) return v;
   if (Array.isArray(v)) {
@@ -90,6 +96,8 @@ export class Store {
   constructor(
     private readonly historySize: number,
     readonly rvCodec: ResourceVersionCodec = NUMERIC_RESOURCE_VERSIONS,
+    /** Deep-freeze every stored object, so that a write path changing one throws instead of corrupting storage. */
+    readonly freeze = false,
   ) {}
 
   currentRv(): number {
@@ -113,6 +121,15 @@ export class Store {
   get(resource: string, namespace: string | undefined, name: string): KubeObject | undefined {
     const o = this.table(resource).get(objectKey(namespace, name));
     return o ? clone(o) : undefined;
+  }
+
+  /** The stored object itself, without a copy: callers must not change it (nor anything in it). */
+  getShared(resource: string, namespace: string | undefined, name: string): KubeObject | undefined {
+    return this.table(resource).get(objectKey(namespace, name));
+  }
+
+  has(resource: string, namespace: string | undefined, name: string): boolean {
+    return this.table(resource).has(objectKey(namespace, name));
   }
 
   /**
@@ -145,20 +162,31 @@ export class Store {
     return [...this.data.keys()];
   }
 
-  /** Writes the object with a new resourceVersion and emits the event; returns the stored copy. */
+  /** Writes a copy of the object with a new resourceVersion and emits the event; returns another copy, the caller's to change. */
   put(resource: string, obj: KubeObject): KubeObject {
+    return clone(this.write(resource, clone(obj)));
+  }
+
+  /**
+   * Writes the object itself with a new resourceVersion (no copy) and emits the event; returns it.
+   * The store owns it from then on: neither the caller nor anyone it hands the result to may change
+   * it, or anything it shares with other objects. For the server's own write paths, which build a
+   * fresh object per write and only read or present what was stored.
+   */
+  write(resource: string, obj: KubeObject): KubeObject {
     const key = objectKey(obj.metadata.namespace, obj.metadata.name);
     const t = this.table(resource);
     const old = t.get(key);
     this.rv++;
-    const stored = clone(obj);
-    stored.metadata.resourceVersion = this.rvCodec.format(this.rv);
+    const stored = obj;
+    stored.metadata = { ...stored.metadata, resourceVersion: this.rvCodec.format(this.rv) };
+    if (this.freeze) deepFreeze(stored);
     t.set(key, stored);
     if (old) this.unindex(resource, key, old);
     this.index(resource, key, stored);
     // Neither copy is ever changed: the table replaces objects, never edits them.
     this.emit({ type: old ? "MODIFIED" : "ADDED", resource, object: stored, old, rv: this.rv });
-    return clone(stored);
+    return stored;
   }
 
   remove(resource: string, namespace: string | undefined, name: string): KubeObject | undefined {
