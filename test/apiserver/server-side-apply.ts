@@ -239,21 +239,46 @@ export function updaterManagedFields(
   manager: string,
   subresource: string,
 ): { fieldsV1: Record<string, any>; others: Array<Record<string, any>> } {
+  const isMine = (e: Record<string, any>): boolean => e.manager === manager && e.operation === "Update" && (e.subresource ?? "") === subresource;
+  const previous = entries.find(isMine);
   const paths: Seg[][] = [];
-  fieldPaths(t, obj, [], [], t.crd?.schema, paths);
+  fieldPaths(t, old === undefined ? obj : topFieldsToWalk(obj, old, previous?.fieldsV1), [], [], t.crd?.schema, paths);
   const written = new Map<Seg, string>();
   const present = paths.map((p) => keyed(p, written));
   const changed = old === undefined ? present : changedPaths(present, obj, old);
   const changedKeys = new Set(changed.map((p) => p.key));
+  const changedTops = new Set(changed.map((p) => p.strs[0]));
   const presentKeys = new Set(present.map((p) => p.key));
-  const isMine = (e: Record<string, any>): boolean => e.manager === manager && e.operation === "Update" && (e.subresource ?? "") === subresource;
-  const previous = entries.find(isMine);
   const kept = fromFieldsV1(previous?.fieldsV1).map((p) => keyed(p, written)).filter((p) => presentKeys.has(p.key) && !changedKeys.has(p.key));
+  const without = (tree: Record<string, any> | undefined): Record<string, any> => treeOf(fromFieldsV1(tree).map((p) => keyed(p, written)).filter((p) => !changedKeys.has(p.key)));
   const others = entries
     .filter((e) => !isMine(e))
-    .map((e) => ({ ...e, fieldsV1: treeOf(fromFieldsV1(e.fieldsV1).map((p) => keyed(p, written)).filter((p) => !changedKeys.has(p.key))) }))
-    .filter((e) => Object.keys(e.fieldsV1).length > 0);
+    .map((e) => {
+      // A create's entries may come from the body: all are written anew. Stored ones are already in
+      // canonical form: only their top-level fields that hold a changed path are.
+      if (old === undefined) return { ...e, fieldsV1: without(e.fieldsV1) };
+      if (!Object.keys(e.fieldsV1 ?? {}).some((k) => changedTops.has(k))) return e;
+      const fieldsV1: Record<string, any> = {};
+      for (const [top, sub] of Object.entries(e.fieldsV1 as Record<string, any>)) {
+        const kept = changedTops.has(top) ? without({ [top]: sub })[top] : sub;
+        if (kept !== undefined) fieldsV1[top] = kept;
+      }
+      return { ...e, fieldsV1 };
+    })
+    .filter((e) => Object.keys(e.fieldsV1 ?? {}).length > 0);
   return { fieldsV1: treeOf([...kept, ...changed]), others };
+}
+
+/**
+ * The top-level fields of `obj` whose paths an update must look at: those that differ from `old`
+ * (only they can hold a changed path) and those the manager owned before (kept only where still
+ * present). On a status write that is status alone: metadata and spec are never walked.
+ */
+function topFieldsToWalk(obj: KubeObject, old: KubeObject, ownedBefore: Record<string, any> | undefined): KubeObject {
+  const owned = new Set(Object.keys(ownedBefore ?? {}));
+  const out: KubeObject = {};
+  for (const k of Object.keys(obj)) if (owned.has(`f:${k}`) || !jsonEqual(obj[k], old[k])) out[k] = obj[k];
+  return out;
 }
 
 /** A field path with its segments written out once: comparing and building trees needs them many times. */
