@@ -25,6 +25,16 @@ export interface KubeletDeps {
 }
 
 
+/**
+ * The body of a status write: the status subresource takes only status from it (as the real one
+ * does), so the rest of the pod (spec, labels, managedFields) is left out; name and uid say which
+ * pod, and the resourceVersion makes the write conditional on the pod the status was computed from.
+ */
+export function statusWrite(pod: V1Pod, status: V1PodStatus): V1Pod {
+  const { name, namespace, uid, resourceVersion } = pod.metadata ?? {};
+  return { apiVersion: "v1", kind: "Pod", metadata: { name, namespace, uid, resourceVersion }, status };
+}
+
 export class KubeletStandIn {
   readonly ips: IpAllocator;
   private readonly finishing = new Set<string>();
@@ -98,10 +108,8 @@ export class KubeletStandIn {
       this.waitingForAddress.add(key);
       return;
     }
-    // Serialised as it is sent, so the cached pod can be spread without a deep copy.
-    const body: V1Pod = { ...pod, status: this.runningStatus(pod, ip) };
     try {
-      await this.deps.podApi.putStatus(namespace, name, body);
+      await this.deps.podApi.putStatus(namespace, name, statusWrite(pod, this.runningStatus(pod, ip)));
     } catch (err) {
       if (isNotFound(err)) {
         this.ips.release(uid);
@@ -115,7 +123,7 @@ export class KubeletStandIn {
   private async recomputeReady(key: string, pod: V1Pod): Promise<SyncResult> {
     const { namespace, name } = splitKey(key);
     try {
-      await this.deps.podApi.putStatus(namespace, name, { ...pod, status: withReadyRecomputed(pod, this.deps.now()) });
+      await this.deps.podApi.putStatus(namespace, name, statusWrite(pod, withReadyRecomputed(pod, this.deps.now())));
     } catch (err) {
       // A newer pod (another writer's condition) or none: its watch event brings the next sync.
       if (isNotFound(err) || (err as { code?: number }).code === 409) return;
