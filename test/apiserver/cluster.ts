@@ -28,6 +28,8 @@ import { applyConfiguration, updaterManagedFields } from "./server-side-apply.js
 import { validateBuiltin, type BuiltinValidationOptions } from "./validation/index.js";
 import { matchesLabelSelectorObject } from "./selectors.js";
 import { CORE_EVENT_VERSION, convertEvent } from "./event-conversion.js";
+import { jsonEqual } from "./json-equal.js";
+import { markUnchanging } from "./json-text.js";
 
 export type FieldValidation = "Strict" | "Warn" | "Ignore";
 
@@ -114,14 +116,13 @@ function specPart(obj: KubeObject): unknown {
   return canonical(rest);
 }
 
+/** The same object but for resourceVersion and managedFields. */
 function sameContent(a: KubeObject, b: KubeObject): boolean {
-  const strip = (o: KubeObject): unknown => {
-    const c = clone(o);
-    delete c.metadata.resourceVersion;
-    delete c.metadata.managedFields;
-    return canonical(c);
+  const strip = (o: KubeObject): KubeObject => {
+    const { resourceVersion: _rv, managedFields: _mf, ...metadata } = o.metadata;
+    return { ...o, metadata };
   };
-  return JSON.stringify(strip(a)) === JSON.stringify(strip(b));
+  return jsonEqual(strip(a), strip(b));
 }
 
 export class Cluster {
@@ -131,6 +132,8 @@ export class Cluster {
   /** Set by the server when a kubelet (the stand-in) finishes terminating pods: pod deletes are then graceful. */
   podsHaveKubelet = false;
   private gcScheduled = false;
+  /** view() per stored object (at the version last asked for). */
+  private readonly views = new WeakMap<KubeObject, KubeObject>();
   private stopped = false;
 
   constructor(
@@ -163,6 +166,25 @@ export class Cluster {
     return out;
   }
 
+  /**
+   * present() of a stored object without the copy where nothing needs changing (not an Event, no
+   * schema defaults): for what is only serialised or read, a watch event or a write's answer. Made
+   * once per stored object and version, shared with the stored object, and marked unchanging (its
+   * JSON is written once for the answer and every watcher): nobody may change it.
+   */
+  view(t: ResourceType, obj: KubeObject): KubeObject {
+    if (obj.kind === "Event" || t.crd?.schema) return this.present(t, obj);
+    const apiVersion = apiVersionOf(t);
+    const known = this.views.get(obj);
+    if (known?.apiVersion === apiVersion) return known;
+    const { apiVersion: _a, kind: _k, metadata, ...rest } = obj;
+    const view = { apiVersion, kind: t.kind, metadata, ...rest };
+    markUnchanging(view);
+    if (this.store.freeze) Object.freeze(view);
+    this.views.set(obj, view);
+    return view;
+  }
+
   /** The form storage keeps: events.k8s.io Events as core v1 Events, so both APIs serve one object. */
   private toStorage(obj: KubeObject): KubeObject {
     return convertEvent(obj, CORE_EVENT_VERSION);
@@ -181,7 +203,7 @@ export class Cluster {
   private checkNamespace(t: ResourceType, namespace: string | undefined, name: string): void {
     if (!t.namespaced) return;
     if (!namespace) throw badRequest("the server could not find the requested resource");
-    const ns = this.store.get("/namespaces", undefined, namespace);
+    const ns = this.store.getShared("/namespaces", undefined, namespace);
     if (!ns) throw notFound("", "namespaces", namespace);
     if (ns.metadata.deletionTimestamp || ns.status?.phase === "Terminating") {
       throw forbidden(t.group, t.plural, name, `unable to create new content in namespace ${namespace} because it is being terminated`);
@@ -291,9 +313,10 @@ export class Cluster {
     obj.metadata.managedFields = entries;
   }
 
+  /** `body` becomes the stored object (no copy): the caller hands over an object of its own (a parsed request body) and does not use it again. */
   create(t: ResourceType, namespace: string | undefined, body: unknown, ctx: WriteContext, applyFields?: unknown): KubeObject {
     if (!isMap(body)) throw badRequest("Object 'Kind' is missing in '" + JSON.stringify(body) + "'");
-    const obj = clone(body) as KubeObject;
+    const obj = body as KubeObject;
     this.checkTypeMeta(t, obj);
     obj.apiVersion = apiVersionOf(t);
     obj.kind = t.kind;
@@ -317,24 +340,25 @@ export class Cluster {
     if (!t.crd) prepareBuiltinCreate(t.group, t.kind, obj);
     const errors = this.admit(t, obj, undefined, "", ctx);
     if (errors.length) throw invalid(t.group, t.kind, meta.name ?? "", errors);
-    if (this.store.get(this.key(t), meta.namespace, meta.name)) throw alreadyExists(t.group, t.plural, meta.name);
+    if (this.store.has(this.key(t), meta.namespace, meta.name)) throw alreadyExists(t.group, t.plural, meta.name);
     meta.uid = randomUUID();
     meta.creationTimestamp = this.timestamp();
     if (tracksGeneration(t)) meta.generation = 1;
     if (t.group === "apiextensions.k8s.io" && t.kind === "CustomResourceDefinition") obj.status = establishedCrdStatus(obj, this.timestamp());
     this.recordManager(obj, ctx, applyFields ? "Apply" : "Update", "", t, applyFields);
     if (ctx.dryRun) return this.present(t, obj);
-    const stored = this.store.put(this.key(t), this.toStorage(obj));
+    const stored = this.store.write(this.key(t), this.toStorage(obj));
     this.afterWrite(t, stored);
-    return this.present(t, stored);
+    return this.view(t, stored);
   }
 
+  /** As create: `body` is the caller's to hand over, and parts of it are stored without a copy. */
   update(t: ResourceType, namespace: string | undefined, name: string, body: unknown, ctx: WriteContext, subresource: string): KubeObject {
     if (!isMap(body)) throw badRequest("Object 'Kind' is missing");
     const ns = t.namespaced ? namespace : undefined;
-    const old = this.store.get(this.key(t), ns, name);
+    const old = this.store.getShared(this.key(t), ns, name);
     if (!old) throw notFound(t.group, t.plural, name);
-    const obj = clone(body) as KubeObject;
+    const obj = body as KubeObject;
     this.checkTypeMeta(t, obj);
     obj.metadata = isMap(obj.metadata) ? obj.metadata : {};
     if (obj.metadata.name !== undefined && obj.metadata.name !== name) {
@@ -355,7 +379,10 @@ export class Cluster {
     return this.commitUpdate(t, old, obj, ctx, subresource, "Update");
   }
 
-  /** Applies the spec/status split, immutable metadata, validation, generation and no-op detection. */
+  /**
+   * Applies the spec/status split, immutable metadata, validation, generation and no-op detection.
+   * `stored` is the stored object itself: read, never changed. Returns a view of what was stored.
+   */
   private commitUpdate(
     t: ResourceType,
     stored: KubeObject,
@@ -369,9 +396,11 @@ export class Cluster {
     const old = convertEvent(stored, apiVersionOf(t));
     let obj: KubeObject;
     if (subresource === "status") {
-      obj = clone(old);
+      // A built-in's fields but status as stored, shared with the stored object and never changed
+      // (its defaults are already there); a custom resource is pruned and defaulted in place: a copy.
+      obj = t.crd ? clone(old) : { ...old, metadata: { ...old.metadata } };
       if (incoming.status === undefined) delete obj.status;
-      else obj.status = clone(incoming.status);
+      else obj.status = incoming.status;
     } else {
       obj = clone(incoming);
       obj.metadata = isMap(obj.metadata) ? obj.metadata : {};
@@ -389,12 +418,12 @@ export class Cluster {
     obj.kind = t.kind;
     obj.metadata.managedFields = managedFieldsOverride ?? old.metadata.managedFields;
     obj.metadata.resourceVersion = old.metadata.resourceVersion;
-    if (t.kind === "Namespace" && t.group === "" && subresource !== "status") obj.spec = old.spec;
+    if (t.kind === "Namespace" && t.group === "" && subresource !== "status") obj.spec = clone(old.spec);
     if (t.kind === "Service" && t.group === "" && subresource !== "status" && obj.spec && old.spec) {
       // Allocated values carry over when an update leaves them out, as the real service REST does.
       if (!obj.spec.clusterIP) obj.spec.clusterIP = old.spec.clusterIP;
-      if (!obj.spec.clusterIPs) obj.spec.clusterIPs = old.spec.clusterIPs;
-      if (!obj.spec.ipFamilies && old.spec.ipFamilies) obj.spec.ipFamilies = old.spec.ipFamilies;
+      if (!obj.spec.clusterIPs) obj.spec.clusterIPs = clone(old.spec.clusterIPs);
+      if (!obj.spec.ipFamilies && old.spec.ipFamilies) obj.spec.ipFamilies = clone(old.spec.ipFamilies);
       if (!obj.spec.ipFamilyPolicy && old.spec.ipFamilyPolicy) obj.spec.ipFamilyPolicy = old.spec.ipFamilyPolicy;
     }
     if (t.kind === "Pod" && t.group === "" && subresource !== "status" && old.spec) {
@@ -427,7 +456,7 @@ export class Cluster {
     }
     if (sameContent(obj, old)) {
       const withoutTime = (m: unknown): string => JSON.stringify(((m ?? []) as Array<Record<string, any>>).map(({ time: _t, ...rest }) => canonical(rest)));
-      if (operation === "Update" || withoutTime(obj.metadata.managedFields) === withoutTime(old.metadata.managedFields)) return this.present(t, old);
+      if (operation === "Update" || withoutTime(obj.metadata.managedFields) === withoutTime(old.metadata.managedFields)) return this.view(t, old);
     }
     if (!managedFieldsOverride) this.recordManager(obj, ctx, operation, subresource, t, undefined, old);
     if (ctx.dryRun) return this.present(t, obj);
@@ -438,9 +467,9 @@ export class Cluster {
       const out = this.present(t, obj);
       return out;
     }
-    const written = this.store.put(this.key(t), this.toStorage(obj));
+    const written = this.store.write(this.key(t), this.toStorage(obj));
     this.afterWrite(t, written);
-    return this.present(t, written);
+    return this.view(t, written);
   }
 
   patch(
@@ -470,7 +499,7 @@ export class Cluster {
         throw badRequest(`the name of the object (${applied.metadata.name}) does not match the name on the URL (${name})`);
       }
       this.checkTypeMeta(t, applied);
-      const current = this.store.get(this.key(t), ns, name);
+      const current = this.store.getShared(this.key(t), ns, name);
       if (!current) {
         if (subresource) throw notFound(t.group, t.plural, name);
         const result = applyConfiguration(t, undefined, applied, ctx.fieldManager, force);
@@ -489,7 +518,7 @@ export class Cluster {
     } catch (err) {
       throw badRequest(`error decoding patch: ${(err as Error).message}`);
     }
-    const current = this.store.get(this.key(t), ns, name);
+    const current = this.store.getShared(this.key(t), ns, name);
     if (!current) throw notFound(t.group, t.plural, name);
     const base = this.present(t, current);
     let patched: KubeObject;

@@ -10,6 +10,7 @@ import type { Faults } from "./faults.js";
 import type { RequestLogEntry } from "./request-log.js";
 import type { KubeObject, StoredEvent } from "./store.js";
 import { toTable } from "./table.js";
+import { jsonText } from "./json-text.js";
 import { aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, apiVersions } from "./discovery.js";
 import { groupVersionDocument, openApiIndex } from "./openapi.js";
 import { qualifiedResource } from "./errors.js";
@@ -51,7 +52,7 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
 }
 
 function sendJson(res: ServerResponse, code: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = JSON.stringify(body);
+  const text = jsonText(body);
   res.writeHead(code, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(text), ...headers });
   res.end(text);
 }
@@ -493,7 +494,8 @@ function listPage(ctx: HttpContext, t: ResourceType, ns: string | undefined, que
 }
 
 function watch(ctx: HttpContext, t: ResourceType, ns: string | undefined, name: string, query: URLSearchParams, req: IncomingMessage, res: ServerResponse): void {
-  const match = selectorMatcher(t, query, (o) => ctx.cluster.present(t, o));
+  // Events carry the stored objects: matched and sent as views, never changed.
+  const match = selectorMatcher(t, query, (o) => ctx.cluster.view(t, o));
   const key = storageKey(t.group, t.plural);
   const inScope = (o: KubeObject | undefined): boolean =>
     Boolean(o) && (!t.namespaced || !ns || o!.metadata.namespace === ns) && (!name || o!.metadata.name === name) && match(o!);
@@ -519,9 +521,10 @@ function watch(ctx: HttpContext, t: ResourceType, ns: string | undefined, name: 
   });
   const send = (type: string, obj: KubeObject): void => {
     if (closed) return;
-    const presented = type === "ERROR" || type === "BOOKMARK" ? obj : ctx.cluster.present(t, obj);
+    const presented = type === "ERROR" || type === "BOOKMARK" ? obj : ctx.cluster.view(t, obj);
     const object = table && type !== "ERROR" && type !== "BOOKMARK" ? toTable(t, [presented], { resourceVersion: presented.metadata.resourceVersion }, Date.now(), includeObject) : presented;
-    res.write(JSON.stringify({ type, object }) + "\n");
+    // JSON.stringify({ type, object }) with the object's text written once for every watcher and the write's answer.
+    res.write(`{"type":${JSON.stringify(type)},"object":${jsonText(object)}}\n`);
   };
   const expired = (rv: string): void => {
     send("ERROR", new ApiError(410, "Expired", `too old resource version: ${rv} (${ctx.cluster.store.compactedRv + 1})`).toStatus());

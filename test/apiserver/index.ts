@@ -46,6 +46,12 @@ export interface ApiServerOptions {
    * must expect of any API server: proves that it treats them as opaque.
    */
   opaqueResourceVersions?: boolean;
+  /**
+   * Deep-freeze every stored object: the server shares stored objects with watch events and its
+   * answers instead of copying them, so a write path that changed one would corrupt storage; frozen,
+   * it throws. Default: on under jest (NODE_ENV=test), off elsewhere (it costs a walk per write).
+   */
+  freezeStoredObjects?: boolean;
 }
 
 /** In-process read access to storage, for test assertions. */
@@ -53,6 +59,8 @@ export interface StoreReader {
   /** e.g. get({ group: "", version: "v1", resource: "pods" }, "default", "web-1") */
   get(gvr: Gvr, namespace: string | undefined, name: string): KubeObject | undefined;
   list(gvr: Gvr, namespace?: string): KubeObject[];
+  /** How many stored objects `matches`, read in place without copies (as stored, not presented): for polling many objects cheaply. `matches` must not change them. */
+  count(gvr: Gvr, namespace: string | undefined, matches: (obj: KubeObject) => boolean): number;
   /** The current global resourceVersion. */
   resourceVersion(): string;
 }
@@ -78,7 +86,11 @@ export interface TestApiServer {
 }
 
 export async function startApiServer(opts: ApiServerOptions = {}): Promise<TestApiServer> {
-  const store = new Store(opts.watchHistory ?? 1000, opts.opaqueResourceVersions ? OPAQUE_RESOURCE_VERSIONS : NUMERIC_RESOURCE_VERSIONS);
+  const store = new Store(
+    opts.watchHistory ?? 1000,
+    opts.opaqueResourceVersions ? OPAQUE_RESOURCE_VERSIONS : NUMERIC_RESOURCE_VERSIONS,
+    opts.freezeStoredObjects ?? process.env.NODE_ENV === "test",
+  );
   const cluster = new Cluster(store);
   cluster.podsHaveKubelet = (opts.simulateKubelet ?? false) && (opts.gracefulPodDeletion ?? true);
   // The real server refuses loopback endpoint addresses. Pods of this test bed live on a
@@ -152,6 +164,13 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<TestA
     list: (gvr, namespace) => {
       const t = cluster.registry.find(gvr.group, gvr.version, gvr.resource);
       return t ? cluster.list(t, namespace) : [];
+    },
+    count: (gvr, namespace, matches) => {
+      const t = cluster.registry.find(gvr.group, gvr.version, gvr.resource);
+      if (!t) return 0;
+      let n = 0;
+      for (const o of store.listShared(cluster.key(t), t.namespaced ? namespace : undefined)) if (matches(o)) n++;
+      return n;
     },
     resourceVersion: () => store.currentRvText(),
   };

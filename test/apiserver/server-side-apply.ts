@@ -4,6 +4,7 @@
 // reports conflicts with other managers' fields unless forced.
 import { ApiError } from "./errors.js";
 import { canonical, listStrategyFor } from "./patch.js";
+import { jsonEqual } from "./json-equal.js";
 import { apiVersionOf, type ResourceType } from "./resource-types.js";
 import { clone, type KubeObject } from "./store.js";
 
@@ -238,18 +239,121 @@ export function updaterManagedFields(
   manager: string,
   subresource: string,
 ): { fieldsV1: Record<string, any>; others: Array<Record<string, any>> } {
-  const present: Seg[][] = [];
-  fieldPaths(t, obj, [], [], t.crd?.schema, present);
-  const value = (o: unknown, p: Seg[]): string => JSON.stringify(canonical(o === undefined ? undefined : getPath(o, p)) ?? null);
-  const changed = present.filter((p) => old === undefined || value(obj, p) !== value(old, p));
-  const changedKeys = new Set(changed.map(pathKey));
-  const presentKeys = new Set(present.map(pathKey));
   const isMine = (e: Record<string, any>): boolean => e.manager === manager && e.operation === "Update" && (e.subresource ?? "") === subresource;
   const previous = entries.find(isMine);
-  const kept = fromFieldsV1(previous?.fieldsV1).filter((p) => presentKeys.has(pathKey(p)) && !changedKeys.has(pathKey(p)));
+  const paths: Seg[][] = [];
+  fieldPaths(t, old === undefined ? obj : topFieldsToWalk(obj, old, previous?.fieldsV1), [], [], t.crd?.schema, paths);
+  const written = new Map<Seg, string>();
+  const present = paths.map((p) => keyed(p, written));
+  const changed = old === undefined ? present : changedPaths(present, obj, old);
+  const changedKeys = new Set(changed.map((p) => p.key));
+  const changedTops = new Set(changed.map((p) => p.strs[0]));
+  const presentKeys = new Set(present.map((p) => p.key));
+  const kept = fromFieldsV1(previous?.fieldsV1).map((p) => keyed(p, written)).filter((p) => presentKeys.has(p.key) && !changedKeys.has(p.key));
+  const without = (tree: Record<string, any> | undefined): Record<string, any> => treeOf(fromFieldsV1(tree).map((p) => keyed(p, written)).filter((p) => !changedKeys.has(p.key)));
   const others = entries
     .filter((e) => !isMine(e))
-    .map((e) => ({ ...e, fieldsV1: toFieldsV1(fromFieldsV1(e.fieldsV1).filter((p) => !changedKeys.has(pathKey(p)))) }))
-    .filter((e) => Object.keys(e.fieldsV1).length > 0);
-  return { fieldsV1: toFieldsV1([...kept, ...changed]), others };
+    .map((e) => {
+      // A create's entries may come from the body: all are written anew. Stored ones are already in
+      // canonical form: only their top-level fields that hold a changed path are.
+      if (old === undefined) return { ...e, fieldsV1: without(e.fieldsV1) };
+      if (!Object.keys(e.fieldsV1 ?? {}).some((k) => changedTops.has(k))) return e;
+      const fieldsV1: Record<string, any> = {};
+      for (const [top, sub] of Object.entries(e.fieldsV1 as Record<string, any>)) {
+        const kept = changedTops.has(top) ? without({ [top]: sub })[top] : sub;
+        if (kept !== undefined) fieldsV1[top] = kept;
+      }
+      return { ...e, fieldsV1 };
+    })
+    .filter((e) => Object.keys(e.fieldsV1 ?? {}).length > 0);
+  return { fieldsV1: treeOf([...kept, ...changed]), others };
+}
+
+/**
+ * The top-level fields of `obj` whose paths an update must look at: those that differ from `old`
+ * (only they can hold a changed path) and those the manager owned before (kept only where still
+ * present). On a status write that is status alone: metadata and spec are never walked.
+ */
+function topFieldsToWalk(obj: KubeObject, old: KubeObject, ownedBefore: Record<string, any> | undefined): KubeObject {
+  const owned = new Set(Object.keys(ownedBefore ?? {}));
+  const out: KubeObject = {};
+  for (const k of Object.keys(obj)) if (owned.has(`f:${k}`) || !jsonEqual(obj[k], old[k])) out[k] = obj[k];
+  return out;
+}
+
+/** A field path with its segments written out once: comparing and building trees needs them many times. */
+interface KeyedPath {
+  segs: Seg[];
+  strs: string[];
+  key: string;
+}
+
+/** Paths under one list item share its segment object: `written` keeps each segment's text. */
+function keyed(segs: Seg[], written: Map<Seg, string>): KeyedPath {
+  const strs = segs.map((seg) => {
+    let text = written.get(seg);
+    if (text === undefined) written.set(seg, (text = segString(seg)));
+    return text;
+  });
+  return { segs, strs, key: strs.join("/") };
+}
+
+/** toFieldsV1 of paths already written out. */
+function treeOf(paths: KeyedPath[]): Record<string, any> {
+  const root: Record<string, any> = {};
+  for (const p of paths) {
+    let cur = root;
+    for (const k of p.strs) {
+      cur[k] ??= {};
+      cur = cur[k];
+    }
+  }
+  return root;
+}
+
+interface Reached {
+  a: unknown;
+  b: unknown;
+  /** The two values are the same, and so is everything under them. */
+  same: boolean;
+  /** getPath stops here: the segments after it are not looked at. */
+  last: boolean;
+  /** Reached from here, by segment text. */
+  next?: Map<string, Reached>;
+}
+
+/**
+ * The paths whose value (as getPath reads it) differs between `a` and `b`. Each path prefix is
+ * looked up once, not once per path under it (a list item is found once for all its fields), and
+ * nothing under a prefix whose values are the same is looked at again: on a status write every
+ * path of metadata and spec stops at the first segment.
+ */
+function changedPaths(paths: KeyedPath[], a: KubeObject, b: KubeObject): KeyedPath[] {
+  const root: Reached = { a, b, same: jsonEqual(a, b), last: false };
+  return paths.filter((p) => {
+    let at = root;
+    for (let i = 0; i < p.segs.length && !at.same && !at.last; i++) {
+      at.next ??= new Map();
+      let next = at.next.get(p.strs[i]!);
+      if (!next) at.next.set(p.strs[i]!, (next = step(at, p.segs[i]!)));
+      at = next;
+    }
+    return !at.same;
+  });
+}
+
+function step(from: Reached, seg: Seg): Reached {
+  if ("dot" in seg) return { a: from.a, b: from.b, same: from.same, last: true };
+  const a = stepInto(from.a, seg);
+  const b = stepInto(from.b, seg);
+  // As getPath: a missing value reads as null.
+  return { a, b, same: jsonEqual(a ?? null, b ?? null), last: "v" in seg };
+}
+
+/** One segment of getPath. */
+function stepInto(cur: unknown, seg: Seg): unknown {
+  if ("f" in seg) return isMap(cur) ? cur[seg.f] : undefined;
+  if (!Array.isArray(cur)) return undefined;
+  const i = findIndex(cur, seg);
+  return i >= 0 ? cur[i] : undefined;
 }

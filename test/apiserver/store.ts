@@ -3,6 +3,7 @@ export type KubeObject = Record<string, any>;
 
 export type EventType = "ADDED" | "MODIFIED" | "DELETED";
 
+/** An event hands its objects to every listener as they are: listeners must not change them. */
 export interface StoredEvent {
   type: EventType;
   /** Storage key of the resource, e.g. "/pods" or "apps/replicasets". */
@@ -19,8 +20,39 @@ export function objectKey(namespace: string | undefined, name: string): string {
   return namespace ? `${namespace}/${name}` : name;
 }
 
+/**
+ * A deep copy of stored data. Objects come from JSON (or YAML) and hold only plain objects,
+ * arrays and primitives, which are copied by hand: several times faster than structuredClone,
+ * and the server copies each object several times per write. Anything else (a Date, a Map) is
+ * copied by structuredClone.
+ */
 export function clone<T>(value: T): T {
-  return structuredClone(value);
+  return copyValue(value) as T;
+}
+
+function deepFreeze(v: unknown): void {
+  if (typeof v !== "object" || v === null || Object.isFrozen(v)) return;
+  Object.freeze(v);
+  for (const k of Object.keys(v)) deepFreeze((v as Record<string, unknown>)[k]);
+}
+
+function copyValue(v: unknown): unknown {
+  if (typeof v !== "object" || v === null) return v;
+  if (Array.isArray(v)) {
+    const out = new Array<unknown>(v.length);
+    for (let i = 0; i < v.length; i++) out[i] = copyValue(v[i]);
+    return out;
+  }
+  const proto = Object.getPrototypeOf(v) as unknown;
+  if (proto !== Object.prototype && proto !== null) return structuredClone(v);
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(v)) {
+    const copied = copyValue((v as Record<string, unknown>)[k]);
+    // A "__proto__" key from JSON is an own property: plain assignment would set the prototype.
+    if (k === "__proto__") Object.defineProperty(out, k, { value: copied, enumerable: true, writable: true, configurable: true });
+    else out[k] = copied;
+  }
+  return out;
 }
 
 /**
@@ -51,7 +83,9 @@ export const OPAQUE_RESOURCE_VERSIONS: ResourceVersionCodec = {
 export class Store {
   private rv = 1;
   private readonly data = new Map<string, Map<string, KubeObject>>();
-  private readonly history: StoredEvent[] = [];
+  /** Kept events: history[historyStart..] (the dropped front is cut off now and then, not shifted per event). */
+  private history: StoredEvent[] = [];
+  private historyStart = 0;
   private readonly listeners = new Set<EventListener>();
   /** The newest resourceVersion whose event is no longer kept: watches from before it get 410. */
   compactedRv = 0;
@@ -62,6 +96,8 @@ export class Store {
   constructor(
     private readonly historySize: number,
     readonly rvCodec: ResourceVersionCodec = NUMERIC_RESOURCE_VERSIONS,
+    /** Deep-freeze every stored object, so that a write path changing one throws instead of corrupting storage. */
+    readonly freeze = false,
   ) {}
 
   currentRv(): number {
@@ -85,6 +121,15 @@ export class Store {
   get(resource: string, namespace: string | undefined, name: string): KubeObject | undefined {
     const o = this.table(resource).get(objectKey(namespace, name));
     return o ? clone(o) : undefined;
+  }
+
+  /** The stored object itself, without a copy: callers must not change it (nor anything in it). */
+  getShared(resource: string, namespace: string | undefined, name: string): KubeObject | undefined {
+    return this.table(resource).get(objectKey(namespace, name));
+  }
+
+  has(resource: string, namespace: string | undefined, name: string): boolean {
+    return this.table(resource).has(objectKey(namespace, name));
   }
 
   /**
@@ -117,19 +162,31 @@ export class Store {
     return [...this.data.keys()];
   }
 
-  /** Writes the object with a new resourceVersion and emits the event; returns the stored copy. */
+  /** Writes a copy of the object with a new resourceVersion and emits the event; returns another copy, the caller's to change. */
   put(resource: string, obj: KubeObject): KubeObject {
+    return clone(this.write(resource, clone(obj)));
+  }
+
+  /**
+   * Writes the object itself with a new resourceVersion (no copy) and emits the event; returns it.
+   * The store owns it from then on: neither the caller nor anyone it hands the result to may change
+   * it, or anything it shares with other objects. For the server's own write paths, which build a
+   * fresh object per write and only read or present what was stored.
+   */
+  write(resource: string, obj: KubeObject): KubeObject {
     const key = objectKey(obj.metadata.namespace, obj.metadata.name);
     const t = this.table(resource);
     const old = t.get(key);
     this.rv++;
-    const stored = clone(obj);
-    stored.metadata.resourceVersion = this.rvCodec.format(this.rv);
+    const stored = obj;
+    stored.metadata = { ...stored.metadata, resourceVersion: this.rvCodec.format(this.rv) };
+    if (this.freeze) deepFreeze(stored);
     t.set(key, stored);
     if (old) this.unindex(resource, key, old);
     this.index(resource, key, stored);
-    this.emit({ type: old ? "MODIFIED" : "ADDED", resource, object: clone(stored), old: old ? clone(old) : undefined, rv: this.rv });
-    return clone(stored);
+    // Neither copy is ever changed: the table replaces objects, never edits them.
+    this.emit({ type: old ? "MODIFIED" : "ADDED", resource, object: stored, old, rv: this.rv });
+    return stored;
   }
 
   remove(resource: string, namespace: string | undefined, name: string): KubeObject | undefined {
@@ -143,8 +200,8 @@ export class Store {
     // The DELETED event carries the object at the deletion's resourceVersion, as the watch cache sends it.
     const gone = clone(old);
     gone.metadata.resourceVersion = this.rvCodec.format(this.rv);
-    this.emit({ type: "DELETED", resource, object: clone(gone), old: clone(old), rv: this.rv });
-    return gone;
+    this.emit({ type: "DELETED", resource, object: gone, old, rv: this.rv });
+    return clone(gone);
   }
 
   private index(resource: string, key: string, obj: KubeObject): void {
@@ -175,9 +232,13 @@ export class Store {
 
   private emit(event: StoredEvent): void {
     this.history.push(event);
-    while (this.history.length > this.historySize) {
-      const dropped = this.history.shift()!;
-      this.compactedRv = dropped.rv;
+    if (this.history.length - this.historyStart > this.historySize) {
+      this.historyStart = this.history.length - this.historySize;
+      this.compactedRv = this.history[this.historyStart - 1]!.rv;
+      if (this.historyStart >= this.historySize) {
+        this.history = this.history.slice(this.historyStart);
+        this.historyStart = 0;
+      }
     }
     for (const l of [...this.listeners]) l(event);
   }
@@ -185,7 +246,9 @@ export class Store {
   /** Events with rv > since, or undefined when some of them are no longer kept. */
   eventsSince(since: number): StoredEvent[] | undefined {
     if (since < this.compactedRv) return undefined;
-    return this.history.filter((e) => e.rv > since);
+    const out: StoredEvent[] = [];
+    for (let i = this.historyStart; i < this.history.length; i++) if (this.history[i]!.rv > since) out.push(this.history[i]!);
+    return out;
   }
 
   subscribe(listener: EventListener): () => void {

@@ -2,6 +2,7 @@ import { describe, it, expect } from "@jest/globals";
 import type { V1Pod } from "@kubernetes/client-node";
 import { Expectations, EXPECTATIONS_TTL_MS } from "./expectations.js";
 import { IpAllocator } from "./ip-allocator.js";
+import { OwnedPods } from "./owned-pods.js";
 import { compareForDeletion } from "./pods.js";
 import { WorkQueue } from "./work-queue.js";
 import { waitFor } from "../../support/wait-for.js";
@@ -133,5 +134,49 @@ describe("work queue", () => {
     await q.shutDown();
     expect(errors).toHaveLength(2);
     expect(String((errors[0] as Error).message)).toContain("syncing k");
+  });
+});
+
+describe("a ReplicaSet's owned pods", () => {
+  const labeled = (pod: V1Pod, labels: Record<string, string>): V1Pod => ({ ...pod, metadata: { ...pod.metadata, labels } });
+  const counts = (o: OwnedPods) => ({ active: o.active, ready: o.ready, labeled: o.labeled });
+  const owned = () => {
+    const o = new OwnedPods("uid/1/false", [["app", "web"]]);
+    o.set("default/a", labeled(aPod({ name: "a" }), { app: "web" }));
+    o.set("default/b", labeled(aPod({ name: "b", ready: false }), { app: "web" }));
+    return o;
+  };
+  const terminating = (pod: V1Pod): V1Pod => ({ ...pod, metadata: { ...pod.metadata, deletionTimestamp: new Date(0) } });
+
+  it.each([
+    ["counts active, ready and fully labeled pods", (_o: OwnedPods) => {}, { active: 2, ready: 1, labeled: 2 }],
+    ["counts a pod that turns ready once", (o: OwnedPods) => o.set("default/b", labeled(aPod({ name: "b" }), { app: "web" })), { active: 2, ready: 2, labeled: 2 }],
+    ["stops counting a terminating pod", (o: OwnedPods) => o.set("default/a", terminating(labeled(aPod({ name: "a" }), { app: "web" }))), { active: 1, ready: 0, labeled: 1 }],
+    ["stops counting a failed pod", (o: OwnedPods) => o.set("default/a", labeled(aPod({ name: "a", phase: "Failed" }), { app: "web" })), { active: 1, ready: 0, labeled: 1 }],
+    ["counts a pod without the template's labels as active but not fully labeled", (o: OwnedPods) => o.set("default/a", labeled(aPod({ name: "a" }), { app: "web-2" })), { active: 2, ready: 1, labeled: 1 }],
+    ["forgets a pod that is no longer its own", (o: OwnedPods) => o.set("default/a", undefined), { active: 1, ready: 0, labeled: 1 }],
+  ])("%s", (_name, change, want) => {
+    const o = owned();
+    change(o);
+    expect(counts(o)).toEqual(want);
+    expect(o.activePods()).toHaveLength(want.active);
+  });
+
+  it("counts as available only pods ready for minReadySeconds", () => {
+    const o = new OwnedPods("v", []);
+    o.set("default/old", aPod({ name: "old", readySince: "2026-01-01T00:00:00Z" }));
+    o.set("default/new", aPod({ name: "new", readySince: "2026-01-01T00:00:50Z" }));
+    const now = Date.parse("2026-01-01T00:01:00Z");
+    expect(o.available(0, now)).toBe(2);
+    expect(o.available(30, now)).toBe(1);
+  });
+
+  it("hands out each touched pod once", () => {
+    const o = new OwnedPods("v", []);
+    o.touch("default/a");
+    o.touch("default/b");
+    o.touch("default/a");
+    expect(o.takeTouched().sort()).toEqual(["default/a", "default/b"]);
+    expect(o.takeTouched()).toEqual([]);
   });
 });

@@ -3,6 +3,7 @@
 // DisruptionAllowed condition, and disruptedPods entries pruned once processed or expired.
 import type { AppsV1Api, PolicyV1Api, V1Pod, V1PodDisruptionBudget, V1PodDisruptionBudgetStatus, V1ReplicaSet, V1Condition } from "@kubernetes/client-node";
 import { controllerRefOf, isNotFound, isPodReady, podKey, selectorMatches, splitKey } from "./pods.js";
+import { OwnWrites } from "./own-writes.js";
 import type { SyncResult } from "./work-queue.js";
 
 /** How long an eviction's entry in disruptedPods may wait for its pod to go. */
@@ -46,6 +47,8 @@ export interface ComputedBudget {
 }
 
 export class DisruptionController {
+  private readonly ownWrites = new OwnWrites();
+
   constructor(private readonly deps: DisruptionControllerDeps) {}
 
   podChanged(pod: V1Pod): void {
@@ -60,7 +63,12 @@ export class DisruptionController {
   async sync(key: string): Promise<SyncResult> {
     const { namespace, name } = splitKey(key);
     const pdb = this.deps.budgets.get(name, namespace);
-    if (!pdb) return;
+    if (!pdb) {
+      this.ownWrites.forget(key);
+      return;
+    }
+    // The cache does not show this controller's last status write yet: its watch event brings the next sync.
+    if (this.ownWrites.behind(key, pdb.metadata?.resourceVersion)) return;
     const pods = this.deps.pods.list(namespace).filter((p) => budgetSelects(pdb, p));
     let computed: ComputedBudget;
     try {
@@ -202,7 +210,8 @@ export class DisruptionController {
     };
     const body = { ...structuredClone(pdb), status };
     try {
-      await this.deps.policy.replaceNamespacedPodDisruptionBudgetStatus({ name: pdb.metadata!.name!, namespace: pdb.metadata!.namespace!, body });
+      const written = await this.deps.policy.replaceNamespacedPodDisruptionBudgetStatus({ name: pdb.metadata!.name!, namespace: pdb.metadata!.namespace!, body });
+      this.ownWrites.wrote(podKey(pdb), pdb.metadata?.resourceVersion, written.metadata?.resourceVersion);
     } catch (err) {
       if (isNotFound(err)) return;
       throw new Error(`updating status of PodDisruptionBudget ${podKey(pdb)}`, { cause: err });

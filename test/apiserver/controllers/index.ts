@@ -8,7 +8,8 @@ import { startEndpointSliceController, type RunningEndpointSliceController } fro
 import { startInformer, type RunningInformer } from "./informers.js";
 import { KubeletStandIn } from "./kubelet-stand-in.js";
 import { podKey } from "./pods.js";
-import { rawJsonClient, type RawJsonClient } from "./raw-json-client.js";
+import { podRequests } from "./pod-requests.js";
+import { rawJsonClient } from "./raw-json-client.js";
 import { ReplicaSetController } from "./replica-set-controller.js";
 import { WorkQueue } from "./work-queue.js";
 
@@ -55,11 +56,12 @@ export async function startControllers(opts: ControllerOptions): Promise<Running
 
   const queues: WorkQueue[] = [];
   const informers: Array<RunningInformer<any>> = [];
-  let raw: RawJsonClient | undefined;
+  const raw = rawJsonClient(kc);
+  const podApi = podRequests(raw);
   const stopAll = async (): Promise<void> => {
     await Promise.all(informers.map((i) => i.stop()));
     await Promise.all(queues.map((q) => q.shutDown()));
-    await raw?.close();
+    await raw.close();
   };
 
   try {
@@ -74,7 +76,9 @@ export async function startControllers(opts: ControllerOptions): Promise<Running
     let rsQueue: WorkQueue | undefined;
     let rsController: ReplicaSetController | undefined;
     if (opts.replicaSet) {
-      rsController = new ReplicaSetController({ core, apps, pods, replicaSets, now, enqueue: (k) => rsQueue!.add(k) });
+      const putStatus = async (namespace: string, name: string, rs: V1ReplicaSet): Promise<V1ReplicaSet> =>
+        JSON.parse(await raw.request("PUT", `/apis/apps/v1/namespaces/${encodeURIComponent(namespace)}/replicasets/${encodeURIComponent(name)}/status`, rs)) as V1ReplicaSet;
+      rsController = new ReplicaSetController({ core, podApi, putStatus, apps, pods, replicaSets, now, enqueue: (k) => rsQueue!.add(k) });
       const c = rsController;
       rsQueue = new WorkQueue("replicaset", (k) => c.sync(k), (_k, e) => report(e));
       queues.push(rsQueue);
@@ -90,9 +94,7 @@ export async function startControllers(opts: ControllerOptions): Promise<Running
     let kubeletQueue: WorkQueue | undefined;
     let kubelet: KubeletStandIn | undefined;
     if (opts.simulateKubelet) {
-      const client = (raw = rawJsonClient(kc));
-      const putPodStatus = (namespace: string, name: string, pod: V1Pod) => client.put(`/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}/status`, pod);
-      kubelet = new KubeletStandIn({ core, putPodStatus, pods, podCidr: opts.podCidr || DEFAULT_POD_CIDR, terminationDelayMs: opts.terminationDelayMs ?? 0, now, enqueue: (k) => kubeletQueue!.add(k) });
+      kubelet = new KubeletStandIn({ podApi, pods, podCidr: opts.podCidr || DEFAULT_POD_CIDR, terminationDelayMs: opts.terminationDelayMs ?? 0, now, enqueue: (k) => kubeletQueue!.add(k) });
       const k = kubelet;
       kubeletQueue = new WorkQueue("kubelet", (key) => k.sync(key), (_key, e) => report(e));
       queues.push(kubeletQueue);

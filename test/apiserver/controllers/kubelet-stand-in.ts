@@ -4,8 +4,9 @@
 // (after terminationDelayMs, the time the containers take to stop). A running pod with readiness
 // gates is Ready only while ContainersReady and every gate's condition are True: its Ready is
 // written again whenever another writer changes one of them.
-import type { CoreV1Api, V1Pod, V1PodStatus } from "@kubernetes/client-node";
+import type { V1Pod, V1PodStatus } from "@kubernetes/client-node";
 import { IpAllocator } from "./ip-allocator.js";
+import type { PodRequests } from "./pod-requests.js";
 import { readyIsStale, runningStatus, withReadyRecomputed } from "./pod-status.js";
 import { isNotFound, podKey, splitKey } from "./pods.js";
 import type { SyncResult } from "./work-queue.js";
@@ -13,9 +14,8 @@ import type { SyncResult } from "./work-queue.js";
 export const HOST_IP = "127.0.0.1";
 
 export interface KubeletDeps {
-  core: CoreV1Api;
-  /** Writes a pod's status subresource (a full pod as the body); throws with `code` on an HTTP error. */
-  putPodStatus: (namespace: string, name: string, pod: V1Pod) => Promise<void>;
+  /** Status writes and the final deletes; they throw with `code` on an HTTP error. */
+  podApi: Pick<PodRequests, "putStatus" | "delete">;
   pods: { get(name: string, namespace?: string): V1Pod | undefined; list(namespace?: string): ReadonlyArray<V1Pod> };
   podCidr: string;
   /** How long stopping a terminating pod's containers takes before the final delete; 0 = at once. */
@@ -24,6 +24,16 @@ export interface KubeletDeps {
   enqueue: (key: string) => void;
 }
 
+
+/**
+ * The body of a status write: the status subresource takes only status from it (as the real one
+ * does), so the rest of the pod (spec, labels, managedFields) is left out; name and uid say which
+ * pod, and the resourceVersion makes the write conditional on the pod the status was computed from.
+ */
+export function statusWrite(pod: V1Pod, status: V1PodStatus): V1Pod {
+  const { name, namespace, uid, resourceVersion } = pod.metadata ?? {};
+  return { apiVersion: "v1", kind: "Pod", metadata: { name, namespace, uid, resourceVersion }, status };
+}
 
 export class KubeletStandIn {
   readonly ips: IpAllocator;
@@ -84,7 +94,7 @@ export class KubeletStandIn {
       this.finishing.add(uid);
       try {
         // In the body, where it counts (with a body kube-apiserver ignores the query's DeleteOptions); the query shows it in the request log.
-        await this.deps.core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0, body: { gracePeriodSeconds: 0, preconditions: { uid } } });
+        await this.deps.podApi.delete(namespace, name, { gracePeriodSeconds: 0, preconditions: { uid } });
       } catch (err) {
         if (isNotFound(err) || (err as { code?: number }).code === 409) return;
         this.finishing.delete(uid);
@@ -98,10 +108,8 @@ export class KubeletStandIn {
       this.waitingForAddress.add(key);
       return;
     }
-    // Serialised as it is sent, so the cached pod can be spread without a deep copy.
-    const body: V1Pod = { ...pod, status: this.runningStatus(pod, ip) };
     try {
-      await this.deps.putPodStatus(namespace, name, body);
+      await this.deps.podApi.putStatus(namespace, name, statusWrite(pod, this.runningStatus(pod, ip)));
     } catch (err) {
       if (isNotFound(err)) {
         this.ips.release(uid);
@@ -115,7 +123,7 @@ export class KubeletStandIn {
   private async recomputeReady(key: string, pod: V1Pod): Promise<SyncResult> {
     const { namespace, name } = splitKey(key);
     try {
-      await this.deps.putPodStatus(namespace, name, { ...pod, status: withReadyRecomputed(pod, this.deps.now()) });
+      await this.deps.podApi.putStatus(namespace, name, statusWrite(pod, withReadyRecomputed(pod, this.deps.now())));
     } catch (err) {
       // A newer pod (another writer's condition) or none: its watch event brings the next sync.
       if (isNotFound(err) || (err as { code?: number }).code === 409) return;
