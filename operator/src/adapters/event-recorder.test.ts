@@ -143,6 +143,34 @@ describe("EventRecorder", () => {
     expect(sink.events.size).toBe(27);
   });
 
+  it("keeps at most maxConcurrentWrites writes in flight; the rest wait their turn and are all written", async () => {
+    const inner = aSink();
+    const held: Array<() => void> = [];
+    let running = 0;
+    let most = 0;
+    const sink: EventSink = {
+      create: async (namespace, event) => {
+        running++;
+        most = Math.max(most, running);
+        await new Promise<void>((release) => held.push(release));
+        running--;
+        await inner.create(namespace, event);
+      },
+      patchSeries: (namespace, name, series) => inner.patchSeries(namespace, name, series),
+    };
+    const { recorder } = aRecorder({ sink, maxConcurrentWrites: 3 });
+    for (let i = 0; i < 20; i++) recorder.record(anEvent({ regarding: aPod(`web-${i}`) }));
+    await flushMicrotasks();
+    expect(held.length).toBe(3);
+    while (held.length > 0) {
+      held.shift()!();
+      await flushMicrotasks();
+    }
+    await recorder.idle();
+    expect(most).toBe(3);
+    expect(inner.events.size).toBe(20);
+  });
+
   it("opens a new Event when the same event recurs after the series window", async () => {
     const { clock, sink, recorder } = aRecorder();
     recorder.record(anEvent());

@@ -88,6 +88,11 @@ export interface EventRecorderOptions {
   maxTries?: number;
   /** Series kept in memory at most; new ones beyond it are dropped. */
   maxSeries?: number;
+  /**
+   * API writes in flight at most (default 4); the rest wait their turn. A thousand pods drained
+   * at once are two thousand Events: without a bound each would open a connection of its own.
+   */
+  maxConcurrentWrites?: number;
   writable?: boolean;
   logger?: LogSink;
   metrics?: { eventWrites?: { inc(): void } };
@@ -147,6 +152,9 @@ export class EventRecorder {
   private readonly refillMs: number;
   private readonly maxTries: number;
   private readonly maxSeries: number;
+  private readonly maxConcurrentWrites: number;
+  private writing = 0;
+  private readonly waitingToWrite: Array<() => void> = [];
   private readonly logger?: LogSink;
   private readonly metrics?: EventRecorderOptions["metrics"];
 
@@ -170,6 +178,7 @@ export class EventRecorder {
     this.refillMs = opts.refillMs ?? 5 * 60_000;
     this.maxTries = opts.maxTries ?? 12;
     this.maxSeries = opts.maxSeries ?? 4096;
+    this.maxConcurrentWrites = Math.max(1, opts.maxConcurrentWrites ?? 4);
     this.writable = opts.writable ?? false;
     this.logger = opts.logger;
     this.metrics = opts.metrics;
@@ -257,6 +266,22 @@ export class EventRecorder {
     await this.idle();
   }
 
+  /** Resolves when fewer than maxConcurrentWrites writes are under way (queued writes count as in flight for idle()). */
+  private writeSlot(): Promise<void> {
+    if (this.writing < this.maxConcurrentWrites) {
+      this.writing++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.waitingToWrite.push(resolve));
+  }
+
+  /** Hands the slot to the next waiting write, if any. */
+  private releaseWriteSlot(): void {
+    const next = this.waitingToWrite.shift();
+    if (next) next();
+    else this.writing--;
+  }
+
   private takeToken(objectKey: string, now: number): boolean {
     const b = this.buckets.get(objectKey) ?? { tokens: this.burst, at: now };
     const refilled = Math.min(this.burst, b.tokens + (now - b.at) / this.refillMs);
@@ -300,6 +325,7 @@ export class EventRecorder {
     const target = s.count;
     const lastObservedAt = s.lastObservedAt;
     const op = (async () => {
+      await this.writeSlot();
       try {
         if (s.name) {
           try {
@@ -333,6 +359,7 @@ export class EventRecorder {
         }
       } finally {
         s.inFlight = false;
+        this.releaseWriteSlot();
       }
     })();
     this.inFlight.add(op);
