@@ -1,7 +1,8 @@
 // A real Kubernetes control plane for tests: etcd, kube-apiserver (token users, RBAC, its own
 // serving certificate, service-account keys made here) and kube-controller-manager (every
 // controller but node lifecycle), one Node, and a kubelet stand-in whose pods live on a network
-// namespace of this run's own. Everything it creates is removed by stop(), and by the next start
+// namespace of this run's own (optionally on a routed range there, served by the caller, and with
+// an audit log). Everything it creates is removed by stop(), and by the next start
 // if this process dies first.
 import { generateKeyPairSync, randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
@@ -10,7 +11,7 @@ import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { stringify } from "yaml";
 import { waitFor } from "../../test/support/wait-for.js";
 import { Kubelet } from "./kubelet.js";
-import { createPodNetwork, type PodNetwork } from "./network.js";
+import { createPodNetwork, ROUTED_SLOTS, type PodNetwork } from "./network.js";
 import { PodServers } from "./pod-servers.js";
 import { controlPlaneBinaries, freePort, startComponent, type Component } from "./processes.js";
 import { claimSlot, cleanLeftovers, type RunSlot } from "./runs.js";
@@ -26,6 +27,13 @@ export interface ControlPlaneOptions {
   users?: Record<string, string[]>;
   /** Called with the kubelet stand-in's errors (they are retried); default: ignored. */
   onError?: (err: Error) => void;
+  /**
+   * Pods on a routed /16 (network.ts) and no per-pod servers: the caller serves every pod address
+   * with one server in the network namespace (for thousands of pods).
+   */
+  routedPods?: boolean;
+  /** An audit policy for kube-apiserver (audit.k8s.io/v1 Policy); the log goes to `auditLog`, one JSON event a line. */
+  auditPolicy?: object;
 }
 
 export interface ControlPlane {
@@ -38,11 +46,15 @@ export interface ControlPlane {
   readonly startMs: number;
   /** The run's directory: component logs and etcd's data. */
   readonly dir: string;
+  /** kube-apiserver's audit log when an audit policy was given. */
+  readonly auditLog?: string;
   /** Kubeconfig YAML for a token user (ADMIN_USERS or one passed in `users`). */
   kubeconfig(user?: string): string;
   /** Kubeconfig YAML for a bearer token from elsewhere, e.g. a ServiceAccount's TokenRequest. */
   tokenKubeconfig(name: string, token: string): string;
   writeKubeconfig(path: string, user?: string): void;
+  /** Records a process the caller started for this run (its command line must name `dir`), so the next start stops it if this run crashes. */
+  recordPid(pid: number): void;
   stop(): Promise<void>;
 }
 
@@ -72,6 +84,15 @@ async function writeNode(core: CoreV1Api, network: PodNetwork): Promise<void> {
   await core.replaceNodeStatus({ name: NODE_NAME, body: node });
 }
 
+const AUDIT_LOG = "audit.log";
+
+/** kube-apiserver's flags for an audit log in the run's directory, written as each request completes. */
+function auditFlags(dir: string, policy: object | undefined): string[] {
+  if (!policy) return [];
+  writeFileSync(join(dir, "audit-policy.yaml"), stringify(policy));
+  return [`--audit-policy-file=${join(dir, "audit-policy.yaml")}`, `--audit-log-path=${join(dir, AUDIT_LOG)}`, "--audit-log-format=json", "--audit-log-mode=blocking", "--audit-log-maxsize=1000"];
+}
+
 interface Parts {
   slot?: RunSlot;
   network?: PodNetwork;
@@ -94,8 +115,8 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   await cleanLeftovers();
   const parts: Parts = { components: [] };
   try {
-    const slot = (parts.slot = claimSlot());
-    const network = (parts.network = await createPodNetwork(slot.slot));
+    const slot = (parts.slot = claimSlot(opts.routedPods ? ROUTED_SLOTS : undefined));
+    const network = (parts.network = await createPodNetwork(slot.slot, { routed: opts.routedPods }));
     parts.podServers = await PodServers.start(network.namespace, slot.dir);
 
     const users = new Map<string, { token: string; groups: string[] }>();
@@ -137,6 +158,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       "--authorization-mode=RBAC",
       `--token-auth-file=${tokenFile}`,
       "--allow-privileged=true",
+      ...auditFlags(slot.dir, opts.auditPolicy),
     ]);
     parts.components.push(apiserver);
 
@@ -177,7 +199,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
 
     const kubeletKc = new KubeConfig();
     kubeletKc.loadFromString(kubeconfig("kubelet"));
-    parts.kubelet = new Kubelet({ kc: kubeletKc, nodeName: NODE_NAME, network, servers: parts.podServers, onError: opts.onError ?? (() => undefined) });
+    parts.kubelet = new Kubelet({ kc: kubeletKc, nodeName: NODE_NAME, network, servers: opts.routedPods ? undefined : parts.podServers, onError: opts.onError ?? (() => undefined) });
     await parts.kubelet.start();
     // The service-account controller runs once the default namespace has its ServiceAccount.
     await waitFor(() => core.readNamespacedServiceAccount({ name: "default", namespace: "default" }).then(() => true, () => false), {
@@ -194,9 +216,11 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       nodeName: NODE_NAME,
       startMs: Date.now() - started,
       dir: slot.dir,
+      ...(opts.auditPolicy ? { auditLog: join(slot.dir, AUDIT_LOG) } : {}),
       kubeconfig,
       tokenKubeconfig: (name, token) => kubeconfigYaml(url, name, token),
       writeKubeconfig: (path, user) => writeFileSync(path, kubeconfig(user), { mode: 0o600 }),
+      recordPid: (pid) => slot.recordPid(pid),
       stop: () => stopParts(parts),
     };
   } catch (err) {

@@ -1,6 +1,7 @@
 // A kubelet stand-in for the real API server, for one Node: it binds unscheduled pods to the Node
 // (pods/binding: spec.nodeName cannot be set by an update), gives each an address from the pod
-// range on the pods' network namespace, starts an HTTP server there on every container port,
+// range on the pods' network namespace, starts an HTTP server there on every container port (when
+// given servers: on a routed range one server of the caller's answers every address instead),
 // writes the Running status the kubelet would (Ready follows the readiness gates), and finishes
 // graceful deletion with a zero grace-period delete once the pod is terminating.
 import { CoreV1Api, type KubeConfig, type V1Pod } from "@kubernetes/client-node";
@@ -16,7 +17,8 @@ export interface KubeletOptions {
   kc: KubeConfig;
   nodeName: string;
   network: PodNetwork;
-  servers: PodServers;
+  /** Per-pod servers on every container port; without them (a routed pod range) pods are only given addresses. */
+  servers?: PodServers;
   onError: (err: Error) => void;
   now?: () => number;
 }
@@ -69,18 +71,19 @@ export class Kubelet {
 
   private async stopServing(uid: string): Promise<void> {
     const ip = this.serving.get(uid);
-    if (!ip) return;
+    if (!ip || !this.opts.servers) return;
     this.serving.delete(uid);
     await this.opts.servers.close(ip);
-    await this.opts.network.removePodAddress(ip);
+    if (!this.opts.network.routed) await this.opts.network.removePodAddress(ip);
   }
 
   private async startServing(pod: V1Pod, ip: string): Promise<void> {
     const uid = pod.metadata!.uid!;
-    if (this.serving.get(uid) === ip) return;
-    await this.opts.network.addPodAddress(ip);
+    const servers = this.opts.servers;
+    if (!servers || this.serving.get(uid) === ip) return;
+    if (!this.opts.network.routed) await this.opts.network.addPodAddress(ip);
     for (const c of pod.spec?.containers ?? []) {
-      for (const p of c.ports ?? []) if ((p.protocol ?? "TCP") === "TCP") await this.opts.servers.listen(ip, p.containerPort);
+      for (const p of c.ports ?? []) if ((p.protocol ?? "TCP") === "TCP") await servers.listen(ip, p.containerPort);
     }
     this.serving.set(uid, ip);
   }

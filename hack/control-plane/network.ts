@@ -2,6 +2,9 @@
 // The host side holds 10.244.<slot>.1/24, the namespace side 10.244.<slot>.2/24 (the node's
 // address), and each pod gets a /32 from 10.244.<slot>.128/25 on the namespace side. The real API
 // server refuses loopback EndpointSlice addresses, so pods cannot live on 127.x as on the test server.
+// With `routed`, pods instead get addresses from 10.<128+slot>.0.0/16 (slots 0–63): the host routes
+// that range to the namespace, where a `local` route makes every address of it the namespace's own,
+// so one server listening on all addresses answers for every pod without an address per pod.
 // Every name starts with NAME_PREFIX, so a later run can find and remove what a crashed one left.
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
@@ -17,8 +20,10 @@ export interface PodNetwork {
   readonly hostIp: string;
   /** The node's address (inside the namespace), e.g. 10.244.7.2. */
   readonly nodeIp: string;
-  /** Where pod addresses come from, e.g. 10.244.7.128/25. */
+  /** Where pod addresses come from, e.g. 10.244.7.128/25 (routed: 10.135.0.0/16). */
   readonly podCidr: string;
+  /** Whether the pod range is routed: every address of it answers without addPodAddress. */
+  readonly routed: boolean;
   addPodAddress(ip: string): Promise<void>;
   removePodAddress(ip: string): Promise<void>;
   destroy(): Promise<void>;
@@ -35,9 +40,13 @@ async function ip(args: string[]): Promise<string> {
 
 export const namespaceName = (slot: number): string => `${NAME_PREFIX}${slot}`;
 
+/** Slots whose network can have a routed pod range (10.<128+slot>.0.0/16): 0 to ROUTED_SLOTS - 1. */
+export const ROUTED_SLOTS = 64;
+
 /** Creates the namespace and veth pair for a slot (0–249) this process owns. */
-export async function createPodNetwork(slot: number): Promise<PodNetwork> {
+export async function createPodNetwork(slot: number, opts: { routed?: boolean } = {}): Promise<PodNetwork> {
   if (!Number.isInteger(slot) || slot < 0 || slot > 249) throw new Error(`network slot ${slot} is not an integer from 0 to 249`);
+  if (opts.routed && slot >= ROUTED_SLOTS) throw new Error(`network slot ${slot}: a routed pod range needs a slot below ${ROUTED_SLOTS}`);
   if (process.getuid?.() !== 0) throw new Error("the control plane's pod network needs root (ip netns, veth)");
   const ns = namespaceName(slot);
   const hostIf = `hpcp${slot}h`;
@@ -54,6 +63,8 @@ export async function createPodNetwork(slot: number): Promise<PodNetwork> {
     await ip(["-n", ns, "addr", "add", `${net}.2/24`, "dev", podIf]);
     await ip(["-n", ns, "link", "set", podIf, "up"]);
     await ip(["-n", ns, "link", "set", "lo", "up"]);
+    // The host end's route goes with the veth when the namespace is deleted.
+    if (opts.routed) await routeRange(ns, hostIf, routedRange(slot), `${net}.2`);
   } catch (err) {
     await removeNamespace(ns);
     throw err;
@@ -62,7 +73,8 @@ export async function createPodNetwork(slot: number): Promise<PodNetwork> {
     namespace: ns,
     hostIp: `${net}.1`,
     nodeIp: `${net}.2`,
-    podCidr: `${net}.128/25`,
+    podCidr: opts.routed ? routedRange(slot) : `${net}.128/25`,
+    routed: opts.routed === true,
     addPodAddress: async (addr) => {
       await ip(["-n", ns, "addr", "replace", `${addr}/32`, "dev", podIf]);
     },
@@ -71,6 +83,14 @@ export async function createPodNetwork(slot: number): Promise<PodNetwork> {
     },
     destroy: () => removeNamespace(ns),
   };
+}
+
+const routedRange = (slot: number): string => `10.${128 + slot}.0.0/16`;
+
+/** Routes a range from the host to the namespace and makes every address of it local there. */
+async function routeRange(ns: string, hostIf: string, cidr: string, via: string): Promise<void> {
+  await ip(["route", "add", cidr, "via", via, "dev", hostIf]);
+  await ip(["-n", ns, "route", "add", "local", cidr, "dev", "lo"]);
 }
 
 /** Deletes a namespace of ours; its veth end goes with it, and the host end with its peer. */

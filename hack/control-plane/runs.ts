@@ -80,12 +80,12 @@ export async function cleanLeftovers(): Promise<string[]> {
   return removed;
 }
 
-/** Claims a free slot for this process; call cleanLeftovers first. */
-export function claimSlot(): RunSlot {
+/** Claims a free slot below `slots` (at most 250) for this process; call cleanLeftovers first. */
+export function claimSlot(slots = 250): RunSlot {
   mkdirSync(runsRoot, { recursive: true });
-  const start = Math.floor(Math.random() * 250);
-  for (let i = 0; i < 250; i++) {
-    const slot = (start + i) % 250;
+  const start = Math.floor(Math.random() * slots);
+  for (let i = 0; i < slots; i++) {
+    const slot = (start + i) % slots;
     const dir = join(runsRoot, namespaceName(slot));
     try {
       mkdirSync(dir);
@@ -101,5 +101,5 @@ export function claimSlot(): RunSlot {
       release: () => rmSync(dir, { recursive: true, force: true }),
     };
   }
-  throw new Error(`no free control plane slot in ${runsRoot}: 250 runs are live`);
+  throw new Error(`no free control plane slot below ${slots} in ${runsRoot}: that many runs are live`);
 }
