@@ -14,7 +14,7 @@ describe("scale benchmark", () => {
     for (const n of [result.coldStartMs, result.coldFirstRoundMs, result.rssMB.steady, result.rssMB.peak, result.cpuPerProbeUs, result.probesPerSecond, result.scheduleLagP99Ms, result.unhealthy.convergeMs, result.restart.firstRoundMs]) {
       expect(Number.isFinite(n)).toBe(true);
     }
-    expect(result.quiet).toEqual({ seconds: expect.any(Number), writes: expect.any(Number), byResource: expect.any(Object), statusChanges: expect.any(Object) });
+    expect(result.quiet).toEqual({ seconds: expect.any(Number), writes: expect.any(Number), byResource: expect.any(Object), statusChanges: expect.any(Object), probeFailures: expect.any(Object) });
     expect(result.restart).toEqual({ shutdownMs: expect.any(Number), shutdownKilled: expect.any(Boolean), firstRoundMs: expect.any(Number), writes: expect.any(Number), byResource: expect.any(Object), windowSeconds: 4 });
     expect(JSON.parse(JSON.stringify(result))).toEqual(result);
   }, 120_000);
@@ -26,6 +26,14 @@ describe("scale benchmark", () => {
     [["--cluster", "kind"], "--cluster"],
   ])("refuses %j naming the flag", (args, flag) => {
     expect(() => parseScaleFlags(args)).toThrow(flag);
+  });
+
+  it.each([
+    [[], "testserver"],
+    [["--cluster", "testserver"], "testserver"],
+    [["--cluster", "real", "--quick"], "real"],
+  ])("%j runs on the %s cluster", (args, cluster) => {
+    expect(parseScaleFlags(args)).toMatchObject({ cluster });
   });
 
   it("--quick changes the defaults and explicit flags still win", () => {

@@ -1,5 +1,6 @@
-// `scale [--pods 10000] [--policies 100] [--period 10] [--quiet 60] [--quick] [--cluster testserver]`:
-// the compiled operator against the API test server with many pods and policies; one JSON line.
+// `scale [--pods 10000] [--policies 100] [--period 10] [--quiet 60] [--quick] [--cluster testserver|real]`:
+// the compiled operator against the API test server (default) or the real control plane
+// (hack/control-plane, needs Go and root) with many pods and policies; one JSON line.
 // --no-build runs the dist/ already there; --dist <dir> runs another build (e.g. a copy of an
 // older one) without building.
 import { join } from "node:path";
@@ -7,6 +8,7 @@ import { parseArgs } from "node:util";
 import type { Benchmark } from "./bench.js";
 import { buildOperator } from "./scale/operator-process.js";
 import { runScale, type ScaleOptions } from "./scale/run-scale.js";
+import type { ClusterKind } from "./scale/scale-cluster.js";
 
 const FULL = { pods: 10_000, policies: 100, period: 10, quiet: 60 };
 const QUICK = { pods: 1_000, policies: 10, period: 10, quiet: 20 };
@@ -28,7 +30,8 @@ export function parseScaleFlags(args: string[]): Omit<ScaleOptions, "progress"> 
     strict: true,
     allowPositionals: false,
   });
-  if (values.cluster !== undefined && values.cluster !== "testserver") throw new Error(`--cluster: ${JSON.stringify(values.cluster)}: only "testserver" is supported`);
+  const cluster = values.cluster ?? "testserver";
+  if (cluster !== "testserver" && cluster !== "real") throw new Error(`--cluster: ${JSON.stringify(values.cluster)}: must be "testserver" or "real"`);
   const defaults = values.quick ? QUICK : FULL;
   const num = (name: keyof typeof FULL): number => {
     const raw = values[name];
@@ -36,7 +39,7 @@ export function parseScaleFlags(args: string[]): Omit<ScaleOptions, "progress"> 
     if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name}: ${JSON.stringify(raw)}: must be a whole number above 0`);
     return n;
   };
-  const opts = { pods: num("pods"), policies: num("policies"), periodSeconds: num("period"), quietSeconds: num("quiet"), build: !values["no-build"] && values.dist === undefined, ...(values.dist ? { operatorEntry: [join(values.dist, "main.js")] } : {}) };
+  const opts = { cluster: cluster as ClusterKind, pods: num("pods"), policies: num("policies"), periodSeconds: num("period"), quietSeconds: num("quiet"), build: !values["no-build"] && values.dist === undefined, ...(values.dist ? { operatorEntry: [join(values.dist, "main.js")] } : {}) };
   if (opts.policies > opts.pods) throw new Error(`--policies: ${opts.policies}: more policies than --pods ${opts.pods}`);
   return opts;
 }
@@ -44,7 +47,7 @@ export function parseScaleFlags(args: string[]): Omit<ScaleOptions, "progress"> 
 export const scaleBenchmark: Benchmark = {
   name: "scale",
   description: "the compiled operator on many pods and policies: cold start, RSS, CPU per probe, writes when quiet, drain time",
-  usage: "scale [--pods 10000] [--policies 100] [--period 10] [--quiet 60] [--quick] [--no-build] [--dist dist] [--cluster testserver]",
+  usage: "scale [--pods 10000] [--policies 100] [--period 10] [--quiet 60] [--quick] [--no-build] [--dist dist] [--cluster testserver|real]",
   async run(args) {
     const { build, ...opts } = parseScaleFlags(args);
     if (build) buildOperator();

@@ -1,4 +1,5 @@
-// The pod server process: `node --import tsx pod-server-main.ts <pod CIDR>`. Prints its port as
+// The pod server process: `node --import tsx pod-server-main.ts <pod CIDR> [marker]` (the marker
+// only names its run on the command line). Prints its port as
 // one JSON line, then reads JSON lines from stdin, each the full list of failing addresses, and
 // answers each with {"ok":true} once applied. It runs apart from the benchmark (and the API test
 // server in it) so probe latency does not depend on how busy they are.
@@ -6,7 +7,7 @@ import { createInterface } from "node:readline";
 import { cidrContains, startPodServer } from "./pod-server.js";
 
 const cidr = process.argv[2];
-if (!cidr) throw new Error("usage: pod-server-main.ts <pod CIDR>");
+if (!cidr) throw new Error("usage: pod-server-main.ts <pod CIDR> [marker]");
 const server = await startPodServer(cidrContains(cidr));
 process.stdout.write(JSON.stringify({ port: server.port }) + "\n");
 createInterface({ input: process.stdin }).on("line", (line) => {

@@ -6,14 +6,21 @@ import { repoRoot } from "../../support/paths.js";
 
 export interface PodServerProcess {
   port: number;
+  pid: number;
   setFailing(ips: Iterable<string>): Promise<void>;
   served(): Promise<{ ok: number; failing: number; foreign: number }>;
   close(): Promise<void>;
 }
 
-export async function startPodServerProcess(podCidr: string): Promise<PodServerProcess> {
+/**
+ * Starts the pod server on this host, or with `netns` inside that network namespace (`ip netns
+ * exec`), with `marker` on its command line so a crashed run's leftover can be recognised.
+ */
+export async function startPodServerProcess(podCidr: string, netns?: { namespace: string; marker: string }): Promise<PodServerProcess> {
   const main = fileURLToPath(new URL("./pod-server-main.ts", import.meta.url));
-  const child = spawn(process.execPath, ["--import", "tsx", main, podCidr], { cwd: repoRoot, stdio: ["pipe", "pipe", "inherit"] });
+  const node = [process.execPath, "--import", "tsx", main, podCidr, ...(netns ? [netns.marker] : [])];
+  const [cmd, ...args] = netns ? ["ip", "netns", "exec", netns.namespace, ...node] : node;
+  const child = spawn(cmd!, args, { cwd: repoRoot, stdio: ["pipe", "pipe", "inherit"] });
   process.once("exit", () => child.kill());
   const replies: Array<(line: string) => void> = [];
   const lines = createInterface({ input: child.stdout });
@@ -31,6 +38,7 @@ export async function startPodServerProcess(podCidr: string): Promise<PodServerP
   const { port } = JSON.parse(await first) as { port: number };
   return {
     port,
+    pid: child.pid!,
     setFailing: async (ips) => void (await ask(JSON.stringify([...ips]))),
     served: async () => JSON.parse(await ask("served")) as { ok: number; failing: number; foreign: number },
     async close() {

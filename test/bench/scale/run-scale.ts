@@ -1,19 +1,20 @@
 // The scale benchmark's run: a cluster with the objects, one pod server, the compiled operator
 // in a process of its own, then cold start, a quiet steady state, a restart and 10 % of the
-// pods turning unhealthy, each measured from outside the operator.
+// pods turning unhealthy, each measured from outside the operator. The cluster is the API test
+// server (testserver-cluster.ts) or the real control plane (real-cluster.ts).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { isWrite, type RequestLogEntry } from "../../apiserver/index.js";
-import { kubeConfigFor, startCluster, type TestCluster } from "../../integration/support/cluster.js";
 import { repoRoot } from "../../support/paths.js";
 import { waitFor } from "../../support/wait-for.js";
-import { runningPods as runningPodsOf, waitForRunningPods, type PodView } from "../pods-running.js";
 import { cpuMsOf, memoryOf, startOperatorProcess, type OperatorProcess } from "./operator-process.js";
-import { measureProbeFloor, startPodServerProcess } from "./pod-server-process.js";
+import { measureProbeFloor } from "./pod-server-process.js";
 import { bucketsOf, parsePrometheusText, quantileBetween, sumOf, type Sample } from "./prometheus-text.js";
-import { createAll, FAILURE_THRESHOLD, pod, probeTimeoutSeconds, podName, policy, service, serviceName, serviceOfPod, type ScaleShape } from "./scale-objects.js";
+import { startRealCluster } from "./real-cluster.js";
+import { countWrites, range, type ClusterKind, type ScaleCluster } from "./scale-cluster.js";
+import { FAILURE_THRESHOLD, probeTimeoutSeconds, podName, serviceName, serviceOfPod, type ScaleShape } from "./scale-objects.js";
+import { startTestServerCluster } from "./testserver-cluster.js";
 import { trackSlices, type SliceTracker, type WantedEndpoints } from "./slice-tracker.js";
 import { statusDiff } from "./status-diff.js";
 
@@ -23,6 +24,8 @@ export interface ScaleOptions {
   periodSeconds: number;
   /** Length of the quiet window in which writes are counted and CPU, probes and RSS measured. */
   quietSeconds: number;
+  /** Default testserver. */
+  cluster?: ClusterKind;
   /** Node arguments that start the operator, default ["dist/main.js"]: another build can be measured on the same machine state. */
   operatorEntry?: string[];
   /** Progress lines (stderr in the command). */
@@ -31,7 +34,9 @@ export interface ScaleOptions {
 
 export interface ScaleResult {
   benchmark: "scale";
-  cluster: "testserver";
+  cluster: ClusterKind;
+  /** Real cluster only: the operator's writes are counted from kube-apiserver's audit log (the test server's come from its request log). */
+  writesFrom?: "audit log";
   pods: number;
   policies: number;
   periodSeconds: number;
@@ -78,23 +83,22 @@ const loadNow = () => loadavg().map((l) => round(l, 2));
 export async function runScale(opts: ScaleOptions): Promise<ScaleResult> {
   const log = opts.progress ?? (() => undefined);
   const loadStart = loadNow();
-  // A /16 of its own (second octet from the process) beside the /24s the test suites use.
-  const podCidr = `127.${50 + (process.pid % 50)}.0.0/16`;
-  if (opts.pods > 65_000) throw new Error(`--pods: ${opts.pods}: at most 65000 fit the benchmark's pod range`);
-  const podServer = await startPodServerProcess(podCidr);
+  const kind = opts.cluster ?? "testserver";
+  const start = kind === "real" ? startRealCluster : startTestServerCluster;
+  const cluster = await start({ namespace: "scale", pods: opts.pods });
+  const podServer = cluster.podServer;
   const shape: ScaleShape = { namespace: "scale", pods: opts.pods, policies: opts.policies, periodSeconds: opts.periodSeconds, port: podServer.port };
-  const cluster = await startCluster({ podCidr, namespace: shape.namespace, controllers: false, watchHistory: 5000 });
   const dir = mkdtempSync(join(tmpdir(), "scale-bench-"));
   // The operator's logs stay after the run, for a look at what it did.
   const logDir = join(repoRoot, ".scratch", "bench-scale", String(process.pid));
   mkdirSync(logDir, { recursive: true });
   const kubeconfig = join(dir, "kubeconfig");
-  cluster.server.writeKubeconfig(kubeconfig, "operator");
+  cluster.writeOperatorKubeconfig(kubeconfig);
   let operator: OperatorProcess | undefined;
   let slices: SliceTracker | undefined;
   try {
-    const podsStartedMs = await createObjects(cluster, shape, log);
-    slices = await trackSlices(kubeConfigFor(cluster.server, "bench-watch"), shape.namespace);
+    const podsStartedMs = await cluster.createObjects(shape, log);
+    slices = await trackSlices(cluster.watchKubeConfig(), shape.namespace);
     const wanted = wantedEndpoints(cluster, shape, new Set());
     const converged = (w: WantedEndpoints, what: string, timeoutMs: number) =>
       waitFor(() => slices!.matches(w), { what, timeoutMs, intervalMs: 100 }).catch(async (err: Error) => {
@@ -103,7 +107,7 @@ export async function runScale(opts: ScaleOptions): Promise<ScaleResult> {
     const deadlineMs = Math.max(120_000, opts.periodSeconds * 1000 * 6 + opts.pods * 10);
     const rate = Math.max(1, Math.round(opts.pods / opts.periodSeconds));
     log(`the probe engine alone at ${rate} probes/s`);
-    const floor = await measureProbeFloor(podServer.port, runningPods(cluster, shape).map((p) => p.ip).slice(0, rate), rate, 8);
+    const floor = await measureProbeFloor(podServer.port, cluster.runningPods().map((p) => p.ip).slice(0, rate), rate, 8);
     log(`floor: ${JSON.stringify(floor)}`);
 
     log(`starting the operator (${opts.pods} pods, ${opts.policies} policies, period ${opts.periodSeconds}s)`);
@@ -124,14 +128,14 @@ export async function runScale(opts: ScaleOptions): Promise<ScaleResult> {
     // A restart against slices and status that are already right.
     log("restarting the operator");
     const shutdown = await operator.stop();
-    const logMark = cluster.server.requestLog.length;
+    const writesMark = (await cluster.operatorWrites()).length;
     started = performance.now();
     operator = await startOperatorProcess(kubeconfig, join(logDir, "operator-restart.log"), opts.operatorEntry);
     const restartFirstRoundMs = await firstRound(operator, opts.pods, started, deadlineMs);
     await converged(wanted, "slices to stay right after a restart", deadlineMs);
     const restartWindow = opts.periodSeconds * 2 + 2;
     await sleep(Math.max(0, started + restartWindow * 1000 - performance.now()));
-    const restartWrites = writesOf(cluster.server.requestLog.slice(logMark));
+    const restartWrites = countWrites((await cluster.operatorWrites()).slice(writesMark));
     log(`restart: ${JSON.stringify(restartWrites)}`);
 
     // 10 % of each Service's pods start failing.
@@ -151,7 +155,8 @@ export async function runScale(opts: ScaleOptions): Promise<ScaleResult> {
 
     return {
       benchmark: "scale",
-      cluster: "testserver",
+      cluster: kind,
+      ...(kind === "real" ? { writesFrom: "audit log" as const } : {}),
       pods: opts.pods,
       policies: opts.policies,
       periodSeconds: opts.periodSeconds,
@@ -178,42 +183,24 @@ export async function runScale(opts: ScaleOptions): Promise<ScaleResult> {
     throw err;
   } finally {
     // The operator's writes stay beside its logs: time, verb, object and response code.
-    const writes = cluster.server.requestLog.filter((e) => e.user === "operator" && isWrite(e)).map((e) => JSON.stringify({ time: e.time, verb: e.verb, resource: e.subresource ? `${e.resource}/${e.subresource}` : e.resource, name: e.name, code: e.code }));
-    writeFileSync(join(logDir, "operator-writes.jsonl"), writes.join("\n") + "\n");
+    const writes = await cluster.operatorWrites().catch(() => []);
+    writeFileSync(join(logDir, "operator-writes.jsonl"), writes.map((w) => JSON.stringify(w)).join("\n") + "\n");
     slices?.stop();
     await operator?.stop();
-    await podServer.close();
     await cluster.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-async function createObjects(cluster: TestCluster, shape: ScaleShape, progress: (line: string) => void): Promise<number> {
-  const url = cluster.server.url;
-  const ns = `/api/v1/namespaces/${shape.namespace}`;
-  await createAll(url, "admin", range(shape.policies).map((i) => ({ path: `${ns}/services`, body: service(shape, i) })));
-  progress(`creating ${shape.pods} pods`);
-  const started = performance.now();
-  await createAll(url, "admin", range(shape.pods).map((i) => ({ path: `${ns}/pods`, body: pod(shape, i) })));
-  await waitForRunningPods(cluster.server, shape.namespace, shape.pods, 60_000 + shape.pods * 20);
-  const podsStartedMs = Math.round(performance.now() - started);
-  progress(`pods running after ${podsStartedMs} ms`);
-  const group = `/apis/healthprobe.io/v1alpha1/namespaces/${shape.namespace}/healthprobepolicies`;
-  await createAll(url, "admin", range(shape.policies).map((i) => ({ path: group, body: policy(shape, i) })));
-  return podsStartedMs;
-}
-
-const runningPods = (cluster: TestCluster, shape: ScaleShape): PodView[] => runningPodsOf(cluster.server, shape.namespace);
-
-function wantedEndpoints(cluster: TestCluster, shape: ScaleShape, failing: ReadonlySet<string>): WantedEndpoints {
+function wantedEndpoints(cluster: ScaleCluster, shape: ScaleShape, failing: ReadonlySet<string>): WantedEndpoints {
   const wanted: WantedEndpoints = new Map(range(shape.policies).map((i) => [serviceName(i), new Map<string, boolean>()]));
-  for (const p of runningPods(cluster, shape)) wanted.get(serviceOfPod(shape, Number(p.name.slice("pod-".length))))!.set(p.ip, !failing.has(p.ip));
+  for (const p of cluster.runningPods()) wanted.get(serviceOfPod(shape, Number(p.name.slice("pod-".length))))!.set(p.ip, !failing.has(p.ip));
   return wanted;
 }
 
 /** A tenth of each Service's pods (at least one where it has two or more), well within its 50 % cap. */
-function failingPods(cluster: TestCluster, shape: ScaleShape): Set<string> {
-  const ipByName = new Map(runningPods(cluster, shape).map((p) => [p.name, p.ip]));
+function failingPods(cluster: ScaleCluster, shape: ScaleShape): Set<string> {
+  const ipByName = new Map(cluster.runningPods().map((p) => [p.name, p.ip]));
   const out = new Set<string>();
   for (let s = 0; s < shape.policies; s++) {
     const members = range(shape.pods).filter((i) => i % shape.policies === s);
@@ -254,19 +241,19 @@ interface QuietFigures {
 }
 
 /** A window without changes: writes, RSS, CPU over probes done and reconcile durations. */
-async function measureQuiet(cluster: TestCluster, operator: OperatorProcess, opts: ScaleOptions): Promise<QuietFigures> {
+async function measureQuiet(cluster: ScaleCluster, operator: OperatorProcess, opts: ScaleOptions): Promise<QuietFigures> {
   const before = await scrape(operator);
   const cpuBefore = cpuMsOf(operator.pid);
   const t0 = performance.now();
-  const logMark = cluster.server.requestLog.length;
-  const statuses = new StatusWatch(cluster);
+  const writesMark = (await cluster.operatorWrites()).length;
+  const statuses = await StatusWatch.start(cluster);
   const rss: number[] = [];
   while (performance.now() - t0 < opts.quietSeconds * 1000) {
-    statuses.look();
+    await statuses.look();
     rss.push(memoryOf(operator.pid).rss);
     await sleep(Math.min(1000, opts.quietSeconds * 1000 - (performance.now() - t0)));
   }
-  statuses.look();
+  await statuses.look();
   const cpuAfter = cpuMsOf(operator.pid);
   const seconds = (performance.now() - t0) / 1000;
   const after = await scrape(operator);
@@ -274,7 +261,7 @@ async function measureQuiet(cluster: TestCluster, operator: OperatorProcess, opt
   const reconciles = bucketsOf(after, "healthprobe_reconcile_duration_seconds");
   const p99 = quantileBetween(new Map(), reconciles, 0.99);
   return {
-    quiet: { seconds: round(seconds), ...writesOf(cluster.server.requestLog.slice(logMark)), statusChanges: statuses.changes, probeFailures: failuresBetween(before, after) },
+    quiet: { seconds: round(seconds), ...countWrites((await cluster.operatorWrites()).slice(writesMark)), statusChanges: statuses.changes, probeFailures: failuresBetween(before, after) },
     rssSteady: rss.reduce((a, b) => a + b, 0) / Math.max(1, rss.length),
     rssPeak: memoryOf(operator.pid).hwm,
     cpuPerProbeUs: probesDone > 0 ? round(((cpuAfter - cpuBefore) * 1000) / probesDone) : NaN,
@@ -297,40 +284,29 @@ function failuresBetween(before: readonly Sample[], after: readonly Sample[]): R
   return out;
 }
 
-const POLICIES = { group: "healthprobe.io", version: "v1alpha1", resource: "healthprobepolicies" };
-
 /** Policy statuses looked at now and then: what changed between two looks, for the first few policies that changed. */
 class StatusWatch {
   readonly changes: Record<string, string[]> = {};
   private readonly last = new Map<string, { rv: string; status: Record<string, unknown> | undefined }>();
 
-  constructor(private readonly cluster: TestCluster) {
-    for (const p of cluster.server.store.list(POLICIES)) this.last.set(p.metadata.name, { rv: p.metadata.resourceVersion, status: p.status });
+  private constructor(private readonly cluster: ScaleCluster) {}
+
+  static async start(cluster: ScaleCluster): Promise<StatusWatch> {
+    const watch = new StatusWatch(cluster);
+    for (const p of await cluster.policyStatuses()) watch.last.set(p.name, { rv: p.resourceVersion, status: p.status });
+    return watch;
   }
 
-  look(): void {
-    for (const p of this.cluster.server.store.list(POLICIES)) {
-      const seen = this.last.get(p.metadata.name);
-      if (seen?.rv === p.metadata.resourceVersion) continue;
-      this.last.set(p.metadata.name, { rv: p.metadata.resourceVersion, status: p.status });
+  async look(): Promise<void> {
+    for (const p of await this.cluster.policyStatuses()) {
+      const seen = this.last.get(p.name);
+      if (seen?.rv === p.resourceVersion) continue;
+      this.last.set(p.name, { rv: p.resourceVersion, status: p.status });
       if (Object.keys(this.changes).length >= 10) continue;
       const changed = statusDiff(seen?.status, p.status);
-      this.changes[`${p.metadata.name}@${p.metadata.resourceVersion}`] = changed.length > 0 ? changed : ["(nothing)"];
+      this.changes[`${p.name}@${p.resourceVersion}`] = changed.length > 0 ? changed : ["(nothing)"];
     }
   }
 }
 
-function writesOf(entries: readonly RequestLogEntry[]): { writes: number; byResource: Record<string, number> } {
-  const byResource: Record<string, number> = {};
-  let writes = 0;
-  for (const e of entries) {
-    if (e.user !== "operator" || !isWrite(e)) continue;
-    writes++;
-    const what = e.subresource ? `${e.resource}/${e.subresource}` : e.resource;
-    byResource[what] = (byResource[what] ?? 0) + 1;
-  }
-  return { writes, byResource };
-}
-
-const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

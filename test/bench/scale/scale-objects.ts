@@ -56,10 +56,11 @@ export function policy(shape: ScaleShape, i: number): object {
 /**
  * Creates objects over plain HTTP (JSON in, status checked), a few requests at a time on one
  * keep-alive pool. undici's request API, not fetch: the creating client shares the process with
- * the server, and fetch's per-request cost would count as the server's.
+ * the server, and fetch's per-request cost would count as the server's. `tls`: e.g. to trust a
+ * server's own serving certificate.
  */
-export async function createAll(serverUrl: string, token: string, objects: Array<{ path: string; body: object }>, concurrency = 16): Promise<void> {
-  const agent = new Agent({ connections: concurrency, keepAliveTimeout: 10_000 });
+export async function createAll(serverUrl: string, token: string, objects: Array<{ path: string; body: object }>, concurrency = 16, tls?: { rejectUnauthorized: boolean }): Promise<void> {
+  const agent = new Agent({ connections: concurrency, keepAliveTimeout: 10_000, ...(tls ? { connect: tls } : {}) });
   let next = 0;
   const worker = async () => {
     while (next < objects.length) {

@@ -1,0 +1,66 @@
+// What the scale benchmark needs of a cluster, whichever it is: the API test server in this
+// process (testserver-cluster.ts) or the real control plane (real-cluster.ts). Each brings the
+// pod server that answers for every pod address and its own way of seeing the operator's writes.
+import type { KubeConfig } from "@kubernetes/client-node";
+import type { PodView } from "../pods-running.js";
+import type { PodServerProcess } from "./pod-server-process.js";
+import type { ScaleShape } from "./scale-objects.js";
+
+export type ClusterKind = "testserver" | "real";
+
+/** One write request of the operator's, as either cluster records it. */
+export interface OperatorWrite {
+  time: string;
+  verb: string;
+  /** resource or resource/subresource, e.g. healthprobepolicies/status */
+  resource: string;
+  name: string;
+  code: number;
+}
+
+export interface PolicyStatus {
+  name: string;
+  resourceVersion: string;
+  status: Record<string, unknown> | undefined;
+}
+
+export interface ScaleCluster {
+  readonly kind: ClusterKind;
+  /** How the operator's writes are counted: the test server's request log, or kube-apiserver's audit log. */
+  readonly writesFrom: "request log" | "audit log";
+  readonly podServer: PodServerProcess;
+  /** Creates the Services, the pods (until all run with an address and Ready) and the policies; ms the pods took to start. */
+  createObjects(shape: ScaleShape, progress: (line: string) => void): Promise<number>;
+  /** The benchmark's pods that run with an address and Ready (as of createObjects: nothing moves them after). */
+  runningPods(): PodView[];
+  writeOperatorKubeconfig(path: string): void;
+  /** A client for the benchmark's own watches. */
+  watchKubeConfig(): KubeConfig;
+  /** Every write of the operator's so far, oldest first. */
+  operatorWrites(): Promise<OperatorWrite[]>;
+  policyStatuses(): Promise<PolicyStatus[]>;
+  stop(): Promise<void>;
+}
+
+export interface ScaleClusterOptions {
+  namespace: string;
+  pods: number;
+}
+
+/** Writes counted by resource. */
+export function countWrites(writes: readonly OperatorWrite[]): { writes: number; byResource: Record<string, number> } {
+  const byResource: Record<string, number> = {};
+  for (const w of writes) byResource[w.resource] = (byResource[w.resource] ?? 0) + 1;
+  return { writes: writes.length, byResource };
+}
+
+export const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
+
+/** Where the benchmark's Services, pods and policies of a namespace are created. */
+export function scalePaths(namespace: string): { services: string; pods: string; policies: string } {
+  return {
+    services: `/api/v1/namespaces/${namespace}/services`,
+    pods: `/api/v1/namespaces/${namespace}/pods`,
+    policies: `/apis/healthprobe.io/v1alpha1/namespaces/${namespace}/healthprobepolicies`,
+  };
+}
