@@ -1,5 +1,6 @@
 // One HTTP server standing in for every pod: it listens on all addresses and answers by the
-// address it was reached on (the pod range is loopback, so every pod IP reaches it), 200 for a
+// address it was reached on (loopback on the test server; on the real control plane a routed
+// range made local in the pods' network namespace, where it runs), 200 for a
 // healthy pod and 503 for one the benchmark made fail. Addresses outside the pod range get 404.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
