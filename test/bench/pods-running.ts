@@ -9,18 +9,23 @@ export interface PodView {
   ip: string;
 }
 
-type StoredPod = { metadata: { name: string }; status?: { phase?: string; podIP?: string; conditions?: Array<{ type: string; status: string }> } };
+export type PlainPod = { metadata: { name: string }; status?: { phase?: string; podIP?: string; conditions?: Array<{ type: string; status: string }> } };
 
 const PODS = { group: "", version: "v1", resource: "pods" };
 
-const isRunning = (p: StoredPod): boolean =>
+const isRunning = (p: PlainPod): boolean =>
   p.status?.phase === "Running" && Boolean(p.status.podIP) && (p.status.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false);
+
+/** The pods that are Running with an address and Ready. */
+export function runningIn(pods: readonly PlainPod[]): PodView[] {
+  const out: PodView[] = [];
+  for (const p of pods) if (isRunning(p)) out.push({ name: p.metadata.name, ip: p.status!.podIP! });
+  return out;
+}
 
 /** The namespace's pods that are Running with an address and Ready. */
 export function runningPods(server: TestApiServer, namespace: string): PodView[] {
-  const out: PodView[] = [];
-  for (const p of server.store.list(PODS, namespace) as StoredPod[]) if (isRunning(p)) out.push({ name: p.metadata.name, ip: p.status!.podIP! });
-  return out;
+  return runningIn(server.store.list(PODS, namespace) as PlainPod[]);
 }
 
 /** Waits until `pods` pods of the namespace run with an address and Ready; resolves to the successful pod status writes seen. */
@@ -35,7 +40,7 @@ export async function waitForRunningPods(server: TestApiServer, namespace: strin
         if (e.resource === "pods" && e.subresource === "status" && e.namespace === namespace && e.code === 200) statusWrites++;
       }
       // Counted in place: copying ten thousand pods every look would be the benchmark's own cost.
-      return statusWrites >= pods && server.store.count(PODS, namespace, (p) => isRunning(p as StoredPod)) === pods;
+      return statusWrites >= pods && server.store.count(PODS, namespace, (p) => isRunning(p as PlainPod)) === pods;
     },
     { what: `${pods} pods to run with an address and Ready`, timeoutMs, intervalMs: 100 },
   );

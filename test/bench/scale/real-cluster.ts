@@ -9,7 +9,7 @@ import { Agent, fetch as undiciFetch } from "undici";
 import { startControlPlane, type ControlPlane } from "../../../hack/control-plane/control-plane.js";
 import { installCrd } from "../../support/kube-objects.js";
 import { waitFor } from "../../support/wait-for.js";
-import type { PodView } from "../pods-running.js";
+import { runningIn, type PlainPod, type PodView } from "../pods-running.js";
 import { startPodServerProcess, type PodServerProcess } from "./pod-server-process.js";
 import { range, scalePaths, type OperatorWrite, type PolicyStatus, type ScaleCluster, type ScaleClusterOptions } from "./scale-cluster.js";
 import { createAll, pod, policy, service, type ScaleShape } from "./scale-objects.js";
@@ -62,16 +62,7 @@ function adminClient(cp: ControlPlane) {
   return { kc, token, fetchImpl, get, close: () => agent.close() };
 }
 
-type PodList = { items: Array<{ metadata: { name: string }; status?: { phase?: string; podIP?: string; conditions?: Array<{ type: string; status: string }> } }> };
-
-function runningIn(list: PodList): PodView[] {
-  const out: PodView[] = [];
-  for (const p of list.items) {
-    const ready = p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True");
-    if (p.status?.phase === "Running" && p.status.podIP && ready) out.push({ name: p.metadata.name, ip: p.status.podIP });
-  }
-  return out;
-}
+type PodList = { items: PlainPod[] };
 
 /** Namespaces, the CRD, and the ServiceAccount pod admission needs. */
 async function prepare(kc: KubeConfig, namespace: string): Promise<void> {
@@ -119,12 +110,12 @@ export async function startRealCluster(opts: ScaleClusterOptions): Promise<Scale
       await create(paths.pods, range(shape.pods).map((i) => pod(shape, i)));
       // Looks from kube-apiserver's watch cache (resourceVersion=0) spare etcd; the last list is a consistent read.
       await waitFor(
-        async () => (running = runningIn(await client.get<PodList>(`${paths.pods}?resourceVersion=0`))).length === shape.pods,
+        async () => (running = runningIn((await client.get<PodList>(`${paths.pods}?resourceVersion=0`)).items)).length === shape.pods,
         { what: `${shape.pods} pods to run with an address and Ready`, timeoutMs: 60_000 + shape.pods * 100, intervalMs: Math.max(1000, shape.pods / 2) },
       ).catch((err: Error) => {
         throw new Error(`${err.message} (${running.length} do; kubelet stand-in errors: ${kubeletErrors.slice(-3).join("; ")})`);
       });
-      running = runningIn(await client.get<PodList>(paths.pods));
+      running = runningIn((await client.get<PodList>(paths.pods)).items);
       const podsStartedMs = Math.round(performance.now() - started);
       progress(`pods running after ${podsStartedMs} ms`);
       await create(paths.policies, range(shape.policies).map((i) => policy(shape, i)));
