@@ -80,79 +80,46 @@ const MB = 1024 * 1024;
 const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
 const loadNow = () => loadavg().map((l) => round(l, 2));
 
+/** One run's cluster, objects and operator, shared by its phases. */
+interface Run {
+  opts: ScaleOptions;
+  cluster: ScaleCluster;
+  shape: ScaleShape;
+  slices: SliceTracker;
+  log: (line: string) => void;
+  logDir: string;
+  kubeconfig: string;
+  deadlineMs: number;
+  /** The operator process running now, if any: stopped at the end whatever happened. */
+  operator?: OperatorProcess;
+}
+
 export async function runScale(opts: ScaleOptions): Promise<ScaleResult> {
   const log = opts.progress ?? (() => undefined);
   const loadStart = loadNow();
   const kind = opts.cluster ?? "testserver";
   const start = kind === "real" ? startRealCluster : startTestServerCluster;
   const cluster = await start({ namespace: "scale", pods: opts.pods });
-  const podServer = cluster.podServer;
-  const shape: ScaleShape = { namespace: "scale", pods: opts.pods, policies: opts.policies, periodSeconds: opts.periodSeconds, port: podServer.port };
+  const shape: ScaleShape = { namespace: "scale", pods: opts.pods, policies: opts.policies, periodSeconds: opts.periodSeconds, port: cluster.podServer.port };
   const dir = mkdtempSync(join(tmpdir(), "scale-bench-"));
   // The operator's logs stay after the run, for a look at what it did.
   const logDir = join(repoRoot, ".scratch", "bench-scale", String(process.pid));
   mkdirSync(logDir, { recursive: true });
   const kubeconfig = join(dir, "kubeconfig");
   cluster.writeOperatorKubeconfig(kubeconfig);
-  let operator: OperatorProcess | undefined;
-  let slices: SliceTracker | undefined;
+  let run: Run | undefined;
   try {
     const podsStartedMs = await cluster.createObjects(shape, log);
-    slices = await trackSlices(cluster.watchKubeConfig(), shape.namespace);
-    const wanted = wantedEndpoints(cluster, shape, new Set());
-    const converged = (w: WantedEndpoints, what: string, timeoutMs: number) =>
-      waitFor(() => slices!.matches(w), { what, timeoutMs, intervalMs: 100 }).catch(async (err: Error) => {
-        throw new Error(`${err.message}; still different: ${slices!.differences(w).slice(0, 5).join("; ")}; pod server ${JSON.stringify(await podServer.served())}`);
-      });
-    const deadlineMs = Math.max(120_000, opts.periodSeconds * 1000 * 6 + opts.pods * 10);
-    const rate = Math.max(1, Math.round(opts.pods / opts.periodSeconds));
-    log(`the probe engine alone at ${rate} probes/s`);
-    const floor = await measureProbeFloor(podServer.port, cluster.runningPods().map((p) => p.ip).slice(0, rate), rate, 8);
-    log(`floor: ${JSON.stringify(floor)}`);
-
-    log(`starting the operator (${opts.pods} pods, ${opts.policies} policies, period ${opts.periodSeconds}s)`);
-    let started = performance.now();
-    operator = await startOperatorProcess(kubeconfig, join(logDir, "operator-cold.log"), opts.operatorEntry);
-    const coldRound = firstRound(operator, opts.pods, started, deadlineMs);
-    await converged(wanted, "every Service's slices to be right after a cold start", deadlineMs);
-    const coldStartMs = Math.round(performance.now() - started);
-    const coldFirstRoundMs = await coldRound;
-    log(`cold start: ${coldStartMs} ms`);
-
+    const slices = await trackSlices(cluster.watchKubeConfig(), shape.namespace);
+    run = { opts, cluster, shape, slices, log, logDir, kubeconfig, deadlineMs: Math.max(120_000, opts.periodSeconds * 1000 * 6 + opts.pods * 10) };
+    const cold = await coldStart(run);
     // Let the last status writes of the start settle before the quiet window.
     await sleep(Math.min(opts.periodSeconds, 10) * 1000);
-    const steady = await measureQuiet(cluster, operator, opts);
+    const steady = await measureQuiet(cluster, run.operator!, opts);
     log(`quiet window: ${JSON.stringify(steady)}`);
-    const debug = (await (await fetch(operator.debugUrl)).json()) as { scheduler?: { lagP99Ms?: number } };
-
-    // A restart against slices and status that are already right.
-    log("restarting the operator");
-    const shutdown = await operator.stop();
-    const writesMark = (await cluster.operatorWrites()).length;
-    started = performance.now();
-    operator = await startOperatorProcess(kubeconfig, join(logDir, "operator-restart.log"), opts.operatorEntry);
-    const restartFirstRoundMs = await firstRound(operator, opts.pods, started, deadlineMs);
-    await converged(wanted, "slices to stay right after a restart", deadlineMs);
-    const restartWindow = opts.periodSeconds * 2 + 2;
-    await sleep(Math.max(0, started + restartWindow * 1000 - performance.now()));
-    const restartWrites = countWrites((await cluster.operatorWrites()).slice(writesMark));
-    log(`restart: ${JSON.stringify(restartWrites)}`);
-
-    // 10 % of each Service's pods start failing.
-    const failing = failingPods(cluster, shape);
-    await podServer.setFailing(failing);
-    started = performance.now();
-    // Not fatal: a machine too busy for its probes (timeouts) keeps some slices moving; the line says so.
-    const convergeMs = await converged(wantedEndpoints(cluster, shape, failing), "the failing pods to be drained", deadlineMs).then(
-      () => Math.round(performance.now() - started),
-      (err: Error) => {
-        log(err.message);
-        return null;
-      },
-    );
-    const peakAfter = memoryOf(operator.pid).hwm;
-    log(`unhealthy: ${failing.size} pods drained in ${convergeMs} ms`);
-
+    const debug = (await (await fetch(run.operator!.debugUrl)).json()) as { scheduler?: { lagP99Ms?: number } };
+    const restart = await restartOperator(run);
+    const unhealthy = await turnUnhealthy(run);
     return {
       benchmark: "scale",
       cluster: kind,
@@ -163,33 +130,94 @@ export async function runScale(opts: ScaleOptions): Promise<ScaleResult> {
       probe: { timeoutSeconds: probeTimeoutSeconds(opts.periodSeconds), failureThreshold: FAILURE_THRESHOLD },
       load: { start: loadStart, end: loadNow() },
       podsStartedMs,
-      coldStartMs,
+      coldStartMs: cold.coldStartMs,
       rssMB: { steady: round(steady.rssSteady / MB), peak: round(steady.rssPeak / MB) },
       cpuPerProbeUs: steady.cpuPerProbeUs,
-      probeFloor: { cpuPerProbeUs: floor.cpuPerProbeUs, probesPerSecond: floor.probesPerSecond, failures: floor.failures },
+      probeFloor: { cpuPerProbeUs: cold.floor.cpuPerProbeUs, probesPerSecond: cold.floor.probesPerSecond, failures: cold.floor.failures },
       probesPerSecond: steady.probesPerSecond,
       scheduledProbesPerSecond: round(opts.pods / opts.periodSeconds),
       scheduleLagP99Ms: debug.scheduler?.lagP99Ms ?? NaN,
       reconcileP99Ms: steady.reconcileP99Ms,
       reconciles: steady.reconciles,
       quiet: steady.quiet,
-      coldFirstRoundMs,
-      restart: { shutdownMs: shutdown.ms, shutdownKilled: shutdown.killed, firstRoundMs: restartFirstRoundMs, ...restartWrites, windowSeconds: restartWindow },
-      unhealthy: { pods: failing.size, convergeMs, rssPeakMB: round(peakAfter / MB) },
-      slicesCorrect: slices.matches(wantedEndpoints(cluster, shape, failing)),
+      coldFirstRoundMs: cold.coldFirstRoundMs,
+      restart,
+      unhealthy: { pods: unhealthy.failing.size, convergeMs: unhealthy.convergeMs, rssPeakMB: round(unhealthy.peak / MB) },
+      slicesCorrect: slices.matches(wantedEndpoints(cluster, shape, unhealthy.failing)),
     };
   } catch (err) {
-    if (operator) console.error(`${operator.tail().slice(-10).join("\n")}\n(the operator's logs are in ${logDir})`);
+    if (run?.operator) console.error(`${run.operator.tail().slice(-10).join("\n")}\n(the operator's logs are in ${logDir})`);
     throw err;
   } finally {
     // The operator's writes stay beside its logs: time, verb, object and response code.
     const writes = await cluster.operatorWrites().catch(() => []);
     writeFileSync(join(logDir, "operator-writes.jsonl"), writes.map((w) => JSON.stringify(w)).join("\n") + "\n");
-    slices?.stop();
-    await operator?.stop();
+    run?.slices.stop();
+    await run?.operator?.stop();
     await cluster.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Until the slices are as wanted; the error says what still differs. */
+function converged(run: Run, wanted: WantedEndpoints, what: string): Promise<unknown> {
+  return waitFor(() => run.slices.matches(wanted), { what, timeoutMs: run.deadlineMs, intervalMs: 100 }).catch(async (err: Error) => {
+    throw new Error(`${err.message}; still different: ${run.slices.differences(wanted).slice(0, 5).join("; ")}; pod server ${JSON.stringify(await run.cluster.podServer.served())}`);
+  });
+}
+
+/** The probe engine's floor, then the operator from nothing until every slice is right. */
+async function coldStart(run: Run) {
+  const { opts, cluster, log } = run;
+  const rate = Math.max(1, Math.round(opts.pods / opts.periodSeconds));
+  log(`the probe engine alone at ${rate} probes/s`);
+  const floor = await measureProbeFloor(cluster.podServer.port, cluster.runningPods().map((p) => p.ip).slice(0, rate), rate, 8);
+  log(`floor: ${JSON.stringify(floor)}`);
+  log(`starting the operator (${opts.pods} pods, ${opts.policies} policies, period ${opts.periodSeconds}s)`);
+  const started = performance.now();
+  const operator = (run.operator = await startOperatorProcess(run.kubeconfig, join(run.logDir, "operator-cold.log"), opts.operatorEntry));
+  const coldRound = firstRound(operator, opts.pods, started, run.deadlineMs);
+  await converged(run, wantedEndpoints(cluster, run.shape, new Set()), "every Service's slices to be right after a cold start");
+  const coldStartMs = Math.round(performance.now() - started);
+  const coldFirstRoundMs = await coldRound;
+  log(`cold start: ${coldStartMs} ms`);
+  return { floor, coldStartMs, coldFirstRoundMs };
+}
+
+/** A restart against slices and status that are already right. */
+async function restartOperator(run: Run): Promise<ScaleResult["restart"]> {
+  const { opts, cluster, log } = run;
+  log("restarting the operator");
+  const shutdown = await run.operator!.stop();
+  run.operator = undefined;
+  const writesMark = (await cluster.operatorWrites()).length;
+  const started = performance.now();
+  const operator = (run.operator = await startOperatorProcess(run.kubeconfig, join(run.logDir, "operator-restart.log"), opts.operatorEntry));
+  const firstRoundMs = await firstRound(operator, opts.pods, started, run.deadlineMs);
+  await converged(run, wantedEndpoints(cluster, run.shape, new Set()), "slices to stay right after a restart");
+  const windowSeconds = opts.periodSeconds * 2 + 2;
+  await sleep(Math.max(0, started + windowSeconds * 1000 - performance.now()));
+  const writes = countWrites((await cluster.operatorWrites()).slice(writesMark));
+  log(`restart: ${JSON.stringify(writes)}`);
+  return { shutdownMs: shutdown.ms, shutdownKilled: shutdown.killed, firstRoundMs, ...writes, windowSeconds };
+}
+
+/** 10 % of each Service's pods start failing: until they are drained. */
+async function turnUnhealthy(run: Run): Promise<{ failing: Set<string>; convergeMs: number | null; peak: number }> {
+  const failing = failingPods(run.cluster, run.shape);
+  await run.cluster.podServer.setFailing(failing);
+  const started = performance.now();
+  // Not fatal: a machine too busy for its probes (timeouts) keeps some slices moving; the line says so.
+  const convergeMs = await converged(run, wantedEndpoints(run.cluster, run.shape, failing), "the failing pods to be drained").then(
+    () => Math.round(performance.now() - started),
+    (err: Error) => {
+      run.log(err.message);
+      return null;
+    },
+  );
+  const peak = memoryOf(run.operator!.pid).hwm;
+  run.log(`unhealthy: ${failing.size} pods drained in ${convergeMs} ms`);
+  return { failing, convergeMs, peak };
 }
 
 function wantedEndpoints(cluster: ScaleCluster, shape: ScaleShape, failing: ReadonlySet<string>): WantedEndpoints {
