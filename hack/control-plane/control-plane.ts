@@ -109,6 +109,72 @@ async function stopParts(parts: Parts): Promise<void> {
   parts.slot?.release();
 }
 
+type Users = Map<string, { token: string; groups: string[] }>;
+
+/** Token users (admins and `extra`) in a token file, and the service-account signing keys, in the run's directory. */
+function writeCredentials(dir: string, extra: Record<string, string[]>): { users: Users; tokenFile: string } {
+  const users: Users = new Map();
+  for (const u of ADMIN_USERS) users.set(u, { token: randomBytes(16).toString("hex"), groups: ["system:masters"] });
+  for (const [u, groups] of Object.entries(extra)) users.set(u, { token: randomBytes(16).toString("hex"), groups });
+  const tokenFile = join(dir, "tokens.csv");
+  writeFileSync(tokenFile, [...users].map(([u, { token, groups }], i) => `${token},${u},uid-${i},"${groups.join(",")}"`).join("\n") + "\n");
+  const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048, privateKeyEncoding: { type: "pkcs8", format: "pem" }, publicKeyEncoding: { type: "spki", format: "pem" } });
+  writeFileSync(join(dir, "sa.key"), privateKey, { mode: 0o600 });
+  writeFileSync(join(dir, "sa.pub"), publicKey);
+  return { users, tokenFile };
+}
+
+async function startEtcd(slot: RunSlot, bin: string): Promise<{ etcd: Component; etcdUrl: string }> {
+  const [etcdClient, etcdPeer] = [await freePort(), await freePort()];
+  const etcdUrl = `http://127.0.0.1:${etcdClient}`;
+  const etcd = startComponent(slot, "etcd", join(bin, "etcd"), [
+    "--name=default",
+    `--data-dir=${join(slot.dir, "etcd")}`,
+    `--listen-client-urls=${etcdUrl}`,
+    `--advertise-client-urls=${etcdUrl}`,
+    `--listen-peer-urls=http://127.0.0.1:${etcdPeer}`,
+    `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeer}`,
+    `--initial-cluster=default=http://127.0.0.1:${etcdPeer}`,
+    "--unsafe-no-fsync",
+    "--log-level=warn",
+  ]);
+  return { etcd, etcdUrl };
+}
+
+function apiServerArgs(o: { dir: string; etcdUrl: string; certDir: string; apiPort: number; network: PodNetwork; tokenFile: string; auditPolicy?: object }): string[] {
+  return [
+    `--etcd-servers=${o.etcdUrl}`,
+    `--cert-dir=${o.certDir}`,
+    "--bind-address=127.0.0.1",
+    `--secure-port=${o.apiPort}`,
+    // Not loopback: the kubernetes Service's endpoints get this address. It is the host's end of the veth.
+    `--advertise-address=${o.network.hostIp}`,
+    `--service-cluster-ip-range=${SERVICE_CIDR}`,
+    "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+    `--service-account-key-file=${join(o.dir, "sa.pub")}`,
+    `--service-account-signing-key-file=${join(o.dir, "sa.key")}`,
+    "--authorization-mode=RBAC",
+    `--token-auth-file=${o.tokenFile}`,
+    "--allow-privileged=true",
+    ...auditFlags(o.dir, o.auditPolicy),
+  ];
+}
+
+function startControllerManager(slot: RunSlot, bin: string, kubeconfig: string, certDir: string): Component {
+  const kcmConfig = join(slot.dir, "controller-manager.kubeconfig");
+  writeFileSync(kcmConfig, kubeconfig);
+  return startComponent(slot, "kube-controller-manager", join(bin, "kube-controller-manager"), [
+    `--kubeconfig=${kcmConfig}`,
+    "--leader-elect=false",
+    // No kubelets post Node leases here: node lifecycle would taint and evict everything.
+    "--controllers=*,-node-lifecycle-controller",
+    "--use-service-account-credentials=false",
+    `--service-account-private-key-file=${join(slot.dir, "sa.key")}`,
+    `--root-ca-file=${join(certDir, "apiserver.crt")}`,
+    "--secure-port=0",
+  ]);
+}
+
 export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise<ControlPlane> {
   const started = Date.now();
   const bin = controlPlaneBinaries();
@@ -119,47 +185,14 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     const network = (parts.network = await createPodNetwork(slot.slot, { routed: opts.routedPods }));
     parts.podServers = await PodServers.start(network.namespace, slot.dir);
 
-    const users = new Map<string, { token: string; groups: string[] }>();
-    for (const u of ADMIN_USERS) users.set(u, { token: randomBytes(16).toString("hex"), groups: ["system:masters"] });
-    for (const [u, groups] of Object.entries(opts.users ?? {})) users.set(u, { token: randomBytes(16).toString("hex"), groups });
-    const tokenFile = join(slot.dir, "tokens.csv");
-    writeFileSync(tokenFile, [...users].map(([u, { token, groups }], i) => `${token},${u},uid-${i},"${groups.join(",")}"`).join("\n") + "\n");
-    const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048, privateKeyEncoding: { type: "pkcs8", format: "pem" }, publicKeyEncoding: { type: "spki", format: "pem" } });
-    writeFileSync(join(slot.dir, "sa.key"), privateKey, { mode: 0o600 });
-    writeFileSync(join(slot.dir, "sa.pub"), publicKey);
+    const { users, tokenFile } = writeCredentials(slot.dir, opts.users ?? {});
 
-    const [etcdClient, etcdPeer, apiPort] = [await freePort(), await freePort(), await freePort()];
-    const etcdUrl = `http://127.0.0.1:${etcdClient}`;
-    const etcd = startComponent(slot, "etcd", join(bin, "etcd"), [
-      "--name=default",
-      `--data-dir=${join(slot.dir, "etcd")}`,
-      `--listen-client-urls=${etcdUrl}`,
-      `--advertise-client-urls=${etcdUrl}`,
-      `--listen-peer-urls=http://127.0.0.1:${etcdPeer}`,
-      `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeer}`,
-      `--initial-cluster=default=http://127.0.0.1:${etcdPeer}`,
-      "--unsafe-no-fsync",
-      "--log-level=warn",
-    ]);
+    const { etcd, etcdUrl } = await startEtcd(slot, bin);
     parts.components.push(etcd);
+    const apiPort = await freePort();
 
     const certDir = join(slot.dir, "certs");
-    const apiserver = startComponent(slot, "kube-apiserver", join(bin, "kube-apiserver"), [
-      `--etcd-servers=${etcdUrl}`,
-      `--cert-dir=${certDir}`,
-      "--bind-address=127.0.0.1",
-      `--secure-port=${apiPort}`,
-      // Not loopback: the kubernetes Service's endpoints get this address. It is the host's end of the veth.
-      `--advertise-address=${network.hostIp}`,
-      `--service-cluster-ip-range=${SERVICE_CIDR}`,
-      "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-      `--service-account-key-file=${join(slot.dir, "sa.pub")}`,
-      `--service-account-signing-key-file=${join(slot.dir, "sa.key")}`,
-      "--authorization-mode=RBAC",
-      `--token-auth-file=${tokenFile}`,
-      "--allow-privileged=true",
-      ...auditFlags(slot.dir, opts.auditPolicy),
-    ]);
+    const apiserver = startComponent(slot, "kube-apiserver", join(bin, "kube-apiserver"), apiServerArgs({ dir: slot.dir, etcdUrl, certDir, apiPort, network, tokenFile, auditPolicy: opts.auditPolicy }));
     parts.components.push(apiserver);
 
     const url = `https://127.0.0.1:${apiPort}`;
@@ -181,20 +214,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     );
     if (outcome.exited) throw new Error(`${outcome.exited.name} exited`);
 
-    const kcmConfig = join(slot.dir, "controller-manager.kubeconfig");
-    writeFileSync(kcmConfig, kubeconfig("controller-manager"));
-    parts.components.push(
-      startComponent(slot, "kube-controller-manager", join(bin, "kube-controller-manager"), [
-        `--kubeconfig=${kcmConfig}`,
-        "--leader-elect=false",
-        // No kubelets post Node leases here: node lifecycle would taint and evict everything.
-        "--controllers=*,-node-lifecycle-controller",
-        "--use-service-account-credentials=false",
-        `--service-account-private-key-file=${join(slot.dir, "sa.key")}`,
-        `--root-ca-file=${join(certDir, "apiserver.crt")}`,
-        "--secure-port=0",
-      ]),
-    );
+    parts.components.push(startControllerManager(slot, bin, kubeconfig("controller-manager"), certDir));
     await writeNode(core, network);
 
     const kubeletKc = new KubeConfig();
