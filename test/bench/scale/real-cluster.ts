@@ -53,13 +53,12 @@ function adminClient(cp: ControlPlane) {
   kc.loadFromString(cp.kubeconfig("admin"));
   const token = kc.getCurrentUser()!.token!;
   const agent = new Agent({ connect: { rejectUnauthorized: false } });
-  const fetchImpl = ((url: string, init?: object) => undiciFetch(url, { ...init, dispatcher: agent })) as unknown as typeof fetch;
   const get = async <T>(path: string): Promise<T> => {
-    const res = await fetchImpl(cp.url + path, { headers: { authorization: `Bearer ${token}`, accept: "application/json" } });
+    const res = await undiciFetch(cp.url + path, { dispatcher: agent, headers: { authorization: `Bearer ${token}`, accept: "application/json" } });
     if (!res.ok) throw new Error(`GET ${path}: HTTP ${res.status}: ${(await res.text()).slice(0, 300)}`);
     return (await res.json()) as T;
   };
-  return { kc, token, fetchImpl, get, close: () => agent.close() };
+  return { kc, token, get, close: () => agent.close() };
 }
 
 type PodList = { items: PlainPod[] };
