@@ -11,7 +11,7 @@ describe("scale benchmark", () => {
     expect(result.slicesCorrect).toBe(true);
     expect(result).toMatchObject({ benchmark: "scale", cluster: "testserver", pods: 6, policies: 2, periodSeconds: 1, scheduledProbesPerSecond: 6 });
     expect(result.unhealthy.pods).toBe(2);
-    for (const n of [result.coldStartMs, result.coldFirstRoundMs, result.rssMB.steady, result.rssMB.peak, result.cpuPerProbeUs, result.probesPerSecond, result.scheduleLagP99Ms, result.unhealthy.convergeMs, result.restart.firstRoundMs]) {
+    for (const n of [result.coldStartMs, result.coldFirstRoundMs, result.statusSettledMs, result.rssMB.steady, result.rssMB.peak, result.cpuPerProbeUs, result.probesPerSecond, result.scheduleLagP99Ms, result.unhealthy.convergeMs, result.restart.firstRoundMs]) {
       expect(Number.isFinite(n)).toBe(true);
     }
     expect(result.quiet).toEqual({ seconds: expect.any(Number), writes: expect.any(Number), byResource: expect.any(Object), statusChanges: expect.any(Object), probeFailures: expect.any(Object) });

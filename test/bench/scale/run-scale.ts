@@ -66,6 +66,8 @@ export interface ScaleResult {
   quiet: QuietWrites;
   /** Cold start: process start until every pod was probed once (probes done >= pods). */
   coldFirstRoundMs: number;
+  /** Cold start: process start until every policy's status shows all its pods Healthy (after the slices are right). */
+  statusSettledMs: number;
   /**
    * A restart against right slices and status: SIGTERM to exit (killed after 30 s), then until
    * probes done >= pods, and the writes in the new process's first two periods.
@@ -113,8 +115,8 @@ export async function runScale(opts: ScaleOptions): Promise<ScaleResult> {
     const slices = await trackSlices(cluster.watchKubeConfig(), shape.namespace);
     run = { opts, cluster, shape, slices, log, logDir, kubeconfig, deadlineMs: Math.max(120_000, opts.periodSeconds * 1000 * 6 + opts.pods * 10) };
     const cold = await coldStart(run);
-    // Let the last status writes of the start settle before the quiet window.
-    await sleep(Math.min(opts.periodSeconds, 10) * 1000);
+    // The last status writes (throttled to one a second per policy) land before the quiet window.
+    await sleep(2_000);
     const steady = await measureQuiet(cluster, run.operator!, opts);
     log(`quiet window: ${JSON.stringify(steady)}`);
     const debug = (await (await fetch(run.operator!.debugUrl)).json()) as { scheduler?: { lagP99Ms?: number } };
@@ -141,6 +143,7 @@ export async function runScale(opts: ScaleOptions): Promise<ScaleResult> {
       reconciles: steady.reconciles,
       quiet: steady.quiet,
       coldFirstRoundMs: cold.coldFirstRoundMs,
+      statusSettledMs: cold.statusSettledMs,
       restart,
       unhealthy: { pods: unhealthy.failing.size, convergeMs: unhealthy.convergeMs, rssPeakMB: round(unhealthy.peak / MB) },
       slicesCorrect: slices.matches(wantedEndpoints(cluster, shape, unhealthy.failing)),
@@ -181,7 +184,16 @@ async function coldStart(run: Run) {
   const coldStartMs = Math.round(performance.now() - started);
   const coldFirstRoundMs = await coldRound;
   log(`cold start: ${coldStartMs} ms`);
-  return { floor, coldStartMs, coldFirstRoundMs };
+  // Slices are right early (serving pods are adopted while Unknown); the quiet window waits for
+  // every policy's status to say all its pods are Healthy, so it measures a settled operator.
+  await waitFor(async () => (await cluster.policyStatuses()).every((p) => allHealthy(p.status)), { what: "every policy's status to show all its pods Healthy", timeoutMs: run.deadlineMs, intervalMs: 1_000 });
+  const statusSettledMs = Math.round(performance.now() - started);
+  log(`statuses settled: ${statusSettledMs} ms`);
+  return { floor, coldStartMs, coldFirstRoundMs, statusSettledMs };
+}
+
+function allHealthy(status: Record<string, unknown> | undefined): boolean {
+  return status !== undefined && typeof status.targets === "number" && status.targets > 0 && status.healthy === status.targets;
 }
 
 /** A restart against slices and status that are already right. */
