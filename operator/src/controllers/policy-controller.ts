@@ -13,7 +13,7 @@ import { Diagnostics, type DiagnosticsPort } from "./diagnostics.js";
 import { Endpoints } from "./endpoints.js";
 import { GateRelease } from "./gate-release.js";
 import { holdingOf, isGatePolicy } from "./gate-holders.js";
-import { hasReadinessGate, keyOf, serviceNameOf, type PolicyObject } from "./kube-objects.js";
+import { drainMethodOf, hasReadinessGate, keyOf, serviceNameOf, type PolicyObject } from "./kube-objects.js";
 import { PolicyReconciler } from "./policy-reconciler.js";
 import { PolicyStatusPart } from "./policy-status.js";
 import { ReadinessGates } from "./readiness-gates.js";
@@ -163,16 +163,33 @@ export function watchForPolicies(caches: Caches, controller: PolicyController, q
  * change of their own.
  */
 export function watchForGateHandover(policies: WatchedCache<PolicyObject>, queue: Enqueue): void {
-  const lastHolding = new Map<string, string | undefined>();
-  policies.onChange((p, type) => {
+  onPolicyChangeOf(policies, holdingOf, (p) => {
     const key = keyOf(p);
-    const holding = type === "delete" ? undefined : holdingOf(p);
-    const changed = lastHolding.get(key) !== holding;
-    if (type === "delete") lastHolding.delete(key);
-    else lastHolding.set(key, holding);
-    if (!changed) return;
     for (const other of policies.list(p.metadata?.namespace ?? "")) if (keyOf(other) !== key && isGatePolicy(other)) queue.add(keyOf(other));
   });
+}
+
+/**
+ * Calls the handler for a policy change only when what `aspect` reads of the policy changed
+ * (undefined once it is deleted): a status write, the commonest change by far, must not wake
+ * every Service or namespace a policy touches (500 policies writing status would make that
+ * quadratic).
+ */
+function onPolicyChangeOf(policies: WatchedCache<PolicyObject>, aspect: (p: PolicyObject) => string | undefined, handler: (p: PolicyObject) => void): void {
+  const last = new Map<string, string | undefined>();
+  policies.onChange((p, type) => {
+    const key = keyOf(p);
+    const now = type === "delete" ? undefined : aspect(p);
+    const changed = !last.has(key) || last.get(key) !== now;
+    if (type === "delete") last.delete(key);
+    else last.set(key, now);
+    if (changed) handler(p);
+  });
+}
+
+/** What Service ownership reads of a policy (service-ownership.ts): the Service it names, its drain method, whether it is deleting, its age. */
+function claimOf(p: PolicyObject): string {
+  return JSON.stringify([serviceNameOf(p) ?? "", drainMethodOf(p) ?? "", !!p.metadata?.deletionTimestamp, p.metadata?.creationTimestamp ?? ""]);
 }
 
 /** Service keys for every change that can leave a Service's slices unmanaged. */
@@ -183,7 +200,7 @@ export function watchForServiceSlices(caches: Caches, controller: PolicyControll
   });
   caches.services.onChange((svc) => queue.add(keyOf(svc)));
   // A policy deleted or pointed at another Service leaves the slices of the old one unmanaged.
-  caches.policies.onChange((p) => {
+  onPolicyChangeOf(caches.policies, claimOf, (p) => {
     for (const s of controller.endpoints.managedServices(p.metadata?.namespace ?? "")) queue.add(`${s.namespace}/${s.service}`);
   });
 }
@@ -193,7 +210,8 @@ export function watchForGateRelease(caches: Caches, queue: Enqueue): void {
   caches.pods.onChange((pod) => {
     if (hasReadinessGate(pod)) queue.add(pod.metadata?.namespace ?? "");
   });
-  caches.policies.onChange((p) => queue.add(p.metadata?.namespace ?? ""));
+  // Only a change in which pods a policy holds can leave a gated pod held by none.
+  onPolicyChangeOf(caches.policies, holdingOf, (p) => queue.add(p.metadata?.namespace ?? ""));
 }
 
 /** Every namespace with a pod that has the readiness gate. */
