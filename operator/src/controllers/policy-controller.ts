@@ -189,7 +189,7 @@ function onPolicyChangeOf(policies: WatchedCache<PolicyObject>, aspect: (p: Poli
 
 /** What Service ownership reads of a policy (service-ownership.ts): the Service it names, its drain method, whether it is deleting, its age. */
 function claimOf(p: PolicyObject): string {
-  return JSON.stringify([serviceNameOf(p) ?? "", drainMethodOf(p) ?? "", !!p.metadata?.deletionTimestamp, p.metadata?.creationTimestamp ?? ""]);
+  return JSON.stringify([serviceNameOf(p) ?? "", drainMethodOf(p), !!p.metadata?.deletionTimestamp, p.metadata?.creationTimestamp ?? ""]);
 }
 
 /** Service keys for every change that can leave a Service's slices unmanaged. */

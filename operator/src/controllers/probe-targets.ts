@@ -19,7 +19,7 @@ import type { PolicyWriter } from "./policy-writer.js";
 
 /** Secrets are read, not watched: a policy waiting for a missing one looks again this often. */
 export const MISSING_SECRET_RETRY_MS = 5_000;
-/** After a restart, the first probes of pods restored from status are spread over this much time at most. */
+/** After a restart, pods restored from status are probed early (at the scheduler's earlyPerSecond) rather than at a random point of their period. */
 const RESTORED_FIRST_PROBE_WITHIN_MS = 2_000;
 
 export interface ProbeTargetsOptions {

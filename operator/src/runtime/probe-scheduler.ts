@@ -49,9 +49,8 @@ export interface ProbeSchedulerOptions {
   batchMs?: number;
   /**
    * Early first probes (firstWithinMs) start at most this many per second, default 1,000: a
-   * restart restores every target at once, and thousands of probes within firstWithinMs would
-   * take the CPU their own timeouts and the reconciles need. Beyond that rate they wait, never
-   * later than a whole period (where they would have been anyway).
+   * restart restores every target at once, and a burst would take the CPU their own timeouts
+   * and the reconciles need. Beyond it they wait, never later than a whole period.
    */
   earlyPerSecond?: number;
 }
@@ -222,15 +221,9 @@ export class ProbeScheduler {
     let unit = this.units.get(key);
     if (!unit) {
       const early = firstWithinMs !== undefined && firstWithinMs < periodMs;
-      // A random phase spreads new requests over the period instead of bunching them; early
-      // ones take the next free slot at earlyPerSecond instead (within firstWithinMs unless
-      // many are waiting), and never later than a random phase could have put them.
-      let due = now + Math.floor(this.random() * periodMs);
-      if (early) {
-        const slot = Math.max(now, this.earlyCursor);
-        this.earlyCursor = slot + this.earlySpacingMs;
-        due = Math.min(now + periodMs, Math.floor(slot));
-      }
+      // A random phase spreads new requests over the period; early ones take the next free
+      // slot at earlyPerSecond (at once when few wait), never later than a period.
+      const due = early ? this.earlySlot(now, periodMs) : now + Math.floor(this.random() * periodMs);
       unit = {
         key,
         request,
@@ -248,6 +241,13 @@ export class ProbeScheduler {
       this.heap.push(unit);
     }
     return unit;
+  }
+
+  /** The next free start slot for an early first probe, at most a period away. */
+  private earlySlot(now: number, periodMs: number): number {
+    const slot = Math.max(now, this.earlyCursor);
+    this.earlyCursor = slot + this.earlySpacingMs;
+    return Math.min(now + periodMs, Math.floor(slot));
   }
 
   private detach(sub: Sub): Unit {
