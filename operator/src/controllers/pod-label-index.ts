@@ -31,6 +31,11 @@ export class PodLabelIndex {
     else this.indexed.delete(key);
   }
 
+  /** The labels a pod was last indexed under; undefined for a pod the index does not hold. */
+  labelsOf(namespace: string, name: string): Readonly<Record<string, string>> | undefined {
+    return this.indexed.get(`${namespace}/${name}`);
+  }
+
   /** The namespace's pods the selector matches. */
   matching(namespace: string, selector: LabelSelector): PodObject[] {
     const labels = Object.entries(selector.matchLabels ?? {});

@@ -89,6 +89,35 @@ describe("the probe-targets part", () => {
     expect(part.policiesForPod(aPodObject("a", { labels: { app: "other" } }))).toEqual(["shop/web"]);
   });
 
+  it.each([
+    { name: "a policy in the cache wakes for a pod its selector matches, before its first reconcile", labels: { app: "web" }, selectedFirst: false, want: ["shop/web"] },
+    { name: "a policy does not wake for a pod it neither selects nor selected", labels: { app: "other" }, selectedFirst: false, want: [] },
+    { name: "a policy that selected the pod at its last reconcile wakes after the pod is relabelled", labels: { app: "other" }, selectedFirst: true, want: ["shop/web"] },
+  ])("$name", ({ labels, selectedFirst, want }) => {
+    const { part } = setUp([aPodObject("a")]);
+    if (selectedFirst) part.select("shop/web", NS, specOf());
+    expect(part.policiesForPod(aPodObject("a", { labels }))).toEqual(want);
+  });
+
+  it("follows the policy cache: a new policy, a changed selector and a deleted policy", () => {
+    const policies = new MemoryCache<PolicyObject>([]);
+    const part = new ProbeTargets({ policies, pods: new MemoryCache<PodObject>([]), secrets: new MemoryWriter(), scheduler: { setTargets: () => {}, probeNow: () => {} }, health: new HealthStore(), clock: new FakeClock() });
+    const api = aPodObject("a", { labels: { app: "api" } });
+    policies.put(aPolicyObject("web"));
+    expect(part.policiesForPod(api)).toEqual([]);
+    policies.put(aPolicyObject("web", { selector: { matchLabels: { app: "api" } } }));
+    expect(part.policiesForPod(api)).toEqual(["shop/web"]);
+    policies.remove(NS, "web");
+    expect(part.policiesForPod(api)).toEqual([]);
+  });
+
+  it("stops waking a policy for a pod once it stops probing", () => {
+    const { part } = setUp([aPodObject("a")], []);
+    part.select("shop/web", NS, specOf());
+    part.stop("shop/web");
+    expect(part.policiesForPod(aPodObject("a", { labels: { app: "other" } }))).toEqual([]);
+  });
+
   it("stops probing by giving the scheduler no targets", () => {
     const { part, scheduled } = setUp([aPodObject("a")]);
     part.stop("shop/web");

@@ -3,18 +3,20 @@
 // are read, not watched). It also remembers what each policy selected, so a relabelled pod wakes
 // the policy that used to select it, and keeps each policy's selected pods up to date from pod
 // changes, so a reconcile does not match every pod of the namespace against the selector (a
-// policy's first look reads only the pods carrying its matchLabels, pod-label-index.ts).
+// policy's first look reads only the pods carrying its matchLabels, pod-label-index.ts). A pod
+// change finds the policies and selections it concerns through their selectors filed by label
+// (selector-index.ts), not by matching every policy of the namespace.
 import type { HealthProbePolicySpec } from "../api/policy-schema.js";
 import type { ChangeType, WatchedCache } from "./caches.js";
 import { computeHealthSeeds } from "../domain/health-seed.js";
-import { matchesLabelSelector, type LabelSelector } from "../domain/label-selector.js";
 import { planProbe, type ProbePlanProblem, type SecretRef } from "../domain/probe-plan.js";
 import { evaluationSettingsOf } from "../domain/types.js";
 import type { Clock } from "../runtime/clock.js";
 import type { HealthStore, HealthTarget } from "../runtime/health-store.js";
 import type { ProbeTarget } from "../runtime/probe-scheduler.js";
-import { keyOf, nameOf, podIPsOf, timeOf, uidOf, type ObjectCache, type PodObject, type PolicyObject } from "./kube-objects.js";
+import { keyOf, nameOf, podIPsOf, timeOf, uidOf, type PodObject, type PolicyObject } from "./kube-objects.js";
 import { PodLabelIndex } from "./pod-label-index.js";
+import { SelectorIndex } from "./selector-index.js";
 import type { PolicyWriter } from "./policy-writer.js";
 
 /** Secrets are read, not watched: a policy waiting for a missing one looks again this often. */
@@ -23,7 +25,7 @@ export const MISSING_SECRET_RETRY_MS = 5_000;
 const RESTORED_FIRST_PROBE_WITHIN_MS = 2_000;
 
 export interface ProbeTargetsOptions {
-  policies: ObjectCache<PolicyObject>;
+  policies: WatchedCache<PolicyObject>;
   pods: WatchedCache<PodObject>;
   secrets: Pick<PolicyWriter, "readSecretKey">;
   scheduler: { setTargets(owner: string, targets: ProbeTarget[]): void; probeNow(owner: string, ids: readonly string[]): void };
@@ -58,19 +60,29 @@ export class ProbeTargets {
   private readonly secretCache = new Map<string, { at: number; value: Uint8Array | undefined }>();
   /** Pod uids each policy selected at its last reconcile. */
   private readonly selectedBy = new Map<string, Set<string>>();
+  /** The same, by pod uid: the policies that selected it at their last reconcile. */
+  private readonly selectorsOf = new Map<string, Set<string>>();
   /** Pod uids each policy is probing now; absent while the policy is not probing at all. */
   private readonly probing = new Map<string, Set<string>>();
   /** Per policy: the selector it was built for and the names of the pods that match it, kept up to date by pod changes. */
-  private readonly selectorIndex = new Map<string, { namespace: string; selectorJson: string; selector: LabelSelector; names: Set<string> }>();
+  private readonly selectorIndex = new Map<string, { namespace: string; selectorJson: string; names: Set<string> }>();
 
   private readonly labels: PodLabelIndex;
+  /** The selectors of selectorIndex's entries, by policy key. */
+  private readonly entrySelectors = new SelectorIndex();
+  /** Every cached policy's selector (as written, unvalidated), by policy key. */
+  private readonly policySelectors = new SelectorIndex();
 
   constructor(private readonly o: ProbeTargetsOptions) {
     this.labels = new PodLabelIndex(o.pods);
     o.pods.onChange((pod, type) => {
+      const before = this.labels.labelsOf(pod.metadata?.namespace ?? "", nameOf(pod));
       this.labels.changed(pod, type);
-      this.podChanged(pod, type);
+      this.podChanged(pod, type, before);
     });
+    const filePolicy = (p: PolicyObject) => this.policySelectors.set(keyOf(p), p.metadata?.namespace ?? "", (p.spec as { selector?: unknown } | undefined)?.selector);
+    for (const p of o.policies.list()) filePolicy(p);
+    o.policies.onChange((p, type) => (type === "delete" ? this.policySelectors.delete(keyOf(p)) : filePolicy(p)));
   }
 
   /** The policy's selected pods and targets, remembered for policiesForPod. */
@@ -80,15 +92,16 @@ export class ProbeTargets {
     if (!entry || entry.namespace !== namespace || entry.selectorJson !== selectorJson) {
       // A new policy or a new selector: one pass over the namespace's pods, then pod changes keep it.
       const names = new Set(this.labels.matching(namespace, spec.selector).map(nameOf));
-      entry = { namespace, selectorJson, selector: spec.selector, names };
+      entry = { namespace, selectorJson, names };
       this.selectorIndex.set(key, entry);
+      this.entrySelectors.set(key, namespace, spec.selector);
     }
     const selected: PodObject[] = [];
     for (const name of entry.names) {
       const pod = this.o.pods.get(namespace, name);
       if (pod) selected.push(pod);
     }
-    this.selectedBy.set(key, new Set(selected.map(uidOf)));
+    this.setSelectedBy(key, new Set(selected.map(uidOf)));
     return { selected, targets: selected.filter(isTarget) };
   }
 
@@ -102,27 +115,35 @@ export class ProbeTargets {
     return selected.filter(isTarget);
   }
 
-  private podChanged(pod: PodObject, type: ChangeType): void {
+  /** An entry holds exactly the pods its selector matches: those its labels before matched, less the pod, plus it again if its labels now match. */
+  private podChanged(pod: PodObject, type: ChangeType, before: Readonly<Record<string, string>> | undefined): void {
     const namespace = pod.metadata?.namespace ?? "";
     const name = nameOf(pod);
-    for (const entry of this.selectorIndex.values()) {
-      if (entry.namespace !== namespace) continue;
-      if (type !== "delete" && matchesLabelSelector(entry.selector, pod.metadata?.labels)) entry.names.add(name);
-      else entry.names.delete(name);
-    }
+    if (before) for (const key of this.entrySelectors.matching(namespace, before)) this.selectorIndex.get(key)?.names.delete(name);
+    if (type !== "delete") for (const key of this.entrySelectors.matching(namespace, pod.metadata?.labels)) this.selectorIndex.get(key)?.names.add(name);
   }
 
   /** Policy keys that select (or last selected) a pod. */
   policiesForPod(pod: PodObject): string[] {
-    const ns = pod.metadata?.namespace ?? "";
-    const uid = uidOf(pod);
-    const keys = new Set<string>();
-    for (const p of this.o.policies.list(ns)) {
-      const sel = (p.spec as { selector?: object } | undefined)?.selector;
-      if (sel && matchesLabelSelector(sel, pod.metadata?.labels)) keys.add(keyOf(p));
-    }
-    for (const [key, uids] of this.selectedBy) if (uids.has(uid)) keys.add(key);
+    const keys = new Set(this.policySelectors.matching(pod.metadata?.namespace ?? "", pod.metadata?.labels));
+    for (const key of this.selectorsOf.get(uidOf(pod)) ?? []) keys.add(key);
     return [...keys];
+  }
+
+  private setSelectedBy(key: string, uids: Set<string> | undefined): void {
+    for (const uid of this.selectedBy.get(key) ?? []) {
+      if (uids?.has(uid)) continue;
+      const keys = this.selectorsOf.get(uid);
+      keys?.delete(key);
+      if (keys?.size === 0) this.selectorsOf.delete(uid);
+    }
+    for (const uid of uids ?? []) {
+      let keys = this.selectorsOf.get(uid);
+      if (!keys) this.selectorsOf.set(uid, (keys = new Set()));
+      keys.add(key);
+    }
+    if (uids) this.selectedBy.set(key, uids);
+    else this.selectedBy.delete(key);
   }
 
   /** Plans every target's probe; a Secret that cannot be read fails the policy, naming the field. */
@@ -179,8 +200,9 @@ export class ProbeTargets {
 
   stop(key: string): void {
     this.o.scheduler.setTargets(key, []);
-    this.selectedBy.delete(key);
+    this.setSelectedBy(key, undefined);
     this.selectorIndex.delete(key);
+    this.entrySelectors.delete(key);
     this.probing.delete(key);
   }
 
