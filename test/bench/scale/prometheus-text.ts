@@ -28,7 +28,12 @@ export function sumOf(samples: readonly Sample[], name: string, where: Record<st
 /** Cumulative bucket counts of an unlabelled histogram, by upper bound. */
 export function bucketsOf(samples: readonly Sample[], name: string): Map<number, number> {
   const out = new Map<number, number>();
-  for (const s of samples) if (s.name === `${name}_bucket`) out.set(s.labels.le === "+Inf" ? Infinity : Number(s.labels.le), s.value);
+  // Summed over the other labels (a histogram per controller is one histogram here).
+  for (const s of samples) {
+    if (s.name !== `${name}_bucket`) continue;
+    const le = s.labels.le === "+Inf" ? Infinity : Number(s.labels.le);
+    out.set(le, (out.get(le) ?? 0) + s.value);
+  }
   return out;
 }
 

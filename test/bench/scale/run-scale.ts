@@ -60,9 +60,12 @@ export interface ScaleResult {
   probesPerSecond: number;
   scheduledProbesPerSecond: number;
   scheduleLagP99Ms: number;
-  /** Upper bound of the bucket holding the p99 of reconcile durations over the run; -1 beyond the last bucket (10 s). */
+  /** Upper bound of the bucket holding the p99 of reconcile durations (every controller) over the run until the quiet window ends; -1 beyond the last bucket (10 s). */
   reconcileP99Ms: number | null;
+  /** Reconciles (every controller) over the run until the quiet window ends. */
   reconciles: number;
+  /** Reconciles in the quiet window: requeues and wakes when nothing changes. */
+  quietReconciles: number;
   quiet: QuietWrites;
   /** Cold start: process start until every pod was probed once (probes done >= pods). */
   coldFirstRoundMs: number;
@@ -141,6 +144,7 @@ export async function runScale(opts: ScaleOptions): Promise<ScaleResult> {
       scheduleLagP99Ms: debug.scheduler?.lagP99Ms ?? NaN,
       reconcileP99Ms: steady.reconcileP99Ms,
       reconciles: steady.reconciles,
+      quietReconciles: steady.quietReconciles,
       quiet: steady.quiet,
       coldFirstRoundMs: cold.coldFirstRoundMs,
       statusSettledMs: cold.statusSettledMs,
@@ -275,9 +279,12 @@ interface QuietFigures {
   rssPeak: number;
   cpuPerProbeUs: number;
   probesPerSecond: number;
-  /** Upper bound of the bucket holding the p99 of reconcile durations over the run; -1 beyond the last bucket (10 s). */
+  /** Upper bound of the bucket holding the p99 of reconcile durations (every controller) over the run until the quiet window ends; -1 beyond the last bucket (10 s). */
   reconcileP99Ms: number | null;
+  /** Reconciles (every controller) over the run until the quiet window ends. */
   reconciles: number;
+  /** Reconciles in the quiet window: requeues and wakes when nothing changes. */
+  quietReconciles: number;
 }
 
 /** A window without changes: writes, RSS, CPU over probes done and reconcile durations. */
@@ -300,6 +307,7 @@ async function measureQuiet(cluster: ScaleCluster, operator: OperatorProcess, op
   const probesDone = probesOf(after) - probesOf(before);
   const reconciles = bucketsOf(after, "healthprobe_reconcile_duration_seconds");
   const p99 = quantileBetween(new Map(), reconciles, 0.99);
+  const quietReconciles = (reconciles.get(Infinity) ?? 0) - (bucketsOf(before, "healthprobe_reconcile_duration_seconds").get(Infinity) ?? 0);
   return {
     quiet: { seconds: round(seconds), ...countWrites((await cluster.operatorWrites()).slice(writesMark)), statusChanges: statuses.changes, probeFailures: failuresBetween(before, after) },
     rssSteady: rss.reduce((a, b) => a + b, 0) / Math.max(1, rss.length),
@@ -309,6 +317,7 @@ async function measureQuiet(cluster: ScaleCluster, operator: OperatorProcess, op
     // Beyond the histogram's last bucket (10 s) the bound is unknown: -1 says so in JSON.
     reconcileP99Ms: p99 === null ? null : Number.isFinite(p99) ? p99 * 1000 : -1,
     reconciles: reconciles.get(Infinity) ?? 0,
+    quietReconciles,
   };
 }
 
