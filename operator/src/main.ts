@@ -2,9 +2,11 @@
 // SIGTERM/SIGINT: stop writing, hand over the lease, exit 0.
 import { startOperator } from "./operator.js";
 import { loadConfigOrExit } from "./runtime/config.js";
+import { applyHeapGrowth } from "./runtime/heap-growth.js";
 import { createLogger } from "./runtime/logger.js";
 
 const config = loadConfigOrExit();
+applyHeapGrowth(config.heapGrowthPercent);
 const logger = createLogger({ level: config.logLevel });
 
 try {

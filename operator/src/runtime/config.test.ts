@@ -39,6 +39,7 @@ describe("parseConfig", () => {
       maxReplacementsPer12h: 10,
       maxEndpointsPerSlice: 100,
       maxConcurrentProbes: 2048,
+      heapGrowthPercent: 50,
       webhook: {
         bindAddress: { disabled: true },
         serviceName: "healthprobe-operator-webhook",
@@ -64,6 +65,7 @@ describe("parseConfig", () => {
     ["accepts a replacement cap of zero", ["--max-replacements-per-12h", "0"], { maxReplacementsPer12h: 0 }],
     ["accepts 1000 endpoints per slice", ["--max-endpoints-per-slice", "1000"], { maxEndpointsPerSlice: 1000 }],
     ["sets probe concurrency", ["--max-concurrent-probes", "8"], { maxConcurrentProbes: 8 }],
+    ["leaves heap growth to V8 with zero", ["--heap-growth-percent", "0"], { heapGrowthPercent: 0 }],
     ["sets the log level", ["--log-level", "debug"], { logLevel: "debug" }],
     ["turns the webhook on with a bind address", ["--webhook-bind-address", ":9443"], { webhook: { bindAddress: { disabled: false, host: "", port: 9443 } } as OperatorConfig["webhook"] }],
     ["leaves the certificate to cert-manager", ["--webhook-manage-certificate=false"], { webhook: { manageCertificate: false } as OperatorConfig["webhook"] }],
@@ -81,6 +83,7 @@ describe("parseConfig", () => {
     ["a non-numeric slice size", ["--max-endpoints-per-slice", "ten"], '--max-endpoints-per-slice: must be an integer, got "ten"'],
     ["a negative replacement cap", ["--max-replacements-per-12h", "-1"], "--max-replacements-per-12h: must be at least 0, got -1"],
     ["zero probe concurrency", ["--max-concurrent-probes", "0"], "--max-concurrent-probes: must be at least 1, got 0"],
+    ["a heap growth above 400", ["--heap-growth-percent", "401"], "--heap-growth-percent: must be between 0 and 400, got 401"],
     ["an unknown log level", ["--log-level", "loud"], '--log-level: must be one of trace|debug|info|warn|error, got "loud"'],
     ["a malformed metrics address", ["--metrics-bind-address", "8080"], '--metrics-bind-address: must be "host:port", ":port" or "0", got "8080"'],
     ["a health port out of range", ["--health-probe-bind-address", ":70000"], "--health-probe-bind-address: port must be between 0 and 65535, got 70000"],
@@ -126,7 +129,7 @@ describe("parseConfig", () => {
   });
 
   it("documents every flag in the usage text", () => {
-    for (const flag of ["kubeconfig", "namespace", "metrics-bind-address", "health-probe-bind-address", "leader-elect", "leader-election-id", "ledger-configmap-name", "operator-namespace", "max-replacements-per-12h", "max-endpoints-per-slice", "max-concurrent-probes", "webhook-bind-address", "webhook-service-name", "webhook-secret-name", "webhook-configuration-name", "webhook-manage-certificate", "webhook-extra-sans", "log-level", "help"]) {
+    for (const flag of ["kubeconfig", "namespace", "metrics-bind-address", "health-probe-bind-address", "leader-elect", "leader-election-id", "ledger-configmap-name", "operator-namespace", "max-replacements-per-12h", "max-endpoints-per-slice", "max-concurrent-probes", "heap-growth-percent", "webhook-bind-address", "webhook-service-name", "webhook-secret-name", "webhook-configuration-name", "webhook-manage-certificate", "webhook-extra-sans", "log-level", "help"]) {
       expect(usage()).toContain(`--${flag}`);
     }
   });
