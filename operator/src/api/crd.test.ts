@@ -104,6 +104,7 @@ describe("buildCrd", () => {
       'Reason=.status.conditions[?(@.type=="Ready")].reason:string:1',
       'Degraded=.status.conditions[?(@.type=="Degraded")].status:string:1',
       'FailOpen=.status.conditions[?(@.type=="FailOpen")].status:string:1',
+      'FailClosed=.status.conditions[?(@.type=="FailClosed")].status:string:1',
       'Capped=.status.conditions[?(@.type=="DrainCapped")].status:string:1',
       'Replacement=.status.conditions[?(@.type=="ReplacementBlocked")].reason:string:1',
     ]);
