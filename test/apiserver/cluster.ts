@@ -167,18 +167,24 @@ export class Cluster {
   }
 
   /**
-   * present() of a stored object without the copy where nothing needs changing (not an Event, no
-   * schema defaults): for what is only serialised or read, a watch event or a write's answer. Made
-   * once per stored object and version, shared with the stored object, and marked unchanging (its
-   * JSON is written once for the answer and every watcher): nobody may change it.
+   * present() of a stored object for what is only serialised or read, a watch event or a write's
+   * answer: without a copy where nothing needs changing (a custom resource's schema defaults go on
+   * one copy; an Event is presented afresh). Made once per stored object and version, shared with
+   * the stored object, and marked unchanging (its JSON is written once for the answer and every
+   * watcher): nobody may change it.
    */
   view(t: ResourceType, obj: KubeObject): KubeObject {
-    if (obj.kind === "Event" || t.crd?.schema) return this.present(t, obj);
+    if (obj.kind === "Event") return this.present(t, obj);
     const apiVersion = apiVersionOf(t);
     const known = this.views.get(obj);
     if (known?.apiVersion === apiVersion) return known;
-    const { apiVersion: _a, kind: _k, metadata, ...rest } = obj;
-    const view = { apiVersion, kind: t.kind, metadata, ...rest };
+    let view: KubeObject;
+    // A custom resource's defaults go on a copy, once per stored version rather than once per watcher.
+    if (t.crd?.schema) view = this.present(t, obj);
+    else {
+      const { apiVersion: _a, kind: _k, metadata, ...rest } = obj;
+      view = { apiVersion, kind: t.kind, metadata, ...rest };
+    }
     markUnchanging(view);
     if (this.store.freeze) Object.freeze(view);
     this.views.set(obj, view);

@@ -61,6 +61,8 @@ export interface StoreReader {
   list(gvr: Gvr, namespace?: string): KubeObject[];
   /** How many stored objects `matches`, read in place without copies (as stored, not presented): for polling many objects cheaply. `matches` must not change them. */
   count(gvr: Gvr, namespace: string | undefined, matches: (obj: KubeObject) => boolean): number;
+  /** What `view` makes of each stored object, read in place without copies (as stored, not presented): `view` must not change them, nor the caller what it keeps of them. */
+  map<T>(gvr: Gvr, namespace: string | undefined, view: (obj: KubeObject) => T): T[];
   /** The current global resourceVersion. */
   resourceVersion(): string;
 }
@@ -171,6 +173,10 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<TestA
       let n = 0;
       for (const o of store.listShared(cluster.key(t), t.namespaced ? namespace : undefined)) if (matches(o)) n++;
       return n;
+    },
+    map: (gvr, namespace, view) => {
+      const t = cluster.registry.find(gvr.group, gvr.version, gvr.resource);
+      return t ? store.listShared(cluster.key(t), t.namespaced ? namespace : undefined).map(view) : [];
     },
     resourceVersion: () => store.currentRvText(),
   };

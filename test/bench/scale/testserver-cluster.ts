@@ -43,7 +43,8 @@ export async function startTestServerCluster(opts: ScaleClusterOptions): Promise
       server.requestLog
         .filter((e) => e.user === "operator" && isWrite(e))
         .map((e) => ({ time: e.time, verb: e.verb, resource: e.subresource ? `${e.resource}/${e.subresource}` : e.resource, name: e.name, code: e.code })),
-    policyStatuses: async (): Promise<PolicyStatus[]> => server.store.list(POLICIES).map((p) => ({ name: p.metadata.name, resourceVersion: p.metadata.resourceVersion, status: p.status })),
+    // Read in place: copying every policy with its status once a second took a fifth of the server's CPU while statuses settled.
+    policyStatuses: async (): Promise<PolicyStatus[]> => server.store.map(POLICIES, undefined, (p) => ({ name: p.metadata.name, resourceVersion: p.metadata.resourceVersion, status: p.status })),
     async stop() {
       await podServer.close();
       await cluster.stop();
