@@ -110,18 +110,17 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<TestA
   const requestLog: RequestLogEntry[] = [];
   const podLogs = new PodLogs(cluster);
   let url = "";
-  const server = createServer(
-    createHandler({
-      cluster,
-      faults,
-      log: requestLog,
-      serverAddress: () => url.replace(/^https?:\/\//, ""),
-      bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 1000,
-      requestLogLimit: opts.requestLogLimit ?? Number.POSITIVE_INFINITY,
-      watches,
-      podLogs,
-    }),
-  );
+  const handler = createHandler({
+    cluster,
+    faults,
+    log: requestLog,
+    serverAddress: () => url.replace(/^https?:\/\//, ""),
+    bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 1000,
+    requestLogLimit: opts.requestLogLimit ?? Number.POSITIVE_INFINITY,
+    watches,
+    podLogs,
+  });
+  const server = createServer(handler);
   server.keepAliveTimeout = 5000;
   const host = opts.host ?? "127.0.0.1";
   await new Promise<void>((resolve, reject) => {
@@ -150,6 +149,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<TestA
       replicaSet: enabled,
       podDisruptionBudget: enabled,
       endpointSlice: enabled,
+      handler,
     });
   }
 

@@ -10,6 +10,7 @@ import { KubeletStandIn } from "./kubelet-stand-in.js";
 import { podKey } from "./pods.js";
 import { podRequests } from "./pod-requests.js";
 import { rawJsonClient } from "./raw-json-client.js";
+import type { RequestHandler } from "../loopback.js";
 import { ReplicaSetController } from "./replica-set-controller.js";
 import { WorkQueue } from "./work-queue.js";
 
@@ -27,6 +28,11 @@ export interface ControllerOptions {
   endpointSlice?: boolean;
   /** Clock for readiness ages, availability and disruptedPods expiry; default Date.now. */
   now?: () => number;
+  /**
+   * The server's own request handler, when the controllers run inside the server: their pod and
+   * status writes go to it in process rather than over a socket (see raw-json-client.ts).
+   */
+  handler?: RequestHandler;
   /** Called with each sync or informer error (they are retried); default: kept in `errors`. */
   onError?: (err: Error) => void;
 }
@@ -56,7 +62,7 @@ export async function startControllers(opts: ControllerOptions): Promise<Running
 
   const queues: WorkQueue[] = [];
   const informers: Array<RunningInformer<any>> = [];
-  const raw = rawJsonClient(kc);
+  const raw = rawJsonClient(kc, opts.handler ? { handler: opts.handler } : {});
   const podApi = podRequests(raw);
   const stopAll = async (): Promise<void> => {
     await Promise.all(informers.map((i) => i.stop()));
