@@ -1,19 +1,22 @@
 import { describe, it, expect, beforeEach, afterEach } from "@jest/globals";
-import { createServer, type Server } from "node:http";
+import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { Agent } from "undici";
+import { Agent, fetch, type Dispatcher } from "undici";
 import { Cluster } from "./cluster.js";
 import { Faults } from "./faults.js";
 import { createHandler } from "./http-server.js";
 import { loopbackRequest, type RequestHandler } from "./loopback.js";
+import { LoopbackDispatcher } from "./loopback-dispatcher.js";
 import { PodLogs } from "./pod-logs.js";
 import type { RequestLogEntry } from "./request-log.js";
 import { NUMERIC_RESOURCE_VERSIONS, Store } from "./store.js";
+import { waitFor } from "../support/wait-for.js";
 
 // One handler served two ways: over a socket and in process. Each test makes the same requests
 // both ways on two identical servers and compares what the clients and the servers saw.
 interface Served {
   handler: RequestHandler;
+  watches: Set<unknown>;
   log: RequestLogEntry[];
   faults: Faults;
   server: Server;
@@ -25,6 +28,7 @@ async function serve(): Promise<Served> {
   const cluster = new Cluster(store);
   const log: RequestLogEntry[] = [];
   const faults = new Faults(() => {});
+  const watches = new Set<ServerResponse>();
   const handler = createHandler({
     cluster,
     faults,
@@ -32,14 +36,14 @@ async function serve(): Promise<Served> {
     serverAddress: () => "127.0.0.1",
     bookmarkIntervalMs: 1000,
     requestLogLimit: Number.POSITIVE_INFINITY,
-    watches: new Set(),
+    watches,
     podLogs: new PodLogs(cluster),
   });
   const ctx = { user: "system:apiserver", dryRun: false, fieldValidation: "Ignore" as const, warnings: [] };
   cluster.create(cluster.registry.find("", "v1", "namespaces")!, undefined, { metadata: { name: "default" } }, ctx);
   const server = createServer(handler);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
-  return { handler, log, faults, server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+  return { handler, watches, log, faults, server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
 
 type Call = { method: string; path: string; body?: unknown };
@@ -78,7 +82,10 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   await agent.close();
-  for (const s of [http, local]) await new Promise<void>((resolve) => s.server.close(() => resolve()));
+  for (const s of [http, local]) {
+    s.server.closeAllConnections();
+    await new Promise<void>((resolve) => s.server.close(() => resolve()));
+  }
 });
 
 async function both(call: Call): Promise<[Answer, Answer]> {
@@ -112,5 +119,45 @@ describe("requests in process", () => {
   it("fail, as a dropped connection does, when the handler gives up on the answer", async () => {
     const dropping: RequestHandler = (_req, res) => void res.destroy();
     await expect(loopbackRequest(dropping, "GET", "/api/v1/pods", {})).rejects.toThrow("GET /api/v1/pods: socket hang up");
+  });
+
+  it("watch through fetch as over HTTP, and a watch its client leaves closes on the server", async () => {
+    const watchOn = async (s: Served, dispatcher: Dispatcher, signal: AbortSignal): Promise<string[]> => {
+      const res = await fetch(`${s.origin}/api/v1/namespaces/default/pods?watch=true&resourceVersion=1`, { headers: HEADERS, dispatcher, signal });
+      expect(res.status).toBe(200);
+      const lines: string[] = [];
+      const decoder = new TextDecoder();
+      let rest = "";
+      try {
+        for await (const chunk of res.body!) {
+          rest += decoder.decode(chunk, { stream: true });
+          const parts = rest.split("\n");
+          rest = parts.pop()!;
+          lines.push(...parts);
+          if (lines.length >= 3) break;
+        }
+      } catch (err) {
+        if ((err as Error).name !== "AbortError") throw err;
+      }
+      return lines.map((l) => JSON.stringify(comparable(JSON.parse(l))));
+    };
+    const loopback = new LoopbackDispatcher(local.handler, "127.0.0.1");
+    const [abortHttp, abortLocal] = [new AbortController(), new AbortController()];
+    const watchAgent = new Agent({ connections: 1 });
+    const seen = Promise.all([watchOn(http, watchAgent, abortHttp.signal), watchOn(local, loopback, abortLocal.signal)]);
+    await waitFor(() => local.watches.size === 1 && http.watches.size === 1, { what: "both watches to start" });
+    // Two creates and a status write; the watches see them as they happen.
+    const [created] = await both({ method: "POST", path: "/api/v1/namespaces/default/pods", body: aPod });
+    await both({ method: "POST", path: "/api/v1/namespaces/default/pods", body: { ...aPod, metadata: { name: "web-2" } } });
+    await both(statusOf((created.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion));
+    const [overHttpLines, localLines] = await seen;
+    abortHttp.abort();
+    await watchAgent.close();
+    expect(localLines.map((l) => JSON.parse(l).type)).toEqual(["ADDED", "ADDED", "MODIFIED"]);
+    expect(localLines).toEqual(overHttpLines);
+    // The client stopped reading and went away: the server's side of the watch is gone.
+    expect(local.watches.size).toBe(0);
+    abortLocal.abort();
+    await loopback.close();
   });
 });

@@ -1,9 +1,8 @@
-// A request to the test server's own HTTP handler without a socket: the same handler a request over
+// Requests to the test server's own HTTP handler without a socket: the same handler a request over
 // TCP reaches (routing, the request log, faults, admission webhooks, validation, storage, watch
 // events), handed the request's method, path, headers and body as node's HTTP server would hand
-// them over, its answer's status and body taken as the client would read them. What it saves is
-// the transport: no connection, no HTTP framing or parsing on either end. For plain requests with
-// a whole answer (not watches, not logs that stream).
+// them over, its answer's status, headers and body taken as the client would read them. What it
+// saves is the transport: no connection, no HTTP framing or parsing on either end.
 import { EventEmitter } from "node:events";
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
 
@@ -15,8 +14,17 @@ export interface LoopbackAnswer {
   text: string;
 }
 
+/** Where an answer goes as the handler writes it. */
+export interface AnswerSink {
+  head(statusCode: number, headers: Record<string, string | number>): void;
+  data(text: string): void;
+  end(): void;
+  /** The handler dropped the connection (or the client went away). */
+  fail(err: Error): void;
+}
+
 /** The request as the handler reads it: method, url, headers (lower-case names) and the body's bytes as one chunk. */
-class LoopbackRequest extends EventEmitter {
+export class LoopbackRequest extends EventEmitter {
   private sending = false;
 
   constructor(
@@ -38,16 +46,26 @@ class LoopbackRequest extends EventEmitter {
   }
 }
 
-/** The answer as the handler writes it: a status line with headers, then the whole body at once. */
-class LoopbackResponse extends EventEmitter {
+/**
+ * The answer as the handler writes it: status and headers once (at the first write, or when
+ * flushed), then the body as written. Like a socket's writes, the chunks written in one turn of the
+ * event loop reach the client together.
+ */
+export class LoopbackResponse extends EventEmitter {
   statusCode = 200;
+  /** As node's: true once writeHead has run. */
   headersSent = false;
   writableEnded = false;
   destroyed = false;
   private headers: Record<string, string | number> = {};
-  private readonly chunks: string[] = [];
+  private pending: string[] = [];
+  private flushing = false;
+  private headSent = false;
 
-  constructor(private readonly done: (err: Error | undefined, answer?: LoopbackAnswer) => void) {
+  constructor(
+    private readonly sink: AnswerSink,
+    private readonly req: LoopbackRequest,
+  ) {
     super();
   }
 
@@ -59,46 +77,86 @@ class LoopbackResponse extends EventEmitter {
   }
 
   flushHeaders(): void {
-    this.headersSent = true;
+    if (this.headSent || this.destroyed) return;
+    this.headSent = this.headersSent = true;
+    this.sink.head(this.statusCode, this.headers);
   }
 
   write(chunk: string | Buffer): boolean {
-    this.chunks.push(typeof chunk === "string" ? chunk : chunk.toString("utf8"));
+    if (this.writableEnded || this.destroyed) return false;
+    this.flushHeaders();
+    this.pending.push(typeof chunk === "string" ? chunk : chunk.toString("utf8"));
+    if (!this.flushing) {
+      this.flushing = true;
+      setImmediate(() => this.flush());
+    }
     return true;
   }
 
   end(chunk?: string | Buffer): this {
-    if (this.writableEnded) return this;
-    if (chunk !== undefined) this.write(chunk);
-    this.headersSent = true;
+    if (this.writableEnded || this.destroyed) return this;
+    this.flushHeaders();
+    if (chunk !== undefined) this.pending.push(typeof chunk === "string" ? chunk : chunk.toString("utf8"));
     this.writableEnded = true;
-    this.done(undefined, { statusCode: this.statusCode, headers: this.headers, text: this.chunks.join("") });
+    this.flush();
+    this.sink.end();
     this.emit("finish");
-    this.emit("close");
+    this.closed();
     return this;
   }
 
-  /** As a reset connection: the client sees an error, not an answer. */
+  /** As a reset connection: the client sees an error, not (the rest of) an answer. */
   destroy(err?: Error): this {
     if (this.destroyed) return this;
     this.destroyed = true;
-    this.done(err ?? new Error("socket hang up"));
-    this.emit("close");
+    this.sink.fail(err ?? new Error("socket hang up"));
+    this.closed();
     return this;
+  }
+
+  /** The client went away (an aborted request): the handler sees the connection close. */
+  abort(): void {
+    if (this.destroyed || this.writableEnded) return;
+    this.destroyed = true;
+    this.closed();
+  }
+
+  private flush(): void {
+    this.flushing = false;
+    if (this.pending.length === 0 || this.destroyed) return;
+    const text = this.pending.length === 1 ? this.pending[0]! : this.pending.join("");
+    this.pending = [];
+    this.sink.data(text);
+  }
+
+  private closed(): void {
+    this.emit("close");
+    this.req.emit("close");
   }
 }
 
-/** Hands one request to `handler`; resolves to its answer, or rejects as a dropped connection would. */
+/** Starts one request on `handler`; the answer goes to `sink`. Returns the response, to abort it. */
+export function startLoopback(handler: RequestHandler, method: string, path: string, headers: IncomingHttpHeaders, body: Buffer | undefined, sink: AnswerSink): LoopbackResponse {
+  const req = new LoopbackRequest(method, path, headers, body);
+  const res = new LoopbackResponse(sink, req);
+  handler(req as unknown as IncomingMessage, res as unknown as ServerResponse);
+  return res;
+}
+
+/** Hands one request to `handler`; resolves to its whole answer, or rejects as a dropped connection would. */
 export function loopbackRequest(handler: RequestHandler, method: string, path: string, headers: IncomingHttpHeaders, body?: string): Promise<LoopbackAnswer> {
   return new Promise((resolve, reject) => {
-    let settled = false;
-    const res = new LoopbackResponse((err, answer) => {
-      if (settled) return;
-      settled = true;
-      if (err) reject(Object.assign(new Error(`${method} ${path}: ${err.message}`, { cause: err }), { code: "ECONNRESET" }));
-      else resolve(answer!);
+    let statusCode = 200;
+    let answerHeaders: Record<string, string | number> = {};
+    const chunks: string[] = [];
+    startLoopback(handler, method, path, headers, body === undefined ? undefined : Buffer.from(body, "utf8"), {
+      head: (code, h) => {
+        statusCode = code;
+        answerHeaders = h;
+      },
+      data: (text) => void chunks.push(text),
+      end: () => resolve({ statusCode, headers: answerHeaders, text: chunks.join("") }),
+      fail: (err) => reject(Object.assign(new Error(`${method} ${path}: ${err.message}`, { cause: err }), { code: "ECONNRESET" })),
     });
-    const req = new LoopbackRequest(method, path, headers, body === undefined ? undefined : Buffer.from(body, "utf8"));
-    handler(req as unknown as IncomingMessage, res as unknown as ServerResponse);
   });
 }

@@ -1,6 +1,7 @@
 // Starts the EndpointSlice controller's informers (Services, and only its own slices) and work
 // queue; pod events come from the shared pod informer through the returned controller.
 import { CoreV1Api, DiscoveryV1Api, type KubeConfig, type V1EndpointSlice, type V1Pod, type V1Service } from "@kubernetes/client-node";
+import type { KubeClient } from "../../../operator/src/adapters/kube-client.js";
 import { EndpointSliceController } from "./endpoint-slice-controller.js";
 import { CONTROLLER_NAME, LABEL_MANAGED_BY } from "./endpoint-slice-plan.js";
 import { startInformer, type RunningInformer } from "./informers.js";
@@ -17,6 +18,8 @@ export interface RunningEndpointSliceController {
 
 export async function startEndpointSliceController(
   kc: KubeConfig,
+  /** What the informers watch through (informers.ts watchClientOf). */
+  watchClient: KubeClient,
   pods: { get(n: string, ns?: string): V1Pod | undefined; list(ns?: string): ReadonlyArray<V1Pod> },
   report: (err: unknown) => void,
 ): Promise<RunningEndpointSliceController> {
@@ -35,7 +38,7 @@ export async function startEndpointSliceController(
   const queue: WorkQueue = new WorkQueue("endpointslice", (key) => controller.sync(key), (_key, err) => report(err));
   const informers: Array<RunningInformer<any>> = [];
   try {
-    const services = await startInformer<V1Service>(kc, "/api/v1/services", () => core.listServiceForAllNamespaces(), report, (inf) => {
+    const services = await startInformer<V1Service>(watchClient, "/api/v1/services", () => core.listServiceForAllNamespaces(), report, (inf) => {
       inf.on("add", (s) => controller.serviceChanged(s));
       inf.on("update", (s) => controller.serviceChanged(s));
       inf.on("delete", (s) => controller.serviceDeleted(s));
@@ -44,7 +47,7 @@ export async function startEndpointSliceController(
     servicesCache = services.informer;
     const selector = `${LABEL_MANAGED_BY}=${CONTROLLER_NAME}`;
     const slices = await startInformer<V1EndpointSlice>(
-      kc,
+      watchClient,
       "/apis/discovery.k8s.io/v1/endpointslices",
       () => discovery.listEndpointSliceForAllNamespaces({ labelSelector: selector }),
       report,

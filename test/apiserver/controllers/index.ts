@@ -5,7 +5,7 @@
 import { AppsV1Api, CoreV1Api, KubeConfig, PolicyV1Api, type V1Pod, type V1PodDisruptionBudget, type V1ReplicaSet } from "@kubernetes/client-node";
 import { DisruptionController } from "./disruption-controller.js";
 import { startEndpointSliceController, type RunningEndpointSliceController } from "./endpoint-slice-wiring.js";
-import { startInformer, type RunningInformer } from "./informers.js";
+import { startInformer, watchClientOf, type RunningInformer } from "./informers.js";
 import { KubeletStandIn } from "./kubelet-stand-in.js";
 import { podKey } from "./pods.js";
 import { podRequests } from "./pod-requests.js";
@@ -63,11 +63,13 @@ export async function startControllers(opts: ControllerOptions): Promise<Running
   const queues: WorkQueue[] = [];
   const informers: Array<RunningInformer<any>> = [];
   const raw = rawJsonClient(kc, opts.handler ? { handler: opts.handler } : {});
+  const watchClient = watchClientOf(kc, opts.handler);
   const podApi = podRequests(raw);
   const stopAll = async (): Promise<void> => {
     await Promise.all(informers.map((i) => i.stop()));
     await Promise.all(queues.map((q) => q.shutDown()));
     await raw.close();
+    await watchClient.connection.close();
   };
 
   try {
@@ -107,7 +109,7 @@ export async function startControllers(opts: ControllerOptions): Promise<Running
     }
 
     if (opts.replicaSet) {
-      const running = await startInformer<V1ReplicaSet>(kc, "/apis/apps/v1/replicasets", () => apps.listReplicaSetForAllNamespaces(), report, (inf) => {
+      const running = await startInformer<V1ReplicaSet>(watchClient, "/apis/apps/v1/replicasets", () => apps.listReplicaSetForAllNamespaces(), report, (inf) => {
         inf.on("add", (rs) => {
           rsQueue!.add(podKey(rs));
           pdbController?.controllerChanged(rs.metadata?.namespace ?? "");
@@ -126,7 +128,7 @@ export async function startControllers(opts: ControllerOptions): Promise<Running
     }
     if (opts.podDisruptionBudget) {
       const running = await startInformer<V1PodDisruptionBudget>(
-        kc,
+        watchClient,
         "/apis/policy/v1/poddisruptionbudgets",
         () => policy.listPodDisruptionBudgetForAllNamespaces(),
         report,
@@ -140,7 +142,7 @@ export async function startControllers(opts: ControllerOptions): Promise<Running
     }
     let slices: RunningEndpointSliceController | undefined;
     if (opts.endpointSlice) {
-      slices = await startEndpointSliceController(kc, pods, report);
+      slices = await startEndpointSliceController(kc, watchClient, pods, report);
       informers.push(...slices.informers);
       queues.push(slices.queue);
     }
@@ -148,7 +150,7 @@ export async function startControllers(opts: ControllerOptions): Promise<Running
     if (opts.replicaSet || opts.podDisruptionBudget || opts.simulateKubelet || opts.endpointSlice) {
       // The informer hands over only the new object: keep the previous one for the ReplicaSet's ownership changes.
       const previous = new Map<string, V1Pod>();
-      const running = await startInformer<V1Pod>(kc, "/api/v1/pods", () => core.listPodForAllNamespaces(), report, (inf) => {
+      const running = await startInformer<V1Pod>(watchClient, "/api/v1/pods", () => core.listPodForAllNamespaces(), report, (inf) => {
         inf.on("add", (pod) => {
           previous.set(podKey(pod), pod);
           rsController?.podAdded(pod);

@@ -3,7 +3,10 @@
 // handlers per event and a cache looked up by name, then namespace.
 import type { KubeConfig, KubernetesObject, ListPromise } from "@kubernetes/client-node";
 import { startInformer as startCache, waitForCacheSync, type InformerEventType } from "../../../operator/src/adapters/informer.js";
-import { kubeClientOf } from "../../../operator/src/adapters/kube-config.js";
+import { KubeClient } from "../../../operator/src/adapters/kube-client.js";
+import { connectionOf, kubeClientOf } from "../../../operator/src/adapters/kube-config.js";
+import { LoopbackDispatcher } from "../loopback-dispatcher.js";
+import type { RequestHandler } from "../loopback.js";
 
 export interface WatchedObjects<T extends KubernetesObject> {
   on(type: InformerEventType, handler: (obj: T) => void): void;
@@ -19,8 +22,28 @@ export interface RunningInformer<T extends KubernetesObject> {
 /** How long the first list may take before start fails (the server may still be warming up). */
 const SYNC_TIMEOUT_MS = 20_000;
 
+/**
+ * The client the informers watch through: over HTTP, or, given the server's own request handler
+ * (the controllers run inside the test server), in process to that handler (loopback-dispatcher.ts).
+ */
+export function watchClientOf(kc: KubeConfig, handler?: RequestHandler): KubeClient {
+  if (!handler) return kubeClientOf(kc);
+  const http = connectionOf(kc);
+  const dispatcher = new LoopbackDispatcher(handler, new URL(http.server).host);
+  return new KubeClient({
+    server: http.server,
+    dispatcher,
+    headers: () => http.headers(),
+    close: async () => {
+      await dispatcher.close();
+      await http.close();
+    },
+  });
+}
+
 export async function startInformer<T extends KubernetesObject>(
-  kc: KubeConfig,
+  /** A kubeconfig (then over HTTP) or the client to watch through. */
+  source: KubeConfig | KubeClient,
   path: string,
   list: ListPromise<T>,
   onError: (err: unknown) => void,
@@ -31,7 +54,7 @@ export async function startInformer<T extends KubernetesObject>(
   const handlers: Record<InformerEventType, Array<(obj: T) => void>> = { add: [], update: [], delete: [] };
   const report = (obj: object, msg?: string) => onError(new Error(`informer for ${path}: ${msg ?? "failed"}`, { cause: (obj as { err?: unknown }).err }));
   const cache = startCache<T>({
-    client: kubeClientOf(kc),
+    client: source instanceof KubeClient ? source : kubeClientOf(source),
     path,
     ...(labelSelector ? { labelSelector } : {}),
     list: () => list(),
