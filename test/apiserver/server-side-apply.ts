@@ -1,18 +1,17 @@
 // Server-side apply, simplified: merges the applied configuration into the live object, tracks each
 // manager's fields in managedFields (FieldsV1: an applier's the fields it applied, an updater's the
 // fields its creates, updates and patches changed), removes fields an applier stopped applying, and
-// reports conflicts with other managers' fields unless forced.
+// reports conflicts with other managers' fields unless forced. An updater's fields: updater-fields.ts.
 import { ApiError } from "./errors.js";
 import { canonical, listStrategyFor } from "./patch.js";
-import { jsonEqual } from "./json-equal.js";
 import { apiVersionOf, type ResourceType } from "./resource-types.js";
 import { clone, type KubeObject } from "./store.js";
 
-const isMap = (v: unknown): v is Record<string, any> => v !== null && typeof v === "object" && !Array.isArray(v);
+export const isMap = (v: unknown): v is Record<string, any> => v !== null && typeof v === "object" && !Array.isArray(v);
 
-type Seg = { f: string } | { k: Record<string, unknown> } | { v: unknown } | { dot: true };
+export type Seg = { f: string } | { k: Record<string, unknown> } | { v: unknown } | { dot: true };
 
-function segString(s: Seg): string {
+export function segString(s: Seg): string {
   if ("f" in s) return `f:${s.f}`;
   if ("k" in s) return `k:${JSON.stringify(canonical(s.k))}`;
   if ("v" in s) return `v:${JSON.stringify(s.v)}`;
@@ -27,7 +26,7 @@ function parseSeg(s: string): Seg {
 }
 
 /** How lists of this resource type merge: by key for built-ins' known lists and CRD list-map schemas. */
-function listKeys(t: ResourceType, path: string[], schemaAt: Record<string, any> | undefined): string[] | "set" | undefined {
+export function listKeys(t: ResourceType, path: string[], schemaAt: Record<string, any> | undefined): string[] | "set" | undefined {
   if (t.crd) {
     if (schemaAt?.["x-kubernetes-list-type"] === "map") return (schemaAt["x-kubernetes-list-map-keys"] as string[]) ?? [];
     if (schemaAt?.["x-kubernetes-list-type"] === "set") return "set";
@@ -39,17 +38,20 @@ function listKeys(t: ResourceType, path: string[], schemaAt: Record<string, any>
   return "set";
 }
 
-function childSchema(schema: Record<string, any> | undefined, key: string): Record<string, any> | undefined {
+export function childSchema(schema: Record<string, any> | undefined, key: string): Record<string, any> | undefined {
   if (!schema) return undefined;
   return schema.properties?.[key] ?? (isMap(schema.additionalProperties) ? schema.additionalProperties : undefined);
 }
+
+/** The fields of metadata that managers own. */
+export const METADATA_FIELDS = new Set(["labels", "annotations", "finalizers", "ownerReferences"]);
 
 /** The set of field paths a configuration sets, as lists of segments. */
 function fieldPaths(t: ResourceType, value: unknown, path: string[], segs: Seg[], schema: Record<string, any> | undefined, out: Seg[][]): void {
   if (isMap(value)) {
     for (const [k, v] of Object.entries(value)) {
       if (path.length === 0 && (k === "apiVersion" || k === "kind")) continue;
-      if (path.length === 1 && path[0] === "metadata" && !["labels", "annotations", "finalizers", "ownerReferences"].includes(k)) continue;
+      if (path.length === 1 && path[0] === "metadata" && !METADATA_FIELDS.has(k)) continue;
       const p = [...path, k];
       const s = [...segs, { f: k } as Seg];
       const sub = childSchema(schema, k);
@@ -84,7 +86,7 @@ function toFieldsV1(paths: Seg[][]): Record<string, any> {
   return root;
 }
 
-function fromFieldsV1(tree: Record<string, any> | undefined, prefix: Seg[] = [], out: Seg[][] = []): Seg[][] {
+export function fromFieldsV1(tree: Record<string, any> | undefined, prefix: Seg[] = [], out: Seg[][] = []): Seg[][] {
   if (!isMap(tree)) return out;
   for (const [k, v] of Object.entries(tree)) {
     const p = [...prefix, parseSeg(k)];
@@ -96,7 +98,7 @@ function fromFieldsV1(tree: Record<string, any> | undefined, prefix: Seg[] = [],
 
 const pathKey = (p: Seg[]): string => p.map(segString).join("/");
 
-function findIndex(list: unknown[], seg: Seg): number {
+export function findIndex(list: unknown[], seg: Seg): number {
   if ("k" in seg) return list.findIndex((i) => isMap(i) && Object.entries(seg.k).every(([k, v]) => JSON.stringify(i[k]) === JSON.stringify(v)));
   if ("v" in seg) return list.findIndex((i) => JSON.stringify(i) === JSON.stringify(seg.v));
   return -1;
@@ -224,136 +226,4 @@ export function applyConfiguration(t: ResourceType, live: KubeObject | undefined
   const managedFields = [...remaining.filter((e) => e !== mine), entry];
   object.metadata.managedFields = managedFields;
   return { object, fieldsV1, managedFields };
-}
-
-/**
- * managedFields after a create, update or non-apply patch by `manager`: the fields it changed become
- * its own and leave every other manager, whose entry goes once it owns nothing (as the real field
- * manager does). `old` is undefined on create, where every field counts as changed.
- */
-export function updaterManagedFields(
-  t: ResourceType,
-  old: KubeObject | undefined,
-  obj: KubeObject,
-  entries: Array<Record<string, any>>,
-  manager: string,
-  subresource: string,
-): { fieldsV1: Record<string, any>; others: Array<Record<string, any>> } {
-  const isMine = (e: Record<string, any>): boolean => e.manager === manager && e.operation === "Update" && (e.subresource ?? "") === subresource;
-  const previous = entries.find(isMine);
-  const paths: Seg[][] = [];
-  fieldPaths(t, old === undefined ? obj : topFieldsToWalk(obj, old, previous?.fieldsV1), [], [], t.crd?.schema, paths);
-  const written = new Map<Seg, string>();
-  const present = paths.map((p) => keyed(p, written));
-  const changed = old === undefined ? present : changedPaths(present, obj, old);
-  const changedKeys = new Set(changed.map((p) => p.key));
-  const changedTops = new Set(changed.map((p) => p.strs[0]));
-  const presentKeys = new Set(present.map((p) => p.key));
-  const kept = fromFieldsV1(previous?.fieldsV1).map((p) => keyed(p, written)).filter((p) => presentKeys.has(p.key) && !changedKeys.has(p.key));
-  const without = (tree: Record<string, any> | undefined): Record<string, any> => treeOf(fromFieldsV1(tree).map((p) => keyed(p, written)).filter((p) => !changedKeys.has(p.key)));
-  const others = entries
-    .filter((e) => !isMine(e))
-    .map((e) => {
-      // A create's entries may come from the body: all are written anew. Stored ones are already in
-      // canonical form: only their top-level fields that hold a changed path are.
-      if (old === undefined) return { ...e, fieldsV1: without(e.fieldsV1) };
-      if (!Object.keys(e.fieldsV1 ?? {}).some((k) => changedTops.has(k))) return e;
-      const fieldsV1: Record<string, any> = {};
-      for (const [top, sub] of Object.entries(e.fieldsV1 as Record<string, any>)) {
-        const kept = changedTops.has(top) ? without({ [top]: sub })[top] : sub;
-        if (kept !== undefined) fieldsV1[top] = kept;
-      }
-      return { ...e, fieldsV1 };
-    })
-    .filter((e) => Object.keys(e.fieldsV1 ?? {}).length > 0);
-  return { fieldsV1: treeOf([...kept, ...changed]), others };
-}
-
-/**
- * The top-level fields of `obj` whose paths an update must look at: those that differ from `old`
- * (only they can hold a changed path) and those the manager owned before (kept only where still
- * present). On a status write that is status alone: metadata and spec are never walked.
- */
-function topFieldsToWalk(obj: KubeObject, old: KubeObject, ownedBefore: Record<string, any> | undefined): KubeObject {
-  const owned = new Set(Object.keys(ownedBefore ?? {}));
-  const out: KubeObject = {};
-  for (const k of Object.keys(obj)) if (owned.has(`f:${k}`) || !jsonEqual(obj[k], old[k])) out[k] = obj[k];
-  return out;
-}
-
-/** A field path with its segments written out once: comparing and building trees needs them many times. */
-interface KeyedPath {
-  segs: Seg[];
-  strs: string[];
-  key: string;
-}
-
-/** Paths under one list item share its segment object: `written` keeps each segment's text. */
-function keyed(segs: Seg[], written: Map<Seg, string>): KeyedPath {
-  const strs = segs.map((seg) => {
-    let text = written.get(seg);
-    if (text === undefined) written.set(seg, (text = segString(seg)));
-    return text;
-  });
-  return { segs, strs, key: strs.join("/") };
-}
-
-/** toFieldsV1 of paths already written out. */
-function treeOf(paths: KeyedPath[]): Record<string, any> {
-  const root: Record<string, any> = {};
-  for (const p of paths) {
-    let cur = root;
-    for (const k of p.strs) {
-      cur[k] ??= {};
-      cur = cur[k];
-    }
-  }
-  return root;
-}
-
-interface Reached {
-  a: unknown;
-  b: unknown;
-  /** The two values are the same, and so is everything under them. */
-  same: boolean;
-  /** getPath stops here: the segments after it are not looked at. */
-  last: boolean;
-  /** Reached from here, by segment text. */
-  next?: Map<string, Reached>;
-}
-
-/**
- * The paths whose value (as getPath reads it) differs between `a` and `b`. Each path prefix is
- * looked up once, not once per path under it (a list item is found once for all its fields), and
- * nothing under a prefix whose values are the same is looked at again: on a status write every
- * path of metadata and spec stops at the first segment.
- */
-function changedPaths(paths: KeyedPath[], a: KubeObject, b: KubeObject): KeyedPath[] {
-  const root: Reached = { a, b, same: jsonEqual(a, b), last: false };
-  return paths.filter((p) => {
-    let at = root;
-    for (let i = 0; i < p.segs.length && !at.same && !at.last; i++) {
-      at.next ??= new Map();
-      let next = at.next.get(p.strs[i]!);
-      if (!next) at.next.set(p.strs[i]!, (next = step(at, p.segs[i]!)));
-      at = next;
-    }
-    return !at.same;
-  });
-}
-
-function step(from: Reached, seg: Seg): Reached {
-  if ("dot" in seg) return { a: from.a, b: from.b, same: from.same, last: true };
-  const a = stepInto(from.a, seg);
-  const b = stepInto(from.b, seg);
-  // As getPath: a missing value reads as null.
-  return { a, b, same: jsonEqual(a ?? null, b ?? null), last: "v" in seg };
-}
-
-/** One segment of getPath. */
-function stepInto(cur: unknown, seg: Seg): unknown {
-  if ("f" in seg) return isMap(cur) ? cur[seg.f] : undefined;
-  if (!Array.isArray(cur)) return undefined;
-  const i = findIndex(cur, seg);
-  return i >= 0 ? cur[i] : undefined;
 }
