@@ -5,6 +5,7 @@ import type { KubeConfig, KubernetesObject, ListPromise } from "@kubernetes/clie
 import { startInformer as startCache, waitForCacheSync, type InformerEventType } from "../../../operator/src/adapters/informer.js";
 import { KubeClient } from "../../../operator/src/adapters/kube-client.js";
 import { connectionOf, kubeClientOf } from "../../../operator/src/adapters/kube-config.js";
+import { LoopbackKubeClient } from "../loopback-client.js";
 import { LoopbackDispatcher } from "../loopback-dispatcher.js";
 import type { RequestHandler } from "../loopback.js";
 
@@ -24,13 +25,13 @@ const SYNC_TIMEOUT_MS = 20_000;
 
 /**
  * The client the informers watch through: over HTTP, or, given the server's own request handler
- * (the controllers run inside the test server), in process to that handler (loopback-dispatcher.ts).
+ * (the controllers run inside the test server), in process to that handler (loopback-client.ts).
  */
 export function watchClientOf(kc: KubeConfig, handler?: RequestHandler): KubeClient {
   if (!handler) return kubeClientOf(kc);
   const http = connectionOf(kc);
   const dispatcher = new LoopbackDispatcher(handler, new URL(http.server).host);
-  return new KubeClient({
+  const connection = {
     server: http.server,
     dispatcher,
     headers: () => http.headers(),
@@ -38,7 +39,8 @@ export function watchClientOf(kc: KubeConfig, handler?: RequestHandler): KubeCli
       await dispatcher.close();
       await http.close();
     },
-  });
+  };
+  return new LoopbackKubeClient(connection, handler);
 }
 
 export async function startInformer<T extends KubernetesObject>(
