@@ -193,7 +193,24 @@ async function coldStart(run: Run) {
   await waitFor(async () => (await cluster.policyStatuses()).every((p) => allHealthy(p.status)), { what: "every policy's status to show all its pods Healthy", timeoutMs: run.deadlineMs, intervalMs: 1_000 });
   const statusSettledMs = Math.round(performance.now() - started);
   log(`statuses settled: ${statusSettledMs} ms`);
+  await writesDrained(run);
   return { floor, coldStartMs, coldFirstRoundMs, statusSettledMs };
+}
+
+/**
+ * Waits (two periods at most) until the operator's last write is 5 s old: Events of the start
+ * still queued behind the recorder's write cap are the start's, not the quiet window's. Writes
+ * that never stop do not wait longer; the window counts them.
+ */
+async function writesDrained(run: Run): Promise<void> {
+  const quietFor = 5_000;
+  const until = performance.now() + 2 * run.opts.periodSeconds * 1000;
+  for (;;) {
+    const last = (await run.cluster.operatorWrites()).at(-1);
+    const age = last ? Date.now() - Date.parse(last.time) : Infinity;
+    if (age >= quietFor || performance.now() >= until) return;
+    await sleep(Math.min(1_000, quietFor - age));
+  }
 }
 
 function allHealthy(status: Record<string, unknown> | undefined): boolean {
