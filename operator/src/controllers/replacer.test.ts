@@ -129,6 +129,27 @@ describe("the replacement part", () => {
   });
 
   it.each([
+    { name: "its cached status says FailOpen=True, though it is a dryRun policy", status: "True", run: undefined, evictions: 0 },
+    { name: "its cached status says FailOpen=False", status: "False", run: undefined, evictions: 1 },
+    { name: "its last run here failed open, before its status reached the cache", status: "False", run: true, evictions: 0 },
+    { name: "its last run here ended fail-open, before its status reached the cache", status: "True", run: false, evictions: 1 },
+  ])("another policy selecting the pod that fails open holds it back: $name", async ({ status, run, evictions }) => {
+    const pods = [aPodObject("web-a")];
+    const other = aPolicyObject("web-watch", { dryRun: true, replacement: { after: "1h" } });
+    other.status = { conditions: [{ type: "FailOpen", status, reason: "NoHealthyTarget", message: "", lastTransitionTime: new Date(NOW).toISOString() }] };
+    const { replacer, writer, policy } = setUp({ pods, health: { "uid-web-a": unhealthy(2 * HOUR) }, others: [other], othersHealth: { "uid-web-a": unhealthy(2 * HOUR) } });
+    writer.seedPolicy("shop/web-watch", "1");
+    if (run !== undefined) {
+      const parsed = parsePolicy(other);
+      if (!parsed.ok) throw new Error(parsed.message);
+      await replacer.run(quietLogger(), parsed.policy as ParsedPolicy & { obj: NamedPolicy }, pods, NOW, { failOpen: run });
+    }
+    const result = await replacer.run(quietLogger(), policy, pods, NOW, { failOpen: false });
+    expect(writer.evictions).toHaveLength(evictions);
+    if (evictions === 0) expect(result?.condition.message).toContain("policy shop/web-watch, which also selects the pod, is failing open");
+  });
+
+  it.each([
     { name: "another replacing policy with 2 of 3 of its targets Unhealthy pauses the pod with MassFailure", otherUnhealthy: ["web-a", "web-b"], evictions: 0, reason: "MassFailure" },
     { name: "at 1 of 3 it does not", otherUnhealthy: ["web-a"], evictions: 1, reason: "NoneWaiting" },
   ])("the breaker of every selecting policy applies: $name", async ({ otherUnhealthy, evictions, reason }) => {

@@ -4,7 +4,7 @@
 import { computeBudget, type LedgerEntry } from "../domain/budget.js";
 import { matchesLabelSelector } from "../domain/label-selector.js";
 import { rolloutBlockReason, type RolloutSuspect } from "../domain/rollout.js";
-import { planReplacements, type PolicyBudget, type ReplacementAttempt, type ReplacementCandidate, type ReplacementConditionPlan, type ReplacementPlan, type UnhealthyShare } from "../domain/replacement.js";
+import { planReplacements, type OtherPolicyView, type PolicyBudget, type ReplacementAttempt, type ReplacementCandidate, type ReplacementConditionPlan, type ReplacementPlan, type UnhealthyShare } from "../domain/replacement.js";
 import type { Clock } from "../runtime/clock.js";
 import type { HealthStore } from "../runtime/health-store.js";
 import type { Logger } from "../runtime/logger.js";
@@ -69,6 +69,11 @@ export class Replacer {
    * different workers and may both plan it; the first to start its attempt takes it.
    */
   private readonly inFlight = new Set<string>();
+  /**
+   * Each policy's fail-open or fail-closed as its last replacement run here saw it: newer than
+   * its status in the cache, which a just-written FailOpen=True may not have reached yet.
+   */
+  private readonly outages = new Map<string, "FailOpen" | "FailClosed" | undefined>();
 
   constructor(private readonly o: ReplacerOptions) {}
 
@@ -84,6 +89,7 @@ export class Replacer {
     now: number,
     drain: { failOpen: boolean; failClosed?: boolean; recoveredAt?: number; rollouts?: readonly RolloutSuspect[] },
   ): Promise<ReplacementResult | undefined> {
+    this.outages.set(policy.key, drain.failOpen ? "FailOpen" : drain.failClosed ? "FailClosed" : undefined);
     const own = this.o.ledgers.policy(policy.obj);
     if (own.entries === null) return undefined;
     this.forgetRemovedPods();
@@ -220,8 +226,12 @@ export class Replacer {
         .filter((o) => matchesLabelSelector(o.spec.selector, pod.metadata?.labels))
         .map((o) => {
           const view = this.o.health.get(o.key, uid);
-          const v = { policy: o.key, probing: this.o.isProbing(o.key, uid), replacementEnabled: o.spec.replacement.enabled && !o.spec.dryRun, state: view?.state ?? ("Unknown" as const), afterMs: o.afterMs };
-          return view?.unhealthySince !== undefined ? { ...v, unhealthySince: view.unhealthySince } : v;
+          const probing = this.o.isProbing(o.key, uid);
+          const v: OtherPolicyView = { policy: o.key, probing, replacementEnabled: o.spec.replacement.enabled && !o.spec.dryRun, state: view?.state ?? "Unknown", afterMs: o.afterMs };
+          if (view?.unhealthySince !== undefined) v.unhealthySince = view.unhealthySince;
+          const outage = this.outageOf(o, probing);
+          if (outage !== undefined) v.outage = outage;
+          return v;
         }),
     };
     if (h.unhealthySince !== undefined) c.unhealthySince = h.unhealthySince;
@@ -241,6 +251,13 @@ export class Replacer {
     const live = this.o.pods.get(pod.metadata?.namespace, nameOf(pod));
     const gone = !live || uidOf(live) !== uid || !!live.metadata?.deletionTimestamp;
     return gone || !!pod.metadata?.deletionTimestamp || this.removed.has(uid) || this.inFlight.has(uid);
+  }
+
+  /** As this replica's last run for the policy saw it while it probes the pod, else as its cached status says. */
+  private outageOf(policy: ParsedPolicy, probing: boolean): "FailOpen" | "FailClosed" | undefined {
+    if (probing && this.outages.has(policy.key)) return this.outages.get(policy.key);
+    const conditions = (policy.obj.status as { conditions?: Array<{ type?: string; status?: string }> } | undefined)?.conditions ?? [];
+    return conditions.find((c) => (c.type === "FailOpen" || c.type === "FailClosed") && c.status === "True")?.type as "FailOpen" | "FailClosed" | undefined;
   }
 
   private forgetRemovedPods(): void {

@@ -40,6 +40,20 @@ export function checkOutage(input: OutageInput): Blocked | undefined {
   return undefined;
 }
 
+/**
+ * Another policy selecting the pod fails open or closed: its probes saw no target both Healthy
+ * and kubelet-Ready, a shared cause, so the pod is not replaced on this policy's evidence either.
+ * A dryRun policy or one that does not replace counts too: it only watches, but what it saw is
+ * evidence of an outage all the same.
+ */
+export function checkOtherOutages(now: number, self: string, views: readonly OtherPolicyView[]): Blocked | undefined {
+  const view = views.find((v) => v.policy !== self && v.outage !== undefined);
+  if (!view?.outage) return undefined;
+  const how = view.outage === "FailOpen" ? "open" : "closed";
+  // Its outage can end with no change to this policy's pods: looked at again, as for its breaker.
+  return blocked(view.outage, `policy ${view.policy}, which also selects the pod, is failing ${how} (no target both Healthy and kubelet-Ready): no replacement on mass evidence`, view.outage, now + OTHER_BREAKER_RECHECK_MS);
+}
+
 /** Step 3: the other policies' views. Unknown means "no agreement yet": a veto without a time. */
 export function checkAgreement(now: number, self: string, views: readonly OtherPolicyView[]): Blocked | undefined {
   const timeless: string[] = [];

@@ -137,3 +137,30 @@ describe("another selecting policy's breaker pauses the pod too, as its budget w
     expect(d).toMatchObject({ step: "MassFailure", reason: expect.stringMatching(/^4 of 5 targets/) });
   });
 });
+
+describe("another selecting policy failing open or closed holds the pod back, whatever its dryRun or probing", () => {
+  const input = (view: Parameters<typeof aView>[0]) => anInput({ otherViews: [aView({ policy: "ns/other", probing: true, replacementEnabled: true, state: "Unhealthy", ...view })], otherBudgets: [aBudget({ policy: "ns/other" })] });
+  it.each([
+    { name: "a replacing policy failing open", view: { outage: "FailOpen" as const }, step: "FailOpen", how: "open" },
+    { name: "a replacing policy failing closed", view: { outage: "FailClosed" as const }, step: "FailClosed", how: "closed" },
+    { name: "a dryRun policy failing open (it only watches, but saw the outage)", view: { outage: "FailOpen" as const, replacementEnabled: false }, step: "FailOpen", how: "open" },
+    { name: "a policy failing open that does not probe the pod (its status says so)", view: { outage: "FailOpen" as const, probing: false }, step: "FailOpen", how: "open" },
+    { name: "a policy that is not failing open has nothing to hold", view: {}, step: undefined, how: "" },
+  ])("$name", ({ view, step, how }) => {
+    const d = shouldReplace(input(view));
+    if (step === undefined) return expect(d.eligible).toBe(true);
+    expect(d).toEqual({
+      eligible: false,
+      step,
+      blockedReason: step,
+      reason: `policy ns/other, which also selects the pod, is failing ${how} (no target both Healthy and kubelet-Ready): no replacement on mass evidence`,
+      // Its outage can end with no change to this policy's pods: looked at again.
+      waitUntil: NOW + OTHER_BREAKER_RECHECK_MS,
+    });
+  });
+
+  it("this policy's own fail-open is named first", () => {
+    const d = shouldReplace({ ...input({ outage: "FailClosed" }), failOpen: true });
+    expect(d).toMatchObject({ step: "FailOpen", reason: expect.stringMatching(/^the policy is failing open/) });
+  });
+});

@@ -19,7 +19,7 @@ import {
   type ReplacementMethod,
 } from "./budget.js";
 import { chargeLedger, isCharged, withoutPod } from "./ledger.js";
-import { blocked, checkAgreement, checkController, checkEvidence, checkMassFailure, checkOtherBreakers, checkOutage, checkRollout, formatDuration, type OutageInput } from "./replacement-checks.js";
+import { blocked, checkAgreement, checkController, checkEvidence, checkMassFailure, checkOtherBreakers, checkOtherOutages, checkOutage, checkRollout, formatDuration, type OutageInput } from "./replacement-checks.js";
 import type { Blocked, UnhealthyShare } from "./replacement-checks.js";
 
 export { formatDuration, type UnhealthyShare };
@@ -58,6 +58,8 @@ export interface OtherPolicyView {
   afterMs: number;
   /** That policy's mass-failure breaker: its own share and threshold (see checkOtherBreakers). */
   breaker?: { share: UnhealthyShare; pauseAboveUnhealthyPercent: number };
+  /** That policy is failing open or closed (see checkOtherOutages): whatever its dryRun or probing. */
+  outage?: "FailOpen" | "FailClosed";
 }
 
 /** A policy's limits and ledger. `ledger: null` means it could not be read. */
@@ -216,7 +218,7 @@ export function shouldReplace(input: ShouldReplaceInput): ReplacementDecision {
   if (rollout !== undefined) return rollout;
   const massFailure = checkMassFailure(input.share, policy.pauseAboveUnhealthyPercent) ?? checkOtherBreakers(now, policy.policy, input.otherViews);
   if (massFailure !== undefined) return massFailure;
-  const outage = checkOutage(input);
+  const outage = checkOutage(input) ?? checkOtherOutages(now, policy.policy, input.otherViews);
   if (outage !== undefined) return outage;
   const stale = checkEvidence(pod, input.recoveredAt);
   if (stale !== undefined) return stale;
