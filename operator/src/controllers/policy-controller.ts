@@ -83,6 +83,7 @@ export function buildPolicyController(o: PolicyControllerOptions): PolicyControl
     targetsOf: (p) => probeTargets.targetsOf(p.key, p.obj.metadata.namespace, p.spec),
     writer,
     ledgers,
+    versions,
     clock,
     metrics,
     maxReplacementsPer12h: o.maxReplacementsPer12h,

@@ -50,6 +50,7 @@ function setUp(opts: {
     targetsOf: (p) => opts.pods.filter((pod) => matchesLabelSelector(p.spec.selector, pod.metadata?.labels)),
     writer,
     ledgers,
+    versions,
     clock,
     maxReplacementsPer12h: 10,
     pdbBackoffMs: 5_000,
@@ -132,7 +133,8 @@ describe("the replacement part", () => {
     { name: "its cached status says FailOpen=True, though it is a dryRun policy", status: "True", run: undefined, evictions: 0 },
     { name: "its cached status says FailOpen=False", status: "False", run: undefined, evictions: 1 },
     { name: "its last run here failed open, before its status reached the cache", status: "False", run: true, evictions: 0 },
-    { name: "its last run here ended fail-open, before its status reached the cache", status: "True", run: false, evictions: 1 },
+    { name: "its last run here ended fail-open, but its status still says FailOpen=True (as for the policy's own)", status: "True", run: false, evictions: 0 },
+    { name: "its last run here ended fail-open, and its status says so", status: "False", run: false, evictions: 1 },
   ])("another policy selecting the pod that fails open holds it back: $name", async ({ status, run, evictions }) => {
     const pods = [aPodObject("web-a")];
     const other = aPolicyObject("web-watch", { dryRun: true, replacement: { after: "1h" } });

@@ -2,6 +2,7 @@
 // eviction -> outcome. It applies the plan it was given and returns what happened, never editing
 // the plan; a PodDisruptionBudget refusal is refunded and backed off per pod.
 import { computeBudget, type LedgerEntry } from "../domain/budget.js";
+import { isConditionTrue } from "../domain/conditions.js";
 import { matchesLabelSelector } from "../domain/label-selector.js";
 import { rolloutBlockReason, type RolloutSuspect } from "../domain/rollout.js";
 import { planReplacements, type OtherPolicyView, type PolicyBudget, type ReplacementAttempt, type ReplacementCandidate, type ReplacementConditionPlan, type ReplacementPlan, type UnhealthyShare } from "../domain/replacement.js";
@@ -14,8 +15,11 @@ import { otherPolicies, type ParsedPolicy } from "./parsed-policy.js";
 import type { PolicyWriter } from "./policy-writer.js";
 import type { LedgerStore, OperatorLedger, PolicyLedger } from "./replacement-ledgers.js";
 import type { Diagnostics, DiagnosticsOutcome } from "./diagnostics.js";
+import type { StatusVersions } from "./status-versions.js";
 
 export type Failpoint = (point: "after-charge" | "after-evict") => void;
+
+const OUTAGE_CONDITIONS = ["FailOpen", "FailClosed"] as const;
 
 export interface ReplacerOptions {
   policies: ObjectCache<PolicyObject>;
@@ -25,6 +29,8 @@ export interface ReplacerOptions {
   isProbing: (policyKey: string, uid: string) => boolean;
   writer: Pick<PolicyWriter, "evictPod" | "deletePod">;
   ledgers: LedgerStore;
+  /** Policy statuses as this process knows them newest (its own writes while the cache lags). */
+  versions: Pick<StatusVersions, "read">;
   clock: Clock;
   metrics?: Pick<OperatorMetrics, "replacementsTotal" | "replacementBudgetRemaining"> | undefined;
   maxReplacementsPer12h: number;
@@ -70,8 +76,8 @@ export class Replacer {
    */
   private readonly inFlight = new Set<string>();
   /**
-   * Each policy's fail-open or fail-closed as its last replacement run here saw it: newer than
-   * its status in the cache, which a just-written FailOpen=True may not have reached yet.
+   * Each policy's fail-open or fail-closed as its last replacement run here computed it: its
+   * status write may still be waiting its turn (one a second per policy).
    */
   private readonly outages = new Map<string, "FailOpen" | "FailClosed" | undefined>();
 
@@ -253,11 +259,16 @@ export class Replacer {
     return gone || !!pod.metadata?.deletionTimestamp || this.removed.has(uid) || this.inFlight.has(uid);
   }
 
-  /** As this replica's last run for the policy saw it while it probes the pod, else as its cached status says. */
+  /**
+   * Failing as this replica's last run for the policy computed it (while it probes the pod), or
+   * still True in its newest known status: as for the policy's own, an outage counts until the
+   * status says it has ended.
+   */
   private outageOf(policy: ParsedPolicy, probing: boolean): "FailOpen" | "FailClosed" | undefined {
-    if (probing && this.outages.has(policy.key)) return this.outages.get(policy.key);
-    const conditions = (policy.obj.status as { conditions?: Array<{ type?: string; status?: string }> } | undefined)?.conditions ?? [];
-    return conditions.find((c) => (c.type === "FailOpen" || c.type === "FailClosed") && c.status === "True")?.type as "FailOpen" | "FailClosed" | undefined;
+    const computed = probing ? this.outages.get(policy.key) : undefined;
+    if (computed !== undefined) return computed;
+    const conditions = this.o.versions.read(policy.obj).status?.conditions;
+    return OUTAGE_CONDITIONS.find((type) => isConditionTrue(conditions, type));
   }
 
   private forgetRemovedPods(): void {
