@@ -6,6 +6,7 @@
 import { matchesLabelSelector, type LabelSelector } from "../domain/label-selector.js";
 import type { ChangeType } from "./caches.js";
 import { nameOf, type ObjectCache, type PodObject } from "./kube-objects.js";
+import { addTo2, removeFrom2 } from "./nested-sets.js";
 
 export class PodLabelIndex {
   /** namespace → "key=value" → pod names. */
@@ -25,8 +26,8 @@ export class PodLabelIndex {
     const key = `${namespace}/${name}`;
     const before = this.indexed.get(key);
     const after = type === "delete" ? undefined : (pod.metadata?.labels ?? {});
-    if (before) for (const [k, v] of Object.entries(before)) if (after?.[k] !== v) this.remove(namespace, `${k}=${v}`, name);
-    if (after) for (const [k, v] of Object.entries(after)) if (before?.[k] !== v) this.add(namespace, `${k}=${v}`, name);
+    if (before) for (const [k, v] of Object.entries(before)) if (after?.[k] !== v) removeFrom2(this.byLabel, namespace, `${k}=${v}`, name);
+    if (after) for (const [k, v] of Object.entries(after)) if (before?.[k] !== v) addTo2(this.byLabel, namespace, `${k}=${v}`, name);
     if (after) this.indexed.set(key, after);
     else this.indexed.delete(key);
   }
@@ -53,22 +54,5 @@ export class PodLabelIndex {
       if (pod && matchesLabelSelector(selector, pod.metadata?.labels)) out.push(pod);
     }
     return out;
-  }
-
-  private add(namespace: string, label: string, name: string): void {
-    let labels = this.byLabel.get(namespace);
-    if (!labels) this.byLabel.set(namespace, (labels = new Map()));
-    let names = labels.get(label);
-    if (!names) labels.set(label, (names = new Set()));
-    names.add(name);
-  }
-
-  private remove(namespace: string, label: string, name: string): void {
-    const labels = this.byLabel.get(namespace);
-    const names = labels?.get(label);
-    if (!labels || !names) return;
-    names.delete(name);
-    if (names.size === 0) labels.delete(label);
-    if (labels.size === 0) this.byLabel.delete(namespace);
   }
 }

@@ -15,6 +15,7 @@ import type { Clock } from "../runtime/clock.js";
 import type { HealthStore, HealthTarget } from "../runtime/health-store.js";
 import type { ProbeTarget } from "../runtime/probe-scheduler.js";
 import { keyOf, nameOf, podIPsOf, timeOf, uidOf, type PodObject, type PolicyObject } from "./kube-objects.js";
+import { addTo, removeFrom } from "./nested-sets.js";
 import { PodLabelIndex } from "./pod-label-index.js";
 import { SelectorIndex } from "./selector-index.js";
 import type { PolicyWriter } from "./policy-writer.js";
@@ -131,17 +132,8 @@ export class ProbeTargets {
   }
 
   private setSelectedBy(key: string, uids: Set<string> | undefined): void {
-    for (const uid of this.selectedBy.get(key) ?? []) {
-      if (uids?.has(uid)) continue;
-      const keys = this.selectorsOf.get(uid);
-      keys?.delete(key);
-      if (keys?.size === 0) this.selectorsOf.delete(uid);
-    }
-    for (const uid of uids ?? []) {
-      let keys = this.selectorsOf.get(uid);
-      if (!keys) this.selectorsOf.set(uid, (keys = new Set()));
-      keys.add(key);
-    }
+    for (const uid of this.selectedBy.get(key) ?? []) if (!uids?.has(uid)) removeFrom(this.selectorsOf, uid, key);
+    for (const uid of uids ?? []) addTo(this.selectorsOf, uid, key);
     if (uids) this.selectedBy.set(key, uids);
     else this.selectedBy.delete(key);
   }

@@ -4,6 +4,7 @@
 // filed under one of its matchLabels, which any pod it matches must carry; one without
 // matchLabels (or malformed) is matched against every pod of its namespace, as before.
 import { matchesLabelSelector, type LabelSelector } from "../domain/label-selector.js";
+import { addTo, addTo2, removeFrom, removeFrom2 } from "./nested-sets.js";
 
 type Labels = Readonly<Record<string, string>> | undefined;
 
@@ -27,18 +28,16 @@ export class SelectorIndex {
     if (typeof selector !== "object" || selector === null) return;
     const anchor = anchorOf(selector as LabelSelector);
     this.filed.set(key, { namespace, selector: selector as LabelSelector, anchor });
-    if (anchor === undefined) setIn(this.unanchored, namespace).add(key);
-    else setIn(mapIn(this.anchored, namespace), anchor).add(key);
+    if (anchor === undefined) addTo(this.unanchored, namespace, key);
+    else addTo2(this.anchored, namespace, anchor, key);
   }
 
   delete(key: string): void {
     const f = this.filed.get(key);
     if (!f) return;
     this.filed.delete(key);
-    if (f.anchor === undefined) return void removeFrom(this.unanchored, f.namespace, key);
-    const anchors = this.anchored.get(f.namespace);
-    if (anchors) removeFrom(anchors, f.anchor, key);
-    if (anchors?.size === 0) this.anchored.delete(f.namespace);
+    if (f.anchor === undefined) removeFrom(this.unanchored, f.namespace, key);
+    else removeFrom2(this.anchored, f.namespace, f.anchor, key);
   }
 
   /** The keys whose selectors match these labels of a pod in the namespace. */
@@ -61,23 +60,4 @@ function anchorOf(selector: LabelSelector): string | undefined {
   if (typeof labels !== "object" || labels === null) return undefined;
   for (const [k, v] of Object.entries(labels)) if (typeof v === "string") return `${k}\0${v}`;
   return undefined;
-}
-
-function mapIn<V>(m: Map<string, Map<string, V>>, k: string): Map<string, V> {
-  let inner = m.get(k);
-  if (!inner) m.set(k, (inner = new Map()));
-  return inner;
-}
-
-function setIn(m: Map<string, Set<string>>, k: string): Set<string> {
-  let inner = m.get(k);
-  if (!inner) m.set(k, (inner = new Set()));
-  return inner;
-}
-
-function removeFrom(m: Map<string, Set<string>>, k: string, key: string): void {
-  const s = m.get(k);
-  if (!s) return;
-  s.delete(key);
-  if (s.size === 0) m.delete(k);
 }
