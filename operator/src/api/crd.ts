@@ -39,7 +39,7 @@ export function buildCrd(): Record<string, unknown> {
             { jsonPath: '.status.conditions[?(@.type=="Ready")].reason', name: "Reason", type: "string", priority: 1 },
             { jsonPath: '.status.conditions[?(@.type=="Degraded")].status', name: "Degraded", type: "string", priority: 1 },
             { jsonPath: '.status.conditions[?(@.type=="FailOpen")].status', name: "FailOpen", type: "string", priority: 1 },
-            // A policy reports FailClosed in place of FailOpen (drain.whenAllUnhealthy: FailClosed); the other column shows <none>.
+            // A policy reports FailClosed in place of FailOpen (drain.whenAllUnhealthy: FailClosed); the other column is empty.
             { jsonPath: '.status.conditions[?(@.type=="FailClosed")].status', name: "FailClosed", type: "string", priority: 1 },
             { jsonPath: '.status.conditions[?(@.type=="DrainCapped")].status', name: "Capped", type: "string", priority: 1 },
             { jsonPath: '.status.conditions[?(@.type=="ReplacementBlocked")].reason', name: "Replacement", type: "string", priority: 1 },
