@@ -153,6 +153,11 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<TestA
     });
   }
 
+  // The stored objects themselves, without copies: for reading in place.
+  const stored = (gvr: Gvr, namespace: string | undefined): readonly KubeObject[] => {
+    const t = cluster.registry.find(gvr.group, gvr.version, gvr.resource);
+    return t ? store.listShared(cluster.key(t), t.namespaced ? namespace : undefined) : [];
+  };
   const storeReader: StoreReader = {
     get: (gvr, namespace, name) => {
       const t = cluster.registry.find(gvr.group, gvr.version, gvr.resource);
@@ -168,16 +173,11 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<TestA
       return t ? cluster.list(t, namespace) : [];
     },
     count: (gvr, namespace, matches) => {
-      const t = cluster.registry.find(gvr.group, gvr.version, gvr.resource);
-      if (!t) return 0;
       let n = 0;
-      for (const o of store.listShared(cluster.key(t), t.namespaced ? namespace : undefined)) if (matches(o)) n++;
+      for (const o of stored(gvr, namespace)) if (matches(o)) n++;
       return n;
     },
-    map: (gvr, namespace, view) => {
-      const t = cluster.registry.find(gvr.group, gvr.version, gvr.resource);
-      return t ? store.listShared(cluster.key(t), t.namespaced ? namespace : undefined).map(view) : [];
-    },
+    map: (gvr, namespace, view) => stored(gvr, namespace).map(view),
     resourceVersion: () => store.currentRvText(),
   };
 
