@@ -117,9 +117,8 @@ export async function runScale(opts: ScaleOptions): Promise<ScaleResult> {
     const podsStartedMs = await cluster.createObjects(shape, log);
     const slices = await trackSlices(cluster.watchKubeConfig(), shape.namespace);
     run = { opts, cluster, shape, slices, log, logDir, kubeconfig, deadlineMs: Math.max(120_000, opts.periodSeconds * 1000 * 6 + opts.pods * 10) };
+    // It returns once the operator's writes have stopped for 5 s (writesDrained).
     const cold = await coldStart(run);
-    // The last status writes (throttled to one a second per policy) land before the quiet window.
-    await sleep(2_000);
     const steady = await measureQuiet(cluster, run.operator!, opts);
     log(`quiet window: ${JSON.stringify(steady)}`);
     const debug = (await (await fetch(run.operator!.debugUrl)).json()) as { scheduler?: { lagP99Ms?: number } };
