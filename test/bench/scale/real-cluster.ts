@@ -11,8 +11,8 @@ import { installCrd } from "../../support/kube-objects.js";
 import { waitFor } from "../../support/wait-for.js";
 import { runningIn, type PlainPod, type PodView } from "../pods-running.js";
 import { startPodServerProcess, type PodServerProcess } from "./pod-server-process.js";
-import { range, scalePaths, type OperatorWrite, type PolicyStatus, type ScaleCluster, type ScaleClusterOptions } from "./scale-cluster.js";
-import { createAll, pod, policy, service, type ScaleShape } from "./scale-objects.js";
+import { createScaleObjects, scalePaths, type OperatorWrite, type PolicyStatus, type ScaleCluster, type ScaleClusterOptions } from "./scale-cluster.js";
+import { createAll, type ScaleShape } from "./scale-objects.js";
 
 const OPERATOR_USER = "operator";
 const WRITE_VERBS = ["create", "update", "patch", "delete", "deletecollection"];
@@ -101,24 +101,19 @@ export async function startRealCluster(opts: ScaleClusterOptions): Promise<Scale
     kind: "real",
     writesFrom: "audit log",
     podServer,
-    async createObjects(shape: ScaleShape, progress: (line: string) => void): Promise<number> {
-      const paths = scalePaths(shape.namespace);
-      await create(paths.services, range(shape.policies).map((i) => service(shape, i)));
-      progress(`creating ${shape.pods} pods (control plane up in ${cp.startMs} ms, pods on ${cp.network.podCidr})`);
-      const started = performance.now();
-      await create(paths.pods, range(shape.pods).map((i) => pod(shape, i)));
-      // Looks from kube-apiserver's watch cache (resourceVersion=0) spare etcd; the last list is a consistent read.
-      await waitFor(
-        async () => (running = runningIn((await client.get<PodList>(`${paths.pods}?resourceVersion=0`)).items)).length === shape.pods,
-        { what: `${shape.pods} pods to run with an address and Ready`, timeoutMs: 60_000 + shape.pods * 100, intervalMs: Math.max(1000, shape.pods / 2) },
-      ).catch((err: Error) => {
-        throw new Error(`${err.message} (${running.length} do; kubelet stand-in errors: ${kubeletErrors.slice(-3).join("; ")})`);
-      });
-      running = runningIn((await client.get<PodList>(paths.pods)).items);
-      const podsStartedMs = Math.round(performance.now() - started);
-      progress(`pods running after ${podsStartedMs} ms`);
-      await create(paths.policies, range(shape.policies).map((i) => policy(shape, i)));
-      return podsStartedMs;
+    createObjects(shape: ScaleShape, progress: (line: string) => void): Promise<number> {
+      const pods = scalePaths(shape.namespace).pods;
+      const podsRunning = async () => {
+        // Looks from kube-apiserver's watch cache (resourceVersion=0) spare etcd; the last list is a consistent read.
+        await waitFor(
+          async () => (running = runningIn((await client.get<PodList>(`${pods}?resourceVersion=0`)).items)).length === shape.pods,
+          { what: `${shape.pods} pods to run with an address and Ready`, timeoutMs: 60_000 + shape.pods * 100, intervalMs: Math.max(1000, shape.pods / 2) },
+        ).catch((err: Error) => {
+          throw new Error(`${err.message} (${running.length} do; kubelet stand-in errors: ${kubeletErrors.slice(-3).join("; ")})`);
+        });
+        running = runningIn((await client.get<PodList>(pods)).items);
+      };
+      return createScaleObjects(shape, create, podsRunning, progress, ` (control plane up in ${cp.startMs} ms, pods on ${cp.network.podCidr})`);
     },
     runningPods: () => running,
     writeOperatorKubeconfig: (path) => cp.writeKubeconfig(path, OPERATOR_USER),

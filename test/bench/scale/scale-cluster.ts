@@ -4,7 +4,7 @@
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { PodView } from "../pods-running.js";
 import type { PodServerProcess } from "./pod-server-process.js";
-import type { ScaleShape } from "./scale-objects.js";
+import { pod, policy, service, type ScaleShape } from "./scale-objects.js";
 
 export type ClusterKind = "testserver" | "real";
 
@@ -55,6 +55,30 @@ export function countWrites(writes: readonly OperatorWrite[]): { writes: number;
 }
 
 export const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
+
+/**
+ * The benchmark's objects, in the same order and with the same clock on either cluster: the
+ * Services, then the pods until `podsRunning` resolves (the ms they took is returned), then the
+ * policies. `create` posts the bodies to a collection path.
+ */
+export async function createScaleObjects(
+  shape: ScaleShape,
+  create: (path: string, bodies: object[]) => Promise<void>,
+  podsRunning: () => Promise<void>,
+  progress: (line: string) => void,
+  podsNote = "",
+): Promise<number> {
+  const paths = scalePaths(shape.namespace);
+  await create(paths.services, range(shape.policies).map((i) => service(shape, i)));
+  progress(`creating ${shape.pods} pods${podsNote}`);
+  const started = performance.now();
+  await create(paths.pods, range(shape.pods).map((i) => pod(shape, i)));
+  await podsRunning();
+  const podsStartedMs = Math.round(performance.now() - started);
+  progress(`pods running after ${podsStartedMs} ms`);
+  await create(paths.policies, range(shape.policies).map((i) => policy(shape, i)));
+  return podsStartedMs;
+}
 
 /** Where the benchmark's Services, pods and policies of a namespace are created. */
 export function scalePaths(namespace: string): { services: string; pods: string; policies: string } {

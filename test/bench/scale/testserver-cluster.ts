@@ -5,8 +5,8 @@ import { isWrite } from "../../apiserver/index.js";
 import { kubeConfigFor, startCluster } from "../../integration/support/cluster.js";
 import { runningPods, waitForRunningPods, type PodView } from "../pods-running.js";
 import { startPodServerProcess } from "./pod-server-process.js";
-import { range, scalePaths, type OperatorWrite, type PolicyStatus, type ScaleCluster, type ScaleClusterOptions } from "./scale-cluster.js";
-import { createAll, pod, policy, service, type ScaleShape } from "./scale-objects.js";
+import { createScaleObjects, type OperatorWrite, type PolicyStatus, type ScaleCluster, type ScaleClusterOptions } from "./scale-cluster.js";
+import { createAll, type ScaleShape } from "./scale-objects.js";
 
 const POLICIES = { group: "healthprobe.io", version: "v1alpha1", resource: "healthprobepolicies" };
 
@@ -24,18 +24,13 @@ export async function startTestServerCluster(opts: ScaleClusterOptions): Promise
     kind: "testserver",
     writesFrom: "request log",
     podServer,
-    async createObjects(shape: ScaleShape, progress: (line: string) => void): Promise<number> {
-      const paths = scalePaths(shape.namespace);
-      await createAll(server.url, "admin", range(shape.policies).map((i) => ({ path: paths.services, body: service(shape, i) })));
-      progress(`creating ${shape.pods} pods`);
-      const started = performance.now();
-      await createAll(server.url, "admin", range(shape.pods).map((i) => ({ path: paths.pods, body: pod(shape, i) })));
-      await waitForRunningPods(server, shape.namespace, shape.pods, 60_000 + shape.pods * 20);
-      const podsStartedMs = Math.round(performance.now() - started);
-      progress(`pods running after ${podsStartedMs} ms`);
-      await createAll(server.url, "admin", range(shape.policies).map((i) => ({ path: paths.policies, body: policy(shape, i) })));
-      return podsStartedMs;
-    },
+    createObjects: (shape: ScaleShape, progress: (line: string) => void): Promise<number> =>
+      createScaleObjects(
+        shape,
+        (path, bodies) => createAll(server.url, "admin", bodies.map((body) => ({ path, body }))),
+        async () => void (await waitForRunningPods(server, shape.namespace, shape.pods, 60_000 + shape.pods * 20)),
+        progress,
+      ),
     runningPods: (): PodView[] => runningPods(server, opts.namespace),
     writeOperatorKubeconfig: (path) => server.writeKubeconfig(path, "operator"),
     watchKubeConfig: () => kubeConfigFor(server, "bench-watch"),
