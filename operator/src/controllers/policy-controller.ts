@@ -41,6 +41,8 @@ export interface PolicyControllerOptions {
   isLeader: () => boolean;
   maxEndpointsPerSlice?: number;
   maxReplacementsPer12h: number;
+  /** One namespace's share of maxReplacementsPer12h; absent: no share. */
+  maxReplacementsPer12hPerNamespace?: number | undefined;
   operatorNamespace: string;
   ledgerConfigMapName?: string;
   statusIntervalMs?: number;
@@ -87,6 +89,7 @@ export function buildPolicyController(o: PolicyControllerOptions): PolicyControl
     clock,
     metrics,
     maxReplacementsPer12h: o.maxReplacementsPer12h,
+    maxReplacementsPer12hPerNamespace: o.maxReplacementsPer12hPerNamespace,
     failpoint: o.failpoint,
     diagnostics,
     ...(o.pdbBackoffMs ? { pdbBackoffMs: o.pdbBackoffMs } : {}),

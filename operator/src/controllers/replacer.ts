@@ -34,6 +34,8 @@ export interface ReplacerOptions {
   clock: Clock;
   metrics?: Pick<OperatorMetrics, "replacementsTotal" | "replacementBudgetRemaining"> | undefined;
   maxReplacementsPer12h: number;
+  /** One namespace's share of maxReplacementsPer12h (--max-replacements-per-12h-per-namespace); absent: no share. */
+  maxReplacementsPer12hPerNamespace?: number | undefined;
   /** First wait after a PodDisruptionBudget refusal; doubles per refusal up to maxPdbBackoffMs. */
   pdbBackoffMs?: number;
   maxPdbBackoffMs?: number;
@@ -131,6 +133,7 @@ export class Replacer {
       otherPolicies: otherBudgets,
       operatorLedger: ledgers.operator.entries,
       max12h: this.o.maxReplacementsPer12h,
+      ...(this.o.maxReplacementsPer12hPerNamespace !== undefined ? { maxPerNamespace12h: this.o.maxReplacementsPer12hPerNamespace } : {}),
     });
 
     const result: ReplacementResult = { plan, outcomes: [], condition: plan.condition };

@@ -16,6 +16,12 @@ export interface LedgerEntry {
   method: ReplacementMethod;
   /** The policy that charged it (the operator-wide ledger records it; a policy's own ledger need not). */
   policy?: string;
+  /**
+   * The namespace of the pod (and policy) charged, for the per-namespace share of the
+   * operator-wide cap. Entries written before shares existed have none: they count against
+   * the operator-wide cap only.
+   */
+  namespace?: string;
 }
 
 export const HOUR_MS = 60 * 60 * 1000;
@@ -123,6 +129,39 @@ export function computeOperatorBudget(entries: readonly LedgerEntry[], now: numb
   const result: OperatorBudgetResult = { fits: false, used: w.used, reason };
   if (w.nextSlotAt !== undefined) result.nextSlotAt = w.nextSlotAt;
   return result;
+}
+
+/** The per-namespace share of the operator-wide cap (--max-replacements-per-12h-per-namespace). */
+export interface NamespaceShare {
+  namespace: string;
+  /** Replacements one namespace may make in any sliding 12 hours. */
+  max12h: number;
+  /** The operator-wide cap the share is part of, named in reasons. */
+  operatorMax12h: number;
+}
+
+/**
+ * One namespace's share of the operator-wide ledger: at most `share.max12h` of its entries
+ * (those recorded with this namespace) in any sliding 12 hours, so one tenant cannot spend
+ * the whole operator-wide cap and leave none for the others.
+ */
+export function computeNamespaceBudget(entries: readonly LedgerEntry[], now: number, share: NamespaceShare): OperatorBudgetResult {
+  const own = entries.filter((e) => e.namespace === share.namespace);
+  const w = computeWindow(own, now, TWELVE_HOURS_MS, share.max12h);
+  const flag = `--max-replacements-per-12h-per-namespace=${share.max12h}`;
+  if (w.fits) return { fits: true, used: w.used, reason: `share of namespace ${share.namespace} fits: ${w.used}/${share.max12h} in 12h` };
+  const reason = !(share.max12h > 0)
+    ? `namespace ${share.namespace} has no share of the operator-wide replacements per 12h (${flag})`
+    : `namespace ${share.namespace} used its ${share.max12h} of the operator-wide ${share.operatorMax12h} replacements per 12h (${flag}), next slot ${formatSlot(w.nextSlotAt as number)}`;
+  const result: OperatorBudgetResult = { fits: false, used: w.used, reason };
+  if (w.nextSlotAt !== undefined) result.nextSlotAt = w.nextSlotAt;
+  return result;
+}
+
+/** The namespace part of a policy key ("namespace/name"); undefined for a key without one. */
+export function namespaceOfKey(key: string): string | undefined {
+  const slash = key.indexOf("/");
+  return slash > 0 ? key.slice(0, slash) : undefined;
 }
 
 /**

@@ -40,6 +40,8 @@ export interface PolicyLedgerItem {
 /** One item of the operator-wide ledger. */
 export interface OperatorLedgerItem extends PolicyLedgerItem {
   policy: string;
+  /** Absent in entries written before per-namespace shares: those count against the operator-wide cap only. */
+  namespace?: string;
 }
 
 /** The ConfigMap `data` key that holds the operator-wide ledger as a JSON array. */
@@ -62,6 +64,10 @@ function decodeItem(raw: unknown, index: number, withPolicy: boolean): LedgerEnt
   if (withPolicy) {
     if (typeof item.policy !== "string") return `entry ${index}: policy must be a string`;
     entry.policy = item.policy;
+    if (item.namespace !== undefined) {
+      if (typeof item.namespace !== "string" || item.namespace === "") return `entry ${index}: namespace must be a non-empty string when set`;
+      entry.namespace = item.namespace;
+    }
   }
   return entry;
 }
@@ -112,6 +118,7 @@ export function decodeOperatorLedger(data: Readonly<Record<string, string>> | un
 export function encodeOperatorLedger(entries: readonly LedgerEntry[]): Record<string, string> {
   const items: OperatorLedgerItem[] = sortLedger(entries).map((e) => ({
     policy: e.policy ?? "",
+    ...(e.namespace !== undefined ? { namespace: e.namespace } : {}),
     pod: e.pod,
     uid: e.uid,
     time: formatInstant(e.time),

@@ -250,7 +250,7 @@ describe("shouldReplace: eligible pods", () => {
       charge: {
         policies: ["shop/web", "shop/b", "shop/z"],
         operator: true,
-        entry: { pod: "web-a", uid: "uid-a", time: T0, method: "Delete", policy: "shop/web" },
+        entry: { pod: "web-a", uid: "uid-a", time: T0, method: "Delete", policy: "shop/web", namespace: "shop" },
         reattempt: false,
       },
     });
@@ -310,7 +310,7 @@ describe("planReplacements", () => {
       }),
     );
     expect(plan.attempts.map((a) => a.podName)).toEqual(["web-a"]);
-    expect(plan.attempts[0]!.charge.entry).toEqual({ pod: "web-a", uid: "uid-a", time: T0, method: "Evict", policy: "shop/web" });
+    expect(plan.attempts[0]!.charge.entry).toEqual({ pod: "web-a", uid: "uid-a", time: T0, method: "Evict", policy: "shop/web", namespace: "shop" });
     expect(plan.blocked).toEqual([
       {
         podUid: "uid-b",

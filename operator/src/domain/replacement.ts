@@ -12,13 +12,13 @@
 
 import {
   DAY_MS,
-  computeBudget,
-  computeOperatorBudget,
   formatInstant,
+  namespaceOfKey,
   type LedgerEntry,
   type ReplacementMethod,
 } from "./budget.js";
-import { chargeLedger, isCharged, withoutPod } from "./ledger.js";
+import { chargeLedger, isCharged } from "./ledger.js";
+import { checkBudgets, selectingBudgets } from "./replacement-budgets.js";
 import { blocked, checkAgreement, checkController, checkEvidence, checkMassFailure, checkOtherBreakers, checkOtherOutages, checkOutage, checkRollout, formatDuration, type OutageInput } from "./replacement-checks.js";
 import type { Blocked, UnhealthyShare } from "./replacement-checks.js";
 
@@ -116,6 +116,11 @@ export interface ShouldReplaceInput extends OutageInput {
   /** `null`: the operator-wide ledger could not be read. */
   operatorLedger: readonly LedgerEntry[] | null;
   max12h: number;
+  /**
+   * One namespace's share of `max12h` (--max-replacements-per-12h-per-namespace), counted over
+   * the operator-wide ledger's entries of the deciding policy's namespace; absent: no share.
+   */
+  maxPerNamespace12h?: number;
   /** Until when a recent PodDisruptionBudget refusal holds this pod back. */
   pdbBlockedUntil?: number;
 }
@@ -148,51 +153,6 @@ export type ReplacementDecision =
 /** When the replacement window of a pod ends. */
 export function computeReplaceAfter(unhealthySince: number | undefined, afterMs: number): number | undefined {
   return unhealthySince === undefined ? undefined : unhealthySince + afterMs;
-}
-
-/** Step 6: every selecting policy's budget and the operator-wide cap, with the pod's own earlier charge left out. */
-function checkBudgets(input: ShouldReplaceInput, policies: readonly PolicyBudget[]): Blocked | undefined {
-  const { now, pod } = input;
-  const reasons: string[] = [];
-  const frees: Array<number | undefined> = [];
-  for (const budget of policies) {
-    if (budget.ledger === null) {
-      reasons.push(`ledger of policy ${budget.policy} cannot be read`);
-      frees.push(undefined);
-      continue;
-    }
-    const result = computeBudget(withoutPod(budget.ledger, pod.uid), now, {
-      maxPerHour: budget.maxPerHour,
-      maxPerDay: budget.maxPerDay,
-      policy: budget.policy,
-    });
-    if (!result.fits) {
-      reasons.push(result.reason);
-      frees.push(result.nextSlotAt);
-    }
-  }
-  if (input.operatorLedger === null) {
-    reasons.push("operator-wide ledger cannot be read");
-    frees.push(undefined);
-  } else {
-    const result = computeOperatorBudget(withoutPod(input.operatorLedger, pod.uid), now, input.max12h);
-    if (!result.fits) {
-      reasons.push(result.reason);
-      frees.push(result.nextSlotAt);
-    }
-  }
-  if (reasons.length === 0) return undefined;
-  const until = frees.some((t) => t === undefined) ? undefined : Math.max(...(frees as number[]));
-  return blocked("Budget", reasons.join("; "), "Budget", until);
-}
-
-/** The budgets that apply to the pod: the deciding policy's, then every other selecting policy's, by name. */
-function selectingBudgets(input: ShouldReplaceInput): PolicyBudget[] {
-  const byName = new Map(input.otherBudgets.map((b) => [b.policy, b]));
-  const names = [...new Set(input.otherViews.map((v) => v.policy).filter((name) => name !== input.policy.policy))].sort();
-  // A selecting policy whose ledger was not supplied is as good as unreadable.
-  const others = names.map((name) => byName.get(name) ?? { policy: name, maxPerHour: 0, maxPerDay: 0, ledger: null });
-  return [input.policy, ...others];
 }
 
 /** The eligibility chain for one pod, reporting the first step that fails. */
@@ -247,13 +207,14 @@ export function shouldReplace(input: ShouldReplaceInput): ReplacementDecision {
   const since = now - DAY_MS;
   const ledgers = [...budgets.map((b) => b.ledger ?? []), input.operatorLedger ?? []];
   const reattempt = ledgers.some((ledger) => isCharged(ledger, pod.uid, since));
+  const namespace = namespaceOfKey(policy.policy);
   return {
     eligible: true,
     reason: `Unhealthy since ${formatInstant(pod.unhealthySince)}, past its window of ${formatDuration(policy.afterMs)}: ${policy.method === "Evict" ? "evicting" : "deleting"}`,
     charge: {
       policies: budgets.map((b) => b.policy),
       operator: true,
-      entry: { pod: pod.name, uid: pod.uid, time: now, method: policy.method, policy: policy.policy },
+      entry: { pod: pod.name, uid: pod.uid, time: now, method: policy.method, policy: policy.policy, ...(namespace !== undefined ? { namespace } : {}) },
       reattempt,
     },
   };
@@ -276,6 +237,8 @@ export interface PlanReplacementsInput extends OutageInput {
   otherPolicies: readonly PolicyBudget[];
   operatorLedger: readonly LedgerEntry[] | null;
   max12h: number;
+  /** The per-namespace share of `max12h`; absent: no share. */
+  maxPerNamespace12h?: number;
 }
 
 export interface ReplacementAttempt {
@@ -373,6 +336,7 @@ export function planReplacements(input: PlanReplacementsInput): ReplacementPlan 
       otherBudgets,
       operatorLedger,
       max12h: input.max12h,
+      ...(input.maxPerNamespace12h !== undefined ? { maxPerNamespace12h: input.maxPerNamespace12h } : {}),
     };
     if (candidate.pdbBlockedUntil !== undefined) decisionInput.pdbBlockedUntil = candidate.pdbBlockedUntil;
     const decision = shouldReplace(decisionInput);

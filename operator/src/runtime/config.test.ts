@@ -37,6 +37,8 @@ describe("parseConfig", () => {
       ledgerConfigMapName: "healthprobe-operator-ledger",
       operatorNamespace: "healthprobe-system",
       maxReplacementsPer12h: 10,
+      maxReplacementsPer12hPerNamespace: 5,
+      insecureDiagnostics: false,
       maxEndpointsPerSlice: 100,
       maxConcurrentProbes: 2048,
       heapGrowthPercent: 50,
@@ -63,6 +65,11 @@ describe("parseConfig", () => {
     ["names the lease", ["--leader-election-id", "hp.example.com"], { leaderElectionId: "hp.example.com" }],
     ["names the ledger ConfigMap", ["--ledger-configmap-name", "hp-ledger"], { ledgerConfigMapName: "hp-ledger" }],
     ["accepts a replacement cap of zero", ["--max-replacements-per-12h", "0"], { maxReplacementsPer12h: 0 }],
+    ["gives a cap of zero a share of zero", ["--max-replacements-per-12h", "0"], { maxReplacementsPer12hPerNamespace: 0 }],
+    ["gives each namespace half the cap by default, rounded down", ["--max-replacements-per-12h", "7"], { maxReplacementsPer12hPerNamespace: 3 }],
+    ["gives each namespace at least 1 by default", ["--max-replacements-per-12h", "1"], { maxReplacementsPer12hPerNamespace: 1 }],
+    ["accepts a share equal to the cap (no share)", ["--max-replacements-per-12h", "10", "--max-replacements-per-12h-per-namespace", "10"], { maxReplacementsPer12hPerNamespace: 10 }],
+    ["serves diagnostics to anyone with --insecure-diagnostics", ["--insecure-diagnostics"], { insecureDiagnostics: true }],
     ["accepts 1000 endpoints per slice", ["--max-endpoints-per-slice", "1000"], { maxEndpointsPerSlice: 1000 }],
     ["sets probe concurrency", ["--max-concurrent-probes", "8"], { maxConcurrentProbes: 8 }],
     ["leaves heap growth to V8 with zero", ["--heap-growth-percent", "0"], { heapGrowthPercent: 0 }],
@@ -82,6 +89,8 @@ describe("parseConfig", () => {
     ["a slice size above 1000", ["--max-endpoints-per-slice", "1001"], "--max-endpoints-per-slice: must be between 1 and 1000, got 1001"],
     ["a non-numeric slice size", ["--max-endpoints-per-slice", "ten"], '--max-endpoints-per-slice: must be an integer, got "ten"'],
     ["a negative replacement cap", ["--max-replacements-per-12h", "-1"], "--max-replacements-per-12h: must be at least 0, got -1"],
+    ["a share above the cap", ["--max-replacements-per-12h-per-namespace", "11"], "--max-replacements-per-12h-per-namespace: must be at most --max-replacements-per-12h (10), got 11"],
+    ["a share of zero with a cap", ["--max-replacements-per-12h-per-namespace", "0"], "--max-replacements-per-12h-per-namespace: must be at least 1 while --max-replacements-per-12h is 10 (0 would block every namespace), got 0"],
     ["zero probe concurrency", ["--max-concurrent-probes", "0"], "--max-concurrent-probes: must be at least 1, got 0"],
     ["a heap growth above 400", ["--heap-growth-percent", "401"], "--heap-growth-percent: must be between 0 and 400, got 401"],
     ["an unknown log level", ["--log-level", "loud"], '--log-level: must be one of trace|debug|info|warn|error, got "loud"'],
@@ -129,7 +138,7 @@ describe("parseConfig", () => {
   });
 
   it("documents every flag in the usage text", () => {
-    for (const flag of ["kubeconfig", "namespace", "metrics-bind-address", "health-probe-bind-address", "leader-elect", "leader-election-id", "ledger-configmap-name", "operator-namespace", "max-replacements-per-12h", "max-endpoints-per-slice", "max-concurrent-probes", "heap-growth-percent", "webhook-bind-address", "webhook-service-name", "webhook-secret-name", "webhook-configuration-name", "webhook-manage-certificate", "webhook-extra-sans", "log-level", "help"]) {
+    for (const flag of ["kubeconfig", "namespace", "metrics-bind-address", "health-probe-bind-address", "leader-elect", "leader-election-id", "ledger-configmap-name", "operator-namespace", "max-replacements-per-12h", "max-replacements-per-12h-per-namespace", "insecure-diagnostics", "max-endpoints-per-slice", "max-concurrent-probes", "heap-growth-percent", "webhook-bind-address", "webhook-service-name", "webhook-secret-name", "webhook-configuration-name", "webhook-manage-certificate", "webhook-extra-sans", "log-level", "help"]) {
       expect(usage()).toContain(`--${flag}`);
     }
   });

@@ -23,6 +23,10 @@ export interface OperatorConfig {
   ledgerConfigMapName: string;
   operatorNamespace: string;
   maxReplacementsPer12h: number;
+  /** One namespace's share of maxReplacementsPer12h: what one tenant may spend of the operator-wide cap. */
+  maxReplacementsPer12hPerNamespace: number;
+  /** True: /metrics and /debug/targets answer anyone (local runs); false: TokenReview + SubjectAccessReview. */
+  insecureDiagnostics: boolean;
   maxEndpointsPerSlice: number;
   maxConcurrentProbes: number;
   /** How far V8 lets the heap grow past the live heap before a full GC, in percent; 0 leaves it to V8. */
@@ -72,6 +76,12 @@ const FLAGS: FlagSpec[] = [
   { name: "ledger-configmap-name", kind: "string", description: 'ConfigMap of the operator-wide replacement ledger. (default "healthprobe-operator-ledger")' },
   { name: "operator-namespace", kind: "string", description: "Namespace of the Lease and the operator-wide ledger. (default: the pod's namespace, else healthprobe-system)" },
   { name: "max-replacements-per-12h", kind: "string", description: "Operator-wide cap on pod replacements in any 12 h window, >= 0. (default 10)" },
+  {
+    name: "max-replacements-per-12h-per-namespace",
+    kind: "string",
+    description: "What one namespace may spend of the operator-wide cap in any 12 h window, 1 to the cap (0 only with a cap of 0). (default half the cap rounded down, at least 1)",
+  },
+  { name: "insecure-diagnostics", kind: "boolean", description: "Serve /metrics and /debug/targets to anyone, without TokenReview and SubjectAccessReview; for local runs only. (default false)" },
   { name: "max-endpoints-per-slice", kind: "string", description: "Endpoints per EndpointSlice, 1-1000. (default 100)" },
   { name: "max-concurrent-probes", kind: "string", description: "Probes in flight at once, >= 1; a probe of a dead pod holds its slot for the whole timeout. (default 2048)" },
   { name: "heap-growth-percent", kind: "string", description: "How far the heap may grow past what the last full GC kept before the next one, 0-400; 0 leaves it to V8 (up to 300). Lower: less memory, a little more CPU. (default 50)" },
@@ -173,6 +183,8 @@ const schema = z.object({
   "ledger-configmap-name": dnsSubdomain.default("healthprobe-operator-ledger"),
   "operator-namespace": dnsLabel.optional(),
   "max-replacements-per-12h": intFlag(0).prefault("10"),
+  "max-replacements-per-12h-per-namespace": intFlag(0).optional(),
+  "insecure-diagnostics": boolFlag.default(false),
   "max-endpoints-per-slice": intFlag(1, 1000).prefault("100"),
   "max-concurrent-probes": intFlag(1).prefault("2048"),
   "heap-growth-percent": intFlag(0, 400).prefault("50"),
@@ -251,6 +263,8 @@ export function parseConfig(argv: readonly string[], env: Record<string, string 
     if (!checked.success) return { ok: false, message: `--operator-namespace: ${checked.error.issues[0]?.message}, got ${JSON.stringify(candidate)}` };
     operatorNamespace = checked.data;
   }
+  const share = namespaceShareOf(v["max-replacements-per-12h"], v["max-replacements-per-12h-per-namespace"]);
+  if (typeof share === "string") return { ok: false, message: `--max-replacements-per-12h-per-namespace: ${share}` };
 
   return {
     ok: true,
@@ -264,6 +278,8 @@ export function parseConfig(argv: readonly string[], env: Record<string, string 
       ledgerConfigMapName: v["ledger-configmap-name"],
       operatorNamespace,
       maxReplacementsPer12h: v["max-replacements-per-12h"],
+      maxReplacementsPer12hPerNamespace: share,
+      insecureDiagnostics: v["insecure-diagnostics"],
       maxEndpointsPerSlice: v["max-endpoints-per-slice"],
       maxConcurrentProbes: v["max-concurrent-probes"],
       heapGrowthPercent: v["heap-growth-percent"],
@@ -272,6 +288,17 @@ export function parseConfig(argv: readonly string[], env: Record<string, string 
       help: v.help,
     },
   };
+}
+
+/**
+ * The per-namespace share: by default half the cap (rounded down, at least 1), so no single
+ * tenant can spend the whole operator-wide cap; a share of 0 would block every namespace.
+ */
+export function namespaceShareOf(cap: number, given: number | undefined): number | string {
+  if (given === undefined) return cap === 0 ? 0 : Math.max(1, Math.floor(cap / 2));
+  if (given > cap) return `must be at most --max-replacements-per-12h (${cap}), got ${given}`;
+  if (given === 0 && cap > 0) return `must be at least 1 while --max-replacements-per-12h is ${cap} (0 would block every namespace), got 0`;
+  return given;
 }
 
 function webhookConfigOf(v: z.infer<typeof schema>): WebhookConfig {
