@@ -20,7 +20,7 @@ import {
 import { chargeLedger, isCharged } from "./ledger.js";
 import { checkBudgets, selectingBudgets } from "./replacement-budgets.js";
 import { blocked, checkAgreement, checkController, checkEvidence, checkMassFailure, checkOtherBreakers, checkOtherOutages, checkOutage, checkRollout, formatDuration, type OutageInput } from "./replacement-checks.js";
-import type { Blocked, UnhealthyShare } from "./replacement-checks.js";
+import type { UnhealthyShare } from "./replacement-checks.js";
 
 export { formatDuration, type UnhealthyShare };
 
