@@ -118,7 +118,7 @@ export async function startDemoCluster(opts: DemoClusterOptions): Promise<DemoCl
 
     const operatorLogPath = join(opts.dir, "operator.log");
     writeFileSync(operatorLogPath, "");
-    const operator = startOperatorProcess({ server, dir: opts.dir, logFile: operatorLogPath, flags: ["--leader-elect"] });
+    const operator = startOperatorProcess({ server, dir: opts.dir, logFile: operatorLogPath, flags: ["--leader-elect", "--insecure-diagnostics"] });
     cleanups.push(() => operator.stop());
     const { healthPort } = await operator.started();
 

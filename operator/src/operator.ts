@@ -37,6 +37,8 @@ import { controllerMetrics, createMetrics, queueMetrics, type OperatorMetrics } 
 import { ProbeScheduler } from "./runtime/probe-scheduler.js";
 import { WorkQueue, runController, type RunningController } from "./runtime/work-queue.js";
 import { startWebhook, type WebhookDeps } from "./webhook.js";
+import { endpointGuardOf } from "./endpoint-access.js";
+import type { EndpointGuard } from "./runtime/endpoint-guard.js";
 
 /** The controllers, as the queue and reconcile metrics label them. */
 const POLICY_CONTROLLER = "policy";
@@ -112,7 +114,8 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
   const wakeEverything = watchAll(caches, controller, queues);
 
   // 4. Health and metrics endpoints.
-  const { servers, healthPort, metricsPort } = await startServers(config, { synced, health, scheduler, metrics });
+  const guard = endpointGuardOf(config, client, logger, clock);
+  const { servers, healthPort, metricsPort } = await startServers(config, { synced, health, scheduler, metrics, guard });
   // The admission webhook, on every replica: it reads the policy cache only.
   const webhook = await startWebhook(config, { client, policies: caches.policies, synced: () => caches.policies.hasSynced(), logger, clock, metrics, certificate: opts.webhookCertificate });
 
@@ -179,12 +182,12 @@ function watchAll(caches: Caches, controller: PolicyController, q: Queues): () =
 
 async function startServers(
   config: OperatorConfig,
-  d: { synced: () => boolean; health: HealthStore; scheduler: ProbeScheduler; metrics: OperatorMetrics },
+  d: { synced: () => boolean; health: HealthStore; scheduler: ProbeScheduler; metrics: OperatorMetrics; guard: EndpointGuard },
 ): Promise<{ servers: RunningServer[]; healthPort: number | undefined; metricsPort: number | undefined }> {
   const servers: RunningServer[] = [];
-  const healthServer = await startHealthServer({ address: config.healthProbeBindAddress, isReady: d.synced, debugTargets: () => ({ targets: d.health.debugTargets(), scheduler: d.scheduler.stats() }) });
+  const healthServer = await startHealthServer({ address: config.healthProbeBindAddress, isReady: d.synced, debugTargets: () => ({ targets: d.health.debugTargets(), scheduler: d.scheduler.stats() }), guard: d.guard });
   if (healthServer) servers.push(healthServer);
-  const metricsServer = await startMetricsServer({ address: config.metricsBindAddress, registry: d.metrics.registry });
+  const metricsServer = await startMetricsServer({ address: config.metricsBindAddress, registry: d.metrics.registry, guard: d.guard });
   if (metricsServer) servers.push(metricsServer);
   return { servers, healthPort: healthServer?.port, metricsPort: metricsServer?.port };
 }

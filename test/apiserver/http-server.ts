@@ -1,6 +1,7 @@
 // HTTP front of the API test server: routing, content negotiation, lists, watches and the request log.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { parse as parseYaml } from "yaml";
+import { subjectAccessReview, tokenReview } from "./access-reviews.js";
 import { admitPodCreate } from "./admission-webhooks.js";
 import { ApiError, badRequest, gone, methodNotAllowed } from "./errors.js";
 import type { Cluster, DeleteOptions, FieldValidation, WriteContext } from "./cluster.js";
@@ -253,6 +254,19 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
         return respond(200, groupVersionDocument(types, group, version), { "Cache-Control": "public, immutable", Etag: `"${ctx.cluster.store.currentRv()}"` });
       }
       return fail(notFoundPath());
+    }
+  }
+
+  // Reviews are created and answered, never stored (see access-reviews.ts).
+  if (method === "POST" && (p === "/apis/authentication.k8s.io/v1/tokenreviews" || p === "/apis/authorization.k8s.io/v1/subjectaccessreviews")) {
+    try {
+      const review = p.endsWith("/tokenreviews") ? tokenReview : subjectAccessReview;
+      Object.assign(entry, { verb: "create", group: segments[1], version: "v1", resource: segments[3] });
+      const injected = ctx.faults.failureFor("create", segments[3]!);
+      if (injected) return fail(injected);
+      return respond(201, review(ctx.cluster.store, parseBody(raw, contentType)));
+    } catch (err) {
+      return fail(err);
     }
   }
 

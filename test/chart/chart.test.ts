@@ -132,7 +132,8 @@ describe("rendered manifests", () => {
   it("render the expected kinds by default, and the optional ones only when switched on", () => {
     const kinds = (docs: KubeManifest[]) => docs.map((d) => d.kind).sort();
     expect(kinds(defaults)).toEqual([
-      "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "Deployment", "Pod", "PodDisruptionBudget", "Role", "RoleBinding", "Service", "ServiceAccount",
+      // The operator's, its access reviews' and the metrics reader's ClusterRoles; the metrics reader is bound only to metricsReader.subjects.
+      "ClusterRole", "ClusterRole", "ClusterRole", "ClusterRoleBinding", "ClusterRoleBinding", "CustomResourceDefinition", "Deployment", "Pod", "PodDisruptionBudget", "Role", "RoleBinding", "Service", "ServiceAccount",
     ]);
     expect(kinds(everything).filter((k) => !kinds(defaults).includes(k))).toEqual(["ConfigMap", "PrometheusRule", "ServiceMonitor"]);
   });
@@ -233,6 +234,36 @@ describe("rendered manifests", () => {
     const sm = one(everything, "ServiceMonitor");
     expect(sm.spec.endpoints).toEqual([expect.objectContaining({ port: "metrics", path: "/metrics" })]);
     expect(sm.spec.selector.matchLabels).toEqual(one(everything, "Service").spec.selector);
+  });
+});
+
+describe("the locked /metrics and /debug/targets", () => {
+  const args = (docs: KubeManifest[]): string[] => one(docs, "Deployment").spec.template.spec.containers[0].args;
+
+  it("scrapes with Prometheus's ServiceAccount token by default, or with the authorization it is given", () => {
+    const endpoint = (values: string[]) => one(renderChart({ values: ["serviceMonitor.enabled=true", ...values] }), "ServiceMonitor").spec.endpoints[0];
+    expect(endpoint([])).toMatchObject({ bearerTokenFile: "/var/run/secrets/kubernetes.io/serviceaccount/token" });
+    const withSecret = endpoint(["serviceMonitor.authorization.type=Bearer", "serviceMonitor.authorization.credentials.name=metrics-token", "serviceMonitor.authorization.credentials.key=token"]);
+    expect(withSecret.authorization).toEqual({ type: "Bearer", credentials: { name: "metrics-token", key: "token" } });
+    expect(withSecret.bearerTokenFile).toBeUndefined();
+  });
+
+  it("ships a reader ClusterRole for the two paths, bound only to the subjects it is given", () => {
+    const reader = (docs: KubeManifest[]) => docs.filter((d) => String(d.metadata?.name).endsWith("-metrics-reader"));
+    const defaults = reader(renderChart());
+    expect(defaults.map((d) => d.kind)).toEqual(["ClusterRole"]);
+    expect((defaults[0] as any).rules).toEqual([{ nonResourceURLs: ["/metrics", "/debug/targets"], verbs: ["get"] }]);
+    const bound = reader(renderChart({ values: ["metricsReader.subjects[0].kind=ServiceAccount", "metricsReader.subjects[0].name=prometheus", "metricsReader.subjects[0].namespace=monitoring"] }));
+    expect((bound.find((d) => d.kind === "ClusterRoleBinding") as any).subjects).toEqual([{ kind: "ServiceAccount", name: "prometheus", namespace: "monitoring" }]);
+  });
+
+  it("leaves the per-namespace share to the operator's default unless a value is set", () => {
+    expect(args(renderChart()).some((a) => a.startsWith("--max-replacements-per-12h-per-namespace"))).toBe(false);
+    expect(args(renderChart({ values: ["maxReplacementsPer12hPerNamespace=3"] }))).toContain("--max-replacements-per-12h-per-namespace=3");
+  });
+
+  it("never turns the access check off", () => {
+    expect(args(renderChart({ values: ALL_OPTIONAL_ON }))).not.toContain("--insecure-diagnostics");
   });
 });
 

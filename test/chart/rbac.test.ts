@@ -175,6 +175,9 @@ describe("rbacRulesFromChart (the rendered chart)", () => {
     { scope: "cluster", group: "events.k8s.io", resource: "events", verbs: ["create", "list", "patch"] },
     { scope: "cluster", group: "", resource: "secrets", verbs: ["get"] },
     { scope: "namespace", group: "coordination.k8s.io", resource: "leases", verbs: ["create", "get", "update"] },
+    // The locked /metrics and /debug/targets: who the caller is, and whether they may get the path.
+    { scope: "cluster", group: "authentication.k8s.io", resource: "tokenreviews", verbs: ["create"] },
+    { scope: "cluster", group: "authorization.k8s.io", resource: "subjectaccessreviews", verbs: ["create"] },
     { scope: "namespace", group: "", resource: "configmaps", verbs: ["create", "get", "update"] },
   ])("grants $resource ($group) exactly $verbs at $scope scope", ({ scope, group, resource, verbs }) => {
     expect(grant(scope, group, resource)).toEqual(verbs);
@@ -183,7 +186,7 @@ describe("rbacRulesFromChart (the rendered chart)", () => {
   it("grants nothing beyond the list above", () => {
     const resources = new Set(rules.flatMap((r) => r.resources));
     expect([...resources].sort()).toEqual(
-      ["configmaps", "endpointslices", "events", "healthprobepolicies", "healthprobepolicies/status", "leases", "nodes", "pods", "pods/eviction", "pods/log", "pods/status", "replicasets", "secrets", "services"],
+      ["configmaps", "endpointslices", "events", "healthprobepolicies", "healthprobepolicies/status", "leases", "nodes", "pods", "pods/eviction", "pods/log", "pods/status", "replicasets", "secrets", "services", "subjectaccessreviews", "tokenreviews"],
     );
   });
 
@@ -204,7 +207,7 @@ describe("rbacRulesFromChart (the rendered chart)", () => {
   it("grants namespaced kinds only in the watched namespace, and nodes cluster-wide, with watchNamespace", () => {
     const scoped = rbacRulesFromChart({ values: ["watchNamespace=apps"] });
     const cluster = scoped.filter((r) => r.scope === "cluster").flatMap((r) => r.resources);
-    expect(cluster).toEqual(["nodes"]);
+    expect(cluster.sort()).toEqual(["nodes", "subjectaccessreviews", "tokenreviews"]);
     const pods = scoped.find((r) => r.resources.includes("pods"));
     expect(pods).toMatchObject({ scope: "namespace", namespace: "apps" });
   });

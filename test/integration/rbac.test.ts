@@ -115,6 +115,11 @@ describe("the chart's RBAC", () => {
       what: "the webhook certificate created, renewed and its caBundle set",
     });
 
+    // A scrape of the locked /metrics: the operator reviews the token and the caller's access.
+    await cluster.create({ apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "scraper", namespace: ns } });
+    const scrape = await fetch(`http://127.0.0.1:${operator.metricsPort}/metrics`, { headers: { authorization: `Bearer system:serviceaccount:${ns}:scraper` } });
+    expect(scrape.status).toBe(403);
+
     await operator.stop(); // flushes pending Event series and releases the Lease
     operator = undefined;
 
@@ -129,6 +134,6 @@ describe("the chart's RBAC", () => {
     expect(check.unused).toEqual([]);
     // The scenario really exercised the sensitive verbs.
     const verbs = new Set(used.map((e) => `${e.verb} ${e.resource}${e.subresource ? `/${e.subresource}` : ""}`));
-    for (const v of ["create pods/eviction", "delete pods", "get secrets", "patch events", "update leases", "update configmaps", "delete endpointslices", "patch pods/status", "get pods", "get pods/log", "list events", "create configmaps", "delete configmaps", "watch configmaps"]) expect(verbs).toContain(v);
+    for (const v of ["create pods/eviction", "delete pods", "get secrets", "patch events", "update leases", "update configmaps", "delete endpointslices", "patch pods/status", "get pods", "get pods/log", "list events", "create configmaps", "delete configmaps", "watch configmaps", "create tokenreviews", "create subjectaccessreviews"]) expect(verbs).toContain(v);
   }, 120_000);
 });

@@ -1,5 +1,6 @@
 // The operator's own HTTP endpoints against a live cluster: /readyz follows cache sync,
-// /metrics is valid Prometheus text whose probe counters move, /debug/targets shows live figures.
+// /metrics is valid Prometheus text whose probe counters move, /debug/targets shows live figures;
+// both answer only a caller that TokenReview and SubjectAccessReview let through.
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { requestsBy } from "../apiserver/index.js";
 import { waitFor } from "../support/wait-for.js";
@@ -12,6 +13,8 @@ let cluster: TestCluster;
 let farm: PodFarm;
 let operator: TestOperator | undefined;
 const ips = new Map<string, string>();
+/** The scraper's token (the test server's ServiceAccount tokens are their user names). */
+let scraper: string;
 
 beforeAll(async () => {
   ({ cluster, farm } = await openBed());
@@ -23,14 +26,26 @@ beforeAll(async () => {
   }
   farm.failing(ips.get("web-c")!);
   await cluster.create(aPolicy("web", cluster.namespace, { failureThreshold: 1 }));
+  // A scraper: a ServiceAccount bound to the reader role the chart ships.
+  const rbac = "rbac.authorization.k8s.io/v1";
+  await cluster.create({ apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "prometheus", namespace: cluster.namespace } });
+  await cluster.create({ apiVersion: rbac, kind: "ClusterRole", metadata: { name: "healthprobe-metrics-reader" }, rules: [{ nonResourceURLs: ["/metrics", "/debug/targets"], verbs: ["get"] }] });
+  await cluster.create({
+    apiVersion: rbac,
+    kind: "ClusterRoleBinding",
+    metadata: { name: "prometheus-healthprobe-metrics-reader" },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "healthprobe-metrics-reader" },
+    subjects: [{ kind: "ServiceAccount", name: "prometheus", namespace: cluster.namespace }],
+  });
+  scraper = `system:serviceaccount:${cluster.namespace}:prometheus`;
 });
 
 afterAll(async () => {
   await closeBed({ cluster, farm }, [operator]);
 });
 
-async function get(port: number | undefined, path: string): Promise<{ status: number; body: string; type: string }> {
-  const res = await fetch(`http://127.0.0.1:${port}${path}`);
+async function get(port: number | undefined, path: string, token: string | undefined = scraper): Promise<{ status: number; body: string; type: string }> {
+  const res = await fetch(`http://127.0.0.1:${port}${path}`, { headers: token === undefined ? {} : { authorization: `Bearer ${token}` } });
   return { status: res.status, body: await res.text(), type: res.headers.get("content-type") ?? "" };
 }
 
@@ -105,6 +120,13 @@ describe("operator endpoints", () => {
     await waitFor(async () => (await get(operator!.healthPort, "/readyz")).status === 200, { timeoutMs: 15_000, what: "/readyz 200 after the lists recover" });
     expect(operator.isReady()).toBe(true);
   }, 30_000);
+
+  it("/metrics and /debug/targets answer 401 without a token and 403 to a user the reader role is not bound to", async () => {
+    for (const [port, path] of [[operator!.metricsPort, "/metrics"], [operator!.healthPort, "/debug/targets"]] as const) {
+      expect((await get(port, path, "")).status).toBe(401);
+      expect(await get(port, path, "alice")).toMatchObject({ status: 403, body: "Authorization denied for user alice\n" });
+    }
+  });
 
   it("/metrics is valid Prometheus text and its probe counters move as probes run", async () => {
     const first = await get(operator!.metricsPort, "/metrics");

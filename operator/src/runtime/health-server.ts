@@ -1,9 +1,13 @@
 // Liveness, readiness and debug endpoints on one listener, Prometheus text on another.
+// /healthz and /readyz are open (kubelet probes them without a token); /metrics and
+// /debug/targets go through the guard (TokenReview and SubjectAccessReview, see endpoint-guard.ts).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Server as HttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import type { Registry } from "prom-client";
 import type { BindAddress } from "./config.js";
+import { parseDebugQuery, writeDebugPage, type DebugSnapshot } from "./debug-targets.js";
+import type { EndpointGuard } from "./endpoint-guard.js";
 
 export interface RunningServer {
   /** The port actually bound (useful with port 0). */
@@ -16,8 +20,10 @@ export interface HealthServerOptions {
   address: BindAddress;
   /** True once the caches have synced and the operator can act. */
   isReady: () => boolean;
-  /** Live per-target figures served as JSON at /debug/targets. */
-  debugTargets?: () => unknown;
+  /** Live per-target figures served as JSON at /debug/targets, paged (see debug-targets.ts). */
+  debugTargets?: () => DebugSnapshot;
+  /** Who may read /debug/targets; without one it answers 403 to everyone (never open by omission). */
+  guard?: EndpointGuard;
   /** Longest event-loop stall /healthz tolerates before reporting unhealthy. */
   maxEventLoopStallMs?: number;
   onError?: (err: unknown) => void;
@@ -26,6 +32,8 @@ export interface HealthServerOptions {
 export interface MetricsServerOptions {
   address: BindAddress;
   registry: Registry;
+  /** Who may read /metrics (OPEN_GUARD with --insecure-diagnostics). */
+  guard: EndpointGuard;
   onError?: (err: unknown) => void;
 }
 
@@ -79,7 +87,7 @@ export async function startHealthServer(opts: HealthServerOptions): Promise<Runn
           return opts.isReady() ? send(res, 200, "ok\n") : send(res, 503, "not ready: caches not synced\n");
         case "/debug/targets":
           if (!opts.debugTargets) return send(res, 404, "not found\n");
-          return send(res, 200, JSON.stringify(opts.debugTargets() ?? null), "application/json");
+          return void serveDebugTargets(req, res, opts);
         default:
           return send(res, 404, "not found\n");
       }
@@ -98,19 +106,44 @@ export async function startHealthServer(opts: HealthServerOptions): Promise<Runn
   };
 }
 
+/** Answers a locked path's request with the guard's verdict unless it lets the request through. */
+async function admitted(guard: EndpointGuard | undefined, req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean> {
+  if (!guard) {
+    send(res, 403, "no access check configured\n");
+    return false;
+  }
+  const verdict = await guard.check(req, path);
+  if (verdict.status === 200) return true;
+  send(res, verdict.status, `${verdict.message}\n`);
+  return false;
+}
+
+async function serveDebugTargets(req: IncomingMessage, res: ServerResponse, opts: HealthServerOptions): Promise<void> {
+  try {
+    if (!(await admitted(opts.guard, req, res, "/debug/targets"))) return;
+    const q = parseDebugQuery(new URL(req.url ?? "/", "http://localhost").searchParams);
+    if (typeof q === "string") return send(res, 400, `${q}\n`);
+    await writeDebugPage(res, opts.debugTargets!(), q);
+  } catch (err) {
+    opts.onError?.(err);
+    if (!res.headersSent) send(res, 500, "internal error\n");
+    else res.destroy();
+  }
+}
+
 /** Returns undefined when the address is "0" (disabled). */
 export async function startMetricsServer(opts: MetricsServerOptions): Promise<RunningServer | undefined> {
   if (opts.address.disabled) return undefined;
   const server = createServer((req, res) => {
     const path = (req.url ?? "/").split("?")[0];
     if (path !== "/metrics") return send(res, 404, "not found\n");
-    opts.registry.metrics().then(
-      (text) => send(res, 200, text, opts.registry.contentType),
-      (err: unknown) => {
-        opts.onError?.(err);
-        send(res, 500, "collecting metrics failed\n");
-      },
-    );
+    (async () => {
+      if (!(await admitted(opts.guard, req, res, path))) return;
+      send(res, 200, await opts.registry.metrics(), opts.registry.contentType);
+    })().catch((err: unknown) => {
+      opts.onError?.(err);
+      if (!res.headersSent) send(res, 500, "collecting metrics failed\n");
+    });
   });
   return listen(server, opts.address);
 }
