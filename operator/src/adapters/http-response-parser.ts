@@ -1,7 +1,9 @@
 // The probe's HTTP/1.1 response reader: status line, the two framing headers, and the body to
 // its end or its first MAX_BODY_BYTES. Byte-level, so the common case (a status and no body)
-// allocates no strings.
+// allocates little. As strict as llhttp or stricter (http-wire-syntax.ts): a response Node's
+// own client would refuse is never called healthy.
 import { MAX_BODY_BYTES, type ProbeErrorKind, type RawProbeResult } from "../domain/probe-request.js";
+import { afterStatusLine, chunkLineSize, readFieldLines, sectionEnd, statusLineCode, type FramingFields } from "./http-wire-syntax.js";
 
 const MAX_HEAD_BYTES = 16 * 1024;
 const MAX_CHUNK_LINE = 1024;
@@ -16,26 +18,6 @@ function startsLikeHttp(buf: Buffer): boolean {
 }
 const HTTP_PREFIX = [0x48, 0x54, 0x54, 0x50, 0x2f];
 
-/** Offset just past the blank line ending a response head (CRLF or bare LF), or -1. */
-function headEnd(buf: Buffer): number {
-  for (let i = buf.indexOf(10); i >= 0; i = buf.indexOf(10, i + 1)) {
-    if (buf[i + 1] === 10) return i + 2;
-    if (buf[i + 1] === 13 && buf[i + 2] === 10) return i + 3;
-  }
-  return -1;
-}
-
-/** The code of "HTTP/1.x NNN[ reason]", or -1. */
-function statusOf(buf: Buffer): number {
-  if (buf[5] !== 0x31 || buf[6] !== 0x2e || (buf[7] !== 0x30 && buf[7] !== 0x31) || buf[8] !== 0x20) return -1;
-  const a = (buf[9] as number) - 0x30;
-  const b = (buf[10] as number) - 0x30;
-  const c = (buf[11] as number) - 0x30;
-  if (a < 1 || a > 5 || b < 0 || b > 9 || c < 0 || c > 9) return -1;
-  const after = buf[12];
-  if (after !== 0x20 && after !== 13 && after !== 10) return -1;
-  return a * 100 + b * 10 + c;
-}
 type BodyMode = "none" | "length" | "chunked" | "close";
 
 /**
@@ -53,8 +35,11 @@ export class ResponseParser {
   private head: Buffer | undefined;
   private mode: BodyMode = "none";
   private remaining = 0; // length mode: bytes left; chunked: bytes left in the current chunk
-  private chunkState: "size" | "data" | "crlf" = "size";
+  private chunkState: "size" | "data" | "cr" | "lf" | "trailers" = "size";
   private chunkLine = "";
+  private trailers: Buffer | undefined;
+  /** Size of the final head: the trailers' limit is what it leaves. */
+  private headBytes = 0;
   private body: Buffer[] = [];
   private bodyBytes = 0;
   private finished = false;
@@ -117,25 +102,24 @@ export class ResponseParser {
 
   /** Returns "done" when a final response head was parsed (statusCode set), or when only 1xx heads were consumed and more is needed (statusCode 0). */
   private parseHead(buf: Buffer, elapsed: () => number): ParseState {
-    // Byte-level: the common case (status only, no body) allocates no strings.
     for (;;) {
       if (!startsLikeHttp(buf)) return "invalid";
-      const end = headEnd(buf);
+      const end = sectionEnd(buf, 0, true);
+      if (end === -2) return this.invalid("bad line ending");
       if (end < 0) {
-        if (buf.length > MAX_HEAD_BYTES) {
-          this.problem = "invalid HTTP response: headers too large";
-          return "invalid";
-        }
+        if (buf.length > MAX_HEAD_BYTES) return this.invalid("headers too large");
         // The read buffer may be reused by the socket: keep a copy.
         this.head = this.head === buf ? buf : Buffer.from(buf);
         return "more";
       }
-      if (end > MAX_HEAD_BYTES) {
-        this.problem = "invalid HTTP response: headers too large";
-        return "invalid";
-      }
-      const code = statusOf(buf);
+      if (end > MAX_HEAD_BYTES) return this.invalid("headers too large");
+      const code = statusLineCode(buf);
       if (code < 0) return "invalid";
+      const framing: FramingFields = { contentLengths: [], transferCodings: [] };
+      if (!readFieldLines(buf, afterStatusLine(buf), end, framing)) return this.invalid("bad header line");
+      // Checked on interim heads too, as llhttp does; the final head sets the framing.
+      const framingProblem = this.framing(framing);
+      if (framingProblem) return this.invalid(framingProblem);
       const rest = buf.subarray(end);
       if (code >= 100 && code < 200 && code !== 101) {
         // Interim response (100 Continue, 103 Early Hints): the final one follows.
@@ -145,16 +129,12 @@ export class ResponseParser {
         continue;
       }
       this.statusCode = code;
+      this.headBytes = end;
       this.head = undefined;
       this.headersAtMs = elapsed();
       if (!this.expectBody || code === 204 || code === 304 || code === 101) {
         this.mode = "none";
         return "done";
-      }
-      const framing = this.framing(buf.toString("latin1", 0, end).split(/\r?\n/));
-      if (framing === "invalid") {
-        this.statusCode = 0;
-        return "invalid";
       }
       if (this.mode !== "none" && rest.length > 0) {
         const state = this.pushBody(rest, elapsed);
@@ -167,33 +147,39 @@ export class ResponseParser {
     }
   }
 
-  private framing(lines: string[]): "ok" | "invalid" {
-    let length: number | undefined;
-    let chunked = false;
-    for (let i = 1; i < lines.length; i++) {
-      const line = lines[i] as string;
-      const colon = line.indexOf(":");
-      if (colon <= 0) continue;
-      const name = line.slice(0, colon).trim().toLowerCase();
-      const value = line.slice(colon + 1).trim();
-      if (name === "transfer-encoding") {
-        const codings = value.toLowerCase().split(",").map((s) => s.trim());
-        chunked = codings[codings.length - 1] === "chunked";
-      } else if (name === "content-length") {
-        if (!/^[0-9]+$/.test(value) || (length !== undefined && length !== Number(value))) {
-          this.problem = "invalid HTTP response: bad content-length";
-          return "invalid";
-        }
-        length = Number(value);
-      }
+  private invalid(problem: string): "invalid" {
+    this.problem = `invalid HTTP response: ${problem}`;
+    return "invalid";
+  }
+
+  /**
+   * The body's framing, or why it is ambiguous. Stricter than RFC 9112 6.3 allows a recipient
+   * to be, as llhttp is: a second Content-Length, or one beside Transfer-Encoding, is refused
+   * (they are how responses are smuggled); so is "chunked" anywhere but last, or twice, and
+   * an empty coding.
+   */
+  private framing(f: FramingFields): string | undefined {
+    if (f.contentLengths.length > 1) return "bad content-length";
+    if (f.contentLengths.length === 1 && f.transferCodings.length > 0) return "content-length with transfer-encoding";
+    if (f.transferCodings.length > 0) {
+      // Empty list elements are refused too: llhttp reads "chunked," as not chunked.
+      const codings = f.transferCodings.map((c) => c.trim().toLowerCase());
+      if (codings.some((c) => !/^[!#$%&'*+\-.^_`|~0-9a-z]+$/.test(c))) return "bad transfer-encoding";
+      const chunkedAt = codings.indexOf("chunked");
+      if (chunkedAt >= 0 && chunkedAt !== codings.length - 1) return "bad transfer-encoding";
+      // A final coding other than chunked: the body runs to the close.
+      this.mode = chunkedAt >= 0 ? "chunked" : "close";
+      return undefined;
     }
-    // Transfer-Encoding overrides Content-Length (RFC 9112 6.3).
-    if (chunked) this.mode = "chunked";
-    else if (length !== undefined) {
-      this.mode = length === 0 ? "none" : "length";
-      this.remaining = length;
-    } else this.mode = "close";
-    return "ok";
+    const length = f.contentLengths[0];
+    if (length === undefined) this.mode = "close";
+    else {
+      // At most 15 digits: exact as a number, and far past what a probe reads.
+      if (!/^[0-9]{1,15}$/.test(length)) return "bad content-length";
+      this.remaining = Number(length);
+      this.mode = this.remaining === 0 ? "none" : "length";
+    }
+    return undefined;
   }
 
   private take(bytes: Buffer): boolean {
@@ -225,39 +211,45 @@ export class ResponseParser {
         const nl = chunk.indexOf(10, i);
         const end = nl < 0 ? chunk.length : nl;
         this.chunkLine += chunk.toString("latin1", i, end);
-        if (this.chunkLine.length > MAX_CHUNK_LINE) {
-          this.problem = "invalid HTTP response: bad chunk size";
-          return "invalid";
-        }
+        if (this.chunkLine.length > MAX_CHUNK_LINE) return this.invalid("bad chunk size");
         if (nl < 0) return "more";
         i = nl + 1;
-        const sizeText = this.chunkLine.replace(/\r$/, "").split(";")[0]?.trim() ?? "";
+        const size = chunkLineSize(this.chunkLine);
         this.chunkLine = "";
-        if (!/^[0-9a-fA-F]{1,8}$/.test(sizeText)) {
-          this.problem = "invalid HTTP response: bad chunk size";
-          return "invalid";
-        }
-        this.remaining = parseInt(sizeText, 16);
-        // The last chunk: trailers, if any, carry nothing a probe needs.
-        if (this.remaining === 0) return this.complete(elapsed);
-        this.chunkState = "data";
+        if (typeof size === "string") return this.invalid(size);
+        this.remaining = size;
+        this.chunkState = size === 0 ? "trailers" : "data";
       } else if (this.chunkState === "data") {
         const n = Math.min(this.remaining, chunk.length - i);
         if (this.take(chunk.subarray(i, i + n))) return this.complete(elapsed);
         this.remaining -= n;
         i += n;
-        if (this.remaining === 0) this.chunkState = "crlf";
+        if (this.remaining === 0) this.chunkState = "cr";
+      } else if (this.chunkState === "trailers") {
+        return this.pushTrailers(chunk.subarray(i), elapsed);
       } else {
-        // The CRLF after chunk data; tolerate a bare LF.
-        const c = chunk[i] as number;
+        // Exactly CRLF after chunk data.
+        const expected = this.chunkState === "cr" ? 13 : 10;
+        if (chunk[i] !== expected) return this.invalid("bad chunk framing");
         i++;
-        if (c === 10) this.chunkState = "size";
-        else if (c !== 13) {
-          this.problem = "invalid HTTP response: bad chunk framing";
-          return "invalid";
-        }
+        this.chunkState = expected === 13 ? "lf" : "size";
       }
     }
     return "more";
+  }
+
+  /** The trailer section after the last chunk: checked like headers, then the response is complete. */
+  private pushTrailers(bytes: Buffer, elapsed: () => number): ParseState {
+    if (bytes.length === 0) return "more";
+    // A copy: the socket may reuse its read buffer.
+    const buf = (this.trailers = this.trailers ? Buffer.concat([this.trailers, bytes]) : Buffer.from(bytes));
+    const end = sectionEnd(buf, 0, false);
+    if (end === -2) return this.invalid("bad line ending");
+    // Head and trailers share one limit, as in node:http.
+    if ((end < 0 ? buf.length : end) + this.headBytes > MAX_HEAD_BYTES) return this.invalid("trailers too large");
+    if (end < 0) return "more";
+    if (!readFieldLines(buf, 0, end, undefined)) return this.invalid("bad trailer line");
+    this.trailers = undefined;
+    return this.complete(elapsed);
   }
 }
