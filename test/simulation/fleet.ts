@@ -10,6 +10,7 @@ export interface FleetOptions {
   clock: Clock;
   leaderElect: boolean;
   maxReplacementsPer12h: number;
+  maxReplacementsPer12hPerNamespace?: number;
   /** Decides failpoints; a stream of its own so crashes do not shift the history's draws. */
   rng: Rng;
   /** Called with each incarnation's user and start time (simulated). */
@@ -57,6 +58,7 @@ export class Fleet {
       clock: this.o.clock,
       leaderElect: this.o.leaderElect,
       maxReplacementsPer12h: this.o.maxReplacementsPer12h,
+      ...(this.o.maxReplacementsPer12hPerNamespace !== undefined ? { maxReplacementsPer12hPerNamespace: this.o.maxReplacementsPer12hPerNamespace } : {}),
       ...(failpoint ? { failpoint } : {}),
     });
     this.all.push(r);

@@ -24,6 +24,7 @@ export class Observer {
     private readonly clock: Clock,
     private readonly servers: PodServers,
     private readonly maxReplacementsPer12h: number,
+    private readonly maxReplacementsPer12hPerNamespace?: number,
   ) {
     this.evictions = recordEvictions(server.requestLog, server.store, namespace, (u) => u.startsWith(OPERATOR_USER_PREFIX));
   }
@@ -80,6 +81,7 @@ export class Observer {
       operatorUp,
       settled,
       maxReplacementsPer12h: this.maxReplacementsPer12h,
+      ...(this.maxReplacementsPer12hPerNamespace !== undefined ? { maxReplacementsPer12hPerNamespace: this.maxReplacementsPer12hPerNamespace } : {}),
     };
     this.previous = world;
     return snap;

@@ -19,6 +19,7 @@ export interface ReplicaOptions {
   clock: Clock;
   leaderElect: boolean;
   maxReplacementsPer12h: number;
+  maxReplacementsPer12hPerNamespace?: number;
   /** Crash when the operator reaches this point. */
   failpoint?: Failpoint;
 }
@@ -50,6 +51,7 @@ export class Replica {
     const relay = await Relay.open(o.apiUrl);
     const flags = ["--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--operator-namespace", "healthprobe-system"];
     flags.push("--max-replacements-per-12h", String(o.maxReplacementsPer12h));
+    if (o.maxReplacementsPer12hPerNamespace !== undefined) flags.push("--max-replacements-per-12h-per-namespace", String(o.maxReplacementsPer12hPerNamespace));
     if (o.leaderElect) flags.push("--leader-elect");
     const parsed = parseConfig(flags, {});
     if (!parsed.ok) throw new Error(parsed.message);

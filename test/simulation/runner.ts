@@ -45,6 +45,11 @@ export interface SeedResult {
 /** 2026-01-01T00:00:00Z: simulated time starts here, whatever the date. */
 const SIM_START = Date.UTC(2026, 0, 1);
 const MAX_REPLACEMENTS_PER_12H = 3;
+/**
+ * The simulated world is one namespace: a share below the cap is what binds there (and is checked);
+ * the operator-wide cap is still checked, though one namespace can no longer reach it.
+ */
+const MAX_REPLACEMENTS_PER_12H_PER_NAMESPACE = 2;
 const SETTLE_MS = 30_000;
 const NS = "sim";
 
@@ -98,12 +103,13 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
 
 async function setUp(o: SeedOptions, sim: SimClock, servers: PodServers, leaderElect: boolean): Promise<Run> {
   const cluster = await startCluster({ simulateKubelet: true, controllers: false, terminationDelayMs: 2_000, podCidr: uniquePodCidr(), namespace: NS });
-  const observer = new Observer(cluster.server, NS, sim.clock, servers, MAX_REPLACEMENTS_PER_12H);
+  const observer = new Observer(cluster.server, NS, sim.clock, servers, MAX_REPLACEMENTS_PER_12H, MAX_REPLACEMENTS_PER_12H_PER_NAMESPACE);
   const fleet = new Fleet({
     apiUrl: cluster.server.url,
     clock: sim.clock,
     leaderElect,
     maxReplacementsPer12h: MAX_REPLACEMENTS_PER_12H,
+    maxReplacementsPer12hPerNamespace: MAX_REPLACEMENTS_PER_12H_PER_NAMESPACE,
     rng: new Rng(o.seed ^ 0x5bd1e995),
     onStart: (user, at) => observer.probingStarts.push({ user, at }),
   });

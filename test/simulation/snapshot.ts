@@ -76,6 +76,8 @@ export interface World {
 export interface EvictionRecord {
   at: number;
   user: string;
+  /** The pod's namespace (the per-namespace share counts by it). */
+  namespace?: string;
   pod: string;
   code: number;
   verb: "evict" | "delete";
@@ -111,6 +113,8 @@ export interface Snapshot {
   settled: boolean;
   /** Operator-wide replacement cap (per sliding 12 h). */
   maxReplacementsPer12h: number;
+  /** One namespace's share of it (--max-replacements-per-12h-per-namespace); absent: not checked. */
+  maxReplacementsPer12hPerNamespace?: number;
 }
 
 export const HOUR_MS = 3_600_000;

@@ -107,7 +107,7 @@ export function recordEvictions(log: RequestLogEntry[], store: StoreReader, name
         // In-process changes (the kubelet stand-in, the ReplicaSet controller) since the last logged
         // write are caught here, the evicted pod aside (the request has already been served).
         const unseen = worldSignature(readWorld(store, namespace, Date.now()), e.name) !== worldSignature(before, e.name);
-        records.push({ at: Date.parse(e.time), user: e.user, pod: e.name, code: e.code, verb: evict ? "evict" : "delete", before, stableSince: unseen ? Date.parse(e.time) : stableSince });
+        records.push({ at: Date.parse(e.time), user: e.user, namespace: e.namespace, pod: e.name, code: e.code, verb: evict ? "evict" : "delete", before, stableSince: unseen ? Date.parse(e.time) : stableSince });
       }
     }
     const n = push(...entries);

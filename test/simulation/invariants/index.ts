@@ -1,7 +1,7 @@
 // Every invariant the simulation checks after each step, in one list.
 import { drainCap, adoptionFree, dryRunRouting, neverDark, quarantineWithinCap } from "./routing.js";
 import { gateDrainCap, gateNeverDark } from "./gate-routing.js";
-import { dryRunEvictions, freshEvidence, noEvictionInFailOpen, operatorBudget, policyBudgets, replaceableOnly } from "./replacement.js";
+import { dryRunEvictions, freshEvidence, namespaceShare, noEvictionInFailOpen, operatorBudget, policyBudgets, replaceableOnly } from "./replacement.js";
 import { noEvictionAboveBreaker } from "./breaker.js";
 import { converged, noFrozenSlices } from "./settled.js";
 import type { Invariant, Violation } from "./types.js";
@@ -19,6 +19,7 @@ export const INVARIANTS: readonly Invariant[] = [
   gateDrainCap,
   policyBudgets,
   operatorBudget,
+  namespaceShare,
   replaceableOnly,
   noEvictionInFailOpen,
   noEvictionAboveBreaker,

@@ -59,6 +59,26 @@ const cases: Array<{ invariant: string; violating: Snapshot; passing: Snapshot }
     }),
   },
   {
+    invariant: "namespace-share",
+    violating: snapshot(world(three, {}, []), {
+      maxReplacementsPer12h: 10,
+      maxReplacementsPer12hPerNamespace: 1,
+      evictions: [
+        { ...eviction("a", T0 + 1000, world(three, {}, [])), namespace: "t1" },
+        { ...eviction("b", T0 + 2000, world(three, {}, [])), namespace: "t1" },
+      ],
+    }),
+    passing: snapshot(world(three, {}, []), {
+      maxReplacementsPer12h: 10,
+      maxReplacementsPer12hPerNamespace: 1,
+      evictions: [
+        { ...eviction("a", T0 + 1000, world(three, {}, [])), namespace: "t1" },
+        { ...eviction("b", T0 + 2000, world(three, {}, [])), namespace: "t2" },
+        { ...eviction("c", T0 + 3000, world(three, {}, []), { code: 429 }), namespace: "t1" },
+      ],
+    }),
+  },
+  {
     invariant: "replaceable-only",
     violating: snapshot(world(three, {}, []), { evictions: [eviction("a", T0, world([pod("a", { owner: "mirror" })], {}, [policy("p")]))] }),
     passing: snapshot(world(three, {}, []), { evictions: [eviction("a", T0, world([pod("a")], {}, [policy("p")]))] }),

@@ -64,6 +64,23 @@ export const operatorBudget: Invariant = {
   },
 };
 
+export const namespaceShare: Invariant = {
+  name: "namespace-share",
+  rule: "the pods the operator evicts in one namespace fit --max-replacements-per-12h-per-namespace in every sliding 12 hours",
+  check(s: Snapshot): string[] {
+    const share = s.maxReplacementsPer12hPerNamespace;
+    if (share === undefined) return [];
+    const attempts = s.evictions.filter(charged);
+    for (const e of attempts) {
+      const window = attempts.filter((o) => o.namespace === e.namespace && o.at > e.at - 12 * HOUR_MS && o.at <= e.at);
+      if (replacements(window) > share) {
+        return [`${replacements(window)} pods evicted in namespace ${e.namespace ?? "?"} in the 12 h up to ${iso(e.at)}, share ${share}: ${window.map((o) => `${o.pod} by ${o.user}`).join(", ")}`];
+      }
+    }
+    return [];
+  },
+};
+
 export const replaceableOnly: Invariant = {
   name: "replaceable-only",
   rule: "no bare, mirror or terminating pod is evicted",
