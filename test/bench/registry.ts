@@ -6,5 +6,6 @@ import { probeTypesBenchmark } from "./probe-types.js";
 import { drainLatencyBenchmark } from "./drain-latency.js";
 import { scaleBenchmark } from "./scale.js";
 import { kubeletBenchmark } from "./kubelet.js";
+import { debugTargetsBenchmark } from "./debug-targets.js";
 
-export const benchmarks: Benchmark[] = [probeBenchmark, probeTypesBenchmark, probeVsHaproxyBenchmark, drainLatencyBenchmark, kubeletBenchmark, scaleBenchmark];
+export const benchmarks: Benchmark[] = [probeBenchmark, probeTypesBenchmark, probeVsHaproxyBenchmark, drainLatencyBenchmark, kubeletBenchmark, debugTargetsBenchmark, scaleBenchmark];

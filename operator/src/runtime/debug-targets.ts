@@ -4,10 +4,14 @@
 // between them and waiting for the socket to drain, so a large page never holds the loop for its
 // whole serialisation.
 import type { ServerResponse } from "node:http";
+import { BinaryHeap } from "./binary-heap.js";
 
 export const DEFAULT_DEBUG_LIMIT = 1000;
 export const MAX_DEBUG_LIMIT = 10_000;
+/** Entries serialised between two yields to the event loop. */
 const CHUNK = 200;
+/** Targets scanned between two yields. */
+const SCAN_CHUNK = 2000;
 
 /** One target as the health store lists it; the rest of its fields are passed through. */
 export interface DebugTargetEntry {
@@ -24,8 +28,8 @@ export interface DebugSnapshot {
 export interface DebugQuery {
   namespace?: string;
   limit: number;
-  /** The sort key of the last entry already served. */
-  after?: string;
+  /** The last entry already served. */
+  after?: DebugTargetEntry;
 }
 
 export interface DebugPage {
@@ -35,7 +39,13 @@ export interface DebugPage {
   continue?: string;
 }
 
-const sortKey = (t: DebugTargetEntry) => `${t.policy}\u0000${t.uid}`;
+/** (policy, uid) order: the order pages are served in. */
+function compare(a: DebugTargetEntry, b: DebugTargetEntry): number {
+  if (a.policy !== b.policy) return a.policy < b.policy ? -1 : 1;
+  return a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0;
+}
+
+const markerOf = (t: DebugTargetEntry) => Buffer.from(`${t.policy}\u0000${t.uid}`, "utf8").toString("base64url");
 
 /** Reads the query; a bad value is an error naming the parameter. */
 export function parseDebugQuery(params: URLSearchParams): DebugQuery | string {
@@ -50,32 +60,68 @@ export function parseDebugQuery(params: URLSearchParams): DebugQuery | string {
   }
   const cont = params.get("continue");
   if (cont !== null && cont !== "") {
-    const after = Buffer.from(cont, "base64url").toString("utf8");
-    if (!after.includes("\u0000")) return `continue is not a marker this endpoint returned, got ${JSON.stringify(cont)}`;
-    q.after = after;
+    const [policy, uid, ...rest] = Buffer.from(cont, "base64url").toString("utf8").split("\u0000");
+    if (policy === undefined || uid === undefined || rest.length > 0) return `continue is not a marker this endpoint returned, got ${JSON.stringify(cont)}`;
+    q.after = { policy, uid };
   }
   return q;
 }
 
+/**
+ * Gathers one page, a target at a time: keeps only the `limit + 1` first in (policy, uid) order
+ * in a max-heap instead of sorting every target (O(n log limit)), so the scan can be cut into
+ * chunks with the event loop running between them.
+ */
+class PageCollector {
+  private readonly prefix: string | undefined;
+  private readonly keep = new BinaryHeap<DebugTargetEntry>((a, b) => compare(a, b) > 0);
+
+  constructor(private readonly q: DebugQuery) {
+    this.prefix = q.namespace === undefined ? undefined : `${q.namespace}/`;
+  }
+
+  add(t: DebugTargetEntry): void {
+    if (this.prefix !== undefined && !t.policy.startsWith(this.prefix)) return;
+    if (this.q.after !== undefined && compare(t, this.q.after) <= 0) return;
+    this.keep.push(t);
+    if (this.keep.size > this.q.limit + 1) this.keep.pop();
+  }
+
+  page(): DebugPage {
+    const first: DebugTargetEntry[] = [];
+    for (let t = this.keep.pop(); t !== undefined; t = this.keep.pop()) first.push(t);
+    first.reverse();
+    const truncated = first.length > this.q.limit;
+    const targets = first.slice(0, this.q.limit);
+    const out: DebugPage = { targets, truncated };
+    if (truncated) out.continue = markerOf(targets[targets.length - 1]!);
+    return out;
+  }
+}
+
 /** The page of targets the query asks for, in (policy, uid) order. */
 export function pageOf(targets: readonly DebugTargetEntry[], q: DebugQuery): DebugPage {
-  const prefix = q.namespace === undefined ? undefined : `${q.namespace}/`;
-  const matching = targets
-    .filter((t) => prefix === undefined || t.policy.startsWith(prefix))
-    .map((t) => ({ key: sortKey(t), t }))
-    .filter((e) => q.after === undefined || e.key > q.after)
-    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  const page = matching.slice(0, q.limit);
-  const truncated = matching.length > page.length;
-  const out: DebugPage = { targets: page.map((e) => e.t), truncated };
-  if (truncated) out.continue = Buffer.from(page[page.length - 1]!.key, "utf8").toString("base64url");
-  return out;
+  const c = new PageCollector(q);
+  for (const t of targets) c.add(t);
+  return c.page();
+}
+
+const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** pageOf, scanning SCAN_CHUNK targets at a time with the event loop running between chunks. */
+async function pageOfChunked(targets: readonly DebugTargetEntry[], q: DebugQuery): Promise<DebugPage> {
+  const c = new PageCollector(q);
+  for (let i = 0; i < targets.length; i++) {
+    c.add(targets[i]!);
+    if (i % SCAN_CHUNK === SCAN_CHUNK - 1) await yieldToLoop();
+  }
+  return c.page();
 }
 
 /** Writes `{...others, limit, truncated, continue?, targets: [...]}` a chunk at a time. */
 export async function writeDebugPage(res: ServerResponse, snapshot: DebugSnapshot, q: DebugQuery): Promise<void> {
   const { targets: all, ...others } = snapshot;
-  const page = pageOf(all, q);
+  const page = await pageOfChunked(all, q);
   const head = { ...others, limit: q.limit, truncated: page.truncated, ...(page.continue !== undefined ? { continue: page.continue } : {}) };
   res.writeHead(200, { "content-type": "application/json", "cache-control": "no-store" });
   await write(res, `${JSON.stringify(head).slice(0, -1)}${Object.keys(head).length > 0 ? "," : ""}"targets":[`);
@@ -85,7 +131,7 @@ export async function writeDebugPage(res: ServerResponse, snapshot: DebugSnapsho
     const chunk = page.targets.slice(i, i + CHUNK).map((t) => JSON.stringify(t)).join(",");
     await write(res, (i > 0 ? "," : "") + chunk);
     // Let probes and reconciles run between chunks.
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    await yieldToLoop();
   }
   res.end("]}");
 }
