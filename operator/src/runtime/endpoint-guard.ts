@@ -15,6 +15,7 @@ import {
   type AccessCacheTtls,
   type AccessReviewer,
   type AccessVerdict,
+  type ReviewedUser,
   type TokenReviewResult,
 } from "../domain/endpoint-access.js";
 import type { Clock } from "./clock.js";
@@ -66,7 +67,7 @@ export function createEndpointGuard(o: EndpointGuardOptions): EndpointGuard {
     return result;
   }
 
-  async function authorise(user: Extract<TokenReviewResult, { authenticated: true }>["user"], verb: string, path: string): Promise<boolean> {
+  async function authorise(user: ReviewedUser, verb: string, path: string): Promise<boolean> {
     const key = `a:${accessKey(user, verb, path)}`;
     const cached = access.get(key, o.clock.now());
     if (cached !== undefined) return cached;

@@ -5,6 +5,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Server as HttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import type { Registry } from "prom-client";
+import { accessOf } from "../domain/endpoint-access.js";
 import type { BindAddress } from "./config.js";
 import { parseDebugQuery, writeDebugPage, type DebugSnapshot } from "./debug-targets.js";
 import type { EndpointGuard } from "./endpoint-guard.js";
@@ -108,6 +109,7 @@ export async function startHealthServer(opts: HealthServerOptions): Promise<Runn
 
 /** Answers a locked path's request with the guard's verdict unless it lets the request through. */
 async function admitted(guard: EndpointGuard | undefined, req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean> {
+  if (accessOf(path) === "open") return true;
   if (!guard) {
     send(res, 403, "no access check configured\n");
     return false;
