@@ -26,6 +26,9 @@ export function decodeHealthCheckResponse(body: Buffer): number | Error {
   return decodeStatus(body.subarray(5));
 }
 
+const MAX_FIELD_NUMBER = 2 ** 29 - 1;
+const MAX_STATUS = 2 ** 31 - 1;
+
 function decodeStatus(msg: Buffer): number | Error {
   let status = 0;
   let at = 0;
@@ -35,9 +38,15 @@ function decodeStatus(msg: Buffer): number | Error {
     at = tag.next;
     const field = Math.floor(tag.value / 8);
     const wireType = tag.value % 8;
+    // Field 0 does not exist; field 1 is the status, a varint only: read as anything else (as
+    // protobuf-es does, it does not check the wire type) it could say SERVING by accident.
+    if (field === 0 || field > MAX_FIELD_NUMBER || (field === 1 && wireType !== 0)) return new Error("gRPC: invalid HealthCheckResponse");
     if (wireType === 0) {
       const v = readVarint(msg, at);
       if (!v) return new Error("gRPC: invalid HealthCheckResponse");
+      // A ServingStatus is a non-negative int32: anything past it is no status (protobuf-es
+      // would truncate 2^32+1 to 1, SERVING).
+      if (field === 1 && v.value > MAX_STATUS) return new Error("gRPC: invalid HealthCheckResponse");
       if (field === 1) status = v.value;
       at = v.next;
     } else if (wireType === 2) {
