@@ -13,7 +13,7 @@ import { waitForCacheSync } from "./adapters/informer.js";
 import { KubeClient } from "./adapters/kube-client.js";
 import { connectKube } from "./adapters/kube-connection.js";
 import { kubeLeaseStore } from "./adapters/lease-store.js";
-import { startWatchedCache, type WatchedInformer } from "./adapters/watched-cache.js";
+import { startWatchedCache, startWatchedCacheIn, type WatchedInformer } from "./adapters/watched-cache.js";
 import type { Caches } from "./controllers/caches.js";
 import { BUILT_IN_MANAGED_BY, slimBuiltInSlice } from "./controllers/service-endpoints.js";
 import {
@@ -193,17 +193,18 @@ async function startServers(
 }
 
 function startCaches(config: OperatorConfig, client: KubeClient, logger: Logger, clock: Clock): CacheSet {
-  const ns = config.namespace;
-  const scoped = (group: string, plural: string) => (ns ? `${group}/namespaces/${ns}/${plural}` : `${group}/${plural}`);
+  // With watched namespaces, each namespaced kind is one informer per namespace behind one cache.
+  const scoped = (group: string, plural: string) => (ns: string | undefined) => (ns ? `${group}/namespaces/${ns}/${plural}` : `${group}/${plural}`);
   // Caches keep only what the controllers read (the slim* transforms in kube-objects.ts), as
   // controller-runtime's cache transforms strip managedFields.
-  const cache = <T extends KubernetesObject>(path: string, transform: (obj: T) => T, labelSelector?: string) =>
-    startWatchedCache<T>({ client, path, logger, clock, transform, ...(labelSelector ? { labelSelector } : {}) });
+  const cache = <T extends KubernetesObject>(path: (ns: string | undefined) => string, transform: (obj: T) => T, labelSelector?: string) =>
+    startWatchedCacheIn<T>(config.namespaces, path, { client, logger, clock, transform, ...(labelSelector ? { labelSelector } : {}) });
   return {
     policies: cache<PolicyObject & KubernetesObject>(scoped(`/apis/${GROUP}/${VERSION}`, PLURAL), withoutManagedFields),
     pods: cache<PodObject & KubernetesObject>(scoped("/api/v1", "pods"), slimPod as (pod: PodObject & KubernetesObject) => PodObject & KubernetesObject),
     services: cache<ServiceObject & KubernetesObject>(scoped("/api/v1", "services"), slimService as (svc: ServiceObject & KubernetesObject) => ServiceObject & KubernetesObject),
-    nodes: cache<KubeObject & KubernetesObject>("/api/v1/nodes", slimNode as (node: KubeObject & KubernetesObject) => KubeObject & KubernetesObject),
+    // Cluster-scoped: one informer whatever the watched namespaces.
+    nodes: startWatchedCache<KubeObject & KubernetesObject>({ client, path: "/api/v1/nodes", logger, clock, transform: slimNode as (node: KubeObject & KubernetesObject) => KubeObject & KubernetesObject }),
     slices: cache<KubeObject & KubernetesObject>(scoped("/apis/discovery.k8s.io/v1", "endpointslices"), withoutManagedFields, `${LABEL_MANAGED_BY}=${MANAGED_BY_OPERATOR}`),
     replicaSets: cache<KubeObject & KubernetesObject>(scoped("/apis/apps/v1", "replicasets"), slimReplicaSet as (rs: KubeObject & KubernetesObject) => KubeObject & KubernetesObject),
     diagnostics: cache<KubeObject & KubernetesObject>(scoped("/api/v1", "configmaps"), slimDiagnosticsConfigMap as (cm: KubeObject & KubernetesObject) => KubeObject & KubernetesObject, LABEL_POLICY),

@@ -11,3 +11,31 @@ export function startWatchedCache<T extends KubernetesObject>(opts: Omit<StartIn
   const informer = startInformer<T>({ ...opts, onEvent: (type, obj) => handlers.forEach((h) => h(obj, type)) });
   return { ...informer, onChange: (h) => void handlers.push(h) };
 }
+
+/**
+ * One cache of a namespaced kind over the watched namespaces: with none given, one informer for
+ * all namespaces; otherwise one informer per namespace, each listing and watching only its own
+ * namespace's collection (a Role there allows no more), merged behind the same cache.
+ */
+export function startWatchedCacheIn<T extends KubernetesObject>(
+  namespaces: readonly string[],
+  pathOf: (namespace: string | undefined) => string,
+  opts: Omit<StartInformerOptions<T>, "onEvent" | "path">,
+): WatchedInformer<T> {
+  if (namespaces.length === 0) return startWatchedCache<T>({ ...opts, path: pathOf(undefined) });
+  const handlers: Array<(obj: T, type: ChangeType) => void> = [];
+  const onEvent = (type: ChangeType, obj: T) => handlers.forEach((h) => h(obj, type));
+  const byNamespace = new Map(namespaces.map((ns) => [ns, startInformer<T>({ ...opts, path: pathOf(ns), onEvent })]));
+  const all = [...byNamespace.values()];
+  return {
+    // No namespace: a cluster-scoped name, which a namespaced kind never has (as one informer over all namespaces answers).
+    get: (namespace, name) => (namespace ? byNamespace.get(namespace)?.get(namespace, name) : undefined),
+    list: (namespace) => (namespace ? (byNamespace.get(namespace)?.list(namespace) ?? []) : all.flatMap((i) => i.list())),
+    hasSynced: () => all.every((i) => i.hasSynced()),
+    restarts: () => all.reduce((n, i) => n + i.restarts(), 0),
+    stop: async () => {
+      await Promise.all(all.map((i) => i.stop()));
+    },
+    onChange: (h) => void handlers.push(h),
+  };
+}

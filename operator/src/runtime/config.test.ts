@@ -29,7 +29,7 @@ describe("parseConfig", () => {
   it("uses the documented defaults when nothing is given", () => {
     expect(configOf([])).toEqual({
       kubeconfig: undefined,
-      namespace: undefined,
+      namespaces: [],
       metricsBindAddress: { disabled: false, host: "", port: 8080 },
       healthProbeBindAddress: { disabled: false, host: "", port: 8081 },
       leaderElect: false,
@@ -57,7 +57,9 @@ describe("parseConfig", () => {
 
   it.each<[string, string[], Partial<OperatorConfig>]>([
     ["reads a kubeconfig path", ["--kubeconfig", "kc.yaml"], { kubeconfig: "kc.yaml" }],
-    ["restricts to one namespace", ["--namespace=shop"], { namespace: "shop" }],
+    ["restricts to one namespace", ["--namespace=shop"], { namespaces: ["shop"] }],
+    ["restricts to a comma-separated list of namespaces, in its order", ["--namespace=shop,payments"], { namespaces: ["shop", "payments"] }],
+    ["ignores spaces around the namespaces of a list", ["--namespace", " shop , payments "], { namespaces: ["shop", "payments"] }],
     ["disables metrics with 0", ["--metrics-bind-address", "0"], { metricsBindAddress: { disabled: true } }],
     ["binds health to an explicit host and ephemeral port", ["--health-probe-bind-address", "127.0.0.1:0"], { healthProbeBindAddress: { disabled: false, host: "127.0.0.1", port: 0 } }],
     ["turns leader election on with a bare flag", ["--leader-elect"], { leaderElect: true }],
@@ -100,6 +102,12 @@ describe("parseConfig", () => {
     ["an invalid lease name", ["--leader-election-id", "Not_Valid"], '--leader-election-id: must be a lowercase RFC 1123 subdomain, got "Not_Valid"'],
     ["an invalid ledger ConfigMap name", ["--ledger-configmap-name", "Bad Name"], '--ledger-configmap-name: must be a lowercase RFC 1123 subdomain, got "Bad Name"'],
     ["an invalid namespace", ["--namespace", "Shop"], '--namespace: must be a lowercase RFC 1123 label, got "Shop"'],
+    ["an invalid namespace in a list", ["--namespace", "shop,pay_ments"], '--namespace: must be a lowercase RFC 1123 label, got "pay_ments"'],
+    ["a namespace longer than a label", ["--namespace", `shop,${"a".repeat(64)}`], `--namespace: must be at most 63 characters, got "${"a".repeat(64)}"`],
+    ["a namespace listed twice", ["--namespace", "shop,payments,shop"], '--namespace: lists "shop" twice, got "shop,payments,shop"'],
+    ["an empty entry in the namespace list", ["--namespace", "shop,,payments"], '--namespace: must be namespace names separated by commas, with none empty, got "shop,,payments"'],
+    ["a trailing comma in the namespace list", ["--namespace", "shop,"], '--namespace: must be namespace names separated by commas, with none empty, got "shop,"'],
+    ["an empty namespace list", ["--namespace="], '--namespace: must be namespace names separated by commas, with none empty, got ""'],
     ["an invalid operator namespace", ["--operator-namespace", "a_b"], '--operator-namespace: must be a lowercase RFC 1123 label, got "a_b"'],
     ["an empty kubeconfig", ["--kubeconfig="], '--kubeconfig: must not be empty, got ""'],
     ["a flag without its value", ["--namespace"], "--namespace: needs a value"],
@@ -112,8 +120,8 @@ describe("parseConfig", () => {
   });
 
   it("reads HEALTHPROBE_<FLAG> from the environment", () => {
-    const c = configOf([], { HEALTHPROBE_LOG_LEVEL: "warn", HEALTHPROBE_LEADER_ELECT: "true", HEALTHPROBE_MAX_ENDPOINTS_PER_SLICE: "50", HEALTHPROBE_NAMESPACE: "shop" });
-    expect(c).toMatchObject({ logLevel: "warn", leaderElect: true, maxEndpointsPerSlice: 50, namespace: "shop" });
+    const c = configOf([], { HEALTHPROBE_LOG_LEVEL: "warn", HEALTHPROBE_LEADER_ELECT: "true", HEALTHPROBE_MAX_ENDPOINTS_PER_SLICE: "50", HEALTHPROBE_NAMESPACE: "shop,payments" });
+    expect(c).toMatchObject({ logLevel: "warn", leaderElect: true, maxEndpointsPerSlice: 50, namespaces: ["shop", "payments"] });
   });
 
   it("lets a flag win over the environment", () => {
@@ -160,7 +168,7 @@ describe("loadConfigOrExit", () => {
   it("returns the config when the flags are valid", () => {
     const r = runEntry(["--namespace", "shop"]);
     expect(r.status).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ namespace: "shop", maxEndpointsPerSlice: 100 });
+    expect(JSON.parse(r.stdout)).toMatchObject({ namespaces: ["shop"], maxEndpointsPerSlice: 100 });
   });
 });
 

@@ -13,8 +13,8 @@ export type BindAddress = { disabled: true } | { disabled: false; host: string; 
 
 export interface OperatorConfig {
   kubeconfig?: string;
-  /** Namespace to watch; undefined means all namespaces. */
-  namespace?: string;
+  /** Namespaces to watch, in the order given; empty means all namespaces. */
+  namespaces: string[];
   metricsBindAddress: BindAddress;
   healthProbeBindAddress: BindAddress;
   leaderElect: boolean;
@@ -68,7 +68,7 @@ interface FlagSpec {
 
 const FLAGS: FlagSpec[] = [
   { name: "kubeconfig", kind: "string", description: "Path to a kubeconfig; in-cluster config or ~/.kube/config when unset." },
-  { name: "namespace", kind: "string", description: "Only watch this namespace (default: all namespaces)." },
+  { name: "namespace", kind: "string", description: "Only watch these namespaces, comma-separated, e.g. \"shop,payments\" (default: all namespaces)." },
   { name: "metrics-bind-address", kind: "string", description: 'Address for /metrics, e.g. ":8080"; "0" disables. (default ":8080")' },
   { name: "health-probe-bind-address", kind: "string", description: 'Address for /healthz, /readyz, /debug/targets; "0" disables. (default ":8081")' },
   { name: "leader-elect", kind: "boolean", description: "Elect a leader through a Lease so only one replica writes. (default false)" },
@@ -162,6 +162,27 @@ const dnsSubdomain = z
   .max(253, "must be at most 253 characters")
   .regex(DNS1123_SUBDOMAIN, "must be a lowercase RFC 1123 subdomain");
 
+// Namespace names, comma-separated: each an RFC 1123 label, none twice, none empty.
+const namespaceList = z.string().transform((raw, ctx) => {
+  const items = raw.split(",").map((s) => s.trim());
+  const problem = namespaceListProblem(items);
+  if (problem !== undefined) {
+    ctx.addIssue({ code: "custom", message: problem });
+    return z.NEVER;
+  }
+  return items;
+});
+
+function namespaceListProblem(items: readonly string[]): string | undefined {
+  if (items.some((s) => s === "")) return `must be namespace names separated by commas, with none empty, got ${JSON.stringify(items.join(","))}`;
+  for (const [i, s] of items.entries()) {
+    const checked = dnsLabel.safeParse(s);
+    if (!checked.success) return `${checked.error.issues[0]?.message}, got ${JSON.stringify(s)}`;
+    if (items.indexOf(s) !== i) return `lists ${JSON.stringify(s)} twice`;
+  }
+  return undefined;
+}
+
 // DNS names or IP addresses, comma-separated.
 const sanList = z.string().transform((raw, ctx) => {
   const items = raw.split(",").map((s) => s.trim()).filter((s) => s !== "");
@@ -175,7 +196,7 @@ const sanList = z.string().transform((raw, ctx) => {
 
 const schema = z.object({
   kubeconfig: z.string().min(1, "must not be empty").optional(),
-  namespace: dnsLabel.optional(),
+  namespace: namespaceList.default([]),
   "metrics-bind-address": bindAddressFlag.prefault(":8080"),
   "health-probe-bind-address": bindAddressFlag.prefault(":8081"),
   "leader-elect": boolFlag.default(false),
@@ -270,7 +291,7 @@ export function parseConfig(argv: readonly string[], env: Record<string, string 
     ok: true,
     config: {
       kubeconfig: v.kubeconfig,
-      namespace: v.namespace,
+      namespaces: v.namespace,
       metricsBindAddress: v["metrics-bind-address"],
       healthProbeBindAddress: v["health-probe-bind-address"],
       leaderElect: v["leader-elect"],
