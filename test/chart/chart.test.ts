@@ -20,6 +20,8 @@ describe("helm lint --strict", () => {
     { name: "default values", values: [] as string[] },
     { name: "every optional part on", values: ALL_OPTIONAL_ON },
     { name: "a single watched namespace", values: ["watchNamespace=apps"] },
+    { name: "a list of watched namespaces", values: ["rbac.namespaces={shop,payments}"] },
+    { name: "no aggregated roles", values: ["rbac.aggregateRoles=false"] },
     { name: "the webhook on", values: ["webhook.enabled=true"] },
     { name: "the webhook on with cert-manager", values: ["webhook.enabled=true", "webhook.certManager.enabled=true"] },
     { name: "every default part off", values: ["rbac.create=false", "serviceAccount.create=false", "serviceAccount.name=existing", "podDisruptionBudget.enabled=false", "leaderElection.enabled=false", "replicaCount=1"] },
@@ -133,7 +135,8 @@ describe("rendered manifests", () => {
     const kinds = (docs: KubeManifest[]) => docs.map((d) => d.kind).sort();
     expect(kinds(defaults)).toEqual([
       // The operator's, its access reviews' and the metrics reader's ClusterRoles; the metrics reader is bound only to metricsReader.subjects.
-      "ClusterRole", "ClusterRole", "ClusterRole", "ClusterRoleBinding", "ClusterRoleBinding", "CustomResourceDefinition", "Deployment", "Pod", "PodDisruptionBudget", "Role", "RoleBinding", "Service", "ServiceAccount",
+      // And the edit and view ClusterRoles aggregated to the built-in roles, bound by nothing of the chart's.
+      "ClusterRole", "ClusterRole", "ClusterRole", "ClusterRole", "ClusterRole", "ClusterRoleBinding", "ClusterRoleBinding", "CustomResourceDefinition", "Deployment", "Pod", "PodDisruptionBudget", "Role", "RoleBinding", "Service", "ServiceAccount",
     ]);
     expect(kinds(everything).filter((k) => !kinds(defaults).includes(k))).toEqual(["ConfigMap", "PrometheusRule", "ServiceMonitor"]);
   });

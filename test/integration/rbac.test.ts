@@ -6,7 +6,9 @@
 // user is compared with the rules the chart renders: nothing used is missing, nothing granted
 // is unused. The operator runs with the admission webhook on (its certificate renewed within the
 // scenario), so the check is made twice: against the chart with webhook.enabled, with every call;
-// and against the default chart, without the webhook's calls.
+// and against the default chart, without the webhook's calls. All of it in both RBAC modes: every
+// namespace watched (the namespaced rules in a ClusterRole), and rbac.namespaces listing the
+// policies' namespace (the operator started with --namespace, the namespaced rules a Role there).
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { ScaledClock } from "../../operator/src/runtime/testing/scaled-clock.js";
 import { requestsBy } from "../apiserver/index.js";
@@ -20,27 +22,30 @@ import { startTestOperator, type TestOperator } from "./support/operator.js";
 import { renderChart } from "../chart/helm.js";
 
 const HPP = "healthprobe.io/v1alpha1";
-let cluster: TestCluster;
-let farm: PodFarm;
-let operator: TestOperator | undefined;
+/** How the chart is installed and the operator started in one RBAC mode, given the policies' namespace. */
+const MODES = [
+  { mode: "every namespace watched", flags: (_ns: string): string[] => [], values: (_ns: string): string[] => [] },
+  { mode: "rbac.namespaces", flags: (ns: string) => [`--namespace=${ns}`], values: (ns: string) => [`rbac.namespaces={${ns}}`] },
+];
 
-beforeAll(async () => {
-  ({ cluster, farm } = await openBed());
-});
+describe.each(MODES)("the chart's RBAC, $mode", ({ flags, values }) => {
+  let cluster: TestCluster;
+  let farm: PodFarm;
+  let operator: TestOperator | undefined;
 
-afterAll(async () => {
-  if (process.env.DUMP_LOGS) console.log(JSON.stringify((await cluster.get(HPP, "HealthProbePolicy", "web"))?.status, null, 1));
-  await operator?.stop();
-  await farm.close();
-  await cluster.stop();
-});
+  beforeAll(async () => {
+    ({ cluster, farm } = await openBed());
+  });
 
-function livePods(app: string, n: number): Promise<Obj[]> {
-  return queries.livePods(cluster, farm, n, app);
-}
+  afterAll(async () => {
+    if (process.env.DUMP_LOGS) console.log(JSON.stringify((await cluster.get(HPP, "HealthProbePolicy", "web"))?.status, null, 1));
+    await operator?.stop();
+    await farm.close();
+    await cluster.stop();
+  });
 
+  const livePods = (app: string, n: number): Promise<Obj[]> => queries.livePods(cluster, farm, n, app);
 
-describe("the chart's RBAC", () => {
   it("grants exactly what the operator uses", async () => {
     const ns = cluster.namespace;
     await cluster.create({ apiVersion: "v1", kind: "Secret", metadata: { name: "probe-auth", namespace: ns }, data: { token: Buffer.from("s3cret").toString("base64") } });
@@ -67,7 +72,7 @@ describe("the chart's RBAC", () => {
     await livePods("gate", 2);
 
     // The webhook configuration as the chart installs it; the operator keeps its caBundle.
-    const chart = renderChart({ values: ["webhook.enabled=true"] });
+    const chart = renderChart({ values: ["webhook.enabled=true", ...values(ns)] });
     const webhookConfig = chart.find((d) => d.kind === "MutatingWebhookConfiguration")!;
     await cluster.create(webhookConfig as unknown as Obj);
     const webhookFlags = (chart.find((d) => d.kind === "Deployment") as unknown as { spec: { template: { spec: { containers: Array<{ args: string[] }> } } } }).spec.template.spec.containers[0]!.args
@@ -75,7 +80,7 @@ describe("the chart's RBAC", () => {
 
     // Ten virtual seconds per real one: windows of 30 s pass in three, and the webhook's
     // five-minute certificate is renewed after 20 s.
-    operator = await startTestOperator(cluster.server, ["--leader-elect", "--webhook-bind-address", "127.0.0.1:0", ...webhookFlags], {
+    operator = await startTestOperator(cluster.server, ["--leader-elect", "--webhook-bind-address", "127.0.0.1:0", ...webhookFlags, ...flags(ns)], {
       clock: new ScaledClock(10),
       webhookCertificate: { leafLifetimeMs: 300_000, resyncMs: 10_000 },
     });
@@ -124,12 +129,12 @@ describe("the chart's RBAC", () => {
     operator = undefined;
 
     const used = requestsBy(cluster.server.requestLog, { user: "operator" });
-    const withWebhook = checkRequestsAgainstRbac(used, rbacRulesFromChart({ namespace: "healthprobe-system", values: ["webhook.enabled=true"] }));
+    const withWebhook = checkRequestsAgainstRbac(used, rbacRulesFromChart({ namespace: "healthprobe-system", values: ["webhook.enabled=true", ...values(ns)] }));
     expect(withWebhook.missing).toEqual([]);
     expect(withWebhook.unused).toEqual([]);
     const certificateSecret = webhookFlags.find((a) => a.startsWith("--webhook-secret-name="))!.split("=")[1];
     const webhookCall = (e: (typeof used)[number]) => e.resource === "mutatingwebhookconfigurations" || (e.resource === "secrets" && (e.verb === "create" || e.name === certificateSecret));
-    const check = checkRequestsAgainstRbac(used.filter((e) => !webhookCall(e)), rbacRulesFromChart({ namespace: "healthprobe-system" }));
+    const check = checkRequestsAgainstRbac(used.filter((e) => !webhookCall(e)), rbacRulesFromChart({ namespace: "healthprobe-system", values: values(ns) }));
     expect(check.missing).toEqual([]);
     expect(check.unused).toEqual([]);
     // The scenario really exercised the sensitive verbs.

@@ -49,3 +49,14 @@ app.kubernetes.io/part-of: healthprobe-operator
 {{- define "healthprobe-operator.webhookConfigurationName" -}}
 {{- include "healthprobe-operator.fullname" . }}
 {{- end }}
+
+{{/*
+The watched namespaces, comma-separated; empty: every namespace. rbac.namespaces, or the one
+namespace of the deprecated watchNamespace; both set is an error.
+*/}}
+{{- define "healthprobe-operator.watchedNamespaces" -}}
+{{- if and .Values.watchNamespace .Values.rbac.namespaces }}
+{{- fail "watchNamespace is deprecated and replaced by rbac.namespaces: set only rbac.namespaces (e.g. rbac.namespaces={shop,payments})" }}
+{{- end }}
+{{- join "," (default (compact (list .Values.watchNamespace)) .Values.rbac.namespaces) }}
+{{- end }}
