@@ -33,6 +33,12 @@ export const CROSS_FIELD_RULES = {
     rule: "(has(self.matchLabels) && size(self.matchLabels) > 0) || (has(self.matchExpressions) && size(self.matchExpressions) > 0)",
     message: "must not be empty: set matchLabels or matchExpressions",
   },
+  matchLabelKeys: {
+    scope: "spec.selector.matchLabels",
+    // [.] rather than an escaped dot: CEL string literals have no "\." escape.
+    rule: "self.all(k, size(k) <= 317 && k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$'))",
+    message: "keys must be label keys ([prefix/]name)",
+  },
   selectorValues: {
     scope: "spec.selector.matchExpressions[*]",
     rule: "self.operator in ['In', 'NotIn'] ? (has(self.values) && size(self.values) > 0) : (!has(self.values) || size(self.values) == 0)",

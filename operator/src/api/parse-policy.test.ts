@@ -210,8 +210,10 @@ describe("parsePolicySpec rejects schema violations, naming the field", () => {
     ["a negative maxPerHour", aSpec({ replacement: { maxPerHour: -1 } }), "spec.replacement.maxPerHour", "must be greater than or equal to 0"],
     ["method Restart", aSpec({ replacement: { method: "Restart" } }), "spec.replacement.method", 'Unsupported value: "Restart": supported values: "Evict", "Delete"'],
     ["operator Equals", aSpec({ selector: { matchExpressions: [{ key: "app", operator: "Equals", values: ["x"] }] } }), "spec.selector.matchExpressions[0].operator", "Unsupported value"],
-    ["an invalid label key", aSpec({ selector: { matchLabels: { "-app": "web" } } }), 'spec.selector.matchLabels["-app"]', "must be a label key"],
-    ["a label value of 64 characters", aSpec({ selector: { matchLabels: { app: "x".repeat(64) } } }), "spec.selector.matchLabels.app", "must be a label value"],
+    // Keys at the map, as the CRD's CEL rule reports them; values at the key, as the CRD's schema does.
+    ["an invalid label key", aSpec({ selector: { matchLabels: { "-app": "web" } } }), "spec.selector.matchLabels", "keys must be label keys"],
+    ["a label value of 64 characters", aSpec({ selector: { matchLabels: { app: "x".repeat(64) } } }), "spec.selector.matchLabels.app", "Too long: may not be more than 63 characters"],
+    ["a label value with a space", aSpec({ selector: { matchLabels: { app: "bad value" } } }), "spec.selector.matchLabels.app", "must be a label value"],
   ])("rejects %s", (_name, raw, field, message) => {
     const r = errorsOf(raw);
     const e = r.errors.find((x) => x.field === field);

@@ -59,15 +59,16 @@ const labelSelectorRequirement = z
 
 export const labelSelectorSchema = z
   .strictObject({
+    // Values in the schema, keys by a CEL rule (the CRD cannot constrain map keys otherwise):
+    // the API server once took any key and value here (test/conformance/policy-differential.test.ts).
     matchLabels: z
-      .record(z.string(), z.string())
+      .record(z.string(), z.string().max(63).regex(LABEL_VALUE, "must be a label value (at most 63 characters: alphanumerics, '-', '_' or '.')"))
       .optional()
-      .meta(desc("Labels a pod must all carry (key: value). ANDed with matchExpressions."))
+      .meta({ ...desc("Labels a pod must all carry (key: value). ANDed with matchExpressions."), maxProperties: 64, ...cel("matchLabelKeys") })
       .superRefine((labels, ctx) => {
-        for (const [k, v] of Object.entries(labels ?? {})) {
-          if (!LABEL_NAME.test(k) || k.length > 317) ctx.addIssue({ code: "custom", path: [k], message: invalidValue(k, "must be a label key ([prefix/]name)"), params: { formatted: true } });
-          if (!LABEL_VALUE.test(v) || v.length > 63) ctx.addIssue({ code: "custom", path: [k], message: invalidValue(v, "must be a label value (at most 63 characters: alphanumerics, '-', '_' or '.')"), params: { formatted: true } });
-        }
+        const keys = Object.keys(labels ?? {});
+        if (keys.length > 64) ctx.addIssue({ code: "custom", path: [], message: `Too many: ${keys.length}: must have at most 64 items`, params: { formatted: true } });
+        if (keys.some((k) => !LABEL_NAME.test(k) || k.length > 317)) fail(ctx, [], labels, "matchLabelKeys");
       }),
     matchExpressions: z
       .array(labelSelectorRequirement)
