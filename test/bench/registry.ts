@@ -7,5 +7,6 @@ import { drainLatencyBenchmark } from "./drain-latency.js";
 import { scaleBenchmark } from "./scale.js";
 import { kubeletBenchmark } from "./kubelet.js";
 import { debugTargetsBenchmark } from "./debug-targets.js";
+import { soakBenchmark } from "./soak.js";
 
-export const benchmarks: Benchmark[] = [probeBenchmark, probeTypesBenchmark, probeVsHaproxyBenchmark, drainLatencyBenchmark, kubeletBenchmark, debugTargetsBenchmark, scaleBenchmark];
+export const benchmarks: Benchmark[] = [probeBenchmark, probeTypesBenchmark, probeVsHaproxyBenchmark, drainLatencyBenchmark, kubeletBenchmark, debugTargetsBenchmark, scaleBenchmark, soakBenchmark];
