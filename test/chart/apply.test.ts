@@ -80,6 +80,7 @@ describe("the rendered chart on the API test server", () => {
     { name: "default values", values: [] as string[], extra: [] as string[] },
     { name: "every optional part on", values: ALL_OPTIONAL_ON, extra: [] as string[] },
     { name: "a single watched namespace", values: ["watchNamespace=apps"], extra: ["apps"] },
+    { name: "a list of watched namespaces", values: ["rbac.namespaces={shop,payments}"], extra: ["shop", "payments"] },
   ])("is accepted and stored, with $name", async ({ values, extra }) => {
     const docs = renderChart({ values, namespace: NAMESPACE });
     const namespaces = [NAMESPACE, ...extra].map((name) => ({ apiVersion: "v1", kind: "Namespace", metadata: { name } }));
