@@ -145,7 +145,7 @@ describeOnRealCluster("the CRD on the real API server and the operator's parser 
     }
   }
 
-  const runs = fuzzRuns(100);
+  const runs = fuzzRuns(100, 1500);
   it(
     `accept and refuse the same ${runs} policies, naming a common field`,
     async () => {

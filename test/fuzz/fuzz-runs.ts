@@ -1,9 +1,10 @@
 // How many cases each differential target runs: a small count in `make test`, a large one in
-// `npm run fuzz` (which sets HEALTHPROBE_FUZZ_RUNS), or any count asked for.
+// `npm run fuzz` (which sets HEALTHPROBE_FUZZ=1), or HEALTHPROBE_FUZZ_RUNS for every target.
 
-export function fuzzRuns(inMakeTest: number): number {
+export function fuzzRuns(inMakeTest: number, inFuzz: number): number {
   const asked = Number(process.env.HEALTHPROBE_FUZZ_RUNS);
-  return Number.isInteger(asked) && asked > 0 ? asked : inMakeTest;
+  if (Number.isInteger(asked) && asked > 0) return asked;
+  return process.env.HEALTHPROBE_FUZZ === "1" ? inFuzz : inMakeTest;
 }
 
 /** fast-check's options: the count, and HEALTHPROBE_FUZZ_SEED (with HEALTHPROBE_FUZZ_PATH) to replay a reported failure. */
@@ -33,7 +34,7 @@ export class Tally {
     return [...this.counts.keys()];
   }
   print(title: string): void {
-    if (!process.env.HEALTHPROBE_FUZZ_RUNS) return;
+    if (!process.env.HEALTHPROBE_FUZZ_RUNS && process.env.HEALTHPROBE_FUZZ !== "1") return;
     const rows = [...this.counts.entries()]
       .sort((a, b) => b[1] - a[1])
       .map(([k, n]) => [`  ${String(n).padStart(7)}  ${k}`, ...(this.examples.get(k) ?? []).map((e) => `             ${e.slice(0, 300)}`)].join("\n"));

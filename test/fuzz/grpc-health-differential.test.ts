@@ -69,7 +69,7 @@ function compareCall(project: RawProbeResult, ref: GrpcJsOutcome): string {
 }
 
 describe("the gRPC health codec against protobuf-es over generated HealthCheckResponse bytes", () => {
-  const runs = fuzzRuns(2000);
+  const runs = fuzzRuns(2000, 100_000);
   it(`never reads SERVING where protobuf-es does not, over ${runs} messages`, () => {
     const tally = new Tally();
     fc.assert(
@@ -88,7 +88,7 @@ describe("the gRPC prober against @grpc/grpc-js over generated answers from a lo
   beforeAll(async () => (server = await startGrpcServerHarness()));
   afterAll(() => server?.stop());
 
-  const runs = fuzzRuns(150);
+  const runs = fuzzRuns(150, 3000);
   // About 25 ms a call: each is a fresh connection for both clients.
   it(
     `never reads SERVING where grpc-js does not, over ${runs} calls`,

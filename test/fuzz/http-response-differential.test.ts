@@ -87,7 +87,7 @@ describe("the probe response parser against llhttp (node:http) over generated re
   beforeAll(async () => (llhttp = await startLlhttpReference()));
   afterAll(() => llhttp?.stop());
 
-  const runs = fuzzRuns(1000);
+  const runs = fuzzRuns(1000, 50_000);
   it(
     `agrees with llhttp or is stricter, over ${runs} responses split at random`,
     async () => {
