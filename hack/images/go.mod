@@ -1,0 +1,3 @@
+module healthprobe-operator/hack/images
+
+go 1.26
