@@ -53,6 +53,12 @@ export interface ControlPlane {
   /** Kubeconfig YAML for a bearer token from elsewhere, e.g. a ServiceAccount's TokenRequest. */
   tokenKubeconfig(name: string, token: string): string;
   writeKubeconfig(path: string, user?: string): void;
+  /**
+   * Stops etcd or kube-apiserver with the signal (SIGKILL: a crash; SIGTERM: a graceful stop), keeps
+   * it down for `downMs`, starts it again with the same flags, port and data directory, and resolves
+   * once kube-apiserver serves again.
+   */
+  restart(component: "etcd" | "kube-apiserver", opts?: { signal?: NodeJS.Signals; downMs?: number }): Promise<void>;
   /** Records a process the caller started for this run (its command line must name `dir`), so the next start stops it if this run crashes. */
   recordPid(pid: number): void;
   stop(): Promise<void>;
@@ -85,6 +91,16 @@ async function writeNode(core: CoreV1Api, network: PodNetwork): Promise<void> {
 }
 
 const AUDIT_LOG = "audit.log";
+
+async function restartComponent(parts: Parts, slot: RunSlot, core: CoreV1Api, name: string, opts: { signal?: NodeJS.Signals; downMs?: number }): Promise<void> {
+  const i = parts.components.findIndex((c) => c.name === name);
+  const old = parts.components[i];
+  if (!old) throw new Error(`restart: no control plane component ${JSON.stringify(name)} (known: ${parts.components.map((c) => c.name).join(", ")})`);
+  await old.kill(opts.signal ?? "SIGKILL");
+  if (opts.downMs) await new Promise((r) => setTimeout(r, opts.downMs));
+  parts.components[i] = startComponent(slot, old.name, old.bin, old.args);
+  await waitFor(() => core.readNamespace({ name: "default" }).then(() => true, () => false), { timeoutMs: 120_000, intervalMs: 200, what: `kube-apiserver to serve after ${name} restarted (log: ${old.logFile})` });
+}
 
 /** kube-apiserver's flags for an audit log in the run's directory, written as each request completes. */
 function auditFlags(dir: string, policy: object | undefined): string[] {
@@ -240,6 +256,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       kubeconfig,
       tokenKubeconfig: (name, token) => kubeconfigYaml(url, name, token),
       writeKubeconfig: (path, user) => writeFileSync(path, kubeconfig(user), { mode: 0o600 }),
+      restart: (name, o = {}) => restartComponent(parts, slot, core, name, o),
       recordPid: (pid) => slot.recordPid(pid),
       stop: () => stopParts(parts),
     };

@@ -12,6 +12,11 @@ const here = dirname(fileURLToPath(import.meta.url));
 export interface Component {
   name: string;
   logFile: string;
+  /** How it was started, so it can be started again the same way (restart in chaos tests). */
+  bin: string;
+  args: string[];
+  /** Sends the signal (SIGKILL: a crash) and waits for the exit. */
+  kill(signal: NodeJS.Signals): Promise<void>;
   /** The last lines of its log, for error messages. */
   tail(lines?: number): string;
   exited(): boolean;
@@ -42,6 +47,13 @@ export function startComponent(slot: RunSlot, name: string, bin: string, args: s
   return {
     name,
     logFile,
+    bin,
+    args,
+    kill: async (signal) => {
+      if (done) return;
+      child.kill(signal);
+      await exit;
+    },
     tail,
     exited: () => done,
     stop: async () => {
