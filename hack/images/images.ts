@@ -98,7 +98,8 @@ function nodeBuild(): ImageSpec {
   return {
     name: "localhost/healthprobe-build/node:20",
     layers: [layer.list()],
-    config: { Cmd: ["/bin/sh"], Env: [PATH_ENV, "HOME=/root"], WorkingDir: "/" },
+    // npm trusts the image's CA bundle as the local Node does, the registry's certificates may chain to a local CA.
+    config: { Cmd: ["/bin/sh"], Env: [PATH_ENV, "HOME=/root", `NODE_EXTRA_CA_CERTS=${CA_BUNDLE}`], WorkingDir: "/" },
     gzip: true,
   };
 }
