@@ -42,11 +42,14 @@ build: deps
 ## IMAGE=registry.example.com/team/healthprobe-operator:0.1.0 names it for your own registry.
 CHART := charts/healthprobe-operator
 IMAGE ?= $(shell sed -n 's/^  repository: *//p' $(CHART)/values.yaml):$(shell sed -n 's/^appVersion: *"*\([^"]*\)"*/\1/p' $(CHART)/Chart.yaml)
-CONTAINER_ENGINE ?= $(shell command -v docker || command -v podman)
+## Without a docker or podman that answers (a docker client alone is not enough), buildah builds the
+## same Dockerfile on base images made from the local Node (hack/images/build-operator.sh) and writes
+## .scratch/images/operator.tar, for `kind load image-archive` or `ctr images import`.
+CONTAINER_ENGINE ?= $(shell for e in docker podman; do command -v $$e >/dev/null && $$e info >/dev/null 2>&1 && { command -v $$e; break; }; done)
 image:
-	@if [ -z "$(CONTAINER_ENGINE)" ]; then \
-	  echo "make image: neither docker nor podman is on PATH; install one, or build the Dockerfile with any OCI builder as $(IMAGE)" >&2; exit 1; fi
-	$(CONTAINER_ENGINE) build -t $(IMAGE) .
+	@if [ -n "$(CONTAINER_ENGINE)" ]; then $(CONTAINER_ENGINE) build -t $(IMAGE) .; \
+	elif command -v buildah >/dev/null; then bash hack/images/build-operator.sh $(IMAGE); \
+	else echo "make image: no docker or podman engine answers and buildah is not on PATH; install one, or build the Dockerfile with any OCI builder as $(IMAGE)" >&2; exit 1; fi
 
 bench: deps
 	npx tsx test/bench/main.ts all
