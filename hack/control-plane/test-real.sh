@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-suites="test/conformance and test/e2e on the real control plane"
+suites="test/conformance, test/e2e, test/fault-proxy and test/chaos on the real control plane"
 missing=""
 command -v go >/dev/null 2>&1 || missing="Go is not installed"
 command -v ip >/dev/null 2>&1 || missing="${missing:+$missing; }iproute2 (ip) is not installed"
@@ -32,4 +32,4 @@ export HEALTHPROBE_TEST_CLUSTER=real
 export HEALTHPROBE_CONTROL_PLANE_BIN="$bin"
 # One file at a time: each starts its own control plane, and two cores are shared.
 exec env -u KUBECONFIG node --experimental-vm-modules node_modules/jest/bin/jest.js --runInBand \
-  --testPathIgnorePatterns '/node_modules/' --roots test/conformance test/e2e
+  --testPathIgnorePatterns '/node_modules/' --roots test/conformance test/e2e test/fault-proxy test/chaos
