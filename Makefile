@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 NPM_STAMP := node_modules/.package-lock.json
 
-.PHONY: all test unit typecheck lint demo crds build image bench e2e e2e-local test-real control-plane clean deps
+.PHONY: all test unit go-test typecheck lint demo crds build image bench e2e e2e-local test-real control-plane clean deps
 
 all: test
 
@@ -20,12 +20,16 @@ lint: deps
 	npx eslint .
 	npx tsx hack/check-sizes.ts
 
+## The Go tests of the test images (hack/images: the workload server's switching).
+go-test:
+	cd hack/images && GOWORK=off go test ./...
+
 unit: deps
 	env -u HEALTHPROBE_TEST_CLUSTER npm test --silent
 
 ## Installs dependencies when missing, then typecheck, lint and every test: all suites on the API
 ## test server, then the conformance and e2e suites on the real control plane.
-test: deps typecheck lint unit e2e-local test-real
+test: deps typecheck lint unit go-test e2e-local test-real
 
 ## The operator on the embedded API test server with demo pods on loopback and a live view.
 demo: deps
