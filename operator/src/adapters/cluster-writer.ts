@@ -3,6 +3,7 @@
 // reads probe headers need. Every call carries
 // context in its error; 404 on delete is success; the caller decides what a 409 means.
 import { GROUP, PLURAL, VERSION } from "../api/group.js";
+import { ALLOWED_POLICIES_ANNOTATION } from "../domain/probe-access.js";
 import type { KubeClient } from "./kube-client.js";
 import { statusCodeOf } from "./kube-errors.js";
 
@@ -170,12 +171,12 @@ export class ClusterWriter {
     }
   }
 
-  /** One key of a Secret, decoded; undefined when the Secret or key is missing. */
-  async readSecretKey(namespace: string, name: string, key: string): Promise<Buffer | undefined> {
+  /** One key of a Secret, decoded, with its allowed-policies annotation; undefined when the Secret is missing. */
+  async readSecretKey(namespace: string, name: string, key: string): Promise<{ allowedPolicies: string | undefined; value: Buffer | undefined } | undefined> {
     try {
-      const secret = await this.client.get<{ data?: Record<string, string> }>(`${corePath(namespace, "secrets")}/${enc(name)}`);
+      const secret = await this.client.get<{ metadata?: { annotations?: Record<string, string> }; data?: Record<string, string> }>(`${corePath(namespace, "secrets")}/${enc(name)}`);
       const b64 = secret.data?.[key];
-      return b64 === undefined ? undefined : Buffer.from(b64, "base64");
+      return { allowedPolicies: secret.metadata?.annotations?.[ALLOWED_POLICIES_ANNOTATION], value: b64 === undefined ? undefined : Buffer.from(b64, "base64") };
     } catch (err) {
       if (statusCodeOf(err) === 404) return undefined;
       throw wrap(`reading Secret ${namespace}/${name}`, err);

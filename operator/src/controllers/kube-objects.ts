@@ -1,6 +1,7 @@
 // The parts of Kubernetes objects the controllers read, as plain structural types: the
 // caches hold the JSON the API server sent, and nothing here depends on the client library.
 import { READINESS_GATE_CONDITION } from "../api/group.js";
+import { PROBE_HOST_NETWORK_ANNOTATION } from "../domain/probe-access.js";
 
 export interface ObjectMeta {
   name?: string;
@@ -28,6 +29,7 @@ export interface PodObject extends KubeObject {
     subdomain?: string;
     containers?: Array<{ name?: string; ports?: Array<{ name?: string; containerPort: number; protocol?: string }> }>;
     readinessGates?: Array<{ conditionType: string }>;
+    hostNetwork?: boolean;
   };
   status?: {
     phase?: string;
@@ -180,9 +182,13 @@ function slimMeta(m: ObjectMeta | undefined, keep: { annotations?: boolean; owne
 /** A pod as the policy controller reads it: identity, labels, owners, ports, phase, addresses, readiness. */
 export function slimPod(pod: PodObject): PodObject {
   const out: PodObject = { metadata: slimMeta(pod.metadata, { ownerReferences: true }) };
+  // Of the annotations only the hostNetwork opt-in is read (probe-access.ts).
+  const optIn = pod.metadata?.annotations?.[PROBE_HOST_NETWORK_ANNOTATION];
+  if (optIn !== undefined) out.metadata!.annotations = { [PROBE_HOST_NETWORK_ANNOTATION]: optIn };
   const spec = pod.spec;
   if (spec) {
     const s: NonNullable<PodObject["spec"]> = {};
+    if (spec.hostNetwork === true) s.hostNetwork = true;
     if (spec.nodeName !== undefined) s.nodeName = spec.nodeName;
     if (spec.hostname !== undefined) s.hostname = spec.hostname;
     if (spec.subdomain !== undefined) s.subdomain = spec.subdomain;

@@ -99,14 +99,15 @@ export class PolicyReconciler {
 
     // Probes first: a Secret that cannot be read stops this policy only, with the field named.
     const selection = this.o.probeTargets.select(key, namespace, policy.spec);
-    const probes = await this.o.probeTargets.plan(namespace, policy.spec, selection.targets);
+    const probes = await this.o.probeTargets.plan(namespace, name, policy.spec, selection.targets);
     if (!probes.ok) {
       this.o.probeTargets.stop(key);
-      // A missing Secret is not an invalid spec: Ready=False, SecretNotFound, until it appears.
-      const reason = probes.reason === "SecretNotFound" ? "SecretNotFound" : "InvalidSpec";
+      // A missing Secret, or one that does not allow this policy, is not an invalid spec:
+      // Ready=False, SecretNotFound or SecretNotPermitted, until it appears or allows it.
+      const reason = probes.reason === "SecretNotFound" || probes.reason === "SecretNotPermitted" ? probes.reason : "InvalidSpec";
       if (!gated) await this.letGo(log, namespace, serviceName!, selection);
       const result = await this.o.status.write(log, policy.obj, { readiness: { reason, message: `${probes.field}: ${probes.message}` }, whenAllUnhealthy }, now);
-      // Nothing wakes the policy when the Secret is created: retry, so it heals by itself.
+      // Nothing wakes the policy when the Secret is created or annotated: retry, so it heals by itself.
       return { requeueAfterMs: Math.min(result?.requeueAfterMs ?? MISSING_SECRET_RETRY_MS, MISSING_SECRET_RETRY_MS) };
     }
     const probing = this.o.probeTargets.start(key, policy.obj, policy.spec, selection.targets, probes.targets, now);

@@ -12,7 +12,15 @@ export interface PolicyWriter {
   patchPodCondition(namespace: string, name: string, uid: string, condition: PodConditionPatch): Promise<"patched" | "gone">;
   readConfigMap(namespace: string, name: string): Promise<{ metadata?: { resourceVersion?: string }; data?: Record<string, string> } | undefined>;
   writeConfigMap(namespace: string, name: string, data: Record<string, string>, resourceVersion: string | undefined): Promise<unknown>;
-  readSecretKey(namespace: string, name: string, key: string): Promise<Uint8Array | undefined>;
+  /** The Secret's allowed-policies annotation and one key's value; undefined when the Secret is missing. */
+  readSecretKey(namespace: string, name: string, key: string): Promise<SecretKeyRead | undefined>;
+}
+
+export interface SecretKeyRead {
+  /** The healthprobe.io/allowed-policies annotation, when set (nothing else of the metadata is kept). */
+  allowedPolicies: string | undefined;
+  /** The key's decoded value; undefined when the key is missing. */
+  value: Uint8Array | undefined;
 }
 
 /** A 409 from an optimistic write: the cache is behind; reconcile again soon. */

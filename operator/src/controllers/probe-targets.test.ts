@@ -68,19 +68,69 @@ describe("the probe-targets part", () => {
     const other = aPodObject("b");
     other.spec!.containers = [{ name: "app", ports: [{ name: "metrics", containerPort: 9090 }] }];
     const { part } = setUp([aPodObject("a"), other]);
-    const plan = await part.plan(NS, specOf({ probe: { port: "http", path: "/healthz" } }), [aPodObject("a"), other]);
+    const plan = await part.plan(NS, "web", specOf({ probe: { port: "http", path: "/healthz" } }), [aPodObject("a"), other]);
     expect(plan.ok && plan.targets.map((t) => t.id)).toEqual(["uid-a"]);
   });
 
   it("fails the policy on a missing header Secret, naming the field, and reads it again after the retry interval", async () => {
     const spec = specOf({ probe: { port: 8080, path: "/healthz", headers: [{ name: "Authorization", valueFrom: { secretKeyRef: { name: "auth", key: "token" } } }] } });
     const { part, writer, clock } = setUp([aPodObject("a")]);
-    const first = await part.plan(NS, spec, [aPodObject("a")]);
+    const first = await part.plan(NS, "web", spec, [aPodObject("a")]);
     expect(first.ok ? "" : first.field).toBe("spec.probe.headers[0].valueFrom.secretKeyRef");
     writer.secrets.set(`${NS}/auth/token`, new TextEncoder().encode("Bearer x"));
-    expect((await part.plan(NS, spec, [aPodObject("a")])).ok).toBe(false);
+    writer.secretAllowedPolicies.set(`${NS}/auth`, "web");
+    expect((await part.plan(NS, "web", spec, [aPodObject("a")])).ok).toBe(false);
     clock.advance(5_000);
-    expect((await part.plan(NS, spec, [aPodObject("a")])).ok).toBe(true);
+    expect((await part.plan(NS, "web", spec, [aPodObject("a")])).ok).toBe(true);
+  });
+
+  it("refuses a Secret that does not name the policy (SecretNotPermitted, naming the field and the fix), with or without targets, and uses it once annotated", async () => {
+    const spec = specOf({ probe: { port: 8080, path: "/healthz", headers: [{ name: "X-Env", value: "prod" }, { name: "Authorization", valueFrom: { secretKeyRef: { name: "auth", key: "token" } } }] } });
+    const { part, writer, clock } = setUp([aPodObject("a")]);
+    writer.secrets.set(`${NS}/auth/token`, new TextEncoder().encode("Bearer x"));
+    for (const targets of [[aPodObject("a")], []]) {
+      const refused = await part.plan(NS, "web", spec, targets);
+      expect(refused).toEqual({
+        ok: false,
+        reason: "SecretNotPermitted",
+        field: "spec.probe.headers[1].valueFrom.secretKeyRef",
+        message: 'Secret "auth" does not allow policy "web" to use it; its owner can allow it: kubectl annotate secret auth healthprobe.io/allowed-policies=web',
+      });
+    }
+    writer.secretAllowedPolicies.set(`${NS}/auth`, "api, web");
+    clock.advance(5_000);
+    const planned = await part.plan(NS, "web", spec, [aPodObject("a")]);
+    expect(planned.ok && planned.targets[0]!.request.headers).toEqual([{ name: "X-Env", value: "prod" }, { name: "Authorization", value: "Bearer x" }]);
+  });
+
+  it("refuses a signature Secret that allows other policies only, and sees an annotation removed within the Secret TTL", async () => {
+    const spec = specOf({ probe: { port: 8080, path: "/healthz", signature: { secretRef: { name: "sig", key: "key" } } } });
+    const { part, writer, clock } = setUp([aPodObject("a")]);
+    writer.secrets.set(`${NS}/sig/key`, new TextEncoder().encode("k"));
+    writer.secretAllowedPolicies.set(`${NS}/sig`, "api");
+    const refused = await part.plan(NS, "web", spec, [aPodObject("a")]);
+    expect(!refused.ok && [refused.reason, refused.field]).toEqual(["SecretNotPermitted", "spec.probe.signature.secretRef"]);
+    writer.secretAllowedPolicies.set(`${NS}/sig`, "*");
+    clock.advance(5_000);
+    expect((await part.plan(NS, "web", spec, [aPodObject("a")])).ok).toBe(true);
+    writer.secretAllowedPolicies.delete(`${NS}/sig`);
+    clock.advance(60_000);
+    expect((await part.plan(NS, "web", spec, [aPodObject("a")])).ok).toBe(false);
+  });
+
+  it.each([
+    { name: "a hostNetwork pod without the annotation is not probed, and says why", hostNetwork: true, annotations: undefined, probed: false },
+    { name: "a hostNetwork pod with the annotation set to true is probed", hostNetwork: true, annotations: { "healthprobe.io/probe-host-network": "true" }, probed: true },
+    { name: "a pod on its own network is probed without the annotation", hostNetwork: false, annotations: undefined, probed: true },
+  ])("$name", async ({ hostNetwork, annotations, probed }) => {
+    const pod = aPodObject("a");
+    pod.spec!.hostNetwork = hostNetwork;
+    if (annotations) pod.metadata!.annotations = annotations;
+    const { part } = setUp([pod]);
+    const plan = await part.plan(NS, "web", specOf(), [pod]);
+    if (!plan.ok) throw new Error(plan.message);
+    expect(plan.targets.map((t) => t.id)).toEqual(probed ? ["uid-a"] : []);
+    expect(plan.notProbed.get("uid-a")).toBe(probed ? undefined : "hostNetwork pod (add annotation healthprobe.io/probe-host-network=true to probe it)");
   });
 
   it("wakes the policy that used to select a relabelled pod", () => {

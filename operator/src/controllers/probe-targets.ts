@@ -9,7 +9,8 @@
 import type { HealthProbePolicySpec } from "../api/policy-schema.js";
 import type { ChangeType, WatchedCache } from "./caches.js";
 import { computeHealthSeeds } from "../domain/health-seed.js";
-import { planProbe, type ProbePlanProblem, type SecretRef } from "../domain/probe-plan.js";
+import { hostNetworkRefusal, secretNotPermittedMessage, secretPermits, secretPermitsAny } from "../domain/probe-access.js";
+import { planProbe, secretRefsOf, type ProbePlanProblem, type SecretRef } from "../domain/probe-plan.js";
 import { evaluationSettingsOf } from "../domain/types.js";
 import type { Clock } from "../runtime/clock.js";
 import type { HealthStore, HealthTarget } from "../runtime/health-store.js";
@@ -18,7 +19,7 @@ import { keyOf, nameOf, podIPsOf, timeOf, uidOf, type PodObject, type PolicyObje
 import { addTo, removeFrom } from "./nested-sets.js";
 import { PodLabelIndex } from "./pod-label-index.js";
 import { SelectorIndex } from "./selector-index.js";
-import type { PolicyWriter } from "./policy-writer.js";
+import type { PolicyWriter, SecretKeyRead } from "./policy-writer.js";
 
 /** Secrets are read, not watched: a policy waiting for a missing one looks again this often. */
 export const MISSING_SECRET_RETRY_MS = 5_000;
@@ -46,7 +47,7 @@ export type ProbePlanResult =
   | {
       ok: true;
       targets: ProbeTarget[];
-      /** Targets that cannot be probed (a named port the pod lacks), by uid, with why. */
+      /** Targets that cannot be probed (a named port the pod lacks, hostNetwork not opted in), by uid, with why. */
       notProbed: Map<string, string>;
     }
   | { ok: false; reason: ProbePlanProblem; field: string; message: string };
@@ -58,7 +59,7 @@ export interface ProbingStart {
 }
 
 export class ProbeTargets {
-  private readonly secretCache = new Map<string, { at: number; value: Uint8Array | undefined }>();
+  private readonly secretCache = new Map<string, { at: number; read: SecretKeyRead | undefined }>();
   /** Pod uids each policy selected at its last reconcile. */
   private readonly selectedBy = new Map<string, Set<string>>();
   /** The same, by pod uid: the policies that selected it at their last reconcile. */
@@ -138,18 +139,31 @@ export class ProbeTargets {
     else this.selectedBy.delete(key);
   }
 
-  /** Plans every target's probe; a Secret that cannot be read fails the policy, naming the field. */
-  async plan(namespace: string, spec: HealthProbePolicySpec, targets: readonly PodObject[]): Promise<ProbePlanResult> {
-    const refs: SecretRef[] = [];
-    for (const h of spec.probe.headers ?? []) if (h.valueFrom?.secretKeyRef) refs.push(h.valueFrom.secretKeyRef);
-    if (spec.probe.signature) refs.push(spec.probe.signature.secretRef);
+  /**
+   * Plans every target's probe; a Secret that cannot be read, or that does not allow the policy
+   * (its annotation healthprobe.io/allowed-policies), fails the policy, naming the field. A
+   * refused Secret's value is never handed on, whether the policy has targets or not.
+   */
+  async plan(namespace: string, policyName: string, spec: HealthProbePolicySpec, targets: readonly PodObject[]): Promise<ProbePlanResult> {
     const values = new Map<string, Uint8Array | undefined>();
-    for (const ref of refs) values.set(`${ref.name}/${ref.key}`, await this.secret(namespace, ref));
+    for (const { field, ref } of secretRefsOf(spec.probe)) {
+      const read = await this.secret(namespace, ref, policyName);
+      if (read && !secretPermits(read.allowedPolicies, policyName)) {
+        return { ok: false, reason: "SecretNotPermitted", field, message: secretNotPermittedMessage(ref.name, policyName) };
+      }
+      values.set(`${ref.name}/${ref.key}`, read?.value);
+    }
     const lookup = (ref: SecretRef) => values.get(`${ref.name}/${ref.key}`);
 
     const out: ProbeTarget[] = [];
     const notProbed = new Map<string, string>();
     for (const pod of targets) {
+      // A hostNetwork pod answers on its node's address: probed only when it opts in.
+      const refused = hostNetworkRefusal({ hostNetwork: pod.spec?.hostNetwork, annotations: pod.metadata?.annotations });
+      if (refused !== undefined) {
+        notProbed.set(uidOf(pod), refused);
+        continue;
+      }
       const planned = planProbe(spec.probe, { ip: podIPsOf(pod)[0]!, containers: pod.spec?.containers ?? [] }, lookup);
       if (!planned.ok) {
         // A named port one pod lacks is that pod's problem, not the policy's: it is reported, not probed.
@@ -203,15 +217,22 @@ export class ProbeTargets {
     this.o.health.drop(key);
   }
 
-  private async secret(namespace: string, ref: SecretRef): Promise<Uint8Array | undefined> {
+  /**
+   * The Secret's annotation and key, through the TTL cache. The value of a Secret that allows no
+   * policy is not kept. A missing or refused one is read again after MISSING_SECRET_RETRY_MS, so
+   * an annotation added heals the policy soon; one removed is seen within the TTL.
+   */
+  private async secret(namespace: string, ref: SecretRef, policyName: string): Promise<SecretKeyRead | undefined> {
     const k = `${namespace}/${ref.name}/${ref.key}`;
     const now = this.o.clock.now();
     const hit = this.secretCache.get(k);
     const ttl = this.o.secretTtlMs ?? 60_000;
-    if (hit && now - hit.at < (hit.value === undefined ? Math.min(ttl, MISSING_SECRET_RETRY_MS) : ttl)) return hit.value;
-    const value = await this.o.secrets.readSecretKey(namespace, ref.name, ref.key);
-    this.secretCache.set(k, { at: now, value });
-    return value;
+    const usable = hit?.read?.value !== undefined && secretPermits(hit.read.allowedPolicies, policyName);
+    if (hit && now - hit.at < (usable ? ttl : Math.min(ttl, MISSING_SECRET_RETRY_MS))) return hit.read;
+    const got = await this.o.secrets.readSecretKey(namespace, ref.name, ref.key);
+    const read = got && { allowedPolicies: got.allowedPolicies, value: secretPermitsAny(got.allowedPolicies) ? got.value : undefined };
+    this.secretCache.set(k, { at: now, read });
+    return read;
   }
 }
 

@@ -2,7 +2,7 @@ import { compareStrings, DRY_RUN_KEPT } from "./drain.js";
 import { findCondition } from "./conditions.js";
 import { FAIL_OPEN_NOT_PROBED, type PolicyStatus, type StatusPod } from "./status.js";
 
-export type EventReason = "Drained" | "Restored" | "DrainCapped" | "FailOpen" | "FailClosed" | "Quarantined" | "InvalidSpec" | "ReplacementBlocked" | "GateMissing";
+export type EventReason = "Drained" | "Restored" | "DrainCapped" | "FailOpen" | "FailClosed" | "Quarantined" | "InvalidSpec" | "SecretNotPermitted" | "ReplacementBlocked" | "GateMissing";
 
 export interface PlannedEvent {
   type: "Normal" | "Warning";
@@ -29,7 +29,8 @@ export type EventView = Pick<PolicyStatus, "pods" | "conditions">;
  *   (Warning), policy and pod, in place of Drained; its return is Restored as for any drained pod;
  * - DrainCapped / FailOpen / FailClosed / GateMissing conditions turning True: a Warning on the policy (not for
  *   FailOpen or FailClosed while no target has been probed yet);
- * - Ready turning to InvalidSpec, or its message changing while invalid: InvalidSpec;
+ * - Ready turning to InvalidSpec, or its message changing while invalid: InvalidSpec; the same
+ *   for SecretNotPermitted (a Warning too);
  * - ReplacementBlocked turning True or changing reason: ReplacementBlocked (Warning).
  *
  * Notes are one clause each: what happened to which pod, then why (verdictClause); the
@@ -49,6 +50,10 @@ export function planEvents(previous: EventView | undefined, next: EventView, now
   const wasReady = findCondition(prevConditions, "Ready");
   if (ready?.reason === "InvalidSpec" && (wasReady?.reason !== "InvalidSpec" || wasReady.message !== ready.message)) {
     policy("Warning", "InvalidSpec", ready.message);
+  }
+  // A refused Secret is the one problem its author may not see coming (the spec is valid).
+  if (ready?.reason === "SecretNotPermitted" && (wasReady?.reason !== "SecretNotPermitted" || wasReady.message !== ready.message)) {
+    policy("Warning", "SecretNotPermitted", ready.message);
   }
   // Fail open before any probe (a new policy, pods just started) is no outage: not announced,
   // but the first real one after it is.

@@ -14,9 +14,21 @@ export type SecretLookup = (ref: SecretRef) => Uint8Array | undefined;
 /**
  * Why a pod cannot be probed: its named port does not resolve (that pod's problem: it is a
  * target routed as Unknown), or a Secret or key the probe needs is missing (the policy's
- * problem, Ready=False reason SecretNotFound, not InvalidSpec: the spec is valid).
+ * problem, Ready=False reason SecretNotFound, not InvalidSpec: the spec is valid), or the
+ * Secret does not allow this policy (SecretNotPermitted, see probe-access.ts).
  */
-export type ProbePlanProblem = "PortNotResolved" | "SecretNotFound";
+export type ProbePlanProblem = "PortNotResolved" | "SecretNotFound" | "SecretNotPermitted";
+
+/** Every Secret reference of spec.probe, in field order, with the field that names it. */
+export function secretRefsOf(probe: ProbeSpec): Array<{ field: string; ref: SecretRef }> {
+  const out: Array<{ field: string; ref: SecretRef }> = [];
+  for (const [i, h] of (probe.headers ?? []).entries()) {
+    const ref = h.value === undefined ? h.valueFrom?.secretKeyRef : undefined;
+    if (ref) out.push({ field: `spec.probe.headers[${i}].valueFrom.secretKeyRef`, ref });
+  }
+  if (probe.signature) out.push({ field: "spec.probe.signature.secretRef", ref: probe.signature.secretRef });
+  return out;
+}
 
 export interface ProbePlanFailure {
   ok: false;

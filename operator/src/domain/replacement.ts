@@ -49,7 +49,7 @@ export interface OtherPolicyView {
   policy: string;
   /**
    * The policy is probing the pod (Ready, and the pod one of its probed targets). A policy
-   * that is not (ServiceClaimed, ServiceNotFound, SecretNotFound, invalid) has no say.
+   * that is not (ServiceClaimed, ServiceNotFound, SecretNotFound, SecretNotPermitted, invalid) has no say.
    */
   probing: boolean;
   replacementEnabled: boolean;

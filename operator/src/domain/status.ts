@@ -68,6 +68,7 @@ export type ReadyReason =
   | "ServiceHasSelector"
   | "ServiceClaimed"
   | "SecretNotFound"
+  | "SecretNotPermitted"
   | "NotSynced";
 
 /** Why the policy is (not) Ready. Reconciled -> True, NotSynced -> Unknown, the rest -> False. */
@@ -212,6 +213,7 @@ const READY_MESSAGES: Record<ReadyReason, string> = {
   ServiceHasSelector: "the Service has a spec.selector: its endpoints belong to the built-in controller",
   ServiceClaimed: "another HealthProbePolicy already manages this Service",
   SecretNotFound: "a Secret the probe needs does not exist; retrying",
+  SecretNotPermitted: "a Secret the probe needs does not allow this policy (annotation healthprobe.io/allowed-policies); retrying",
   NotSynced: "waiting for the caches to sync",
 };
 

@@ -2,7 +2,7 @@
 // (opaque strings) and EndpointSlice generations as the API server does, answers a write with a
 // stale resourceVersion with a 409, and can be told to fail a call or to pause it mid-flight.
 import type { EvictionOutcome, PodConditionPatch } from "../../adapters/cluster-writer.js";
-import type { PolicyWriter } from "../policy-writer.js";
+import type { PolicyWriter, SecretKeyRead } from "../policy-writer.js";
 
 type Meta = { name?: string; generateName?: string; namespace?: string; resourceVersion?: string; generation?: number };
 type Obj = { metadata?: Meta; [k: string]: unknown };
@@ -17,7 +17,10 @@ export class MemoryWriter implements PolicyWriter {
   readonly slices = new Map<string, Obj>();
   readonly statuses = new Map<string, { resourceVersion: string; status: object }>();
   readonly configMaps = new Map<string, { resourceVersion: string; data: Record<string, string> }>();
+  /** Secret values by "namespace/name/key". */
   readonly secrets = new Map<string, Uint8Array>();
+  /** The healthprobe.io/allowed-policies annotation of Secrets, by "namespace/name". */
+  readonly secretAllowedPolicies = new Map<string, string>();
   /** Pod conditions written, by "namespace/name", in order. */
   readonly podConditions = new Map<string, PodConditionPatch[]>();
   /** Pods patchPodCondition answers "gone" for, by "namespace/name". */
@@ -105,9 +108,11 @@ export class MemoryWriter implements PolicyWriter {
     return { metadata: { resourceVersion: rv } };
   }
 
-  async readSecretKey(namespace: string, name: string, key: string): Promise<Uint8Array | undefined> {
+  async readSecretKey(namespace: string, name: string, key: string): Promise<SecretKeyRead | undefined> {
     this.calls.push(`secret ${namespace}/${name}/${key}`);
-    return this.secrets.get(`${namespace}/${name}/${key}`);
+    const value = this.secrets.get(`${namespace}/${name}/${key}`);
+    const allowedPolicies = this.secretAllowedPolicies.get(`${namespace}/${name}`);
+    return value === undefined && allowedPolicies === undefined ? undefined : { allowedPolicies, value };
   }
 
   private record(call: string): void {
