@@ -112,7 +112,7 @@ describe("policies the operator does not act on", () => {
     await waitFor(async () => (await endpointReadiness(cluster, "web")).get("web-a") === true, { what: "web-a listed ready as kubelet says" });
     expect(hitsOf(ips)).toBe(0);
 
-    await cluster.create({ apiVersion: "v1", kind: "Secret", metadata: { name: "probe-auth", namespace: cluster.namespace }, data: { token: Buffer.from("Bearer s3cret").toString("base64") } });
+    await cluster.create({ apiVersion: "v1", kind: "Secret", metadata: { name: "probe-auth", namespace: cluster.namespace, annotations: { "healthprobe.io/allowed-policies": "web" } }, data: { token: Buffer.from("Bearer s3cret").toString("base64") } });
     expect(await readyCondition("web", "Reconciled")).toMatchObject({ status: "True" });
     await waitFor(async () => (await endpointReadiness(cluster, "web")).get("web-a") === true, { what: "web-a ready in the slices", timeoutMs: 15_000 });
     // The spec was valid all along: no InvalidSpec Warning was raised for it.
@@ -120,7 +120,7 @@ describe("policies the operator does not act on", () => {
   });
 
   it("lets go of the Service when its Secret is gone: a pod it drained is listed again as kubelet says, not frozen out", async () => {
-    const secret = { apiVersion: "v1", kind: "Secret", metadata: { name: "probe-auth", namespace: cluster.namespace }, data: { token: Buffer.from("Bearer s3cret").toString("base64") } };
+    const secret = { apiVersion: "v1", kind: "Secret", metadata: { name: "probe-auth", namespace: cluster.namespace, annotations: { "healthprobe.io/allowed-policies": "web" } }, data: { token: Buffer.from("Bearer s3cret").toString("base64") } };
     await cluster.create(secret);
     await cluster.create(aService("web", cluster.namespace));
     const ips = await givenPods(["web-a", "web-b"]);

@@ -132,7 +132,7 @@ describe("drain method ReadinessGate (API test server)", () => {
 
   it("a policy that cannot probe (its Secret gone) leaves no pod out: the pod it kept out gets True, NoPolicy", async () => {
     const token = Buffer.from("Bearer s3cret").toString("base64");
-    await cluster.create({ apiVersion: "v1", kind: "Secret", metadata: { name: "probe-auth", namespace: cluster.namespace }, data: { token } });
+    await cluster.create({ apiVersion: "v1", kind: "Secret", metadata: { name: "probe-auth", namespace: cluster.namespace, annotations: { "healthprobe.io/allowed-policies": "web" } }, data: { token } });
     const pods = await givenGatedService(3, { probe: { headers: [{ name: "Authorization", valueFrom: { secretKeyRef: { name: "probe-auth", key: "token" } } }] } });
     farm.failing(pods[0]!.status.podIP);
     await readyCountIs(2, "the failing pod drained");

@@ -48,7 +48,7 @@ describe.each(MODES)("the chart's RBAC, $mode", ({ flags, values }) => {
 
   it("grants exactly what the operator uses", async () => {
     const ns = cluster.namespace;
-    await cluster.create({ apiVersion: "v1", kind: "Secret", metadata: { name: "probe-auth", namespace: ns }, data: { token: Buffer.from("s3cret").toString("base64") } });
+    await cluster.create({ apiVersion: "v1", kind: "Secret", metadata: { name: "probe-auth", namespace: ns, annotations: { "healthprobe.io/allowed-policies": "web" } }, data: { token: Buffer.from("s3cret").toString("base64") } });
     for (const app of ["web", "api"]) {
       await cluster.create({ ...aService(app, ns) });
       await cluster.create({ ...aReplicaSet(app, ns, 3, { app }) });

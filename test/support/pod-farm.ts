@@ -16,12 +16,17 @@ export class PodFarm {
   private readonly pathBehaviour = new Map<string, PodBehaviour>();
   /** Requests seen per address, for assertions on probing. */
   readonly hits = new Map<string, number>();
+  /** Every request header value seen per address, to tell whether a value reached a pod. */
+  readonly headerValues = new Map<string, Set<string>>();
 
   async serve(ip: string, port = 8080): Promise<void> {
     const key = `${ip}:${port}`;
     if (this.servers.has(key)) return;
     const server = createServer((req, res) => {
       this.hits.set(ip, (this.hits.get(ip) ?? 0) + 1);
+      const seen = this.headerValues.get(ip) ?? new Set<string>();
+      for (let i = 1; i < req.rawHeaders.length; i += 2) seen.add(req.rawHeaders[i]!);
+      this.headerValues.set(ip, seen);
       const path = (req.url ?? "/").split("?")[0];
       const b = this.pathBehaviour.get(`${ip} ${path}`) ?? this.behaviour.get(ip) ?? { status: 200, body: "ok" };
       const answer = () => {
