@@ -8,7 +8,7 @@ import { request as httpsRequest, Agent as HttpsAgent } from "node:https";
 import { Agent as HttpAgent } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { Transform, type TransformCallback } from "node:stream";
-import { RuleSet, requestInfo, isWriteVerb, type Fault, type FaultRule, type RequestInfo, type RuleFilter } from "./rules.js";
+import { RuleSet, requestInfo, type Fault, type FaultRule, type RequestInfo, type RuleFilter } from "./rules.js";
 import { handleControl } from "./control-api.js";
 
 export type { Fault, FaultRule, RuleFilter } from "./rules.js";
@@ -268,8 +268,6 @@ export class FaultProxy {
       this.pipeBody(ur, res, info, faults, entry);
     });
     req.pipe(up);
-    // A write's request logged as a write even if the client then vanishes.
-    if (isWriteVerb(info.verb)) entry.forwarded = true;
   }
 
   private pipeBody(ur: IncomingMessage, res: ServerResponse, info: RequestInfo, faults: Fault[], entry: ProxyLogEntry): void {
