@@ -16,6 +16,7 @@ import { installCrd } from "../support/kube-objects.js";
 import { startOperatorProcess, type OperatorProcess } from "../support/operator-process.js";
 import { waitFor } from "../support/wait-for.js";
 import { checkWorld, evictionsFrom, RealWorldReader } from "./real-world.js";
+import { Rng } from "../simulation/prng.js";
 import type { World } from "../simulation/snapshot.js";
 
 const onReal = process.env.HEALTHPROBE_TEST_CLUSTER === "real";
@@ -27,6 +28,39 @@ const PORT = 8080;
 const LEASE_MS = 15_000;
 const RENEW_DEADLINE_MS = 10_000;
 const CONVERGE_TIMEOUT_MS = 120_000;
+const FAULT_ROUNDS = 6;
+const FAULT_SEED = 11;
+
+/** The simulation's API faults, and the proxy's own, as the seeded rounds pick them. */
+const ROUND_FAULTS: Array<[string, (p: FaultProxy) => void]> = [
+  [
+    "5xx on a third of reads",
+    (p) => {
+      p.failRate({ rate: 0.3, code: 503, verb: "list" });
+      p.failRate({ rate: 0.3, code: 500, verb: "get" });
+    },
+  ],
+  ["409 on half the writes", (p) => p.failRate({ rate: 0.5, code: 409 })],
+  [
+    "429 with Retry-After on writes",
+    (p) => {
+      p.failRate({ rate: 0.5, code: 429, verb: "patch" });
+      p.failRate({ rate: 0.5, code: 429, verb: "update" });
+    },
+  ],
+  ["500 ms latency", (p) => p.addLatency(500)],
+  ["dropped watches", (p) => p.dropWatches()],
+  [
+    "410 on the next watch, watches dropped",
+    (p) => {
+      p.expireNextWatch();
+      p.dropWatches();
+    },
+  ],
+  ["3 connection resets", (p) => p.addRule({ count: 3, fault: { kind: "reset" } })],
+  ["3 truncated answers", (p) => p.addRule({ count: 3, fault: { kind: "truncate" } })],
+  ["stalled watches", (p) => p.stallWatches()],
+];
 
 interface Replica {
   name: string;
@@ -244,4 +278,30 @@ const lastRenewal = (log: ProxyLogEntry[], before: number) => Math.max(0, ...log
     expect(afterHeal).toEqual([]);
     holdsInvariants();
   }, 300_000);
+
+  it(`converges after each of ${FAULT_ROUNDS} rounds of seeded API faults on both replicas' proxies`, async () => {
+    const rng = new Rng(FAULT_SEED);
+    const times: string[] = [];
+    for (let round = 0; round < FAULT_ROUNDS; round++) {
+      // Two different faults a round.
+      const first = rng.int(0, ROUND_FAULTS.length - 1);
+      const picked = [ROUND_FAULTS[first]!, ROUND_FAULTS[(first + rng.int(1, ROUND_FAULTS.length - 1)) % ROUND_FAULTS.length]!];
+      for (const r of replicas) for (const [, apply] of picked) apply(r.proxy);
+      const began = Date.now();
+      await moveSickness();
+      // The faults stay for a few probe periods, so the operator meets them while it reacts.
+      await new Promise((r) => setTimeout(r, 4_000));
+      for (const r of replicas) {
+        r.proxy.clear();
+        // A stalled watch stays stalled once its rule is gone: ending it is part of clearing.
+        r.proxy.dropWatches();
+      }
+      const cleared = Date.now();
+      const at = await converged(`round ${round} (${picked.map(([n]) => n).join(" + ")})`);
+      times.push(`${picked.map(([n]) => n).join(" + ")}: ${at - began} / ${Math.max(0, at - cleared)} ms`);
+    }
+    const injected = replicas.flatMap((r) => r.proxy.log).filter((e) => e.faults.length > 0).length;
+    results.push(`seeded API faults (seed ${FAULT_SEED}, 4 s a round, converged after the round began / its faults cleared): ${times.join("; ")}; ${injected} requests faulted; ${samples} worlds checked`);
+    holdsInvariants();
+  }, 600_000);
 });
