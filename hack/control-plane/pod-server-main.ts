@@ -5,6 +5,7 @@
 //   {"id":2,"op":"set","ip":"10.244.7.130","status":503,"body":"x","path":"/healthz"}   path optional
 //   {"id":3,"op":"close","ip":"10.244.7.130"}                    stop every server of that address
 //   {"id":4,"op":"hits","ip":"10.244.7.130"}                     requests seen: {"hits":N}
+//   {"id":5,"op":"seen","ip":"10.244.7.130","value":"x"}         whether a request header had that value: {"seen":true}
 // It exits when stdin closes.
 import { createServer, type Server } from "node:http";
 import { createInterface } from "node:readline";
@@ -18,6 +19,8 @@ const servers = new Map<string, Server[]>();
 const behaviour = new Map<string, Behaviour>();
 const pathBehaviour = new Map<string, Behaviour>();
 const hits = new Map<string, number>();
+/** Request header values per address, so a test can tell whether a value reached the pod. */
+const headerValues = new Map<string, Set<string>>();
 
 function answerFor(ip: string, path: string): Behaviour {
   return pathBehaviour.get(`${ip} ${path}`) ?? behaviour.get(ip) ?? { status: 200, body: "ok" };
@@ -26,6 +29,9 @@ function answerFor(ip: string, path: string): Behaviour {
 async function listen(ip: string, port: number): Promise<void> {
   const server = createServer((req, res) => {
     hits.set(ip, (hits.get(ip) ?? 0) + 1);
+    const seen = headerValues.get(ip) ?? new Set<string>();
+    for (let i = 1; i < req.rawHeaders.length; i += 2) seen.add(req.rawHeaders[i]!);
+    headerValues.set(ip, seen);
     const b = answerFor(ip, (req.url ?? "/").split("?")[0]!);
     res.writeHead(b.status, { "content-type": "text/plain", connection: "close" });
     res.end(req.method === "HEAD" ? undefined : (b.body ?? ""));
@@ -42,6 +48,7 @@ async function close(ip: string): Promise<void> {
   servers.delete(ip);
   behaviour.delete(ip);
   hits.delete(ip);
+  headerValues.delete(ip);
   for (const key of [...pathBehaviour.keys()]) if (key.startsWith(`${ip} `)) pathBehaviour.delete(key);
   await Promise.all(
     list.map(
@@ -74,6 +81,8 @@ async function handle(cmd: Record<string, any>): Promise<Record<string, unknown>
       return {};
     case "hits":
       return { hits: hits.get(ip) ?? 0 };
+    case "seen":
+      return { seen: headerValues.get(ip)?.has(String(cmd.value)) ?? false };
     default:
       throw new Error(`field op: unknown operation ${JSON.stringify(cmd.op)}`);
   }

@@ -17,6 +17,7 @@ interface Reply {
   ok: boolean;
   error?: string;
   hits?: number;
+  seen?: boolean;
 }
 
 export class PodServers {
@@ -94,6 +95,11 @@ export class PodServers {
 
   async hits(ip: string): Promise<number> {
     return (await this.send({ op: "hits", ip })).hits ?? 0;
+  }
+
+  /** Whether any request to the address carried a header with this value. */
+  async sawHeaderValue(ip: string, value: string): Promise<boolean> {
+    return (await this.send({ op: "seen", ip, value })).seen ?? false;
   }
 
   async stop(): Promise<void> {

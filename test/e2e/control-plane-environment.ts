@@ -63,6 +63,7 @@ export async function controlPlaneEnvironment(opts: {
     // The kubelet stand-in started a server on every container port when it started the pod.
     serve: async () => {},
     setHealthy: (pod, healthy) => cp.podServers.set(pod.ip, healthy ? { status: 200, body: "ok\n" } : { status: 503, body: "unhealthy\n" }),
+    sawHeaderValue: (pod, value) => cp.podServers.sawHeaderValue(pod.ip, value),
     operatorOutput: () =>
       [op.output.join("").split("\n").slice(-60).join("\n"), kubeletErrors.length ? `--- kubelet stand-in errors ---\n${kubeletErrors.slice(-10).join("\n")}` : ""].join("\n"),
     stop,

@@ -35,6 +35,8 @@ export interface E2eEnvironment {
   serve(pods: BackendPod[]): Promise<void>;
   /** Makes one pod's health endpoint fail (404/503) or succeed again. */
   setHealthy(pod: BackendPod, healthy: boolean): Promise<void>;
+  /** Whether a request to the pod carried a header with this value; undefined where the suite cannot see (a cluster's busybox). */
+  sawHeaderValue?(pod: BackendPod, value: string): Promise<boolean>;
   /** Only on the test server: the server, to read its request log. */
   server?: TestApiServer;
   /** The operator's output so far (test-server mode), for failure messages. */
@@ -100,6 +102,7 @@ async function testServerEnvironment(): Promise<E2eEnvironment> {
 
   const healthy = new Map<string, boolean>();
   const backends = new Map<string, Server>();
+  const headerValues = new Map<string, Set<string>>();
   let output = "";
   const operator: ChildProcess = spawn(
     process.execPath,
@@ -137,6 +140,9 @@ async function testServerEnvironment(): Promise<E2eEnvironment> {
         healthy.set(pod.ip, true);
         // The kubelet stand-in hands out loopback addresses: every 127.x.y.z is local on Linux.
         const s = createServer((req, res) => {
+          const seen = headerValues.get(pod.ip) ?? new Set<string>();
+          for (let i = 1; i < req.rawHeaders.length; i += 2) seen.add(req.rawHeaders[i]!);
+          headerValues.set(pod.ip, seen);
           const ok = req.url === HEALTH_PATH && healthy.get(pod.ip) === true;
           res.writeHead(ok ? 200 : 503, { "content-type": "text/plain", connection: "close" });
           res.end(ok ? "ok\n" : "unhealthy\n");
@@ -152,6 +158,7 @@ async function testServerEnvironment(): Promise<E2eEnvironment> {
       if (!backends.has(pod.ip)) throw new Error(`no backend serves ${pod.name} at ${pod.ip}`);
       healthy.set(pod.ip, value);
     },
+    sawHeaderValue: async (pod, value) => headerValues.get(pod.ip)?.has(value) ?? false,
     operatorOutput: () => output.split("\n").slice(-60).join("\n"),
     stop: async () => {
       if (operator.exitCode === null && operator.signalCode === null) {
