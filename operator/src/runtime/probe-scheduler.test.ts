@@ -80,7 +80,7 @@ interface Call {
 }
 
 /** An execute whose probes finish when the test says so (or at once, with `instant`). */
-function harness(opts: { instant?: RawProbeResult; maxConcurrent?: number; random?: () => number; batchMs?: number; earlyPerSecond?: number } = {}) {
+function harness(opts: { instant?: RawProbeResult; maxConcurrent?: number; maxPerNamespace?: number; random?: () => number; batchMs?: number; earlyPerSecond?: number } = {}) {
   const clock = new FakeClock();
   const calls: Call[] = [];
   const results: Array<{ owner: string; id: string; outcome: ProbeOutcome }> = [];
@@ -92,6 +92,7 @@ function harness(opts: { instant?: RawProbeResult; maxConcurrent?: number; rando
     clock,
     random: opts.random ?? seededRandom(42),
     ...(opts.maxConcurrent ? { maxConcurrent: opts.maxConcurrent } : {}),
+    ...(opts.maxPerNamespace ? { maxPerNamespace: opts.maxPerNamespace } : {}),
     ...(opts.batchMs !== undefined ? { batchMs: opts.batchMs } : {}),
     ...(opts.earlyPerSecond !== undefined ? { earlyPerSecond: opts.earlyPerSecond } : {}),
     execute: (req, timeoutMs, readBody) =>
@@ -413,5 +414,36 @@ describe("ProbeScheduler.probeNow", () => {
     h.scheduler.probeNow("ns/a", ["pod-2"]);
     await h.clock.advance(1_000);
     expect(h.calls).toHaveLength(0);
+  });
+});
+
+describe("ProbeScheduler fairness between namespaces", () => {
+  it("keeps t2's verdicts on time while 500 probes of t1 hang", async () => {
+    const h = harness({ maxConcurrent: 64, maxPerNamespace: 16, random: () => 0 });
+    h.scheduler.setTargets("t1/hang", Array.from({ length: 500 }, (_, i) => aTarget(`pod-${i}`)));
+    h.scheduler.setTargets("t2/web", Array.from({ length: 20 }, (_, i) => aTarget(`pod-${1000 + i}`)));
+    // t2's probes answer at once; t1's never do (their sockets accept and stay silent).
+    const t2Addresses = new Set(Array.from({ length: 20 }, (_, i) => aTarget(`pod-${1000 + i}`).request.address));
+    const answerT2 = () => {
+      for (const c of h.calls.splice(0)) if (t2Addresses.has(c.req.address)) c.resolve(ok());
+        else hanging.push(c);
+    };
+    const hanging: Call[] = [];
+    for (let step = 0; step < 100; step++) {
+      await h.clock.advance(100);
+      answerT2();
+    }
+    // One period: every t2 target has its verdict, t1 holds only its share of the slots.
+    const t2Results = new Set(h.results.filter((r) => r.owner === "t2/web").map((r) => r.id));
+    expect(t2Results.size).toBe(20);
+    expect(hanging).toHaveLength(16);
+  });
+
+  it("gives a deduplicated probe of two policies to the pod's namespace", async () => {
+    const h = harness({ maxConcurrent: 64, maxPerNamespace: 1, random: () => 0 });
+    h.scheduler.setTargets("t1/a", [aTarget("pod-1"), aTarget("pod-2")]);
+    h.scheduler.setTargets("t1/b", [aTarget("pod-1"), aTarget("pod-2")]);
+    await h.clock.advance(50);
+    expect(h.calls).toHaveLength(1);
   });
 });

@@ -1,10 +1,12 @@
 // Runs probes: each unique request once per period, spread over the period, never two at once
-// for one request, at most maxConcurrent in flight (the rest queue, in due order).
+// for one request, at most maxConcurrent in flight and maxPerNamespace of one namespace (the
+// rest queue, in due order within a namespace, round-robin between namespaces: fair-slots.ts).
 //
 // One min-heap of due times with a single timer: adding, removing or rescheduling a target is
 // O(log n), and thousands of targets cost one pending timer.
 import { computeProbeOutcome } from "../domain/probe-judgement.js";
 import { BinaryHeap } from "./binary-heap.js";
+import { FairSlots } from "./fair-slots.js";
 import { realClock, type Clock } from "./clock.js";
 import { computeProbeKey } from "../domain/probe-key.js";
 import type { ProbeJudgement, ProbeOutcome, ProbeRequest, RawProbeResult } from "../domain/probe-request.js";
@@ -34,6 +36,8 @@ export interface ProbeSchedulerOptions {
    * a few of them delay everyone else's probes. Each slot is one socket (file descriptor).
    */
   maxConcurrent?: number;
+  /** Probes of one namespace (the owner's, "namespace/name") in flight at most; default maxConcurrent. */
+  maxPerNamespace?: number;
   clock?: Clock;
   /** In [0, 1): places a new request's first probe within its first period. */
   random?: () => number;
@@ -84,6 +88,8 @@ interface Sub {
 
 interface Unit {
   key: string;
+  /** The pod's namespace (its first owner's): whose share of the slots it takes. */
+  namespace: string;
   request: ProbeRequest;
   subs: Set<Sub>;
   periodMs: number;
@@ -103,7 +109,6 @@ interface Unit {
 export class ProbeScheduler {
   private readonly execute: ProbeSchedulerOptions["execute"];
   private readonly onResult: ProbeSchedulerOptions["onResult"];
-  private readonly maxConcurrent: number;
   private readonly clock: Clock;
   private readonly random: () => number;
   private readonly batchMs: number;
@@ -113,11 +118,9 @@ export class ProbeScheduler {
   private readonly owners = new Map<string, Map<string, Sub>>();
   private readonly units = new Map<string, Unit>();
   private readonly heap = new BinaryHeap<Unit>((a, b) => a.due < b.due, (unit, index) => (unit.heapIndex = index));
-  private queue: Unit[] = [];
-  private queueHead = 0;
+  private readonly slots: FairSlots<Unit>;
   private timer: unknown;
   private timerDue = Infinity;
-  private inFlight = 0;
   private subCount = 0;
   private stopped = false;
   private readonly lags: Float64Array;
@@ -129,7 +132,8 @@ export class ProbeScheduler {
   constructor(opts: ProbeSchedulerOptions) {
     this.execute = opts.execute;
     this.onResult = opts.onResult;
-    this.maxConcurrent = Math.max(1, opts.maxConcurrent ?? 2048);
+    const maxConcurrent = Math.max(1, opts.maxConcurrent ?? 2048);
+    this.slots = new FairSlots({ limit: maxConcurrent, perNamespaceLimit: opts.maxPerNamespace ?? maxConcurrent });
     this.clock = opts.clock ?? realClock;
     this.random = opts.random ?? Math.random;
     this.batchMs = Math.max(0, opts.batchMs ?? 20);
@@ -153,7 +157,7 @@ export class ProbeScheduler {
         sub.periodMs = t.periodMs;
       } else {
         if (sub) touched.add(this.detach(sub));
-        const unit = this.unitFor(key, t.request, t.periodMs, now, t.firstWithinMs);
+        const unit = this.unitFor(key, owner, t, now);
         sub = { owner, id: t.id, judgement: t.judgement, periodMs: t.periodMs, unit };
         unit.subs.add(sub);
         this.subCount++;
@@ -193,21 +197,20 @@ export class ProbeScheduler {
     this.timer = undefined;
     this.timerDue = Infinity;
     this.heap.clear();
-    this.queue = [];
-    this.queueHead = 0;
+    this.slots.clearWaiting();
   }
 
   stats(): ProbeSchedulerStats {
     const n = Math.min(this.lagCount, this.lags.length);
     const sorted = Array.from(this.lags.subarray(0, n)).sort((a, b) => a - b);
     const pick = (q: number) => (n === 0 ? 0 : (sorted[Math.min(n - 1, Math.floor(q * n))] as number));
-    const oldest = this.queue[this.queueHead];
+    const oldest = this.slots.heads().reduce((m, u) => Math.min(m, u.due), Infinity);
     return {
       targets: this.subCount,
       uniqueRequests: this.units.size,
-      inFlight: this.inFlight,
-      queued: this.queue.length - this.queueHead,
-      oldestQueuedMs: oldest ? Math.max(0, this.clock.now() - oldest.due) : 0,
+      inFlight: this.slots.inFlight,
+      queued: this.slots.waiting,
+      oldestQueuedMs: oldest === Infinity ? 0 : Math.max(0, this.clock.now() - oldest),
       lagP50Ms: pick(0.5),
       lagP99Ms: pick(0.99),
       lagMaxMs: n === 0 ? 0 : (sorted[n - 1] as number),
@@ -217,15 +220,17 @@ export class ProbeScheduler {
     };
   }
 
-  private unitFor(key: string, request: ProbeRequest, periodMs: number, now: number, firstWithinMs?: number): Unit {
+  private unitFor(key: string, owner: string, target: ProbeTarget, now: number): Unit {
     let unit = this.units.get(key);
     if (!unit) {
+      const { request, periodMs, firstWithinMs } = target;
       const early = firstWithinMs !== undefined && firstWithinMs < periodMs;
       // A random phase spreads new requests over the period; early ones take the next free
       // slot at earlyPerSecond (at once when few wait), never later than a period.
       const due = early ? this.earlySlot(now, periodMs) : now + Math.floor(this.random() * periodMs);
       unit = {
         key,
+        namespace: owner.slice(0, Math.max(0, owner.indexOf("/"))),
         request,
         subs: new Set(),
         periodMs,
@@ -308,12 +313,10 @@ export class ProbeScheduler {
     const now = this.clock.now();
     for (let top = this.heap.peek(); top && top.due <= now; top = this.heap.peek()) {
       this.heap.pop();
-      if (this.inFlight < this.maxConcurrent) this.start(top, now);
-      else {
-        top.state = "queued";
-        this.queue.push(top);
-      }
+      top.state = "queued";
+      this.slots.push(top.namespace, top);
     }
+    this.drain(now);
     this.arm();
   }
 
@@ -321,7 +324,6 @@ export class ProbeScheduler {
     unit.state = "running";
     unit.lastDue = unit.earlyFrom !== undefined ? unit.earlyFrom - unit.periodMs : unit.due;
     unit.earlyFrom = undefined;
-    this.inFlight++;
     this.started++;
     this.lags[this.lagCount++ % this.lags.length] = Math.max(0, now - unit.due);
     // Owners present when the probe starts get its result (if still subscribed at the end):
@@ -347,7 +349,7 @@ export class ProbeScheduler {
   }
 
   private finish(unit: Unit, subs: Sub[], raw: RawProbeResult): void {
-    this.inFlight--;
+    this.slots.release(unit.namespace);
     this.finished++;
     unit.state = "idle";
     if (this.stopped) return;
@@ -383,18 +385,14 @@ export class ProbeScheduler {
   }
 
   private drain(now: number): void {
-    while (this.inFlight < this.maxConcurrent && this.queueHead < this.queue.length) {
-      const unit = this.queue[this.queueHead++] as Unit;
+    for (let unit = this.slots.next(); unit; unit = this.slots.next()) {
       if (unit.subs.size === 0) {
+        this.slots.release(unit.namespace);
         unit.state = "idle";
         this.units.delete(unit.key);
         continue;
       }
       this.start(unit, now);
-    }
-    if (this.queueHead > 1024 && this.queueHead * 2 > this.queue.length) {
-      this.queue = this.queue.slice(this.queueHead);
-      this.queueHead = 0;
     }
   }
 }
