@@ -29,6 +29,8 @@ export interface OperatorConfig {
   insecureDiagnostics: boolean;
   maxEndpointsPerSlice: number;
   maxConcurrentProbes: number;
+  /** One namespace's share of maxConcurrentProbes: pods of one tenant that never answer cannot hold every slot. */
+  maxProbesInFlightPerNamespace: number;
   /** How far V8 lets the heap grow past the live heap before a full GC, in percent; 0 leaves it to V8. */
   heapGrowthPercent: number;
   webhook: WebhookConfig;
@@ -84,6 +86,11 @@ const FLAGS: FlagSpec[] = [
   { name: "insecure-diagnostics", kind: "boolean", description: "Serve /metrics and /debug/targets to anyone, without TokenReview and SubjectAccessReview; for local runs only. (default false)" },
   { name: "max-endpoints-per-slice", kind: "string", description: "Endpoints per EndpointSlice, 1-1000. (default 100)" },
   { name: "max-concurrent-probes", kind: "string", description: "Probes in flight at once, >= 1; a probe of a dead pod holds its slot for the whole timeout. (default 2048)" },
+  {
+    name: "max-probes-in-flight-per-namespace",
+    kind: "string",
+    description: "Probes of one namespace in flight at once, >= 1; waiting probes are started round-robin between namespaces. (default 512)",
+  },
   { name: "heap-growth-percent", kind: "string", description: "How far the heap may grow past what the last full GC kept before the next one, 0-400; 0 leaves it to V8 (up to 300). Lower: less memory, a little more CPU. (default 50)" },
   { name: "webhook-bind-address", kind: "string", description: 'Address of the readiness-gate admission webhook (HTTPS, /mutate-pods), e.g. ":9443"; "0" disables. (default "0")' },
   { name: "webhook-service-name", kind: "string", description: 'Service the API server calls the webhook through; the certificate names <service>.<operator-namespace>.svc. (default "healthprobe-operator-webhook")' },
@@ -208,6 +215,9 @@ const schema = z.object({
   "insecure-diagnostics": boolFlag.default(false),
   "max-endpoints-per-slice": intFlag(1, 1000).prefault("100"),
   "max-concurrent-probes": intFlag(1).prefault("2048"),
+  // A quarter of the default slots: one namespace of hanging pods leaves three quarters to the rest,
+  // and 512 still covers a busy namespace's probes (a few thousand pods at 10 s, answering in ms).
+  "max-probes-in-flight-per-namespace": intFlag(1).prefault("512"),
   "heap-growth-percent": intFlag(0, 400).prefault("50"),
   "webhook-bind-address": bindAddressFlag.prefault("0"),
   "webhook-service-name": dnsLabel.default("healthprobe-operator-webhook"),
@@ -303,6 +313,7 @@ export function parseConfig(argv: readonly string[], env: Record<string, string 
       insecureDiagnostics: v["insecure-diagnostics"],
       maxEndpointsPerSlice: v["max-endpoints-per-slice"],
       maxConcurrentProbes: v["max-concurrent-probes"],
+      maxProbesInFlightPerNamespace: v["max-probes-in-flight-per-namespace"],
       heapGrowthPercent: v["heap-growth-percent"],
       webhook: webhookConfigOf(v),
       logLevel: v["log-level"],
