@@ -97,7 +97,7 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
     // Results carry the operator clock's time: fresh evidence compares them with when probing started.
     execute: createProber({ now: () => clock.now() }),
     maxConcurrent: config.maxConcurrentProbes,
-    maxPerNamespace: config.maxProbesInFlightPerNamespace,
+    maxPerNamespace: config.maxProbesInFlightPerNamespace, maxTimeoutMs: config.maxProbeTimeoutMs,
     clock,
     onResult: (owner, targetId, outcome) => {
       metrics.recordProbe(owner, outcome.success ? { ok: true } : { ok: false, class: outcome.failureKind }, outcome.latencyMs / 1000);

@@ -42,6 +42,7 @@ describe("parseConfig", () => {
       maxEndpointsPerSlice: 100,
       maxConcurrentProbes: 2048,
       maxProbesInFlightPerNamespace: 512,
+      maxProbeTimeoutMs: 60_000,
       heapGrowthPercent: 50,
       webhook: {
         bindAddress: { disabled: true },
@@ -75,6 +76,8 @@ describe("parseConfig", () => {
     ["serves diagnostics to anyone with --insecure-diagnostics", ["--insecure-diagnostics"], { insecureDiagnostics: true }],
     ["accepts 1000 endpoints per slice", ["--max-endpoints-per-slice", "1000"], { maxEndpointsPerSlice: 1000 }],
     ["sets probe concurrency", ["--max-concurrent-probes", "8"], { maxConcurrentProbes: 8 }],
+    ["caps probe timeouts at two minutes", ["--max-probe-timeout", "2m"], { maxProbeTimeoutMs: 120_000 }],
+    ["caps probe timeouts at 90 seconds given plain seconds", ["--max-probe-timeout", "90"], { maxProbeTimeoutMs: 90_000 }],
     ["sets one namespace's share of the probe slots", ["--max-probes-in-flight-per-namespace", "64"], { maxProbesInFlightPerNamespace: 64 }],
     ["leaves heap growth to V8 with zero", ["--heap-growth-percent", "0"], { heapGrowthPercent: 0 }],
     ["sets the log level", ["--log-level", "debug"], { logLevel: "debug" }],
@@ -96,6 +99,8 @@ describe("parseConfig", () => {
     ["a share above the cap", ["--max-replacements-per-12h-per-namespace", "11"], "--max-replacements-per-12h-per-namespace: must be at most --max-replacements-per-12h (10), got 11"],
     ["a share of zero with a cap", ["--max-replacements-per-12h-per-namespace", "0"], "--max-replacements-per-12h-per-namespace: must be at least 1 while --max-replacements-per-12h is 10 (0 would block every namespace), got 0"],
     ["zero probe concurrency", ["--max-concurrent-probes", "0"], "--max-concurrent-probes: must be at least 1, got 0"],
+    ["a probe timeout cap of zero", ["--max-probe-timeout", "0s"], '--max-probe-timeout: must be a duration between 1s and 1h, e.g. "60s" or "2m", got "0s"'],
+    ["a probe timeout cap above an hour", ["--max-probe-timeout", "2h"], '--max-probe-timeout: must be a duration between 1s and 1h, e.g. "60s" or "2m", got "2h"'],
     ["a per-namespace probe share of zero", ["--max-probes-in-flight-per-namespace", "0"], "--max-probes-in-flight-per-namespace: must be at least 1, got 0"],
     ["a non-numeric per-namespace probe share", ["--max-probes-in-flight-per-namespace", "many"], '--max-probes-in-flight-per-namespace: must be an integer, got "many"'],
     ["a heap growth above 400", ["--heap-growth-percent", "401"], "--heap-growth-percent: must be between 0 and 400, got 401"],
@@ -150,7 +155,7 @@ describe("parseConfig", () => {
   });
 
   it("documents every flag in the usage text", () => {
-    for (const flag of ["kubeconfig", "namespace", "metrics-bind-address", "health-probe-bind-address", "leader-elect", "leader-election-id", "ledger-configmap-name", "operator-namespace", "max-replacements-per-12h", "max-replacements-per-12h-per-namespace", "insecure-diagnostics", "max-endpoints-per-slice", "max-concurrent-probes", "max-probes-in-flight-per-namespace", "heap-growth-percent", "webhook-bind-address", "webhook-service-name", "webhook-secret-name", "webhook-configuration-name", "webhook-manage-certificate", "webhook-extra-sans", "log-level", "help"]) {
+    for (const flag of ["kubeconfig", "namespace", "metrics-bind-address", "health-probe-bind-address", "leader-elect", "leader-election-id", "ledger-configmap-name", "operator-namespace", "max-replacements-per-12h", "max-replacements-per-12h-per-namespace", "insecure-diagnostics", "max-endpoints-per-slice", "max-concurrent-probes", "max-probes-in-flight-per-namespace", "max-probe-timeout", "heap-growth-percent", "webhook-bind-address", "webhook-service-name", "webhook-secret-name", "webhook-configuration-name", "webhook-manage-certificate", "webhook-extra-sans", "log-level", "help"]) {
       expect(usage()).toContain(`--${flag}`);
     }
   });

@@ -31,6 +31,8 @@ export interface OperatorConfig {
   maxConcurrentProbes: number;
   /** One namespace's share of maxConcurrentProbes: pods of one tenant that never answer cannot hold every slot. */
   maxProbesInFlightPerNamespace: number;
+  /** --max-probe-timeout in ms: no probe of any type holds its slot longer, whatever timeoutSeconds asks. */
+  maxProbeTimeoutMs: number;
   /** How far V8 lets the heap grow past the live heap before a full GC, in percent; 0 leaves it to V8. */
   heapGrowthPercent: number;
   webhook: WebhookConfig;
@@ -91,6 +93,7 @@ const FLAGS: FlagSpec[] = [
     kind: "string",
     description: "Probes of one namespace in flight at once, >= 1; waiting probes are started round-robin between namespaces. (default 512)",
   },
+  { name: "max-probe-timeout", kind: "string", description: 'Longest probe timeout, 1s-1h, e.g. "60s", "2m" or "90" (seconds); a policy asking for more is probed with this and says so. (default "60s")' },
   { name: "heap-growth-percent", kind: "string", description: "How far the heap may grow past what the last full GC kept before the next one, 0-400; 0 leaves it to V8 (up to 300). Lower: less memory, a little more CPU. (default 50)" },
   { name: "webhook-bind-address", kind: "string", description: 'Address of the readiness-gate admission webhook (HTTPS, /mutate-pods), e.g. ":9443"; "0" disables. (default "0")' },
   { name: "webhook-service-name", kind: "string", description: 'Service the API server calls the webhook through; the certificate names <service>.<operator-namespace>.svc. (default "healthprobe-operator-webhook")' },
@@ -140,6 +143,17 @@ function intFlag(min: number, max?: number) {
     return n;
   });
 }
+
+/** Seconds ("90"), or a number with s, m or h ("90s", "2m", "1h"), in ms, between 1 s and 1 h. */
+const probeTimeoutFlag = z.string().transform((raw, ctx) => {
+  const m = /^(\d+)(s|m|h)?$/.exec(raw.trim());
+  const ms = m ? Number(m[1]) * { s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? "s") as "s" | "m" | "h"] : NaN;
+  if (!(ms >= 1000 && ms <= 3_600_000)) {
+    ctx.addIssue({ code: "custom", message: `must be a duration between 1s and 1h, e.g. "60s" or "2m", got ${JSON.stringify(raw)}` });
+    return z.NEVER;
+  }
+  return ms;
+});
 
 const bindAddressFlag = z.string().transform((raw, ctx) => {
   const parsed = parseBindAddress(raw.trim());
@@ -218,6 +232,9 @@ const schema = z.object({
   // A quarter of the default slots: one namespace of hanging pods leaves three quarters to the rest,
   // and 512 still covers a busy namespace's probes (a few thousand pods at 10 s, answering in ms).
   "max-probes-in-flight-per-namespace": intFlag(1).prefault("512"),
+  // App Service's own minute: long enough for any health endpoint, short enough that a pod that
+  // never answers gives its slot back within a minute.
+  "max-probe-timeout": probeTimeoutFlag.prefault("60s"),
   "heap-growth-percent": intFlag(0, 400).prefault("50"),
   "webhook-bind-address": bindAddressFlag.prefault("0"),
   "webhook-service-name": dnsLabel.default("healthprobe-operator-webhook"),
@@ -296,7 +313,6 @@ export function parseConfig(argv: readonly string[], env: Record<string, string 
   }
   const share = namespaceShareOf(v["max-replacements-per-12h"], v["max-replacements-per-12h-per-namespace"]);
   if (typeof share === "string") return { ok: false, message: `--max-replacements-per-12h-per-namespace: ${share}` };
-
   return {
     ok: true,
     config: {
@@ -314,6 +330,7 @@ export function parseConfig(argv: readonly string[], env: Record<string, string 
       maxEndpointsPerSlice: v["max-endpoints-per-slice"],
       maxConcurrentProbes: v["max-concurrent-probes"],
       maxProbesInFlightPerNamespace: v["max-probes-in-flight-per-namespace"],
+      maxProbeTimeoutMs: v["max-probe-timeout"],
       heapGrowthPercent: v["heap-growth-percent"],
       webhook: webhookConfigOf(v),
       logLevel: v["log-level"],

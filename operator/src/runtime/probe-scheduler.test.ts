@@ -80,7 +80,7 @@ interface Call {
 }
 
 /** An execute whose probes finish when the test says so (or at once, with `instant`). */
-function harness(opts: { instant?: RawProbeResult; maxConcurrent?: number; maxPerNamespace?: number; random?: () => number; batchMs?: number; earlyPerSecond?: number } = {}) {
+function harness(opts: { instant?: RawProbeResult; maxConcurrent?: number; maxPerNamespace?: number; maxTimeoutMs?: number; random?: () => number; batchMs?: number; earlyPerSecond?: number } = {}) {
   const clock = new FakeClock();
   const calls: Call[] = [];
   const results: Array<{ owner: string; id: string; outcome: ProbeOutcome }> = [];
@@ -93,6 +93,7 @@ function harness(opts: { instant?: RawProbeResult; maxConcurrent?: number; maxPe
     random: opts.random ?? seededRandom(42),
     ...(opts.maxConcurrent ? { maxConcurrent: opts.maxConcurrent } : {}),
     ...(opts.maxPerNamespace ? { maxPerNamespace: opts.maxPerNamespace } : {}),
+    ...(opts.maxTimeoutMs ? { maxTimeoutMs: opts.maxTimeoutMs } : {}),
     ...(opts.batchMs !== undefined ? { batchMs: opts.batchMs } : {}),
     ...(opts.earlyPerSecond !== undefined ? { earlyPerSecond: opts.earlyPerSecond } : {}),
     execute: (req, timeoutMs, readBody) =>
@@ -445,5 +446,17 @@ describe("ProbeScheduler fairness between namespaces", () => {
     h.scheduler.setTargets("t1/b", [aTarget("pod-1"), aTarget("pod-2")]);
     await h.clock.advance(50);
     expect(h.calls).toHaveLength(1);
+  });
+});
+
+describe("ProbeScheduler timeout cap", () => {
+  it.each([
+    ["runs a probe asking for more than the cap with the cap", 600_000, 60_000],
+    ["runs a probe under the cap with its own timeout", 5_000, 5_000],
+  ])("%s", async (_name, requested, used) => {
+    const h = harness({ maxTimeoutMs: 60_000, random: () => 0 });
+    h.scheduler.setTargets("t1/web", [aTarget("pod-1", { judgement: aJudgement({ timeoutMs: requested }) })]);
+    await h.clock.advance(10);
+    expect(h.calls.map((c) => c.timeoutMs)).toEqual([used]);
   });
 });

@@ -9,6 +9,7 @@ import { BinaryHeap } from "./binary-heap.js";
 import { FairSlots } from "./fair-slots.js";
 import { realClock, type Clock } from "./clock.js";
 import { computeProbeKey } from "../domain/probe-key.js";
+import { cappedJudgement } from "../domain/probe-timeout.js";
 import type { ProbeJudgement, ProbeOutcome, ProbeRequest, RawProbeResult } from "../domain/probe-request.js";
 
 export interface ProbeTarget {
@@ -19,10 +20,8 @@ export interface ProbeTarget {
   periodMs: number;
   /**
    * For a request new to the scheduler: its first probe within this many ms instead of a random
-   * part of the whole period (a target whose state was restored is serving, and should be
-   * confirmed soon), as far as earlyPerSecond allows. The probe after it takes a random phase,
-   * so the spread stays even.
-   */
+   * part of the period (a restored target is serving and should be confirmed soon), as far as
+   * earlyPerSecond allows. The probe after it takes a random phase, so the spread stays even. */
   firstWithinMs?: number;
 }
 
@@ -31,25 +30,23 @@ export interface ProbeSchedulerOptions {
   /** Called once per owner and target for every probe of the target's request. */
   onResult: (owner: string, targetId: string, outcome: ProbeOutcome) => void;
   /**
-   * Probes in flight at most; due probes beyond it wait in a queue. Default 2048: probes of
-   * dead pods hold a slot for their whole timeout (up to an hour), so a small bound would let
-   * a few of them delay everyone else's probes. Each slot is one socket (file descriptor).
-   */
+   * Probes in flight at most, default 2048: a probe of a dead pod holds its slot for its whole
+   * timeout, so a small bound lets a few delay every other probe. Each slot is one socket. */
   maxConcurrent?: number;
   /** Probes of one namespace (the owner's, "namespace/name") in flight at most; default maxConcurrent. */
   maxPerNamespace?: number;
+  /** --max-probe-timeout: no probe holds its slot longer, whatever its judgement asks; 0: no cap. */
+  maxTimeoutMs?: number;
   clock?: Clock;
   /** In [0, 1): places a new request's first probe within its first period. */
   random?: () => number;
   /** How many recent start delays stats() summarises. Default 4096. */
   lagSamples?: number;
   /**
-   * Due probes are started together on a grid of this many ms (default 20; 0 for exact
-   * times): one wake-up starts several probes, whose connects and responses then share
-   * event-loop turns. At 1,000 probes/s this saves about a third of the CPU per probe, for
-   * at most this much start delay (2% of the shortest period) and, on loopback, up to about
-   * a millisecond of latency measured while a batch is processed.
-   */
+   * Due probes start together on a grid of this many ms (default 20; 0 for exact times): one
+   * wake-up starts several probes, sharing event-loop turns. At 1,000 probes/s this saves about
+   * a third of the CPU per probe, for at most this much start delay (2% of the shortest period)
+   * and, on loopback, up to a millisecond of latency measured while a batch is processed. */
   batchMs?: number;
   /**
    * Early first probes (firstWithinMs) start at most this many per second, default 1,000: a
@@ -119,6 +116,7 @@ export class ProbeScheduler {
   private readonly units = new Map<string, Unit>();
   private readonly heap = new BinaryHeap<Unit>((a, b) => a.due < b.due, (unit, index) => (unit.heapIndex = index));
   private readonly slots: FairSlots<Unit>;
+  private readonly maxTimeoutMs: number;
   private timer: unknown;
   private timerDue = Infinity;
   private subCount = 0;
@@ -134,6 +132,7 @@ export class ProbeScheduler {
     this.onResult = opts.onResult;
     const maxConcurrent = Math.max(1, opts.maxConcurrent ?? 2048);
     this.slots = new FairSlots({ limit: maxConcurrent, perNamespaceLimit: opts.maxPerNamespace ?? maxConcurrent });
+    this.maxTimeoutMs = opts.maxTimeoutMs ?? 0;
     this.clock = opts.clock ?? realClock;
     this.random = opts.random ?? Math.random;
     this.batchMs = Math.max(0, opts.batchMs ?? 20);
@@ -150,15 +149,17 @@ export class ProbeScheduler {
     const touched = new Set<Unit>();
     for (const t of targets) {
       if (next.has(t.id)) continue; // first one wins; ids are pod uids
+      // Capped: the engine waits no longer, and a timeout's message says how long it waited.
+      const judgement = cappedJudgement(t.judgement, this.maxTimeoutMs);
       const key = computeProbeKey(t.request);
       let sub = old.get(t.id);
       if (sub && sub.unit.key === key) {
-        sub.judgement = t.judgement;
+        sub.judgement = judgement;
         sub.periodMs = t.periodMs;
       } else {
         if (sub) touched.add(this.detach(sub));
         const unit = this.unitFor(key, owner, t, now);
-        sub = { owner, id: t.id, judgement: t.judgement, periodMs: t.periodMs, unit };
+        sub = { owner, id: t.id, judgement, periodMs: t.periodMs, unit };
         unit.subs.add(sub);
         this.subCount++;
       }
