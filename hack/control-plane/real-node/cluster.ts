@@ -135,6 +135,7 @@ export async function startRealNode(): Promise<RealNodeCluster> {
       return node?.status?.conditions?.some((x) => x.type === "Ready" && x.status === "True") ?? false;
     });
     await waitReady(parts, "the default ServiceAccount", () => core.readNamespacedServiceAccount({ name: "default", namespace: "default" }).then(() => true, () => false));
+    let stopping: Promise<void> | undefined;
     return {
       url,
       namespace: ns,
@@ -144,7 +145,8 @@ export async function startRealNode(): Promise<RealNodeCluster> {
       containerd,
       kubeconfig,
       writeKubeconfig: (path) => writeFileSync(path, kubeconfig(), { mode: 0o600 }),
-      stop: () => stopParts(parts),
+      // Once: a second call waits for the first.
+      stop: () => (stopping ??= stopParts(parts)),
     };
   } catch (err) {
     const logs = parts.components.map((x) => `--- ${x.name} (${x.logFile}) ---\n${x.tail()}`).join("\n");
