@@ -125,7 +125,7 @@ export async function startRealNode(): Promise<RealNodeCluster> {
     const core = (parts.core = kc.makeApiClient(CoreV1Api));
     await waitReady(parts, "kube-apiserver to serve through the bridge", () => core.readNamespace({ name: "default" }).then(() => true, () => false));
     parts.components.push(c.startControllerManager(slot, ns, cpBin, inside("controller-manager")));
-    const containerdBin = existsSync(join(nodeBin, "containerd")) ? join(nodeBin, "containerd") : "containerd";
+    const containerdBin = existsSync(join(nodeBin, "containerd")) ? join(nodeBin, "containerd") : "/usr/bin/containerd";
     const containerd = await startContainerd(slot, ns, containerdBin);
     parts.components.push(containerd.component);
     importImages(containerd.socket);

@@ -3,7 +3,7 @@
 // containerd): etcd, kube-apiserver, kube-controller-manager, the API server's forwarder to the
 // host, kubelet and kube-proxy. Every command line names the run's directory, so runs.ts's
 // crash clean-up recognises them.
-import { writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { stringify } from "yaml";
@@ -90,6 +90,22 @@ export function startApiForwarder(slot: RunSlot, ns: NodeNamespace, socket: stri
   return inNs(slot, ns, "api-forwarder", process.execPath, ["--import", `file://${loader}`, join(here, "bridge.ts"), socket, String(API_PORT)]);
 }
 
+/**
+ * The kubelet's cgroupRoot must exist in every cgroup v1 hierarchy before it starts; cpuset's child
+ * starts with no CPUs or memory nodes, so it gets its parent's.
+ */
+export function createCgroupRoot(ns: NodeNamespace): void {
+  for (const h of readdirSync("/sys/fs/cgroup")) {
+    const parent = join("/sys/fs/cgroup", h);
+    if (!existsSync(join(parent, "cgroup.procs")) || h === "unified") continue;
+    const dir = join(parent, ns.name);
+    mkdirSync(dir, { recursive: true });
+    for (const f of ["cpuset.cpus", "cpuset.mems"]) {
+      if (existsSync(join(parent, f))) writeFileSync(join(dir, f), readFileSync(join(parent, f), "utf8").trim() || "\n");
+    }
+  }
+}
+
 function kubeletConfig(slot: RunSlot, ns: NodeNamespace): object {
   return {
     apiVersion: "kubelet.config.k8s.io/v1beta1",
@@ -114,6 +130,7 @@ function kubeletConfig(slot: RunSlot, ns: NodeNamespace): object {
     imageGCLowThresholdPercent: 99,
     evictionHard: { "memory.available": "1Mi", "nodefs.available": "0%", "imagefs.available": "0%" },
     resolvConf: "/etc/resolv.conf",
+    podLogsDir: join(slot.dir, "pod-logs"),
     podPidsLimit: -1,
     serializeImagePulls: false,
     containerRuntimeEndpoint: `unix://${join(slot.dir, "containerd", "containerd.sock")}`,
@@ -126,6 +143,7 @@ export function startKubelet(slot: RunSlot, ns: NodeNamespace, bin: string, kube
   const config = join(slot.dir, "kubelet-config.yaml");
   writeFileSync(kc, kubeconfig, { mode: 0o600 });
   writeFileSync(config, stringify(kubeletConfig(slot, ns)));
+  createCgroupRoot(ns);
   return inNs(slot, ns, "kubelet", join(bin, "kubelet"), [
     `--kubeconfig=${kc}`,
     `--config=${config}`,
@@ -151,7 +169,7 @@ export function startKubeProxy(slot: RunSlot, ns: NodeNamespace, bin: string, ku
       hostnameOverride: NODE_NAME,
       clusterCIDR: ns.podCidr,
       // conntrack limits are the machine's, not the namespace's: leave them alone.
-      conntrack: { maxPerCore: 0 },
+      conntrack: { maxPerCore: 0, min: 0, tcpEstablishedTimeout: "0s", tcpCloseWaitTimeout: "0s" },
       metricsBindAddress: "127.0.0.1:10249",
       healthzBindAddress: "127.0.0.1:10256",
     }),

@@ -5,7 +5,7 @@
 // Config version 2 is read by containerd 1.6 and migrated by containerd 2.x.
 import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { waitFor } from "../../../test/support/wait-for.js";
 import { startComponent, type Component } from "../processes.js";
@@ -85,14 +85,16 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 }
 
 /** Writes the config, starts containerd (`bin`: its binary) in the namespace and waits for its socket. */
-export async function startContainerd(slot: RunSlot, ns: NodeNamespace, bin = "containerd"): Promise<Containerd> {
+export async function startContainerd(slot: RunSlot, ns: NodeNamespace, bin = "/usr/bin/containerd"): Promise<Containerd> {
   const dir = join(slot.dir, "containerd");
   const cniConfDir = join(dir, "cni");
   mkdirSync(cniConfDir, { recursive: true });
   writeFileSync(join(cniConfDir, "10-hpcp.conflist"), JSON.stringify(cniConfig(ns.podCidr, join(dir, "cni-leases")), null, 2));
   writeFileSync(join(dir, "config.toml"), configToml(dir, cniConfDir));
   const socket = join(dir, "containerd.sock");
-  const component = startComponent(slot, "containerd", "nsenter", inNamespace(ns.path, bin, ["--config", join(dir, "config.toml")]));
+  // A containerd of our own build finds its own shim (containerd-shim-runc-v2) beside it first.
+  const path = `${dirname(bin)}:${process.env.PATH ?? "/usr/sbin:/usr/bin:/sbin:/bin"}`;
+  const component = startComponent(slot, "containerd", "nsenter", inNamespace(ns.path, "env", [`PATH=${path}`, bin, "--config", join(dir, "config.toml")]));
   const ctr = async (args: string[]): Promise<string> => {
     try {
       return (await run("ctr", ["--address", socket, "--namespace", "k8s.io", ...args])).stdout;
