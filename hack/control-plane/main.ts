@@ -3,7 +3,7 @@
 // kubeconfig, and runs until interrupted; then removes everything it created.
 import { parseArgs } from "node:util";
 import { startControlPlane } from "./control-plane.js";
-import { GoMissingError } from "./processes.js";
+import { GoMissingError, interrupted } from "./processes.js";
 
 const usage = "usage: npm run control-plane -- --kubeconfig <file>";
 
@@ -21,10 +21,7 @@ async function main(): Promise<void> {
   console.log(`  node ${cp.nodeName}, pods on ${cp.network.podCidr} in network namespace ${cp.network.namespace}`);
   console.log(`  logs: ${cp.dir}`);
   console.log("Ctrl-C stops it and removes everything it created.");
-  await new Promise<void>((resolve) => {
-    process.once("SIGINT", () => resolve());
-    process.once("SIGTERM", () => resolve());
-  });
+  await interrupted();
   await cp.stop();
 }
 

@@ -92,3 +92,11 @@ export function controlPlaneBinaries(): string {
   if (out.status !== 0) throw new Error(`hack/control-plane/build.sh failed with exit status ${out.status ?? out.signal}`);
   return out.stdout.trim().split("\n").pop()!;
 }
+
+/** Resolves at the first Ctrl-C (SIGINT to the process group) or SIGTERM: what a run waits on before it stops. */
+export function interrupted(): Promise<void> {
+  return new Promise<void>((resolve) => {
+    process.once("SIGINT", () => resolve());
+    process.once("SIGTERM", () => resolve());
+  });
+}

@@ -3,6 +3,7 @@
 // of its own), writes an admin kubeconfig for the host, and runs until interrupted (Ctrl-C or
 // SIGTERM); then removes everything it created.
 import { parseArgs } from "node:util";
+import { interrupted } from "../processes.js";
 import { startRealNode } from "./cluster.js";
 
 const usage = "usage: npx tsx hack/control-plane/real-node/main.ts --kubeconfig <file>";
@@ -21,10 +22,7 @@ async function main(): Promise<void> {
   console.log(`  node ${node.nodeName} (${node.namespace.nodeIp}), pods on ${node.namespace.podCidr} in network namespace ${node.namespace.name}`);
   console.log(`  logs: ${node.dir}`);
   console.log("Ctrl-C stops it and removes everything it created.");
-  await new Promise<void>((resolve) => {
-    process.once("SIGINT", () => resolve());
-    process.once("SIGTERM", () => resolve());
-  });
+  await interrupted();
   await node.stop();
 }
 
