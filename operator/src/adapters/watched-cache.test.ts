@@ -38,6 +38,13 @@ function aCache(namespaces: string[], user: string): { cache: WatchedInformer<V1
   return { cache, changes };
 }
 
+// A synced cache has listed; its watch may still be on the way, so wait until `count` distinct requests are logged.
+async function requestsOf(user: string, count: number): Promise<string[]> {
+  const distinct = () => [...new Set(server.requestLog.filter((e) => e.user === user && e.resource === "configmaps").map((e) => `${e.verb} ${e.namespace}`))].sort();
+  await waitFor(() => distinct().length >= count, { what: `${count} kinds of configmaps requests from ${user}` }).catch(() => {});
+  return distinct();
+}
+
 const names = (cms: V1ConfigMap[]) => cms.map((cm) => `${cm.metadata!.namespace}/${cm.metadata!.name}`).sort();
 
 describe("a watched cache over a list of namespaces (API test server)", () => {
@@ -55,16 +62,13 @@ describe("a watched cache over a list of namespaces (API test server)", () => {
     await apis.core.createNamespacedConfigMap({ namespace: "elsewhere", body: { metadata: { name: "b" } } });
     await waitFor(() => cache.get("payments", "b"), { what: "payments/b in the cache" });
     expect(changes.sort()).toEqual(["add payments/a", "add payments/b", "add shop/a"]);
-
-    const requests = server.requestLog.filter((e) => e.user === "listed" && e.resource === "configmaps");
-    expect([...new Set(requests.map((e) => `${e.verb} ${e.namespace}`))].sort()).toEqual(["list payments", "list shop", "watch payments", "watch shop"]);
+    expect(await requestsOf("listed", 4)).toEqual(["list payments", "list shop", "watch payments", "watch shop"]);
   });
 
   it("is one informer over every namespace when no namespace is listed", async () => {
     const { cache } = aCache([], "everyone");
     expect(await waitForCacheSync([cache], 10_000)).toBe(true);
     expect(names(cache.list())).toEqual(expect.arrayContaining(["elsewhere/a", "payments/a", "shop/a"]));
-    const requests = server.requestLog.filter((e) => e.user === "everyone" && e.resource === "configmaps");
-    expect([...new Set(requests.map((e) => `${e.verb} ${e.namespace}`))].sort()).toEqual(["list ", "watch "]);
+    expect(await requestsOf("everyone", 2)).toEqual(["list ", "watch "]);
   });
 });
