@@ -8,3 +8,6 @@ export const DNS1123_SUBDOMAIN_FMT = `${DNS1123_LABEL_FMT}(\\.${DNS1123_LABEL_FM
 
 export const DNS1123_LABEL = new RegExp(`^${DNS1123_LABEL_FMT}$`);
 export const DNS1123_SUBDOMAIN = new RegExp(`^${DNS1123_SUBDOMAIN_FMT}$`);
+
+/** An RFC 1035 label (a Service name): a lowercase letter first. */
+export const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
