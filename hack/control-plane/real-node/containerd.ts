@@ -3,6 +3,8 @@
 // and cgroupfs (the machine has cgroup v1 only), the project's pause image as the sandbox image
 // (imported, never pulled), and the CNI bridge + host-local on the node's private pod range.
 // Config version 2 is read by containerd 1.6 and migrated by containerd 2.x.
+//
+//   HEALTHPROBE_NODE_RUNC  the runc binary the shim runs (default: runc on the PATH)
 import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -43,7 +45,7 @@ function cniConfig(podCidr: string, leases: string): object {
   };
 }
 
-function configToml(dir: string, cniConfDir: string): string {
+function configToml(dir: string, cniConfDir: string, runc: string): string {
   const q = JSON.stringify;
   return `version = 2
 root = ${q(join(dir, "root"))}
@@ -59,6 +61,10 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 [debug]
   level = "info"
 
+# containerd 2.x would listen for NRI plugins on the machine's /var/run/nri/nri.sock.
+[plugins."io.containerd.nri.v1.nri"]
+  disable = true
+
 [plugins."io.containerd.internal.v1.opt"]
   path = ${q(join(dir, "opt"))}
 
@@ -67,6 +73,10 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
   stream_server_address = "127.0.0.1"
   stream_server_port = "0"
   enable_cdi = false
+  # Root without CAP_SYS_RESOURCE (some VMs and containers) cannot lower an oom_score_adj: the
+  # sandbox's -998 makes runc's nsexec fail ("can't get final child's PID from pipe: EOF").
+  # Pods get at least containerd's own score instead.
+  restrict_oom_score_adj = true
 
 [plugins."io.containerd.grpc.v1.cri".containerd]
   snapshotter = "overlayfs"
@@ -77,6 +87,9 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 
 [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
   SystemdCgroup = false
+  BinaryName = ${q(runc)}
+  # runc's state in the run's directory, not the machine's /run/containerd/runc.
+  Root = ${q(join(dir, "runc"))}
 
 [plugins."io.containerd.grpc.v1.cri".cni]
   bin_dir = ${q(CNI_BIN_DIR)}
@@ -90,7 +103,7 @@ export async function startContainerd(slot: RunSlot, ns: NodeNamespace, bin = "/
   const cniConfDir = join(dir, "cni");
   mkdirSync(cniConfDir, { recursive: true });
   writeFileSync(join(cniConfDir, "10-hpcp.conflist"), JSON.stringify(cniConfig(ns.podCidr, join(dir, "cni-leases")), null, 2));
-  writeFileSync(join(dir, "config.toml"), configToml(dir, cniConfDir));
+  writeFileSync(join(dir, "config.toml"), configToml(dir, cniConfDir, process.env.HEALTHPROBE_NODE_RUNC ?? "runc"));
   const socket = join(dir, "containerd.sock");
   // A containerd of our own build finds its own shim (containerd-shim-runc-v2) beside it first.
   const path = `${dirname(bin)}:${process.env.PATH ?? "/usr/sbin:/usr/bin:/sbin:/bin"}`;
