@@ -1,13 +1,15 @@
 // Removes everything a real-node run made outside its processes' memory: processes whose command
 // line names the run's directory (containerd's shims and pods included), the run's cgroups in
 // every cgroup v1 hierarchy, the pods' network namespaces made by CNI (recognised by their veth's
-// peer living in the node's namespace), and mounts under the run's directory. It is used by stop()
-// and, for a crashed run, by the next start (a `real-node` marker file in the run's directory).
+// peer living in the node's namespace), mounts under the run's directory, and containerd's files
+// outside it (outside-run.ts). It is used by stop() and, for a crashed run, by the next start (a
+// `real-node` marker file in the run's directory).
 import { execFile } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, rmdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { runsRoot } from "../runs.js";
+import { removeOutsideRun } from "./outside-run.js";
 
 const run = promisify(execFile);
 export const MARKER = "real-node";
@@ -90,6 +92,7 @@ export async function cleanRun(dir: string, nodeNs: string): Promise<void> {
   await removePodNamespaces(nodeNs);
   await removeCgroups(nodeNs);
   await unmountUnder(dir);
+  removeOutsideRun(dir);
 }
 
 const ownerAlive = (dir: string): boolean => {
