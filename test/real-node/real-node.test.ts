@@ -1,15 +1,18 @@
 // The real node: a real kubelet and kube-proxy on containerd in a network namespace of the run's
 // own. Needs root, Go (the binaries are built on first use) and the machine's containerd, runc and
 // CNI plugins, and takes minutes: it runs only with HEALTHPROBE_TEST_NODE=1.
-import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { execFile, spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { startRealNode, type RealNodeCluster } from "../../hack/control-plane/real-node/cluster.js";
+import { SERVICE_CIDR } from "../../hack/control-plane/real-node/components.js";
+import { freePort } from "../../hack/control-plane/processes.js";
 import { waitFor } from "../support/wait-for.js";
+import { leftovers, traceRun } from "./leftovers.js";
 
 const run = promisify(execFile);
 const enabled = process.env.HEALTHPROBE_TEST_NODE === "1";
@@ -54,14 +57,11 @@ suite("a real node (kubelet, containerd, CNI bridge, kube-proxy) in a network na
     expect(n.status?.nodeInfo?.containerRuntimeVersion).toMatch(/^containerd:\/\//);
   });
 
-  // Skipped for now: the pod's sandbox does not start on this machine's runc 1.1.5 ("runc create
-  // failed: unable to start container process: can't get final child's PID from pipe: EOF"); unskip
-  // once the sandbox starts.
-  it.skip("runs a workload pod on the pod network, with its logs and exec through the real kubectl", async () => {
+  it("runs a workload pod on the pod network, with its logs, exec and port-forward through the real kubectl", async () => {
     await core.createNamespacedPod({
       namespace: "default",
       body: {
-        metadata: { name: "workload" },
+        metadata: { name: "workload", labels: { app: "workload" } },
         spec: {
           // The control plane has no kube-scheduler: the pod is bound to the node directly.
           nodeName: node.nodeName,
@@ -79,21 +79,49 @@ suite("a real node (kubelet, containerd, CNI bridge, kube-proxy) in a network na
       { timeoutMs: 180_000, intervalMs: 500, what: `the workload pod to run (kubelet log: ${node.dir}/kubelet.log)` },
     );
     expect(ipInCidr(pod.status!.podIP!, node.namespace.podCidr)).toBe(true);
-    await waitFor(async () => (await k(["logs", "workload"])).stdout.length > 0, { timeoutMs: 30_000, intervalMs: 500, what: "the workload's log" });
+    await waitFor(async () => (await k(["logs", "workload"])).stdout.includes("pod workload"), { timeoutMs: 30_000, intervalMs: 500, what: "the workload's log" });
     // The image holds only /workload: asking it for its flags proves exec reaches the container.
     const help = await k(["exec", "workload", "--", "/workload", "-help"]).catch((err: { stdout?: string; stderr?: string }) => ({ stdout: err.stdout ?? "", stderr: err.stderr ?? "" }));
     expect(`${help.stdout}${help.stderr}`).toContain("pod-name");
+    // port-forward on the host's loopback: kubectl, the API server, the kubelet and containerd's stream server.
+    const port = await freePort();
+    const forward = spawn(kubectl, ["--kubeconfig", kubeconfig, "port-forward", "pod/workload", `${port}:8080`], { stdio: ["ignore", "pipe", "pipe"] });
+    try {
+      const body = await waitFor(() => fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(5_000) }).then((r) => r.text(), () => undefined), {
+        timeoutMs: 30_000,
+        intervalMs: 250,
+        what: "the workload through kubectl port-forward",
+      });
+      expect(body.trim()).toBe("workload");
+    } finally {
+      forward.kill("SIGTERM");
+    }
   }, 240_000);
 
-  it("leaves no namespace, process or mount behind after stop", async () => {
-    const { dir, namespace } = node;
+  it("routes a Service's ClusterIP to the pod through kube-proxy inside the node's namespace", async () => {
+    const svc = await core.createNamespacedService({
+      namespace: "default",
+      body: { metadata: { name: "workload" }, spec: { selector: { app: "workload" }, ports: [{ port: 80, targetPort: 8080 }] } },
+    });
+    const ip = svc.spec!.clusterIP!;
+    expect(ipInCidr(ip, SERVICE_CIDR)).toBe(true);
+    // A client inside the node's namespace: the ClusterIP exists only in kube-proxy's rules there.
+    const client = `fetch("http://${ip}/", { signal: AbortSignal.timeout(3000) }).then((r) => r.text()).then((t) => process.stdout.write(t), () => process.exit(1))`;
+    const body = await waitFor(() => node.namespace.exec(process.execPath, ["-e", client]).catch(() => undefined), {
+      timeoutMs: 60_000,
+      intervalMs: 500,
+      what: `${ip}:80 to answer inside ${node.namespace.name} (kube-proxy log: ${node.dir}/kube-proxy.log)`,
+    });
+    expect(body.trim()).toBe("workload");
+    // The machine's own namespace has no kube-proxy rules.
+    const hostRules = await run("iptables-save", []).then((r) => r.stdout, () => "");
+    expect(hostRules).not.toContain(ip);
+  }, 120_000);
+
+  it("leaves no process, namespace, mount, cgroup, veth or containerd file behind after stop", async () => {
+    const trace = await traceRun(node.dir, node.namespace.name);
+    expect(trace.ids.size).toBeGreaterThan(0);
     await node.stop();
-    const netns = (await run("ip", ["netns", "list"])).stdout;
-    expect(netns).not.toContain(namespace.name);
-    const mounts = (await run("cat", ["/proc/self/mountinfo"])).stdout;
-    expect(mounts).not.toContain(dir);
-    const procs = await run("pgrep", ["-f", dir]).then((r) => r.stdout.trim(), () => "");
-    expect(procs).toBe("");
-    expect(existsSync(dir)).toBe(false);
+    expect(await leftovers(trace)).toEqual([]);
   }, 120_000);
 });
