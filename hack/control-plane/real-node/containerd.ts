@@ -6,7 +6,7 @@
 //
 //   HEALTHPROBE_NODE_RUNC  the runc binary the shim runs (default: runc on the PATH)
 import { execFile } from "node:child_process";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { waitFor } from "../../../test/support/wait-for.js";
@@ -45,6 +45,12 @@ function cniConfig(podCidr: string, leases: string): object {
   };
 }
 
+/** Whether this process may lower an oom_score_adj (CAP_SYS_RESOURCE, bit 24 of CapEff). */
+function canLowerOomScore(): boolean {
+  const capEff = /^CapEff:\s*([0-9a-f]+)/m.exec(readFileSync("/proc/self/status", "utf8"))?.[1];
+  return capEff !== undefined && (BigInt(`0x${capEff}`) & (1n << 24n)) !== 0n;
+}
+
 function configToml(dir: string, cniConfDir: string, runc: string): string {
   const q = JSON.stringify;
   return `version = 2
@@ -75,8 +81,8 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
   enable_cdi = false
   # Root without CAP_SYS_RESOURCE (some VMs and containers) cannot lower an oom_score_adj: the
   # sandbox's -998 makes runc's nsexec fail ("can't get final child's PID from pipe: EOF").
-  # Pods get at least containerd's own score instead.
-  restrict_oom_score_adj = true
+  # There, and only there, pods get at least containerd's own score instead.
+  restrict_oom_score_adj = ${!canLowerOomScore()}
 
 [plugins."io.containerd.grpc.v1.cri".containerd]
   snapshotter = "overlayfs"
