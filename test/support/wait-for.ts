@@ -5,7 +5,9 @@ export async function waitFor<T>(
 ): Promise<T> {
   // Generous: a deadline, not a delay, so a loaded CI machine does not turn into flakes.
   const timeoutMs = opts.timeoutMs ?? 30_000;
-  const intervalMs = opts.intervalMs ?? 20;
+  // Every test shares two cores with the operator it runs: poll gently; a test that must catch a
+  // short-lived state asks for a shorter interval itself.
+  const intervalMs = opts.intervalMs ?? 100;
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {
