@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
-import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
+import { CoreV1Api, KubeConfig, type V1Pod } from "@kubernetes/client-node";
 import { startRealNode, type RealNodeCluster } from "../../hack/control-plane/real-node/cluster.js";
 import { SERVICE_CIDR } from "../../hack/control-plane/real-node/components.js";
 import { freePort } from "../../hack/control-plane/processes.js";
@@ -28,12 +28,64 @@ const ipInCidr = (ip: string, cidr: string): boolean => {
   return (n(ip) & mask) >>> 0 === (n(base!) & mask) >>> 0;
 };
 
+/** A node script: `count` GETs of `url`, each on a new connection; prints the bodies as JSON. */
+const clientScript = (url: string, count: number): string => `
+const http = require("node:http");
+const get = () => new Promise((resolve, reject) => {
+  const req = http.get(${JSON.stringify(url)}, { agent: false, timeout: 3000 }, (res) => {
+    let body = "";
+    res.on("data", (d) => (body += d));
+    res.on("end", () => resolve(body.trim()));
+  });
+  req.on("timeout", () => req.destroy(new Error("timed out")));
+  req.on("error", reject);
+});
+(async () => {
+  const out = [];
+  for (let i = 0; i < ${count}; i++) out.push(await get());
+  process.stdout.write(JSON.stringify(out));
+})().catch((err) => { console.error(err.message); process.exit(1); });
+`;
+
+/** The CNI network namespace (cni-…) of the node's pod with address `ip`. */
+async function podNetns(nodeNs: string, ip: string): Promise<string> {
+  for (const ns of (await run("ip", ["netns", "list"])).stdout.split("\n").map((l) => l.split(" ")[0]!).filter((n) => n.startsWith("cni-"))) {
+    const addrs = await run("ip", ["-n", ns, "-o", "addr", "show"]).then((r) => r.stdout, () => "");
+    const links = await run("ip", ["-n", ns, "link", "show"]).then((r) => r.stdout, () => "");
+    if (addrs.includes(` ${ip}/`) && links.includes(`link-netns ${nodeNs}`)) return ns;
+  }
+  throw new Error(`no network namespace of ${nodeNs}'s pods holds ${ip}`);
+}
+
 suite("a real node (kubelet, containerd, CNI bridge, kube-proxy) in a network namespace of its own", () => {
   let node: RealNodeCluster;
   let core: CoreV1Api;
   let scratch: string;
   let kubeconfig: string;
   const k = (args: string[]) => run(kubectl, ["--kubeconfig", kubeconfig, "--cache-dir", join(scratch, "cache"), ...args], { encoding: "utf8" });
+
+  const runPod = async (name: string): Promise<V1Pod> => {
+    await core.createNamespacedPod({
+      namespace: "default",
+      body: {
+        metadata: { name, labels: { app: "workload" } },
+        spec: {
+          // The control plane has no kube-scheduler: the pod is bound to the node directly.
+          nodeName: node.nodeName,
+          containers: [{ name: "workload", image: "localhost/healthprobe-test/workload:1", imagePullPolicy: "Never", env: [{ name: "POD_NAME", value: name }] }],
+          // The ServiceAccount token is not needed; skipping it keeps the pod independent of the token controller.
+          automountServiceAccountToken: false,
+        },
+      },
+    });
+    return waitFor(
+      async () => {
+        const p = await core.readNamespacedPod({ name, namespace: "default" });
+        return p.status?.phase === "Running" && p.status.podIP ? p : undefined;
+      },
+      { timeoutMs: 180_000, intervalMs: 500, what: `pod ${name} to run (kubelet log: ${node.dir}/kubelet.log)` },
+    );
+  };
 
   beforeAll(async () => {
     node = await startRealNode();
@@ -58,26 +110,7 @@ suite("a real node (kubelet, containerd, CNI bridge, kube-proxy) in a network na
   });
 
   it("runs a workload pod on the pod network, with its logs, exec and port-forward through the real kubectl", async () => {
-    await core.createNamespacedPod({
-      namespace: "default",
-      body: {
-        metadata: { name: "workload", labels: { app: "workload" } },
-        spec: {
-          // The control plane has no kube-scheduler: the pod is bound to the node directly.
-          nodeName: node.nodeName,
-          containers: [{ name: "workload", image: "localhost/healthprobe-test/workload:1", imagePullPolicy: "Never", env: [{ name: "POD_NAME", value: "workload" }] }],
-          // The ServiceAccount token is not needed; skipping it keeps the pod independent of the token controller.
-          automountServiceAccountToken: false,
-        },
-      },
-    });
-    const pod = await waitFor(
-      async () => {
-        const p = await core.readNamespacedPod({ name: "workload", namespace: "default" });
-        return p.status?.phase === "Running" && p.status.podIP ? p : undefined;
-      },
-      { timeoutMs: 180_000, intervalMs: 500, what: `the workload pod to run (kubelet log: ${node.dir}/kubelet.log)` },
-    );
+    const pod = await runPod("workload");
     expect(ipInCidr(pod.status!.podIP!, node.namespace.podCidr)).toBe(true);
     await waitFor(async () => (await k(["logs", "workload"])).stdout.includes("pod workload"), { timeoutMs: 30_000, intervalMs: 500, what: "the workload's log" });
     // The image holds only /workload: asking it for its flags proves exec reaches the container.
@@ -98,25 +131,31 @@ suite("a real node (kubelet, containerd, CNI bridge, kube-proxy) in a network na
     }
   }, 240_000);
 
-  it("routes a Service's ClusterIP to the pod through kube-proxy inside the node's namespace", async () => {
+  it("routes a Service's ClusterIP to both pods through kube-proxy, from the node's namespace and from a pod's", async () => {
+    // Both pods run before the Service exists, so kube-proxy's first rules hold both.
+    await runPod("workload-2");
     const svc = await core.createNamespacedService({
       namespace: "default",
       body: { metadata: { name: "workload" }, spec: { selector: { app: "workload" }, ports: [{ port: 80, targetPort: 8080 }] } },
     });
     const ip = svc.spec!.clusterIP!;
     expect(ipInCidr(ip, SERVICE_CIDR)).toBe(true);
-    // A client inside the node's namespace: the ClusterIP exists only in kube-proxy's rules there.
-    const client = `fetch("http://${ip}/", { signal: AbortSignal.timeout(3000) }).then((r) => r.text()).then((t) => process.stdout.write(t), () => process.exit(1))`;
-    const body = await waitFor(() => node.namespace.exec(process.execPath, ["-e", client]).catch(() => undefined), {
+    // The ClusterIP exists only in kube-proxy's rules inside the node's namespace.
+    const body = await waitFor(() => node.namespace.exec(process.execPath, ["-e", clientScript(`http://${ip}/`, 1)]).catch(() => undefined), {
       timeoutMs: 60_000,
       intervalMs: 500,
       what: `${ip}:80 to answer inside ${node.namespace.name} (kube-proxy log: ${node.dir}/kube-proxy.log)`,
     });
-    expect(body.trim()).toBe("workload");
+    expect(["workload", "workload-2"]).toContain((JSON.parse(body) as string[])[0]);
+    // A client in workload's own network namespace: a new connection per request, so kube-proxy
+    // picks a pod each time, workload itself (hairpin through the bridge) or workload-2.
+    const netns = await podNetns(node.namespace.name, (await core.readNamespacedPod({ name: "workload", namespace: "default" })).status!.podIP!);
+    const answers = JSON.parse((await run("nsenter", [`--net=/run/netns/${netns}`, "--", process.execPath, "-e", clientScript(`http://${ip}/`, 20)])).stdout) as string[];
+    expect(new Set(answers)).toEqual(new Set(["workload", "workload-2"]));
     // The machine's own namespace has no kube-proxy rules.
     const hostRules = await run("iptables-save", []).then((r) => r.stdout, () => "");
     expect(hostRules).not.toContain(ip);
-  }, 120_000);
+  }, 240_000);
 
   it("leaves no process, namespace, mount, cgroup, veth or containerd file behind after stop", async () => {
     const trace = await traceRun(node.dir, node.namespace.name);
