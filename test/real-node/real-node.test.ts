@@ -2,7 +2,7 @@
 // own. Needs root, Go (the binaries are built on first use) and the machine's containerd, runc and
 // CNI plugins, and takes minutes: it runs only with HEALTHPROBE_TEST_NODE=1.
 import { execFile, spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -47,6 +47,24 @@ const get = () => new Promise((resolve, reject) => {
 })().catch((err) => { console.error(err.message); process.exit(1); });
 `;
 
+/** The machine-wide tunables the kubelet would set if it could (see kernel-tunables.ts). */
+const kernelTunables = (): string[] =>
+  ["vm/overcommit_memory", "vm/panic_on_oom", "kernel/panic", "kernel/panic_on_oops", "kernel/keys/root_maxkeys", "kernel/keys/root_maxbytes"].map(
+    (k) => `${k}=${readFileSync(`/proc/sys/${k}`, "utf8").trim()}`,
+  );
+
+/** The pid of the workload server of pod `name` (its POD_NAME). */
+function workloadPid(name: string): number {
+  for (const p of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    try {
+      if (readFileSync(`/proc/${p}/cmdline`, "utf8").startsWith("/workload") && readFileSync(`/proc/${p}/environ`, "utf8").split("\0").includes(`POD_NAME=${name}`)) return Number(p);
+    } catch {
+      // Gone, or not ours to read.
+    }
+  }
+  throw new Error(`no workload process of pod ${name}`);
+}
+
 /** The CNI network namespace (cni-…) of the node's pod with address `ip`. */
 async function podNetns(nodeNs: string, ip: string): Promise<string> {
   for (const ns of (await run("ip", ["netns", "list"])).stdout.split("\n").map((l) => l.split(" ")[0]!).filter((n) => n.startsWith("cni-"))) {
@@ -64,15 +82,17 @@ suite("a real node (kubelet, containerd, CNI bridge, kube-proxy) in a network na
   let kubeconfig: string;
   const k = (args: string[]) => run(kubectl, ["--kubeconfig", kubeconfig, "--cache-dir", join(scratch, "cache"), ...args], { encoding: "utf8" });
 
-  const runPod = async (name: string): Promise<V1Pod> => {
+  const runPod = async (name: string, extra: { labels?: Record<string, string>; secret?: string } = {}): Promise<V1Pod> => {
+    const mount = extra.secret ? { volumeMounts: [{ name: "secret", mountPath: "/secret" }] } : {};
     await core.createNamespacedPod({
       namespace: "default",
       body: {
-        metadata: { name, labels: { app: "workload" } },
+        metadata: { name, labels: extra.labels ?? { app: "workload" } },
         spec: {
           // The control plane has no kube-scheduler: the pod is bound to the node directly.
           nodeName: node.nodeName,
-          containers: [{ name: "workload", image: "localhost/healthprobe-test/workload:1", imagePullPolicy: "Never", env: [{ name: "POD_NAME", value: name }] }],
+          containers: [{ name: "workload", image: "localhost/healthprobe-test/workload:1", imagePullPolicy: "Never", env: [{ name: "POD_NAME", value: name }], ...mount }],
+          volumes: extra.secret ? [{ name: "secret", secret: { secretName: extra.secret } }] : [],
           // The ServiceAccount token is not needed; skipping it keeps the pod independent of the token controller.
           automountServiceAccountToken: false,
         },
@@ -87,7 +107,10 @@ suite("a real node (kubelet, containerd, CNI bridge, kube-proxy) in a network na
     );
   };
 
+  let tunablesBefore: string[];
+
   beforeAll(async () => {
+    tunablesBefore = kernelTunables();
     node = await startRealNode();
     scratch = mkdtempSync(join(tmpdir(), "real-node-test-"));
     kubeconfig = join(scratch, "kubeconfig");
@@ -155,6 +178,16 @@ suite("a real node (kubelet, containerd, CNI bridge, kube-proxy) in a network na
     // The machine's own namespace has no kube-proxy rules.
     const hostRules = await run("iptables-save", []).then((r) => r.stdout, () => "");
     expect(hostRules).not.toContain(ip);
+  }, 240_000);
+
+  it("mounts a Secret volume that the container sees, and leaves the machine's kernel tunables as they were", async () => {
+    await core.createNamespacedSecret({ namespace: "default", body: { metadata: { name: "greeting" }, stringData: { greeting: "hello from the kubelet" } } });
+    await runPod("with-secret", { labels: { app: "other" }, secret: "greeting" });
+    // The kubelet mounts the volume (a tmpfs) in a mount namespace of its own; the container is
+    // started by containerd in the machine's, so this reads it through the container's root.
+    const pid = workloadPid("with-secret");
+    expect(readFileSync(`/proc/${pid}/root/secret/greeting`, "utf8")).toBe("hello from the kubelet");
+    expect(kernelTunables()).toEqual(tunablesBefore);
   }, 240_000);
 
   it("leaves no process, namespace, mount, cgroup, veth or containerd file behind after stop", async () => {

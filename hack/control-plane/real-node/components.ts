@@ -1,14 +1,16 @@
 // The real node's processes, each started inside the node's network namespace with nsenter (not
 // `ip netns exec`, whose private mount namespace would hide the kubelet's volume mounts from
-// containerd): etcd, kube-apiserver, kube-controller-manager, the API server's forwarder to the
-// host, kubelet and kube-proxy. Every command line names the run's directory, so runs.ts's
-// crash clean-up recognises them.
+// containerd; the kubelet's own mount namespace shares its root directory, kernel-tunables.ts):
+// etcd, kube-apiserver, kube-controller-manager, the API server's forwarder to the host, kubelet
+// and kube-proxy. Every command line names the run's directory, so runs.ts's crash clean-up
+// recognises them.
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { stringify } from "yaml";
 import { startComponent, type Component } from "../processes.js";
 import type { RunSlot } from "../runs.js";
+import { makeSharedMount, withMaskedTunables } from "./kernel-tunables.js";
 import { inNamespace, type NodeNamespace } from "./namespace.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -144,7 +146,8 @@ export function startKubelet(slot: RunSlot, ns: NodeNamespace, bin: string, kube
   writeFileSync(kc, kubeconfig, { mode: 0o600 });
   writeFileSync(config, stringify(kubeletConfig(slot, ns)));
   createCgroupRoot(ns);
-  return inNs(slot, ns, "kubelet", join(bin, "kubelet"), [
+  makeSharedMount(dir);
+  const kubelet = withMaskedTunables(join(slot.dir, "kernel-tunables"), join(bin, "kubelet"), [
     `--kubeconfig=${kc}`,
     `--config=${config}`,
     `--root-dir=${dir}`,
@@ -153,6 +156,7 @@ export function startKubelet(slot: RunSlot, ns: NodeNamespace, bin: string, kube
     `--node-ip=${ns.nodeIp}`,
     "--v=2",
   ]);
+  return inNs(slot, ns, "kubelet", kubelet.cmd, kubelet.args);
 }
 
 export function startKubeProxy(slot: RunSlot, ns: NodeNamespace, bin: string, kubeconfig: string): Component {
