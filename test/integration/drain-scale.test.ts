@@ -1,52 +1,41 @@
 // A Service of 250 pods: three slices of at most 100 endpoints, and one pod's drain rewrites
 // exactly the one slice that lists it, once.
-import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { beforeAll, describe, expect, it } from "@jest/globals";
 import { waitFor } from "../support/wait-for.js";
-import { aPod, aPolicy, aService, startCluster, uniquePodCidr, type Obj, type TestCluster } from "./support/cluster.js";
-import { PodFarm } from "../support/pod-farm.js";
-import { startTestOperator, type TestOperator } from "./support/operator.js";
+import { aPod, aPolicy, aService, uniquePodCidr, type Obj } from "./support/cluster.js";
+import { useBed } from "./support/test-bed.js";
 
 const PODS = 250;
 
-let cluster: TestCluster;
-let farm: PodFarm;
-let operator: TestOperator | undefined;
+// A /23 per process: room for every pod, and no address shared with suites running alongside.
+const bed = useBed({ per: "file", podCidr: uniquePodCidr(23) });
 const ips = new Map<string, string>();
 
 beforeAll(async () => {
-  // A /23 per process: room for every pod, and no address shared with suites running alongside.
-  cluster = await startCluster({ podCidr: uniquePodCidr(23) });
-  farm = new PodFarm();
-  await cluster.create(aService("web", cluster.namespace));
+  await bed.cluster.create(aService("web", bed.cluster.namespace));
   const names = Array.from({ length: PODS }, (_, i) => `web-${String(i).padStart(3, "0")}`);
-  for (let i = 0; i < names.length; i += 25) await Promise.all(names.slice(i, i + 25).map((n) => cluster.create(aPod(n, cluster.namespace))));
+  for (let i = 0; i < names.length; i += 25) await Promise.all(names.slice(i, i + 25).map((n) => bed.cluster.create(aPod(n, bed.cluster.namespace))));
   const pods = await waitFor(async () => {
-    const list = await cluster.list("v1", "Pod");
+    const list = await bed.cluster.list("v1", "Pod");
     return list.length === PODS && list.every((p) => p.status?.podIP) ? list : undefined;
   }, { what: `${PODS} pods with IPs`, timeoutMs: 30_000 });
   for (const p of pods) {
     ips.set(p.metadata!.name!, p.status.podIP as string);
-    await farm.serve(p.status.podIP as string);
+    await bed.farm.serve(p.status.podIP as string);
   }
-  await cluster.create(aPolicy("web", cluster.namespace, { failureThreshold: 2, successThreshold: 1 }));
-  operator = await startTestOperator(cluster.server);
+  await bed.cluster.create(aPolicy("web", bed.cluster.namespace, { failureThreshold: 2, successThreshold: 1 }));
+  await bed.startOperator();
 }, 60_000);
 
-afterAll(async () => {
-  await operator?.stop();
-  await farm?.close();
-  await cluster?.stop();
-});
-
-const slices = () => cluster.list("discovery.k8s.io/v1", "EndpointSlice", cluster.namespace, "kubernetes.io/service-name=web");
-const sliceWrites = () => cluster.server.requestLog.filter((e) => e.user === "operator" && e.resource === "endpointslices" && e.method !== "GET");
+const slices = () => bed.cluster.list("discovery.k8s.io/v1", "EndpointSlice", bed.cluster.namespace, "kubernetes.io/service-name=web");
+const sliceWrites = () => bed.cluster.server.requestLog.filter((e) => e.user === "operator" && e.resource === "endpointslices" && e.method !== "GET");
 const readyIn = (s: Obj) => (s.endpoints ?? []).filter((e: Obj) => e.conditions?.ready === true).length;
 const nameOf = (s: Obj) => s.metadata?.name;
 const sliceOf = (all: Obj[], pod: string) => all.find((s) => (s.endpoints ?? []).some((e: Obj) => e.targetRef?.name === pod));
 
 async function settled(expectReady: number): Promise<Obj[]> {
   return waitFor(async () => {
-    const st = (await cluster.get("healthprobe.io/v1alpha1", "HealthProbePolicy", "web"))?.status;
+    const st = (await bed.cluster.get("healthprobe.io/v1alpha1", "HealthProbePolicy", "web"))?.status;
     const all = await slices();
     const ready = all.reduce((n, s) => n + readyIn(s), 0);
     return st?.healthy + st?.unhealthy === PODS && ready === expectReady ? all : undefined;
@@ -70,15 +59,15 @@ describe("a Service with 250 pods", () => {
     const home = nameOf(sliceOf(before, pod)!);
     const writesBefore = sliceWrites().length;
 
-    farm.failing(ips.get(pod)!);
+    bed.farm.failing(ips.get(pod)!);
     const drained = await waitFor(async () => {
       const all = await slices();
       const e = sliceOf(all, pod)?.endpoints.find((x: Obj) => x.targetRef?.name === pod);
       return e?.conditions?.ready === false ? all : undefined;
     }, { what: `${pod} drained` });
     // Let a couple more failing probes pass: still nothing more is written.
-    const start = farm.hits.get(ips.get(pod)!) ?? 0;
-    await waitFor(() => (farm.hits.get(ips.get(pod)!) ?? 0) >= start + 2, { what: "two more probes" });
+    const start = bed.farm.hits.get(ips.get(pod)!) ?? 0;
+    await waitFor(() => (bed.farm.hits.get(ips.get(pod)!) ?? 0) >= start + 2, { what: "two more probes" });
     const drainWrites = sliceWrites().slice(writesBefore);
     expect(drainWrites.map((w) => `${w.verb} ${w.name}`)).toEqual([`update ${home}`]);
     const after = await slices();
@@ -89,7 +78,7 @@ describe("a Service with 250 pods", () => {
     expect(drained.reduce((n, s) => n + readyIn(s), 0)).toBe(PODS - 1);
 
     const writesDrained = sliceWrites().length;
-    farm.healthy(ips.get(pod)!);
+    bed.farm.healthy(ips.get(pod)!);
     await settled(PODS);
     const restoreWrites = sliceWrites().slice(writesDrained);
     expect(restoreWrites.map((w) => `${w.verb} ${w.name}`)).toEqual([`update ${home}`]);

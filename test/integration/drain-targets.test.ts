@@ -1,49 +1,19 @@
 // Which pods the slices list and when an endpoint may be ready: dryRun leaves kubelet's word
 // alone, pods that leave the selector leave the slices, and kubelet readiness always gates.
-import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
+import { describe, expect, it } from "@jest/globals";
 import { CoreV1Api, type V1Pod } from "@kubernetes/client-node";
 import { waitFor } from "../support/wait-for.js";
-import { aPod, aPolicy, aService, endpointReadiness, kubeConfigFor, podIP, type Obj, type PolicyOptions, type TestCluster } from "./support/cluster.js";
-import { PodFarm } from "../support/pod-farm.js";
-import { closeBed, openBed } from "./support/test-bed.js";
-import { startTestOperator, type TestOperator } from "./support/operator.js";
+import { endpointReadiness, kubeConfigFor, type Obj } from "./support/cluster.js";
+import { givenPolicyOver, useBed } from "./support/test-bed.js";
+import { podEntry, type PolicyCondition as Condition, type StatusPod } from "./support/queries.js";
 
-let cluster: TestCluster;
-let farm: PodFarm;
-let operator: TestOperator | undefined;
+const bed = useBed();
 
-beforeEach(async () => {
-  ({ cluster, farm } = await openBed());
-});
-
-afterEach(async () => {
-  await closeBed({ cluster, farm }, [operator]);
-  operator = undefined;
-});
-
-type StatusPod = { name: string; uid: string; state: string; drained: boolean; reason: string };
-type Condition = { type: string; status: string; reason: string; message: string };
-
-async function givenPolicyOver(names: string[], policy: PolicyOptions = {}): Promise<Map<string, string>> {
-  await cluster.create(aService("web", cluster.namespace));
-  const ips = new Map<string, string>();
-  for (const name of names) await cluster.create(aPod(name, cluster.namespace));
-  for (const name of names) {
-    const ip = await podIP(cluster, name);
-    await farm.serve(ip);
-    ips.set(name, ip);
-  }
-  await cluster.create(aPolicy("web", cluster.namespace, { failureThreshold: 2, successThreshold: 1, ...policy }));
-  operator = await startTestOperator(cluster.server);
-  return ips;
-}
-
-const readiness = () => endpointReadiness(cluster, "web");
-const policyStatus = async () => (await cluster.get("healthprobe.io/v1alpha1", "HealthProbePolicy", "web"))?.status as Record<string, any> | undefined;
+const readiness = () => endpointReadiness(bed.cluster, "web");
+const policyStatus = async () => (await bed.cluster.get("healthprobe.io/v1alpha1", "HealthProbePolicy", "web"))?.status as Record<string, any> | undefined;
 const condition = (st: Record<string, any> | undefined, type: string) => (st?.conditions as Condition[] | undefined)?.find((c) => c.type === type);
-const podEntry = (st: Record<string, any> | undefined, name: string) => (st?.pods as StatusPod[] | undefined)?.find((p) => p.name === name);
 const readyNames = (r: Map<string, boolean>) => [...r.entries()].filter(([, ready]) => ready).map(([n]) => n).sort();
-const sliceWrites = () => cluster.server.requestLog.filter((e) => e.user === "operator" && e.resource === "endpointslices" && e.method !== "GET");
+const sliceWrites = () => bed.cluster.server.requestLog.filter((e) => e.user === "operator" && e.resource === "endpointslices" && e.method !== "GET");
 
 async function waitForStatus(what: string, predicate: (st: Record<string, any>) => boolean): Promise<Record<string, any>> {
   return waitFor(async () => {
@@ -60,25 +30,25 @@ async function allHealthyAndReady(n: number): Promise<void> {
 }
 
 async function probesServed(ip: string, more: number): Promise<void> {
-  const start = farm.hits.get(ip) ?? 0;
-  await waitFor(() => (farm.hits.get(ip) ?? 0) >= start + more, { what: `${more} more probes of ${ip}` });
+  const start = bed.farm.hits.get(ip) ?? 0;
+  await waitFor(() => (bed.farm.hits.get(ip) ?? 0) >= start + more, { what: `${more} more probes of ${ip}` });
 }
 
 /** What the kubelet would do when a readiness probe fails: Ready=False through pods/status. */
 async function kubeletMarksUnready(name: string): Promise<void> {
-  const core = kubeConfigFor(cluster.server).makeApiClient(CoreV1Api);
-  const pod: V1Pod = await core.readNamespacedPod({ name, namespace: cluster.namespace });
+  const core = kubeConfigFor(bed.cluster.server).makeApiClient(CoreV1Api);
+  const pod: V1Pod = await core.readNamespacedPod({ name, namespace: bed.cluster.namespace });
   pod.status!.conditions = (pod.status?.conditions ?? []).map((c) => (c.type === "Ready" || c.type === "ContainersReady" ? { ...c, status: "False", reason: "ContainersNotReady" } : c));
-  await core.replaceNamespacedPodStatus({ name, namespace: cluster.namespace, body: pod });
+  await core.replaceNamespacedPodStatus({ name, namespace: bed.cluster.namespace, body: pod });
 }
 
 describe("dryRun", () => {
   it("keeps the slices at kubelet readiness while status and Events say what would have been drained", async () => {
-    const ips = await givenPolicyOver(["web-a", "web-b", "web-c", "web-d"], { dryRun: true, maxUnhealthyPercent: 50 });
+    const ips = await givenPolicyOver(bed, ["web-a", "web-b", "web-c", "web-d"], { dryRun: true, maxUnhealthyPercent: 50 });
     await allHealthyAndReady(4);
 
     for (const name of ["web-a", "web-b", "web-c"]) {
-      farm.failing(ips.get(name)!);
+      bed.farm.failing(ips.get(name)!);
       await waitForStatus(`${name} Unhealthy`, (st) => podEntry(st, name)?.state === "Unhealthy");
     }
     await kubeletMarksUnready("web-d");
@@ -98,29 +68,29 @@ describe("dryRun", () => {
     }, { what: "web-d not ready as kubelet says" });
     expect(readyNames(r)).toEqual(["web-a", "web-b", "web-c"]);
 
-    const capped = await waitFor(async () => (await cluster.list("events.k8s.io/v1", "Event")).find((e: Obj) => e.reason === "DrainCapped"), { what: "a DrainCapped Event" });
+    const capped = await waitFor(async () => (await bed.cluster.list("events.k8s.io/v1", "Event")).find((e: Obj) => e.reason === "DrainCapped"), { what: "a DrainCapped Event" });
     expect(capped.note).toMatch(/dryRun: nothing is drained/);
     // Drained Events say what would have been done, never that it was.
     const wouldDrain = await waitFor(async () => {
-      const drained = (await cluster.list("events.k8s.io/v1", "Event")).filter((e: Obj) => e.reason === "Drained");
+      const drained = (await bed.cluster.list("events.k8s.io/v1", "Event")).filter((e: Obj) => e.reason === "Drained");
       return drained.length > 0 ? drained : undefined;
     }, { what: "a dryRun Drained Event" });
     for (const e of wouldDrain) expect(e.note).toMatch(/^dryRun: pod web-[abc] would be drained from the Service/);
     // Nothing is evicted and no endpoint was ever turned not-ready for health: one write for web-d.
-    expect(cluster.server.requestLog.some((e) => e.user === "operator" && (e.subresource === "eviction" || (e.resource === "pods" && e.method === "DELETE")))).toBe(false);
+    expect(bed.cluster.server.requestLog.some((e) => e.user === "operator" && (e.subresource === "eviction" || (e.resource === "pods" && e.method === "DELETE")))).toBe(false);
     expect(sliceWrites().map((e) => e.verb)).toEqual(["create", "update"]);
   });
 });
 
 describe("targets", () => {
   it("removes a deleted pod and a pod relabelled out of the selector from the slices, and stops probing it", async () => {
-    const ips = await givenPolicyOver(["web-a", "web-b", "web-c"]);
+    const ips = await givenPolicyOver(bed, ["web-a", "web-b", "web-c"]);
     await allHealthyAndReady(3);
 
-    await cluster.remove("v1", "Pod", "web-a");
+    await bed.cluster.remove("v1", "Pod", "web-a");
     await waitFor(async () => !(await readiness()).has("web-a"), { what: "web-a gone from the slices" });
 
-    await cluster.patch({ apiVersion: "v1", kind: "Pod", metadata: { name: "web-b", namespace: cluster.namespace, labels: { app: "other" } } });
+    await bed.cluster.patch({ apiVersion: "v1", kind: "Pod", metadata: { name: "web-b", namespace: bed.cluster.namespace, labels: { app: "other" } } });
     const r = await waitFor(async () => {
       const x = await readiness();
       return x.has("web-b") ? undefined : x;
@@ -130,13 +100,13 @@ describe("targets", () => {
     expect((st.pods as StatusPod[]).map((p) => p.name)).toEqual(["web-c"]);
 
     // While web-c answers three more probes, web-b is asked at most once more (one in flight).
-    const bHits = farm.hits.get(ips.get("web-b")!) ?? 0;
+    const bHits = bed.farm.hits.get(ips.get("web-b")!) ?? 0;
     await probesServed(ips.get("web-c")!, 3);
-    expect((farm.hits.get(ips.get("web-b")!) ?? 0) - bHits).toBeLessThanOrEqual(1);
+    expect((bed.farm.hits.get(ips.get("web-b")!) ?? 0) - bHits).toBeLessThanOrEqual(1);
   });
 
   it("never makes a kubelet-unready pod ready, however healthy its probe", async () => {
-    const ips = await givenPolicyOver(["web-a", "web-b"]);
+    const ips = await givenPolicyOver(bed, ["web-a", "web-b"]);
     await allHealthyAndReady(2);
 
     await kubeletMarksUnready("web-a");

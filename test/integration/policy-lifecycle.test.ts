@@ -1,29 +1,16 @@
-import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
+import { describe, expect, it } from "@jest/globals";
 import { waitFor } from "../support/wait-for.js";
-import { aPod, aPolicy, aService, podIP, type TestCluster } from "./support/cluster.js";
-import { PodFarm } from "../support/pod-farm.js";
-import { closeBed, openBed } from "./support/test-bed.js";
-import { startTestOperator, type TestOperator } from "./support/operator.js";
+import { aPod, aPolicy, aService, podIP } from "./support/cluster.js";
+import { useBed } from "./support/test-bed.js";
 
-let cluster: TestCluster;
-let farm: PodFarm;
-let operator: TestOperator | undefined;
+const bed = useBed();
 
-beforeEach(async () => {
-  ({ cluster, farm } = await openBed());
-});
-
-afterEach(async () => {
-  await closeBed({ cluster, farm }, [operator]);
-  operator = undefined;
-});
-
-const slicesOf = (service: string) => cluster.list("discovery.k8s.io/v1", "EndpointSlice", cluster.namespace, `kubernetes.io/service-name=${service}`);
+const slicesOf = (service: string) => bed.cluster.list("discovery.k8s.io/v1", "EndpointSlice", bed.cluster.namespace, `kubernetes.io/service-name=${service}`);
 
 describe("a policy's lifecycle", () => {
   it("reads back with the CRD's defaults when created with only the required fields (the test bed installs the CRD whole); the HTTP-only ones are the operator's", async () => {
     const minimal = { serviceName: "web", selector: { matchLabels: { app: "web" } }, probe: { path: "/healthz", port: 8080 } };
-    const created = await cluster.create({ apiVersion: "healthprobe.io/v1alpha1", kind: "HealthProbePolicy", metadata: { name: "web", namespace: cluster.namespace }, spec: minimal });
+    const created = await bed.cluster.create({ apiVersion: "healthprobe.io/v1alpha1", kind: "HealthProbePolicy", metadata: { name: "web", namespace: bed.cluster.namespace }, spec: minimal });
     expect(created.spec).toEqual({
       ...minimal,
       dryRun: false,
@@ -35,33 +22,32 @@ describe("a policy's lifecycle", () => {
   });
 
   it("removes the slices it wrote when the policy is deleted, and leaves other Services' slices alone", async () => {
-    await cluster.create(aService("web", cluster.namespace));
-    await cluster.create(aService("api", cluster.namespace));
-    await cluster.create(aPod("web-a", cluster.namespace));
-    await cluster.create(aPod("api-a", cluster.namespace, { labels: { app: "api" } }));
-    for (const name of ["web-a", "api-a"]) await farm.serve(await podIP(cluster, name));
-    await cluster.create(aPolicy("web", cluster.namespace));
-    await cluster.create(aPolicy("api", cluster.namespace, { serviceName: "api", selector: { app: "api" } }));
-    operator = await startTestOperator(cluster.server);
+    await bed.cluster.create(aService("web", bed.cluster.namespace));
+    await bed.cluster.create(aService("api", bed.cluster.namespace));
+    await bed.cluster.create(aPod("web-a", bed.cluster.namespace));
+    await bed.cluster.create(aPod("api-a", bed.cluster.namespace, { labels: { app: "api" } }));
+    for (const name of ["web-a", "api-a"]) await bed.farm.serve(await podIP(bed.cluster, name));
+    await bed.cluster.create(aPolicy("web", bed.cluster.namespace));
+    await bed.cluster.create(aPolicy("api", bed.cluster.namespace, { serviceName: "api", selector: { app: "api" } }));
+    await bed.startOperator();
     await waitFor(async () => (await slicesOf("web")).length > 0 && (await slicesOf("api")).length > 0, { what: "slices for both Services" });
 
-    await cluster.remove("healthprobe.io/v1alpha1", "HealthProbePolicy", "web");
+    await bed.cluster.remove("healthprobe.io/v1alpha1", "HealthProbePolicy", "web");
     await waitFor(async () => (await slicesOf("web")).length === 0, { what: "web's slices to be removed" });
     expect((await slicesOf("api")).length).toBeGreaterThan(0);
   });
 
   it("collects slices of a policy deleted while the operator was down", async () => {
-    await cluster.create(aService("web", cluster.namespace));
-    await cluster.create(aPod("web-a", cluster.namespace));
-    await farm.serve(await podIP(cluster, "web-a"));
-    await cluster.create(aPolicy("web", cluster.namespace));
-    operator = await startTestOperator(cluster.server);
+    await bed.cluster.create(aService("web", bed.cluster.namespace));
+    await bed.cluster.create(aPod("web-a", bed.cluster.namespace));
+    await bed.farm.serve(await podIP(bed.cluster, "web-a"));
+    await bed.cluster.create(aPolicy("web", bed.cluster.namespace));
+    await bed.startOperator();
     await waitFor(async () => (await slicesOf("web")).length > 0, { what: "slices for web" });
-    await operator.stop();
-    operator = undefined;
+    await bed.stopOperator();
 
-    await cluster.remove("healthprobe.io/v1alpha1", "HealthProbePolicy", "web");
-    operator = await startTestOperator(cluster.server);
+    await bed.cluster.remove("healthprobe.io/v1alpha1", "HealthProbePolicy", "web");
+    await bed.startOperator();
     await waitFor(async () => (await slicesOf("web")).length === 0, { what: "the orphaned slices to be collected" });
   });
 });

@@ -9,16 +9,14 @@
 // and against the default chart, without the webhook's calls. All of it in both RBAC modes: every
 // namespace watched (the namespaced rules in a ClusterRole), and rbac.namespaces listing the
 // policies' namespace (the operator started with --namespace, the namespaced rules a Role there).
-import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { describe, expect, it } from "@jest/globals";
 import { ScaledClock } from "../../operator/src/runtime/testing/scaled-clock.js";
 import { requestsBy } from "../apiserver/index.js";
 import { checkRequestsAgainstRbac, rbacRulesFromChart } from "../chart/rbac.js";
 import { waitFor } from "../support/wait-for.js";
-import { aPolicy, aReplicaSet, aService, type Obj, type TestCluster } from "./support/cluster.js";
-import { PodFarm } from "../support/pod-farm.js";
+import { aPolicy, aReplicaSet, aService, type Obj } from "./support/cluster.js";
 import * as queries from "./support/queries.js";
-import { openBed } from "./support/test-bed.js";
-import { startTestOperator, type TestOperator } from "./support/operator.js";
+import { useBed } from "./support/test-bed.js";
 import { renderChart } from "../chart/helm.js";
 
 const HPP = "healthprobe.io/v1alpha1";
@@ -29,29 +27,15 @@ const MODES = [
 ];
 
 describe.each(MODES)("the chart's RBAC, $mode", ({ flags, values }) => {
-  let cluster: TestCluster;
-  let farm: PodFarm;
-  let operator: TestOperator | undefined;
-
-  beforeAll(async () => {
-    ({ cluster, farm } = await openBed());
-  });
-
-  afterAll(async () => {
-    if (process.env.DUMP_LOGS) console.log(JSON.stringify((await cluster.get(HPP, "HealthProbePolicy", "web"))?.status, null, 1));
-    await operator?.stop();
-    await farm.close();
-    await cluster.stop();
-  });
-
-  const livePods = (app: string, n: number): Promise<Obj[]> => queries.livePods(cluster, farm, n, app);
+  const bed = useBed({ per: "file", dump: async ({ cluster }) => (await cluster.get(HPP, "HealthProbePolicy", "web"))?.status });
+  const livePods = (app: string, n: number): Promise<Obj[]> => queries.livePods(bed, n, { app });
 
   it("grants exactly what the operator uses", async () => {
-    const ns = cluster.namespace;
-    await cluster.create({ apiVersion: "v1", kind: "Secret", metadata: { name: "probe-auth", namespace: ns, annotations: { "healthprobe.io/allowed-policies": "web" } }, data: { token: Buffer.from("s3cret").toString("base64") } });
+    const ns = bed.cluster.namespace;
+    await bed.cluster.create({ apiVersion: "v1", kind: "Secret", metadata: { name: "probe-auth", namespace: ns, annotations: { "healthprobe.io/allowed-policies": "web" } }, data: { token: Buffer.from("s3cret").toString("base64") } });
     for (const app of ["web", "api"]) {
-      await cluster.create({ ...aService(app, ns) });
-      await cluster.create({ ...aReplicaSet(app, ns, 3, { app }) });
+      await bed.cluster.create({ ...aService(app, ns) });
+      await bed.cluster.create({ ...aReplicaSet(app, ns, 3, { app }) });
     }
     const web = aPolicy("web", ns, {
       failureThreshold: 1,
@@ -61,12 +45,12 @@ describe.each(MODES)("the chart's RBAC, $mode", ({ flags, values }) => {
       replacement: { enabled: true, after: "30s", maxPerHour: 5, maxPerDay: 10, method: "Evict", pauseAboveUnhealthyPercent: 100, diagnosticsRetention: "1m" },
     });
     const api = aPolicy("api", ns, { serviceName: "api", selector: { app: "api" }, failureThreshold: 1, replacement: { enabled: true, after: "30s", maxPerHour: 5, maxPerDay: 10, method: "Delete" } });
-    await cluster.create(web);
-    await cluster.create(api);
+    await bed.cluster.create(web);
+    await bed.cluster.create(api);
     // Drain method ReadinessGate: the pod condition, through pods/status.
-    await cluster.create(aService("gate", ns, { selector: { app: "gate" } }));
-    await cluster.create(aReplicaSet("gate", ns, 2, { app: "gate" }, { gated: true }));
-    await cluster.create(aPolicy("gate", ns, { serviceName: undefined, method: "ReadinessGate", selector: { app: "gate" } }));
+    await bed.cluster.create(aService("gate", ns, { selector: { app: "gate" } }));
+    await bed.cluster.create(aReplicaSet("gate", ns, 2, { app: "gate" }, { gated: true }));
+    await bed.cluster.create(aPolicy("gate", ns, { serviceName: undefined, method: "ReadinessGate", selector: { app: "gate" } }));
     const webPods = await livePods("web", 3);
     const apiPods = await livePods("api", 3);
     await livePods("gate", 2);
@@ -74,61 +58,60 @@ describe.each(MODES)("the chart's RBAC, $mode", ({ flags, values }) => {
     // The webhook configuration as the chart installs it; the operator keeps its caBundle.
     const chart = renderChart({ values: ["webhook.enabled=true", ...values(ns)] });
     const webhookConfig = chart.find((d) => d.kind === "MutatingWebhookConfiguration")!;
-    await cluster.create(webhookConfig as unknown as Obj);
+    await bed.cluster.create(webhookConfig as unknown as Obj);
     const webhookFlags = (chart.find((d) => d.kind === "Deployment") as unknown as { spec: { template: { spec: { containers: Array<{ args: string[] }> } } } }).spec.template.spec.containers[0]!.args
       .filter((a) => a.startsWith("--webhook") && !a.startsWith("--webhook-bind-address"));
 
     // Ten virtual seconds per real one: windows of 30 s pass in three, and the webhook's
     // five-minute certificate is renewed after 20 s.
-    operator = await startTestOperator(cluster.server, ["--leader-elect", "--webhook-bind-address", "127.0.0.1:0", ...webhookFlags, ...flags(ns)], {
+    await bed.startOperator(["--leader-elect", "--webhook-bind-address", "127.0.0.1:0", ...webhookFlags, ...flags(ns)], {
       clock: new ScaledClock(10),
       webhookCertificate: { leafLifetimeMs: 300_000, resyncMs: 10_000 },
     });
-    await waitFor(async () => (await cluster.get(HPP, "HealthProbePolicy", "web"))?.status?.healthy === 3, { what: "web settled" });
+    await waitFor(async () => (await bed.cluster.get(HPP, "HealthProbePolicy", "web"))?.status?.healthy === 3, { what: "web settled" });
 
-    await waitFor(async () => (await cluster.list("v1", "Pod", ns, "app=gate")).every((p) => p.status?.conditions?.some((c: { type: string; status: string }) => c.type === "healthprobe.io/ready" && c.status === "True")), { what: "the gated pods admitted" });
+    await waitFor(async () => (await bed.cluster.list("v1", "Pod", ns, "app=gate")).every((p) => p.status?.conditions?.some((c: { type: string; status: string }) => c.type === "healthprobe.io/ready" && c.status === "True")), { what: "the gated pods admitted" });
 
     // Drain, restore and drain again: the repeated Event becomes a series (a patch).
     const flapping = webPods[0]!.status.podIP as string;
-    farm.failing(flapping);
-    await waitFor(async () => (await cluster.get(HPP, "HealthProbePolicy", "web"))?.status?.drained === 1, { what: "a drain" });
-    farm.healthy(flapping);
-    await waitFor(async () => (await cluster.get(HPP, "HealthProbePolicy", "web"))?.status?.drained === 0, { what: "a restore" });
-    farm.failing(flapping);
-    await waitFor(async () => (await cluster.get(HPP, "HealthProbePolicy", "web"))?.status?.drained === 1, { what: "the same pod drained again" });
+    bed.farm.failing(flapping);
+    await waitFor(async () => (await bed.cluster.get(HPP, "HealthProbePolicy", "web"))?.status?.drained === 1, { what: "a drain" });
+    bed.farm.healthy(flapping);
+    await waitFor(async () => (await bed.cluster.get(HPP, "HealthProbePolicy", "web"))?.status?.drained === 0, { what: "a restore" });
+    bed.farm.failing(flapping);
+    await waitFor(async () => (await bed.cluster.get(HPP, "HealthProbePolicy", "web"))?.status?.drained === 1, { what: "the same pod drained again" });
 
     // Two evictions (the operator-wide ledger ConfigMap is created, then updated) and one deletion.
-    farm.failing(webPods[1]!.status.podIP);
-    farm.failing(apiPods[0]!.status.podIP);
+    bed.farm.failing(webPods[1]!.status.podIP);
+    bed.farm.failing(apiPods[0]!.status.podIP);
     // Counted at the API (a ledger entry is charged before its call, so it alone proves nothing).
     const calls = (subresource: string | undefined, verb: string) =>
-      requestsBy(cluster.server.requestLog, { user: "operator", resource: "pods", verb }).filter((e) => (e.subresource || undefined) === subresource && e.code < 300).length;
+      requestsBy(bed.cluster.server.requestLog, { user: "operator", resource: "pods", verb }).filter((e) => (e.subresource || undefined) === subresource && e.code < 300).length;
     await waitFor(() => calls("eviction", "create") >= 2 && calls(undefined, "delete") >= 1, { what: "two evictions and a deletion" });
 
     // Diagnostics were kept for the evicted pods (logs, Events, a fresh read of the pod), and retention deletes them.
-    const diagnostics = () => cluster.list("v1", "ConfigMap", ns, "healthprobe.io/policy=web");
+    const diagnostics = () => bed.cluster.list("v1", "ConfigMap", ns, "healthprobe.io/policy=web");
     await waitFor(async () => (await diagnostics()).length >= 1, { what: "a diagnostics ConfigMap" });
     await waitFor(async () => (await diagnostics()).length === 0, { what: "diagnostics deleted by retention" });
 
     // A deleted policy's slices are collected.
-    await cluster.remove(HPP, "HealthProbePolicy", "api");
-    await waitFor(async () => (await cluster.list("discovery.k8s.io/v1", "EndpointSlice", ns, "kubernetes.io/service-name=api")).length === 0, { what: "api's slices collected" });
+    await bed.cluster.remove(HPP, "HealthProbePolicy", "api");
+    await waitFor(async () => (await bed.cluster.list("discovery.k8s.io/v1", "EndpointSlice", ns, "kubernetes.io/service-name=api")).length === 0, { what: "api's slices collected" });
 
     // The webhook's certificate was made, renewed and its caBundle set.
-    const webhookCalls = (resource: string, verb: string) => requestsBy(cluster.server.requestLog, { user: "operator", resource, verb }).filter((e) => e.code < 300).length;
+    const webhookCalls = (resource: string, verb: string) => requestsBy(bed.cluster.server.requestLog, { user: "operator", resource, verb }).filter((e) => e.code < 300).length;
     await waitFor(() => webhookCalls("secrets", "create") === 1 && webhookCalls("secrets", "update") >= 1 && webhookCalls("mutatingwebhookconfigurations", "update") >= 1, {
       what: "the webhook certificate created, renewed and its caBundle set",
     });
 
     // A scrape of the locked /metrics: the operator reviews the token and the caller's access.
-    await cluster.create({ apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "scraper", namespace: ns } });
-    const scrape = await fetch(`http://127.0.0.1:${operator.metricsPort}/metrics`, { headers: { authorization: `Bearer system:serviceaccount:${ns}:scraper` } });
+    await bed.cluster.create({ apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "scraper", namespace: ns } });
+    const scrape = await fetch(`http://127.0.0.1:${bed.operator.metricsPort}/metrics`, { headers: { authorization: `Bearer system:serviceaccount:${ns}:scraper` } });
     expect(scrape.status).toBe(403);
 
-    await operator.stop(); // flushes pending Event series and releases the Lease
-    operator = undefined;
+    await bed.stopOperator(); // flushes pending Event series and releases the Lease
 
-    const used = requestsBy(cluster.server.requestLog, { user: "operator" });
+    const used = requestsBy(bed.cluster.server.requestLog, { user: "operator" });
     const withWebhook = checkRequestsAgainstRbac(used, rbacRulesFromChart({ namespace: "healthprobe-system", values: ["webhook.enabled=true", ...values(ns)] }));
     expect(withWebhook.missing).toEqual([]);
     expect(withWebhook.unused).toEqual([]);

@@ -1,51 +1,35 @@
 // Replacement limits end to end: per-policy hourly and daily budgets, the operator-wide 12 h
 // cap and PodDisruptionBudgets, with the ReplicaSet controller recreating what is evicted. An
 // offset clock makes windows of an hour, a day or 12 hours slide on demand.
-import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
+import { describe, expect, it } from "@jest/globals";
 import { formatSlot } from "../../operator/src/domain/budget.js";
-import { OffsetClock } from "../../operator/src/runtime/testing/offset-clock.js";
 import { waitFor } from "../support/wait-for.js";
-import { aPolicy, aReplicaSet, aService, type Obj, type TestCluster } from "./support/cluster.js";
-import { PodFarm } from "../support/pod-farm.js";
+import { aPolicy, aReplicaSet, aService, type Obj } from "./support/cluster.js";
 import * as queries from "./support/queries.js";
-import { closeBed, openBed } from "./support/test-bed.js";
-import { startTestOperator, type TestOperator } from "./support/operator.js";
+import { useBed } from "./support/test-bed.js";
 
 const AFTER_MS = 30_000;
 /** Generous deadlines: the suite shares two cores with everything else. */
 const WAIT_MS = 20_000;
 const HOUR_MS = 3_600_000;
 
-let cluster: TestCluster;
-let farm: PodFarm;
-let clock: OffsetClock;
-let operator: TestOperator | undefined;
-
-beforeEach(async () => {
-  ({ cluster, farm } = await openBed());
-  clock = new OffsetClock();
-});
-
-afterEach(async () => {
-  await closeBed({ cluster, farm }, [operator]);
-  operator = undefined;
-});
+const bed = useBed();
 
 function livePods(n: number, app = "web"): Promise<Obj[]> {
-  return queries.livePods(cluster, farm, n, app, WAIT_MS);
+  return queries.livePods(bed, n, { app, timeoutMs: WAIT_MS });
 }
 
 /** An app: a selector-less Service, a ReplicaSet of `replicas` and a policy replacing after 30 s. */
 async function givenApp(app: string, replicas: number, replacement: Record<string, unknown>): Promise<Obj[]> {
-  await cluster.create(aService(app, cluster.namespace));
-  await cluster.create(aReplicaSet(app, cluster.namespace, replicas, { app }));
+  await bed.cluster.create(aService(app, bed.cluster.namespace));
+  await bed.cluster.create(aReplicaSet(app, bed.cluster.namespace, replicas, { app }));
   const pods = await livePods(replicas, app);
-  await cluster.create(aPolicy(app, cluster.namespace, { serviceName: app, selector: { app }, replacement: { enabled: true, after: "30s", ...replacement } }));
+  await bed.cluster.create(aPolicy(app, bed.cluster.namespace, { serviceName: app, selector: { app }, replacement: { enabled: true, after: "30s", ...replacement } }));
   return pods;
 }
 
 function statusOf(policy = "web"): Promise<Record<string, any> | undefined> {
-  return queries.policyStatus(cluster, policy);
+  return queries.policyStatus(bed.cluster, policy);
 }
 
 function nameOf(p: Obj): string {
@@ -55,11 +39,11 @@ function nameOf(p: Obj): string {
 const condition = queries.conditionOf;
 
 function evictions(opts: { pod?: string; code?: number } = {}) {
-  return queries.evictionsOf(cluster, opts);
+  return queries.evictionsOf(bed.cluster, opts);
 }
 
 function operatorLedger(): Promise<Array<Record<string, string>>> {
-  return queries.operatorLedger(cluster);
+  return queries.operatorLedger(bed.cluster);
 }
 
 async function allUnhealthy(names: string[], policy = "web"): Promise<void> {
@@ -77,18 +61,18 @@ async function blockedCondition(reason: string, policy = "web", extra: (c: Recor
 }
 
 async function gone(name: string): Promise<void> {
-  await waitFor(async () => !(await cluster.get("v1", "Pod", name)), { timeoutMs: WAIT_MS, what: `${name} to be gone` });
+  await waitFor(async () => !(await bed.cluster.get("v1", "Pod", name)), { timeoutMs: WAIT_MS, what: `${name} to be gone` });
 }
 
 /** Serves the pod its ReplicaSet made in place of the evicted ones (healthy), and waits until its policy sees it Healthy. */
 async function serveReplacement(known: Obj[], app = "web"): Promise<void> {
   const names = new Set(known.map(nameOf));
   const fresh = await waitFor(async () => {
-    const list = await cluster.list("v1", "Pod", cluster.namespace, `app=${app}`);
+    const list = await bed.cluster.list("v1", "Pod", bed.cluster.namespace, `app=${app}`);
     return list.find((p) => !names.has(nameOf(p)) && !p.metadata?.deletionTimestamp && p.status?.podIP);
   }, { timeoutMs: WAIT_MS, what: `the pod replacing one of ${app}` });
-  await farm.serve(fresh.status.podIP);
-  farm.healthy(fresh.status.podIP);
+  await bed.farm.serve(fresh.status.podIP);
+  bed.farm.healthy(fresh.status.podIP);
   await waitFor(async () => (await statusOf(app))?.pods?.some((p: { name: string; state: string }) => p.name === nameOf(fresh) && p.state === "Healthy"), {
     timeoutMs: WAIT_MS,
     what: `${nameOf(fresh)} Healthy`,
@@ -97,7 +81,7 @@ async function serveReplacement(known: Obj[], app = "web"): Promise<void> {
 
 /** Reconciles finished so far, from the operator's own metrics. */
 async function reconcileCount(): Promise<number> {
-  const metric = await operator!.metrics.registry.getSingleMetric("healthprobe_reconcile_duration_seconds")?.get();
+  const metric = await bed.operator.metrics.registry.getSingleMetric("healthprobe_reconcile_duration_seconds")?.get();
   const policyCounts = metric?.values.filter((v) => (v as { metricName?: string }).metricName?.endsWith("_count") && v.labels.controller === "policy");
   return policyCounts?.reduce((n, v) => n + v.value, 0) ?? 0;
 }
@@ -105,7 +89,7 @@ async function reconcileCount(): Promise<number> {
 /** Wakes the policies selecting a pod (a pod event) and waits until a reconcile ran after it. */
 async function nudge(pod: string, n: number): Promise<void> {
   const before = await reconcileCount();
-  await cluster.patch({ apiVersion: "v1", kind: "Pod", metadata: { name: pod, namespace: cluster.namespace, annotations: { "example.com/nudge": String(n) } } });
+  await bed.cluster.patch({ apiVersion: "v1", kind: "Pod", metadata: { name: pod, namespace: bed.cluster.namespace, annotations: { "example.com/nudge": String(n) } } });
   await waitFor(async () => (await reconcileCount()) > before, { timeoutMs: WAIT_MS, what: "a reconcile after the nudge" });
 }
 
@@ -122,12 +106,12 @@ describe("replacement budgets", () => {
     // 2 of 3 Unhealthy is above the breaker's default of 50%: it is off here, the budgets are the subject.
     const all = await givenApp("web", 3, { maxPerHour: 1, maxPerDay: 3, pauseAboveUnhealthyPercent: 100 });
     const pods = all.slice(0, 2);
-    operator = await startTestOperator(cluster.server, [], { clock });
+    await bed.startOperator([], { clock: bed.clock });
     await waitFor(async () => (await statusOf())?.healthy === 3, { timeoutMs: WAIT_MS, what: "all pods Healthy" });
 
-    for (const p of pods) farm.failing(p.status.podIP);
+    for (const p of pods) bed.farm.failing(p.status.podIP);
     await allUnhealthy(pods.map(nameOf));
-    clock.advance(AFTER_MS);
+    bed.clock.advance(AFTER_MS);
 
     const [first, second] = await firstEvicted(pods);
     await gone(nameOf(first));
@@ -136,9 +120,9 @@ describe("replacement budgets", () => {
     const blocked = await blockedCondition("Budget");
     expect(blocked.message).toContain(`${nameOf(second)}: hourly budget of policy shop/web used 1/1, next slot ${formatSlot(Date.parse(charged.time) + HOUR_MS)}`);
     expect(evictions()).toHaveLength(1);
-    expect(await cluster.get("v1", "Pod", nameOf(second))).toBeDefined();
+    expect(await bed.cluster.get("v1", "Pod", nameOf(second))).toBeDefined();
 
-    clock.advance(HOUR_MS);
+    bed.clock.advance(HOUR_MS);
     await gone(nameOf(second));
     const st = await waitFor(async () => {
       const s = await statusOf();
@@ -154,12 +138,12 @@ describe("replacement budgets", () => {
     // 2 of 3 Unhealthy is above the breaker's default of 50%: it is off here, the budgets are the subject.
     const all = await givenApp("web", 3, { maxPerHour: 1, maxPerDay: 1, pauseAboveUnhealthyPercent: 100 });
     const pods = all.slice(0, 2);
-    operator = await startTestOperator(cluster.server, [], { clock });
+    await bed.startOperator([], { clock: bed.clock });
     await waitFor(async () => (await statusOf())?.healthy === 3, { timeoutMs: WAIT_MS, what: "all pods Healthy" });
 
-    for (const p of pods) farm.failing(p.status.podIP);
+    for (const p of pods) bed.farm.failing(p.status.podIP);
     await allUnhealthy(pods.map(nameOf));
-    clock.advance(AFTER_MS);
+    bed.clock.advance(AFTER_MS);
     const [first, second] = await firstEvicted(pods);
     await gone(nameOf(first));
     await serveReplacement(all);
@@ -167,13 +151,13 @@ describe("replacement budgets", () => {
     const dayEnds = formatSlot(Date.parse(charged.time) + 24 * HOUR_MS);
 
     // An hour later the hourly budget has room again; the daily one still holds the pod back.
-    clock.advance(HOUR_MS);
+    bed.clock.advance(HOUR_MS);
     await nudge(nameOf(second), 1);
     const blocked = await blockedCondition("Budget", "web", (c) => !c.message.includes("hourly"));
     expect(blocked.message).toContain(`${nameOf(second)}: daily budget of policy shop/web used 1/1, next slot ${dayEnds}`);
     expect(evictions()).toHaveLength(1);
 
-    clock.advance(23 * HOUR_MS);
+    bed.clock.advance(23 * HOUR_MS);
     await gone(nameOf(second));
     expect(evictions({ code: 201 }).map((e) => e.name)).toEqual([nameOf(first), nameOf(second)]);
   });
@@ -181,14 +165,14 @@ describe("replacement budgets", () => {
   it("the operator-wide cap (--max-replacements-per-12h 1) holds back a second policy with room of its own until 12 h slide", async () => {
     const web = await givenApp("web", 2, { maxPerHour: 5, maxPerDay: 5 });
     const api = await givenApp("api", 2, { maxPerHour: 5, maxPerDay: 5 });
-    operator = await startTestOperator(cluster.server, ["--max-replacements-per-12h", "1"], { clock });
+    await bed.startOperator(["--max-replacements-per-12h", "1"], { clock: bed.clock });
     await waitFor(async () => (await statusOf("web"))?.healthy === 2 && (await statusOf("api"))?.healthy === 2, { timeoutMs: WAIT_MS, what: "all pods Healthy" });
 
-    farm.failing(web[0]!.status.podIP);
-    farm.failing(api[0]!.status.podIP);
+    bed.farm.failing(web[0]!.status.podIP);
+    bed.farm.failing(api[0]!.status.podIP);
     await allUnhealthy([nameOf(web[0]!)], "web");
     await allUnhealthy([nameOf(api[0]!)], "api");
-    clock.advance(AFTER_MS);
+    bed.clock.advance(AFTER_MS);
 
     const [first, second] = await firstEvicted([web[0]!, api[0]!]);
     const [firstPolicy, secondPolicy] = first === web[0] ? ["web", "api"] : ["api", "web"];
@@ -204,7 +188,7 @@ describe("replacement budgets", () => {
     expect(blocked.message).toContain(`${nameOf(second)}: operator-wide budget used 1/1 in 12h, next slot ${formatSlot(Date.parse(ledger[0]!.time!) + 12 * HOUR_MS)}`);
     expect(evictions()).toHaveLength(1);
 
-    clock.advance(12 * HOUR_MS);
+    bed.clock.advance(12 * HOUR_MS);
     await gone(nameOf(second));
     const last = await waitFor(async () => (await operatorLedger()).find((e) => e.uid === second.metadata!.uid), { timeoutMs: WAIT_MS, what: "the second replacement in the operator-wide ledger" });
     expect(Date.parse(last.time!) - Date.parse(ledger[0]!.time!)).toBeGreaterThanOrEqual(12 * HOUR_MS);
@@ -213,15 +197,15 @@ describe("replacement budgets", () => {
 
   it("a PodDisruptionBudget refusal (429) uses no budget and waits with reason PodDisruptionBudget; the eviction goes through once the PDB allows it", async () => {
     const pods = await givenApp("web", 2, { maxPerHour: 1, maxPerDay: 1 });
-    await cluster.create({ apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: { name: "web", namespace: cluster.namespace }, spec: { minAvailable: 2, selector: { matchLabels: { app: "web" } } } });
-    await waitFor(async () => (await cluster.get("policy/v1", "PodDisruptionBudget", "web"))?.status?.currentHealthy === 2, { timeoutMs: WAIT_MS, what: "the PDB to count both pods" });
-    operator = await startTestOperator(cluster.server, [], { clock });
+    await bed.cluster.create({ apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: { name: "web", namespace: bed.cluster.namespace }, spec: { minAvailable: 2, selector: { matchLabels: { app: "web" } } } });
+    await waitFor(async () => (await bed.cluster.get("policy/v1", "PodDisruptionBudget", "web"))?.status?.currentHealthy === 2, { timeoutMs: WAIT_MS, what: "the PDB to count both pods" });
+    await bed.startOperator([], { clock: bed.clock });
     await waitFor(async () => (await statusOf())?.healthy === 2, { timeoutMs: WAIT_MS, what: "both pods Healthy" });
 
     const victim = pods[0]!;
-    farm.failing(victim.status.podIP);
+    bed.farm.failing(victim.status.podIP);
     await allUnhealthy([nameOf(victim)]);
-    clock.advance(AFTER_MS);
+    bed.clock.advance(AFTER_MS);
 
     const blocked = await blockedCondition("PodDisruptionBudget");
     // Worded by the refused attempt itself, or by the wait that follows it.
@@ -232,10 +216,10 @@ describe("replacement budgets", () => {
     await waitFor(async () => ((await statusOf())?.replacements ?? []).length === 0 && (await operatorLedger()).length === 0, { timeoutMs: WAIT_MS, what: "both ledgers empty" });
     expect((await statusOf())?.replacedInLastDay).toBe(0);
 
-    await cluster.patch({ apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: { name: "web", namespace: cluster.namespace }, spec: { minAvailable: 1 } });
-    await waitFor(async () => (await cluster.get("policy/v1", "PodDisruptionBudget", "web"))?.status?.disruptionsAllowed === 1, { timeoutMs: WAIT_MS, what: "the PDB to allow one disruption" });
+    await bed.cluster.patch({ apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: { name: "web", namespace: bed.cluster.namespace }, spec: { minAvailable: 1 } });
+    await waitFor(async () => (await bed.cluster.get("policy/v1", "PodDisruptionBudget", "web"))?.status?.disruptionsAllowed === 1, { timeoutMs: WAIT_MS, what: "the PDB to allow one disruption" });
     // Past the longest backoff: the next attempt is made, and the budget (1 per hour) still has its slot.
-    clock.advance(300_000);
+    bed.clock.advance(300_000);
     await gone(nameOf(victim));
     expect(evictions({ code: 201 }).map((e) => e.name)).toEqual([nameOf(victim)]);
     const st = await waitFor(async () => {

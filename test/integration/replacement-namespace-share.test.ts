@@ -2,14 +2,11 @@
 // waits (ReplacementBlocked names the share), and a due replacement in another namespace still
 // goes through. The ReplicaSet controller recreates what is evicted; an offset clock passes the
 // replacement windows.
-import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
-import { OffsetClock } from "../../operator/src/runtime/testing/offset-clock.js";
+import { beforeEach, describe, expect, it } from "@jest/globals";
 import { waitFor } from "../support/wait-for.js";
-import { aPolicy, aReplicaSet, aService, type Obj, type TestCluster } from "./support/cluster.js";
-import { PodFarm } from "../support/pod-farm.js";
+import { aPolicy, aReplicaSet, aService, type Obj } from "./support/cluster.js";
 import * as queries from "./support/queries.js";
-import { closeBed, openBed } from "./support/test-bed.js";
-import { startTestOperator, type TestOperator } from "./support/operator.js";
+import { useBed } from "./support/test-bed.js";
 
 const HPP = "healthprobe.io/v1alpha1";
 const AFTER_MS = 30_000;
@@ -17,43 +14,24 @@ const AFTER_MS = 30_000;
 const WAIT_MS = 20_000;
 const OTHER = "tenant-two";
 
-let cluster: TestCluster;
-let farm: PodFarm;
-let clock: OffsetClock;
-let operator: TestOperator | undefined;
+const bed = useBed();
 
 beforeEach(async () => {
-  ({ cluster, farm } = await openBed());
-  clock = new OffsetClock();
-  await cluster.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: OTHER } });
-});
-
-afterEach(async () => {
-  await closeBed({ cluster, farm }, [operator]);
-  operator = undefined;
+  await bed.cluster.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: OTHER } });
 });
 
 const nameOf = (p: Obj): string => p.metadata!.name!;
 
-async function livePods(namespace: string, n: number): Promise<Obj[]> {
-  const pods = await waitFor(async () => {
-    const list = (await cluster.list("v1", "Pod", namespace, "app=web")).filter((p) => !p.metadata?.deletionTimestamp && p.status?.podIP);
-    return list.length === n ? list : undefined;
-  }, { timeoutMs: WAIT_MS, what: `${n} running web pods in ${namespace}` });
-  for (const p of pods) await farm.serve(p.status.podIP);
-  return pods.sort((a, b) => (nameOf(a) < nameOf(b) ? -1 : 1));
-}
-
 /** Three pods and a policy replacing after 30 s with room of its own; the breaker is off (pauseAbove 100). */
 async function givenApp(namespace: string): Promise<Obj[]> {
-  await cluster.create(aService("web", namespace));
-  await cluster.create(aReplicaSet("web", namespace, 3));
-  const pods = await livePods(namespace, 3);
-  await cluster.create(aPolicy("web", namespace, { replacement: { enabled: true, after: "30s", maxPerHour: 5, maxPerDay: 5, pauseAboveUnhealthyPercent: 100 } }));
+  await bed.cluster.create(aService("web", namespace));
+  await bed.cluster.create(aReplicaSet("web", namespace, 3));
+  const pods = await queries.livePods(bed, 3, { namespace, timeoutMs: WAIT_MS });
+  await bed.cluster.create(aPolicy("web", namespace, { replacement: { enabled: true, after: "30s", maxPerHour: 5, maxPerDay: 5, pauseAboveUnhealthyPercent: 100 } }));
   return pods;
 }
 
-const statusIn = async (namespace: string) => (await cluster.get(HPP, "HealthProbePolicy", "web", namespace))?.status;
+const statusIn = async (namespace: string) => (await bed.cluster.get(HPP, "HealthProbePolicy", "web", namespace))?.status;
 
 async function allUnhealthy(namespace: string, pods: Obj[]): Promise<void> {
   await waitFor(async () => {
@@ -62,20 +40,20 @@ async function allUnhealthy(namespace: string, pods: Obj[]): Promise<void> {
   }, { timeoutMs: WAIT_MS, what: `${pods.map(nameOf).join(", ")} Unhealthy in ${namespace}` });
 }
 
-const evicted = (namespace: string) => queries.evictionsOf(cluster, { code: 201 }).filter((e) => e.namespace === namespace);
+const evicted = (namespace: string) => queries.evictionsOf(bed.cluster, { code: 201 }).filter((e) => e.namespace === namespace);
 
 describe("the per-namespace share of the operator-wide cap", () => {
   it("a namespace that spent its share waits on Budget naming the share, and a due pod in another namespace is still replaced", async () => {
-    const own = cluster.namespace;
+    const own = bed.cluster.namespace;
     const mine = await givenApp(own);
     const theirs = await givenApp(OTHER);
-    operator = await startTestOperator(cluster.server, ["--max-replacements-per-12h", "4", "--max-replacements-per-12h-per-namespace", "1"], { clock });
+    await bed.startOperator(["--max-replacements-per-12h", "4", "--max-replacements-per-12h-per-namespace", "1"], { clock: bed.clock });
     await waitFor(async () => (await statusIn(own))?.healthy === 3 && (await statusIn(OTHER))?.healthy === 3, { timeoutMs: WAIT_MS, what: "all pods Healthy" });
 
     // Two due pods in the first namespace: its share of 1 lets one go.
-    for (const p of mine.slice(0, 2)) farm.failing(p.status.podIP);
+    for (const p of mine.slice(0, 2)) bed.farm.failing(p.status.podIP);
     await allUnhealthy(own, mine.slice(0, 2));
-    clock.advance(AFTER_MS);
+    bed.clock.advance(AFTER_MS);
     await waitFor(() => evicted(own).length === 1, { timeoutMs: WAIT_MS, what: `one eviction in ${own}` });
     const blocked = await waitFor(async () => {
       const c = queries.conditionOf(await statusIn(own), "ReplacementBlocked");
@@ -85,15 +63,15 @@ describe("the per-namespace share of the operator-wide cap", () => {
 
     // The operator-wide cap has room (1 of 4): the other namespace's due pod is replaced.
     const victim = theirs[0]!;
-    farm.failing(victim.status.podIP);
+    bed.farm.failing(victim.status.podIP);
     await allUnhealthy(OTHER, [victim]);
-    clock.advance(AFTER_MS);
+    bed.clock.advance(AFTER_MS);
     await waitFor(() => evicted(OTHER).length === 1, { timeoutMs: WAIT_MS, what: `the eviction in ${OTHER}` });
     expect(evicted(OTHER)[0]!.name).toBe(nameOf(victim));
 
     // Each charge names its namespace; the first namespace's second pod is still waiting.
     const ledger = await waitFor(async () => {
-      const l = await queries.operatorLedger(cluster);
+      const l = await queries.operatorLedger(bed.cluster);
       return l.length === 2 ? l : undefined;
     }, { timeoutMs: WAIT_MS, what: "two charges in the operator-wide ledger" });
     expect(ledger.map((e) => e.namespace).sort()).toEqual([own, OTHER].sort());

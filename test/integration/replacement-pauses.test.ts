@@ -3,35 +3,19 @@
 // Deployment's newest ReplicaSet failing while the older one is Healthy is not replaced).
 // The test server runs no Deployment controller: the Deployment and its two ReplicaSets are
 // created as one would leave them mid-rollout, and the ReplicaSet controller makes the pods.
-import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
-import { OffsetClock } from "../../operator/src/runtime/testing/offset-clock.js";
+import { describe, expect, it } from "@jest/globals";
 import { waitFor } from "../support/wait-for.js";
-import { aPolicy, aReplicaSet, aService, endpointReadiness, type Obj, type TestCluster } from "./support/cluster.js";
-import { PodFarm } from "../support/pod-farm.js";
+import { aPolicy, aReplicaSet, aService, endpointReadiness, type Obj } from "./support/cluster.js";
 import * as queries from "./support/queries.js";
-import { closeBed, openBed } from "./support/test-bed.js";
-import { startTestOperator, type TestOperator } from "./support/operator.js";
+import { useBed } from "./support/test-bed.js";
 
 const AFTER_MS = 30_000;
 /** Generous deadlines: the suite shares two cores with everything else. */
 const WAIT_MS = 20_000;
 
-let cluster: TestCluster;
-let farm: PodFarm;
-let clock: OffsetClock;
-let operator: TestOperator | undefined;
+const bed = useBed();
 
-beforeEach(async () => {
-  ({ cluster, farm } = await openBed());
-  clock = new OffsetClock();
-});
-
-afterEach(async () => {
-  await closeBed({ cluster, farm }, [operator]);
-  operator = undefined;
-});
-
-const statusOf = () => queries.policyStatus(cluster, "web");
+const statusOf = () => queries.policyStatus(bed.cluster, "web");
 const condition = queries.conditionOf;
 const nameOf = (p: Obj) => p.metadata!.name!;
 const replacing = { enabled: true, after: "30s", maxPerHour: 5, maxPerDay: 10 };
@@ -52,30 +36,30 @@ async function unhealthyInStatus(names: readonly string[]): Promise<void> {
 
 describe("the mass-failure breaker", () => {
   it("pauses replacement while 3 of 5 pods fail (MassFailure, with the share), and resumes by itself at 2 of 5", async () => {
-    await cluster.create(aService("web", cluster.namespace));
-    await cluster.create(aReplicaSet("web", cluster.namespace, 5));
-    const pods = await queries.livePods(cluster, farm, 5, "web", WAIT_MS);
-    await cluster.create(aPolicy("web", cluster.namespace, { replacement: replacing }));
-    operator = await startTestOperator(cluster.server, [], { clock });
+    await bed.cluster.create(aService("web", bed.cluster.namespace));
+    await bed.cluster.create(aReplicaSet("web", bed.cluster.namespace, 5));
+    const pods = await queries.livePods(bed, 5, { timeoutMs: WAIT_MS });
+    await bed.cluster.create(aPolicy("web", bed.cluster.namespace, { replacement: replacing }));
+    await bed.startOperator([], { clock: bed.clock });
     await waitFor(async () => (await statusOf())?.healthy === 5, { timeoutMs: WAIT_MS, what: "all five Healthy" });
 
     const sick = pods.slice(0, 3);
-    for (const p of sick) farm.failing(p.status.podIP);
+    for (const p of sick) bed.farm.failing(p.status.podIP);
     await unhealthyInStatus(sick.map(nameOf));
-    clock.advance(AFTER_MS);
+    bed.clock.advance(AFTER_MS);
 
     const paused = await conditionNow("ReplacementBlocked", "True", "MassFailure");
     const said = /^3 due replacements are waiting\. (.+): 3 of 5 targets \(60%\) are Unhealthy, above pauseAboveUnhealthyPercent=50: paused until the share falls$/.exec(paused.message);
     expect(said?.[1]?.split(", ").sort()).toEqual(sick.map(nameOf).sort());
-    expect(queries.evictionsOf(cluster)).toHaveLength(0);
+    expect(queries.evictionsOf(bed.cluster)).toHaveLength(0);
     // The windows keep running: every sick pod still shows when its window ended.
     const st = await statusOf();
     for (const p of sick) expect(st?.pods.find((e: { name: string }) => e.name === nameOf(p))?.replaceAfter).toEqual(expect.any(String));
 
     // One recovers: 2 of 5 is not above 50, and the two still failing are replaced at once.
-    farm.healthy(sick[0]!.status.podIP);
+    bed.farm.healthy(sick[0]!.status.podIP);
     const evicted = await waitFor(() => {
-      const e = queries.evictionsOf(cluster).filter((x) => x.code < 300);
+      const e = queries.evictionsOf(bed.cluster).filter((x) => x.code < 300);
       return e.length >= 2 ? e : undefined;
     }, { timeoutMs: WAIT_MS, what: "the two still failing pods evicted" });
     expect(evicted.map((e) => e.name).sort()).toEqual(sick.slice(1).map(nameOf).sort());
@@ -85,45 +69,45 @@ describe("the mass-failure breaker", () => {
 describe("rollout awareness", () => {
   async function replicaSet(name: string, hash: string, revision: string, deployment: Obj): Promise<void> {
     const labels = { app: "web", "pod-template-hash": hash };
-    const rs = aReplicaSet(name, cluster.namespace, 2, labels);
+    const rs = aReplicaSet(name, bed.cluster.namespace, 2, labels);
     rs.metadata = {
       ...rs.metadata,
       annotations: { "deployment.kubernetes.io/revision": revision },
       ownerReferences: [{ apiVersion: "apps/v1", kind: "Deployment", name: nameOf(deployment), uid: deployment.metadata!.uid!, controller: true, blockOwnerDeletion: true }],
     };
-    await cluster.create(rs);
+    await bed.cluster.create(rs);
   }
 
   it("a Deployment's newest ReplicaSet failing while the older one is Healthy: RolloutSuspect, Warnings, drained within the cap, never evicted", async () => {
-    await cluster.create(aService("web", cluster.namespace));
-    const template = aReplicaSet("web", cluster.namespace, 2).spec.template;
-    const deployment = await cluster.create({ apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "web", namespace: cluster.namespace }, spec: { replicas: 4, selector: { matchLabels: { app: "web" } }, template } });
+    await bed.cluster.create(aService("web", bed.cluster.namespace));
+    const template = aReplicaSet("web", bed.cluster.namespace, 2).spec.template;
+    const deployment = await bed.cluster.create({ apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "web", namespace: bed.cluster.namespace }, spec: { replicas: 4, selector: { matchLabels: { app: "web" } }, template } });
     await replicaSet("web-7d9f", "7d9f", "1", deployment);
     await replicaSet("web-5c8d", "5c8d", "2", deployment);
-    const pods = await queries.livePods(cluster, farm, 4, "web", WAIT_MS);
+    const pods = await queries.livePods(bed, 4, { timeoutMs: WAIT_MS });
     const fresh = pods.filter((p) => p.metadata!.labels!["pod-template-hash"] === "5c8d");
     expect(fresh).toHaveLength(2);
     // The new template fails from its first probe on.
-    for (const p of fresh) farm.failing(p.status.podIP);
-    await cluster.create(aPolicy("web", cluster.namespace, { replacement: replacing }));
-    operator = await startTestOperator(cluster.server, [], { clock });
+    for (const p of fresh) bed.farm.failing(p.status.podIP);
+    await bed.cluster.create(aPolicy("web", bed.cluster.namespace, { replacement: replacing }));
+    await bed.startOperator([], { clock: bed.clock });
     await unhealthyInStatus(fresh.map(nameOf));
 
     // Once every pod has its first verdict (the condition may turn True while an old pod is still Unknown).
     const full = "ReplicaSet web-5c8d (revision 2) of Deployment web: 2 pods Unhealthy, none Healthy, while 2 pods of older ReplicaSet web-7d9f are Healthy; its Unhealthy pods are not replaced";
     await waitFor(async () => condition(await statusOf(), "RolloutSuspect")?.message === full || undefined, { timeoutMs: WAIT_MS, what: `RolloutSuspect saying "${full}"` });
     expect(condition(await statusOf(), "RolloutSuspect")).toMatchObject({ status: "True", reason: "NewReplicaSetUnhealthy" });
-    clock.advance(AFTER_MS);
+    bed.clock.advance(AFTER_MS);
     const blocked = await conditionNow("ReplacementBlocked", "True", "Rollout");
     expect(blocked.message).toContain("suspect rollout: ReplicaSet web-5c8d (revision 2) of Deployment web is the newest");
     // Draining still applies, within the cap (2 of 4).
     await waitFor(async () => {
-      const ready = await endpointReadiness(cluster, "web");
+      const ready = await endpointReadiness(bed.cluster, "web");
       return fresh.every((p) => ready.get(nameOf(p)) === false) || undefined;
     }, { timeoutMs: WAIT_MS, what: "the new pods drained" });
 
     const warnings = await waitFor(async () => {
-      const events = (await cluster.list("events.k8s.io/v1", "Event", cluster.namespace)).filter((e) => e.reason === "RolloutSuspect");
+      const events = (await bed.cluster.list("events.k8s.io/v1", "Event", bed.cluster.namespace)).filter((e) => e.reason === "RolloutSuspect");
       return events.length >= 2 ? events : undefined;
     }, { timeoutMs: WAIT_MS, what: "RolloutSuspect Events" });
     expect(warnings.map((e) => `${e.type} ${e.regarding.kind}/${e.regarding.name}`).sort()).toEqual(["Warning Deployment/web", "Warning HealthProbePolicy/web"]);
@@ -132,9 +116,9 @@ describe("rollout awareness", () => {
     expect(warnings[0]!.note).toMatch(/^ReplicaSet web-5c8d \(revision 2\) of Deployment web looks like a failing rollout: policy .*\/web sees [12] of its pods Unhealthy and none Healthy/);
 
     // Another window later: still nothing evicted.
-    clock.advance(AFTER_MS);
+    bed.clock.advance(AFTER_MS);
     await conditionNow("ReplacementBlocked", "True", "Rollout");
-    expect(queries.evictionsOf(cluster)).toHaveLength(0);
-    for (const p of fresh) expect((await cluster.get("v1", "Pod", nameOf(p)))?.metadata?.deletionTimestamp).toBeUndefined();
+    expect(queries.evictionsOf(bed.cluster)).toHaveLength(0);
+    for (const p of fresh) expect((await bed.cluster.get("v1", "Pod", nameOf(p)))?.metadata?.deletionTimestamp).toBeUndefined();
   });
 });

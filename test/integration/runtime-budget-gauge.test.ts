@@ -1,25 +1,12 @@
 // The operator-wide remaining-budget gauge says what the operator-wide ledger says, from the
 // start (the chart's budget-exhausted alert reads it).
-import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
+import { describe, expect, it } from "@jest/globals";
 import { encodeOperatorLedger } from "../../operator/src/domain/ledger.js";
 import { waitFor } from "../support/wait-for.js";
-import type { TestCluster } from "./support/cluster.js";
-import { PodFarm } from "../support/pod-farm.js";
-import { closeBed, openBed } from "./support/test-bed.js";
-import { startTestOperator, type TestOperator } from "./support/operator.js";
+import { useBed } from "./support/test-bed.js";
+import { type TestOperator } from "./support/operator.js";
 
-let cluster: TestCluster;
-let farm: PodFarm;
-let operator: TestOperator | undefined;
-
-beforeEach(async () => {
-  ({ cluster, farm } = await openBed());
-});
-
-afterEach(async () => {
-  await closeBed({ cluster, farm }, [operator]);
-  operator = undefined;
-});
+const bed = useBed();
 
 async function gauge(op: TestOperator): Promise<number | undefined> {
   return (await op.metrics.operatorReplacementBudgetRemaining.get()).values[0]?.value;
@@ -33,10 +20,9 @@ describe("the operator-wide remaining-budget gauge", () => {
     if (charged > 0) {
       const now = Date.now();
       const entries = Array.from({ length: charged }, (_, i) => ({ pod: `web-${i}`, uid: `uid-${i}`, time: now - (i + 1) * 60_000, method: "Evict" as const, policy: "shop/web" }));
-      await cluster.create({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "healthprobe-operator-ledger", namespace: "healthprobe-system" }, data: encodeOperatorLedger(entries) });
+      await bed.cluster.create({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "healthprobe-operator-ledger", namespace: "healthprobe-system" }, data: encodeOperatorLedger(entries) });
     }
-    operator = await startTestOperator(cluster.server);
-    const op = operator;
+    const op = await bed.startOperator();
     expect(await waitFor(async () => ((await gauge(op)) === remaining ? remaining : undefined), { what: `the gauge to read ${remaining}` })).toBe(remaining);
   });
 });

@@ -1,47 +1,35 @@
 // The operator's own HTTP endpoints against a live cluster: /readyz follows cache sync,
 // /metrics is valid Prometheus text whose probe counters move, /debug/targets shows live figures;
 // both answer only a caller that TokenReview and SubjectAccessReview let through.
-import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { beforeAll, describe, expect, it } from "@jest/globals";
 import { requestsBy } from "../apiserver/index.js";
 import { waitFor } from "../support/wait-for.js";
-import { aPod, aPolicy, aService, podIP, type TestCluster } from "./support/cluster.js";
-import { PodFarm } from "../support/pod-farm.js";
-import { closeBed, openBed } from "./support/test-bed.js";
-import { startTestOperator, type TestOperator } from "./support/operator.js";
+import { aPolicy, aService } from "./support/cluster.js";
+import { useBed } from "./support/test-bed.js";
+import { servedPods } from "./support/queries.js";
 
-let cluster: TestCluster;
-let farm: PodFarm;
-let operator: TestOperator | undefined;
-const ips = new Map<string, string>();
+const bed = useBed({ per: "file" });
+let ips: Map<string, string>;
 /** The scraper's token (the test server's ServiceAccount tokens are their user names). */
 let scraper: string;
 
 beforeAll(async () => {
-  ({ cluster, farm } = await openBed());
-  await cluster.create(aService("web", cluster.namespace));
-  for (const n of ["web-a", "web-b", "web-c"]) await cluster.create(aPod(n, cluster.namespace));
-  for (const n of ["web-a", "web-b", "web-c"]) {
-    ips.set(n, await podIP(cluster, n));
-    await farm.serve(ips.get(n)!);
-  }
-  farm.failing(ips.get("web-c")!);
-  await cluster.create(aPolicy("web", cluster.namespace, { failureThreshold: 1 }));
+  await bed.cluster.create(aService("web", bed.cluster.namespace));
+  ips = await servedPods(bed, ["web-a", "web-b", "web-c"]);
+  bed.farm.failing(ips.get("web-c")!);
+  await bed.cluster.create(aPolicy("web", bed.cluster.namespace, { failureThreshold: 1 }));
   // A scraper: a ServiceAccount bound to the reader role the chart ships.
   const rbac = "rbac.authorization.k8s.io/v1";
-  await cluster.create({ apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "prometheus", namespace: cluster.namespace } });
-  await cluster.create({ apiVersion: rbac, kind: "ClusterRole", metadata: { name: "healthprobe-metrics-reader" }, rules: [{ nonResourceURLs: ["/metrics", "/debug/targets"], verbs: ["get"] }] });
-  await cluster.create({
+  await bed.cluster.create({ apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "prometheus", namespace: bed.cluster.namespace } });
+  await bed.cluster.create({ apiVersion: rbac, kind: "ClusterRole", metadata: { name: "healthprobe-metrics-reader" }, rules: [{ nonResourceURLs: ["/metrics", "/debug/targets"], verbs: ["get"] }] });
+  await bed.cluster.create({
     apiVersion: rbac,
     kind: "ClusterRoleBinding",
     metadata: { name: "prometheus-healthprobe-metrics-reader" },
     roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "healthprobe-metrics-reader" },
-    subjects: [{ kind: "ServiceAccount", name: "prometheus", namespace: cluster.namespace }],
+    subjects: [{ kind: "ServiceAccount", name: "prometheus", namespace: bed.cluster.namespace }],
   });
-  scraper = `system:serviceaccount:${cluster.namespace}:prometheus`;
-});
-
-afterAll(async () => {
-  await closeBed({ cluster, farm }, [operator]);
+  scraper = `system:serviceaccount:${bed.cluster.namespace}:prometheus`;
 });
 
 async function get(port: number | undefined, path: string, token: string | undefined = scraper): Promise<{ status: number; body: string; type: string }> {
@@ -105,38 +93,38 @@ function total(samples: Sample[], name: string, labels: Record<string, string> =
 
 describe("operator endpoints", () => {
   it("/readyz is 503 while the caches cannot list and 200 once they sync", async () => {
-    cluster.server.faults.failRate({ rate: 1, verb: "list", code: 500 });
-    operator = await startTestOperator(cluster.server);
-    const failedLists = () => requestsBy(cluster.server.requestLog, { user: "operator", verb: "list", succeeded: false }).length;
+    bed.cluster.server.faults.failRate({ rate: 1, verb: "list", code: 500 });
+    await bed.startOperator();
+    const failedLists = () => requestsBy(bed.cluster.server.requestLog, { user: "operator", verb: "list", succeeded: false }).length;
     // Every cache has tried and failed at least once; until one succeeds the operator is not ready.
     await waitFor(() => failedLists() >= 5, { what: "every cache's first list to fail" });
-    const notReady = await get(operator.healthPort, "/readyz");
+    const notReady = await get(bed.operator.healthPort, "/readyz");
     expect(notReady.status).toBe(503);
     expect(notReady.body).toMatch(/not synced/);
-    expect((await get(operator.healthPort, "/healthz")).status).toBe(200);
-    expect(operator.isReady()).toBe(false);
+    expect((await get(bed.operator.healthPort, "/healthz")).status).toBe(200);
+    expect(bed.operator.isReady()).toBe(false);
 
-    cluster.server.faults.clear();
-    await waitFor(async () => (await get(operator!.healthPort, "/readyz")).status === 200, { timeoutMs: 15_000, what: "/readyz 200 after the lists recover" });
-    expect(operator.isReady()).toBe(true);
+    bed.cluster.server.faults.clear();
+    await waitFor(async () => (await get(bed.operator.healthPort, "/readyz")).status === 200, { timeoutMs: 15_000, what: "/readyz 200 after the lists recover" });
+    expect(bed.operator.isReady()).toBe(true);
   }, 30_000);
 
   it("/metrics and /debug/targets answer 401 without a token and 403 to a user the reader role is not bound to", async () => {
-    for (const [port, path] of [[operator!.metricsPort, "/metrics"], [operator!.healthPort, "/debug/targets"]] as const) {
+    for (const [port, path] of [[bed.operator.metricsPort, "/metrics"], [bed.operator.healthPort, "/debug/targets"]] as const) {
       expect((await get(port, path, "")).status).toBe(401);
       expect(await get(port, path, "alice")).toMatchObject({ status: 403, body: "Authorization denied for user alice\n" });
     }
   });
 
   it("/metrics is valid Prometheus text and its probe counters move as probes run", async () => {
-    const first = await get(operator!.metricsPort, "/metrics");
+    const first = await get(bed.operator.metricsPort, "/metrics");
     expect(first.status).toBe(200);
     expect(first.type).toMatch(/^text\/plain; version=0\.0\.4/);
     const before = parseExposition(first.body);
     expect(before.length).toBeGreaterThan(20);
 
     const after = await waitFor(async () => {
-      const s = parseExposition((await get(operator!.metricsPort, "/metrics")).body);
+      const s = parseExposition((await get(bed.operator.metricsPort, "/metrics")).body);
       const okMoved = total(s, "healthprobe_probes_total", { policy: "shop/web", result: "success" }) >= total(before, "healthprobe_probes_total", { policy: "shop/web", result: "success" }) + 4;
       const failMoved = total(s, "healthprobe_probes_total", { policy: "shop/web", result: "failure", class: "http_status" }) >= total(before, "healthprobe_probes_total", { policy: "shop/web", result: "failure", class: "http_status" }) + 2;
       // The drained gauge moves with the reconcile after the failures, a moment after the counters.
@@ -154,7 +142,7 @@ describe("operator endpoints", () => {
   it("/debug/targets shows each pod's live figures, moving with each probe", async () => {
     type Target = { policy: string; pod: string; ip: string; state: string; lastProbeAt?: string; latencyMs?: number; result?: string; consecutiveSuccesses: number; consecutiveFailures: number };
     const read = async () => {
-      const res = await get(operator!.healthPort, "/debug/targets");
+      const res = await get(bed.operator.healthPort, "/debug/targets");
       expect(res.type).toMatch(/application\/json/);
       return (JSON.parse(res.body) as { targets: Target[] }).targets;
     };

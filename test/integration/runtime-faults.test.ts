@@ -1,34 +1,20 @@
 // API faults while pods change health: a forced 410 on re-watch, dropped watches, and 30 s
 // in which every request fails with 500. Afterwards the operator's slices and status are what
 // a fresh operator computes from scratch.
-import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { describe, expect, it } from "@jest/globals";
 import { requestsBy } from "../apiserver/index.js";
 import { waitFor } from "../support/wait-for.js";
-import { aPod, aPolicy, aService, endpointReadiness, podIP, type TestCluster } from "./support/cluster.js";
-import { PodFarm } from "../support/pod-farm.js";
-import { closeBed, openBed } from "./support/test-bed.js";
-import { startTestOperator, type TestOperator } from "./support/operator.js";
+import { aPolicy, aService, endpointReadiness } from "./support/cluster.js";
+import { useBed } from "./support/test-bed.js";
+import { servedPods } from "./support/queries.js";
 
 const OUTAGE_MS = 30_000;
 
-let cluster: TestCluster;
-let farm: PodFarm;
-const operators: TestOperator[] = [];
+const bed = useBed({ per: "file" });
 const ips = new Map<string, string>();
 
-beforeAll(async () => {
-  ({ cluster, farm } = await openBed());
-});
-
-afterAll(async () => {
-  await closeBed({ cluster, farm }, operators);
-});
-
-async function givenPod(name: string): Promise<void> {
-  await cluster.create(aPod(name, cluster.namespace));
-  const ip = await podIP(cluster, name);
-  await farm.serve(ip);
-  ips.set(name, ip);
+async function givenPods(...names: string[]): Promise<void> {
+  for (const [name, ip] of await servedPods(bed, names)) ips.set(name, ip);
 }
 
 interface Observed {
@@ -38,11 +24,11 @@ interface Observed {
 }
 
 async function observe(): Promise<Observed> {
-  const st = (await cluster.get("healthprobe.io/v1alpha1", "HealthProbePolicy", "web"))?.status ?? {};
+  const st = (await bed.cluster.get("healthprobe.io/v1alpha1", "HealthProbePolicy", "web"))?.status ?? {};
   const pods: Observed["pods"] = {};
   for (const p of [...(st.pods ?? [])].sort((a, b) => a.name.localeCompare(b.name))) pods[p.name] = { state: p.state, drained: p.drained === true };
   return {
-    readiness: Object.fromEntries([...(await endpointReadiness(cluster, "web"))].sort()),
+    readiness: Object.fromEntries([...(await endpointReadiness(bed.cluster, "web"))].sort()),
     counts: { targets: st.targets, healthy: st.healthy, unhealthy: st.unhealthy, unknown: st.unknown, drained: st.drained },
     pods,
   };
@@ -73,34 +59,33 @@ async function converged(want: Observed, what: string, timeoutMs: number): Promi
 
 describe("API faults", () => {
   it("converges through a 410, dropped watches and 30 s of 500s to what a fresh operator computes", async () => {
-    await cluster.create(aService("web", cluster.namespace));
-    for (const n of ["web-a", "web-b", "web-c", "web-d"]) await givenPod(n);
-    await cluster.create(aPolicy("web", cluster.namespace, { failureThreshold: 1, successThreshold: 1, maxUnhealthyPercent: 50 }));
-    const first = await startTestOperator(cluster.server, ["--leader-elect"]);
-    operators.push(first);
+    await bed.cluster.create(aService("web", bed.cluster.namespace));
+    await givenPods("web-a", "web-b", "web-c", "web-d");
+    await bed.cluster.create(aPolicy("web", bed.cluster.namespace, { failureThreshold: 1, successThreshold: 1, maxUnhealthyPercent: 50 }));
+    const first = await bed.startOperator(["--leader-elect"]);
     await converged(expected(["web-a", "web-b", "web-c", "web-d"], []), "all four Healthy and ready", 15_000);
 
     // 1. Every watch ends; each re-watch from its resourceVersion gets 410 Expired, so the caches relist.
     //    Meanwhile a pod fails and a new pod appears.
-    const log = cluster.server.requestLog;
+    const log = bed.cluster.server.requestLog;
     const listsBefore = requestsBy(log, { user: "operator", verb: "list" }).length;
-    cluster.server.faults.expireNextWatch();
-    cluster.server.faults.expireWatchesBefore(cluster.server.store.resourceVersion());
-    cluster.server.faults.dropWatches();
-    farm.failing(ips.get("web-a")!);
-    await givenPod("web-e");
+    bed.cluster.server.faults.expireNextWatch();
+    bed.cluster.server.faults.expireWatchesBefore(bed.cluster.server.store.resourceVersion());
+    bed.cluster.server.faults.dropWatches();
+    bed.farm.failing(ips.get("web-a")!);
+    await givenPods("web-e");
     await converged(expected(["web-b", "web-c", "web-d", "web-e"], ["web-a"]), "web-a drained and web-e admitted after the relist", 20_000);
     expect(requestsBy(log, { user: "operator", verb: "list" }).length).toBeGreaterThan(listsBefore);
-    cluster.server.faults.clear();
+    bed.cluster.server.faults.clear();
 
     // 2. Thirty seconds in which every request fails with 500 (reads, watches, writes, Lease renewals),
     //    with the watches dropped at its start, while three pods change health.
     const outageStart = Date.now();
-    cluster.server.faults.failRate({ rate: 1, durationMs: OUTAGE_MS, code: 500 });
-    cluster.server.faults.dropWatches();
-    farm.healthy(ips.get("web-a")!);
-    farm.failing(ips.get("web-b")!);
-    farm.failing(ips.get("web-c")!);
+    bed.cluster.server.faults.failRate({ rate: 1, durationMs: OUTAGE_MS, code: 500 });
+    bed.cluster.server.faults.dropWatches();
+    bed.farm.healthy(ips.get("web-a")!);
+    bed.farm.failing(ips.get("web-b")!);
+    bed.farm.failing(ips.get("web-c")!);
     await waitFor(() => Date.now() - outageStart >= OUTAGE_MS, { timeoutMs: OUTAGE_MS + 5_000, intervalMs: 250, what: "the outage to end" });
     const failedDuring = requestsBy(log, { user: "operator", succeeded: false }).filter((e) => Date.parse(e.time) >= outageStart);
     expect(failedDuring.filter((e) => e.resource === "leases").length).toBeGreaterThan(0);
@@ -118,11 +103,9 @@ describe("API faults", () => {
     await waitFor(() => first.isLeader(), { what: "the operator to lead again" });
 
     // 3. A fresh operator, started from scratch, computes the same: it finds nothing to change.
-    await first.stop();
-    operators.splice(0);
-    const statusBefore = (await cluster.get("healthprobe.io/v1alpha1", "HealthProbePolicy", "web"))?.status;
-    const fresh = await startTestOperator(cluster.server, ["--leader-elect"], { user: "fresh" });
-    operators.push(fresh);
+    await bed.stopOperator(first);
+    const statusBefore = (await bed.cluster.get("healthprobe.io/v1alpha1", "HealthProbePolicy", "web"))?.status;
+    const fresh = await bed.startOperator(["--leader-elect"], { user: "fresh" });
     const freshFrom = log.length;
     await waitFor(() => {
       if (!fresh.isLeader()) return false;
@@ -131,7 +114,7 @@ describe("API faults", () => {
     }, { timeoutMs: 20_000, what: "the fresh operator leading, with its own probes of every pod" });
     expect(await observe()).toEqual(want);
     // Down to each pod's reason and timestamps: the fresh operator's status is the one already there.
-    const statusAfter = (await cluster.get("healthprobe.io/v1alpha1", "HealthProbePolicy", "web"))?.status;
+    const statusAfter = (await bed.cluster.get("healthprobe.io/v1alpha1", "HealthProbePolicy", "web"))?.status;
     expect(statusAfter).toEqual(statusBefore);
     const freshWrites = requestsBy(log.slice(freshFrom), { user: "fresh", writes: true }).filter((e) => e.resource !== "leases");
     expect(freshWrites.map((e) => `${e.verb} ${e.resource}/${e.subresource}`)).toEqual([]);

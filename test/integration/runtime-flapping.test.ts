@@ -2,14 +2,13 @@
 // once per second per policy, Events aggregated into series under a per-object token bucket.
 // Operator time runs four times faster than real time (a scaled clock), so the minute is the
 // operator's minute: probe periods, status spacing, the Event buckets and heartbeats all see it.
-import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { describe, expect, it } from "@jest/globals";
 import { ScaledClock } from "../../operator/src/runtime/testing/scaled-clock.js";
 import { requestsBy } from "../apiserver/index.js";
 import { waitFor } from "../support/wait-for.js";
-import { aPod, aPolicy, aService, endpointReadiness, podIP, type TestCluster } from "./support/cluster.js";
-import { PodFarm } from "../support/pod-farm.js";
-import { closeBed, openBed } from "./support/test-bed.js";
-import { startTestOperator, type TestOperator } from "./support/operator.js";
+import { aPolicy, aService, endpointReadiness } from "./support/cluster.js";
+import { useBed } from "./support/test-bed.js";
+import { servedPods } from "./support/queries.js";
 
 const RATE = 4;
 const TOGGLES = 100;
@@ -24,50 +23,35 @@ const EVENT_CREATE_BOUND = 25;
 const HEARTBEAT_MS = 30_000;
 const eventPatchBound = (series: number, windowMs: number) => series * Math.ceil(windowMs / HEARTBEAT_MS);
 
-let cluster: TestCluster;
-let farm: PodFarm;
-let operator: TestOperator | undefined;
-
-beforeAll(async () => {
-  ({ cluster, farm } = await openBed());
-});
-
-afterAll(async () => {
-  await closeBed({ cluster, farm }, [operator]);
-});
+const bed = useBed({ per: "file" });
 
 describe("a flapping pod", () => {
   it("costs at most one status write per second and a bounded number of Event writes", async () => {
-    await cluster.create(aService("web", cluster.namespace));
-    const ips = new Map<string, string>();
-    for (const n of ["web-a", "web-b", "web-c", "web-d"]) await cluster.create(aPod(n, cluster.namespace));
-    for (const n of ["web-a", "web-b", "web-c", "web-d"]) {
-      ips.set(n, await podIP(cluster, n));
-      await farm.serve(ips.get(n)!);
-    }
-    await cluster.create(aPolicy("web", cluster.namespace, { periodSeconds: 1, failureThreshold: 1, successThreshold: 1, maxUnhealthyPercent: 50 }));
+    await bed.cluster.create(aService("web", bed.cluster.namespace));
+    const ips = await servedPods(bed, ["web-a", "web-b", "web-c", "web-d"]);
+    await bed.cluster.create(aPolicy("web", bed.cluster.namespace, { periodSeconds: 1, failureThreshold: 1, successThreshold: 1, maxUnhealthyPercent: 50 }));
     const clock = new ScaledClock(RATE);
-    operator = await startTestOperator(cluster.server, [], { clock });
+    await bed.startOperator([], { clock });
     await waitFor(async () => {
-      const r = await endpointReadiness(cluster, "web");
+      const r = await endpointReadiness(bed.cluster, "web");
       return r.size === 4 && [...r.values()].every(Boolean);
     }, { what: "all four pods ready" });
 
     const ip = ips.get("web-a")!;
-    const log = cluster.server.requestLog;
+    const log = bed.cluster.server.requestLog;
     const from = log.length;
     const v0 = clock.now();
     let healthy = true;
     const toggle = () => {
       healthy = !healthy;
-      if (healthy) farm.healthy(ip);
-      else farm.failing(ip);
+      if (healthy) bed.farm.healthy(ip);
+      else bed.farm.failing(ip);
     };
 
     // Forty toggles right after a probe, so the next probe flips the pod's health...
     for (let i = 0; i < PROBE_DRIVEN; i++) {
-      const seen = farm.hits.get(ip) ?? 0;
-      await waitFor(() => (farm.hits.get(ip) ?? 0) > seen, { intervalMs: 2, what: `probe ${i} of web-a` });
+      const seen = bed.farm.hits.get(ip) ?? 0;
+      await waitFor(() => (bed.farm.hits.get(ip) ?? 0) > seen, { intervalMs: 2, what: `probe ${i} of web-a` });
       toggle();
     }
     // ...then the rest evenly over what remains of the minute, faster than the probe period.
@@ -83,11 +67,11 @@ describe("a flapping pod", () => {
     const minuteEnd = log.length;
 
     await waitFor(async () => {
-      const st = (await cluster.get("healthprobe.io/v1alpha1", "HealthProbePolicy", "web"))?.status;
-      return st?.healthy === 4 && st.drained === 0 && (await endpointReadiness(cluster, "web")).get("web-a") === true;
+      const st = (await bed.cluster.get("healthprobe.io/v1alpha1", "HealthProbePolicy", "web"))?.status;
+      return st?.healthy === 4 && st.drained === 0 && (await endpointReadiness(bed.cluster, "web")).get("web-a") === true;
     }, { what: "web-a back in rotation" });
     // Let the Event heartbeat that follows the last flip (30 s of operator time) write its series counts.
-    await waitFor(() => clock.now() >= vEnd + 31_000, { timeoutMs: 15_000, intervalMs: 50, what: "one Event heartbeat" });
+    await waitFor(() => clock.now() >= vEnd + 31_000, { timeoutMs: 15_000, what: "one Event heartbeat" });
     const windowMs = clock.now() - v0;
 
     const writes = requestsBy(log.slice(from), { user: "operator", writes: true });
@@ -97,7 +81,7 @@ describe("a flapping pod", () => {
     const sliceWrites = writes.filter((e) => e.resource === "endpointslices").length;
     const eventCreates = writes.filter((e) => e.resource === "events" && e.verb === "create").length;
     const eventPatches = writes.filter((e) => e.resource === "events" && e.verb === "patch").length;
-    const events = await cluster.list("events.k8s.io/v1", "Event");
+    const events = await bed.cluster.list("events.k8s.io/v1", "Event");
     const occurrences = events.reduce((n, e) => n + (e.series?.count ?? 1), 0);
     console.log(
       `flapping over ${Math.round((vEnd - v0) / 1000)} s of operator time (${Math.round(windowMs / 1000)} s with settling): ` +

@@ -10,9 +10,9 @@ import { requestsBy, type RequestLogEntry } from "../apiserver/index.js";
 import { MANAGED_BY_OPERATOR } from "../../operator/src/domain/endpoint-slice-types.js";
 import { startOperatorProcess, type OperatorProcess } from "../support/operator-process.js";
 import { waitFor } from "../support/wait-for.js";
-import { aPolicy, aReplicaSet, aService, endpointReadiness, kubeConfigFor, type Obj, type TestCluster } from "./support/cluster.js";
-import { PodFarm } from "../support/pod-farm.js";
-import { openBed } from "./support/test-bed.js";
+import { aPolicy, aReplicaSet, aService, endpointReadiness, kubeConfigFor, type Obj } from "./support/cluster.js";
+import { useBed } from "./support/test-bed.js";
+import { podEntry } from "./support/queries.js";
 
 const LEASE_MS = 15_000;
 const RETRY_MS = 2_000;
@@ -24,30 +24,28 @@ const WRITE_KINDS = new Set(["endpointslices", "healthprobepolicies", "events", 
 
 type LeaderProcess = OperatorProcess & { identity: string; healthPort: number };
 
-let cluster: TestCluster;
-let farm: PodFarm;
 let dir: string;
 const procs: LeaderProcess[] = [];
 
-beforeEach(async () => {
-  ({ cluster, farm } = await openBed());
-  dir = mkdtempSync(join(tmpdir(), "hp-leader-"));
-});
-
+// Declared before the bed, so it runs before the bed closes: the processes end before their API server.
 afterEach(async () => {
   for (const p of procs.splice(0)) {
     if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGKILL");
     await p.exited;
     if (process.env.DUMP_LOGS) console.log(p.user, JSON.stringify(p.logs.slice(-30), null, 1));
   }
-  await farm.close();
-  await cluster.stop();
   rmSync(dir, { recursive: true, force: true });
+});
+
+const bed = useBed();
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "hp-leader-"));
 });
 
 /** The operator command in its own process, with leader election, as `user`; resolves once it is ready. */
 async function startProcess(user: string): Promise<LeaderProcess> {
-  const proc = startOperatorProcess({ server: cluster.server, dir, user, flags: ["--leader-elect"] });
+  const proc = startOperatorProcess({ server: bed.cluster.server, dir, user, flags: ["--leader-elect"] });
   const leader = proc as LeaderProcess;
   procs.push(leader);
   Object.assign(leader, await proc.started());
@@ -55,13 +53,13 @@ async function startProcess(user: string): Promise<LeaderProcess> {
 }
 
 function leaseHolder(): string | undefined {
-  const lease = cluster.server.store.get({ group: "coordination.k8s.io", version: "v1", resource: "leases" }, "healthprobe-system", "healthprobe-operator");
+  const lease = bed.cluster.server.store.get({ group: "coordination.k8s.io", version: "v1", resource: "leases" }, "healthprobe-system", "healthprobe-operator");
   return (lease as { spec?: { holderIdentity?: string } } | undefined)?.spec?.holderIdentity;
 }
 
 /** Writes that only the leader may make: slices, policy status, Events, evictions and pod deletes. */
 function leaderWrites(user: string): RequestLogEntry[] {
-  return requestsBy(cluster.server.requestLog, { user, writes: true }).filter((e) => WRITE_KINDS.has(e.resource));
+  return requestsBy(bed.cluster.server.requestLog, { user, writes: true }).filter((e) => WRITE_KINDS.has(e.resource));
 }
 
 function at(e: RequestLogEntry): number {
@@ -70,14 +68,14 @@ function at(e: RequestLogEntry): number {
 
 /** Serves every pod that has an IP, so pods the ReplicaSet creates later answer probes too. */
 async function serveAllPods(): Promise<Obj[]> {
-  const pods = await cluster.list("v1", "Pod");
-  for (const p of pods) if (p.status?.podIP && !p.metadata?.deletionTimestamp) await farm.serve(p.status.podIP as string);
+  const pods = await bed.cluster.list("v1", "Pod");
+  for (const p of pods) if (p.status?.podIP && !p.metadata?.deletionTimestamp) await bed.farm.serve(p.status.podIP as string);
   return pods;
 }
 
 async function givenReplicaSet(replicas: number): Promise<Obj[]> {
-  await cluster.create(aService("web", cluster.namespace));
-  await cluster.create(aReplicaSet("web", cluster.namespace, replicas));
+  await bed.cluster.create(aService("web", bed.cluster.namespace));
+  await bed.cluster.create(aReplicaSet("web", bed.cluster.namespace, replicas));
   return waitFor(async () => {
     const pods = (await serveAllPods()).filter((p) => p.status?.podIP);
     return pods.length === replicas ? pods.sort((a, b) => a.metadata!.name!.localeCompare(b.metadata!.name!)) : undefined;
@@ -85,41 +83,41 @@ async function givenReplicaSet(replicas: number): Promise<Obj[]> {
 }
 
 async function policyStatus(): Promise<Record<string, any> | undefined> {
-  return (await cluster.get("healthprobe.io/v1alpha1", "HealthProbePolicy", "web"))?.status;
+  return (await bed.cluster.get("healthprobe.io/v1alpha1", "HealthProbePolicy", "web"))?.status;
 }
 
 describe("leader election across two operator processes", () => {
   it("lets only the leader write, takes over within the lease after SIGKILL, and replaces a pod once", async () => {
     const pods = await givenReplicaSet(3);
     const sick = pods[0]!;
-    farm.failing(sick.status.podIP);
+    bed.farm.failing(sick.status.podIP);
 
     const a = await startProcess("operator-a");
     await waitFor(() => leaseHolder() === a.identity, { what: "operator-a to hold the lease" });
     const b = await startProcess("operator-b");
 
-    await cluster.create(aPolicy("web", cluster.namespace, { failureThreshold: 2, replacement: { enabled: true, after: "30s", maxPerHour: 10, maxPerDay: 10, method: "Evict" } }));
+    await bed.cluster.create(aPolicy("web", bed.cluster.namespace, { failureThreshold: 2, replacement: { enabled: true, after: "30s", maxPerHour: 10, maxPerDay: 10, method: "Evict" } }));
     const unhealthy = await waitFor(async () => {
       const st = await policyStatus();
-      const entry = st?.pods?.find((p: { name: string }) => p.name === sick.metadata!.name);
-      return entry?.state === "Unhealthy" && entry.unhealthySince && (await endpointReadiness(cluster, "web")).get(sick.metadata!.name!) === false ? entry : undefined;
+      const entry = podEntry(st, sick.metadata!.name!);
+      return entry?.state === "Unhealthy" && entry.unhealthySince && (await endpointReadiness(bed.cluster, "web")).get(sick.metadata!.name!) === false ? entry : undefined;
     }, { timeoutMs: 15_000, what: "the failing pod Unhealthy in status and drained" });
     expect(unhealthy.replaceAfter).toBeDefined();
 
     // Only the leader has written anything so far; the standby has not even touched the Lease.
     expect(leaderWrites("operator-a").length).toBeGreaterThan(0);
-    expect(requestsBy(cluster.server.requestLog, { user: "operator-b", writes: true })).toEqual([]);
+    expect(requestsBy(bed.cluster.server.requestLog, { user: "operator-b", writes: true })).toEqual([]);
 
-    const lastRenewalByA = () => requestsBy(cluster.server.requestLog, { user: "operator-a", resource: "leases", writes: true, succeeded: true }).at(-1)!;
+    const lastRenewalByA = () => requestsBy(bed.cluster.server.requestLog, { user: "operator-a", resource: "leases", writes: true, succeeded: true }).at(-1)!;
     a.child.kill("SIGKILL");
     const killedAt = Date.now();
     await a.exited;
     const renewedAt = at(lastRenewalByA());
 
     await waitFor(() => leaseHolder() === b.identity, { timeoutMs: LEASE_MS + 2 * MAX_ACQUIRE_WAIT_MS + 2_000, what: "operator-b to take the lease" });
-    const takeover = requestsBy(cluster.server.requestLog, { user: "operator-b", resource: "leases", writes: true, succeeded: true })[0]!;
+    const takeover = requestsBy(bed.cluster.server.requestLog, { user: "operator-b", resource: "leases", writes: true, succeeded: true })[0]!;
     // B judges expiry from when it first saw A's last renewal, so that is where the lease duration starts.
-    const seenByB = requestsBy(cluster.server.requestLog, { user: "operator-b", resource: "leases", verb: "get" }).find((e) => at(e) >= renewedAt)!;
+    const seenByB = requestsBy(bed.cluster.server.requestLog, { user: "operator-b", resource: "leases", verb: "get" }).find((e) => at(e) >= renewedAt)!;
     const sinceKill = at(takeover) - killedAt;
     const sinceSeen = at(takeover) - at(seenByB);
     console.log(`takeover: ${sinceKill} ms after SIGKILL, ${sinceSeen} ms after the standby saw the last renewal`);
@@ -128,12 +126,12 @@ describe("leader election across two operator processes", () => {
     expect(sinceKill).toBeGreaterThanOrEqual(LEASE_MS - (killedAt - renewedAt) - SLACK_MS);
 
     // The new leader replaces the pod once its window (kept in status across the change) has passed.
-    const evictions = () => requestsBy(cluster.server.requestLog, { resource: "pods", subresource: "eviction", verb: "create" });
+    const evictions = () => requestsBy(bed.cluster.server.requestLog, { resource: "pods", subresource: "eviction", verb: "create" });
     await waitFor(() => evictions().length > 0, { timeoutMs: 40_000, what: "the sick pod evicted" });
     const replacement = await waitFor(async () => {
       const live = (await serveAllPods()).filter((p) => p.status?.podIP && !p.metadata?.deletionTimestamp);
       const fresh = live.find((p) => !pods.some((q) => q.metadata!.uid === p.metadata!.uid));
-      return live.length === 3 && fresh && (await endpointReadiness(cluster, "web")).get(fresh.metadata!.name!) === true ? fresh : undefined;
+      return live.length === 3 && fresh && (await endpointReadiness(bed.cluster, "web")).get(fresh.metadata!.name!) === true ? fresh : undefined;
     }, { timeoutMs: 20_000, what: "the replacement pod ready in the slice" });
     const st = await waitFor(async () => {
       const s = await policyStatus();
@@ -158,16 +156,16 @@ describe("leader election across two operator processes", () => {
 
   it("on SIGTERM the leader releases the lease, exits 0 with its writes whole, and the standby takes over at once", async () => {
     const pods = await givenReplicaSet(4);
-    farm.failing(pods[0]!.status.podIP);
+    bed.farm.failing(pods[0]!.status.podIP);
     const a = await startProcess("operator-a");
     await waitFor(() => leaseHolder() === a.identity, { what: "operator-a to hold the lease" });
     const b = await startProcess("operator-b");
-    await cluster.create(aPolicy("web", cluster.namespace, { failureThreshold: 1 }));
-    await waitFor(async () => (await policyStatus())?.drained === 1 && (await endpointReadiness(cluster, "web")).size === 4, { what: "one pod drained" });
+    await bed.cluster.create(aPolicy("web", bed.cluster.namespace, { failureThreshold: 1 }));
+    await waitFor(async () => (await policyStatus())?.drained === 1 && (await endpointReadiness(bed.cluster, "web")).size === 4, { what: "one pod drained" });
 
     // Every holder the Lease passes through, as a watcher sees it.
     const holders: string[] = [];
-    const watch = await new Watch(kubeConfigFor(cluster.server)).watch(
+    const watch = await new Watch(kubeConfigFor(bed.cluster.server)).watch(
       "/apis/coordination.k8s.io/v1/namespaces/healthprobe-system/leases",
       {},
       (_type, lease: { spec?: { holderIdentity?: string } }) => {
@@ -179,8 +177,8 @@ describe("leader election across two operator processes", () => {
     try {
       await waitFor(() => holders.length > 0, { what: "the Lease watch to start" });
       // Change health just before the signal, so the leader is busy writing when it is asked to stop.
-      farm.healthy(pods[0]!.status.podIP);
-      farm.failing(pods[1]!.status.podIP);
+      bed.farm.healthy(pods[0]!.status.podIP);
+      bed.farm.failing(pods[1]!.status.podIP);
       a.child.kill("SIGTERM");
       const termAt = Date.now();
       const exit = await a.exited;
@@ -191,7 +189,7 @@ describe("leader election across two operator processes", () => {
       await expectWholeState(4);
 
       await waitFor(() => leaseHolder() === b.identity, { timeoutMs: MAX_ACQUIRE_WAIT_MS + 2_000, what: "operator-b to take the released lease" });
-      const takeover = requestsBy(cluster.server.requestLog, { user: "operator-b", resource: "leases", writes: true, succeeded: true })[0]!;
+      const takeover = requestsBy(bed.cluster.server.requestLog, { user: "operator-b", resource: "leases", writes: true, succeeded: true })[0]!;
       console.log(`SIGTERM: exit after ${exitedAt - termAt} ms; takeover ${at(takeover) - exitedAt} ms after exit`);
       // The store has it; the watcher sees it a moment later.
       await waitFor(() => holders.at(-1) === b.identity, { timeoutMs: 5_000, what: "the Lease watch to see operator-b" });
@@ -200,7 +198,7 @@ describe("leader election across two operator processes", () => {
 
       // The new leader finishes what the health change asked for.
       await waitFor(async () => {
-        const r = await endpointReadiness(cluster, "web");
+        const r = await endpointReadiness(bed.cluster, "web");
         return r.get(pods[0]!.metadata!.name!) === true && r.get(pods[1]!.metadata!.name!) === false;
       }, { what: "the new leader to restore pod 0 and drain pod 1" });
       await expectWholeState(4);
@@ -214,7 +212,7 @@ describe("leader election across two operator processes", () => {
 
 /** Slices and status as a whole: every target once, owned, labelled, with ports; status counts add up. */
 async function expectWholeState(targets: number): Promise<void> {
-  const slices = await cluster.list("discovery.k8s.io/v1", "EndpointSlice", cluster.namespace, "kubernetes.io/service-name=web");
+  const slices = await bed.cluster.list("discovery.k8s.io/v1", "EndpointSlice", bed.cluster.namespace, "kubernetes.io/service-name=web");
   const names: string[] = [];
   for (const s of slices) {
     expect(s.metadata?.labels?.["endpointslice.kubernetes.io/managed-by"]).toBe(MANAGED_BY_OPERATOR);

@@ -9,9 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { stringify } from "yaml";
 import { aPolicy, aReplicaSet, aService, podIP, readinessOf } from "../integration/support/cluster.js";
-import type { TestOperator } from "../integration/support/operator.js";
-import { startTestOperator } from "../integration/support/operator.js";
-import { closeBed, openBed, type Bed } from "../integration/support/test-bed.js";
+import { useBed } from "../integration/support/test-bed.js";
 import { kubectlBin, repoRoot } from "../support/paths.js";
 import { waitFor } from "../support/wait-for.js";
 import { sh } from "../support/shell.js";
@@ -28,22 +26,19 @@ function migrationLines(): { steps: string[]; back: string[] } {
   return { steps: lines(blocks[0]), back: lines(blocks[1]) };
 }
 
-let bed: Bed | undefined;
-let operator: TestOperator | undefined;
+const bed = useBed({ per: "file" });
 let dir: string;
 
-beforeAll(async () => {
-  bed = await openBed();
+beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "hp-readme-"));
 });
-afterAll(async () => {
-  await closeBed(bed ?? {}, [operator]);
+afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
 describe("the README's move of an existing Service", () => {
   it("runs as written: the policy waits for the selector to go, takes the Service over, and gives it back", async () => {
-    const { cluster, farm } = bed!;
+    const { cluster, farm } = bed;
     const ns = cluster.namespace;
     await cluster.create(aService("web", ns, { selector: { app: "web" } }));
     await cluster.create(aReplicaSet("web", ns, 2));
@@ -57,7 +52,7 @@ describe("the README's move of an existing Service", () => {
       const builtIn = await cluster.list("discovery.k8s.io/v1", "EndpointSlice", ns, `endpointslice.kubernetes.io/managed-by=${BUILT_IN}`);
       return [...readinessOf(builtIn).values()].filter(Boolean).length === 2;
     }, { what: "the built-in controller's slice" });
-    operator = await startTestOperator(cluster.server);
+    await bed.startOperator();
 
     const kubeconfig = join(dir, "kubeconfig");
     cluster.server.writeKubeconfig(kubeconfig);

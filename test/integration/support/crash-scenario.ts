@@ -61,7 +61,7 @@ export class CrashScenario {
     await cluster.create(aService("web", cluster.namespace));
     await cluster.create(aReplicaSet("web", cluster.namespace, 3));
     // The third pod stays Healthy: with none Healthy the policy would fail open and replace nothing.
-    const pods = (await livePods(cluster, farm, 3)).slice(0, 2);
+    const pods = (await livePods(this, 3)).slice(0, 2);
     // Two of three fail: above the mass-failure breaker's default of 50%, so it is off here.
     await cluster.create(aPolicy("web", cluster.namespace, { replacement: { enabled: true, after: "30s", maxPerHour: 1, maxPerDay: 1, pauseAboveUnhealthyPercent: 100 } }));
     const first = this.operator(failpoint);

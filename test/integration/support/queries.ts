@@ -1,5 +1,7 @@
 // What integration tests read back from a test cluster: pods, policy status, the operator's
 // calls as the server logged them, and the operator-wide ledger.
+import type { z } from "zod";
+import type { conditionSchema, podStatusEntrySchema } from "../../../operator/src/api/policy-status-schema.js";
 import { requestsBy } from "../../apiserver/index.js";
 import { waitFor } from "../../support/wait-for.js";
 import { aPod, podIP, type Obj, type TestCluster } from "./cluster.js";
@@ -7,8 +9,20 @@ import type { PodFarm } from "../../support/pod-farm.js";
 
 const HPP = "healthprobe.io/v1alpha1";
 
+/** A condition as the operator writes it in a policy's status: the CRD schema's own type. */
+export type PolicyCondition = z.infer<typeof conditionSchema>;
+
+/** One pod's entry in a policy's status.pods: the CRD schema's own type. */
+export type StatusPod = z.infer<typeof podStatusEntrySchema>;
+
+/** What the pod helpers need of a bed: its cluster and its pod farm. */
+export interface Served {
+  cluster: TestCluster;
+  farm: PodFarm;
+}
+
 /** Creates bare pods with these names and labels, serves each at its IP once it has one, and returns the IPs by name. */
-export async function servedPods(cluster: TestCluster, farm: PodFarm, names: readonly string[], labels: Record<string, string> = { app: "web" }): Promise<Map<string, string>> {
+export async function servedPods({ cluster, farm }: Served, names: readonly string[], labels: Record<string, string> = { app: "web" }): Promise<Map<string, string>> {
   const ips = new Map<string, string>();
   for (const name of names) await cluster.create(aPod(name, cluster.namespace, { labels }));
   for (const name of names) {
@@ -19,13 +33,19 @@ export async function servedPods(cluster: TestCluster, farm: PodFarm, names: rea
 }
 
 /** The live (not terminating) pods of an app once there are `n` with IPs, each served by the farm, by name. */
-export async function livePods(cluster: TestCluster, farm: PodFarm, n: number, app = "web", timeoutMs?: number): Promise<Obj[]> {
+export async function livePods({ cluster, farm }: Served, n: number, opts: { app?: string; namespace?: string; timeoutMs?: number } = {}): Promise<Obj[]> {
+  const { app = "web", namespace = cluster.namespace } = opts;
   const pods = await waitFor(async () => {
-    const list = (await cluster.list("v1", "Pod", cluster.namespace, `app=${app}`)).filter((p) => !p.metadata?.deletionTimestamp && p.status?.podIP);
+    const list = (await cluster.list("v1", "Pod", namespace, `app=${app}`)).filter((p) => !p.metadata?.deletionTimestamp && p.status?.podIP);
     return list.length === n ? list : undefined;
-  }, { ...(timeoutMs !== undefined ? { timeoutMs } : {}), what: `${n} running ${app} pods` });
+  }, { ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}), what: `${n} running ${app} pods${namespace === cluster.namespace ? "" : ` in ${namespace}`}` });
   for (const p of pods) await farm.serve(p.status.podIP);
   return pods.sort((a, b) => (a.metadata!.name! < b.metadata!.name! ? -1 : 1));
+}
+
+/** A pod's entry in a policy's status, by name. */
+export function podEntry(status: Record<string, any> | undefined, name: string): StatusPod | undefined {
+  return (status?.pods as StatusPod[] | undefined)?.find((p) => p.name === name);
 }
 
 export async function policyStatus(cluster: TestCluster, policy = "web"): Promise<Record<string, any> | undefined> {
