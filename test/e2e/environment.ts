@@ -47,10 +47,17 @@ export interface E2eEnvironment {
 export const OPERATOR_USER = "operator";
 export const OPERATOR_NAMESPACE = "healthprobe-system";
 
+/** Which environment startEnvironment() will start, known before it starts: tests that do not apply there are skipped. */
+export function environmentMode(): E2eEnvironment["mode"] {
+  if (process.env.KUBECONFIG) return "cluster";
+  if (process.env.HEALTHPROBE_TEST_CLUSTER === "real") return "control-plane";
+  return "test-server";
+}
+
 export async function startEnvironment(): Promise<E2eEnvironment> {
-  const fromEnv = process.env.KUBECONFIG;
-  if (fromEnv) return clusterEnvironment(fromEnv.split(":")[0]!);
-  if (process.env.HEALTHPROBE_TEST_CLUSTER === "real") return controlPlaneEnvironment({ namespace: OPERATOR_NAMESPACE, port: BACKEND_PORT, kubectl });
+  const mode = environmentMode();
+  if (mode === "cluster") return clusterEnvironment(process.env.KUBECONFIG!.split(":")[0]!);
+  if (mode === "control-plane") return controlPlaneEnvironment({ namespace: OPERATOR_NAMESPACE, port: BACKEND_PORT, kubectl });
   return testServerEnvironment();
 }
 
