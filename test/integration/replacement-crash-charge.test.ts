@@ -1,22 +1,15 @@
 // Crash safety of a replacement, part 1: the operator process dies (SIGKILL) right after it
 // has charged and persisted the ledgers, before the eviction. Run as a child process, exactly
 // as deployed, with `after: 30s` in real time.
-import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
+import { describe, expect, it } from "@jest/globals";
 import { waitFor } from "../support/wait-for.js";
-import { AFTER_MS, CrashScenario } from "./support/crash-scenario.js";
+import { AFTER_MS, useCrashScenario } from "./support/crash-scenario.js";
 
-let s: CrashScenario;
-
-beforeEach(async () => {
-  s = await CrashScenario.start();
-});
-
-afterEach(async () => {
-  await s.stop();
-});
+const scenario = useCrashScenario();
 
 describe("replacement crash safety", () => {
   it("killed after the charge, before the eviction: after a restart the pod is evicted at once, charged once, and the budget holds", async () => {
+    const s = scenario();
     const { pods, unhealthySince } = await s.untilCrash("after-charge");
     expect(s.evictions()).toHaveLength(0);
     const charged = (await s.status())?.replacements;

@@ -1,23 +1,16 @@
 // Crash safety of a replacement, part 2: the operator process dies (SIGKILL) right after the
 // eviction, before it writes the outcome to status. Run as a child process, exactly as
 // deployed, with `after: 30s` in real time.
-import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
+import { describe, expect, it } from "@jest/globals";
 import { waitFor } from "../support/wait-for.js";
-import { CrashScenario } from "./support/crash-scenario.js";
+import { useCrashScenario } from "./support/crash-scenario.js";
 import { conditionOf } from "./support/queries.js";
 
-let s: CrashScenario;
-
-beforeEach(async () => {
-  s = await CrashScenario.start();
-});
-
-afterEach(async () => {
-  await s.stop();
-});
+const scenario = useCrashScenario();
 
 describe("replacement crash safety", () => {
   it("killed after the eviction, before its status write: after a restart nothing more is evicted and both ledgers hold the one replacement", async () => {
+    const s = scenario();
     const { pods, unhealthySince } = await s.untilCrash("after-evict");
     const [eviction] = s.evictions();
     expect(s.evictions().map((e) => e.code)).toEqual([201]);

@@ -4,7 +4,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { expect } from "@jest/globals";
+import { afterEach, beforeEach, expect } from "@jest/globals";
 import { startOperatorProcess, type OperatorProcess } from "../../support/operator-process.js";
 import { waitFor } from "../../support/wait-for.js";
 import { aPolicy, aReplicaSet, aService, startCluster, type Obj, type TestCluster } from "./cluster.js";
@@ -12,6 +12,22 @@ import { PodFarm } from "../../support/pod-farm.js";
 import { conditionOf, evictionsOf, livePods, operatorLedger, policyStatus } from "./queries.js";
 
 export const AFTER_MS = 30_000;
+
+/** Starts a fresh scenario before each test and stops it after; the function returns the current one. */
+export function useCrashScenario(): () => CrashScenario {
+  let current: CrashScenario | undefined;
+  beforeEach(async () => {
+    current = await CrashScenario.start();
+  });
+  afterEach(async () => {
+    await current?.stop();
+    current = undefined;
+  });
+  return () => {
+    if (!current) throw new Error("the crash scenario is used outside a test, or its set-up failed");
+    return current;
+  };
+}
 
 export class CrashScenario {
   private readonly children: OperatorProcess[] = [];
