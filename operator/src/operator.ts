@@ -109,8 +109,8 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
   const caches = startCaches(config, client, logger, clock);
   const informers = Object.values(caches);
   const synced = () => informers.every((i) => i.hasSynced());
-  const { maxEndpointsPerSlice, maxReplacementsPer12h, maxReplacementsPer12hPerNamespace, operatorNamespace, ledgerConfigMapName } = config;
-  const limits = { maxEndpointsPerSlice, maxReplacementsPer12h, maxReplacementsPer12hPerNamespace, operatorNamespace, ledgerConfigMapName, failpoint: opts.failpoint };
+  const { maxEndpointsPerSlice, maxReplacementsPer12h, maxReplacementsPer12hPerNamespace, operatorNamespace, ledgerConfigMapName, maxProbeTimeoutMs } = config;
+  const limits = { maxEndpointsPerSlice, maxReplacementsPer12h, maxReplacementsPer12hPerNamespace, operatorNamespace, ledgerConfigMapName, maxProbeTimeoutMs, failpoint: opts.failpoint };
   const controller = buildPolicyController({ caches, writer: new ClusterWriter(client), diagnosticsApi: new DiagnosticsApi(client), scheduler, health, events, metrics, clock, logger, isLeader, ...limits });
   const wakeEverything = watchAll(caches, controller, queues);
 

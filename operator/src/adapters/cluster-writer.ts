@@ -172,13 +172,15 @@ export class ClusterWriter {
   }
 
   /** One key of a Secret, decoded, with its allowed-policies annotation; undefined when the Secret is missing. */
-  async readSecretKey(namespace: string, name: string, key: string): Promise<{ allowedPolicies: string | undefined; value: Buffer | undefined } | undefined> {
+  async readSecretKey(namespace: string, name: string, key: string): Promise<{ allowedPolicies: string | undefined; value: Buffer | undefined } | { forbidden: string } | undefined> {
     try {
       const secret = await this.client.get<{ metadata?: { annotations?: Record<string, string> }; data?: Record<string, string> }>(`${corePath(namespace, "secrets")}/${enc(name)}`);
       const b64 = secret.data?.[key];
       return { allowedPolicies: secret.metadata?.annotations?.[ALLOWED_POLICIES_ANNOTATION], value: b64 === undefined ? undefined : Buffer.from(b64, "base64") };
     } catch (err) {
       if (statusCodeOf(err) === 404) return undefined;
+      // Refused by RBAC: the policy's problem to report, not an error to retry with back-off.
+      if (statusCodeOf(err) === 403) return { forbidden: messageOf(err) };
       throw wrap(`reading Secret ${namespace}/${name}`, err);
     }
   }

@@ -2,7 +2,7 @@
 // policy with drain method ReadinessGate, not in dryRun, that selects it (ties by name). Two such
 // policies selecting one pod would otherwise write the one condition in turn; the younger one
 // still probes and reports, and writes only the pods no older policy holds. A policy that reports
-// it cannot probe (Ready=False, SecretNotFound or SecretNotPermitted) holds nothing: its verdicts would be frozen, so
+// it cannot probe (Ready=False, SecretNotFound, SecretNotPermitted or SecretForbidden) holds nothing: its verdicts would be frozen, so
 // the pods it kept out are let go (True, NoPolicy) until it probes again.
 import { matchesLabelSelector } from "../domain/label-selector.js";
 import { timeOf, type ObjectCache, type PodObject, type PolicyObject } from "./kube-objects.js";
@@ -43,7 +43,7 @@ export function isGatePolicy(obj: PolicyObject): boolean {
 
 function cannotProbe(obj: PolicyObject): boolean {
   const ready = ((obj.status?.conditions ?? []) as Array<{ type?: string; status?: string; reason?: string }>).find((c) => c.type === "Ready");
-  return ready?.status === "False" && (ready.reason === "SecretNotFound" || ready.reason === "SecretNotPermitted");
+  return ready?.status === "False" && (ready.reason === "SecretNotFound" || ready.reason === "SecretNotPermitted" || ready.reason === "SecretForbidden");
 }
 
 /** The key of the policy that holds the pod, if any. */

@@ -49,6 +49,8 @@ export interface PolicyControllerOptions {
   pdbBackoffMs?: number;
   maxPdbBackoffMs?: number;
   secretTtlMs?: number;
+  /** --max-probe-timeout, for the status of a policy whose timeoutSeconds it caps. */
+  maxProbeTimeoutMs?: number | undefined;
   failpoint?: Failpoint | undefined;
 }
 
@@ -75,7 +77,7 @@ export function buildPolicyController(o: PolicyControllerOptions): PolicyControl
     ...(o.ledgerConfigMapName ? { configMapName: o.ledgerConfigMapName } : {}),
   });
   const endpoints = new Endpoints({ slices: caches.slices, nodes: caches.nodes, writer, clock, ...(o.maxEndpointsPerSlice ? { maxEndpointsPerSlice: o.maxEndpointsPerSlice } : {}) });
-  const probeTargets = new ProbeTargets({ policies: caches.policies, pods: caches.pods, secrets: writer, scheduler: o.scheduler, health: o.health, clock, ...(o.secretTtlMs ? { secretTtlMs: o.secretTtlMs } : {}) });
+  const probeTargets = new ProbeTargets({ policies: caches.policies, pods: caches.pods, secrets: writer, scheduler: o.scheduler, health: o.health, clock, ...(o.secretTtlMs ? { secretTtlMs: o.secretTtlMs } : {}), ...(o.maxProbeTimeoutMs ? { maxProbeTimeoutMs: o.maxProbeTimeoutMs } : {}) });
   const diagnostics = o.diagnosticsApi ? new Diagnostics({ api: o.diagnosticsApi, configMaps: caches.diagnostics, pods: caches.pods, health: o.health }) : undefined;
   const replacer = new Replacer({
     policies: caches.policies,

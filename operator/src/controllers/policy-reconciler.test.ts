@@ -22,6 +22,31 @@ describe("the policy reconciler", () => {
     expect(sliceWrites(writer)).toHaveLength(slices);
   });
 
+  it("a Secret the API server refuses the operator is SecretForbidden for that policy only: no error, no probe, a Warning, and the other policy probes on", async () => {
+    const headers = [{ name: "Authorization", valueFrom: { secretKeyRef: { name: "auth", key: "token" } } }];
+    const policies = [aPolicyObject("web", { probe: { port: 8080, path: "/healthz", headers } }), aPolicyObject("web-too", { serviceName: "api" })];
+    const { controller, writer, scheduled, events } = setUp({ policies, services: [aServiceObject("web"), aServiceObject("api")] });
+    writer.forbiddenSecrets.add(`${NS}/auth`);
+    await expect(controller.policies.reconcile(`${NS}/web`)).resolves.toEqual({ requeueAfterMs: 5_000 });
+    await controller.policies.reconcile(`${NS}/web-too`);
+    const ready = statusOf(writer).conditions.find((c) => c.type === "Ready") as { reason: string; message: string } | undefined;
+    expect(ready?.reason).toBe("SecretForbidden");
+    expect(ready?.message).toMatch(/^spec\.probe\.headers\[0\]\.valueFrom\.secretKeyRef: the API server refuses the operator Secret "auth" \(403 Forbidden: /);
+    expect(events.filter((e) => e.reason === "SecretForbidden").map((e) => e.type)).toEqual(["Warning"]);
+    expect(scheduled.get(`${NS}/web`) ?? []).toHaveLength(0);
+    expect(readyReason(writer, `${NS}/web-too`)).toBe("Reconciled");
+    expect(scheduled.get(`${NS}/web-too`)).toHaveLength(1);
+  });
+
+  it.each([
+    { name: "a timeoutSeconds over --max-probe-timeout keeps the policy Ready and says in Ready's message that it is capped", max: 30_000, message: "spec valid, Service found and selector-less, probing running; spec.probe.timeoutSeconds 60 capped to 30: the operator's --max-probe-timeout is 30s" },
+    { name: "a timeoutSeconds within --max-probe-timeout says nothing of it", max: 60_000, message: "spec valid, Service found and selector-less, probing running" },
+  ])("$name", async ({ max, message }) => {
+    const { controller, writer } = setUp({ maxProbeTimeoutMs: max });
+    await controller.policies.reconcile(`${NS}/web`);
+    expect(statusOf(writer).conditions.find((c) => c.type === "Ready")).toMatchObject({ reason: "Reconciled", message });
+  });
+
   it("a standby probes and evaluates but writes nothing", async () => {
     const { controller, writer, scheduled } = setUp({ leader: false });
     await controller.policies.reconcile(`${NS}/web`);

@@ -35,6 +35,8 @@ interface KnownPods {
   recoveredAt: number;
   /** The targets in flap quarantine now, by uid. */
   quarantines: ReadonlyMap<string, QuarantineVerdict>;
+  /** Why the probes run with a shorter timeout than the spec asks (--max-probe-timeout). */
+  timeoutCapped: string | undefined;
 }
 
 /** What the leader does and the status reports, from the drain plan. */
@@ -45,6 +47,7 @@ interface ActPlan {
   recoveredAt: number;
   notProbed: ReadonlyMap<string, string>;
   quarantines: ReadonlyMap<string, QuarantineVerdict>;
+  timeoutCapped: string | undefined;
   gate?: { ungated: string[]; serviceEndpoints?: ServiceEndpoints };
 }
 
@@ -102,9 +105,9 @@ export class PolicyReconciler {
     const probes = await this.o.probeTargets.plan(namespace, name, policy.spec, selection.targets);
     if (!probes.ok) {
       this.o.probeTargets.stop(key);
-      // A missing Secret, or one that does not allow this policy, is not an invalid spec:
-      // Ready=False, SecretNotFound or SecretNotPermitted, until it appears or allows it.
-      const reason = probes.reason === "SecretNotFound" || probes.reason === "SecretNotPermitted" ? probes.reason : "InvalidSpec";
+      // A missing Secret, one that does not allow this policy, or one the operator may not read is
+      // not an invalid spec: Ready=False, SecretNotFound, SecretNotPermitted or SecretForbidden, until it heals.
+      const reason = probes.reason === "PortNotResolved" ? "InvalidSpec" : probes.reason;
       if (!gated) await this.letGo(log, namespace, serviceName!, selection);
       const result = await this.o.status.write(log, policy.obj, { readiness: { reason, message: `${probes.field}: ${probes.message}` }, whenAllUnhealthy }, now);
       // Nothing wakes the policy when the Secret is created or annotated: retry, so it heals by itself.
@@ -115,7 +118,7 @@ export class PolicyReconciler {
     // FailOpen) last ended: a verdict from before it drains nothing and replaces nothing.
     const lastOutage = this.o.status.lastCondition(policy.obj, whenAllUnhealthy);
     const recoveredAt = computeRecoveredAt(lastOutage, now);
-    const known: KnownPods = { probing, notProbed: probes.notProbed, recoveredAt, quarantines: this.quarantines(policy, selection.targets, now) };
+    const known: KnownPods = { probing, notProbed: probes.notProbed, recoveredAt, quarantines: this.quarantines(policy, selection.targets, now), timeoutCapped: probes.timeoutCapped };
     // Nothing is replaced until the status says fail-open (or fail-closed) has ended (it is written after replacement).
     const outage = (drain: DrainPlan) => {
       const wasOut = lastOutage?.status === "True";
@@ -131,7 +134,7 @@ export class PolicyReconciler {
     const stale = this.o.isLeader() && this.o.endpoints.isStale(namespace, serviceName!, slices);
     const service = this.o.services.get(namespace, serviceName!)!;
     const rotate = stale ? undefined : () => this.o.endpoints.apply(log, { service, pods: selection.selected, admitted: admittedBy(policy, drain), existing: slices });
-    const result = await this.act(log, policy, selection, rotate, { drain, ...outage(drain), recoveredAt, notProbed: probes.notProbed, quarantines: known.quarantines }, now);
+    const result = await this.act(log, policy, selection, rotate, { drain, ...outage(drain), recoveredAt, notProbed: probes.notProbed, quarantines: known.quarantines, timeoutCapped: known.timeoutCapped }, now);
     return stale ? { requeueAfterMs: Math.min(result?.requeueAfterMs ?? STALE_SLICES_RETRY_MS, STALE_SLICES_RETRY_MS) } : result;
   }
 
@@ -184,7 +187,7 @@ export class PolicyReconciler {
     const ungated = selection.selected.filter((p) => !p.metadata?.deletionTimestamp && !hasReadinessGate(p)).map(nameOf);
     const serviceName = policy.spec.serviceName;
     const gate = { ungated, ...(serviceName ? { serviceEndpoints: serviceEndpointsOf(this.o.builtInSlices, namespace, serviceName) } : {}) };
-    const plan: ActPlan = { drain, ...outage(drain), recoveredAt: known.recoveredAt, notProbed: known.notProbed, quarantines: known.quarantines, gate };
+    const plan: ActPlan = { drain, ...outage(drain), recoveredAt: known.recoveredAt, notProbed: known.notProbed, quarantines: known.quarantines, timeoutCapped: known.timeoutCapped, gate };
     const result = await this.act(log, policy, selection, rotate, plan, now);
     if (failed !== undefined) throw failed;
     return result;
@@ -253,7 +256,7 @@ export class PolicyReconciler {
     const shadow = shadowOf(policy, selection.targets, this.o.health, now);
     const pods = this.statusPods(policy, selection.targets, drain, notProbed, plan.quarantines, shadow);
     this.o.status.recordTargets(policy.key, pods, drain);
-    const report: StatusReport = { readiness: { reason: "Reconciled" }, pods, drain, rollouts };
+    const report: StatusReport = { readiness: { reason: "Reconciled", ...(plan.timeoutCapped !== undefined ? { notes: [plan.timeoutCapped] } : {}) }, pods, drain, rollouts };
     if (plan.gate) report.gateMissing = { ungated: plan.gate.ungated, selected: selection.selected.filter((p) => !p.metadata?.deletionTimestamp).length };
     const kept = await this.o.diagnostics?.retain(log, policy, now, this.o.isLeader());
     if (kept) report.diagnostics = kept.diagnostics;

@@ -12,8 +12,14 @@ export interface PolicyWriter {
   patchPodCondition(namespace: string, name: string, uid: string, condition: PodConditionPatch): Promise<"patched" | "gone">;
   readConfigMap(namespace: string, name: string): Promise<{ metadata?: { resourceVersion?: string }; data?: Record<string, string> } | undefined>;
   writeConfigMap(namespace: string, name: string, data: Record<string, string>, resourceVersion: string | undefined): Promise<unknown>;
-  /** The Secret's allowed-policies annotation and one key's value; undefined when the Secret is missing. */
-  readSecretKey(namespace: string, name: string, key: string): Promise<SecretKeyRead | undefined>;
+  /** The Secret's allowed-policies annotation and one key's value; undefined when the Secret is missing; forbidden when the API server refuses the read (403). */
+  readSecretKey(namespace: string, name: string, key: string): Promise<SecretKeyRead | SecretForbidden | undefined>;
+}
+
+/** A Secret read the API server refused (403): the operator may not get secrets there. */
+export interface SecretForbidden {
+  /** The server's message (names the user and the namespace; never a value). */
+  forbidden: string;
 }
 
 export interface SecretKeyRead {

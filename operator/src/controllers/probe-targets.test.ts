@@ -118,6 +118,38 @@ describe("the probe-targets part", () => {
     expect((await part.plan(NS, "web", spec, [aPodObject("a")])).ok).toBe(false);
   });
 
+  it("fails the policy on a Secret the API server refuses the operator (SecretForbidden, naming the field and the RBAC it lacks), and reads it again after the retry interval", async () => {
+    const spec = specOf({ probe: { port: 8080, path: "/healthz", headers: [{ name: "Authorization", valueFrom: { secretKeyRef: { name: "auth", key: "token" } } }] } });
+    const { part, writer, clock } = setUp([aPodObject("a")]);
+    writer.forbiddenSecrets.add(`${NS}/auth`);
+    writer.secrets.set(`${NS}/auth/token`, new TextEncoder().encode("Bearer x"));
+    writer.secretAllowedPolicies.set(`${NS}/auth`, "web");
+    const refused = await part.plan(NS, "web", spec, [aPodObject("a")]);
+    expect(refused).toEqual({
+      ok: false,
+      reason: "SecretForbidden",
+      field: "spec.probe.headers[0].valueFrom.secretKeyRef",
+      message:
+        `the API server refuses the operator Secret "auth" (403 Forbidden: secrets "auth" is forbidden: User "operator" cannot get resource "secrets" in API group "" in the namespace "${NS}"); ` +
+        "the operator needs get on secrets in this namespace (the chart's rbac.secrets=true), or the probe must not use a Secret",
+    });
+    writer.forbiddenSecrets.delete(`${NS}/auth`);
+    expect((await part.plan(NS, "web", spec, [aPodObject("a")])).ok).toBe(false);
+    clock.advance(5_000);
+    expect((await part.plan(NS, "web", spec, [aPodObject("a")])).ok).toBe(true);
+  });
+
+  it.each([
+    { name: "a timeout over --max-probe-timeout is capped and says so, naming the field", timeoutSeconds: 120, maxProbeTimeoutMs: 60_000, capped: "spec.probe.timeoutSeconds 120 capped to 60: the operator's --max-probe-timeout is 60s" },
+    { name: "a timeout equal to the cap says nothing", timeoutSeconds: 60, maxProbeTimeoutMs: 60_000, capped: undefined },
+    { name: "no cap says nothing", timeoutSeconds: 3600, maxProbeTimeoutMs: 0, capped: undefined },
+  ])("$name", async ({ timeoutSeconds, maxProbeTimeoutMs, capped }) => {
+    const writer = new MemoryWriter();
+    const part = new ProbeTargets({ policies: new MemoryCache([aPolicyObject()]), pods: new MemoryCache([aPodObject("a")]), secrets: writer, scheduler: { setTargets: () => {}, probeNow: () => {} }, health: new HealthStore(), clock: new FakeClock(), maxProbeTimeoutMs });
+    const plan = await part.plan(NS, "web", specOf({ probe: { port: 8080, path: "/healthz", periodSeconds: 3600, timeoutSeconds } }), [aPodObject("a")]);
+    expect(plan.ok && plan.timeoutCapped).toBe(capped);
+  });
+
   it.each([
     { name: "a hostNetwork pod without the annotation is not probed, and says why", hostNetwork: true, annotations: undefined, probed: false },
     { name: "a hostNetwork pod with the annotation set to true is probed", hostNetwork: true, annotations: { "healthprobe.io/probe-host-network": "true" }, probed: true },

@@ -9,7 +9,8 @@
 import type { HealthProbePolicySpec } from "../api/policy-schema.js";
 import type { ChangeType, WatchedCache } from "./caches.js";
 import { computeHealthSeeds } from "../domain/health-seed.js";
-import { hostNetworkRefusal, secretNotPermittedMessage, secretPermits, secretPermitsAny } from "../domain/probe-access.js";
+import { hostNetworkRefusal, secretForbiddenMessage, secretNotPermittedMessage, secretPermits, secretPermitsAny } from "../domain/probe-access.js";
+import { effectiveProbeTimeout } from "../domain/probe-timeout.js";
 import { planProbe, secretRefsOf, type ProbePlanProblem, type SecretRef } from "../domain/probe-plan.js";
 import { evaluationSettingsOf } from "../domain/types.js";
 import type { Clock } from "../runtime/clock.js";
@@ -19,7 +20,7 @@ import { keyOf, nameOf, podIPsOf, timeOf, uidOf, type PodObject, type PolicyObje
 import { addTo, removeFrom } from "./nested-sets.js";
 import { PodLabelIndex } from "./pod-label-index.js";
 import { SelectorIndex } from "./selector-index.js";
-import type { PolicyWriter, SecretKeyRead } from "./policy-writer.js";
+import type { PolicyWriter, SecretForbidden, SecretKeyRead } from "./policy-writer.js";
 
 /** Secrets are read, not watched: a policy waiting for a missing one looks again this often. */
 export const MISSING_SECRET_RETRY_MS = 5_000;
@@ -34,6 +35,8 @@ export interface ProbeTargetsOptions {
   health: HealthStore;
   clock: Clock;
   secretTtlMs?: number;
+  /** --max-probe-timeout (the scheduler applies it): a policy asking for more is told so in its status; 0 or absent: no cap. */
+  maxProbeTimeoutMs?: number;
 }
 
 export interface Selection {
@@ -49,6 +52,8 @@ export type ProbePlanResult =
       targets: ProbeTarget[];
       /** Targets that cannot be probed (a named port the pod lacks, hostNetwork not opted in), by uid, with why. */
       notProbed: Map<string, string>;
+      /** Why the probe runs with a shorter timeout than spec.probe.timeoutSeconds, when --max-probe-timeout caps it. */
+      timeoutCapped?: string;
     }
   | { ok: false; reason: ProbePlanProblem; field: string; message: string };
 
@@ -59,7 +64,7 @@ export interface ProbingStart {
 }
 
 export class ProbeTargets {
-  private readonly secretCache = new Map<string, { at: number; read: SecretKeyRead | undefined }>();
+  private readonly secretCache = new Map<string, { at: number; read: SecretKeyRead | SecretForbidden | undefined }>();
   /** Pod uids each policy selected at its last reconcile. */
   private readonly selectedBy = new Map<string, Set<string>>();
   /** The same, by pod uid: the policies that selected it at their last reconcile. */
@@ -148,6 +153,7 @@ export class ProbeTargets {
     const values = new Map<string, Uint8Array | undefined>();
     for (const { field, ref } of secretRefsOf(spec.probe)) {
       const read = await this.secret(namespace, ref, policyName);
+      if (read && "forbidden" in read) return { ok: false, reason: "SecretForbidden", field, message: secretForbiddenMessage(ref.name, read.forbidden) };
       if (read && !secretPermits(read.allowedPolicies, policyName)) {
         return { ok: false, reason: "SecretNotPermitted", field, message: secretNotPermittedMessage(ref.name, policyName) };
       }
@@ -175,7 +181,8 @@ export class ProbeTargets {
       }
       out.push({ id: uidOf(pod), ...planned.probe });
     }
-    return { ok: true, targets: out, notProbed };
+    const { cappedReason } = effectiveProbeTimeout(spec.probe.timeoutSeconds * 1000, this.o.maxProbeTimeoutMs ?? 0);
+    return { ok: true, targets: out, notProbed, ...(cappedReason !== undefined ? { timeoutCapped: cappedReason } : {}) };
   }
 
   /**
@@ -219,18 +226,18 @@ export class ProbeTargets {
 
   /**
    * The Secret's annotation and key, through the TTL cache. The value of a Secret that allows no
-   * policy is not kept. A missing or refused one is read again after MISSING_SECRET_RETRY_MS, so
-   * an annotation added heals the policy soon; one removed is seen within the TTL.
+   * policy is not kept. A missing, refused or forbidden one is read again after MISSING_SECRET_RETRY_MS,
+   * so an annotation (or RBAC) added heals the policy soon; one removed is seen within the TTL.
    */
-  private async secret(namespace: string, ref: SecretRef, policyName: string): Promise<SecretKeyRead | undefined> {
+  private async secret(namespace: string, ref: SecretRef, policyName: string): Promise<SecretKeyRead | SecretForbidden | undefined> {
     const k = `${namespace}/${ref.name}/${ref.key}`;
     const now = this.o.clock.now();
     const hit = this.secretCache.get(k);
     const ttl = this.o.secretTtlMs ?? 60_000;
-    const usable = hit?.read?.value !== undefined && secretPermits(hit.read.allowedPolicies, policyName);
+    const usable = hit?.read !== undefined && "value" in hit.read && hit.read.value !== undefined && secretPermits(hit.read.allowedPolicies, policyName);
     if (hit && now - hit.at < (usable ? ttl : Math.min(ttl, MISSING_SECRET_RETRY_MS))) return hit.read;
     const got = await this.o.secrets.readSecretKey(namespace, ref.name, ref.key);
-    const read = got && { allowedPolicies: got.allowedPolicies, value: secretPermitsAny(got.allowedPolicies) ? got.value : undefined };
+    const read = got && ("forbidden" in got ? got : { allowedPolicies: got.allowedPolicies, value: secretPermitsAny(got.allowedPolicies) ? got.value : undefined });
     this.secretCache.set(k, { at: now, read });
     return read;
   }

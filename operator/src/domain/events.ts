@@ -2,7 +2,7 @@ import { compareStrings, DRY_RUN_KEPT } from "./drain.js";
 import { findCondition } from "./conditions.js";
 import { FAIL_OPEN_NOT_PROBED, type PolicyStatus, type StatusPod } from "./status.js";
 
-export type EventReason = "Drained" | "Restored" | "DrainCapped" | "FailOpen" | "FailClosed" | "Quarantined" | "InvalidSpec" | "SecretNotPermitted" | "ReplacementBlocked" | "GateMissing";
+export type EventReason = "Drained" | "Restored" | "DrainCapped" | "FailOpen" | "FailClosed" | "Quarantined" | "InvalidSpec" | "SecretNotPermitted" | "SecretForbidden" | "ReplacementBlocked" | "GateMissing";
 
 export interface PlannedEvent {
   type: "Normal" | "Warning";
@@ -30,7 +30,7 @@ export type EventView = Pick<PolicyStatus, "pods" | "conditions">;
  * - DrainCapped / FailOpen / FailClosed / GateMissing conditions turning True: a Warning on the policy (not for
  *   FailOpen or FailClosed while no target has been probed yet);
  * - Ready turning to InvalidSpec, or its message changing while invalid: InvalidSpec; the same
- *   for SecretNotPermitted (a Warning too);
+ *   for SecretNotPermitted and SecretForbidden (Warnings too);
  * - ReplacementBlocked turning True or changing reason: ReplacementBlocked (Warning).
  *
  * Notes are one clause each: what happened to which pod, then why (verdictClause); the
@@ -52,8 +52,8 @@ export function planEvents(previous: EventView | undefined, next: EventView, now
     policy("Warning", "InvalidSpec", ready.message);
   }
   // A refused Secret is the one problem its author may not see coming (the spec is valid).
-  if (ready?.reason === "SecretNotPermitted" && (wasReady?.reason !== "SecretNotPermitted" || wasReady.message !== ready.message)) {
-    policy("Warning", "SecretNotPermitted", ready.message);
+  for (const reason of ["SecretNotPermitted", "SecretForbidden"] as const) {
+    if (ready?.reason === reason && (wasReady?.reason !== reason || wasReady.message !== ready.message)) policy("Warning", reason, ready.message);
   }
   // Fail open before any probe (a new policy, pods just started) is no outage: not announced,
   // but the first real one after it is.

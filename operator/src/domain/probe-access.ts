@@ -34,6 +34,18 @@ export function secretNotPermittedMessage(secretName: string, policyName: string
   );
 }
 
+/**
+ * The condition message for a Secret the API server refuses the operator (403): the operator's
+ * RBAC lacks get on secrets there (the chart's rbac.secrets=false). The server's own words say
+ * which user and namespace.
+ */
+export function secretForbiddenMessage(secretName: string, serverMessage: string): string {
+  return (
+    `the API server refuses the operator Secret ${JSON.stringify(secretName)} (403 Forbidden: ${serverMessage}); ` +
+    `the operator needs get on secrets in this namespace (the chart's rbac.secrets=true), or the probe must not use a Secret`
+  );
+}
+
 export interface PodNetworkView {
   hostNetwork?: boolean | undefined;
   annotations?: Readonly<Record<string, string>> | undefined;

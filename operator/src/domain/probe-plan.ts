@@ -15,9 +15,10 @@ export type SecretLookup = (ref: SecretRef) => Uint8Array | undefined;
  * Why a pod cannot be probed: its named port does not resolve (that pod's problem: it is a
  * target routed as Unknown), or a Secret or key the probe needs is missing (the policy's
  * problem, Ready=False reason SecretNotFound, not InvalidSpec: the spec is valid), or the
- * Secret does not allow this policy (SecretNotPermitted, see probe-access.ts).
+ * Secret does not allow this policy (SecretNotPermitted, see probe-access.ts), or the API server
+ * refuses the operator the Secret (SecretForbidden: its RBAC lacks get on secrets).
  */
-export type ProbePlanProblem = "PortNotResolved" | "SecretNotFound" | "SecretNotPermitted";
+export type ProbePlanProblem = "PortNotResolved" | "SecretNotFound" | "SecretNotPermitted" | "SecretForbidden";
 
 /** Every Secret reference of spec.probe, in field order, with the field that names it. */
 export function secretRefsOf(probe: ProbeSpec): Array<{ field: string; ref: SecretRef }> {

@@ -15,7 +15,7 @@ export function effectiveProbeTimeout(requestedMs: number, maxTimeoutMs: number)
   if (maxTimeoutMs <= 0 || requestedMs <= maxTimeoutMs) return { timeoutMs: requestedMs };
   return {
     timeoutMs: maxTimeoutMs,
-    cappedReason: `timeoutSeconds ${requestedMs / 1000} capped to ${maxTimeoutMs / 1000} by the operator's --max-probe-timeout`,
+    cappedReason: `spec.probe.timeoutSeconds ${requestedMs / 1000} capped to ${maxTimeoutMs / 1000}: the operator's --max-probe-timeout is ${maxTimeoutMs / 1000}s`,
   };
 }
 

@@ -101,6 +101,7 @@ describe("conditions", () => {
     { reason: "ServiceHasSelector", status: "False" },
     { reason: "ServiceClaimed", status: "False" },
     { reason: "SecretNotFound", status: "False", message: 'spec.probe.headers[0].valueFrom.secretKeyRef: Secret "probe-auth" not found' },
+    { reason: "SecretForbidden", status: "False", message: 'spec.probe.signature.secretRef: the operator may not read Secret "probe-key"' },
     { reason: "NotSynced", status: "Unknown" },
   ] as const;
   it.each(readyCases)("Ready is $status for $reason", ({ reason, status, ...rest }) => {
@@ -128,6 +129,18 @@ describe("conditions", () => {
     });
     expect(s.pods.find((p) => p.name === "web-b")?.reason).toBe(`admitted: not probed: ${why}, serving`);
     expect(s.targets).toBe(3);
+  });
+
+  it.each([
+    { name: "says in Ready's message that a timeout was capped, naming the field and the cap", notes: ["spec.probe.timeoutSeconds 600 capped to 60: the operator's --max-probe-timeout is 60s"], notProbed: false,
+      message: "spec valid, Service found and selector-less, probing running; spec.probe.timeoutSeconds 600 capped to 60: the operator's --max-probe-timeout is 60s" },
+    { name: "puts a capped timeout before the targets not probed", notes: ["spec.probe.timeoutSeconds 90 capped to 30: the operator's --max-probe-timeout is 30s"], notProbed: true,
+      message: "spec valid, Service found and selector-less, probing running; spec.probe.timeoutSeconds 90 capped to 30: the operator's --max-probe-timeout is 30s; 1 target is not probed: web-a (hostNetwork pod)" },
+    { name: "says nothing more without a note", notes: [], notProbed: false, message: "spec valid, Service found and selector-less, probing running" },
+  ])("$name", ({ notes, notProbed, message }) => {
+    const pods = notProbed ? [aStatusPodInput({ name: "web-a", notProbed: "hostNetwork pod", health: { state: "Unknown", since: T0 } })] : [];
+    const s = computeStatus(anInput({ readiness: { reason: "Reconciled", notes }, pods }));
+    expect(condition(s, "Ready")).toMatchObject({ status: "True", reason: "Reconciled", message });
   });
 
   it("leaves the other conditions Unknown while the policy is not Ready", () => {

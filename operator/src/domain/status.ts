@@ -5,6 +5,8 @@ import { disagreesWithKubelet, type DisagreementKind } from "./kubelet-disagreem
 import { fromRfc3339, toRfc3339 } from "./status-time.js";
 import type { Condition, EpochMs, HealthStateName } from "./types.js";
 
+export { statusEqual } from "./status-equal.js";
+
 export const MAX_STATUS_PODS = 1000;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -69,6 +71,7 @@ export type ReadyReason =
   | "ServiceClaimed"
   | "SecretNotFound"
   | "SecretNotPermitted"
+  | "SecretForbidden"
   | "NotSynced";
 
 /** Why the policy is (not) Ready. Reconciled -> True, NotSynced -> Unknown, the rest -> False. */
@@ -76,6 +79,8 @@ export interface ReadinessInput {
   reason: ReadyReason;
   /** Defaults to a sentence for the reason; InvalidSpec should name the field. */
   message?: string;
+  /** What the operator changed of the spec as it runs it (a timeoutSeconds over --max-probe-timeout), each naming the field: added to the message. */
+  notes?: readonly string[];
 }
 
 export type ReplacementBlockedReason = "Budget" | "PodDisruptionBudget" | "Veto" | "NoController" | "FailOpen" | "FailClosed" | "MassFailure" | "Rollout";
@@ -214,13 +219,15 @@ const READY_MESSAGES: Record<ReadyReason, string> = {
   ServiceClaimed: "another HealthProbePolicy already manages this Service",
   SecretNotFound: "a Secret the probe needs does not exist; retrying",
   SecretNotPermitted: "a Secret the probe needs does not allow this policy (annotation healthprobe.io/allowed-policies); retrying",
+  SecretForbidden: "the API server refuses the operator a Secret the probe needs (403 Forbidden); retrying",
   NotSynced: "waiting for the caches to sync",
 };
 
 function computeConditionInputs(input: StatusInput, pods: readonly StatusPod[]): ConditionInput[] {
   const r = input.readiness;
   const readyStatus = r.reason === "Reconciled" ? "True" : r.reason === "NotSynced" ? "Unknown" : "False";
-  const ready: ConditionInput = { type: "Ready", status: readyStatus, reason: r.reason, message: withNotProbed(r.message ?? READY_MESSAGES[r.reason], input.pods) };
+  const readyMessage = [r.message ?? READY_MESSAGES[r.reason], ...(r.notes ?? [])].join("; ");
+  const ready: ConditionInput = { type: "Ready", status: readyStatus, reason: r.reason, message: withNotProbed(readyMessage, input.pods) };
   // A policy that fails closed reports FailClosed in place of FailOpen: it never fails open.
   const closed = (input.drain?.whenAllUnhealthy ?? input.whenAllUnhealthy) === "FailClosed";
   if (readyStatus !== "True") {
@@ -357,40 +364,4 @@ function rolloutSuspect(suspects: readonly RolloutSuspect[] | undefined): Condit
 function listNames(names: readonly string[]): string {
   const shown = names.slice(0, 5).join(", ");
   return names.length > 5 ? `${shown} and ${names.length - 5} more` : shown;
-}
-
-/**
- * Deep equality after normalising order (conditions by type, pods by uid, replacements by
- * time then uid) and ignoring keys whose value is undefined: true means nothing to write.
- */
-export function statusEqual(a: PolicyStatus | undefined, b: PolicyStatus | undefined): boolean {
-  if (a === undefined || b === undefined) return a === b;
-  return deepEqual(normalise(a), normalise(b));
-}
-
-function normalise(s: PolicyStatus): unknown {
-  return {
-    ...s,
-    conditions: [...(s.conditions ?? [])].sort((x, y) => compareStrings(x.type, y.type)),
-    pods: [...(s.pods ?? [])].sort((x, y) => compareStrings(x.uid, y.uid) || compareStrings(x.name, y.name)),
-    replacements: [...(s.replacements ?? [])].sort(
-      (x, y) => compareStrings(x.time, y.time) || compareStrings(x.uid, y.uid) || compareStrings(x.pod, y.pod),
-    ),
-  };
-}
-
-function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a) && Array.isArray(b)) {
-    return a.length === b.length && a.every((x, i) => deepEqual(x, b[i]));
-  }
-  const ao = a as Record<string, unknown>;
-  const bo = b as Record<string, unknown>;
-  const keys = new Set([...Object.keys(ao), ...Object.keys(bo)]);
-  for (const k of keys) {
-    if (!deepEqual(ao[k], bo[k])) return false;
-  }
-  return true;
 }

@@ -2,7 +2,7 @@
 // (opaque strings) and EndpointSlice generations as the API server does, answers a write with a
 // stale resourceVersion with a 409, and can be told to fail a call or to pause it mid-flight.
 import type { EvictionOutcome, PodConditionPatch } from "../../adapters/cluster-writer.js";
-import type { PolicyWriter, SecretKeyRead } from "../policy-writer.js";
+import type { PolicyWriter, SecretForbidden, SecretKeyRead } from "../policy-writer.js";
 
 type Meta = { name?: string; generateName?: string; namespace?: string; resourceVersion?: string; generation?: number };
 type Obj = { metadata?: Meta; [k: string]: unknown };
@@ -21,6 +21,8 @@ export class MemoryWriter implements PolicyWriter {
   readonly secrets = new Map<string, Uint8Array>();
   /** The healthprobe.io/allowed-policies annotation of Secrets, by "namespace/name". */
   readonly secretAllowedPolicies = new Map<string, string>();
+  /** Secrets whose reads the API server refuses (403), by "namespace/name". */
+  readonly forbiddenSecrets = new Set<string>();
   /** Pod conditions written, by "namespace/name", in order. */
   readonly podConditions = new Map<string, PodConditionPatch[]>();
   /** Pods patchPodCondition answers "gone" for, by "namespace/name". */
@@ -108,8 +110,9 @@ export class MemoryWriter implements PolicyWriter {
     return { metadata: { resourceVersion: rv } };
   }
 
-  async readSecretKey(namespace: string, name: string, key: string): Promise<SecretKeyRead | undefined> {
+  async readSecretKey(namespace: string, name: string, key: string): Promise<SecretKeyRead | SecretForbidden | undefined> {
     this.calls.push(`secret ${namespace}/${name}/${key}`);
+    if (this.forbiddenSecrets.has(`${namespace}/${name}`)) return { forbidden: `secrets "${name}" is forbidden: User "operator" cannot get resource "secrets" in API group "" in the namespace "${namespace}"` };
     const value = this.secrets.get(`${namespace}/${name}/${key}`);
     const allowedPolicies = this.secretAllowedPolicies.get(`${namespace}/${name}`);
     return value === undefined && allowedPolicies === undefined ? undefined : { allowedPolicies, value };
