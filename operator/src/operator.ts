@@ -116,7 +116,7 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
 
   // 4. Health and metrics endpoints.
   const guard = endpointGuardOf(config, client, logger, clock);
-  const { servers, healthPort, metricsPort } = await startServers(config, { synced, health, scheduler, metrics, guard });
+  const { servers, healthPort, metricsPort } = await startServers(config, { synced, health, scheduler, metrics, guard, policyNamespaces: () => caches.policies.list().map((p) => p.metadata?.namespace ?? "") });
   // The admission webhook, on every replica: it reads the policy cache only.
   const webhook = await startWebhook(config, { client, policies: caches.policies, synced: () => caches.policies.hasSynced(), logger, clock, metrics, certificate: opts.webhookCertificate });
 
@@ -183,11 +183,13 @@ function watchAll(caches: Caches, controller: PolicyController, q: Queues): () =
 
 async function startServers(
   config: OperatorConfig,
-  d: { synced: () => boolean; health: HealthStore; scheduler: ProbeScheduler; metrics: OperatorMetrics; guard: EndpointGuard },
+  d: { synced: () => boolean; health: HealthStore; scheduler: ProbeScheduler; metrics: OperatorMetrics; guard: EndpointGuard; policyNamespaces: () => string[] },
 ): Promise<{ servers: RunningServer[]; healthPort: number | undefined; metricsPort: number | undefined }> {
   const servers: RunningServer[] = [];
   const healthServer = await startHealthServer({ address: config.healthProbeBindAddress, isReady: d.synced, debugTargets: () => ({ targets: d.health.debugTargets(), scheduler: d.scheduler.stats() }), guard: d.guard });
   if (healthServer) servers.push(healthServer);
+  // Each scrape reads the fair slots' use for the namespaces that have policies.
+  d.metrics.watchProbesInFlight({ namespaces: d.policyNamespaces, inFlightOf: d.scheduler.inFlightOf });
   const metricsServer = await startMetricsServer({ address: config.metricsBindAddress, registry: d.metrics.registry, guard: d.guard });
   if (metricsServer) servers.push(metricsServer);
   return { servers, healthPort: healthServer?.port, metricsPort: metricsServer?.port };

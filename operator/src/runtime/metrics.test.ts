@@ -1,6 +1,7 @@
 import { describe, it, expect } from "@jest/globals";
 import { register as globalRegistry } from "prom-client";
 import { controllerMetrics, createMetrics, queueMetrics } from "./metrics.js";
+import { FairSlots } from "./fair-slots.js";
 import { FakeClock } from "./testing/fake-clock.js";
 import { WorkQueue, runController } from "./work-queue.js";
 
@@ -24,6 +25,7 @@ describe("metrics", () => {
       "healthprobe_leader",
       "healthprobe_status_writes_total",
       "healthprobe_event_writes_total",
+      "healthprobe_probes_in_flight",
       "process_cpu_user_seconds_total",
     ]) {
       expect(text).toContain(`# TYPE ${name} `);
@@ -87,5 +89,38 @@ describe("metrics", () => {
     expect(text).toContain('healthprobe_workqueue_depth{queue="policy"} 0');
     expect(text).toContain('healthprobe_reconcile_errors_total{controller="policy"} 1');
     expect(text).toContain('healthprobe_reconcile_duration_seconds_count{controller="policy"} 3');
+  });
+
+  describe("probes in flight by namespace, from the fair slots", () => {
+    const inFlightLines = async (m: ReturnType<typeof createMetrics>) => (await m.registry.metrics()).split("\n").filter((l) => l.startsWith("healthprobe_probes_in_flight{"));
+    /** Slots of 4, at most 2 per namespace, with t1 asking for 5 probes and t2 for 1, all granted that may be. */
+    const busySlots = () => {
+      const slots = new FairSlots<string>({ limit: 4, perNamespaceLimit: 2 });
+      for (let i = 0; i < 5; i++) slots.push("t1", `t1-${i}`);
+      slots.push("t2", "t2-0");
+      while (slots.next() !== undefined);
+      return slots;
+    };
+    it.each([
+      { name: "one series per namespace with policies, at its share's use", namespaces: ["t1", "t2", "t3"], lines: ['healthprobe_probes_in_flight{namespace="t1"} 2', 'healthprobe_probes_in_flight{namespace="t2"} 1', 'healthprobe_probes_in_flight{namespace="t3"} 0'] },
+      { name: "one series for a namespace of several policies", namespaces: ["t1", "t1"], lines: ['healthprobe_probes_in_flight{namespace="t1"} 2'] },
+      { name: "no series for a namespace without policies, even with probes still in flight", namespaces: ["t2"], lines: ['healthprobe_probes_in_flight{namespace="t2"} 1'] },
+    ])("$name", async ({ namespaces, lines }) => {
+      const slots = busySlots();
+      const m = createMetrics({ processMetrics: false });
+      m.watchProbesInFlight({ namespaces: () => namespaces, inFlightOf: (ns) => slots.inFlightOf(ns) });
+      expect(await inFlightLines(m)).toEqual(lines);
+    });
+
+    it("drops a namespace's series once its last policy is gone, and follows releases", async () => {
+      const slots = busySlots();
+      let namespaces = ["t1", "t2"];
+      const m = createMetrics({ processMetrics: false });
+      m.watchProbesInFlight({ namespaces: () => namespaces, inFlightOf: (ns) => slots.inFlightOf(ns) });
+      expect(await inFlightLines(m)).toEqual(['healthprobe_probes_in_flight{namespace="t1"} 2', 'healthprobe_probes_in_flight{namespace="t2"} 1']);
+      slots.release("t2");
+      namespaces = ["t2"];
+      expect(await inFlightLines(m)).toEqual(['healthprobe_probes_in_flight{namespace="t2"} 0']);
+    });
   });
 });

@@ -22,10 +22,23 @@ export interface OperatorMetrics {
   leader: Gauge;
   statusWrites: Counter;
   eventWrites: Counter;
+  /** Probes in flight by namespace, read at each scrape from the source given to watchProbesInFlight. */
+  probesInFlight: Gauge<"namespace">;
+  /**
+   * Feeds probesInFlight from the fair probe slots: one series per namespace that has policies
+   * (so the label's cardinality is the namespaces', and a namespace's series goes with its last policy).
+   */
+  watchProbesInFlight(source: ProbesInFlightSource): void;
   /** Records one probe outcome; the class label is the failure's kind, "" for successes. */
   recordProbe(policy: string, outcome: { ok: true } | { ok: false; class: ProbeFailureKind }, durationSeconds: number): void;
   /** Drops every labelled series of a deleted policy so it stops being exported. */
   forgetPolicy(policy: string): Promise<void>;
+}
+
+export interface ProbesInFlightSource {
+  /** The namespaces that have policies now. */
+  namespaces(): Iterable<string>;
+  inFlightOf(namespace: string): number;
 }
 
 export interface MetricsOptions {
@@ -77,6 +90,7 @@ export function createMetrics(opts: MetricsOptions = {}): OperatorMetrics {
   const leader = new Gauge({ name: "healthprobe_leader", help: "1 while this replica holds the leader Lease, else 0.", registers });
   const statusWrites = new Counter({ name: "healthprobe_status_writes_total", help: "Status writes to the API server.", registers });
   const eventWrites = new Counter({ name: "healthprobe_event_writes_total", help: "Event creates and patches sent to the API server.", registers });
+  const inFlight = probesInFlightGauge(registers);
   leader.set(0);
   operatorReplacementBudgetRemaining.set(0);
 
@@ -98,12 +112,32 @@ export function createMetrics(opts: MetricsOptions = {}): OperatorMetrics {
     leader,
     statusWrites,
     eventWrites,
+    probesInFlight: inFlight.gauge,
+    watchProbesInFlight: inFlight.watch,
     recordProbe(policy, outcome, durationSeconds) {
       probesTotal.inc({ policy, result: outcome.ok ? "success" : "failure", class: outcome.ok ? "" : outcome.class });
       probeDuration.observe({ policy }, durationSeconds);
     },
     forgetPolicy: (policy) => removeSeriesOf(policy, [probesTotal, probeDuration, targets, drainedTargets, quarantinedTargets, kubeletDisagreements, replacementsTotal, replacementBudgetRemaining]),
   };
+}
+
+/** healthprobe_probes_in_flight, rebuilt at each scrape from the source watch() gives it. */
+function probesInFlightGauge(registers: Registry[]): { gauge: Gauge<"namespace">; watch(source: ProbesInFlightSource): void } {
+  let source: ProbesInFlightSource | undefined;
+  const gauge = new Gauge({
+    name: "healthprobe_probes_in_flight",
+    help: "Probes in flight by namespace: each namespace's use of its share of the probe slots (--max-probes-in-flight-per-namespace).",
+    labelNames: ["namespace"] as const,
+    registers,
+    collect() {
+      if (!source) return;
+      // A namespace without policies has no series.
+      this.reset();
+      for (const namespace of new Set(source.namespaces())) this.set({ namespace }, source.inFlightOf(namespace));
+    },
+  });
+  return { gauge, watch: (s) => void (source = s) };
 }
 
 /** A work queue's share of the queue metrics. */

@@ -438,6 +438,10 @@ describe("ProbeScheduler fairness between namespaces", () => {
     const t2Results = new Set(h.results.filter((r) => r.owner === "t2/web").map((r) => r.id));
     expect(t2Results.size).toBe(20);
     expect(hanging).toHaveLength(16);
+    // What healthprobe_probes_in_flight reports per namespace: t1's share held, t2's probes not yet answered.
+    for (let i = 0; i < 5; i++) await Promise.resolve();
+    const t2Waiting = h.calls.filter((c) => t2Addresses.has(c.req.address)).length;
+    expect([h.scheduler.inFlightOf("t1"), h.scheduler.inFlightOf("t2"), h.scheduler.inFlightOf("t3")]).toEqual([16, t2Waiting, 0]);
   });
 
   it("gives a deduplicated probe of two policies to the pod's namespace", async () => {

@@ -201,6 +201,7 @@ export class ProbeScheduler {
     this.slots.clearWaiting();
   }
 
+  inFlightOf = (namespace: string): number => this.slots.inFlightOf(namespace); // its use of the fair slots now
   stats(): ProbeSchedulerStats {
     const n = Math.min(this.lagCount, this.lags.length);
     const sorted = Array.from(this.lags.subarray(0, n)).sort((a, b) => a - b);
