@@ -2,7 +2,7 @@
 // own. Needs root, Go (the binaries are built on first use) and the machine's containerd, runc and
 // CNI plugins, and takes minutes: it runs only with HEALTHPROBE_TEST_NODE=1.
 import { execFile, spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -47,11 +47,13 @@ const get = () => new Promise((resolve, reject) => {
 })().catch((err) => { console.error(err.message); process.exit(1); });
 `;
 
-/** The machine-wide tunables the kubelet would set if it could (see kernel-tunables.ts). */
-const kernelTunables = (): string[] =>
-  ["vm/overcommit_memory", "vm/panic_on_oom", "kernel/panic", "kernel/panic_on_oops", "kernel/keys/root_maxkeys", "kernel/keys/root_maxbytes"].map(
+/** What the kubelet would change on the machine if it could (see kubelet-mounts.ts): tunables and fixed paths. */
+const machineState = (): string[] => [
+  ...["vm/overcommit_memory", "vm/panic_on_oom", "kernel/panic", "kernel/panic_on_oops", "kernel/keys/root_maxkeys", "kernel/keys/root_maxbytes"].map(
     (k) => `${k}=${readFileSync(`/proc/sys/${k}`, "utf8").trim()}`,
-  );
+  ),
+  ...["/var/lib/kubelet/device-plugins/kubelet.sock", "/var/log/containers"].map((p) => `${p} ${existsSync(p) ? "exists" : "missing"}`),
+];
 
 /** The pid of the workload server of pod `name` (its POD_NAME). */
 function workloadPid(name: string): number {
@@ -107,10 +109,10 @@ suite("a real node (kubelet, containerd, CNI bridge, kube-proxy) in a network na
     );
   };
 
-  let tunablesBefore: string[];
+  let machineBefore: string[];
 
   beforeAll(async () => {
-    tunablesBefore = kernelTunables();
+    machineBefore = machineState();
     node = await startRealNode();
     scratch = mkdtempSync(join(tmpdir(), "real-node-test-"));
     kubeconfig = join(scratch, "kubeconfig");
@@ -180,14 +182,14 @@ suite("a real node (kubelet, containerd, CNI bridge, kube-proxy) in a network na
     expect(hostRules).not.toContain(ip);
   }, 240_000);
 
-  it("mounts a Secret volume that the container sees, and leaves the machine's kernel tunables as they were", async () => {
+  it("mounts a Secret volume that the container sees, and leaves the machine's kernel tunables and the kubelet's fixed paths as they were", async () => {
     await core.createNamespacedSecret({ namespace: "default", body: { metadata: { name: "greeting" }, stringData: { greeting: "hello from the kubelet" } } });
     await runPod("with-secret", { labels: { app: "other" }, secret: "greeting" });
     // The kubelet mounts the volume (a tmpfs) in a mount namespace of its own; the container is
     // started by containerd in the machine's, so this reads it through the container's root.
     const pid = workloadPid("with-secret");
     expect(readFileSync(`/proc/${pid}/root/secret/greeting`, "utf8")).toBe("hello from the kubelet");
-    expect(kernelTunables()).toEqual(tunablesBefore);
+    expect(machineState()).toEqual(machineBefore);
   }, 240_000);
 
   it("leaves no process, namespace, mount, cgroup, veth or containerd file behind after stop", async () => {

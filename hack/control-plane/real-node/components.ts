@@ -1,6 +1,6 @@
 // The real node's processes, each started inside the node's network namespace with nsenter (not
 // `ip netns exec`, whose private mount namespace would hide the kubelet's volume mounts from
-// containerd; the kubelet's own mount namespace shares its root directory, kernel-tunables.ts):
+// containerd; the kubelet's own mount namespace shares its root directory, kubelet-mounts.ts):
 // etcd, kube-apiserver, kube-controller-manager, the API server's forwarder to the host, kubelet
 // and kube-proxy. Every command line names the run's directory, so runs.ts's crash clean-up
 // recognises them.
@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { stringify } from "yaml";
 import { startComponent, type Component } from "../processes.js";
 import type { RunSlot } from "../runs.js";
-import { makeSharedMount, withMaskedTunables } from "./kernel-tunables.js";
+import { inKubeletMountNamespace, makeSharedMount } from "./kubelet-mounts.js";
 import { inNamespace, type NodeNamespace } from "./namespace.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -147,7 +147,7 @@ export function startKubelet(slot: RunSlot, ns: NodeNamespace, bin: string, kube
   writeFileSync(config, stringify(kubeletConfig(slot, ns)));
   createCgroupRoot(ns);
   makeSharedMount(dir);
-  const kubelet = withMaskedTunables(join(slot.dir, "kernel-tunables"), join(bin, "kubelet"), [
+  const kubelet = inKubeletMountNamespace(join(slot.dir, "kernel-tunables"), join(bin, "kubelet"), [
     `--kubeconfig=${kc}`,
     `--config=${config}`,
     `--root-dir=${dir}`,
