@@ -3,21 +3,16 @@
 // healthprobe.io/probe-host-network=true. Checked on the pod servers: a refused value never arrives.
 import { describe, expect, it } from "@jest/globals";
 import { waitFor } from "../support/wait-for.js";
-import { aPod, aPolicy, aService, endpointReadiness, podIP, type Obj } from "./support/cluster.js";
+import { aPod, aPolicy, aService, endpointReadiness, type Obj } from "./support/cluster.js";
 import { useBed } from "./support/test-bed.js";
-import type { PolicyCondition as Condition } from "./support/queries.js";
+import { servedPod, type PolicyCondition as Condition } from "./support/queries.js";
 
 const HPP = "healthprobe.io/v1alpha1";
 const TOKEN = "Bearer s3cret-value";
 
 const bed = useBed();
 
-async function givenPod(pod: Obj): Promise<string> {
-  await bed.cluster.create(pod);
-  const ip = await podIP(bed.cluster, pod.metadata?.name as string);
-  await bed.farm.serve(ip);
-  return ip;
-}
+const givenPod = (pod: Obj) => servedPod(bed, pod);
 
 async function readyCondition(reason: string): Promise<Condition> {
   return waitFor(async () => {

@@ -32,6 +32,14 @@ export async function servedPods({ cluster, farm }: Served, names: readonly stri
   return ips;
 }
 
+/** Creates this pod object as given (custom spec, annotations), serves it at its IP once it has one, and returns the IP. */
+export async function servedPod({ cluster, farm }: Served, pod: Obj): Promise<string> {
+  await cluster.create(pod);
+  const ip = await podIP(cluster, pod.metadata?.name as string);
+  await farm.serve(ip);
+  return ip;
+}
+
 /** The live (not terminating) pods of an app once there are `n` with IPs, each served by the farm, by name. */
 export async function livePods({ cluster, farm }: Served, n: number, opts: { app?: string; namespace?: string; timeoutMs?: number } = {}): Promise<Obj[]> {
   const { app = "web", namespace = cluster.namespace } = opts;
