@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Builds kubelet and kube-proxy for the real node mode from the Go module in node/ (the same
-# k8s.io/kubernetes version as build.sh, but a go.mod/go.sum of its own, so the control plane's
-# module and build cache key do not change), and containerd 2.x from the module in containerd/,
-# into a cache directory keyed by the hash of those modules. A run without a node never needs
-# them. Prints the bin directory on stdout.
+# Builds kubelet, kube-proxy and kube-scheduler (the node's Deployments need it) for the real node
+# mode from the Go module in node/ (the same k8s.io/kubernetes version as build.sh, but a
+# go.mod/go.sum of its own, so the control plane's module and build cache key do not change), and
+# containerd 2.x from the module in containerd/, into a cache directory keyed by the hash of those
+# modules. A run without a node never needs them. Prints the bin directory on stdout.
 #
 #   HEALTHPROBE_CONTROL_PLANE_CACHE  cache root (as in build.sh)
 #
@@ -24,7 +24,8 @@ build_node() {
     cd "$here/node"
     GOWORK=off CGO_ENABLED=0 nice -n 10 go build -ldflags "$(k8s_ldflags "$version" "$major" "$minor")" -o "$1/" \
       k8s.io/kubernetes/cmd/kubelet \
-      k8s.io/kubernetes/cmd/kube-proxy
+      k8s.io/kubernetes/cmd/kube-proxy \
+      k8s.io/kubernetes/cmd/kube-scheduler
     cd "$here/containerd"
     # The tags leave out the snapshotters and features that need cgo; overlayfs stays.
     GOWORK=off CGO_ENABLED=0 nice -n 10 go build -tags "no_btrfs no_devmapper no_zfs no_aufs no_cri_dockershim" -o "$1/" \
@@ -34,4 +35,4 @@ build_node() {
 }
 
 key="node-$(cat "$here/node/go.mod" "$here/node/go.sum" "$here/containerd/go.mod" "$here/containerd/go.sum" | sha256sum | cut -c1-16)"
-cached_build "node" "$key" build_node kubelet kube-proxy containerd containerd-shim-runc-v2
+cached_build "node" "$key" build_node kubelet kube-proxy kube-scheduler containerd containerd-shim-runc-v2

@@ -4,7 +4,7 @@
 // cgroups, pod namespaces, the node's namespace and the run's directory; a crashed run's leftovers
 // go at the next start.
 //
-//   HEALTHPROBE_NODE_BIN  a directory with kubelet and kube-proxy (and optionally containerd 2.x);
+//   HEALTHPROBE_NODE_BIN  a directory with kubelet, kube-proxy and kube-scheduler (and optionally containerd 2.x);
 //                         default: what hack/control-plane/build-node.sh builds
 import { spawnSync } from "node:child_process";
 import { generateKeyPairSync, randomBytes } from "node:crypto";
@@ -22,7 +22,7 @@ import { startContainerd, type Containerd } from "./containerd.js";
 import { createNodeNamespace, type NodeNamespace } from "./namespace.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const USERS = ["admin", "controller-manager", "kubelet", "kube-proxy"];
+const USERS = ["admin", "controller-manager", "scheduler", "kubelet", "kube-proxy"];
 
 export interface RealNodeCluster {
   /** https://127.0.0.1:<port> on the host's loopback. */
@@ -35,6 +35,8 @@ export interface RealNodeCluster {
   readonly containerd: Containerd;
   kubeconfig(user?: string): string;
   writeKubeconfig(path: string): void;
+  /** Imports an OCI image archive into containerd's k8s.io namespace, where the kubelet finds it. */
+  importArchive(path: string): void;
   stop(): Promise<void>;
 }
 
@@ -84,6 +86,11 @@ async function stopParts(parts: Parts): Promise<void> {
   parts.slot?.release();
 }
 
+function importArchive(socket: string, path: string): void {
+  const out = spawnSync("ctr", ["-a", socket, "-n", "k8s.io", "images", "import", path], { encoding: "utf8" });
+  if (out.status !== 0) throw new Error(`ctr images import ${path} failed: ${out.stderr || out.error?.message}`);
+}
+
 function importImages(socket: string): void {
   const out = spawnSync("npx", ["tsx", join(here, "..", "..", "images", "main.ts"), "import", "--address", socket, "pause", "workload"], { encoding: "utf8", cwd: join(here, "..", "..", "..") });
   if (out.status !== 0) throw new Error(`importing the pause and workload images failed: ${out.stderr}`);
@@ -124,7 +131,7 @@ export async function startRealNode(): Promise<RealNodeCluster> {
     kc.loadFromString(kubeconfig());
     const core = (parts.core = kc.makeApiClient(CoreV1Api));
     await waitReady(parts, "kube-apiserver to serve through the bridge", () => core.readNamespace({ name: "default" }).then(() => true, () => false));
-    parts.components.push(c.startControllerManager(slot, ns, cpBin, inside("controller-manager")));
+    parts.components.push(c.startControllerManager(slot, ns, cpBin, inside("controller-manager")), c.startScheduler(slot, ns, nodeBin, inside("scheduler")));
     const containerdBin = existsSync(join(nodeBin, "containerd")) ? join(nodeBin, "containerd") : "/usr/bin/containerd";
     const containerd = await startContainerd(slot, ns, containerdBin);
     parts.components.push(containerd.component);
@@ -145,6 +152,7 @@ export async function startRealNode(): Promise<RealNodeCluster> {
       containerd,
       kubeconfig,
       writeKubeconfig: (path) => writeFileSync(path, kubeconfig(), { mode: 0o600 }),
+      importArchive: (path) => importArchive(containerd.socket, path),
       // Once: a second call waits for the first.
       stop: () => (stopping ??= stopParts(parts)),
     };

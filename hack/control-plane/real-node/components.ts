@@ -1,8 +1,8 @@
 // The real node's processes, each started inside the node's network namespace with nsenter (not
 // `ip netns exec`, whose private mount namespace would hide the kubelet's volume mounts from
 // containerd; the kubelet's own mount namespace shares its root directory, kubelet-mounts.ts):
-// etcd, kube-apiserver, kube-controller-manager, the API server's forwarder to the host, kubelet
-// and kube-proxy. Every command line names the run's directory, so runs.ts's crash clean-up
+// etcd, kube-apiserver, kube-controller-manager, kube-scheduler, the API server's forwarder to the
+// host, kubelet and kube-proxy. Every command line names the run's directory, so runs.ts's crash clean-up
 // recognises them.
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -84,6 +84,13 @@ export function startControllerManager(slot: RunSlot, ns: NodeNamespace, bin: st
     `--root-ca-file=${join(slot.dir, "certs", "apiserver.crt")}`,
     "--secure-port=0",
   ]);
+}
+
+/** The scheduler: the node's Deployments (the operator's own, the workloads') have pods to place. */
+export function startScheduler(slot: RunSlot, ns: NodeNamespace, bin: string, kubeconfig: string): Component {
+  const file = join(slot.dir, "scheduler.kubeconfig");
+  writeFileSync(file, kubeconfig, { mode: 0o600 });
+  return inNs(slot, ns, "kube-scheduler", join(bin, "kube-scheduler"), [`--kubeconfig=${file}`, "--leader-elect=false", "--secure-port=0"]);
 }
 
 /** The API server's forwarder inside the namespace: a unix socket in the run's directory to its TCP port. */
