@@ -28,7 +28,7 @@ unit: deps
 	env -u HEALTHPROBE_TEST_CLUSTER npm test --silent
 
 ## Installs dependencies when missing, then typecheck, lint and every test: all suites on the API
-## test server, then the conformance and e2e suites on the real control plane.
+## test server, then the conformance and e2e suites on the real control plane, then the real node.
 test: deps typecheck lint unit go-test e2e-local test-real
 
 ## The operator on the embedded API test server with demo pods on loopback and a live view.
@@ -66,8 +66,10 @@ e2e: deps
 e2e-local: deps
 	env -u KUBECONFIG node --experimental-vm-modules node_modules/jest/bin/jest.js --testPathIgnorePatterns '/node_modules/' --roots test/e2e
 
-## The conformance and e2e suites on the real control plane, built from Go modules on first use
-## (needs Go, root and iproute2; says loudly what did not run without them).
+## The conformance and e2e suites on the real control plane, built from Go modules on first use,
+## then test/real-node: a real kubelet, kube-proxy and containerd, and the operator's image
+## installed by helm (needs Go, root, iproute2 and the node packages .ci/run installs; says loudly
+## what did not run without them).
 test-real: deps
 	bash hack/control-plane/test-real.sh
 
