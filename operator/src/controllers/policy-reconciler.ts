@@ -8,6 +8,7 @@ import { computeRecoveredAt, isServing, planDrain, type DrainPlan, type DrainTar
 import type { EndpointSliceObject } from "../domain/endpoint-slice-types.js";
 import { judgeQuarantine, type QuarantineVerdict } from "../domain/flap-quarantine.js";
 import { planGateDrain, type GateDrainPod } from "../domain/gate-plan.js";
+import { outageFlags, reportedOutage, standingOutage, type Outage } from "../domain/outage.js";
 import type { ServiceEndpoints, StatusPodInput } from "../domain/status.js";
 import type { Clock } from "../runtime/clock.js";
 import type { HealthStore } from "../runtime/health-store.js";
@@ -120,10 +121,8 @@ export class PolicyReconciler {
     const recoveredAt = computeRecoveredAt(lastOutage, now);
     const known: KnownPods = { probing, notProbed: probes.notProbed, recoveredAt, quarantines: this.quarantines(policy, selection.targets, now), timeoutCapped: probes.timeoutCapped };
     // Nothing is replaced until the status says fail-open (or fail-closed) has ended (it is written after replacement).
-    const outage = (drain: DrainPlan) => {
-      const wasOut = lastOutage?.status === "True";
-      return { failOpen: drain.failOpen || (wasOut && whenAllUnhealthy === "FailOpen"), failClosed: drain.failClosed || (wasOut && whenAllUnhealthy === "FailClosed") };
-    };
+    const reported = reportedOutage(lastOutage ? [lastOutage] : [], [whenAllUnhealthy]);
+    const outage = (drain: DrainPlan) => outageFlags(standingOutage(drainOutage(drain), reported));
     if (gated) return this.reconcileGated(log, policy, selection, known, outage, now);
 
     const slices = this.o.endpoints.current(namespace, serviceName!);
@@ -342,6 +341,11 @@ export class PolicyReconciler {
     void this.o.metrics?.forgetPolicy(key);
     return;
   }
+}
+
+/** The outage the drain plan found (currentOutage, outage.ts). */
+function drainOutage(drain: DrainPlan): Outage | undefined {
+  return drain.failOpen ? "FailOpen" : drain.failClosed ? "FailClosed" : undefined;
 }
 
 /** Whether the policy admits a selected pod to rotation. */

@@ -19,6 +19,8 @@ function unhealthy(sinceMsAgo: number): HealthRecord {
   return { state: "Unhealthy", since: NOW - sinceMsAgo, unhealthySince: NOW - sinceMsAgo, consecutiveSuccesses: 0, consecutiveFailures: 10, samples: [] };
 }
 
+const HEALTHY: HealthRecord = { state: "Healthy", since: NOW - HOUR, consecutiveSuccesses: 5, consecutiveFailures: 0, samples: [] };
+
 /** Probing started three hours ago; the last result a second ago: fresh evidence. */
 const FRESH = { probingSince: NOW - 3 * HOUR, lastResultAt: NOW - 1_000 };
 
@@ -130,25 +132,37 @@ describe("the replacement part", () => {
   });
 
   it.each([
-    { name: "its cached status says FailOpen=True, though it is a dryRun policy", status: "True", run: undefined, evictions: 0 },
-    { name: "its cached status says FailOpen=False", status: "False", run: undefined, evictions: 1 },
-    { name: "its last run here failed open, before its status reached the cache", status: "False", run: true, evictions: 0 },
-    { name: "its last run here ended fail-open, but its status still says FailOpen=True (as for the policy's own)", status: "True", run: false, evictions: 0 },
-    { name: "its last run here ended fail-open, and its status says so", status: "False", run: false, evictions: 1 },
-  ])("another policy selecting the pod that fails open holds it back: $name", async ({ status, run, evictions }) => {
-    const pods = [aPodObject("web-a")];
+    { name: "its status says FailOpen=True, though it is a dryRun policy that sees no pod Healthy", status: "True", otherSeesHealthy: false, probing: true, evictions: 0 },
+    { name: "it sees no pod Healthy now, though its status does not say so yet", status: "False", otherSeesHealthy: false, probing: true, evictions: 0 },
+    { name: "it sees a pod Healthy again, but its status still says FailOpen=True (as for the policy's own)", status: "True", otherSeesHealthy: true, probing: true, evictions: 0 },
+    { name: "it sees a pod Healthy and its status says FailOpen=False", status: "False", otherSeesHealthy: true, probing: true, evictions: 1 },
+    { name: "it is not probing the pod, and its status says FailOpen=True", status: "True", otherSeesHealthy: false, probing: false, evictions: 0 },
+    { name: "it is not probing the pod, and its status says FailOpen=False: what its store holds is no outage", status: "False", otherSeesHealthy: false, probing: false, evictions: 1 },
+  ])("another policy selecting the pod that fails open holds it back: $name", async ({ status, otherSeesHealthy, probing, evictions }) => {
+    const pods = [aPodObject("web-a"), aPodObject("web-b")];
     const other = aPolicyObject("web-watch", { dryRun: true, replacement: { after: "1h" } });
     other.status = { conditions: [{ type: "FailOpen", status, reason: "NoHealthyTarget", message: "", lastTransitionTime: new Date(NOW).toISOString() }] };
-    const { replacer, writer, policy } = setUp({ pods, health: { "uid-web-a": unhealthy(2 * HOUR) }, others: [other], othersHealth: { "uid-web-a": unhealthy(2 * HOUR) } });
+    const { replacer, writer, policy } = setUp({
+      pods,
+      health: { "uid-web-a": unhealthy(2 * HOUR) },
+      others: [other],
+      othersHealth: { "uid-web-a": unhealthy(2 * HOUR), ...(otherSeesHealthy ? { "uid-web-b": HEALTHY } : {}) },
+      probing: (key) => key === "shop/web" || probing,
+    });
     writer.seedPolicy("shop/web-watch", "1");
-    if (run !== undefined) {
-      const parsed = parsePolicy(other);
-      if (!parsed.ok) throw new Error(parsed.message);
-      await replacer.run(quietLogger(), parsed.policy as ParsedPolicy & { obj: NamedPolicy }, pods, NOW, { failOpen: run });
-    }
     const result = await replacer.run(quietLogger(), policy, pods, NOW, { failOpen: false });
     expect(writer.evictions).toHaveLength(evictions);
     if (evictions === 0) expect(result?.condition.message).toContain("policy shop/web-watch, which also selects the pod, is failing open");
+  });
+
+  it("another policy that fails closed holds the pod back with FailClosed", async () => {
+    const pods = [aPodObject("web-a"), aPodObject("web-b")];
+    const other = aPolicyObject("web-closed", { drain: { whenAllUnhealthy: "FailClosed" }, replacement: { after: "1h", pauseAboveUnhealthyPercent: 100 } });
+    const { replacer, writer, policy } = setUp({ pods, health: { "uid-web-a": unhealthy(2 * HOUR) }, others: [other], othersHealth: { "uid-web-a": unhealthy(2 * HOUR), "uid-web-b": unhealthy(2 * HOUR) } });
+    writer.seedPolicy("shop/web-closed", "1");
+    const result = await replacer.run(quietLogger(), policy, pods, NOW, { failOpen: false });
+    expect(writer.evictions).toEqual([]);
+    expect(result?.condition).toMatchObject({ blocked: true, reason: "FailClosed" });
   });
 
   it.each([
@@ -162,7 +176,7 @@ describe("the replacement part", () => {
       pods,
       health: { "uid-web-a": unhealthy(2 * HOUR) },
       others: [other],
-      othersHealth: Object.fromEntries(otherUnhealthy.map((n) => [`uid-${n}`, unhealthy(2 * HOUR)])),
+      othersHealth: Object.fromEntries(pods.map((p) => [`uid-${p.metadata!.name}`, otherUnhealthy.includes(p.metadata!.name!) ? unhealthy(2 * HOUR) : HEALTHY])),
     });
     writer.seedPolicy("shop/web-wide", "1");
     const result = await replacer.run(quietLogger(), policy, pods.slice(0, 1), NOW, { failOpen: false });
@@ -209,9 +223,10 @@ describe("the replacement part", () => {
   });
 
   it("evicts a pod once when two policies that select it are reconciled at the same time", async () => {
-    const pods = [aPodObject("web-a")];
+    const pods = [aPodObject("web-a"), aPodObject("web-b")];
     const other = aPolicyObject("web-too", { replacement: { after: "1h", maxPerHour: 1, pauseAboveUnhealthyPercent: 100 } });
-    const { replacer, writer, policy } = setUp({ pods, health: { "uid-web-a": unhealthy(2 * HOUR) }, others: [other], othersHealth: { "uid-web-a": unhealthy(2 * HOUR) } });
+    const health = { "uid-web-a": unhealthy(2 * HOUR), "uid-web-b": HEALTHY };
+    const { replacer, writer, policy } = setUp({ pods, health, others: [other], othersHealth: health });
     writer.seedPolicy("shop/web-too", "1");
     const parsed = parsePolicy(other);
     if (!parsed.ok) throw new Error(parsed.message);

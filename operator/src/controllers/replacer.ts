@@ -2,15 +2,15 @@
 // eviction -> outcome. It applies the plan it was given and returns what happened, never editing
 // the plan; a PodDisruptionBudget refusal is refunded and backed off per pod.
 import { computeBudget, type LedgerEntry } from "../domain/budget.js";
-import { isConditionTrue } from "../domain/conditions.js";
 import { matchesLabelSelector } from "../domain/label-selector.js";
+import { currentOutage, reportedOutage, standingOutage, type Outage } from "../domain/outage.js";
 import { rolloutBlockReason, type RolloutSuspect } from "../domain/rollout.js";
 import { planReplacements, type OtherPolicyView, type PolicyBudget, type ReplacementAttempt, type ReplacementCandidate, type ReplacementConditionPlan, type ReplacementPlan, type UnhealthyShare } from "../domain/replacement.js";
 import type { Clock } from "../runtime/clock.js";
 import type { HealthStore } from "../runtime/health-store.js";
 import type { Logger } from "../runtime/logger.js";
 import type { OperatorMetrics } from "../runtime/metrics.js";
-import { nameOf, uidOf, type ObjectCache, type PodObject, type PolicyObject } from "./kube-objects.js";
+import { hasReadinessGate, isKubeletReady, isReadyBesidesGate, nameOf, uidOf, type ObjectCache, type PodObject, type PolicyObject } from "./kube-objects.js";
 import { otherPolicies, type ParsedPolicy } from "./parsed-policy.js";
 import type { PolicyWriter } from "./policy-writer.js";
 import type { LedgerStore, OperatorLedger, PolicyLedger } from "./replacement-ledgers.js";
@@ -18,8 +18,6 @@ import type { Diagnostics, DiagnosticsOutcome } from "./diagnostics.js";
 import type { StatusVersions } from "./status-versions.js";
 
 export type Failpoint = (point: "after-charge" | "after-evict") => void;
-
-const OUTAGE_CONDITIONS = ["FailOpen", "FailClosed"] as const;
 
 export interface ReplacerOptions {
   policies: ObjectCache<PolicyObject>;
@@ -77,11 +75,6 @@ export class Replacer {
    * different workers and may both plan it; the first to start its attempt takes it.
    */
   private readonly inFlight = new Set<string>();
-  /**
-   * Each policy's fail-open or fail-closed as its last replacement run here computed it: its
-   * status write may still be waiting its turn (one a second per policy).
-   */
-  private readonly outages = new Map<string, "FailOpen" | "FailClosed" | undefined>();
 
   constructor(private readonly o: ReplacerOptions) {}
 
@@ -97,7 +90,6 @@ export class Replacer {
     now: number,
     drain: { failOpen: boolean; failClosed?: boolean; recoveredAt?: number; rollouts?: readonly RolloutSuspect[] },
   ): Promise<ReplacementResult | undefined> {
-    this.outages.set(policy.key, drain.failOpen ? "FailOpen" : drain.failClosed ? "FailClosed" : undefined);
     const own = this.o.ledgers.policy(policy.obj);
     if (own.entries === null) return undefined;
     this.forgetRemovedPods();
@@ -108,8 +100,9 @@ export class Replacer {
     const ledgers: Ledgers = { policies: new Map([[policy.key, own]]), operator: { entries: [], resourceVersion: undefined } };
     for (const o of others) ledgers.policies.set(o.key, this.o.ledgers.policy(o.obj));
     const suspects = new Map((drain.rollouts ?? []).flatMap((s) => s.pods.map((p) => [p.uid, rolloutBlockReason(s)] as const)));
+    const outages = new Map<string, Outage | undefined>();
     let candidates = targets
-      .map((p) => this.candidateOf(policy, others, p, now))
+      .map((p) => this.candidateOf(policy, others, p, now, outages))
       .filter((c): c is ReplacementCandidate => c !== undefined)
       .map((c) => (suspects.has(c.uid) ? { ...c, rolloutSuspect: suspects.get(c.uid)! } : c));
     this.recordBudget(policy, own.entries, now);
@@ -219,7 +212,7 @@ export class Replacer {
     return { unhealthy, targets: targets.length };
   }
 
-  private candidateOf(policy: ParsedPolicy, others: readonly ParsedPolicy[], pod: PodObject, now: number): ReplacementCandidate | undefined {
+  private candidateOf(policy: ParsedPolicy, others: readonly ParsedPolicy[], pod: PodObject, now: number, outages: Map<string, Outage | undefined>): ReplacementCandidate | undefined {
     const uid = uidOf(pod);
     const h = this.o.health.get(policy.key, uid);
     const evidence = this.o.health.evidence(policy.key, uid);
@@ -238,7 +231,7 @@ export class Replacer {
           const probing = this.o.isProbing(o.key, uid);
           const v: OtherPolicyView = { policy: o.key, probing, replacementEnabled: o.spec.replacement.enabled && !o.spec.dryRun, state: view?.state ?? "Unknown", afterMs: o.afterMs };
           if (view?.unhealthySince !== undefined) v.unhealthySince = view.unhealthySince;
-          const outage = this.outageOf(o, probing);
+          const outage = standingOutage(probing ? this.currentOutageOf(o, outages) : undefined, reportedOutage(this.o.versions.read(o.obj).status?.conditions));
           if (outage !== undefined) v.outage = outage;
           return v;
         }),
@@ -263,15 +256,23 @@ export class Replacer {
   }
 
   /**
-   * Failing as this replica's last run for the policy computed it (while it probes the pod), or
-   * still True in its newest known status: as for the policy's own, an outage counts until the
-   * status says it has ended.
+   * Another policy's outage now, as its own drain plan computes it (currentOutage), from what
+   * every reconcile shares: its targets in the cache, judged by the health store (a pod it does
+   * not probe counts as Unknown), never from what that policy's last run left behind, so the
+   * answer does not depend on which policy reconciled first. Once per policy and run.
    */
-  private outageOf(policy: ParsedPolicy, probing: boolean): "FailOpen" | "FailClosed" | undefined {
-    const computed = probing ? this.outages.get(policy.key) : undefined;
-    if (computed !== undefined) return computed;
-    const conditions = this.o.versions.read(policy.obj).status?.conditions;
-    return OUTAGE_CONDITIONS.find((type) => isConditionTrue(conditions, type));
+  private currentOutageOf(policy: ParsedPolicy, outages: Map<string, Outage | undefined>): Outage | undefined {
+    if (outages.has(policy.key)) return outages.get(policy.key);
+    const gated = policy.spec.drain.method === "ReadinessGate";
+    const targets = this.o.targetsOf(policy).map((p) => {
+      const uid = uidOf(p);
+      const state = this.o.isProbing(policy.key, uid) ? (this.o.health.get(policy.key, uid)?.state ?? "Unknown") : "Unknown";
+      // As planGateDrain counts a gated pod: Ready but for the operator's own condition.
+      return { kubeletReady: gated && hasReadinessGate(p) ? isReadyBesidesGate(p) : isKubeletReady(p), state };
+    });
+    const outage = currentOutage(targets, policy.spec.drain.whenAllUnhealthy);
+    outages.set(policy.key, outage);
+    return outage;
   }
 
   private forgetRemovedPods(): void {

@@ -1,6 +1,7 @@
 import { formatInstant } from "./budget.js";
 import { holdQuarantined } from "./drain-quarantine.js";
 import type { QuarantineVerdict } from "./flap-quarantine.js";
+import { currentOutage } from "./outage.js";
 import { fromRfc3339 } from "./status-time.js";
 import type { Condition, DrainMode, EpochMs, HealthStateName } from "./types.js";
 
@@ -141,7 +142,7 @@ export function computeRecoveredAt(previousFailOpen: Pick<Condition, "status" | 
  *   then by name. It stays in rotation when the cap is full, and while no other kubelet-Ready
  *   Healthy target is unquarantined (quarantine never takes the last Healthy pods out). An
  *   Unhealthy quarantined pod is drained as Unhealthy; its reason also says it is quarantined.
- * - When no target is both kubelet-Ready and Healthy (zero targets aside: nothing to keep in rotation):
+ * - When no target is both kubelet-Ready and Healthy (currentOutage, outage.ts; zero targets aside: nothing to keep in rotation):
  *   - FailOpen (default): every target is admitted (fail open).
  *   - FailClosed: every kubelet-Ready Unhealthy pod is drained whatever the cap says, with no
  *     recovery sweep; Unknown pods are routed as always (serving ones stay, warm-up ones wait for
@@ -159,9 +160,13 @@ export function planDrain(input: DrainInput): DrainPlan {
   const total = input.targets.length;
   const allowed = Math.floor((total * pct) / 100);
   const whenAllUnhealthy = input.whenAllUnhealthy ?? "FailOpen";
-  const noHealthy = total > 0 && !input.targets.some((t) => t.kubeletReady && routedState(t) === "Healthy");
-  const failOpen = noHealthy && whenAllUnhealthy === "FailOpen";
-  const failClosed = noHealthy && whenAllUnhealthy === "FailClosed";
+  const outage = currentOutage(
+    input.targets.map((t) => ({ kubeletReady: t.kubeletReady, state: routedState(t) })),
+    whenAllUnhealthy,
+  );
+  const noHealthy = outage !== undefined;
+  const failOpen = outage === "FailOpen";
+  const failClosed = outage === "FailClosed";
   const plan: DrainPlan = {
     decisions: new Map(),
     allowed,

@@ -1,7 +1,37 @@
-// Steps of the replacement chain that look at one pod's evidence, ownership and the other
-// policies' views. The chain itself, its order and the budgets are in replacement.ts.
-import { formatInstant } from "./budget.js";
-import type { BlockedReason, OtherPolicyView, ReplacementDecision, ReplacementPod, ReplacementStep } from "./replacement.js";
+// The replacement eligibility chain: every reason to hold a replacement back, as named checks
+// in the contract's order (REPLACEMENT_CHECKS), each returning a block or nothing. The planner
+// (replacement.ts) runs the chain and charges the ledgers when nothing blocks.
+//
+// Every block that only time can lift carries `waitUntil` (always later than `now`), so the
+// controller requeues at that instant instead of polling; blocks that wait for some other
+// change (a state transition, a spec edit, a readable ledger) carry no time: the events that
+// bring that change enqueue the policy anyway.
+import { computeBudget, computeNamespaceBudget, computeOperatorBudget, formatInstant, namespaceOfKey } from "./budget.js";
+import { withoutPod } from "./ledger.js";
+import type { OtherPolicyView, PolicyBudget, ReplacementDecision, ReplacementPod, ShouldReplaceInput } from "./replacement.js";
+
+/** The condition reasons of ReplacementBlocked. */
+export type BlockedReason = "Budget" | "PodDisruptionBudget" | "Veto" | "NoController" | "FailOpen" | "FailClosed" | "MassFailure" | "Rollout";
+
+/** The steps a block names (a check may name more than one: Outage says FailOpen or FailClosed). */
+export type ReplacementStep =
+  | "Enabled"
+  | "Window"
+  | "Rollout"
+  | "MassFailure"
+  | "FailOpen"
+  | "FailClosed"
+  | "Evidence"
+  | "Agreement"
+  | "Controller"
+  | "Terminating"
+  | "Budget"
+  | "PodDisruptionBudget";
+
+export interface ReplacementCheck {
+  name: string;
+  check: (input: ShouldReplaceInput) => Blocked | undefined;
+}
 
 export type Blocked = Extract<ReplacementDecision, { eligible: false }>;
 
@@ -169,4 +199,107 @@ export function checkOtherBreakers(now: number, self: string, views: readonly Ot
     "MassFailure",
     now + OTHER_BREAKER_RECHECK_MS,
   );
+}
+
+/** Step 1: replacement is enabled and not dryRun. */
+export function checkEnabled({ policy }: ShouldReplaceInput): Blocked | undefined {
+  if (!policy.replacementEnabled) return blocked("Enabled", "replacement is disabled");
+  if (policy.dryRun) return blocked("Enabled", "dryRun: replacements are decided and reported, never made");
+  return undefined;
+}
+
+/** Step 2: Unhealthy continuously for `after`; only a due pod goes on to report a block (its window runs through every pause). */
+export function checkWindow({ now, policy, pod }: ShouldReplaceInput): Blocked | undefined {
+  if (pod.state !== "Unhealthy") return blocked("Window", `pod is ${pod.state}, not Unhealthy`);
+  if (pod.unhealthySince === undefined) return blocked("Window", "pod is Unhealthy since an unknown time");
+  const replaceAfter = pod.unhealthySince + policy.afterMs;
+  if (now >= replaceAfter) return undefined;
+  return blocked(
+    "Window",
+    `Unhealthy since ${formatInstant(pod.unhealthySince)}, replacement window of ${formatDuration(policy.afterMs)} ends ${formatInstant(replaceAfter)}`,
+    undefined,
+    replaceAfter,
+  );
+}
+
+export function checkTerminating({ pod }: ShouldReplaceInput): Blocked | undefined {
+  return pod.terminating ? blocked("Terminating", "pod is already terminating") : undefined;
+}
+
+/** Step 6: every selecting policy's budget and the operator-wide cap, with the pod's own earlier charge left out. */
+export function checkBudgets(input: ShouldReplaceInput, policies: readonly PolicyBudget[] = selectingBudgets(input)): Blocked | undefined {
+  const { now, pod } = input;
+  const reasons: string[] = [];
+  const frees: Array<number | undefined> = [];
+  const over = (result: { fits: boolean; reason: string; nextSlotAt?: number }) => {
+    if (result.fits) return;
+    reasons.push(result.reason);
+    frees.push(result.nextSlotAt);
+  };
+  for (const budget of policies) {
+    if (budget.ledger === null) {
+      reasons.push(`ledger of policy ${budget.policy} cannot be read`);
+      frees.push(undefined);
+      continue;
+    }
+    over(computeBudget(withoutPod(budget.ledger, pod.uid), now, { maxPerHour: budget.maxPerHour, maxPerDay: budget.maxPerDay, policy: budget.policy }));
+  }
+  if (input.operatorLedger === null) {
+    reasons.push("operator-wide ledger cannot be read");
+    frees.push(undefined);
+  } else {
+    const ledger = withoutPod(input.operatorLedger, pod.uid);
+    over(computeOperatorBudget(ledger, now, input.max12h));
+    const namespace = namespaceOfKey(input.policy.policy);
+    if (input.maxPerNamespace12h !== undefined && namespace !== undefined) {
+      over(computeNamespaceBudget(ledger, now, { namespace, max12h: input.maxPerNamespace12h, operatorMax12h: input.max12h }));
+    }
+  }
+  if (reasons.length === 0) return undefined;
+  const until = frees.some((t) => t === undefined) ? undefined : Math.max(...(frees as number[]));
+  return blocked("Budget", reasons.join("; "), "Budget", until);
+}
+
+/** The budgets that apply to the pod: the deciding policy's, then every other selecting policy's, by name. */
+export function selectingBudgets(input: ShouldReplaceInput): PolicyBudget[] {
+  const byName = new Map(input.otherBudgets.map((b) => [b.policy, b]));
+  const names = [...new Set(input.otherViews.map((v) => v.policy).filter((name) => name !== input.policy.policy))].sort();
+  // A selecting policy whose ledger was not supplied is as good as unreadable.
+  const others = names.map((name) => byName.get(name) ?? { policy: name, maxPerHour: 0, maxPerDay: 0, ledger: null });
+  return [input.policy, ...others];
+}
+
+/** Step 7: a recent PodDisruptionBudget refusal holds the pod back until its backoff ends. */
+export function checkPodDisruptionBudget({ now, pdbBlockedUntil }: ShouldReplaceInput): Blocked | undefined {
+  if (pdbBlockedUntil === undefined || pdbBlockedUntil <= now) return undefined;
+  return blocked("PodDisruptionBudget", `a PodDisruptionBudget refused the eviction, retry at ${formatInstant(pdbBlockedUntil)}`, "PodDisruptionBudget", pdbBlockedUntil);
+}
+
+/**
+ * The chain, in order; the first block is the one reported. A new reason to hold a replacement
+ * back is one entry here (and its check above, with a row in replacement-checks.test.ts); a
+ * check that needs a fact the input does not carry yet also adds it to ReplacementPod. A suspect
+ * rollout is the more precise diagnosis, so it comes before the breaker.
+ */
+export const REPLACEMENT_CHECKS: readonly ReplacementCheck[] = [
+  { name: "Enabled", check: checkEnabled },
+  { name: "Window", check: checkWindow },
+  { name: "Rollout", check: (i) => checkRollout(i.pod) },
+  { name: "MassFailure", check: (i) => checkMassFailure(i.share, i.policy.pauseAboveUnhealthyPercent) ?? checkOtherBreakers(i.now, i.policy.policy, i.otherViews) },
+  { name: "Outage", check: (i) => checkOutage(i) ?? checkOtherOutages(i.now, i.policy.policy, i.otherViews) },
+  { name: "Evidence", check: (i) => checkEvidence(i.pod, i.recoveredAt) },
+  { name: "Agreement", check: (i) => checkAgreement(i.now, i.policy.policy, i.otherViews) },
+  { name: "Controller", check: (i) => checkController(i.pod) },
+  { name: "Terminating", check: checkTerminating },
+  { name: "Budget", check: (i) => checkBudgets(i) },
+  { name: "PodDisruptionBudget", check: checkPodDisruptionBudget },
+];
+
+/** The first block of the chain, or none: the pod may be replaced. */
+export function firstBlock(input: ShouldReplaceInput, checks: readonly ReplacementCheck[] = REPLACEMENT_CHECKS): Blocked | undefined {
+  for (const { check } of checks) {
+    const block = check(input);
+    if (block !== undefined) return block;
+  }
+  return undefined;
 }

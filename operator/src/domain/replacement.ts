@@ -1,48 +1,14 @@
-// The replacement eligibility chain and the per-policy replacement plan.
-//
-// The chain follows the contract's order and reports the first step that fails. Every
-// block that only time can lift carries `waitUntil` (always later than `now`), so the
-// controller requeues at that instant instead of polling; blocks that wait for some other
-// change (a state transition, a spec edit, a readable ledger) carry no time: the events
-// that bring that change enqueue the policy anyway.
-//
-// Order: Enabled -> Window -> Rollout -> MassFailure -> FailOpen -> Evidence -> Agreement -> Controller
-// -> Terminating -> Budget -> PodDisruptionBudget. Only a due pod reports a block (its window runs
-// through every pause); a suspect rollout is the more precise diagnosis, so it comes before the breaker.
+// The replacement decision for one pod and the per-policy replacement plan. What can hold a
+// replacement back, and in which order, is the chain of checks in replacement-checks.ts.
 
-import {
-  DAY_MS,
-  formatInstant,
-  namespaceOfKey,
-  type LedgerEntry,
-  type ReplacementMethod,
-} from "./budget.js";
+import { DAY_MS, formatInstant, namespaceOfKey, type LedgerEntry, type ReplacementMethod } from "./budget.js";
 import { chargeLedger, isCharged } from "./ledger.js";
-import { checkBudgets, selectingBudgets } from "./replacement-budgets.js";
-import { blocked, checkAgreement, checkController, checkEvidence, checkMassFailure, checkOtherBreakers, checkOtherOutages, checkOutage, checkRollout, formatDuration, type OutageInput } from "./replacement-checks.js";
+import { firstBlock, formatDuration, selectingBudgets, type BlockedReason, type OutageInput, type ReplacementStep } from "./replacement-checks.js";
 import type { UnhealthyShare } from "./replacement-checks.js";
 
-export { formatDuration, type UnhealthyShare };
+export { formatDuration, type BlockedReason, type ReplacementStep, type UnhealthyShare };
 
 export type ReplacementHealthState = "Unknown" | "Healthy" | "Unhealthy";
-
-/** The condition reasons of ReplacementBlocked. */
-export type BlockedReason = "Budget" | "PodDisruptionBudget" | "Veto" | "NoController" | "FailOpen" | "FailClosed" | "MassFailure" | "Rollout";
-
-/** The chain's steps, in order. */
-export type ReplacementStep =
-  | "Enabled"
-  | "Window"
-  | "Rollout"
-  | "MassFailure"
-  | "FailOpen"
-  | "FailClosed"
-  | "Evidence"
-  | "Agreement"
-  | "Controller"
-  | "Terminating"
-  | "Budget"
-  | "PodDisruptionBudget";
 
 /** How another policy that selects the pod sees it. */
 export interface OtherPolicyView {
@@ -155,62 +121,21 @@ export function computeReplaceAfter(unhealthySince: number | undefined, afterMs:
   return unhealthySince === undefined ? undefined : unhealthySince + afterMs;
 }
 
-/** The eligibility chain for one pod, reporting the first step that fails. */
+/** The eligibility chain for one pod: the first check that blocks, else the charge to persist before the API call. */
 export function shouldReplace(input: ShouldReplaceInput): ReplacementDecision {
   const { now, policy, pod } = input;
+  const block = firstBlock(input);
+  if (block !== undefined) return block;
 
-  if (!policy.replacementEnabled) return blocked("Enabled", "replacement is disabled");
-  if (policy.dryRun) return blocked("Enabled", "dryRun: replacements are decided and reported, never made");
-
-  if (pod.state !== "Unhealthy") return blocked("Window", `pod is ${pod.state}, not Unhealthy`);
-  if (pod.unhealthySince === undefined) return blocked("Window", "pod is Unhealthy since an unknown time");
-  const replaceAfter = pod.unhealthySince + policy.afterMs;
-  if (now < replaceAfter) {
-    return blocked(
-      "Window",
-      `Unhealthy since ${formatInstant(pod.unhealthySince)}, replacement window of ${formatDuration(policy.afterMs)} ends ${formatInstant(replaceAfter)}`,
-      undefined,
-      replaceAfter,
-    );
-  }
-
-  const rollout = checkRollout(pod);
-  if (rollout !== undefined) return rollout;
-  const massFailure = checkMassFailure(input.share, policy.pauseAboveUnhealthyPercent) ?? checkOtherBreakers(now, policy.policy, input.otherViews);
-  if (massFailure !== undefined) return massFailure;
-  const outage = checkOutage(input) ?? checkOtherOutages(now, policy.policy, input.otherViews);
-  if (outage !== undefined) return outage;
-  const stale = checkEvidence(pod, input.recoveredAt);
-  if (stale !== undefined) return stale;
-
-  const veto = checkAgreement(now, policy.policy, input.otherViews);
-  if (veto !== undefined) return veto;
-
-  const uncontrolled = checkController(pod);
-  if (uncontrolled !== undefined) return uncontrolled;
-
-  if (pod.terminating) return blocked("Terminating", "pod is already terminating");
-
+  // Past every check: Window saw unhealthySince set.
   const budgets = selectingBudgets(input);
-  const overBudget = checkBudgets(input, budgets);
-  if (overBudget !== undefined) return overBudget;
-
-  if (input.pdbBlockedUntil !== undefined && input.pdbBlockedUntil > now) {
-    return blocked(
-      "PodDisruptionBudget",
-      `a PodDisruptionBudget refused the eviction, retry at ${formatInstant(input.pdbBlockedUntil)}`,
-      "PodDisruptionBudget",
-      input.pdbBlockedUntil,
-    );
-  }
-
   const since = now - DAY_MS;
   const ledgers = [...budgets.map((b) => b.ledger ?? []), input.operatorLedger ?? []];
   const reattempt = ledgers.some((ledger) => isCharged(ledger, pod.uid, since));
   const namespace = namespaceOfKey(policy.policy);
   return {
     eligible: true,
-    reason: `Unhealthy since ${formatInstant(pod.unhealthySince)}, past its window of ${formatDuration(policy.afterMs)}: ${policy.method === "Evict" ? "evicting" : "deleting"}`,
+    reason: `Unhealthy since ${formatInstant(pod.unhealthySince!)}, past its window of ${formatDuration(policy.afterMs)}: ${policy.method === "Evict" ? "evicting" : "deleting"}`,
     charge: {
       policies: budgets.map((b) => b.policy),
       operator: true,
