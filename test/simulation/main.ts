@@ -1,7 +1,10 @@
 // npm run simulate -- --seeds N [--seed S] [--steps K] [--verbose]
+//                     [--cluster real [--history-ms MS] [--plant no-drain-cap]]
 // Runs N seeds (S, S+1, ...) of the whole-system simulation and checks every invariant; a
-// failing seed prints its replay command, the invariant, the step and the evidence.
+// failing seed prints its replay command, the invariant, the step and the evidence. --cluster real
+// runs them on the real control plane through the fault proxy, on the wall clock (real-cluster.ts).
 import { parseArgs } from "node:util";
+import { runRealSeeds } from "./real-cluster.js";
 import { replayCommand, runSeed } from "./runner.js";
 
 const DEFAULT_STEPS = 30;
@@ -15,10 +18,26 @@ function positiveInt(name: string, value: string | undefined, fallback: number):
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
-    options: { seeds: { type: "string" }, seed: { type: "string" }, steps: { type: "string" }, verbose: { type: "boolean", default: false } },
+    options: {
+      seeds: { type: "string" },
+      seed: { type: "string" },
+      steps: { type: "string" },
+      verbose: { type: "boolean", default: false },
+      cluster: { type: "string", default: "test-server" },
+      "history-ms": { type: "string" },
+      plant: { type: "string" },
+    },
   });
   const first = positiveInt("seed", values.seed, 1);
   const seeds = positiveInt("seeds", values.seeds, 1);
+  if (values.plant !== undefined && values.plant !== "no-drain-cap") throw new Error(`--plant knows only "no-drain-cap", got "${values.plant}"`);
+  if (values.cluster === "real") {
+    const historyMs = positiveInt("history-ms", values["history-ms"], 30_000);
+    const failed = await runRealSeeds({ first, seeds, historyMs, ...(values.plant ? { plant: "no-drain-cap" as const } : {}), log: (l) => console.log(l) });
+    return failed > 0 ? 1 : 0;
+  }
+  if (values.cluster !== "test-server") throw new Error(`--cluster must be "real" or "test-server", got "${values.cluster}"`);
+  if (values.plant !== undefined) throw new Error("--plant needs --cluster real");
   const steps = positiveInt("steps", values.steps, DEFAULT_STEPS);
   let failed = 0;
   const began = performance.now();

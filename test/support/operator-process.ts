@@ -20,6 +20,8 @@ export interface OperatorProcessOptions {
   failpoint?: "after-charge" | "after-evict";
   /** Also appends everything the process writes to this file. */
   logFile?: string;
+  /** A directory holding another copy of operator/ (a scratch copy with a planted bug); default: the repository. */
+  operatorRoot?: string;
 }
 
 export interface OperatorProcess {
@@ -46,7 +48,7 @@ export function startOperatorProcess(opts: OperatorProcessOptions): OperatorProc
   const args = [
     "--import",
     "tsx",
-    join(repoRoot, "operator", "src", "main.ts"),
+    join(opts.operatorRoot ?? repoRoot, "operator", "src", "main.ts"),
     "--kubeconfig",
     kubeconfig,
     "--operator-namespace",
