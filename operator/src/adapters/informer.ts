@@ -37,7 +37,8 @@ export interface StartInformerOptions<T extends KubernetesObject> {
   list?: () => Promise<KubernetesListObject<T>>;
   labelSelector?: string;
   fieldSelector?: string;
-  onEvent: (type: InformerEventType, obj: T) => void;
+  /** old: the object the cache held before (undefined on add; on delete, the same as obj). */
+  onEvent: (type: InformerEventType, obj: T, old: T | undefined) => void;
   /**
    * Applied to every object as it arrives (listed or watched), before it is cached or handed to
    * onEvent: keep only the fields the operator reads, so the cache does not hold whole objects
@@ -161,15 +162,15 @@ export function startInformer<T extends KubernetesObject>(opts: StartInformerOpt
   // down) is delivered as the delete and add it was: consumers key state by uid.
   const upsert = (o: T) => {
     const previous = store.set(o);
-    if (previous === undefined) opts.onEvent("add", o);
+    if (previous === undefined) opts.onEvent("add", o, undefined);
     else if (previous.metadata?.uid && o.metadata?.uid && previous.metadata.uid !== o.metadata.uid) {
-      opts.onEvent("delete", previous);
-      opts.onEvent("add", o);
-    } else if (previous.metadata?.resourceVersion === undefined || previous.metadata.resourceVersion !== o.metadata?.resourceVersion) opts.onEvent("update", o);
+      opts.onEvent("delete", previous, previous);
+      opts.onEvent("add", o, undefined);
+    } else if (previous.metadata?.resourceVersion === undefined || previous.metadata.resourceVersion !== o.metadata?.resourceVersion) opts.onEvent("update", o, previous);
   };
   const remove = (o: T) => {
     const previous = store.delete(o);
-    if (previous !== undefined) opts.onEvent("delete", o);
+    if (previous !== undefined) opts.onEvent("delete", o, previous);
   };
   const replaceAll = (items: readonly T[]) => {
     const keep = new Set(items.map((o) => `${o.metadata?.namespace ?? ""}/${o.metadata?.name ?? ""}`));

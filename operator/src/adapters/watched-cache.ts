@@ -7,8 +7,8 @@ import { startInformer, type Informer, type StartInformerOptions } from "./infor
 export type WatchedInformer<T extends KubernetesObject> = WatchedCache<T> & Informer<T>;
 
 export function startWatchedCache<T extends KubernetesObject>(opts: Omit<StartInformerOptions<T>, "onEvent">): WatchedInformer<T> {
-  const handlers: Array<(obj: T, type: ChangeType) => void> = [];
-  const informer = startInformer<T>({ ...opts, onEvent: (type, obj) => handlers.forEach((h) => h(obj, type)) });
+  const handlers: Array<(obj: T, type: ChangeType, old: T | undefined) => void> = [];
+  const informer = startInformer<T>({ ...opts, onEvent: (type, obj, old) => handlers.forEach((h) => h(obj, type, old)) });
   return { ...informer, onChange: (h) => void handlers.push(h) };
 }
 
@@ -23,8 +23,8 @@ export function startWatchedCacheIn<T extends KubernetesObject>(
   opts: Omit<StartInformerOptions<T>, "onEvent" | "path">,
 ): WatchedInformer<T> {
   if (namespaces.length === 0) return startWatchedCache<T>({ ...opts, path: pathOf(undefined) });
-  const handlers: Array<(obj: T, type: ChangeType) => void> = [];
-  const onEvent = (type: ChangeType, obj: T) => handlers.forEach((h) => h(obj, type));
+  const handlers: Array<(obj: T, type: ChangeType, old: T | undefined) => void> = [];
+  const onEvent = (type: ChangeType, obj: T, old: T | undefined) => handlers.forEach((h) => h(obj, type, old));
   const byNamespace = new Map(namespaces.map((ns) => [ns, startInformer<T>({ ...opts, path: pathOf(ns), onEvent })]));
   const all = [...byNamespace.values()];
   return {

@@ -5,8 +5,12 @@ import type { KubeObject, ObjectCache, PodObject, PolicyObject, ReplicaSetObject
 export type ChangeType = "add" | "update" | "delete";
 
 export interface WatchedCache<T> extends ObjectCache<T> {
-  /** Calls the handler for every change the cache sees, after it has applied it. */
-  onChange(handler: (obj: T, type: ChangeType) => void): void;
+  /**
+   * Calls the handler for every change the cache sees, after it has applied it, with the object
+   * it held before (undefined on add; on delete obj is the object removed), so a handler can
+   * tell what changed without remembering previous values itself.
+   */
+  onChange(handler: (obj: T, type: ChangeType, old: T | undefined) => void): void;
 }
 
 export interface Caches {

@@ -4,7 +4,7 @@ import type { KubeObject } from "../kube-objects.js";
 
 export class MemoryCache<T extends KubeObject> implements WatchedCache<T> {
   private readonly objects = new Map<string, T>();
-  private readonly handlers: Array<(obj: T, type: ChangeType) => void> = [];
+  private readonly handlers: Array<(obj: T, type: ChangeType, old: T | undefined) => void> = [];
 
   constructor(objects: readonly T[] = []) {
     for (const o of objects) this.objects.set(keyFor(o.metadata?.namespace, o.metadata?.name ?? ""), o);
@@ -20,9 +20,9 @@ export class MemoryCache<T extends KubeObject> implements WatchedCache<T> {
 
   put(obj: T): void {
     const key = keyFor(obj.metadata?.namespace, obj.metadata?.name ?? "");
-    const type = this.objects.has(key) ? "update" : "add";
+    const old = this.objects.get(key);
     this.objects.set(key, obj);
-    for (const h of this.handlers) h(obj, type);
+    for (const h of this.handlers) h(obj, old ? "update" : "add", old);
   }
 
   remove(namespace: string | undefined, name: string): void {
@@ -30,10 +30,10 @@ export class MemoryCache<T extends KubeObject> implements WatchedCache<T> {
     const obj = this.objects.get(key);
     if (!obj) return;
     this.objects.delete(key);
-    for (const h of this.handlers) h(obj, "delete");
+    for (const h of this.handlers) h(obj, "delete", obj);
   }
 
-  onChange(handler: (obj: T, type: ChangeType) => void): void {
+  onChange(handler: (obj: T, type: ChangeType, old: T | undefined) => void): void {
     this.handlers.push(handler);
   }
 }
