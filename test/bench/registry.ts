@@ -8,5 +8,6 @@ import { scaleBenchmark } from "./scale.js";
 import { kubeletBenchmark } from "./kubelet.js";
 import { debugTargetsBenchmark } from "./debug-targets.js";
 import { soakBenchmark } from "./soak.js";
+import { clientsBenchmark } from "./clients.js";
 
-export const benchmarks: Benchmark[] = [probeBenchmark, probeTypesBenchmark, probeVsHaproxyBenchmark, drainLatencyBenchmark, kubeletBenchmark, debugTargetsBenchmark, scaleBenchmark, soakBenchmark];
+export const benchmarks: Benchmark[] = [probeBenchmark, probeTypesBenchmark, probeVsHaproxyBenchmark, drainLatencyBenchmark, kubeletBenchmark, debugTargetsBenchmark, scaleBenchmark, soakBenchmark, clientsBenchmark];
