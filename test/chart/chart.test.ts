@@ -196,7 +196,10 @@ describe("rendered manifests", () => {
     expect(svc.spec.ports.map((p: { name: string; port: number }) => `${p.name}:${p.port}`)).toEqual(["metrics:8080", "health:8081"]);
     const test = one(defaults, "Pod");
     expect(test.metadata.annotations["helm.sh/hook"]).toBe("test");
-    expect(test.spec.containers[0].command.join(" ")).toContain(`http://${svc.metadata.name}.healthprobe-system.svc:8081/readyz`);
+    // The Service's environment variable, not its DNS name: clusters without cluster DNS run it too.
+    const hostVar = `${svc.metadata.name.toUpperCase().replaceAll("-", "_")}_SERVICE_HOST`;
+    expect(test.spec.containers[0].command.join(" ")).toContain(`http://$(${hostVar}):8081/readyz`);
+    expect(test.spec.enableServiceLinks).not.toBe(false);
   });
 
   it("keep one operator replica available through voluntary disruptions", () => {
