@@ -125,7 +125,7 @@ suite("the operator from its own image, installed by helm on the real node", () 
   };
   const webPods = async (): Promise<V1Pod[]> => (await core.listNamespacedPod({ namespace: APP_NS, labelSelector: "app=web" })).items;
   const operatorPods = async (): Promise<V1Pod[]> =>
-    (await core.listNamespacedPod({ namespace: RELEASE_NS, labelSelector: "app.kubernetes.io/name=healthprobe-operator" })).items.filter((p) => !p.metadata?.deletionTimestamp);
+    (await core.listNamespacedPod({ namespace: RELEASE_NS, labelSelector: "app.kubernetes.io/name=healthprobe-operator,app.kubernetes.io/component!=test" })).items.filter((p) => !p.metadata?.deletionTimestamp);
   const ready = (p: V1Pod): boolean => p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
   /** The addresses the operator's slices of Service web mark ready. */
   const readyAddresses = async (): Promise<string[]> => {
@@ -231,4 +231,22 @@ suite("the operator from its own image, installed by helm on the real node", () 
     );
     expect(out.conditions?.find((c) => c.type === "Ready")?.status).toBe("True");
   }, 120_000);
+
+  it("helm uninstall leaves only what the README says it leaves: the CRD, and the leader Lease the operator made", async () => {
+    await helm(["uninstall", "healthprobe-operator", "-n", RELEASE_NS, "--wait", "--timeout", "3m"]);
+    // Gone, not just terminating: the pods stop within their grace period once the Deployment is deleted.
+    const anyPods = async () => (await core.listNamespacedPod({ namespace: RELEASE_NS })).items.length;
+    await waitFor(async () => ((await anyPods()) === 0 ? true : undefined), { timeoutMs: 120_000, intervalMs: 500, what: "the release namespace's pods to go" });
+    const kinds = "all,serviceaccounts,roles,rolebindings,configmaps,secrets,leases,poddisruptionbudgets,networkpolicies";
+    const ns = await kubectl(["get", kinds, "-n", RELEASE_NS, "-o", "name"]);
+    const cluster = await kubectl(["get", "clusterroles,clusterrolebindings,mutatingwebhookconfigurations,validatingwebhookconfigurations", "-l", "app.kubernetes.io/instance=healthprobe-operator", "-o", "name"]);
+    const left = [...ns.stdout.split("\n"), ...cluster.stdout.split("\n")]
+      .filter(Boolean)
+      // What every namespace has.
+      .filter((n) => n !== "serviceaccount/default" && n !== "configmap/kube-root-ca.crt");
+    const { stdout: crds } = await kubectl(["get", "crd", "-o", "name"]);
+    expect(crds).toContain("healthprobepolicies.healthprobe.io");
+    // The webhook is off by default, so there is no certificate Secret; the ledger ConfigMap comes with the first replacement.
+    expect(left).toEqual(["lease.coordination.k8s.io/healthprobe-operator"]);
+  }, 300_000);
 });
