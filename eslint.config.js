@@ -6,9 +6,30 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    languageOptions: { globals: { process: "readonly", console: "readonly", setTimeout: "readonly", clearTimeout: "readonly", setInterval: "readonly", clearInterval: "readonly", setImmediate: "readonly", Buffer: "readonly", URL: "readonly", AbortController: "readonly", AbortSignal: "readonly", TextEncoder: "readonly", TextDecoder: "readonly", structuredClone: "readonly", queueMicrotask: "readonly" } },
+    languageOptions: {
+      globals: {
+        process: "readonly",
+        console: "readonly",
+        setTimeout: "readonly",
+        clearTimeout: "readonly",
+        setInterval: "readonly",
+        clearInterval: "readonly",
+        setImmediate: "readonly",
+        Buffer: "readonly",
+        URL: "readonly",
+        AbortController: "readonly",
+        AbortSignal: "readonly",
+        TextEncoder: "readonly",
+        TextDecoder: "readonly",
+        structuredClone: "readonly",
+        queueMicrotask: "readonly",
+      },
+    },
     rules: {
-      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none" }],
+      "@typescript-eslint/no-unused-vars": [
+        "error",
+        { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none" },
+      ],
       "@typescript-eslint/no-explicit-any": "off",
     },
   },
@@ -25,9 +46,32 @@ export default tseslint.config(
     files: ["operator/src/domain/**/*.ts"],
     ignores: ["operator/src/domain/**/*.test.ts"],
     rules: {
-      "no-restricted-imports": ["error", { patterns: ["@kubernetes/*", "undici", "pino", "prom-client", "node:*", "../adapters/*", "../runtime/*", "../controllers/*"] }],
-      "no-restricted-properties": ["error", { object: "Date", property: "now", message: "The domain takes `now` as a parameter." }],
-      "no-restricted-syntax": ["error", { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: "The domain takes `now` as a parameter." }],
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            "@kubernetes/*",
+            "undici",
+            "pino",
+            "prom-client",
+            "node:*",
+            "../adapters/*",
+            "../runtime/*",
+            "../controllers/*",
+          ],
+        },
+      ],
+      "no-restricted-properties": [
+        "error",
+        { object: "Date", property: "now", message: "The domain takes `now` as a parameter." },
+      ],
+      "no-restricted-syntax": [
+        "error",
+        {
+          selector: "NewExpression[callee.name='Date'][arguments.length=0]",
+          message: "The domain takes `now` as a parameter.",
+        },
+      ],
     },
   },
 );

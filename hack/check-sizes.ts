@@ -33,11 +33,17 @@ function sourceFiles(dir: string): string[] {
 function functionName(node: ts.Node, sf: ts.SourceFile): string {
   if (ts.isConstructorDeclaration(node)) return `${className(node)}constructor`;
   const named = node as ts.Node & { name?: ts.Node };
-  if (named.name) return `${ts.isMethodDeclaration(node) || ts.isAccessor(node) ? className(node) : ""}${named.name.getText(sf)}`;
+  if (named.name)
+    return `${ts.isMethodDeclaration(node) || ts.isAccessor(node) ? className(node) : ""}${named.name.getText(sf)}`;
   // An anonymous function takes the name it is bound to: `const f = () => ...`, `{ f: () => ... }`.
   const parent = node.parent;
-  if (parent && (ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent) || ts.isPropertyDeclaration(parent))) return parent.name.getText(sf);
-  if (parent && (ts.isCallExpression(parent) || ts.isNewExpression(parent))) return `(callback of ${parent.expression.getText(sf)})`;
+  if (
+    parent &&
+    (ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent) || ts.isPropertyDeclaration(parent))
+  )
+    return parent.name.getText(sf);
+  if (parent && (ts.isCallExpression(parent) || ts.isNewExpression(parent)))
+    return `(callback of ${parent.expression.getText(sf)})`;
   if (parent && ts.isReturnStatement(parent)) return "(returned function)";
   return "(anonymous)";
 }
@@ -72,7 +78,11 @@ function check(file: string, label: string, allowed: Set<string>): Violation[] {
       const name = functionName(node, sf);
       const entry = `${label}:${name}`;
       if (lines > MAX_FUNCTION_LINES && ALLOWED_LONG_FUNCTIONS.has(entry)) allowed.add(entry);
-      else if (lines > MAX_FUNCTION_LINES) out.push({ where: `${label}:${first + 1}`, what: `function ${name} is ${lines} lines (limit ${MAX_FUNCTION_LINES})` });
+      else if (lines > MAX_FUNCTION_LINES)
+        out.push({
+          where: `${label}:${first + 1}`,
+          what: `function ${name} is ${lines} lines (limit ${MAX_FUNCTION_LINES})`,
+        });
     }
     ts.forEachChild(node, visit);
   };
@@ -95,13 +105,16 @@ function main(): number {
   for (const v of violations) console.error(`${v.where}: ${v.what}`);
   // Only over the whole tree: a smaller root does not reach every entry.
   if (process.argv[2] === undefined) {
-    for (const entry of unneeded) console.error(`check-sizes: ${entry} is within the limit now: remove it from ALLOWED_LONG_FUNCTIONS`);
+    for (const entry of unneeded)
+      console.error(`check-sizes: ${entry} is within the limit now: remove it from ALLOWED_LONG_FUNCTIONS`);
   }
   if (violations.length > 0) {
     console.error(`check-sizes: ${violations.length} over the limits in ${shown}`);
     return 1;
   }
-  console.log(`check-sizes: every file in ${shown} within ${MAX_FILE_LINES} lines, every function within ${MAX_FUNCTION_LINES}`);
+  console.log(
+    `check-sizes: every file in ${shown} within ${MAX_FILE_LINES} lines, every function within ${MAX_FUNCTION_LINES}`,
+  );
   return 0;
 }
 

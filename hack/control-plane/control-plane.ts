@@ -76,37 +76,94 @@ function kubeconfigYaml(url: string, name: string, token: string): string {
 }
 
 async function writeNode(core: CoreV1Api, network: PodNetwork): Promise<void> {
-  const labels = { "kubernetes.io/hostname": NODE_NAME, "kubernetes.io/os": "linux", "topology.kubernetes.io/zone": NODE_ZONE };
-  const node = await core.createNode({ body: { apiVersion: "v1", kind: "Node", metadata: { name: NODE_NAME, labels }, spec: { podCIDR: network.podCidr, podCIDRs: [network.podCidr] } } });
+  const labels = {
+    "kubernetes.io/hostname": NODE_NAME,
+    "kubernetes.io/os": "linux",
+    "topology.kubernetes.io/zone": NODE_ZONE,
+  };
+  const node = await core.createNode({
+    body: {
+      apiVersion: "v1",
+      kind: "Node",
+      metadata: { name: NODE_NAME, labels },
+      spec: { podCIDR: network.podCidr, podCIDRs: [network.podCidr] },
+    },
+  });
   const now = new Date();
   node.status = {
-    conditions: [{ type: "Ready", status: "True", reason: "KubeletReady", message: "kubelet stand-in is posting ready status", lastHeartbeatTime: now, lastTransitionTime: now }],
+    conditions: [
+      {
+        type: "Ready",
+        status: "True",
+        reason: "KubeletReady",
+        message: "kubelet stand-in is posting ready status",
+        lastHeartbeatTime: now,
+        lastTransitionTime: now,
+      },
+    ],
     addresses: [
       { type: "InternalIP", address: network.nodeIp },
       { type: "Hostname", address: NODE_NAME },
     ],
-    nodeInfo: { architecture: "amd64", operatingSystem: "linux", bootID: "", containerRuntimeVersion: "", kernelVersion: "", kubeProxyVersion: "", kubeletVersion: "v1.37.2", machineID: "", osImage: "", systemUUID: "" },
+    nodeInfo: {
+      architecture: "amd64",
+      operatingSystem: "linux",
+      bootID: "",
+      containerRuntimeVersion: "",
+      kernelVersion: "",
+      kubeProxyVersion: "",
+      kubeletVersion: "v1.37.2",
+      machineID: "",
+      osImage: "",
+      systemUUID: "",
+    },
   };
   await core.replaceNodeStatus({ name: NODE_NAME, body: node });
 }
 
 const AUDIT_LOG = "audit.log";
 
-async function restartComponent(parts: Parts, slot: RunSlot, core: CoreV1Api, name: string, opts: { signal?: NodeJS.Signals; downMs?: number }): Promise<void> {
+async function restartComponent(
+  parts: Parts,
+  slot: RunSlot,
+  core: CoreV1Api,
+  name: string,
+  opts: { signal?: NodeJS.Signals; downMs?: number },
+): Promise<void> {
   const i = parts.components.findIndex((c) => c.name === name);
   const old = parts.components[i];
-  if (!old) throw new Error(`restart: no control plane component ${JSON.stringify(name)} (known: ${parts.components.map((c) => c.name).join(", ")})`);
+  if (!old)
+    throw new Error(
+      `restart: no control plane component ${JSON.stringify(name)} (known: ${parts.components.map((c) => c.name).join(", ")})`,
+    );
   await old.kill(opts.signal ?? "SIGKILL");
   if (opts.downMs) await new Promise((r) => setTimeout(r, opts.downMs));
   parts.components[i] = startComponent(slot, old.name, old.bin, old.args);
-  await waitFor(() => core.readNamespace({ name: "default" }).then(() => true, () => false), { timeoutMs: 120_000, intervalMs: 200, what: `kube-apiserver to serve after ${name} restarted (log: ${old.logFile})` });
+  await waitFor(
+    () =>
+      core.readNamespace({ name: "default" }).then(
+        () => true,
+        () => false,
+      ),
+    {
+      timeoutMs: 120_000,
+      intervalMs: 200,
+      what: `kube-apiserver to serve after ${name} restarted (log: ${old.logFile})`,
+    },
+  );
 }
 
 /** kube-apiserver's flags for an audit log in the run's directory, written as each request completes. */
 function auditFlags(dir: string, policy: object | undefined): string[] {
   if (!policy) return [];
   writeFileSync(join(dir, "audit-policy.yaml"), stringify(policy));
-  return [`--audit-policy-file=${join(dir, "audit-policy.yaml")}`, `--audit-log-path=${join(dir, AUDIT_LOG)}`, "--audit-log-format=json", "--audit-log-mode=blocking", "--audit-log-maxsize=1000"];
+  return [
+    `--audit-policy-file=${join(dir, "audit-policy.yaml")}`,
+    `--audit-log-path=${join(dir, AUDIT_LOG)}`,
+    "--audit-log-format=json",
+    "--audit-log-mode=blocking",
+    "--audit-log-maxsize=1000",
+  ];
 }
 
 interface Parts {
@@ -133,8 +190,15 @@ function writeCredentials(dir: string, extra: Record<string, string[]>): { users
   for (const u of ADMIN_USERS) users.set(u, { token: randomBytes(16).toString("hex"), groups: ["system:masters"] });
   for (const [u, groups] of Object.entries(extra)) users.set(u, { token: randomBytes(16).toString("hex"), groups });
   const tokenFile = join(dir, "tokens.csv");
-  writeFileSync(tokenFile, [...users].map(([u, { token, groups }], i) => `${token},${u},uid-${i},"${groups.join(",")}"`).join("\n") + "\n");
-  const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048, privateKeyEncoding: { type: "pkcs8", format: "pem" }, publicKeyEncoding: { type: "spki", format: "pem" } });
+  writeFileSync(
+    tokenFile,
+    [...users].map(([u, { token, groups }], i) => `${token},${u},uid-${i},"${groups.join(",")}"`).join("\n") + "\n",
+  );
+  const { privateKey, publicKey } = generateKeyPairSync("rsa", {
+    modulusLength: 2048,
+    privateKeyEncoding: { type: "pkcs8", format: "pem" },
+    publicKeyEncoding: { type: "spki", format: "pem" },
+  });
   writeFileSync(join(dir, "sa.key"), privateKey, { mode: 0o600 });
   writeFileSync(join(dir, "sa.pub"), publicKey);
   return { users, tokenFile };
@@ -157,7 +221,15 @@ async function startEtcd(slot: RunSlot, bin: string): Promise<{ etcd: Component;
   return { etcd, etcdUrl };
 }
 
-function apiServerArgs(o: { dir: string; etcdUrl: string; certDir: string; apiPort: number; network: PodNetwork; tokenFile: string; auditPolicy?: object }): string[] {
+function apiServerArgs(o: {
+  dir: string;
+  etcdUrl: string;
+  certDir: string;
+  apiPort: number;
+  network: PodNetwork;
+  tokenFile: string;
+  auditPolicy?: object;
+}): string[] {
   return [
     `--etcd-servers=${o.etcdUrl}`,
     `--cert-dir=${o.certDir}`,
@@ -208,13 +280,21 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     const apiPort = await freePort();
 
     const certDir = join(slot.dir, "certs");
-    const apiserver = startComponent(slot, "kube-apiserver", join(bin, "kube-apiserver"), apiServerArgs({ dir: slot.dir, etcdUrl, certDir, apiPort, network, tokenFile, auditPolicy: opts.auditPolicy }));
+    const apiserver = startComponent(
+      slot,
+      "kube-apiserver",
+      join(bin, "kube-apiserver"),
+      apiServerArgs({ dir: slot.dir, etcdUrl, certDir, apiPort, network, tokenFile, auditPolicy: opts.auditPolicy }),
+    );
     parts.components.push(apiserver);
 
     const url = `https://127.0.0.1:${apiPort}`;
     const kubeconfig = (user = "admin"): string => {
       const u = users.get(user);
-      if (!u) throw new Error(`control plane user ${JSON.stringify(user)} is unknown: pass it in the users option (known: ${[...users.keys()].join(", ")})`);
+      if (!u)
+        throw new Error(
+          `control plane user ${JSON.stringify(user)} is unknown: pass it in the users option (known: ${[...users.keys()].join(", ")})`,
+        );
       return kubeconfigYaml(url, user, u.token);
     };
     const adminKc = new KubeConfig();
@@ -224,7 +304,10 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       async () => {
         const gone = [etcd, apiserver].find((c) => c.exited());
         if (gone) return { exited: gone };
-        return core.readNamespace({ name: "default" }).then(() => ({}), () => false);
+        return core.readNamespace({ name: "default" }).then(
+          () => ({}),
+          () => false,
+        );
       },
       { timeoutMs: 120_000, intervalMs: 200, what: "kube-apiserver to serve" },
     );
@@ -235,14 +318,27 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
 
     const kubeletKc = new KubeConfig();
     kubeletKc.loadFromString(kubeconfig("kubelet"));
-    parts.kubelet = new Kubelet({ kc: kubeletKc, nodeName: NODE_NAME, network, servers: opts.routedPods ? undefined : parts.podServers, onError: opts.onError ?? (() => undefined) });
+    parts.kubelet = new Kubelet({
+      kc: kubeletKc,
+      nodeName: NODE_NAME,
+      network,
+      servers: opts.routedPods ? undefined : parts.podServers,
+      onError: opts.onError ?? (() => undefined),
+    });
     await parts.kubelet.start();
     // The service-account controller runs once the default namespace has its ServiceAccount.
-    await waitFor(() => core.readNamespacedServiceAccount({ name: "default", namespace: "default" }).then(() => true, () => false), {
-      timeoutMs: 60_000,
-      intervalMs: 200,
-      what: `kube-controller-manager to create the default ServiceAccount (log: ${join(slot.dir, "kube-controller-manager.log")})`,
-    });
+    await waitFor(
+      () =>
+        core.readNamespacedServiceAccount({ name: "default", namespace: "default" }).then(
+          () => true,
+          () => false,
+        ),
+      {
+        timeoutMs: 60_000,
+        intervalMs: 200,
+        what: `kube-controller-manager to create the default ServiceAccount (log: ${join(slot.dir, "kube-controller-manager.log")})`,
+      },
+    );
 
     const podServers = parts.podServers;
     return {
@@ -266,4 +362,3 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     throw new Error(`starting the control plane failed\n${logs}`, { cause: err });
   }
 }
-

@@ -37,15 +37,25 @@ export class Kubelet {
     this.core = opts.kc.makeApiClient(CoreV1Api);
     this.ips = new IpAllocator(opts.network.podCidr);
     this.now = opts.now ?? Date.now;
-    this.queue = new WorkQueue("kubelet", (key) => this.sync(key), (_key, err) => opts.onError(err as Error));
+    this.queue = new WorkQueue(
+      "kubelet",
+      (key) => this.sync(key),
+      (_key, err) => opts.onError(err as Error),
+    );
   }
 
   async start(): Promise<void> {
-    this.informer = await startInformer<V1Pod>(this.opts.kc, "/api/v1/pods", () => this.core.listPodForAllNamespaces(), (err) => this.opts.onError(err as Error), (inf) => {
-      inf.on("add", (pod) => this.seen(pod));
-      inf.on("update", (pod) => this.seen(pod));
-      inf.on("delete", (pod) => void this.gone(pod).catch(this.opts.onError));
-    });
+    this.informer = await startInformer<V1Pod>(
+      this.opts.kc,
+      "/api/v1/pods",
+      () => this.core.listPodForAllNamespaces(),
+      (err) => this.opts.onError(err as Error),
+      (inf) => {
+        inf.on("add", (pod) => this.seen(pod));
+        inf.on("update", (pod) => this.seen(pod));
+        inf.on("delete", (pod) => void this.gone(pod).catch(this.opts.onError));
+      },
+    );
     for (const pod of this.informer.informer.list()) this.seen(pod);
   }
 
@@ -118,7 +128,12 @@ export class Kubelet {
       await this.core.createNamespacedPodBinding({
         name,
         namespace,
-        body: { apiVersion: "v1", kind: "Binding", metadata: { name, namespace, uid: pod.metadata?.uid }, target: { apiVersion: "v1", kind: "Node", name: this.opts.nodeName } },
+        body: {
+          apiVersion: "v1",
+          kind: "Binding",
+          metadata: { name, namespace, uid: pod.metadata?.uid },
+          target: { apiVersion: "v1", kind: "Node", name: this.opts.nodeName },
+        },
       });
     } catch (err) {
       if (isNotFound(err) || isConflict(err)) return;
@@ -134,7 +149,11 @@ export class Kubelet {
     await this.stopServing(uid);
     try {
       // In the body: with a body, kube-apiserver ignores the query's DeleteOptions.
-      await this.core.deleteNamespacedPod({ name: pod.metadata!.name!, namespace: pod.metadata!.namespace!, body: { gracePeriodSeconds: 0, preconditions: { uid } } });
+      await this.core.deleteNamespacedPod({
+        name: pod.metadata!.name!,
+        namespace: pod.metadata!.namespace!,
+        body: { gracePeriodSeconds: 0, preconditions: { uid } },
+      });
     } catch (err) {
       if (isNotFound(err) || isConflict(err)) return;
       this.finishing.delete(uid);

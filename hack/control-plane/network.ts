@@ -45,8 +45,10 @@ export const ROUTED_SLOTS = 64;
 
 /** Creates the namespace and veth pair for a slot (0–249) this process owns. */
 export async function createPodNetwork(slot: number, opts: { routed?: boolean } = {}): Promise<PodNetwork> {
-  if (!Number.isInteger(slot) || slot < 0 || slot > 249) throw new Error(`network slot ${slot} is not an integer from 0 to 249`);
-  if (opts.routed && slot >= ROUTED_SLOTS) throw new Error(`network slot ${slot}: a routed pod range needs a slot below ${ROUTED_SLOTS}`);
+  if (!Number.isInteger(slot) || slot < 0 || slot > 249)
+    throw new Error(`network slot ${slot} is not an integer from 0 to 249`);
+  if (opts.routed && slot >= ROUTED_SLOTS)
+    throw new Error(`network slot ${slot}: a routed pod range needs a slot below ${ROUTED_SLOTS}`);
   if (process.getuid?.() !== 0) throw new Error("the control plane's pod network needs root (ip netns, veth)");
   const ns = namespaceName(slot);
   const hostIf = `hpcp${slot}h`;
@@ -95,7 +97,8 @@ async function routeRange(ns: string, hostIf: string, cidr: string, via: string)
 
 /** Deletes a namespace of ours; its veth end goes with it, and the host end with its peer. */
 export async function removeNamespace(ns: string): Promise<void> {
-  if (!ns.startsWith(NAME_PREFIX)) throw new Error(`refusing to remove network namespace ${ns}: not one of the control plane's (${NAME_PREFIX}*)`);
+  if (!ns.startsWith(NAME_PREFIX))
+    throw new Error(`refusing to remove network namespace ${ns}: not one of the control plane's (${NAME_PREFIX}*)`);
   const names = await listNamespaces();
   if (names.includes(ns)) await ip(["netns", "del", ns]);
 }

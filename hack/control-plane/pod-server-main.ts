@@ -66,11 +66,13 @@ async function handle(cmd: Record<string, any>): Promise<Record<string, unknown>
   if (!/^\d+\.\d+\.\d+\.\d+$/.test(ip)) throw new Error(`field ip: ${JSON.stringify(cmd.ip)} is not an IPv4 address`);
   switch (cmd.op) {
     case "listen":
-      if (!Number.isInteger(cmd.port) || cmd.port < 1 || cmd.port > 65535) throw new Error(`field port: ${JSON.stringify(cmd.port)} is not a port`);
+      if (!Number.isInteger(cmd.port) || cmd.port < 1 || cmd.port > 65535)
+        throw new Error(`field port: ${JSON.stringify(cmd.port)} is not a port`);
       await listen(ip, cmd.port);
       return {};
     case "set": {
-      if (!Number.isInteger(cmd.status)) throw new Error(`field status: ${JSON.stringify(cmd.status)} is not an HTTP status`);
+      if (!Number.isInteger(cmd.status))
+        throw new Error(`field status: ${JSON.stringify(cmd.status)} is not an HTTP status`);
       const b: Behaviour = { status: cmd.status, body: typeof cmd.body === "string" ? cmd.body : undefined };
       if (typeof cmd.path === "string") pathBehaviour.set(`${ip} ${cmd.path}`, b);
       else behaviour.set(ip, b);

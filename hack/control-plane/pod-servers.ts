@@ -32,10 +32,14 @@ export class PodServers {
 
   /** Starts the server process in the network namespace; `marker` goes on its command line (for crash clean-up). */
   static async start(namespace: string, marker: string): Promise<PodServers> {
-    const child = spawn("ip", ["netns", "exec", namespace, process.execPath, "--import", "tsx", join(here, "pod-server-main.ts"), marker], {
-      cwd: join(here, "..", ".."),
-      stdio: ["pipe", "pipe", "pipe"],
-    });
+    const child = spawn(
+      "ip",
+      ["netns", "exec", namespace, process.execPath, "--import", "tsx", join(here, "pod-server-main.ts"), marker],
+      {
+        cwd: join(here, "..", ".."),
+        stdio: ["pipe", "pipe", "pipe"],
+      },
+    );
     let stderr = "";
     child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d));
     const servers = new PodServers(child, () => stderr);

@@ -88,8 +88,12 @@ export function controlPlaneBinaries(): string {
   const fromEnv = process.env.HEALTHPROBE_CONTROL_PLANE_BIN;
   if (fromEnv) return fromEnv;
   const out = spawnSync("bash", [join(here, "build.sh")], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
-  if (out.status === 3) throw new GoMissingError("Go is not installed: the real control plane cannot be built (see hack/control-plane/build.sh)");
-  if (out.status !== 0) throw new Error(`hack/control-plane/build.sh failed with exit status ${out.status ?? out.signal}`);
+  if (out.status === 3)
+    throw new GoMissingError(
+      "Go is not installed: the real control plane cannot be built (see hack/control-plane/build.sh)",
+    );
+  if (out.status !== 0)
+    throw new Error(`hack/control-plane/build.sh failed with exit status ${out.status ?? out.signal}`);
   return out.stdout.trim().split("\n").pop()!;
 }
 

@@ -2,7 +2,16 @@
 // after its network namespace, holding the owner's pid, the pids of the processes it started,
 // etcd's data and every component's log. A slot whose owner is gone is a crashed run's
 // leftover: its processes are stopped, its namespace and directory removed, and the slot reused.
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { NAME_PREFIX, listNamespaces, namespaceName, removeNamespace } from "./network.js";

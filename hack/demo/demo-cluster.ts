@@ -4,7 +4,14 @@
 // in a process of its own, pointed at a kubeconfig exactly as in a cluster.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CoreV1Api, KubeConfig, KubernetesObjectApi, loadAllYaml, makeInformer, type V1Pod } from "@kubernetes/client-node";
+import {
+  CoreV1Api,
+  KubeConfig,
+  KubernetesObjectApi,
+  loadAllYaml,
+  makeInformer,
+  type V1Pod,
+} from "@kubernetes/client-node";
 import { startApiServer, type TestApiServer } from "../../test/apiserver/index.js";
 import { installCrd, type Obj } from "../../test/support/kube-objects.js";
 import { PodFarm } from "../../test/support/pod-farm.js";
@@ -72,7 +79,9 @@ export async function startDemoCluster(opts: DemoClusterOptions): Promise<DemoCl
     const servingFailed = new Promise<never>((_, reject) => (serveFailed = reject));
     servingFailed.catch(() => undefined);
     const core = kc.makeApiClient(CoreV1Api);
-    const informer = makeInformer<V1Pod>(kc, `/api/v1/namespaces/${NAMESPACE}/pods`, () => core.listNamespacedPod({ namespace: NAMESPACE }));
+    const informer = makeInformer<V1Pod>(kc, `/api/v1/namespaces/${NAMESPACE}/pods`, () =>
+      core.listNamespacedPod({ namespace: NAMESPACE }),
+    );
     const onPod = (pod: V1Pod) => {
       const name = pod.metadata?.name;
       const ip = pod.status?.podIP;
@@ -82,7 +91,13 @@ export async function startDemoCluster(opts: DemoClusterOptions): Promise<DemoCl
       serveHealth(name, ip);
       farm.serve(ip).then(
         () => serving.add(ip),
-        (err: unknown) => serveFailed(new Error(`serving pod ${name} on ${ip}:8080 (is another demo using --pod-cidr ${opts.podCidr}? give this one another range)`, { cause: err })),
+        (err: unknown) =>
+          serveFailed(
+            new Error(
+              `serving pod ${name} on ${ip}:8080 (is another demo using --pod-cidr ${opts.podCidr}? give this one another range)`,
+              { cause: err },
+            ),
+          ),
       );
     };
     informer.on("add", onPod);
@@ -118,7 +133,12 @@ export async function startDemoCluster(opts: DemoClusterOptions): Promise<DemoCl
 
     const operatorLogPath = join(opts.dir, "operator.log");
     writeFileSync(operatorLogPath, "");
-    const operator = startOperatorProcess({ server, dir: opts.dir, logFile: operatorLogPath, flags: ["--leader-elect", "--insecure-diagnostics"] });
+    const operator = startOperatorProcess({
+      server,
+      dir: opts.dir,
+      logFile: operatorLogPath,
+      flags: ["--leader-elect", "--insecure-diagnostics"],
+    });
     cleanups.push(() => operator.stop());
     const { healthPort } = await operator.started();
 
@@ -137,7 +157,15 @@ export async function startDemoCluster(opts: DemoClusterOptions): Promise<DemoCl
       breakPod: (name) => setHealth(name, true),
       healPod: (name) => setHealth(name, false),
       broken: () => broken,
-      snapshot: () => readSnapshot({ api, namespace: NAMESPACE, policyName: POLICY, serviceName: SERVICE, healthPort, broken: () => broken }),
+      snapshot: () =>
+        readSnapshot({
+          api,
+          namespace: NAMESPACE,
+          policyName: POLICY,
+          serviceName: SERVICE,
+          healthPort,
+          broken: () => broken,
+        }),
       stop: stopAll,
       killNow: () => {
         if (operator.child.exitCode === null && operator.child.signalCode === null) operator.child.kill("SIGKILL");

@@ -19,7 +19,9 @@ import { assignPodKeys } from "./pod-keys.js";
 import { computePodRows, orderedPods, renderView } from "./view.js";
 
 function usage(message: string): never {
-  process.stderr.write(`${message}\nusage: npx tsx hack/demo/main.ts [--scenario tour|gate] [--headless] [--seconds N] [--plain] [--pod-cidr CIDR] [--dir DIR]\n`);
+  process.stderr.write(
+    `${message}\nusage: npx tsx hack/demo/main.ts [--scenario tour|gate] [--headless] [--seconds N] [--plain] [--pod-cidr CIDR] [--dir DIR]\n`,
+  );
   process.exit(2);
 }
 
@@ -38,10 +40,13 @@ try {
 } catch (err) {
   usage((err as Error).message);
 }
-if (values.scenario !== undefined && values.scenario !== "tour" && values.scenario !== "gate") usage(`--scenario: must be "tour" or "gate", got "${values.scenario}"`);
+if (values.scenario !== undefined && values.scenario !== "tour" && values.scenario !== "gate")
+  usage(`--scenario: must be "tour" or "gate", got "${values.scenario}"`);
 const seconds = values.seconds !== undefined ? Number(values.seconds) : undefined;
-if (seconds !== undefined && (!Number.isFinite(seconds) || seconds <= 0)) usage(`--seconds: must be a positive number, got "${values.seconds}"`);
-if (!/^127\.\d{1,3}\.\d{1,3}\.0\/24$/.test(values["pod-cidr"])) usage(`--pod-cidr: must be a loopback /24 such as 127.0.10.0/24, got "${values["pod-cidr"]}"`);
+if (seconds !== undefined && (!Number.isFinite(seconds) || seconds <= 0))
+  usage(`--seconds: must be a positive number, got "${values.seconds}"`);
+if (!/^127\.\d{1,3}\.\d{1,3}\.0\/24$/.test(values["pod-cidr"]))
+  usage(`--pod-cidr: must be a loopback /24 such as 127.0.10.0/24, got "${values["pod-cidr"]}"`);
 
 const shown = (p: string) => {
   const r = relative(process.cwd(), p);
@@ -49,10 +54,16 @@ const shown = (p: string) => {
 };
 const out = (line: string) => process.stdout.write(`${line}\n`);
 
-out(`starting the API test server, ${values.scenario === "tour" ? "the tour's" : "the demo"} pods on ${values["pod-cidr"]} and the operator…`);
+out(
+  `starting the API test server, ${values.scenario === "tour" ? "the tour's" : "the demo"} pods on ${values["pod-cidr"]} and the operator…`,
+);
 let cluster: DemoCluster;
 try {
-  cluster = await startDemoCluster({ dir: values.dir, podCidr: values["pod-cidr"], manifest: values.scenario === "gate" ? "gate" : "default" });
+  cluster = await startDemoCluster({
+    dir: values.dir,
+    podCidr: values["pod-cidr"],
+    manifest: values.scenario === "gate" ? "gate" : "default",
+  });
 } catch (err) {
   process.stderr.write(`demo: could not start: ${describe(err)}\n`);
   process.exit(1);
@@ -83,7 +94,8 @@ process.on("uncaughtException", (err) => {
   process.stderr.write(`demo: ${describe(err)}\n`);
   void shutdown(1);
 });
-if (seconds !== undefined) setTimeout(() => void shutdown(tourResult?.passed === false ? 1 : 0), seconds * 1000).unref();
+if (seconds !== undefined)
+  setTimeout(() => void shutdown(tourResult?.passed === false ? 1 : 0), seconds * 1000).unref();
 
 let tourResult: TourResult | undefined;
 const tourLines: string[] = [];
@@ -120,7 +132,10 @@ if (values.headless) {
       if (!row) return void (notice = { text: `no pod has key ${key} now` });
       if (row.answers === "503") cluster.healPod(row.name);
       else cluster.breakPod(row.name);
-      notice = { text: `${row.name} now answers HTTP ${row.answers === "503" ? "200" : "503"}`, pod: { uid: row.uid, name: row.name, key: Number(key) } };
+      notice = {
+        text: `${row.name} now answers HTTP ${row.answers === "503" ? "200" : "503"}`,
+        pod: { uid: row.uid, name: row.name, key: Number(key) },
+      };
     } else if (key === "a") {
       for (const r of rows) cluster.breakPod(r.name);
       notice = { text: "every pod now answers HTTP 503: watch the Service fail open" };
@@ -134,12 +149,27 @@ if (values.headless) {
   for (;;) {
     try {
       const s = await cluster.snapshot();
-      keys = assignPodKeys(keys, orderedPods(s).map((p) => ({ uid: String(p.metadata?.uid) })));
+      keys = assignPodKeys(
+        keys,
+        orderedPods(s).map((p) => ({ uid: String(p.metadata?.uid) })),
+      );
       rows = computePodRows(s, { keys, startedAt });
       const tour = values.scenario === "tour" ? { lines: tourLines, running: tourRunning() } : undefined;
       const gone = notice.pod && !s.pods.some((p) => p.metadata?.uid === notice.pod!.uid);
-      if (gone) notice = { text: `${notice.pod!.name} is gone: key ${notice.pod!.key} is free until a new pod takes it` };
-      screen.draw(renderView(s, { width: screen.width(), startedAt, kubectl, kubeconfig, operatorLog, notice: notice.text, tour, keys }));
+      if (gone)
+        notice = { text: `${notice.pod!.name} is gone: key ${notice.pod!.key} is free until a new pod takes it` };
+      screen.draw(
+        renderView(s, {
+          width: screen.width(),
+          startedAt,
+          kubectl,
+          kubeconfig,
+          operatorLog,
+          notice: notice.text,
+          tour,
+          keys,
+        }),
+      );
     } catch (err) {
       screen.draw([`reading the demo cluster failed: ${describe(err)}`]);
     }

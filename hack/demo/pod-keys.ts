@@ -10,7 +10,10 @@ export const MAX_KEYS = 9;
  * theirs; each new pod, oldest first (`pods` is in that order), takes the smallest free one.
  * Pure: the same inputs give the same keys.
  */
-export function assignPodKeys(previous: ReadonlyMap<string, number>, pods: readonly { uid: string }[]): Map<string, number> {
+export function assignPodKeys(
+  previous: ReadonlyMap<string, number>,
+  pods: readonly { uid: string }[],
+): Map<string, number> {
   const present = new Set(pods.map((p) => p.uid));
   const keys = new Map([...previous].filter(([uid]) => present.has(uid)));
   const taken = new Set(keys.values());

@@ -31,15 +31,22 @@ export interface SnapshotSource {
 export async function readSnapshot(src: SnapshotSource, now: () => number = Date.now): Promise<Snapshot> {
   const ns = src.namespace;
   const list = async (apiVersion: string, kind: string, labelSelector?: string) =>
-    ((await src.api.list(apiVersion, kind, ns, undefined, undefined, undefined, undefined, labelSelector)).items ?? []) as Obj[];
+    ((await src.api.list(apiVersion, kind, ns, undefined, undefined, undefined, undefined, labelSelector)).items ??
+      []) as Obj[];
   const [policy, pods, slices, events, targets] = await Promise.all([
-    src.api.read({ apiVersion: "healthprobe.io/v1alpha1", kind: "HealthProbePolicy", metadata: { name: src.policyName, namespace: ns } }).then(
-      (o) => o as Obj,
-      (err: { code?: number }) => {
-        if (err.code === 404) return undefined;
-        throw err;
-      },
-    ),
+    src.api
+      .read({
+        apiVersion: "healthprobe.io/v1alpha1",
+        kind: "HealthProbePolicy",
+        metadata: { name: src.policyName, namespace: ns },
+      })
+      .then(
+        (o) => o as Obj,
+        (err: { code?: number }) => {
+          if (err.code === 404) return undefined;
+          throw err;
+        },
+      ),
     list("v1", "Pod"),
     list("discovery.k8s.io/v1", "EndpointSlice", `kubernetes.io/service-name=${src.serviceName}`),
     list("events.k8s.io/v1", "Event"),

@@ -16,7 +16,12 @@ export function openScreen(out: NodeJS.WriteStream, inPlace: boolean): Screen {
     draw(lines) {
       if (!open) return;
       // Home, each line cleared to its end, then the rest of the screen cleared: no flicker.
-      if (inPlace) out.write(`\x1b[H${fitRows(lines, out.rows).map((l) => `${l}\x1b[K`).join("\n")}\n\x1b[J`);
+      if (inPlace)
+        out.write(
+          `\x1b[H${fitRows(lines, out.rows)
+            .map((l) => `${l}\x1b[K`)
+            .join("\n")}\n\x1b[J`,
+        );
       else out.write(`${lines.join("\n")}\n\n`);
     },
     close() {

@@ -43,7 +43,8 @@ const waiting = (waitingFor: string): Verdict => ({ ok: false, waitingFor });
 // Reading a snapshot.
 
 const statusOf = (s: Snapshot): Record<string, any> => s.policy?.status ?? {};
-const statusPod = (s: Snapshot, name: string): Record<string, any> | undefined => (statusOf(s).pods ?? []).find((p: { name: string }) => p.name === name);
+const statusPod = (s: Snapshot, name: string): Record<string, any> | undefined =>
+  (statusOf(s).pods ?? []).find((p: { name: string }) => p.name === name);
 const condition = (s: Snapshot, type: string) => findCondition(statusOf(s).conditions, type);
 const livePods = (s: Snapshot): Obj[] => orderedPods(s).filter((p) => !p.metadata?.deletionTimestamp);
 const podNamed = (s: Snapshot, name: string): Obj | undefined => s.pods.find((p) => p.metadata?.name === name);
@@ -64,10 +65,12 @@ export function checkSafety(s: Snapshot): string | undefined {
   const percent = s.policy?.spec?.drain?.maxUnhealthyPercent ?? 50;
   const targets = st.targets ?? 0;
   const cap = Math.floor((targets * percent) / 100);
-  if ((st.drained ?? 0) > cap) return `status.drained=${st.drained} exceeds floor(${targets} × ${percent} / 100) = ${cap}`;
+  if ((st.drained ?? 0) > cap)
+    return `status.drained=${st.drained} exceeds floor(${targets} × ${percent} / 100) = ${cap}`;
   const ready = endpointReadiness(s);
   const readyCount = [...ready.values()].filter(Boolean).length;
-  if (targets > 0 && ready.size > 0 && readyCount === 0) return "no endpoint of the Service is ready: the Service went dark";
+  if (targets > 0 && ready.size > 0 && readyCount === 0)
+    return "no endpoint of the Service is ready: the Service went dark";
   const hour = s.at - 3_600_000;
   const replaced = (st.replacements ?? []).filter((r: { time: string }) => (toMs(r.time) ?? 0) > hour).length;
   const maxPerHour = s.policy?.spec?.replacement?.maxPerHour ?? 1;
@@ -114,7 +117,9 @@ const steps: Step[] = [
       if (others.length > 0) return waiting(`${names(others)} to stay in rotation`);
       const ev = eventsSince(s, "Drained", since, p[0]);
       if (ev.length === 0) return waiting(`a Drained Event for ${p[0]}`);
-      return ok(`${p[0]} is Unhealthy (${sp.lastResult}) and out of rotation: EndpointSlice ready=false, status.drained=${statusOf(s).drained}; Event Drained: "${ev[0]!.note}"`);
+      return ok(
+        `${p[0]} is Unhealthy (${sp.lastResult}) and out of rotation: EndpointSlice ready=false, status.drained=${statusOf(s).drained}; Event Drained: "${ev[0]!.note}"`,
+      );
     },
   },
   {
@@ -131,7 +136,8 @@ const steps: Step[] = [
       if (st.unhealthy !== 3) return waiting(`3 pods Unhealthy in status (now ${st.unhealthy})`);
       const drained = p.slice(0, 3).filter((n) => ready.get(n) === false);
       const kept = p.slice(1, 3).filter((n) => ready.get(n) === true);
-      if (drained.length !== 2 || !drained.includes(p[0]!) || kept.length !== 1) return waiting(`${p[0]} and one of ${p[1]}, ${p[2]} to be drained, the other kept in rotation`);
+      if (drained.length !== 2 || !drained.includes(p[0]!) || kept.length !== 1)
+        return waiting(`${p[0]} and one of ${p[1]}, ${p[2]} to be drained, the other kept in rotation`);
       const capped = condition(s, "DrainCapped");
       if (capped?.status !== "True") return waiting("DrainCapped=True");
       if (eventsSince(s, "DrainCapped", since).length === 0) return waiting("a DrainCapped Event");
@@ -157,7 +163,9 @@ const steps: Step[] = [
       if (out.length > 0) return waiting(`${names(out)} back in rotation`);
       if ((statusOf(s).drained ?? 0) !== 0) return waiting("status.drained=0");
       if (eventsSince(s, "FailOpen", since).length === 0) return waiting("a FailOpen Event");
-      return ok(`nothing is drained: all 5 endpoints are ready, so the Service keeps serving. FailOpen=True: ${failOpen.message}`);
+      return ok(
+        `nothing is drained: all 5 endpoints are ready, so the Service keeps serving. FailOpen=True: ${failOpen.message}`,
+      );
     },
   },
   {
@@ -171,13 +179,16 @@ const steps: Step[] = [
       const st = statusOf(s);
       const ready = endpointReadiness(s);
       const healed = [cast.kept!, cast.p[3]!, cast.p[4]!];
-      if (st.healthy !== 3 || st.unhealthy !== 2) return waiting(`3 Healthy and 2 Unhealthy in status (now ${st.healthy} and ${st.unhealthy})`);
+      if (st.healthy !== 3 || st.unhealthy !== 2)
+        return waiting(`3 Healthy and 2 Unhealthy in status (now ${st.healthy} and ${st.unhealthy})`);
       if (condition(s, "FailOpen")?.status === "True") return waiting("FailOpen to end");
       const notIn = healed.filter((n) => ready.get(n) !== true);
       if (notIn.length > 0) return waiting(`${names(notIn)} in rotation`);
       const sick = [cast.p[0]!, cast.second!];
       if (sick.some((n) => ready.get(n) !== false)) return waiting(`${names(sick)} drained`);
-      return ok(`${names(healed)} are Healthy and in rotation; ${names(sick)} are drained (2 of the 2 maxUnhealthyPercent=50 allows). FailOpen=${condition(s, "FailOpen")?.status}`);
+      return ok(
+        `${names(healed)} are Healthy and in rotation; ${names(sick)} are drained (2 of the 2 maxUnhealthyPercent=50 allows). FailOpen=${condition(s, "FailOpen")?.status}`,
+      );
     },
   },
   {
@@ -186,7 +197,8 @@ const steps: Step[] = [
       const sp = statusPod(s, cast.p[0]!);
       cast.replaceAfter = toMs(sp?.replaceAfter);
       const since = toMs(sp?.unhealthySince);
-      if (cast.replaceAfter === undefined || since === undefined) return `${cast.p[0]} has no replaceAfter in status yet`;
+      if (cast.replaceAfter === undefined || since === undefined)
+        return `${cast.p[0]} has no replaceAfter in status yet`;
       return `${cast.p[0]} has been Unhealthy for ${formatDuration(s.at - since)}; its window (after: 60s) ends in ${formatDuration(cast.replaceAfter - s.at)}`;
     },
     timeoutMs: (cast, now) => Math.max(0, (cast.replaceAfter ?? now) - now) + 60_000,
@@ -202,10 +214,16 @@ const steps: Step[] = [
       const fresh = livePods(s).filter((x) => !cast.p.includes(String(x.metadata?.name)));
       if (fresh.length !== 1) return waiting("the ReplicaSet's new pod");
       const newName = String(fresh[0]!.metadata?.name);
-      if (statusPod(s, newName)?.state !== "Healthy" || endpointReadiness(s).get(newName) !== true) return waiting(`${newName} Healthy and in rotation`);
+      if (statusPod(s, newName)?.state !== "Healthy" || endpointReadiness(s).get(newName) !== true)
+        return waiting(`${newName} Healthy and in rotation`);
       if (st.targets !== 5) return waiting("5 targets again");
-      const late = cast.replaceAfter !== undefined ? ` (${formatDuration((toMs(record.time) ?? 0) - cast.replaceAfter)} after its window ended)` : "";
-      return ok(`${gone} was evicted at ${String(record.time).slice(11, 19)}${late} — Event Replaced: "${ev[0]!.note}"; the ReplicaSet created ${newName}, now Healthy and in rotation. status.replacedInLastDay=${st.replacedInLastDay}`);
+      const late =
+        cast.replaceAfter !== undefined
+          ? ` (${formatDuration((toMs(record.time) ?? 0) - cast.replaceAfter)} after its window ended)`
+          : "";
+      return ok(
+        `${gone} was evicted at ${String(record.time).slice(11, 19)}${late} — Event Replaced: "${ev[0]!.note}"; the ReplicaSet created ${newName}, now Healthy and in rotation. status.replacedInLastDay=${st.replacedInLastDay}`,
+      );
     },
   },
   {
@@ -221,40 +239,58 @@ const steps: Step[] = [
       const name = cast.second!;
       if (cast.replaceAfter === undefined || s.at < cast.replaceAfter) return waiting(`${name}'s window to end`);
       const pod = podNamed(s, name);
-      if (!pod || pod.metadata?.deletionTimestamp) return waiting(`${name} to stay running (it was replaced: the budget did not hold)`);
+      if (!pod || pod.metadata?.deletionTimestamp)
+        return waiting(`${name} to stay running (it was replaced: the budget did not hold)`);
       const blocked = condition(s, "ReplacementBlocked");
-      if (blocked?.status !== "True" || blocked.reason !== "Budget") return waiting("ReplacementBlocked=True with reason Budget");
+      if (blocked?.status !== "True" || blocked.reason !== "Budget")
+        return waiting("ReplacementBlocked=True with reason Budget");
       // The condition may have turned True before this step began (while the new pod started).
       const event = eventsSince(s, "ReplacementBlocked", 0).at(-1);
       if (!event) return waiting("a ReplacementBlocked Event");
       // The budget is said once, with the next slot in whole seconds; the Event adds how far off it was.
       const slot = "next slot \\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ";
-      if (!new RegExp(`^1 due replacement is waiting\\. ${name}: hourly budget of policy demo/web used 1/1, ${slot}$`).test(blocked.message)) {
+      if (
+        !new RegExp(
+          `^1 due replacement is waiting\\. ${name}: hourly budget of policy demo/web used 1/1, ${slot}$`,
+        ).test(blocked.message)
+      ) {
         return waiting(`the condition to name the spent budget once, in whole seconds (it says "${blocked.message}")`);
       }
-      if (!/next slot in \S+ \(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\)$/.test(String(event.note))) return waiting(`the Event to say when the slot frees (it says "${event.note}")`);
+      if (!/next slot in \S+ \(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\)$/.test(String(event.note)))
+        return waiting(`the Event to say when the slot frees (it says "${event.note}")`);
       const replaced = (statusOf(s).replacements ?? []).length;
-      return ok(`${name} is past its window but still running and drained; ${replaced} replacement in the ledger. ReplacementBlocked=True (Budget): ${blocked.message} — Event: "${event.note}"`);
+      return ok(
+        `${name} is past its window but still running and drained; ${replaced} replacement in the ledger. ReplacementBlocked=True (Budget): ${blocked.message} — Event: "${event.note}"`,
+      );
     },
   },
   {
     title: "Every pod fails while it is due: the mass-failure breaker pauses replacement",
     act: (cast, d, s) => {
-      const rest = livePods(s).map((x) => String(x.metadata?.name)).filter((n) => n !== cast.second);
+      const rest = livePods(s)
+        .map((x) => String(x.metadata?.name))
+        .filter((n) => n !== cast.second);
       for (const n of rest) d.breakPod(n);
       return `${names(rest)} now answer HTTP 503 too (key a): all 5 fail, ${cast.second} is past its window`;
     },
     check: (s, cast, since) => {
       const name = cast.second!;
       const blocked = condition(s, "ReplacementBlocked");
-      if (blocked?.status !== "True" || blocked.reason !== "MassFailure") return waiting(`ReplacementBlocked=True with reason MassFailure (now ${blocked?.reason})`);
+      if (blocked?.status !== "True" || blocked.reason !== "MassFailure")
+        return waiting(`ReplacementBlocked=True with reason MassFailure (now ${blocked?.reason})`);
       const share = `5 of 5 targets (100%) are Unhealthy, above pauseAboveUnhealthyPercent=50`;
-      if (!blocked.message.includes(`${name}: ${share}`)) return waiting(`the condition to give the share of 5 of 5 (it says "${blocked.message}")`);
+      if (!blocked.message.includes(`${name}: ${share}`))
+        return waiting(`the condition to give the share of 5 of 5 (it says "${blocked.message}")`);
       const pod = podNamed(s, name);
-      if (!pod || pod.metadata?.deletionTimestamp) return waiting(`${name} to stay running (it was replaced: the breaker did not hold)`);
-      const event = eventsSince(s, "ReplacementBlocked", since).find((e) => String(e.note).includes("pauseAboveUnhealthyPercent=50"));
+      if (!pod || pod.metadata?.deletionTimestamp)
+        return waiting(`${name} to stay running (it was replaced: the breaker did not hold)`);
+      const event = eventsSince(s, "ReplacementBlocked", since).find((e) =>
+        String(e.note).includes("pauseAboveUnhealthyPercent=50"),
+      );
       if (!event) return waiting("a ReplacementBlocked Event naming the breaker");
-      return ok(`nothing is replaced while more than half the pods fail (a shared cause, not the pods); the Service fails open (FailOpen=${condition(s, "FailOpen")?.status}). ReplacementBlocked=True (MassFailure): ${blocked.message}`);
+      return ok(
+        `nothing is replaced while more than half the pods fail (a shared cause, not the pods); the Service fails open (FailOpen=${condition(s, "FailOpen")?.status}). ReplacementBlocked=True (MassFailure): ${blocked.message}`,
+      );
     },
   },
   {
@@ -267,13 +303,16 @@ const steps: Step[] = [
     check: (s, cast) => {
       const name = cast.second!;
       const st = statusOf(s);
-      if (statusPod(s, name)?.state !== "Healthy" || endpointReadiness(s).get(name) !== true) return waiting(`${name} Healthy and in rotation`);
+      if (statusPod(s, name)?.state !== "Healthy" || endpointReadiness(s).get(name) !== true)
+        return waiting(`${name} Healthy and in rotation`);
       if (st.healthy !== 5) return waiting(`5 Healthy (now ${st.healthy})`);
       const out = livePods(s).filter((x) => endpointReadiness(s).get(String(x.metadata?.name)) !== true);
       if (out.length > 0) return waiting("all 5 endpoints ready");
       if (condition(s, "ReplacementBlocked")?.status === "True") return waiting("ReplacementBlocked to clear");
       if (condition(s, "FailOpen")?.status === "True") return waiting("FailOpen to end");
-      return ok(`all 5 pods Healthy and in rotation; Degraded=${condition(s, "Degraded")?.status}, ReplacementBlocked=${condition(s, "ReplacementBlocked")?.status}`);
+      return ok(
+        `all 5 pods Healthy and in rotation; Degraded=${condition(s, "Degraded")?.status}, ReplacementBlocked=${condition(s, "ReplacementBlocked")?.status}`,
+      );
     },
   },
 ];
@@ -296,7 +335,10 @@ export async function runTour(d: TourDriver, o: TourOptions): Promise<TourResult
   };
 
   /** Reads the API until the check passes, the deadline passes or a safety rule breaks; returns the last verdict and snapshot. */
-  const observe = async (check: (s: Snapshot) => Verdict, timeoutMs: number): Promise<{ verdict: Verdict; snapshot: Snapshot; violation?: string }> => {
+  const observe = async (
+    check: (s: Snapshot) => Verdict,
+    timeoutMs: number,
+  ): Promise<{ verdict: Verdict; snapshot: Snapshot; violation?: string }> => {
     const deadline = now() + timeoutMs;
     for (;;) {
       const s = await d.snapshot();
@@ -308,13 +350,17 @@ export async function runTour(d: TourDriver, o: TourOptions): Promise<TourResult
     }
   };
 
-  say(`Five pods of ReplicaSet demo/web behind the selector-less Service demo/web; policy demo/web probes each every 2s, drains at most 50%, replaces after 60s, at most 1 per hour.`);
+  say(
+    `Five pods of ReplicaSet demo/web behind the selector-less Service demo/web; policy demo/web probes each every 2s, drains at most 50%, replaces after 60s, at most 1 per hour.`,
+  );
   const ready = await observe((s) => {
     const pods = livePods(s);
     const st = statusOf(s);
     const readyAll = endpointReadiness(s);
-    if (pods.length !== 5 || st.targets !== 5 || st.healthy !== 5) return waiting(`5 pods Healthy in status (now ${st.healthy ?? 0} of ${st.targets ?? 0})`);
-    if (pods.some((p) => readyAll.get(String(p.metadata?.name)) !== true)) return waiting("all 5 endpoints ready in the EndpointSlices");
+    if (pods.length !== 5 || st.targets !== 5 || st.healthy !== 5)
+      return waiting(`5 pods Healthy in status (now ${st.healthy ?? 0} of ${st.targets ?? 0})`);
+    if (pods.some((p) => readyAll.get(String(p.metadata?.name)) !== true))
+      return waiting("all 5 endpoints ready in the EndpointSlices");
     return ok("all 5 pods are Healthy and in rotation");
   }, 60_000);
   if (ready.violation) return fail(0, `safety rule broken: ${ready.violation}`);
@@ -333,7 +379,11 @@ export async function runTour(d: TourDriver, o: TourOptions): Promise<TourResult
     const r = await observe((s) => step.check(s, cast, since), timeoutMs);
     last = r.snapshot;
     if (r.violation) return fail(i, `step ${i + 1}: safety rule broken: ${r.violation}`);
-    if (!r.verdict.ok) return fail(i, `step ${i + 1} (${step.title}): after ${formatDuration(now() - t0)}, still waiting for ${r.verdict.waitingFor}`);
+    if (!r.verdict.ok)
+      return fail(
+        i,
+        `step ${i + 1} (${step.title}): after ${formatDuration(now() - t0)}, still waiting for ${r.verdict.waitingFor}`,
+      );
     say(`  ✓ after ${((now() - t0) / 1000).toFixed(1)}s: ${r.verdict.evidence}`);
   }
   const elapsedMs = now() - started;

@@ -63,7 +63,11 @@ export function toMs(t: unknown): number | undefined {
 
 /** The pods the demo lists, oldest first: the number keys address them in this order. */
 export function orderedPods(s: Snapshot): Obj[] {
-  return [...s.pods].sort((a, b) => (toMs(a.metadata?.creationTimestamp) ?? 0) - (toMs(b.metadata?.creationTimestamp) ?? 0) || String(a.metadata?.name).localeCompare(String(b.metadata?.name)));
+  return [...s.pods].sort(
+    (a, b) =>
+      (toMs(a.metadata?.creationTimestamp) ?? 0) - (toMs(b.metadata?.creationTimestamp) ?? 0) ||
+      String(a.metadata?.name).localeCompare(String(b.metadata?.name)),
+  );
 }
 
 /** Endpoint readiness by pod name across the Service's slices. */
@@ -77,9 +81,14 @@ export function endpointReadiness(s: Snapshot): Map<string, boolean> {
  * status not yet written; FAILS and LAST PROBE are live. UNHEALTHY FOR and REPLACE are whole
  * seconds of one window, so they add up to `replacement.after`.
  */
-export function computePodRows(s: Snapshot, o: { keys?: ReadonlyMap<string, number>; startedAt?: number } = {}): PodRow[] {
+export function computePodRows(
+  s: Snapshot,
+  o: { keys?: ReadonlyMap<string, number>; startedAt?: number } = {},
+): PodRow[] {
   const status = s.policy?.status ?? {};
-  const statusPods = new Map<string, Record<string, any>>((status.pods ?? []).map((p: Record<string, any>) => [p.name, p]));
+  const statusPods = new Map<string, Record<string, any>>(
+    (status.pods ?? []).map((p: Record<string, any>) => [p.name, p]),
+  );
   const live = new Map((s.targets ?? []).map((t) => [t.pod, t]));
   const ready = endpointReadiness(s);
   const replacedUids = new Set((status.replacements ?? []).map((r: { uid: string }) => r.uid));
@@ -98,7 +107,8 @@ export function computePodRows(s: Snapshot, o: { keys?: ReadonlyMap<string, numb
     const window = unhealthyWindow(s.at, toMs(p?.unhealthySince), toMs(p?.replaceAfter));
     let replacement = "-";
     if (terminating && replacedUids.has(pod.metadata?.uid)) replacement = "replaced";
-    else if (replacementOn && window?.remainingS !== undefined && state === "Unhealthy") replacement = window.remainingS > 0 ? `in ${formatDuration(window.remainingS * 1000)}` : "due";
+    else if (replacementOn && window?.remainingS !== undefined && state === "Unhealthy")
+      replacement = window.remainingS > 0 ? `in ${formatDuration(window.remainingS * 1000)}` : "due";
     const created = toMs(pod.metadata?.creationTimestamp) ?? 0;
     return {
       key: keys.get(uid),
@@ -113,7 +123,9 @@ export function computePodRows(s: Snapshot, o: { keys?: ReadonlyMap<string, numb
       lastProbe: d?.result ?? p?.lastResult ?? "-",
       unhealthyFor: window !== undefined && state === "Unhealthy" ? formatDuration(window.elapsedS * 1000) : "-",
       replacement,
-      verdict: terminating ? (String(p?.reason ?? "") || "terminating") : String(p?.reason ?? "not in the policy's status yet"),
+      verdict: terminating
+        ? String(p?.reason ?? "") || "terminating"
+        : String(p?.reason ?? "not in the policy's status yet"),
     };
   });
   const byKey = (r: PodRow) => r.key ?? Number.POSITIVE_INFINITY;
@@ -121,7 +133,11 @@ export function computePodRows(s: Snapshot, o: { keys?: ReadonlyMap<string, numb
 }
 
 /** Whole seconds since unhealthySince and left of the window, from one clock reading: they add up. */
-function unhealthyWindow(at: number, since: number | undefined, replaceAfter: number | undefined): { elapsedS: number; remainingS?: number } | undefined {
+function unhealthyWindow(
+  at: number,
+  since: number | undefined,
+  replaceAfter: number | undefined,
+): { elapsedS: number; remainingS?: number } | undefined {
   if (since === undefined) return undefined;
   const elapsedS = Math.max(0, Math.floor((at - since) / 1000));
   if (replaceAfter === undefined) return { elapsedS };
@@ -155,7 +171,13 @@ function describePolicy(policy: Obj | undefined): string {
 
 /** When an Event last happened: its series' last observation, else its own time. */
 export function eventTime(e: Obj): number {
-  return toMs(e.series?.lastObservedTime) ?? toMs(e.eventTime) ?? toMs(e.deprecatedLastTimestamp) ?? toMs(e.metadata?.creationTimestamp) ?? 0;
+  return (
+    toMs(e.series?.lastObservedTime) ??
+    toMs(e.eventTime) ??
+    toMs(e.deprecatedLastTimestamp) ??
+    toMs(e.metadata?.creationTimestamp) ??
+    0
+  );
 }
 
 /**
@@ -165,7 +187,10 @@ export function eventTime(e: Obj): number {
 export function latestEvents(s: Snapshot, count: number): Obj[] {
   const seen = new Set<string>();
   const unique = [...s.events]
-    .sort((a, b) => eventTime(a) - eventTime(b) || (a.regarding?.kind === "Pod" ? 1 : 0) - (b.regarding?.kind === "Pod" ? 1 : 0))
+    .sort(
+      (a, b) =>
+        eventTime(a) - eventTime(b) || (a.regarding?.kind === "Pod" ? 1 : 0) - (b.regarding?.kind === "Pod" ? 1 : 0),
+    )
     .filter((e) => {
       const key = `${e.reason}\n${e.note}`;
       if (seen.has(key)) return false;
@@ -178,7 +203,12 @@ export function latestEvents(s: Snapshot, count: number): Obj[] {
 function table(rows: string[][]): string[] {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length)));
   // The last column is free text: not padded.
-  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join("  ").trimEnd());
+  return rows.map((r) =>
+    r
+      .map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!)))
+      .join("  ")
+      .trimEnd(),
+  );
 }
 
 function clock(ms: number): string {
@@ -191,7 +221,9 @@ export function renderView(s: Snapshot, o: ViewOptions): string[] {
   const name = s.policy?.metadata?.name ?? "?";
   const lines: string[] = [];
   const operator = s.targets === undefined ? "operator: not answering" : "operator: running";
-  lines.push(`healthprobe-operator demo · HealthProbePolicy ${ns}/${name} → Service ${ns}/${s.policy?.spec?.serviceName ?? "?"} · up ${formatDuration(s.at - o.startedAt)} · ${operator}`);
+  lines.push(
+    `healthprobe-operator demo · HealthProbePolicy ${ns}/${name} → Service ${ns}/${s.policy?.spec?.serviceName ?? "?"} · up ${formatDuration(s.at - o.startedAt)} · ${operator}`,
+  );
   lines.push(`  ${describePolicy(s.policy)}`);
   lines.push(
     `  targets ${status.targets ?? 0} · healthy ${status.healthy ?? 0} · unhealthy ${status.unhealthy ?? 0} · unknown ${status.unknown ?? 0} · drained ${status.drained ?? 0}`,
@@ -229,7 +261,12 @@ export function renderView(s: Snapshot, o: ViewOptions): string[] {
   lines.push("");
   if (o.notice) lines.push(`> ${o.notice}`);
   const keys = rows.map((r) => r.key).filter((k) => k !== undefined);
-  const range = keys.length === 0 ? "" : keys.length === 1 ? `${keys[0]} break/heal that pod · ` : `${keyList(keys)} break/heal that pod · `;
+  const range =
+    keys.length === 0
+      ? ""
+      : keys.length === 1
+        ? `${keys[0]} break/heal that pod · `
+        : `${keyList(keys)} break/heal that pod · `;
   lines.push(`keys  ${range}a break all · h heal all · q quit`);
   lines.push(`try   ${o.kubectl} --kubeconfig ${o.kubeconfig} get hpp -n ${ns} -o wide`);
   lines.push(`      operator log: ${o.operatorLog}`);
@@ -239,7 +276,7 @@ export function renderView(s: Snapshot, o: ViewOptions): string[] {
 /** "1-5", or "2-6" and "1 3-6" once a pod is gone. */
 function keyList(keys: number[]): string {
   const runs: string[] = [];
-  for (let i = 0; i < keys.length; ) {
+  for (let i = 0; i < keys.length;) {
     let j = i;
     while (j + 1 < keys.length && keys[j + 1] === keys[j]! + 1) j++;
     runs.push(j === i ? String(keys[i]) : `${keys[i]}-${keys[j]}`);
@@ -257,12 +294,27 @@ function podTable(rows: readonly PodRow[], width: number): string[] {
   const key = (r: PodRow) => (r.key === undefined ? "-" : String(r.key));
   const wide = table([
     ["#", "POD", "IP", "ANSWERS", "STATE", "ROTATION", "FAILS", "LAST PROBE", "UNHEALTHY FOR", "REPLACE", "VERDICT"],
-    ...rows.map((r) => [key(r), name(r), r.ip, r.answers, r.state, r.rotation, r.failures === undefined ? "-" : String(r.failures), r.lastProbe, r.unhealthyFor, r.replacement, r.verdict]),
+    ...rows.map((r) => [
+      key(r),
+      name(r),
+      r.ip,
+      r.answers,
+      r.state,
+      r.rotation,
+      r.failures === undefined ? "-" : String(r.failures),
+      r.lastProbe,
+      r.unhealthyFor,
+      r.replacement,
+      r.verdict,
+    ]),
   ]).map((l) => ` ${l}`);
   // The wide table fits when no row needs its verdict cut below 30 columns.
   const verdictStart = (wide[0] ?? "").indexOf("VERDICT");
   if (verdictStart + 30 <= width) return wide;
-  return table([["#", "POD", "ANSWERS", "STATE", "ROTATION", "VERDICT"], ...rows.map((r) => [key(r), name(r), r.answers, r.state, r.rotation, r.verdict])]).map((l) => ` ${l}`);
+  return table([
+    ["#", "POD", "ANSWERS", "STATE", "ROTATION", "VERDICT"],
+    ...rows.map((r) => [key(r), name(r), r.answers, r.state, r.rotation, r.verdict]),
+  ]).map((l) => ` ${l}`);
 }
 
 function cut(line: string, width: number): string {

@@ -35,7 +35,8 @@ export async function handleControl(proxy: FaultProxy, req: IncomingMessage, res
   const u = new URL(req.url ?? "/", "http://proxy.invalid");
   const [, , what = "", id] = u.pathname.split("/");
   try {
-    if (what === "rules" && req.method === "POST") return reply(res, 201, { id: proxy.addRule((await readJson(req)) as FaultRule) });
+    if (what === "rules" && req.method === "POST")
+      return reply(res, 201, { id: proxy.addRule((await readJson(req)) as FaultRule) });
     if (what === "rules" && req.method === "GET") return reply(res, 200, proxy.rules.list());
     if (what === "rules" && req.method === "DELETE") {
       if (id) proxy.removeRule(Number(id));
@@ -44,7 +45,11 @@ export async function handleControl(proxy: FaultProxy, req: IncomingMessage, res
     }
     if (what === "log" && req.method === "GET") {
       const since = Number(u.searchParams.get("since") ?? "0");
-      return reply(res, 200, proxy.log.filter((e) => e.seq > since));
+      return reply(
+        res,
+        200,
+        proxy.log.filter((e) => e.seq > since),
+      );
     }
     const action = ACTIONS[what];
     if (action && req.method === "POST") return reply(res, 200, action(proxy, req.socket) ?? {});

@@ -3,7 +3,13 @@
 // (client-node then needs insecure-skip-tls-verify), forwards every request with its headers
 // (the bearer token included), streams answers chunk by chunk with backpressure (watches are never
 // buffered), and applies the faults its rules pick. Every request and what was done to it is logged.
-import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from "node:http";
 import { request as httpsRequest, Agent as HttpsAgent } from "node:https";
 import { Agent as HttpAgent } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
@@ -49,10 +55,27 @@ export interface FaultProxyOptions {
   logLimit?: number;
 }
 
-const STATUS_REASONS: Record<number, string> = { 409: "Conflict", 410: "Expired", 429: "TooManyRequests", 500: "InternalError", 502: "BadGateway", 503: "ServiceUnavailable", 504: "Timeout" };
+const STATUS_REASONS: Record<number, string> = {
+  409: "Conflict",
+  410: "Expired",
+  429: "TooManyRequests",
+  500: "InternalError",
+  502: "BadGateway",
+  503: "ServiceUnavailable",
+  504: "Timeout",
+};
 
 function statusBody(code: number, reason: string, message: string, details?: object): string {
-  return JSON.stringify({ kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message, reason, code, ...(details ? { details } : {}) });
+  return JSON.stringify({
+    kind: "Status",
+    apiVersion: "v1",
+    metadata: {},
+    status: "Failure",
+    message,
+    reason,
+    code,
+    ...(details ? { details } : {}),
+  });
 }
 
 /** Counts newline-delimited watch events as they pass, and can stop forwarding them. */
@@ -100,7 +123,10 @@ export class FaultProxy {
   ) {
     this.upstream = new URL(opts.upstream);
     this.rules = new RuleSet(opts.seed ?? 1);
-    this.agent = this.upstream.protocol === "https:" ? new HttpsAgent({ keepAlive: true, rejectUnauthorized: false }) : new HttpAgent({ keepAlive: true });
+    this.agent =
+      this.upstream.protocol === "https:"
+        ? new HttpsAgent({ keepAlive: true, rejectUnauthorized: false })
+        : new HttpAgent({ keepAlive: true });
   }
 
   static async start(opts: FaultProxyOptions): Promise<FaultProxy> {
@@ -133,9 +159,16 @@ export class FaultProxy {
     return this.addRule({ ...filter, count, fault: statusFault(code ?? 500, reason, retryAfterSeconds) });
   }
 
-  failRate(o: RuleFilter & { rate: number; durationMs?: number; code?: number; reason?: string; retryAfterSeconds?: number }): number {
+  failRate(
+    o: RuleFilter & { rate: number; durationMs?: number; code?: number; reason?: string; retryAfterSeconds?: number },
+  ): number {
     const { rate, durationMs, code, reason, retryAfterSeconds, ...filter } = o;
-    return this.addRule({ ...filter, probability: rate, ...(durationMs !== undefined ? { durationMs } : {}), fault: statusFault(code ?? 500, reason, retryAfterSeconds) });
+    return this.addRule({
+      ...filter,
+      probability: rate,
+      ...(durationMs !== undefined ? { durationMs } : {}),
+      fault: statusFault(code ?? 500, reason, retryAfterSeconds),
+    });
   }
 
   addLatency(ms: number, filter: RuleFilter = {}): number {
@@ -194,7 +227,22 @@ export class FaultProxy {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (req.url?.startsWith("/fault-proxy/")) return handleControl(this, req, res);
     const info = requestInfo(req.method ?? "GET", req.url ?? "/", req.headers);
-    const entry: ProxyLogEntry = { seq: ++this.seq, proxy: this.opts.name ?? "proxy", start: Date.now(), method: info.method, path: info.path, verb: info.verb, resource: info.resource, subresource: info.subresource, namespace: info.namespace, name: info.name, userAgent: info.userAgent, code: 0, faults: [], forwarded: false };
+    const entry: ProxyLogEntry = {
+      seq: ++this.seq,
+      proxy: this.opts.name ?? "proxy",
+      start: Date.now(),
+      method: info.method,
+      path: info.path,
+      verb: info.verb,
+      resource: info.resource,
+      subresource: info.subresource,
+      namespace: info.namespace,
+      name: info.name,
+      userAgent: info.userAgent,
+      code: 0,
+      faults: [],
+      forwarded: false,
+    };
     this.log.push(entry);
     if (this.log.length > (this.opts.logLimit ?? 100_000)) this.log.splice(0, 1000);
     const done = (): void => {
@@ -205,7 +253,9 @@ export class FaultProxy {
     entry.faults = faults.map(describe);
     const latency = faults.find((f) => f.kind === "latency");
     if (latency) await new Promise((r) => setTimeout(r, latency.ms));
-    const before = faults.find((f) => f.kind === "status" || f.kind === "expire" || (f.kind === "reset" && f.afterBytes === undefined));
+    const before = faults.find(
+      (f) => f.kind === "status" || f.kind === "expire" || (f.kind === "reset" && f.afterBytes === undefined),
+    );
     if (before) return this.answerLocally(req, res, info, before, entry);
     this.forward(req, res, info, faults, entry);
   }
@@ -222,7 +272,13 @@ export class FaultProxy {
     return faults;
   }
 
-  private answerLocally(req: IncomingMessage, res: ServerResponse, info: RequestInfo, fault: Fault, entry: ProxyLogEntry): void {
+  private answerLocally(
+    req: IncomingMessage,
+    res: ServerResponse,
+    info: RequestInfo,
+    fault: Fault,
+    entry: ProxyLogEntry,
+  ): void {
     req.resume();
     if (fault.kind === "reset") {
       req.socket.destroy();
@@ -243,16 +299,36 @@ export class FaultProxy {
     if (fault.kind !== "status") return;
     const reason = fault.reason ?? STATUS_REASONS[fault.code] ?? "InternalError";
     const retry = fault.retryAfterSeconds ?? (fault.code === 429 ? 1 : undefined);
-    const message = fault.code === 409 ? "the object has been modified; please apply your changes to the latest version and try again" : `injected fault: ${reason}`;
+    const message =
+      fault.code === 409
+        ? "the object has been modified; please apply your changes to the latest version and try again"
+        : `injected fault: ${reason}`;
     entry.code = fault.code;
-    res.writeHead(fault.code, { "content-type": "application/json", ...(retry !== undefined ? { "retry-after": String(retry) } : {}) });
+    res.writeHead(fault.code, {
+      "content-type": "application/json",
+      ...(retry !== undefined ? { "retry-after": String(retry) } : {}),
+    });
     res.end(statusBody(fault.code, reason, message, retry !== undefined ? { retryAfterSeconds: retry } : undefined));
   }
 
-  private forward(req: IncomingMessage, res: ServerResponse, info: RequestInfo, faults: Fault[], entry: ProxyLogEntry): void {
+  private forward(
+    req: IncomingMessage,
+    res: ServerResponse,
+    info: RequestInfo,
+    faults: Fault[],
+    entry: ProxyLogEntry,
+  ): void {
     const headers = { ...req.headers, host: this.upstream.host };
     const send = this.upstream.protocol === "https:" ? httpsRequest : httpRequest;
-    const up = send({ protocol: this.upstream.protocol, hostname: this.upstream.hostname, port: this.upstream.port, method: req.method, path: req.url, headers, agent: this.agent });
+    const up = send({
+      protocol: this.upstream.protocol,
+      hostname: this.upstream.hostname,
+      port: this.upstream.port,
+      method: req.method,
+      path: req.url,
+      headers,
+      agent: this.agent,
+    });
     entry.forwarded = true;
     up.on("error", () => {
       // Upstream refused or reset: the client sees its connection reset too, as it would without the proxy.
@@ -270,8 +346,16 @@ export class FaultProxy {
     req.pipe(up);
   }
 
-  private pipeBody(ur: IncomingMessage, res: ServerResponse, info: RequestInfo, faults: Fault[], entry: ProxyLogEntry): void {
-    const cut = faults.find((f): f is Extract<Fault, { kind: "reset" | "truncate" }> => f.kind === "reset" || f.kind === "truncate");
+  private pipeBody(
+    ur: IncomingMessage,
+    res: ServerResponse,
+    info: RequestInfo,
+    faults: Fault[],
+    entry: ProxyLogEntry,
+  ): void {
+    const cut = faults.find(
+      (f): f is Extract<Fault, { kind: "reset" | "truncate" }> => f.kind === "reset" || f.kind === "truncate",
+    );
     if (cut) return this.pipeCut(ur, res, cut, entry);
     if (!info.watch || ur.statusCode !== 200) {
       ur.pipe(res);
@@ -299,7 +383,12 @@ export class FaultProxy {
   }
 
   /** Forwards the first bytes of the body, then destroys the client's socket mid-body. */
-  private pipeCut(ur: IncomingMessage, res: ServerResponse, cut: Extract<Fault, { kind: "reset" | "truncate" }>, entry: ProxyLogEntry): void {
+  private pipeCut(
+    ur: IncomingMessage,
+    res: ServerResponse,
+    cut: Extract<Fault, { kind: "reset" | "truncate" }>,
+    entry: ProxyLogEntry,
+  ): void {
     const length = Number(ur.headers["content-length"]);
     let budget = cut.afterBytes ?? (Number.isFinite(length) && length > 1 ? Math.floor(length / 2) : -1);
     const destroy = (): void => {
@@ -323,7 +412,12 @@ export class FaultProxy {
 }
 
 function statusFault(code: number, reason?: string, retryAfterSeconds?: number): Fault {
-  return { kind: "status", code, ...(reason ? { reason } : {}), ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}) };
+  return {
+    kind: "status",
+    code,
+    ...(reason ? { reason } : {}),
+    ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}),
+  };
 }
 
 function describe(f: Fault): string {

@@ -144,11 +144,16 @@ function applicable(fault: Fault, r: RequestInfo): boolean {
 export function validateRule(rule: FaultRule): void {
   const f = rule.fault as Fault | undefined;
   const kinds = ["status", "latency", "drop-watch", "stall-watch", "expire", "reset", "truncate"];
-  if (!f || !kinds.includes(f.kind)) throw new Error(`fault rule: fault.kind must be one of ${kinds.join(", ")} (got ${JSON.stringify(f?.kind)})`);
-  if (f.kind === "status" && !(Number.isInteger(f.code) && f.code >= 400 && f.code <= 599)) throw new Error(`fault rule: fault.code must be an HTTP error status 400..599 (got ${JSON.stringify(f.code)})`);
-  if (f.kind === "latency" && !(f.ms >= 0)) throw new Error(`fault rule: fault.ms must be a number >= 0 (got ${JSON.stringify(f.ms)})`);
-  if (rule.probability !== undefined && !(rule.probability >= 0 && rule.probability <= 1)) throw new Error(`fault rule: probability must be in 0..1 (got ${rule.probability})`);
-  if (rule.count !== undefined && !(Number.isInteger(rule.count) && rule.count > 0)) throw new Error(`fault rule: count must be a positive integer (got ${rule.count})`);
+  if (!f || !kinds.includes(f.kind))
+    throw new Error(`fault rule: fault.kind must be one of ${kinds.join(", ")} (got ${JSON.stringify(f?.kind)})`);
+  if (f.kind === "status" && !(Number.isInteger(f.code) && f.code >= 400 && f.code <= 599))
+    throw new Error(`fault rule: fault.code must be an HTTP error status 400..599 (got ${JSON.stringify(f.code)})`);
+  if (f.kind === "latency" && !(f.ms >= 0))
+    throw new Error(`fault rule: fault.ms must be a number >= 0 (got ${JSON.stringify(f.ms)})`);
+  if (rule.probability !== undefined && !(rule.probability >= 0 && rule.probability <= 1))
+    throw new Error(`fault rule: probability must be in 0..1 (got ${rule.probability})`);
+  if (rule.count !== undefined && !(Number.isInteger(rule.count) && rule.count > 0))
+    throw new Error(`fault rule: count must be a positive integer (got ${rule.count})`);
   if (rule.path !== undefined) new RegExp(rule.path);
 }
 
@@ -165,14 +170,22 @@ export class RuleSet {
   private nextId = 1;
   private readonly rng: Rng;
 
-  constructor(seed: number, private readonly now: () => number = Date.now) {
+  constructor(
+    seed: number,
+    private readonly now: () => number = Date.now,
+  ) {
     this.rng = new Rng(seed);
   }
 
   add(rule: FaultRule): number {
     validateRule(rule);
     const id = this.nextId++;
-    this.rules.push({ id, rule, left: rule.count ?? Number.POSITIVE_INFINITY, until: rule.durationMs === undefined ? Number.POSITIVE_INFINITY : this.now() + rule.durationMs });
+    this.rules.push({
+      id,
+      rule,
+      left: rule.count ?? Number.POSITIVE_INFINITY,
+      until: rule.durationMs === undefined ? Number.POSITIVE_INFINITY : this.now() + rule.durationMs,
+    });
     return id;
   }
 
@@ -196,7 +209,8 @@ export class RuleSet {
     for (const x of this.rules) {
       if (out.some((f) => f.kind === x.rule.fault.kind)) continue;
       if (!matchesFilter(x.rule, r) || !applicable(x.rule.fault, r)) continue;
-      if (x.rule.probability !== undefined && x.rule.probability < 1 && !(this.rng.next() < x.rule.probability)) continue;
+      if (x.rule.probability !== undefined && x.rule.probability < 1 && !(this.rng.next() < x.rule.probability))
+        continue;
       x.left--;
       out.push(x.rule.fault);
     }

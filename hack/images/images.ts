@@ -135,6 +135,9 @@ export const IMAGES: Record<string, { describe: string; spec: () => ImageSpec }>
   pause: { describe: "the test node's pod sandbox", spec: pause },
   workload: { describe: "the test pods' HTTP/TCP/gRPC health server with a control endpoint", spec: workload },
   "node-build": { describe: "the Dockerfile's NODE_IMAGE here: local Node, npm, busybox", spec: nodeBuild },
-  "node-runtime": { describe: "the Dockerfile's RUNTIME_IMAGE here: distroless-like Node, uid 65532", spec: nodeRuntime },
+  "node-runtime": {
+    describe: "the Dockerfile's RUNTIME_IMAGE here: distroless-like Node, uid 65532",
+    spec: nodeRuntime,
+  },
   busybox: { describe: "the chart's helm test image", spec: helmTestBusybox },
 };

@@ -17,7 +17,8 @@ export class Layer {
 
   private add(entry: TarEntry): this {
     const path = entry.path.replace(/^\/+/, "").replace(/\/+$/, "");
-    if (path === "" || path.split("/").includes("..")) throw new Error(`layer path ${JSON.stringify(entry.path)}: not a path inside the image`);
+    if (path === "" || path.split("/").includes(".."))
+      throw new Error(`layer path ${JSON.stringify(entry.path)}: not a path inside the image`);
     this.parents(path);
     this.entries.set(path, { ...entry, path });
     return this;

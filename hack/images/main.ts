@@ -29,7 +29,9 @@ function build(name: string): Built {
 }
 
 function importInto(address: string, built: Built): void {
-  execFileSync("ctr", ["-a", address, "-n", "k8s.io", "images", "import", built.path], { stdio: ["ignore", "ignore", "inherit"] });
+  execFileSync("ctr", ["-a", address, "-n", "k8s.io", "images", "import", built.path], {
+    stdio: ["ignore", "ignore", "inherit"],
+  });
 }
 
 function usage(): never {

@@ -61,7 +61,12 @@ function blob(mediaType: string, data: Buffer): { descriptor: Descriptor; data: 
 function canonicalJson(value: unknown): Buffer {
   const sortKeys = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(sortKeys);
-    if (v && typeof v === "object") return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]));
+    if (v && typeof v === "object")
+      return Object.fromEntries(
+        Object.keys(v)
+          .sort()
+          .map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]),
+      );
     return v;
   };
   return Buffer.from(JSON.stringify(sortKeys(value)));
@@ -69,7 +74,11 @@ function canonicalJson(value: unknown): Buffer {
 
 export function validateName(name: string): void {
   // Enough of the reference grammar to catch a missing tag or stray characters early.
-  if (!/^[a-z0-9]+(?:[._-][a-z0-9]+)*(?::[0-9]+)?(?:\/[a-z0-9]+(?:[._-]+[a-z0-9]+)*)*:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/.test(name)) {
+  if (
+    !/^[a-z0-9]+(?:[._-][a-z0-9]+)*(?::[0-9]+)?(?:\/[a-z0-9]+(?:[._-]+[a-z0-9]+)*)*:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/.test(
+      name,
+    )
+  ) {
     throw new Error(`image name ${JSON.stringify(name)}: want registry/path:tag (lowercase path, a tag)`);
   }
 }
@@ -94,7 +103,12 @@ export function buildImage(spec: ImageSpec): BuiltImage {
   );
   const manifest = blob(
     MEDIA.manifest,
-    canonicalJson({ schemaVersion: 2, mediaType: MEDIA.manifest, config: config.descriptor, layers: layers.map((l) => l.descriptor) }),
+    canonicalJson({
+      schemaVersion: 2,
+      mediaType: MEDIA.manifest,
+      config: config.descriptor,
+      layers: layers.map((l) => l.descriptor),
+    }),
   );
   const index = canonicalJson({
     schemaVersion: 2,
@@ -115,7 +129,12 @@ export function buildImage(spec: ImageSpec): BuiltImage {
     { path: "index.json", type: "file", mode: 0o644, content: index },
     { path: "blobs", type: "dir", mode: 0o755 },
     { path: "blobs/sha256", type: "dir", mode: 0o755 },
-    ...[...blobs].map(([digest, data]): TarEntry => ({ path: `blobs/sha256/${digest.slice(7)}`, type: "file", mode: 0o644, content: data })),
+    ...[...blobs].map(([digest, data]): TarEntry => ({
+      path: `blobs/sha256/${digest.slice(7)}`,
+      type: "file",
+      mode: 0o644,
+      content: data,
+    })),
   ];
   return { archive: writeTar(entries), digest: manifest.descriptor.digest, manifest: manifest.descriptor };
 }

@@ -22,7 +22,16 @@ function octal(value: number, width: number): string {
   return value.toString(8).padStart(width - 1, "0") + "\0";
 }
 
-function header(fields: { name: string; mode: number; uid: number; gid: number; size: number; type: string; linkname: string; prefix: string }): Buffer {
+function header(fields: {
+  name: string;
+  mode: number;
+  uid: number;
+  gid: number;
+  size: number;
+  type: string;
+  linkname: string;
+  prefix: string;
+}): Buffer {
   const h = Buffer.alloc(BLOCK);
   h.write(fields.name, 0, 100, "utf8");
   h.write(octal(fields.mode & 0o7777, 8), 100, "ascii");
@@ -56,7 +65,8 @@ function splitName(name: string): { prefix: string; name: string } | undefined {
   for (let i = name.indexOf("/"); i !== -1; i = name.indexOf("/", i + 1)) {
     const prefix = name.slice(0, i);
     const rest = name.slice(i + 1);
-    if (Buffer.byteLength(prefix) <= 155 && Buffer.byteLength(rest) <= 100 && rest !== "") return { prefix, name: rest };
+    if (Buffer.byteLength(prefix) <= 155 && Buffer.byteLength(rest) <= 100 && rest !== "")
+      return { prefix, name: rest };
   }
   return undefined;
 }
@@ -65,7 +75,8 @@ function paxRecord(key: string, value: string): string {
   const body = ` ${key}=${value}\n`;
   // The length counts its own digits.
   let length = Buffer.byteLength(body) + 1;
-  while (String(length).length + Buffer.byteLength(body) !== length) length = String(length).length + Buffer.byteLength(body);
+  while (String(length).length + Buffer.byteLength(body) !== length)
+    length = String(length).length + Buffer.byteLength(body);
   return `${length}${body}`;
 }
 
@@ -78,12 +89,24 @@ function entryBlocks(entry: TarEntry): Buffer[] {
   const longLink = Buffer.byteLength(linkname) > 100;
   if (!split || longLink) {
     const pax = Buffer.from((split ? "" : paxRecord("path", name)) + (longLink ? paxRecord("linkpath", linkname) : ""));
-    blocks.push(header({ name: "PaxHeader", mode: 0o644, uid: 0, gid: 0, size: pax.length, type: "x", linkname: "", prefix: "" }), pax, pad(pax.length));
+    blocks.push(
+      header({ name: "PaxHeader", mode: 0o644, uid: 0, gid: 0, size: pax.length, type: "x", linkname: "", prefix: "" }),
+      pax,
+      pad(pax.length),
+    );
   }
   const short = split ?? { prefix: "", name: name.slice(-100) };
   const type = entry.type === "file" ? "0" : entry.type === "dir" ? "5" : "2";
   blocks.push(
-    header({ ...short, mode: entry.mode, uid: entry.uid ?? 0, gid: entry.gid ?? 0, size: content.length, type, linkname: longLink ? "" : linkname }),
+    header({
+      ...short,
+      mode: entry.mode,
+      uid: entry.uid ?? 0,
+      gid: entry.gid ?? 0,
+      size: content.length,
+      type,
+      linkname: longLink ? "" : linkname,
+    }),
     content,
     pad(content.length),
   );
@@ -110,7 +133,11 @@ export function readTar(archive: Buffer): TarEntry[] {
   while (at + BLOCK <= archive.length) {
     const h = archive.subarray(at, at + BLOCK);
     if (h.every((b) => b === 0)) break;
-    const str = (from: number, len: number) => h.subarray(from, from + len).toString("utf8").replace(/\0.*$/s, "");
+    const str = (from: number, len: number) =>
+      h
+        .subarray(from, from + len)
+        .toString("utf8")
+        .replace(/\0.*$/s, "");
     const size = parseInt(str(124, 12), 8);
     const type = str(156, 1);
     const content = archive.subarray(at + BLOCK, at + BLOCK + size);

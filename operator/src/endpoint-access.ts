@@ -7,7 +7,12 @@ import type { OperatorConfig } from "./runtime/config.js";
 import { OPEN_GUARD, createEndpointGuard, type EndpointGuard } from "./runtime/endpoint-guard.js";
 import type { Logger } from "./runtime/logger.js";
 
-export function endpointGuardOf(config: Pick<OperatorConfig, "insecureDiagnostics">, client: KubeClient, logger: Logger, clock: Clock): EndpointGuard {
+export function endpointGuardOf(
+  config: Pick<OperatorConfig, "insecureDiagnostics">,
+  client: KubeClient,
+  logger: Logger,
+  clock: Clock,
+): EndpointGuard {
   if (config.insecureDiagnostics) {
     logger.warn({}, "--insecure-diagnostics: /metrics and /debug/targets answer anyone who reaches them");
     return OPEN_GUARD;
@@ -16,6 +21,7 @@ export function endpointGuardOf(config: Pick<OperatorConfig, "insecureDiagnostic
     reviewer: new KubeAccessReviewer(client),
     clock,
     // The error only: a review's body never reaches the log.
-    onError: (err, what) => logger.warn({ err: String((err as Error)?.message ?? err), review: what }, "access review failed; answering 500"),
+    onError: (err, what) =>
+      logger.warn({ err: String((err as Error)?.message ?? err), review: what }, "access review failed; answering 500"),
   });
 }

@@ -15,7 +15,13 @@ try {
   const failpoint = failAt ? (point: string) => point === failAt && process.kill(process.pid, "SIGKILL") : undefined;
   const operator = await startOperator(config, { logger, ...(failpoint ? { failpoint } : {}) });
   logger.info(
-    { identity: operator.identity, namespaces: config.namespaces.length > 0 ? config.namespaces.join(",") : "(all)", leaderElect: config.leaderElect, healthPort: operator.healthPort, metricsPort: operator.metricsPort },
+    {
+      identity: operator.identity,
+      namespaces: config.namespaces.length > 0 ? config.namespaces.join(",") : "(all)",
+      leaderElect: config.leaderElect,
+      healthPort: operator.healthPort,
+      metricsPort: operator.metricsPort,
+    },
     "operator started",
   );
   let stopping = false;

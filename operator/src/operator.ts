@@ -26,7 +26,19 @@ import {
   watchForServiceSlices,
   type PolicyController,
 } from "./controllers/policy-controller.js";
-import { keyOf, slimDiagnosticsConfigMap, slimNode, slimPod, slimReplicaSet, slimService, withoutManagedFields, type KubeObject, type PodObject, type PolicyObject, type ServiceObject } from "./controllers/kube-objects.js";
+import {
+  keyOf,
+  slimDiagnosticsConfigMap,
+  slimNode,
+  slimPod,
+  slimReplicaSet,
+  slimService,
+  withoutManagedFields,
+  type KubeObject,
+  type PodObject,
+  type PolicyObject,
+  type ServiceObject,
+} from "./controllers/kube-objects.js";
 import { realClock, type Clock } from "./runtime/clock.js";
 import type { OperatorConfig } from "./runtime/config.js";
 import { startHealthServer, startMetricsServer, type RunningServer } from "./runtime/health-server.js";
@@ -75,12 +87,24 @@ export interface RunningOperator {
   stop(): Promise<void>;
 }
 
-type CacheSet = { [K in keyof Caches]: WatchedInformer<Caches[K] extends { get(ns: string | undefined, n: string): infer T | undefined } ? T & KubernetesObject : never> };
+type CacheSet = {
+  [K in keyof Caches]: WatchedInformer<
+    Caches[K] extends { get(ns: string | undefined, n: string): infer T | undefined } ? T & KubernetesObject : never
+  >;
+};
 
 export async function startOperator(config: OperatorConfig, opts: StartOperatorOptions = {}): Promise<RunningOperator> {
   const logger = opts.logger ?? createLogger({ level: config.logLevel });
   const clock = opts.clock ?? realClock;
-  const client = new KubeClient(await connectKube(opts.kubeconfigYaml !== undefined ? { kubeconfigYaml: opts.kubeconfigYaml } : config.kubeconfig ? { kubeconfig: config.kubeconfig } : {}));
+  const client = new KubeClient(
+    await connectKube(
+      opts.kubeconfigYaml !== undefined
+        ? { kubeconfigYaml: opts.kubeconfigYaml }
+        : config.kubeconfig
+          ? { kubeconfig: config.kubeconfig }
+          : {},
+    ),
+  );
   const metrics = createMetrics();
   const identity = opts.identity ?? defaultIdentity();
   const health = new HealthStore();
@@ -90,17 +114,29 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
   // 1. Leadership: only the leader writes; without leader election this replica always is.
   let elector: LeaderElector | undefined;
   const isLeader = () => (elector ? elector.isLeader() : true);
-  const events = new EventRecorder({ sink: kubeEventSink(client), identity, clock, logger, metrics, writable: !config.leaderElect });
+  const events = new EventRecorder({
+    sink: kubeEventSink(client),
+    identity,
+    clock,
+    logger,
+    metrics,
+    writable: !config.leaderElect,
+  });
 
   // 2. The probe engine: each result goes to the health store, and wakes the policy when it changed a verdict.
   const scheduler = new ProbeScheduler({
     // Results carry the operator clock's time: fresh evidence compares them with when probing started.
     execute: createProber({ now: () => clock.now() }),
     maxConcurrent: config.maxConcurrentProbes,
-    maxPerNamespace: config.maxProbesInFlightPerNamespace, maxTimeoutMs: config.maxProbeTimeoutMs,
+    maxPerNamespace: config.maxProbesInFlightPerNamespace,
+    maxTimeoutMs: config.maxProbeTimeoutMs,
     clock,
     onResult: (owner, targetId, outcome) => {
-      metrics.recordProbe(owner, outcome.success ? { ok: true } : { ok: false, class: outcome.failureKind }, outcome.latencyMs / 1000);
+      metrics.recordProbe(
+        owner,
+        outcome.success ? { ok: true } : { ok: false, class: outcome.failureKind },
+        outcome.latencyMs / 1000,
+      );
       if (health.record(owner, targetId, outcome)) policyQueue.add(owner);
     },
   });
@@ -109,16 +145,58 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
   const caches = startCaches(config, client, logger, clock);
   const informers = Object.values(caches);
   const synced = () => informers.every((i) => i.hasSynced());
-  const { maxEndpointsPerSlice, maxReplacementsPer12h, maxReplacementsPer12hPerNamespace, operatorNamespace, ledgerConfigMapName, maxProbeTimeoutMs } = config;
-  const limits = { maxEndpointsPerSlice, maxReplacementsPer12h, maxReplacementsPer12hPerNamespace, operatorNamespace, ledgerConfigMapName, maxProbeTimeoutMs, failpoint: opts.failpoint };
-  const controller = buildPolicyController({ caches, writer: new ClusterWriter(client), diagnosticsApi: new DiagnosticsApi(client), scheduler, health, events, metrics, clock, logger, isLeader, ...limits });
+  const {
+    maxEndpointsPerSlice,
+    maxReplacementsPer12h,
+    maxReplacementsPer12hPerNamespace,
+    operatorNamespace,
+    ledgerConfigMapName,
+    maxProbeTimeoutMs,
+  } = config;
+  const limits = {
+    maxEndpointsPerSlice,
+    maxReplacementsPer12h,
+    maxReplacementsPer12hPerNamespace,
+    operatorNamespace,
+    ledgerConfigMapName,
+    maxProbeTimeoutMs,
+    failpoint: opts.failpoint,
+  };
+  const controller = buildPolicyController({
+    caches,
+    writer: new ClusterWriter(client),
+    diagnosticsApi: new DiagnosticsApi(client),
+    scheduler,
+    health,
+    events,
+    metrics,
+    clock,
+    logger,
+    isLeader,
+    ...limits,
+  });
   const wakeEverything = watchAll(caches, controller, queues);
 
   // 4. Health and metrics endpoints.
   const guard = endpointGuardOf(config, client, logger, clock);
-  const { servers, healthPort, metricsPort } = await startServers(config, { synced, health, scheduler, metrics, guard, policyNamespaces: () => caches.policies.list().map((p) => p.metadata?.namespace ?? "") });
+  const { servers, healthPort, metricsPort } = await startServers(config, {
+    synced,
+    health,
+    scheduler,
+    metrics,
+    guard,
+    policyNamespaces: () => caches.policies.list().map((p) => p.metadata?.namespace ?? ""),
+  });
   // The admission webhook, on every replica: it reads the policy cache only.
-  const webhook = await startWebhook(config, { client, policies: caches.policies, synced: () => caches.policies.hasSynced(), logger, clock, metrics, certificate: opts.webhookCertificate });
+  const webhook = await startWebhook(config, {
+    client,
+    policies: caches.policies,
+    synced: () => caches.policies.hasSynced(),
+    logger,
+    clock,
+    metrics,
+    certificate: opts.webhookCertificate,
+  });
 
   // 5. Leader election: a new leader looks at everything again.
   if (config.leaderElect) {
@@ -133,7 +211,19 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
   }
 
   // 6. Workers, once every cache is complete: nothing is decided from a partial cache.
-  const workers = startWorkers({ caches: informers, controller, policyQueue, serviceQueue, namespaceQueue, wakeEverything, logger, metrics, clock, identity, workers: opts.workers ?? 4 });
+  const workers = startWorkers({
+    caches: informers,
+    controller,
+    policyQueue,
+    serviceQueue,
+    namespaceQueue,
+    wakeEverything,
+    logger,
+    metrics,
+    clock,
+    identity,
+    workers: opts.workers ?? 4,
+  });
 
   return {
     identity,
@@ -183,35 +273,89 @@ function watchAll(caches: Caches, controller: PolicyController, q: Queues): () =
 
 async function startServers(
   config: OperatorConfig,
-  d: { synced: () => boolean; health: HealthStore; scheduler: ProbeScheduler; metrics: OperatorMetrics; guard: EndpointGuard; policyNamespaces: () => string[] },
+  d: {
+    synced: () => boolean;
+    health: HealthStore;
+    scheduler: ProbeScheduler;
+    metrics: OperatorMetrics;
+    guard: EndpointGuard;
+    policyNamespaces: () => string[];
+  },
 ): Promise<{ servers: RunningServer[]; healthPort: number | undefined; metricsPort: number | undefined }> {
   const servers: RunningServer[] = [];
-  const healthServer = await startHealthServer({ address: config.healthProbeBindAddress, isReady: d.synced, debugTargets: () => ({ targets: d.health.debugTargets(), scheduler: d.scheduler.stats() }), guard: d.guard });
+  const healthServer = await startHealthServer({
+    address: config.healthProbeBindAddress,
+    isReady: d.synced,
+    debugTargets: () => ({ targets: d.health.debugTargets(), scheduler: d.scheduler.stats() }),
+    guard: d.guard,
+  });
   if (healthServer) servers.push(healthServer);
   // Each scrape reads the fair slots' use for the namespaces that have policies.
   d.metrics.watchProbesInFlight({ namespaces: d.policyNamespaces, inFlightOf: d.scheduler.inFlightOf });
-  const metricsServer = await startMetricsServer({ address: config.metricsBindAddress, registry: d.metrics.registry, guard: d.guard });
+  const metricsServer = await startMetricsServer({
+    address: config.metricsBindAddress,
+    registry: d.metrics.registry,
+    guard: d.guard,
+  });
   if (metricsServer) servers.push(metricsServer);
   return { servers, healthPort: healthServer?.port, metricsPort: metricsServer?.port };
 }
 
 function startCaches(config: OperatorConfig, client: KubeClient, logger: Logger, clock: Clock): CacheSet {
   // With watched namespaces, each namespaced kind is one informer per namespace behind one cache.
-  const scoped = (group: string, plural: string) => (ns: string | undefined) => (ns ? `${group}/namespaces/${ns}/${plural}` : `${group}/${plural}`);
+  const scoped = (group: string, plural: string) => (ns: string | undefined) =>
+    ns ? `${group}/namespaces/${ns}/${plural}` : `${group}/${plural}`;
   // Caches keep only what the controllers read (the slim* transforms in kube-objects.ts), as
   // controller-runtime's cache transforms strip managedFields.
-  const cache = <T extends KubernetesObject>(path: (ns: string | undefined) => string, transform: (obj: T) => T, labelSelector?: string) =>
-    startWatchedCacheIn<T>(config.namespaces, path, { client, logger, clock, transform, ...(labelSelector ? { labelSelector } : {}) });
+  const cache = <T extends KubernetesObject>(
+    path: (ns: string | undefined) => string,
+    transform: (obj: T) => T,
+    labelSelector?: string,
+  ) =>
+    startWatchedCacheIn<T>(config.namespaces, path, {
+      client,
+      logger,
+      clock,
+      transform,
+      ...(labelSelector ? { labelSelector } : {}),
+    });
   return {
     policies: cache<PolicyObject & KubernetesObject>(scoped(`/apis/${GROUP}/${VERSION}`, PLURAL), withoutManagedFields),
-    pods: cache<PodObject & KubernetesObject>(scoped("/api/v1", "pods"), slimPod as (pod: PodObject & KubernetesObject) => PodObject & KubernetesObject),
-    services: cache<ServiceObject & KubernetesObject>(scoped("/api/v1", "services"), slimService as (svc: ServiceObject & KubernetesObject) => ServiceObject & KubernetesObject),
+    pods: cache<PodObject & KubernetesObject>(
+      scoped("/api/v1", "pods"),
+      slimPod as (pod: PodObject & KubernetesObject) => PodObject & KubernetesObject,
+    ),
+    services: cache<ServiceObject & KubernetesObject>(
+      scoped("/api/v1", "services"),
+      slimService as (svc: ServiceObject & KubernetesObject) => ServiceObject & KubernetesObject,
+    ),
     // Cluster-scoped: one informer whatever the watched namespaces.
-    nodes: startWatchedCache<KubeObject & KubernetesObject>({ client, path: "/api/v1/nodes", logger, clock, transform: slimNode as (node: KubeObject & KubernetesObject) => KubeObject & KubernetesObject }),
-    slices: cache<KubeObject & KubernetesObject>(scoped("/apis/discovery.k8s.io/v1", "endpointslices"), withoutManagedFields, `${LABEL_MANAGED_BY}=${MANAGED_BY_OPERATOR}`),
-    replicaSets: cache<KubeObject & KubernetesObject>(scoped("/apis/apps/v1", "replicasets"), slimReplicaSet as (rs: KubeObject & KubernetesObject) => KubeObject & KubernetesObject),
-    diagnostics: cache<KubeObject & KubernetesObject>(scoped("/api/v1", "configmaps"), slimDiagnosticsConfigMap as (cm: KubeObject & KubernetesObject) => KubeObject & KubernetesObject, LABEL_POLICY),
-    builtInSlices: cache<KubeObject & KubernetesObject>(scoped("/apis/discovery.k8s.io/v1", "endpointslices"), slimBuiltInSlice as (s: KubeObject & KubernetesObject) => KubeObject & KubernetesObject, `${LABEL_MANAGED_BY}=${BUILT_IN_MANAGED_BY}`),
+    nodes: startWatchedCache<KubeObject & KubernetesObject>({
+      client,
+      path: "/api/v1/nodes",
+      logger,
+      clock,
+      transform: slimNode as (node: KubeObject & KubernetesObject) => KubeObject & KubernetesObject,
+    }),
+    slices: cache<KubeObject & KubernetesObject>(
+      scoped("/apis/discovery.k8s.io/v1", "endpointslices"),
+      withoutManagedFields,
+      `${LABEL_MANAGED_BY}=${MANAGED_BY_OPERATOR}`,
+    ),
+    replicaSets: cache<KubeObject & KubernetesObject>(
+      scoped("/apis/apps/v1", "replicasets"),
+      slimReplicaSet as (rs: KubeObject & KubernetesObject) => KubeObject & KubernetesObject,
+    ),
+    diagnostics: cache<KubeObject & KubernetesObject>(
+      scoped("/api/v1", "configmaps"),
+      slimDiagnosticsConfigMap as (cm: KubeObject & KubernetesObject) => KubeObject & KubernetesObject,
+      LABEL_POLICY,
+    ),
+    builtInSlices: cache<KubeObject & KubernetesObject>(
+      scoped("/apis/discovery.k8s.io/v1", "endpointslices"),
+      slimBuiltInSlice as (s: KubeObject & KubernetesObject) => KubeObject & KubernetesObject,
+      `${LABEL_MANAGED_BY}=${BUILT_IN_MANAGED_BY}`,
+    ),
   };
 }
 
@@ -275,9 +419,36 @@ function startWorkers(d: WorkerDeps): { stop(): Promise<void> } {
     d.wakeEverything();
     await d.controller.ledgers.readOperator(d.logger, d.clock.now());
     if (stopped) return;
-    running.push(runController({ queue: d.policyQueue, workers: d.workers, reconcile: (key) => d.controller.policies.reconcile(key), logger: d.logger, metrics: controllerMetrics(d.metrics, POLICY_CONTROLLER), clock: d.clock }));
-    running.push(runController({ queue: d.serviceQueue, workers: 1, reconcile: (key) => d.controller.serviceSlices.reconcile(key), logger: d.logger, metrics: controllerMetrics(d.metrics, SERVICE_SLICES_CONTROLLER), clock: d.clock }));
-    running.push(runController({ queue: d.namespaceQueue, workers: 1, reconcile: (key) => d.controller.gateRelease.reconcile(key), logger: d.logger, metrics: controllerMetrics(d.metrics, GATE_RELEASE_CONTROLLER), clock: d.clock }));
+    running.push(
+      runController({
+        queue: d.policyQueue,
+        workers: d.workers,
+        reconcile: (key) => d.controller.policies.reconcile(key),
+        logger: d.logger,
+        metrics: controllerMetrics(d.metrics, POLICY_CONTROLLER),
+        clock: d.clock,
+      }),
+    );
+    running.push(
+      runController({
+        queue: d.serviceQueue,
+        workers: 1,
+        reconcile: (key) => d.controller.serviceSlices.reconcile(key),
+        logger: d.logger,
+        metrics: controllerMetrics(d.metrics, SERVICE_SLICES_CONTROLLER),
+        clock: d.clock,
+      }),
+    );
+    running.push(
+      runController({
+        queue: d.namespaceQueue,
+        workers: 1,
+        reconcile: (key) => d.controller.gateRelease.reconcile(key),
+        logger: d.logger,
+        metrics: controllerMetrics(d.metrics, GATE_RELEASE_CONTROLLER),
+        clock: d.clock,
+      }),
+    );
   })();
   return {
     async stop() {

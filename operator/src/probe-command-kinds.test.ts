@@ -32,7 +32,11 @@ spec:
 `;
   const out: string[] = [];
   const err: string[] = [];
-  const code = await runProbeCommand(["--policy", "p.yaml", "--address", "127.0.0.1"], { stdout: (l) => out.push(l), stderr: (l) => err.push(l), readFile: async () => yaml });
+  const code = await runProbeCommand(["--policy", "p.yaml", "--address", "127.0.0.1"], {
+    stdout: (l) => out.push(l),
+    stderr: (l) => err.push(l),
+    readFile: async () => yaml,
+  });
   return { code, line: out[0] ? (JSON.parse(out[0]) as Record<string, unknown>) : {}, err };
 }
 
@@ -56,7 +60,9 @@ describe("the probe command with a gRPC probe", () => {
     ["shop.Gone", 1, /^gRPC SERVICE_UNKNOWN in \d+ ms$/],
     ["shop.Hang", 1, /^timeout after 1s$/],
   ])("judges the service %j", async (service, code, result) => {
-    const r = await probeOnce(`{type: GRPC, port: ${servers.grpc.port}, grpc: {service: "${service}"}, periodSeconds: 1, timeoutSeconds: 1}`);
+    const r = await probeOnce(
+      `{type: GRPC, port: ${servers.grpc.port}, grpc: {service: "${service}"}, periodSeconds: 1, timeoutSeconds: 1}`,
+    );
     expect(r.code).toBe(code);
     expect(r.line).toMatchObject({ success: code === 0, result: expect.stringMatching(result) });
   });
@@ -64,9 +70,15 @@ describe("the probe command with a gRPC probe", () => {
 
 describe("the probe command with a latency threshold", () => {
   it("judges a pod answering 200 in 800 ms against maxLatencyMilliseconds 500 as slow", async () => {
-    const r = await probeOnce(`{port: ${(slowHttp.address() as AddressInfo).port}, path: /healthz, periodSeconds: 2, timeoutSeconds: 2, match: {maxLatencyMilliseconds: 500}}`);
+    const r = await probeOnce(
+      `{port: ${(slowHttp.address() as AddressInfo).port}, path: /healthz, periodSeconds: 2, timeoutSeconds: 2, match: {maxLatencyMilliseconds: 500}}`,
+    );
     expect(r.code).toBe(1);
-    expect(r.line).toMatchObject({ success: false, statusCode: 200, result: expect.stringMatching(/^slow: \d+ ms > 500 ms$/) });
+    expect(r.line).toMatchObject({
+      success: false,
+      statusCode: 200,
+      result: expect.stringMatching(/^slow: \d+ ms > 500 ms$/),
+    });
     expect(r.line.latencyMs).toBeGreaterThanOrEqual(800);
     expect(r.line.result).toBe(`slow: ${r.line.latencyMs as number} ms > 500 ms`);
   });
@@ -74,9 +86,21 @@ describe("the probe command with a latency threshold", () => {
 
 describe("the probe command refuses fields a probe type does not use", () => {
   it.each([
-    ["a path on a TCP probe", "{type: TCP, port: 80, path: /healthz}", /^spec\.probe\.path: .*may only be set when spec\.probe\.type is HTTP$/],
-    ["status codes on a gRPC probe", "{type: GRPC, port: 80, match: {statusCodes: ['200']}}", /^spec\.probe\.match\.statusCodes: .*may only be set when spec\.probe\.type is HTTP$/],
-    ["a threshold not below the timeout", "{type: TCP, port: 80, periodSeconds: 1, timeoutSeconds: 1, match: {maxLatencyMilliseconds: 1000}}", /^spec\.probe\.match\.maxLatencyMilliseconds: /],
+    [
+      "a path on a TCP probe",
+      "{type: TCP, port: 80, path: /healthz}",
+      /^spec\.probe\.path: .*may only be set when spec\.probe\.type is HTTP$/,
+    ],
+    [
+      "status codes on a gRPC probe",
+      "{type: GRPC, port: 80, match: {statusCodes: ['200']}}",
+      /^spec\.probe\.match\.statusCodes: .*may only be set when spec\.probe\.type is HTTP$/,
+    ],
+    [
+      "a threshold not below the timeout",
+      "{type: TCP, port: 80, periodSeconds: 1, timeoutSeconds: 1, match: {maxLatencyMilliseconds: 1000}}",
+      /^spec\.probe\.match\.maxLatencyMilliseconds: /,
+    ],
   ])("exits 2 for %s, naming the field", async (_name, probe, message) => {
     const r = await probeOnce(probe);
     expect(r.code).toBe(2);

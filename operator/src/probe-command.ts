@@ -93,14 +93,22 @@ function parseFlags(argv: string[]): Flags | "help" {
   if (values.help) return "help";
   if (!values.policy) throw new UsageError(`--policy: Required value\n${USAGE}`);
   if (!values.address) throw new UsageError(`--address: Required value\n${USAGE}`);
-  if (isIP(values.address) === 0) throw new UsageError(`--address: Invalid value: ${JSON.stringify(values.address)}: must be an IPv4 or IPv6 address`);
+  if (isIP(values.address) === 0)
+    throw new UsageError(
+      `--address: Invalid value: ${JSON.stringify(values.address)}: must be an IPv4 or IPv6 address`,
+    );
   const count = Number(values.count);
-  if (!Number.isInteger(count) || count < 1) throw new UsageError(`--count: Invalid value: ${JSON.stringify(values.count)}: must be a positive integer`);
+  if (!Number.isInteger(count) || count < 1)
+    throw new UsageError(`--count: Invalid value: ${JSON.stringify(values.count)}: must be a positive integer`);
   let intervalMs: number;
   try {
-    intervalMs = /^[0-9]+(\.[0-9]+)?$/.test(values.interval) ? Number(values.interval) * 1000 : parseDuration(values.interval);
+    intervalMs = /^[0-9]+(\.[0-9]+)?$/.test(values.interval)
+      ? Number(values.interval) * 1000
+      : parseDuration(values.interval);
   } catch {
-    throw new UsageError(`--interval: Invalid value: ${JSON.stringify(values.interval)}: must be a duration such as 1s or 500ms`);
+    throw new UsageError(
+      `--interval: Invalid value: ${JSON.stringify(values.interval)}: must be a duration such as 1s or 500ms`,
+    );
   }
   let portOverride: number | undefined;
   if (values.port !== undefined) {
@@ -119,14 +127,19 @@ function parseFlags(argv: string[]): Flags | "help" {
 }
 
 /** Reads and checks the policy, and plans its probe of the address. */
-async function planFromPolicy(flags: Flags, io: ProbeCommandIo): Promise<{ spec: HealthProbePolicySpec; probe: PlannedProbe }> {
+async function planFromPolicy(
+  flags: Flags,
+  io: ProbeCommandIo,
+): Promise<{ spec: HealthProbePolicySpec; probe: PlannedProbe }> {
   const { portOverride, secrets } = flags;
   const spec = await readPolicySpec(flags.policy, io.readFile ?? ((p) => readFile(p, "utf8")));
   const parsed = parsePolicySpec(spec);
   if (!parsed.ok) throw new UsageError(parsed.errors.map((e) => `${e.field}: ${e.message}`).join("\n"));
   const probe = parsed.spec.probe;
   if (typeof probe.port === "string" && !/^[0-9]+$/.test(probe.port) && portOverride === undefined) {
-    throw new UsageError(`spec.probe.port: ${JSON.stringify(probe.port)} is a container port name: pass --port with its number`);
+    throw new UsageError(
+      `spec.probe.port: ${JSON.stringify(probe.port)} is a container port name: pass --port with its number`,
+    );
   }
   const planned = planProbe(
     portOverride === undefined ? probe : { ...probe, port: portOverride },
@@ -134,14 +147,22 @@ async function planFromPolicy(flags: Flags, io: ProbeCommandIo): Promise<{ spec:
     (ref: SecretRef) => secrets.get(`${ref.name}/${ref.key}`),
   );
   if (!planned.ok) {
-    const hint = planned.field.includes("secretKeyRef") || planned.field.includes("secretRef") ? " (pass --secret name/key=value)" : "";
+    const hint =
+      planned.field.includes("secretKeyRef") || planned.field.includes("secretRef")
+        ? " (pass --secret name/key=value)"
+        : "";
     throw new UsageError(`${planned.field}: ${planned.message}${hint}`);
   }
   return { spec: parsed.spec, probe: planned.probe };
 }
 
 /** Probes `count` times, a JSON line each, then the verdict line; the exit code follows the last probe. */
-async function probeRepeatedly(flags: Flags, probe: PlannedProbe, settings: EvaluationSettings, io: ProbeCommandIo): Promise<number> {
+async function probeRepeatedly(
+  flags: Flags,
+  probe: PlannedProbe,
+  settings: EvaluationSettings,
+  io: ProbeCommandIo,
+): Promise<number> {
   const execute = io.execute ?? createProber();
   const delay = io.delay ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const { request, judgement } = probe;
@@ -154,7 +175,12 @@ async function probeRepeatedly(flags: Flags, probe: PlannedProbe, settings: Eval
     const outcome = computeProbeOutcome(await execute(request, judgement.timeoutMs, readBody), judgement);
     success = outcome.success;
     // No startup grace: the address is probed as a pod past its grace would be.
-    const next = computeHealth(health, { success: outcome.success, failureClass: outcome.failureClass, at: outcome.finishedAt }, settings, 0);
+    const next = computeHealth(
+      health,
+      { success: outcome.success, failureClass: outcome.failureClass, at: outcome.finishedAt },
+      settings,
+      0,
+    );
     health = next.record;
     if (next.transition) reason = next.transition.reason;
     const line: Record<string, unknown> = { success: outcome.success };
@@ -170,11 +196,11 @@ async function probeRepeatedly(flags: Flags, probe: PlannedProbe, settings: Eval
   return success ? 0 : 1;
 }
 
-
 /** Why the probes run did not decide: what the evaluation still needs. */
 function undecided(settings: EvaluationSettings, health: HealthRecord | undefined): string {
   const w = settings.window;
-  if (w) return `${health?.samples.length ?? 0} of the ${w.sampleSize} samples the window needs: pass --count ${w.sampleSize} or more`;
+  if (w)
+    return `${health?.samples.length ?? 0} of the ${w.sampleSize} samples the window needs: pass --count ${w.sampleSize} or more`;
   const ok = health?.consecutiveSuccesses ?? 0;
   const failed = health?.consecutiveFailures ?? 0;
   return `${ok} consecutive successes of successThreshold=${settings.successThreshold}, ${failed} consecutive failures of failureThreshold=${settings.failureThreshold}`;

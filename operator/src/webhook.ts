@@ -51,11 +51,21 @@ export async function startWebhook(config: OperatorConfig, d: WebhookDeps): Prom
   });
   const server = await startWebhookServer({
     address: w.bindAddress,
-    handler: (body) => handlePodAdmission(body, { policies: d.policies, synced: d.synced, logger, onOutcome: (outcome) => admissions.inc({ outcome }) }),
+    handler: (body) =>
+      handlePodAdmission(body, {
+        policies: d.policies,
+        synced: d.synced,
+        logger,
+        onOutcome: (outcome) => admissions.inc({ outcome }),
+      }),
     onError: (err) => logger.error({ err }, "webhook request failed"),
   });
   const keeper = new WebhookCertificate({
-    store: kubeWebhookCertificateStore(d.client, { namespace: config.operatorNamespace, secretName: w.secretName, configurationName: w.configurationName }),
+    store: kubeWebhookCertificateStore(d.client, {
+      namespace: config.operatorNamespace,
+      secretName: w.secretName,
+      configurationName: w.configurationName,
+    }),
     hosts: webhookHosts(config),
     manage: w.manageCertificate,
     keepCaBundle: w.configurationName !== "",
@@ -74,7 +84,10 @@ export async function startWebhook(config: OperatorConfig, d: WebhookDeps): Prom
     clock: d.clock,
   });
   queue.add(CERTIFICATE_KEY);
-  logger.info({ port: server.port, hosts: webhookHosts(config), manageCertificate: w.manageCertificate }, "admission webhook listening");
+  logger.info(
+    { port: server.port, hosts: webhookHosts(config), manageCertificate: w.manageCertificate },
+    "admission webhook listening",
+  );
   return {
     port: server.port,
     async stop() {

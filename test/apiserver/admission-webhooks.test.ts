@@ -46,7 +46,10 @@ async function namespace(labels: Record<string, string> = {}): Promise<string> {
   return name;
 }
 
-async function configure(name: string, opts: { url?: string; failurePolicy?: string; timeoutSeconds?: number } = {}): Promise<void> {
+async function configure(
+  name: string,
+  opts: { url?: string; failurePolicy?: string; timeoutSeconds?: number } = {},
+): Promise<void> {
   const body = {
     apiVersion: "admissionregistration.k8s.io/v1",
     kind: "MutatingWebhookConfiguration",
@@ -64,11 +67,17 @@ async function configure(name: string, opts: { url?: string; failurePolicy?: str
       },
     ],
   };
-  expect((await http(server, "POST", "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations", { body })).status).toBe(201);
+  expect(
+    (await http(server, "POST", "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations", { body }))
+      .status,
+  ).toBe(201);
 }
 
 const createPod = (ns: string, name: string) =>
-  http(server, "POST", `/api/v1/namespaces/${ns}/pods`, { body: { metadata: { name, labels: { app: "web" } }, spec: { containers: [{ name: "app", image: "app:1" }] } }, user: "deployer" });
+  http(server, "POST", `/api/v1/namespaces/${ns}/pods`, {
+    body: { metadata: { name, labels: { app: "web" } }, spec: { containers: [{ name: "app", image: "app:1" }] } },
+    user: "deployer",
+  });
 
 describe("mutating admission webhooks", () => {
   it("calls the webhook for a pod created in a selected namespace, with an AdmissionReview, and applies its patch", async () => {
@@ -90,7 +99,10 @@ describe("mutating admission webhooks", () => {
         kind: { group: "", version: "v1", kind: "Pod" },
         resource: { group: "", version: "v1", resource: "pods" },
         userInfo: { username: "deployer" },
-        object: { metadata: { name: "web-1", labels: { app: "web" } }, spec: { containers: [expect.objectContaining({ name: "app" })] } },
+        object: {
+          metadata: { name: "web-1", labels: { app: "web" } },
+          spec: { containers: [expect.objectContaining({ name: "app" })] },
+        },
         dryRun: false,
       },
     });
@@ -111,7 +123,12 @@ describe("mutating admission webhooks", () => {
     const res = await createPod(ns, "web-1");
     expect(res.status).toBe(status);
     if (status === 201) expect(res.body.spec.readinessGates).toBeUndefined();
-    else expect(res.body.message).toMatch(new RegExp(`^Internal error occurred: failed calling webhook "${name}.healthprobe.io": failed to call webhook: Post "http://127.0.0.1:1/mutate\\?timeout=10s"`));
+    else
+      expect(res.body.message).toMatch(
+        new RegExp(
+          `^Internal error occurred: failed calling webhook "${name}.healthprobe.io": failed to call webhook: Post "http://127.0.0.1:1/mutate\\?timeout=10s"`,
+        ),
+      );
   });
 
   it("refuses the create with the webhook's status when it denies", async () => {

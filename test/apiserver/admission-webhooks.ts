@@ -19,17 +19,27 @@ const DEFAULT_TIMEOUT_SECONDS = 10;
 
 function ruleMatches(rule: Obj): boolean {
   const has = (list: unknown, value: string) => Array.isArray(list) && (list.includes("*") || list.includes(value));
-  return has(rule.operations, "CREATE") && has(rule.apiGroups, "") && has(rule.apiVersions, "v1") && has(rule.resources, "pods") && (rule.scope ?? "*") !== "Cluster";
+  return (
+    has(rule.operations, "CREATE") &&
+    has(rule.apiGroups, "") &&
+    has(rule.apiVersions, "v1") &&
+    has(rule.resources, "pods") &&
+    (rule.scope ?? "*") !== "Cluster"
+  );
 }
 
 function webhookApplies(webhook: Obj, namespaceLabels: Record<string, string>, pod: Obj): boolean {
   if (!(webhook.rules ?? []).some(ruleMatches)) return false;
   // A missing selector selects everything; an empty one too (LabelSelectorAsSelector).
-  const selects = (selector: Obj | undefined, labels: Record<string, string>) => !selector || matchesLabelSelectorObject(selector, labels) || isEmpty(selector);
-  return selects(webhook.namespaceSelector, namespaceLabels) && selects(webhook.objectSelector, pod.metadata?.labels ?? {});
+  const selects = (selector: Obj | undefined, labels: Record<string, string>) =>
+    !selector || matchesLabelSelectorObject(selector, labels) || isEmpty(selector);
+  return (
+    selects(webhook.namespaceSelector, namespaceLabels) && selects(webhook.objectSelector, pod.metadata?.labels ?? {})
+  );
 }
 
-const isEmpty = (s: Obj): boolean => Object.keys(s.matchLabels ?? {}).length === 0 && (s.matchExpressions ?? []).length === 0;
+const isEmpty = (s: Obj): boolean =>
+  Object.keys(s.matchLabels ?? {}).length === 0 && (s.matchExpressions ?? []).length === 0;
 
 export interface AdmissionRequestInfo {
   namespace: string;
@@ -68,12 +78,20 @@ async function callWebhook(webhook: Obj, pod: Obj, info: AdmissionRequestInfo): 
     response = await post(webhook, review(pod, info));
   } catch (err) {
     if (failurePolicy === "Ignore") return pod;
-    throw new ApiError(500, "InternalError", `Internal error occurred: failed calling webhook "${name}": ${(err as Error).message}`);
+    throw new ApiError(
+      500,
+      "InternalError",
+      `Internal error occurred: failed calling webhook "${name}": ${(err as Error).message}`,
+    );
   }
   if (response.allowed !== true) {
     const status = response.status ?? {};
     const code = Number(status.code) || 400;
-    throw new ApiError(code, status.reason ?? "BadRequest", `admission webhook "${name}" denied the request${status.message ? `: ${status.message}` : " without explanation"}`);
+    throw new ApiError(
+      code,
+      status.reason ?? "BadRequest",
+      `admission webhook "${name}" denied the request${status.message ? `: ${status.message}` : " without explanation"}`,
+    );
   }
   if (!response.patch) return pod;
   try {
@@ -82,7 +100,11 @@ async function callWebhook(webhook: Obj, pod: Obj, info: AdmissionRequestInfo): 
     return applyJsonPatch(pod as KubeObject, ops) as Obj;
   } catch (err) {
     if (failurePolicy === "Ignore") return pod;
-    throw new ApiError(500, "InternalError", `Internal error occurred: failed calling webhook "${name}": ${(err as Error).message}`);
+    throw new ApiError(
+      500,
+      "InternalError",
+      `Internal error occurred: failed calling webhook "${name}": ${(err as Error).message}`,
+    );
   }
 }
 
@@ -112,11 +134,14 @@ function review(pod: Obj, info: AdmissionRequestInfo): Obj {
 
 async function post(webhook: Obj, body: Obj): Promise<Obj> {
   const base = webhook.clientConfig?.url;
-  if (typeof base !== "string") throw new Error("clientConfig.service is not served by this API server: give clientConfig.url");
+  if (typeof base !== "string")
+    throw new Error("clientConfig.service is not served by this API server: give clientConfig.url");
   const timeoutSeconds = webhook.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS;
   // As the real server, the call carries its deadline in the query.
   const url = `${base}${base.includes("?") ? "&" : "?"}timeout=${timeoutSeconds}s`;
-  const ca = webhook.clientConfig?.caBundle ? Buffer.from(String(webhook.clientConfig.caBundle), "base64").toString("utf8") : undefined;
+  const ca = webhook.clientConfig?.caBundle
+    ? Buffer.from(String(webhook.clientConfig.caBundle), "base64").toString("utf8")
+    : undefined;
   const agent = new Agent({ connect: ca ? { ca } : {} });
   const timeoutMs = timeoutSeconds * 1000;
   try {
@@ -127,13 +152,16 @@ async function post(webhook: Obj, body: Obj): Promise<Obj> {
       dispatcher: agent,
       signal: AbortSignal.timeout(timeoutMs),
     }).catch((err: Error) => {
-      throw new Error(`failed to call webhook: Post "${url}": ${err.name === "TimeoutError" ? "context deadline exceeded" : String((err.cause as Error | undefined)?.message ?? err.message)}`);
+      throw new Error(
+        `failed to call webhook: Post "${url}": ${err.name === "TimeoutError" ? "context deadline exceeded" : String((err.cause as Error | undefined)?.message ?? err.message)}`,
+      );
     });
     const text = await res.text();
     if (res.status < 200 || res.status > 299) throw new Error(`received invalid webhook response: HTTP ${res.status}`);
     const parsed = JSON.parse(text) as Obj;
     const response = parsed.response;
-    if (!response || response.uid !== body.request.uid) throw new Error(`expected response.uid="${body.request.uid}", got "${String(response?.uid ?? "")}"`);
+    if (!response || response.uid !== body.request.uid)
+      throw new Error(`expected response.uid="${body.request.uid}", got "${String(response?.uid ?? "")}"`);
     return response;
   } finally {
     await agent.close();

@@ -30,7 +30,9 @@ function defaultPodSpec(spec: Record<string, any> | undefined): void {
 
 function podQosClass(spec: Record<string, any> | undefined): string {
   const containers = (spec?.containers ?? []) as Array<Record<string, any>>;
-  const hasResources = containers.some((c) => Object.keys(c.resources?.requests ?? {}).length > 0 || Object.keys(c.resources?.limits ?? {}).length > 0);
+  const hasResources = containers.some(
+    (c) => Object.keys(c.resources?.requests ?? {}).length > 0 || Object.keys(c.resources?.limits ?? {}).length > 0,
+  );
   return hasResources ? "Burstable" : "BestEffort";
 }
 
@@ -45,7 +47,8 @@ function mergeStringData(secret: KubeObject): void {
   delete secret.stringData;
   if (stringData === null || typeof stringData !== "object" || Array.isArray(stringData)) return;
   const data: Record<string, unknown> = secret.data !== null && typeof secret.data === "object" ? secret.data : {};
-  for (const [key, value] of Object.entries(stringData as Record<string, unknown>)) data[key] = Buffer.from(String(value), "utf8").toString("base64");
+  for (const [key, value] of Object.entries(stringData as Record<string, unknown>))
+    data[key] = Buffer.from(String(value), "utf8").toString("base64");
   secret.data = data;
 }
 

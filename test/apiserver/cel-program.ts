@@ -1,6 +1,17 @@
 // CEL for CRD validation rules through @bufbuild/cel, in the environment the real API server gives them:
 // the standard library, the strings extension and Kubernetes' list and regex libraries.
-import { CelScalar, celEnv, celMethod, isCelError, isCelList, listType, parse, plan, type CelList, type CelValue } from "@bufbuild/cel";
+import {
+  CelScalar,
+  celEnv,
+  celMethod,
+  isCelError,
+  isCelList,
+  listType,
+  parse,
+  plan,
+  type CelList,
+  type CelValue,
+} from "@bufbuild/cel";
 import { strings } from "@bufbuild/cel/ext";
 import type { Schema } from "./crd-schema.js";
 
@@ -8,7 +19,8 @@ const DYN_LIST = listType(CelScalar.DYN);
 
 /** Orders the scalars Kubernetes' list functions compare (ints, doubles, strings, bools). */
 function compareScalars(a: CelValue, b: CelValue): number {
-  const num = (v: CelValue): number | undefined => (typeof v === "bigint" || typeof v === "number" ? Number(v) : undefined);
+  const num = (v: CelValue): number | undefined =>
+    typeof v === "bigint" || typeof v === "number" ? Number(v) : undefined;
   const na = num(a);
   const nb = num(b);
   if (na !== undefined && nb !== undefined) return na < nb ? -1 : na > nb ? 1 : 0;
@@ -93,7 +105,10 @@ function compile(expression: string): Compiled {
   return entry;
 }
 
-export type CelOutcome = { kind: "value"; value: unknown } | { kind: "compile-error"; message: string } | { kind: "evaluation-error"; message: string };
+export type CelOutcome =
+  | { kind: "value"; value: unknown }
+  | { kind: "compile-error"; message: string }
+  | { kind: "evaluation-error"; message: string };
 
 // cel-go's wording for the errors a rule's author sees; the library words a few of them differently.
 function celGoWording(message: string): string {
@@ -136,7 +151,10 @@ export function toCelValue(value: unknown, schema: Schema | undefined): unknown 
     return new Map(Object.entries(value).map(([k, x]) => [k, toCelValue(x, props[k] ?? additional)]));
   }
   if (typeof value === "number") {
-    const integral = schema?.type === "integer" || schema?.["x-kubernetes-int-or-string"] === true || (schema?.type === undefined && Number.isInteger(value));
+    const integral =
+      schema?.type === "integer" ||
+      schema?.["x-kubernetes-int-or-string"] === true ||
+      (schema?.type === undefined && Number.isInteger(value));
     return integral && Number.isInteger(value) ? BigInt(value) : value;
   }
   return value;

@@ -20,20 +20,40 @@ describe("CEL evaluation through @bufbuild/cel", () => {
     ["type(self) == int ? (self >= 1 && self <= 65535) : self.matches('^[a-z]+$')", { self: 8080 }, true],
     ["type(self) == int ? (self >= 1 && self <= 65535) : self.matches('^[a-z]+$')", { self: "http" }, true],
     ["type(self) == int ? (self >= 1 && self <= 65535) : self.matches('^[a-z]+$')", { self: 0 }, false],
-    ["self.all(h, self.exists_one(o, o.name.lowerAscii() == h.name.lowerAscii()))", { self: [{ name: "A" }, { name: "b" }] }, true],
-    ["self.all(h, self.exists_one(o, o.name.lowerAscii() == h.name.lowerAscii()))", { self: [{ name: "A" }, { name: "a" }] }, false],
+    [
+      "self.all(h, self.exists_one(o, o.name.lowerAscii() == h.name.lowerAscii()))",
+      { self: [{ name: "A" }, { name: "b" }] },
+      true,
+    ],
+    [
+      "self.all(h, self.exists_one(o, o.name.lowerAscii() == h.name.lowerAscii()))",
+      { self: [{ name: "A" }, { name: "a" }] },
+      false,
+    ],
     ["!(self.lowerAscii() in ['host', 'content-length', 'te'])", { self: "Content-Length" }, false],
     ["!(self.lowerAscii() in ['host', 'content-length', 'te'])", { self: "X-Env" }, true],
     ["duration(self) >= duration('30s') && duration(self) <= duration('168h')", { self: "1h30m" }, true],
     ["duration(self) >= duration('30s') && duration(self) <= duration('168h')", { self: "10s" }, false],
-    ["self.operator in ['In', 'NotIn'] ? size(self.values) > 0 : true", { self: { operator: "In", values: ["x"] } }, true],
+    [
+      "self.operator in ['In', 'NotIn'] ? size(self.values) > 0 : true",
+      { self: { operator: "In", values: ["x"] } },
+      true,
+    ],
     ["self.map(x, x * 2).filter(y, y > 2) == [4, 6]", { self: [1, 2, 3] }, true],
     ["'a' + string(self.n) == 'a7'", { self: { n: 7 } }, true],
     ["self.x == oldSelf.x", { self: { x: 1 }, oldSelf: { x: 1 } }, true],
     ["{'a': 1}['a'] == 1 && 'k' in {'k': 2}", { self: "" }, true],
     ["7 / 2 == 3 && 7 % 2 == 1 && -(1) == -1", { self: "" }, true],
-    ["self.split(',').join('+') == 'a+b' && self.replace(',', '') == 'ab' && self.indexOf(',') == 1", { self: "a,b" }, true],
-    ["self.isSorted() && self.sum() == 6 && self.min() == 1 && self.max() == 3 && self.indexOf(2) == 1", { self: [1, 2, 3] }, true],
+    [
+      "self.split(',').join('+') == 'a+b' && self.replace(',', '') == 'ab' && self.indexOf(',') == 1",
+      { self: "a,b" },
+      true,
+    ],
+    [
+      "self.isSorted() && self.sum() == 6 && self.min() == 1 && self.max() == 3 && self.indexOf(2) == 1",
+      { self: [1, 2, 3] },
+      true,
+    ],
     ["self.isSorted()", { self: ["b", "a"] }, false],
     ["self.find('[0-9]+') == '12' && self.findAll('[a-z]') == ['a', 'b']", { self: "a12b" }, true],
   ])("%s over %j is %j", (expr, vars, expected) => {
@@ -74,11 +94,22 @@ describe("CRD validation rules", () => {
     properties: {
       spec: {
         type: "object",
-        "x-kubernetes-validations": [{ rule: "self.min <= self.max", messageExpression: "'min ' + string(self.min) + ' exceeds max'", fieldPath: ".min" }],
+        "x-kubernetes-validations": [
+          {
+            rule: "self.min <= self.max",
+            messageExpression: "'min ' + string(self.min) + ' exceeds max'",
+            fieldPath: ".min",
+          },
+        ],
         properties: {
           min: { type: "integer" },
           max: { type: "integer" },
-          mode: { type: "string", "x-kubernetes-validations": [{ rule: "self == oldSelf", message: "mode is immutable", reason: "FieldValueForbidden" }] },
+          mode: {
+            type: "string",
+            "x-kubernetes-validations": [
+              { rule: "self == oldSelf", message: "mode is immutable", reason: "FieldValueForbidden" },
+            ],
+          },
           ports: {
             type: "array",
             "x-kubernetes-list-type": "map",
@@ -87,14 +118,31 @@ describe("CRD validation rules", () => {
               type: "object",
               required: ["name"],
               properties: { name: { type: "string" }, number: { type: "integer" } },
-              "x-kubernetes-validations": [{ rule: "self.number == oldSelf.number", message: "a port's number is immutable" }],
+              "x-kubernetes-validations": [
+                { rule: "self.number == oldSelf.number", message: "a port's number is immutable" },
+              ],
             },
           },
-          tags: { type: "array", items: { type: "string", "x-kubernetes-validations": [{ rule: "self == oldSelf", message: "never runs" }] } },
+          tags: {
+            type: "array",
+            items: { type: "string", "x-kubernetes-validations": [{ rule: "self == oldSelf", message: "never runs" }] },
+          },
           limit: { type: "integer", "x-kubernetes-validations": [{ rule: "self.size() > 0" }] },
-          label: { type: "string", "x-kubernetes-validations": [{ rule: "self.startsWith('x')", messageExpression: "self.missing" }] },
-          name: { type: "string", "x-kubernetes-validations": [{ rule: "self.size() < 3", messageExpression: "'  '", message: "too long" }] },
-          labels: { type: "object", additionalProperties: { type: "string", "x-kubernetes-validations": [{ rule: "self == oldSelf", message: "label values are immutable" }] } },
+          label: {
+            type: "string",
+            "x-kubernetes-validations": [{ rule: "self.startsWith('x')", messageExpression: "self.missing" }],
+          },
+          name: {
+            type: "string",
+            "x-kubernetes-validations": [{ rule: "self.size() < 3", messageExpression: "'  '", message: "too long" }],
+          },
+          labels: {
+            type: "object",
+            additionalProperties: {
+              type: "string",
+              "x-kubernetes-validations": [{ rule: "self == oldSelf", message: "label values are immutable" }],
+            },
+          },
           when: { type: "string", "x-kubernetes-validations": [{ rule: "duration(self) > duration('1s')" }] },
         },
       },
@@ -120,29 +168,68 @@ describe("CRD validation rules", () => {
     ["a transition rule does not run when the old object lacks the field", spec({ mode: "b" }), spec({}), []],
     [
       "items of a map-type list are compared with the old item of the same key",
-      spec({ ports: [{ name: "b", number: 2 }, { name: "a", number: 9 }] }),
-      spec({ ports: [{ name: "a", number: 1 }, { name: "b", number: 2 }] }),
-      [{ field: "spec.ports[1]", reason: "FieldValueInvalid", message: 'Invalid value: "object": a port\'s number is immutable' }],
+      spec({
+        ports: [
+          { name: "b", number: 2 },
+          { name: "a", number: 9 },
+        ],
+      }),
+      spec({
+        ports: [
+          { name: "a", number: 1 },
+          { name: "b", number: 2 },
+        ],
+      }),
+      [
+        {
+          field: "spec.ports[1]",
+          reason: "FieldValueInvalid",
+          message: 'Invalid value: "object": a port\'s number is immutable',
+        },
+      ],
     ],
-    ["a new item of a map-type list has no old value", spec({ ports: [{ name: "c", number: 3 }] }), spec({ ports: [] }), []],
+    [
+      "a new item of a map-type list has no old value",
+      spec({ ports: [{ name: "c", number: 3 }] }),
+      spec({ ports: [] }),
+      [],
+    ],
     ["items of other lists get no old value", spec({ tags: ["b"] }), spec({ tags: ["a"] }), []],
     [
       "values of a map are compared with the old value of the same key",
       spec({ labels: { a: "1", b: "2" } }),
       spec({ labels: { a: "0" } }),
-      [{ field: "spec.labels.a", reason: "FieldValueInvalid", message: 'Invalid value: "string": label values are immutable' }],
+      [
+        {
+          field: "spec.labels.a",
+          reason: "FieldValueInvalid",
+          message: 'Invalid value: "string": label values are immutable',
+        },
+      ],
     ],
     [
       "a rule without a message reports the rule",
       spec({ when: "1s" }),
       undefined,
-      [{ field: "spec.when", reason: "FieldValueInvalid", message: "Invalid value: \"string\": failed rule: duration(self) > duration('1s')" }],
+      [
+        {
+          field: "spec.when",
+          reason: "FieldValueInvalid",
+          message: "Invalid value: \"string\": failed rule: duration(self) > duration('1s')",
+        },
+      ],
     ],
     [
       "a failing message expression falls back to the default message",
       spec({ label: "y" }),
       undefined,
-      [{ field: "spec.label", reason: "FieldValueInvalid", message: "Invalid value: \"string\": failed rule: self.startsWith('x')" }],
+      [
+        {
+          field: "spec.label",
+          reason: "FieldValueInvalid",
+          message: "Invalid value: \"string\": failed rule: self.startsWith('x')",
+        },
+      ],
     ],
     [
       "a blank message expression falls back to the static message",
@@ -168,7 +255,15 @@ describe("CRD validation rules", () => {
       "an evaluation error names the error and the rule",
       spec({ when: "soon" }),
       undefined,
-      [{ field: "spec.when", reason: "FieldValueInvalid", message: expect.stringMatching(/^Invalid value: "string": .*duration.* evaluating rule: duration\(self\) > duration\('1s'\)$/) }],
+      [
+        {
+          field: "spec.when",
+          reason: "FieldValueInvalid",
+          message: expect.stringMatching(
+            /^Invalid value: "string": .*duration.* evaluating rule: duration\(self\) > duration\('1s'\)$/,
+          ),
+        },
+      ],
     ],
   ])("%s", (_name, value, old, expected) => {
     expect(validateCelRules(value, old, schema, "")).toEqual(expected);

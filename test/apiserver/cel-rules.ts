@@ -34,7 +34,11 @@ function ruleError(rule: Rule, path: string, schema: Schema, message: string): F
     case "FieldValueForbidden":
       return fieldErrors.forbidden(field, message);
     case "FieldValueDuplicate":
-      return { field, reason: "FieldValueDuplicate", message: `Duplicate value: ${JSON.stringify(schemaTypeName(schema))}: ${message}` };
+      return {
+        field,
+        reason: "FieldValueDuplicate",
+        message: `Duplicate value: ${JSON.stringify(schemaTypeName(schema))}: ${message}`,
+      };
     default:
       return fieldErrors.invalid(field, schemaTypeName(schema), message);
   }
@@ -50,7 +54,8 @@ function failureMessage(rule: Rule, bindings: Record<string, unknown>): string {
   if (!rule.messageExpression) return staticMessage(rule);
   const m = runCel(rule.messageExpression, bindings);
   // The real server falls back to the static message when the expression fails.
-  if (m.kind === "value" && typeof m.value === "string" && m.value.trim() !== "" && !m.value.includes("\n")) return m.value;
+  if (m.kind === "value" && typeof m.value === "string" && m.value.trim() !== "" && !m.value.includes("\n"))
+    return m.value;
   return staticMessage(rule);
 }
 
@@ -97,9 +102,16 @@ function ruleText(rule: Rule): string {
 }
 
 /** Walks value and schema together, evaluating every rule where the value is present. */
-export function validateCelRules(value: unknown, old: unknown, schema: Schema | undefined, path: string, out: FieldError[] = []): FieldError[] {
+export function validateCelRules(
+  value: unknown,
+  old: unknown,
+  schema: Schema | undefined,
+  path: string,
+  out: FieldError[] = [],
+): FieldError[] {
   if (!schema || value === undefined || value === null) return out;
-  for (const rule of (schema["x-kubernetes-validations"] ?? []) as Rule[]) evaluateRule(rule, value, old, schema, path, out);
+  for (const rule of (schema["x-kubernetes-validations"] ?? []) as Rule[])
+    evaluateRule(rule, value, old, schema, path, out);
   if (isMap(value)) {
     const props = (schema.properties ?? {}) as Record<string, Schema>;
     for (const [key, v] of Object.entries(value)) {
@@ -107,7 +119,9 @@ export function validateCelRules(value: unknown, old: unknown, schema: Schema | 
       if (sub) validateCelRules(v, isMap(old) ? old[key] : undefined, sub, path ? `${path}.${key}` : key, out);
     }
   } else if (Array.isArray(value) && schema.items) {
-    value.forEach((item, i) => validateCelRules(item, correlatedItem(item, old, schema), schema.items, `${path}[${i}]`, out));
+    value.forEach((item, i) =>
+      validateCelRules(item, correlatedItem(item, old, schema), schema.items, `${path}[${i}]`, out),
+    );
   }
   return out;
 }

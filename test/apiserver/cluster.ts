@@ -95,8 +95,15 @@ function randomSuffix(): string {
 }
 
 /** Schema errors after which the real server does not run CEL rules (customresource/strategy.go hasBlockingErr). */
-const CEL_BLOCKING_REASONS = new Set(["FieldValueNotSupported", "FieldValueRequired", "FieldValueTooLong", "FieldValueTooMany", "FieldValueTypeInvalid"]);
-const CEL_NOT_CHECKED = "Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation";
+const CEL_BLOCKING_REASONS = new Set([
+  "FieldValueNotSupported",
+  "FieldValueRequired",
+  "FieldValueTooLong",
+  "FieldValueTooMany",
+  "FieldValueTypeInvalid",
+]);
+const CEL_NOT_CHECKED =
+  "Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation";
 
 /**
  * Whether the kind tracks metadata.generation: custom resources always, built-ins with a
@@ -213,22 +220,38 @@ export class Cluster {
     const ns = this.store.getShared("/namespaces", undefined, namespace);
     if (!ns) throw notFound("", "namespaces", namespace);
     if (ns.metadata.deletionTimestamp || ns.status?.phase === "Terminating") {
-      throw forbidden(t.group, t.plural, name, `unable to create new content in namespace ${namespace} because it is being terminated`);
+      throw forbidden(
+        t.group,
+        t.plural,
+        name,
+        `unable to create new content in namespace ${namespace} because it is being terminated`,
+      );
     }
   }
 
   private checkTypeMeta(t: ResourceType, body: KubeObject): void {
     if (body.apiVersion !== undefined && body.apiVersion !== apiVersionOf(t)) {
       const bodyGroup = String(body.apiVersion).includes("/") ? String(body.apiVersion).split("/")[0] : "";
-      if (bodyGroup !== t.group) throw badRequest(`the API version in the data (${body.apiVersion}) does not match the expected API version (${apiVersionOf(t)})`);
+      if (bodyGroup !== t.group)
+        throw badRequest(
+          `the API version in the data (${body.apiVersion}) does not match the expected API version (${apiVersionOf(t)})`,
+        );
     }
     if (body.kind !== undefined && body.kind !== t.kind) {
-      throw badRequest(`${t.kind} in version "${t.version}" cannot be handled as a ${t.kind}: the kind in the data (${body.kind}) does not match the expected kind (${t.kind})`);
+      throw badRequest(
+        `${t.kind} in version "${t.version}" cannot be handled as a ${t.kind}: the kind in the data (${body.kind}) does not match the expected kind (${t.kind})`,
+      );
     }
   }
 
   /** Prunes, defaults and validates; returns field errors and records unknown fields. */
-  private admit(t: ResourceType, obj: KubeObject, old: KubeObject | undefined, subresource: string, ctx: WriteContext): FieldError[] {
+  private admit(
+    t: ResourceType,
+    obj: KubeObject,
+    old: KubeObject | undefined,
+    subresource: string,
+    ctx: WriteContext,
+  ): FieldError[] {
     const errors: FieldError[] = [];
     const unknownFields = Object.keys(obj.metadata ?? {})
       .filter((k) => !OBJECT_META_FIELDS.has(k))
@@ -238,7 +261,9 @@ export class Cluster {
     if (t.crd && !name) errors.push(fieldErrors.required("metadata.name", "name or generateName is required"));
     else if (t.crd && name && !old) {
       const labelOnly = t.kind === "Namespace" && t.group === "";
-      if (labelOnly ? !DNS1123_LABEL.test(name) || name.length > 63 : !DNS1123_SUBDOMAIN.test(name) || name.length > 253) {
+      if (
+        labelOnly ? !DNS1123_LABEL.test(name) || name.length > 63 : !DNS1123_SUBDOMAIN.test(name) || name.length > 253
+      ) {
         errors.push(fieldErrors.invalid("metadata.name", name, labelOnly ? LABEL_MESSAGE : SUBDOMAIN_MESSAGE));
       }
     }
@@ -277,7 +302,13 @@ export class Cluster {
       const known = new Set(t.topLevelFields ?? []);
       unknownFields.push(...Object.keys(obj).filter((k) => known.size > 0 && !known.has(k)));
       applyBuiltinDefaults(t.group, t.kind, obj);
-      const causes = validateBuiltin({ group: t.group, version: t.version, kind: t.kind }, obj, old, subresource, this.validationOptions);
+      const causes = validateBuiltin(
+        { group: t.group, version: t.version, kind: t.kind },
+        obj,
+        old,
+        subresource,
+        this.validationOptions,
+      );
       for (const c of causes) {
         if (!errors.some((e) => e.field === c.field && e.message === c.message)) errors.push(c);
       }
@@ -295,12 +326,24 @@ export class Cluster {
     ctx.warnings.push(...messages);
   }
 
-  private recordManager(obj: KubeObject, ctx: WriteContext, operation: "Update" | "Apply", subresource: string, t: ResourceType, fieldsV1?: unknown, old?: KubeObject): void {
+  private recordManager(
+    obj: KubeObject,
+    ctx: WriteContext,
+    operation: "Update" | "Apply",
+    subresource: string,
+    t: ResourceType,
+    fieldsV1?: unknown,
+    old?: KubeObject,
+  ): void {
     const manager = ctx.fieldManager;
     if (!manager) return;
     const all = (obj.metadata.managedFields ?? []) as Array<Record<string, any>>;
-    let entries = all.filter((e) => !(e.manager === manager && e.operation === operation && (e.subresource ?? "") === subresource));
-    const previous = all.find((e) => e.manager === manager && e.operation === operation && (e.subresource ?? "") === subresource);
+    let entries = all.filter(
+      (e) => !(e.manager === manager && e.operation === operation && (e.subresource ?? "") === subresource),
+    );
+    const previous = all.find(
+      (e) => e.manager === manager && e.operation === operation && (e.subresource ?? "") === subresource,
+    );
     let owned = fieldsV1 ?? previous?.fieldsV1 ?? {};
     if (operation === "Update" && fieldsV1 === undefined) {
       const updated = updaterManagedFields(t, old, obj, all, manager, subresource);
@@ -321,7 +364,13 @@ export class Cluster {
   }
 
   /** `body` becomes the stored object (no copy): the caller hands over an object of its own (a parsed request body) and does not use it again. */
-  create(t: ResourceType, namespace: string | undefined, body: unknown, ctx: WriteContext, applyFields?: unknown): KubeObject {
+  create(
+    t: ResourceType,
+    namespace: string | undefined,
+    body: unknown,
+    ctx: WriteContext,
+    applyFields?: unknown,
+  ): KubeObject {
     if (!isMap(body)) throw badRequest("Object 'Kind' is missing in '" + JSON.stringify(body) + "'");
     const obj = body as KubeObject;
     this.checkTypeMeta(t, obj);
@@ -342,7 +391,16 @@ export class Cluster {
     if (givenRv !== "" && givenRv !== "0" && this.store.rvCodec.parse(givenRv) !== undefined) {
       throw new ApiError(500, "", "resourceVersion should not be set on objects to be created");
     }
-    for (const k of ["uid", "resourceVersion", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation", "selfLink"]) delete meta[k];
+    for (const k of [
+      "uid",
+      "resourceVersion",
+      "creationTimestamp",
+      "deletionTimestamp",
+      "deletionGracePeriodSeconds",
+      "generation",
+      "selfLink",
+    ])
+      delete meta[k];
     if (t.crd && hasStatus(t)) delete obj.status;
     if (!t.crd) prepareBuiltinCreate(t.group, t.kind, obj);
     const errors = this.admit(t, obj, undefined, "", ctx);
@@ -351,7 +409,8 @@ export class Cluster {
     meta.uid = randomUUID();
     meta.creationTimestamp = this.timestamp();
     if (tracksGeneration(t)) meta.generation = 1;
-    if (t.group === "apiextensions.k8s.io" && t.kind === "CustomResourceDefinition") obj.status = establishedCrdStatus(obj, this.timestamp());
+    if (t.group === "apiextensions.k8s.io" && t.kind === "CustomResourceDefinition")
+      obj.status = establishedCrdStatus(obj, this.timestamp());
     this.recordManager(obj, ctx, applyFields ? "Apply" : "Update", "", t, applyFields);
     if (ctx.dryRun) return this.present(t, obj);
     const stored = this.store.write(this.key(t), this.toStorage(obj));
@@ -360,7 +419,14 @@ export class Cluster {
   }
 
   /** As create: `body` is the caller's to hand over, and parts of it are stored without a copy. */
-  update(t: ResourceType, namespace: string | undefined, name: string, body: unknown, ctx: WriteContext, subresource: string): KubeObject {
+  update(
+    t: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    body: unknown,
+    ctx: WriteContext,
+    subresource: string,
+  ): KubeObject {
     if (!isMap(body)) throw badRequest("Object 'Kind' is missing");
     const ns = t.namespaced ? namespace : undefined;
     const old = this.store.getShared(this.key(t), ns, name);
@@ -378,7 +444,9 @@ export class Cluster {
     if (rv === undefined || rv === "") {
       // Custom resources refuse unconditional updates; built-ins accept them.
       if (t.crd) {
-        throw invalid(t.group, t.kind, name, [fieldErrors.invalid("metadata.resourceVersion", 0, "must be specified for an update")]);
+        throw invalid(t.group, t.kind, name, [
+          fieldErrors.invalid("metadata.resourceVersion", 0, "must be specified for an update"),
+        ]);
       }
     } else if (rv !== old.metadata.resourceVersion) {
       throw conflict(t.group, t.plural, name, STALE_OBJECT);
@@ -416,7 +484,15 @@ export class Cluster {
         else obj.status = clone(old.status);
       }
       const meta = obj.metadata;
-      for (const k of ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "name", "namespace", "generation"]) {
+      for (const k of [
+        "uid",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "name",
+        "namespace",
+        "generation",
+      ]) {
         if (old.metadata[k] === undefined) delete meta[k];
         else meta[k] = old.metadata[k];
       }
@@ -446,29 +522,43 @@ export class Cluster {
       applyBuiltinDefaults("", "Pod", { metadata: {}, spec: candidate });
       if (JSON.stringify(canonical(candidate)) !== JSON.stringify(canonical(allowed))) {
         throw invalid("", "Pod", old.metadata.name, [
-          fieldErrors.forbidden("spec", "pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)"),
+          fieldErrors.forbidden(
+            "spec",
+            "pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)",
+          ),
         ]);
       }
     }
     const errors = this.admit(t, obj, old, subresource, ctx);
     if (errors.length) throw invalid(t.group, t.kind, old.metadata.name, errors);
     if (tracksGeneration(t) && subresource !== "status") {
-      const bumped = JSON.stringify(specPart(obj)) !== JSON.stringify(specPart(old)) || generationLabels(t, obj) !== generationLabels(t, old);
+      const bumped =
+        JSON.stringify(specPart(obj)) !== JSON.stringify(specPart(old)) ||
+        generationLabels(t, obj) !== generationLabels(t, old);
       obj.metadata.generation = (old.metadata.generation ?? 0) + (bumped ? 1 : 0);
     }
     if (t.group === "apiextensions.k8s.io" && t.kind === "CustomResourceDefinition" && subresource !== "status") {
       obj.status = establishedCrdStatus({ ...obj, status: old.status }, this.timestamp());
       const oldConds = (old.status?.conditions ?? []) as Array<Record<string, any>>;
-      (obj.status as any).conditions = (obj.status as any).conditions.map((c: any) => ({ ...c, lastTransitionTime: oldConds.find((o) => o.type === c.type)?.lastTransitionTime ?? c.lastTransitionTime }));
+      (obj.status as any).conditions = (obj.status as any).conditions.map((c: any) => ({
+        ...c,
+        lastTransitionTime: oldConds.find((o) => o.type === c.type)?.lastTransitionTime ?? c.lastTransitionTime,
+      }));
     }
     if (sameContent(obj, old)) {
-      const withoutTime = (m: unknown): string => JSON.stringify(((m ?? []) as Array<Record<string, any>>).map(({ time: _t, ...rest }) => canonical(rest)));
-      if (operation === "Update" || withoutTime(obj.metadata.managedFields) === withoutTime(old.metadata.managedFields)) return this.view(t, old);
+      const withoutTime = (m: unknown): string =>
+        JSON.stringify(((m ?? []) as Array<Record<string, any>>).map(({ time: _t, ...rest }) => canonical(rest)));
+      if (operation === "Update" || withoutTime(obj.metadata.managedFields) === withoutTime(old.metadata.managedFields))
+        return this.view(t, old);
     }
     if (!managedFieldsOverride) this.recordManager(obj, ctx, operation, subresource, t, undefined, old);
     if (ctx.dryRun) return this.present(t, obj);
     // An object whose finalizers are gone is removed unless a graceful deletion still runs (pods).
-    if (obj.metadata.deletionTimestamp && (obj.metadata.finalizers ?? []).length === 0 && Number(obj.metadata.deletionGracePeriodSeconds ?? 0) === 0) {
+    if (
+      obj.metadata.deletionTimestamp &&
+      (obj.metadata.finalizers ?? []).length === 0 &&
+      Number(obj.metadata.deletionGracePeriodSeconds ?? 0) === 0
+    ) {
       const gone = this.store.remove(this.key(t), old.metadata.namespace, old.metadata.name);
       this.afterRemove(t, gone!);
       const out = this.present(t, obj);
@@ -493,7 +583,9 @@ export class Cluster {
     const type = contentType.split(";")[0]!.trim().toLowerCase();
     if (type === "application/apply-patch+yaml" || type === "application/apply-patch+cbor") {
       if (!ctx.fieldManager || !ctx.fieldManagerExplicit) {
-        throw invalid("meta.k8s.io", "PatchOptions", "", [fieldErrors.required("fieldManager", "is required for apply patch")]);
+        throw invalid("meta.k8s.io", "PatchOptions", "", [
+          fieldErrors.required("fieldManager", "is required for apply patch"),
+        ]);
       }
       let applied: unknown;
       try {
@@ -503,7 +595,9 @@ export class Cluster {
       }
       if (!isMap(applied)) throw badRequest("couldn't get version/kind; json parse error");
       if (applied.metadata?.name !== undefined && applied.metadata.name !== name) {
-        throw badRequest(`the name of the object (${applied.metadata.name}) does not match the name on the URL (${name})`);
+        throw badRequest(
+          `the name of the object (${applied.metadata.name}) does not match the name on the URL (${name})`,
+        );
       }
       this.checkTypeMeta(t, applied);
       const current = this.store.getShared(this.key(t), ns, name);
@@ -514,7 +608,10 @@ export class Cluster {
         return this.create(t, namespace, result.object, ctx, result.fieldsV1);
       }
       const result = applyConfiguration(t, this.present(t, current), applied, ctx.fieldManager, force, subresource);
-      if (result.object.metadata?.resourceVersion && result.object.metadata.resourceVersion !== current.metadata.resourceVersion) {
+      if (
+        result.object.metadata?.resourceVersion &&
+        result.object.metadata.resourceVersion !== current.metadata.resourceVersion
+      ) {
         throw conflict(t.group, t.plural, name, STALE_OBJECT);
       }
       return this.commitUpdate(t, current, result.object, ctx, subresource, "Apply", result.managedFields);
@@ -545,25 +642,46 @@ export class Cluster {
     }
     if (!isMap(patched)) throw badRequest("patch produced a non-object");
     patched.metadata = isMap(patched.metadata) ? patched.metadata : {};
-    if (patched.metadata.resourceVersion !== undefined && patched.metadata.resourceVersion !== current.metadata.resourceVersion) {
+    if (
+      patched.metadata.resourceVersion !== undefined &&
+      patched.metadata.resourceVersion !== current.metadata.resourceVersion
+    ) {
       throw conflict(t.group, t.plural, name, STALE_OBJECT);
     }
     if (patched.metadata.name !== undefined && patched.metadata.name !== name) {
-      throw badRequest(`the name of the object (${patched.metadata.name}) does not match the name on the URL (${name})`);
+      throw badRequest(
+        `the name of the object (${patched.metadata.name}) does not match the name on the URL (${name})`,
+      );
     }
     if (patched.metadata.uid !== undefined && patched.metadata.uid !== current.metadata.uid) {
-      throw conflict(t.group, t.plural, name, `Precondition failed: UID in precondition: ${patched.metadata.uid}, UID in object meta: ${current.metadata.uid}`);
+      throw conflict(
+        t.group,
+        t.plural,
+        name,
+        `Precondition failed: UID in precondition: ${patched.metadata.uid}, UID in object meta: ${current.metadata.uid}`,
+      );
     }
     return this.commitUpdate(t, current, patched, ctx, subresource, "Update");
   }
 
-  delete(t: ResourceType, namespace: string | undefined, name: string, opts: DeleteOptions, ctx: WriteContext): DeleteResult {
+  delete(
+    t: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    opts: DeleteOptions,
+    ctx: WriteContext,
+  ): DeleteResult {
     const ns = t.namespaced ? namespace : undefined;
     const current = this.store.get(this.key(t), ns, name);
     if (!current) throw notFound(t.group, t.plural, name);
     const pre = opts.preconditions ?? {};
     if (pre.uid && pre.uid !== current.metadata.uid) {
-      throw conflict(t.group, t.plural, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${current.metadata.uid}`);
+      throw conflict(
+        t.group,
+        t.plural,
+        name,
+        `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${current.metadata.uid}`,
+      );
     }
     if (pre.resourceVersion && pre.resourceVersion !== current.metadata.resourceVersion) {
       throw conflict(
@@ -573,9 +691,13 @@ export class Cluster {
         `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${current.metadata.resourceVersion}`,
       );
     }
-    const policy = opts.propagationPolicy ?? (opts.orphanDependents === true ? "Orphan" : opts.orphanDependents === false ? "Background" : "Background");
+    const policy =
+      opts.propagationPolicy ??
+      (opts.orphanDependents === true ? "Orphan" : opts.orphanDependents === false ? "Background" : "Background");
     if (!["Background", "Foreground", "Orphan"].includes(policy)) {
-      throw invalid(t.group, t.kind, name, [fieldErrors.notSupported("propagationPolicy", policy, ["Foreground", "Background", "Orphan", "nil"])]);
+      throw invalid(t.group, t.kind, name, [
+        fieldErrors.notSupported("propagationPolicy", policy, ["Foreground", "Background", "Orphan", "nil"]),
+      ]);
     }
     const obj = clone(current);
     const isPod = t.group === "" && t.kind === "Pod";
@@ -598,7 +720,8 @@ export class Cluster {
     if (gracefulSeconds !== undefined) {
       if (finalizers.length) obj.metadata.finalizers = finalizers;
       // The marked pod is written first, as the real registry does, even when it goes at once.
-      if (ctx.dryRun) return { object: this.present(t, obj), deleted: gracefulSeconds === 0 && finalizers.length === 0 };
+      if (ctx.dryRun)
+        return { object: this.present(t, obj), deleted: gracefulSeconds === 0 && finalizers.length === 0 };
       const stored = this.store.put(this.key(t), obj);
       if (gracefulSeconds > 0 || finalizers.length > 0) {
         this.afterWrite(t, stored);
@@ -638,37 +761,66 @@ export class Cluster {
     const phase = pod.status?.phase;
     // Terminal or already terminating pods are deleted without consulting budgets.
     if (phase === "Succeeded" || phase === "Failed" || pod.metadata.deletionTimestamp) {
-      if (!pod.metadata.deletionTimestamp || deleteOptions.propagationPolicy) this.delete(t, namespace, name, deleteOptions, ctx);
+      if (!pod.metadata.deletionTimestamp || deleteOptions.propagationPolicy)
+        this.delete(t, namespace, name, deleteOptions, ctx);
       return;
     }
     const pdbs = this.store
       .list(storageKey("policy", "poddisruptionbudgets"), namespace)
-      .filter((p) => isMap(p.spec?.selector) && Object.keys(p.spec.selector).length > 0 && matchesLabelSelectorObject(p.spec.selector, pod.metadata.labels));
+      .filter(
+        (p) =>
+          isMap(p.spec?.selector) &&
+          Object.keys(p.spec.selector).length > 0 &&
+          matchesLabelSelectorObject(p.spec.selector, pod.metadata.labels),
+      );
     if (pdbs.length > 1) {
-      throw new ApiError(500, "InternalError", "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.");
+      throw new ApiError(
+        500,
+        "InternalError",
+        "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.",
+      );
     }
     const pdb = pdbs[0];
     if (pdb) {
       const status = (pdb.status ?? {}) as Record<string, any>;
       if (Number(status.observedGeneration ?? 0) < Number(pdb.metadata.generation ?? 0)) {
-        throw new ApiError(429, "TooManyRequests", "Cannot evict pod as it would violate the pod's disruption budget.", {
-          causes: [{ reason: "DisruptionBudget", message: `The disruption budget ${pdb.metadata.name} is still being processed by the server.` }],
-        });
+        throw new ApiError(
+          429,
+          "TooManyRequests",
+          "Cannot evict pod as it would violate the pod's disruption budget.",
+          {
+            causes: [
+              {
+                reason: "DisruptionBudget",
+                message: `The disruption budget ${pdb.metadata.name} is still being processed by the server.`,
+              },
+            ],
+          },
+        );
       }
       const allowed = Number(status.disruptionsAllowed ?? 0);
       if (allowed < 1) {
-        throw new ApiError(429, "TooManyRequests", "Cannot evict pod as it would violate the pod's disruption budget.", {
-          causes: [
-            {
-              reason: "DisruptionBudget",
-              message: `The disruption budget ${pdb.metadata.name} needs ${status.desiredHealthy ?? 0} healthy pods and has ${status.currentHealthy ?? 0} currently`,
-            },
-          ],
-        });
+        throw new ApiError(
+          429,
+          "TooManyRequests",
+          "Cannot evict pod as it would violate the pod's disruption budget.",
+          {
+            causes: [
+              {
+                reason: "DisruptionBudget",
+                message: `The disruption budget ${pdb.metadata.name} needs ${status.desiredHealthy ?? 0} healthy pods and has ${status.currentHealthy ?? 0} currently`,
+              },
+            ],
+          },
+        );
       }
       if (!ctx.dryRun) {
         const updated = clone(pdb);
-        updated.status = { ...status, disruptionsAllowed: allowed - 1, disruptedPods: { ...(status.disruptedPods ?? {}), [name]: this.timestamp() } };
+        updated.status = {
+          ...status,
+          disruptionsAllowed: allowed - 1,
+          disruptedPods: { ...(status.disruptedPods ?? {}), [name]: this.timestamp() },
+        };
         this.store.put(storageKey("policy", "poddisruptionbudgets"), updated);
       }
     }
@@ -693,7 +845,9 @@ export class Cluster {
       }
       this.refreshCrds();
     }
-    const terminatingNamespace = Boolean(obj.metadata.namespace) && Boolean(this.store.get("/namespaces", undefined, obj.metadata.namespace)?.metadata.deletionTimestamp);
+    const terminatingNamespace =
+      Boolean(obj.metadata.namespace) &&
+      Boolean(this.store.get("/namespaces", undefined, obj.metadata.namespace)?.metadata.deletionTimestamp);
     if (this.store.hasDependents(obj.metadata.uid) || terminatingNamespace || t.kind === "Namespace") this.scheduleGc();
   }
 
@@ -739,7 +893,18 @@ export class Cluster {
         return;
       }
       try {
-        const r = this.delete(t, obj.metadata.namespace, obj.metadata.name, { propagationPolicy: policy }, { user: "system:serviceaccount:kube-system:generic-garbage-collector", dryRun: false, fieldValidation: "Ignore", warnings: [] });
+        const r = this.delete(
+          t,
+          obj.metadata.namespace,
+          obj.metadata.name,
+          { propagationPolicy: policy },
+          {
+            user: "system:serviceaccount:kube-system:generic-garbage-collector",
+            dryRun: false,
+            fieldValidation: "Ignore",
+            warnings: [],
+          },
+        );
         if (r.deleted) again = true;
       } catch {
         // Already gone.
@@ -752,7 +917,9 @@ export class Cluster {
         for (const dep of dependentsOf(meta.uid)) {
           const fresh = this.store.get(dep.key, dep.obj.metadata.namespace, dep.obj.metadata.name);
           if (!fresh) continue;
-          fresh.metadata.ownerReferences = (fresh.metadata.ownerReferences as Array<{ uid: string }>).filter((r) => r.uid !== meta.uid);
+          fresh.metadata.ownerReferences = (fresh.metadata.ownerReferences as Array<{ uid: string }>).filter(
+            (r) => r.uid !== meta.uid,
+          );
           if (fresh.metadata.ownerReferences.length === 0) delete fresh.metadata.ownerReferences;
           this.store.put(dep.key, fresh);
         }

@@ -6,7 +6,14 @@ export const widgetCrd = {
   spec: {
     group: "example.com",
     scope: "Namespaced",
-    names: { plural: "widgets", singular: "widget", kind: "Widget", listKind: "WidgetList", shortNames: ["wd"], categories: ["gadgets"] },
+    names: {
+      plural: "widgets",
+      singular: "widget",
+      kind: "Widget",
+      listKind: "WidgetList",
+      shortNames: ["wd"],
+      categories: ["gadgets"],
+    },
     versions: [
       {
         name: "v1",
@@ -16,7 +23,7 @@ export const widgetCrd = {
         additionalPrinterColumns: [
           { name: "Size", type: "integer", jsonPath: ".spec.size" },
           { name: "Color", type: "string", jsonPath: ".spec.color", description: "The widget's color." },
-          { name: "Ready", type: "string", jsonPath: ".status.conditions[?(@.type==\"Ready\")].status" },
+          { name: "Ready", type: "string", jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
           { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
         ],
         schema: {
@@ -29,12 +36,25 @@ export const widgetCrd = {
                 description: "What the widget should be.",
                 required: ["size"],
                 "x-kubernetes-validations": [
-                  { rule: "self.minReplicas <= self.maxReplicas", message: "minReplicas must not exceed maxReplicas", fieldPath: ".minReplicas" },
-                  { rule: "!has(self.path) || self.path.startsWith('/')", messageExpression: "'path must start with /, got ' + self.path", reason: "FieldValueInvalid" },
+                  {
+                    rule: "self.minReplicas <= self.maxReplicas",
+                    message: "minReplicas must not exceed maxReplicas",
+                    fieldPath: ".minReplicas",
+                  },
+                  {
+                    rule: "!has(self.path) || self.path.startsWith('/')",
+                    messageExpression: "'path must start with /, got ' + self.path",
+                    reason: "FieldValueInvalid",
+                  },
                 ],
                 properties: {
                   size: { type: "integer", minimum: 1, maximum: 60, description: "How big, 1-60." },
-                  color: { type: "string", enum: ["red", "green", "blue"], default: "red", description: "Color of the widget." },
+                  color: {
+                    type: "string",
+                    enum: ["red", "green", "blue"],
+                    default: "red",
+                    description: "Color of the widget.",
+                  },
                   name: { type: "string", maxLength: 8, pattern: "^[a-z]+$" },
                   path: { type: "string" },
                   minReplicas: { type: "integer", default: 1 },
@@ -49,7 +69,10 @@ export const widgetCrd = {
                     },
                   },
                   extra: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
-                  immutable: { type: "string", "x-kubernetes-validations": [{ rule: "self == oldSelf", message: "immutable is immutable" }] },
+                  immutable: {
+                    type: "string",
+                    "x-kubernetes-validations": [{ rule: "self == oldSelf", message: "immutable is immutable" }],
+                  },
                 },
               },
               status: {
@@ -60,7 +83,11 @@ export const widgetCrd = {
                     type: "array",
                     "x-kubernetes-list-type": "map",
                     "x-kubernetes-list-map-keys": ["type"],
-                    items: { type: "object", required: ["type", "status"], properties: { type: { type: "string" }, status: { type: "string" }, message: { type: "string" } } },
+                    items: {
+                      type: "object",
+                      required: ["type", "status"],
+                      properties: { type: { type: "string" }, status: { type: "string" }, message: { type: "string" } },
+                    },
                   },
                 },
               },
@@ -72,6 +99,10 @@ export const widgetCrd = {
   },
 };
 
-export function aWidget(name: string, spec: Record<string, unknown> = { size: 3 }, namespace = "default"): Record<string, any> {
+export function aWidget(
+  name: string,
+  spec: Record<string, unknown> = { size: 3 },
+  namespace = "default",
+): Record<string, any> {
   return { apiVersion: "example.com/v1", kind: "Widget", metadata: { name, namespace }, spec };
 }

@@ -51,7 +51,8 @@ export function applyDefaults(value: unknown, schema: Schema | undefined): unkno
       }
     }
     if (isMap(schema.additionalProperties)) {
-      for (const key of Object.keys(value)) if (!props || !(key in props)) value[key] = applyDefaults(value[key], schema.additionalProperties);
+      for (const key of Object.keys(value))
+        if (!props || !(key in props)) value[key] = applyDefaults(value[key], schema.additionalProperties);
     }
   } else if (Array.isArray(value) && schema.items) {
     value.forEach((item, i) => {
@@ -84,20 +85,38 @@ const FORMATS: Record<string, RegExp> = {
 };
 
 /** OpenAPI v3 validation of a value against a structural schema. */
-export function validateSchema(value: unknown, schema: Schema | undefined, path: string, out: FieldError[] = []): FieldError[] {
+export function validateSchema(
+  value: unknown,
+  schema: Schema | undefined,
+  path: string,
+  out: FieldError[] = [],
+): FieldError[] {
   if (!schema) return out;
   if (value === null) {
     if (schema.nullable === true) return out;
-    if (schema.type) out.push(fieldErrors.typeInvalid(path, "null", `${path} in body must be of type ${schema.type}: "null"`));
+    if (schema.type)
+      out.push(fieldErrors.typeInvalid(path, "null", `${path} in body must be of type ${schema.type}: "null"`));
     return out;
   }
   if (schema.type && !(schema["x-kubernetes-int-or-string"] === true) && !typeMatches(schema.type, value)) {
     const actual = jsonType(value);
-    out.push(fieldErrors.typeInvalid(path, actual, `${path} in body must be of type ${schema.type}: ${JSON.stringify(actual)}`));
+    out.push(
+      fieldErrors.typeInvalid(
+        path,
+        actual,
+        `${path} in body must be of type ${schema.type}: ${JSON.stringify(actual)}`,
+      ),
+    );
     return out;
   }
   if (schema["x-kubernetes-int-or-string"] === true && !(typeof value === "string" || Number.isInteger(value))) {
-    out.push(fieldErrors.typeInvalid(path, jsonType(value), `${path} in body must be of type integer,string: ${JSON.stringify(jsonType(value))}`));
+    out.push(
+      fieldErrors.typeInvalid(
+        path,
+        jsonType(value),
+        `${path} in body must be of type integer,string: ${JSON.stringify(jsonType(value))}`,
+      ),
+    );
     return out;
   }
   if (Array.isArray(schema.enum) && !schema.enum.some((e: unknown) => JSON.stringify(e) === JSON.stringify(value))) {
@@ -106,12 +125,24 @@ export function validateSchema(value: unknown, schema: Schema | undefined, path:
   if (typeof value === "number") {
     if (typeof schema.maximum === "number") {
       if (schema.exclusiveMaximum === true ? value >= schema.maximum : value > schema.maximum) {
-        out.push(fieldErrors.invalid(path, value, `${path} in body should be less than ${schema.exclusiveMaximum === true ? "" : "or equal to "}${schema.maximum}`));
+        out.push(
+          fieldErrors.invalid(
+            path,
+            value,
+            `${path} in body should be less than ${schema.exclusiveMaximum === true ? "" : "or equal to "}${schema.maximum}`,
+          ),
+        );
       }
     }
     if (typeof schema.minimum === "number") {
       if (schema.exclusiveMinimum === true ? value <= schema.minimum : value < schema.minimum) {
-        out.push(fieldErrors.invalid(path, value, `${path} in body should be greater than ${schema.exclusiveMinimum === true ? "" : "or equal to "}${schema.minimum}`));
+        out.push(
+          fieldErrors.invalid(
+            path,
+            value,
+            `${path} in body should be greater than ${schema.exclusiveMinimum === true ? "" : "or equal to "}${schema.minimum}`,
+          ),
+        );
       }
     }
     if (typeof schema.multipleOf === "number" && value % schema.multipleOf !== 0) {
@@ -120,7 +151,8 @@ export function validateSchema(value: unknown, schema: Schema | undefined, path:
   }
   if (typeof value === "string") {
     const length = [...value].length;
-    if (typeof schema.maxLength === "number" && length > schema.maxLength) out.push(fieldErrors.tooLong(path, schema.maxLength));
+    if (typeof schema.maxLength === "number" && length > schema.maxLength)
+      out.push(fieldErrors.tooLong(path, schema.maxLength));
     if (typeof schema.minLength === "number" && length < schema.minLength) {
       out.push(fieldErrors.invalid(path, value, `${path} in body should be at least ${schema.minLength} chars long`));
     }
@@ -129,13 +161,18 @@ export function validateSchema(value: unknown, schema: Schema | undefined, path:
     }
     const format = schema.format && FORMATS[schema.format as string];
     if (format && !format.test(value)) {
-      out.push(fieldErrors.invalid(path, value, `${path} in body must be of type ${schema.format}: ${formatValue(value)}`));
+      out.push(
+        fieldErrors.invalid(path, value, `${path} in body must be of type ${schema.format}: ${formatValue(value)}`),
+      );
     }
   }
   if (Array.isArray(value)) {
-    if (typeof schema.maxItems === "number" && value.length > schema.maxItems) out.push(fieldErrors.tooMany(path, value.length, schema.maxItems));
+    if (typeof schema.maxItems === "number" && value.length > schema.maxItems)
+      out.push(fieldErrors.tooMany(path, value.length, schema.maxItems));
     if (typeof schema.minItems === "number" && value.length < schema.minItems) {
-      out.push(fieldErrors.invalid(path, value.length, `${path} in body should have at least ${schema.minItems} items`));
+      out.push(
+        fieldErrors.invalid(path, value.length, `${path} in body should have at least ${schema.minItems} items`),
+      );
     }
     if (schema["x-kubernetes-list-type"] === "set" || schema.uniqueItems === true) {
       const seen = new Set<string>();
@@ -151,7 +188,8 @@ export function validateSchema(value: unknown, schema: Schema | undefined, path:
       value.forEach((item, i) => {
         if (!isMap(item)) return;
         const k = JSON.stringify(keys.map((key) => item[key]));
-        if (seen.has(k)) out.push(fieldErrors.duplicate(`${path}[${i}]`, Object.fromEntries(keys.map((key) => [key, item[key]]))));
+        if (seen.has(k))
+          out.push(fieldErrors.duplicate(`${path}[${i}]`, Object.fromEntries(keys.map((key) => [key, item[key]]))));
         seen.add(k);
       });
     }
@@ -166,21 +204,30 @@ export function validateSchema(value: unknown, schema: Schema | undefined, path:
       out.push(fieldErrors.tooMany(path, Object.keys(value).length, schema.maxProperties));
     }
     if (typeof schema.minProperties === "number" && Object.keys(value).length < schema.minProperties) {
-      out.push(fieldErrors.invalid(path, Object.keys(value).length, `${path} in body should have at least ${schema.minProperties} properties`));
+      out.push(
+        fieldErrors.invalid(
+          path,
+          Object.keys(value).length,
+          `${path} in body should have at least ${schema.minProperties} properties`,
+        ),
+      );
     }
     for (const [key, v] of Object.entries(value)) {
       if (key in props) validateSchema(v, props[key], childPath(path, key), out);
-      else if (isMap(schema.additionalProperties)) validateSchema(v, schema.additionalProperties, childPath(path, key), out);
+      else if (isMap(schema.additionalProperties))
+        validateSchema(v, schema.additionalProperties, childPath(path, key), out);
     }
   }
   for (const sub of (schema.allOf ?? []) as Schema[]) validateSchema(value, sub, path, out);
   if (Array.isArray(schema.oneOf)) {
     const passing = (schema.oneOf as Schema[]).filter((s) => validateSchema(value, s, path).length === 0).length;
-    if (passing !== 1) out.push(fieldErrors.invalid(path, value, `${path} in body must validate one and only one schema (oneOf)`));
+    if (passing !== 1)
+      out.push(fieldErrors.invalid(path, value, `${path} in body must validate one and only one schema (oneOf)`));
   }
   if (Array.isArray(schema.anyOf)) {
     const passing = (schema.anyOf as Schema[]).some((s) => validateSchema(value, s, path).length === 0);
-    if (!passing) out.push(fieldErrors.invalid(path, value, `${path} in body must validate at least one schema (anyOf)`));
+    if (!passing)
+      out.push(fieldErrors.invalid(path, value, `${path} in body must validate at least one schema (anyOf)`));
   }
   if (isMap(schema.not) && validateSchema(value, schema.not, path).length === 0) {
     out.push(fieldErrors.invalid(path, value, `${path} in body should not be valid against schema`));

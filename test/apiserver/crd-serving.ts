@@ -33,7 +33,9 @@ export function crdResourceTypes(crd: KubeObject): ResourceType[] {
       const subresources: string[] = [];
       if (v.subresources?.status !== undefined) subresources.push("status");
       if (v.subresources?.scale !== undefined) subresources.push("scale");
-      const selectable = ((v.selectableFields ?? []) as Array<{ jsonPath: string }>).map((f) => f.jsonPath.replace(/^\./, ""));
+      const selectable = ((v.selectableFields ?? []) as Array<{ jsonPath: string }>).map((f) =>
+        f.jsonPath.replace(/^\./, ""),
+      );
       return {
         group: spec.group as string,
         version: v.name as string,
@@ -76,8 +78,20 @@ export function establishedCrdStatus(crd: KubeObject, now: string): Record<strin
       ...(names.categories ? { categories: names.categories } : {}),
     },
     conditions: [
-      { type: "NamesAccepted", status: "True", lastTransitionTime: now, reason: "NoConflicts", message: "no conflicts found" },
-      { type: "Established", status: "True", lastTransitionTime: now, reason: "InitialNamesAccepted", message: "the initial names have been accepted" },
+      {
+        type: "NamesAccepted",
+        status: "True",
+        lastTransitionTime: now,
+        reason: "NoConflicts",
+        message: "no conflicts found",
+      },
+      {
+        type: "Established",
+        status: "True",
+        lastTransitionTime: now,
+        reason: "InitialNamesAccepted",
+        message: "the initial names have been accepted",
+      },
     ],
     storedVersions: [...stored],
   };

@@ -13,7 +13,9 @@ beforeAll(async () => {
   api = objectApi(server);
   custom = kubeConfigFor(server).makeApiClient(CustomObjectsApi);
   // Raw JSON: client-node's typed serializer would drop "enum" and "x-kubernetes-*" keys written this way.
-  const res = await http(server, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", { body: widgetCrd });
+  const res = await http(server, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", {
+    body: widgetCrd,
+  });
   expect(res.status).toBe(201);
 });
 afterAll(async () => {
@@ -21,20 +23,36 @@ afterAll(async () => {
 });
 
 const widgets = "/apis/example.com/v1/namespaces/default/widgets";
-const BLOCKING = ["FieldValueNotSupported", "FieldValueRequired", "FieldValueTooLong", "FieldValueTooMany", "FieldValueTypeInvalid"];
+const BLOCKING = [
+  "FieldValueNotSupported",
+  "FieldValueRequired",
+  "FieldValueTooLong",
+  "FieldValueTooMany",
+  "FieldValueTypeInvalid",
+];
 const NOT_CHECKED = {
   reason: "FieldValueInvalid",
   field: "<nil>",
-  message: "Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
+  message:
+    "Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
 };
 
 describe("a created CRD", () => {
   it("is established and served in discovery at once, with names, scope, verbs and the status subresource", async () => {
-    const crd = await kubeConfigFor(server).makeApiClient(ApiextensionsV1Api).readCustomResourceDefinition({ name: "widgets.example.com" });
+    const crd = await kubeConfigFor(server)
+      .makeApiClient(ApiextensionsV1Api)
+      .readCustomResourceDefinition({ name: "widgets.example.com" });
     expect(crd.status!.conditions!.find((c) => c.type === "Established")!.status).toBe("True");
     const list = await http(server, "GET", "/apis/example.com/v1");
     expect(list.body.resources).toEqual([
-      expect.objectContaining({ name: "widgets", singularName: "widget", namespaced: true, kind: "Widget", shortNames: ["wd"], categories: ["gadgets"] }),
+      expect.objectContaining({
+        name: "widgets",
+        singularName: "widget",
+        namespaced: true,
+        kind: "Widget",
+        shortNames: ["wd"],
+        categories: ["gadgets"],
+      }),
       expect.objectContaining({ name: "widgets/status", kind: "Widget", verbs: ["get", "patch", "update"] }),
     ]);
     const groups = await http(server, "GET", "/apis");
@@ -43,12 +61,20 @@ describe("a created CRD", () => {
 
   it("applies schema defaults on create, and on read for objects stored before a default existed", async () => {
     const w = (await api.create(aWidget(uniqueName("w"), { size: 2, probe: { port: 80 } }))) as Obj;
-    expect(w.spec).toEqual({ size: 2, color: "red", minReplicas: 1, maxReplicas: 3, probe: { port: 80, timeoutSeconds: 5 } });
+    expect(w.spec).toEqual({
+      size: 2,
+      color: "red",
+      minReplicas: 1,
+      maxReplicas: 3,
+      probe: { port: 80, timeoutSeconds: 5 },
+    });
     expect(w.metadata!.generation).toBe(1);
   });
 
   it("prunes unknown fields, keeps those under x-kubernetes-preserve-unknown-fields, and warns by default", async () => {
-    const res = await http(server, "POST", widgets, { body: aWidget(uniqueName("w"), { size: 2, bogus: 1, extra: { anything: { goes: true } } }) });
+    const res = await http(server, "POST", widgets, {
+      body: aWidget(uniqueName("w"), { size: 2, bogus: 1, extra: { anything: { goes: true } } }),
+    });
     expect(res.status).toBe(201);
     expect(res.body.spec.bogus).toBeUndefined();
     expect(res.body.spec.extra).toEqual({ anything: { goes: true } });
@@ -56,22 +82,59 @@ describe("a created CRD", () => {
   });
 
   it("refuses unknown fields with fieldValidation=Strict", async () => {
-    const res = await http(server, "POST", `${widgets}?fieldValidation=Strict`, { body: aWidget("strict", { size: 2, foo: 1 }) });
+    const res = await http(server, "POST", `${widgets}?fieldValidation=Strict`, {
+      body: aWidget("strict", { size: 2, foo: 1 }),
+    });
     expect(res.status).toBe(400);
     expect(res.body.message).toBe('strict decoding error: unknown field "spec.foo"');
   });
 
   it.each([
-    [{ size: 61 }, "spec.size", "FieldValueInvalid", "Invalid value: 61: spec.size in body should be less than or equal to 60"],
-    [{ size: 0 }, "spec.size", "FieldValueInvalid", "Invalid value: 0: spec.size in body should be greater than or equal to 1"],
-    [{ size: "big" }, "spec.size", "FieldValueTypeInvalid", 'Invalid value: "string": spec.size in body must be of type integer: "string"'],
+    [
+      { size: 61 },
+      "spec.size",
+      "FieldValueInvalid",
+      "Invalid value: 61: spec.size in body should be less than or equal to 60",
+    ],
+    [
+      { size: 0 },
+      "spec.size",
+      "FieldValueInvalid",
+      "Invalid value: 0: spec.size in body should be greater than or equal to 1",
+    ],
+    [
+      { size: "big" },
+      "spec.size",
+      "FieldValueTypeInvalid",
+      'Invalid value: "string": spec.size in body must be of type integer: "string"',
+    ],
     [{}, "spec.size", "FieldValueRequired", "Required value"],
-    [{ size: 1, color: "pink" }, "spec.color", "FieldValueNotSupported", 'Unsupported value: "pink": supported values: "red", "green", "blue"'],
+    [
+      { size: 1, color: "pink" },
+      "spec.color",
+      "FieldValueNotSupported",
+      'Unsupported value: "pink": supported values: "red", "green", "blue"',
+    ],
     [{ size: 1, name: "toolongname" }, "spec.name", "FieldValueTooLong", "Too long: may not be more than 8 bytes"],
-    [{ size: 1, name: "UPPER" }, "spec.name", "FieldValueInvalid", "Invalid value: \"UPPER\": spec.name in body should match '^[a-z]+$'"],
+    [
+      { size: 1, name: "UPPER" },
+      "spec.name",
+      "FieldValueInvalid",
+      "Invalid value: \"UPPER\": spec.name in body should match '^[a-z]+$'",
+    ],
     [{ size: 1, tags: ["a", "b", "c"] }, "spec.tags", "FieldValueTooMany", "Too many: 3: must have at most 2 items"],
-    [{ size: 1, minReplicas: 5, maxReplicas: 2 }, "spec.minReplicas", "FieldValueInvalid", 'Invalid value: "object": minReplicas must not exceed maxReplicas'],
-    [{ size: 1, path: "healthz" }, "spec", "FieldValueInvalid", 'Invalid value: "object": path must start with /, got healthz'],
+    [
+      { size: 1, minReplicas: 5, maxReplicas: 2 },
+      "spec.minReplicas",
+      "FieldValueInvalid",
+      'Invalid value: "object": minReplicas must not exceed maxReplicas',
+    ],
+    [
+      { size: 1, path: "healthz" },
+      "spec",
+      "FieldValueInvalid",
+      'Invalid value: "object": path must start with /, got healthz',
+    ],
   ])("refuses %j naming %s", async (spec, field, reason, message) => {
     const name = uniqueName("bad");
     const status = await statusOf(api.create(aWidget(name, spec)));
@@ -80,7 +143,9 @@ describe("a created CRD", () => {
     // After a blocking schema error the real server skips CEL rules and says so.
     const blocking = BLOCKING.includes(reason);
     expect(status.details.causes).toEqual([{ reason, field, message }, ...(blocking ? [NOT_CHECKED] : [])]);
-    expect(status.message).toBe(`Widget.example.com "${name}" is invalid: ${blocking ? `[${field}: ${message}, <nil>: ${NOT_CHECKED.message}]` : `${field}: ${message}`}`);
+    expect(status.message).toBe(
+      `Widget.example.com "${name}" is invalid: ${blocking ? `[${field}: ${message}, <nil>: ${NOT_CHECKED.message}]` : `${field}: ${message}`}`,
+    );
     expect(status.details).toMatchObject({ name, group: "example.com", kind: "Widget" });
   });
 
@@ -92,10 +157,20 @@ describe("a created CRD", () => {
   });
 
   it("reports CEL rule violations together with schema errors that do not block them", async () => {
-    const status = await statusOf(api.create(aWidget(uniqueName("both"), { size: 99, minReplicas: 5, maxReplicas: 2 })));
+    const status = await statusOf(
+      api.create(aWidget(uniqueName("both"), { size: 99, minReplicas: 5, maxReplicas: 2 })),
+    );
     expect(status.details.causes).toEqual([
-      { reason: "FieldValueInvalid", field: "spec.size", message: "Invalid value: 99: spec.size in body should be less than or equal to 60" },
-      { reason: "FieldValueInvalid", field: "spec.minReplicas", message: 'Invalid value: "object": minReplicas must not exceed maxReplicas' },
+      {
+        reason: "FieldValueInvalid",
+        field: "spec.size",
+        message: "Invalid value: 99: spec.size in body should be less than or equal to 60",
+      },
+      {
+        reason: "FieldValueInvalid",
+        field: "spec.minReplicas",
+        message: 'Invalid value: "object": minReplicas must not exceed maxReplicas',
+      },
     ]);
   });
 
@@ -103,15 +178,25 @@ describe("a created CRD", () => {
     const name = uniqueName("imm");
     const w = (await api.create(aWidget(name, { size: 1, immutable: "a" }))) as Obj;
     const status = await statusOf(api.replace({ ...w, spec: { ...w.spec, immutable: "b" } } as Obj));
-    expect(status.details.causes).toEqual([{ reason: "FieldValueInvalid", field: "spec.immutable", message: 'Invalid value: "string": immutable is immutable' }]);
+    expect(status.details.causes).toEqual([
+      {
+        reason: "FieldValueInvalid",
+        field: "spec.immutable",
+        message: 'Invalid value: "string": immutable is immutable',
+      },
+    ]);
   });
 
   it("requires a resourceVersion on update of a custom resource", async () => {
     const name = uniqueName("rv");
     const w = (await api.create(aWidget(name))) as Obj;
-    const res = await http(server, "PUT", `${widgets}/${name}`, { body: { ...w, metadata: { name, namespace: "default" } } });
+    const res = await http(server, "PUT", `${widgets}/${name}`, {
+      body: { ...w, metadata: { name, namespace: "default" } },
+    });
     expect(res.status).toBe(422);
-    expect(res.body.message).toBe(`Widget.example.com "${name}" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update`);
+    expect(res.body.message).toBe(
+      `Widget.example.com "${name}" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update`,
+    );
   });
 
   it("splits spec and status: generation moves with spec only, /status writes only status", async () => {
@@ -124,14 +209,22 @@ describe("a created CRD", () => {
       namespace: "default",
       plural: "widgets",
       name,
-      body: { ...w, spec: { size: 50 }, status: { observedGeneration: 1, conditions: [{ type: "Ready", status: "True" }] } },
+      body: {
+        ...w,
+        spec: { size: 50 },
+        status: { observedGeneration: 1, conditions: [{ type: "Ready", status: "True" }] },
+      },
     })) as Obj;
     expect(st.spec.size).toBe(3);
     expect(st.status.observedGeneration).toBe(1);
     expect(st.metadata!.generation).toBe(1);
     const labelled = (await api.replace({ ...st, metadata: { ...st.metadata, labels: { a: "b" } } } as Obj)) as Obj;
     expect(labelled.metadata!.generation).toBe(1);
-    const resized = (await api.replace({ ...labelled, spec: { ...labelled.spec, size: 4 }, status: { observedGeneration: 99 } } as Obj)) as Obj;
+    const resized = (await api.replace({
+      ...labelled,
+      spec: { ...labelled.spec, size: 4 },
+      status: { observedGeneration: 99 },
+    } as Obj)) as Obj;
     expect(resized.metadata!.generation).toBe(2);
     expect(resized.status.observedGeneration).toBe(1);
   });
@@ -139,7 +232,10 @@ describe("a created CRD", () => {
   it("refuses strategic merge patches of custom resources with 415", async () => {
     const name = uniqueName("smp");
     await api.create(aWidget(name));
-    const res = await http(server, "PATCH", `${widgets}/${name}`, { body: { spec: { size: 4 } }, contentType: "application/strategic-merge-patch+json" });
+    const res = await http(server, "PATCH", `${widgets}/${name}`, {
+      body: { spec: { size: 4 } },
+      contentType: "application/strategic-merge-patch+json",
+    });
     expect(res.status).toBe(415);
     expect(res.body.reason).toBe("UnsupportedMediaType");
   });
@@ -147,8 +243,17 @@ describe("a created CRD", () => {
   it("serves a Table with the CRD's printer columns", async () => {
     const name = uniqueName("tbl");
     const w = (await api.create(aWidget(name, { size: 7, color: "blue" }))) as Obj;
-    await custom.replaceNamespacedCustomObjectStatus({ group: "example.com", version: "v1", namespace: "default", plural: "widgets", name, body: { ...w, status: { conditions: [{ type: "Ready", status: "True" }] } } });
-    const res = await http(server, "GET", `${widgets}?fieldSelector=metadata.name=${name}`, { accept: "application/json;as=Table;v=v1;g=meta.k8s.io,application/json" });
+    await custom.replaceNamespacedCustomObjectStatus({
+      group: "example.com",
+      version: "v1",
+      namespace: "default",
+      plural: "widgets",
+      name,
+      body: { ...w, status: { conditions: [{ type: "Ready", status: "True" }] } },
+    });
+    const res = await http(server, "GET", `${widgets}?fieldSelector=metadata.name=${name}`, {
+      accept: "application/json;as=Table;v=v1;g=meta.k8s.io,application/json",
+    });
     expect(res.body.kind).toBe("Table");
     expect(res.body.columnDefinitions.map((c: Obj) => c.name)).toEqual(["Name", "Size", "Color", "Ready", "Age"]);
     expect(res.body.rows[0].cells.slice(0, 4)).toEqual([name, 7, "blue", "True"]);
@@ -160,16 +265,27 @@ describe("a created CRD", () => {
     const url = index.body.paths["apis/example.com/v1"].serverRelativeURL as string;
     const doc = await http(server, "GET", url);
     const schema = doc.body.components.schemas["com.example.v1.Widget"];
-    expect(schema["x-kubernetes-group-version-kind"]).toEqual([{ group: "example.com", version: "v1", kind: "Widget" }]);
+    expect(schema["x-kubernetes-group-version-kind"]).toEqual([
+      { group: "example.com", version: "v1", kind: "Widget" },
+    ]);
     expect(schema.properties.spec.properties.probe.description).toBe("How to probe the widget.");
     const patch = doc.body.paths["/apis/example.com/v1/namespaces/{namespace}/widgets/{name}"].patch;
     expect(patch.parameters.map((p: Obj) => p.name)).toContain("fieldValidation");
   });
 
   it("stops serving and deletes instances when the CRD is deleted", async () => {
-    const crd = { ...widgetCrd, metadata: { name: "gizmos.example.com" }, spec: { ...widgetCrd.spec, names: { plural: "gizmos", kind: "Gizmo" } } };
+    const crd = {
+      ...widgetCrd,
+      metadata: { name: "gizmos.example.com" },
+      spec: { ...widgetCrd.spec, names: { plural: "gizmos", kind: "Gizmo" } },
+    };
     await http(server, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", { body: crd });
-    await api.create({ apiVersion: "example.com/v1", kind: "Gizmo", metadata: { name: "g", namespace: "default" }, spec: { size: 1 } } as Obj);
+    await api.create({
+      apiVersion: "example.com/v1",
+      kind: "Gizmo",
+      metadata: { name: "g", namespace: "default" },
+      spec: { size: 1 },
+    } as Obj);
     await api.delete(crd as Obj);
     const res = await http(server, "GET", "/apis/example.com/v1/namespaces/default/gizmos");
     expect(res.status).toBe(404);

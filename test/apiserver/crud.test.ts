@@ -1,7 +1,17 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { CoreV1Api, CustomObjectsApi, type KubernetesObjectApi } from "@kubernetes/client-node";
 import { startApiServer, type TestApiServer } from "./index.js";
-import { aConfigMap, aPod, http, kubeConfigFor, objectApi, ownerRef, statusOf, uniqueName, type Obj } from "./test-kit.js";
+import {
+  aConfigMap,
+  aPod,
+  http,
+  kubeConfigFor,
+  objectApi,
+  ownerRef,
+  statusOf,
+  uniqueName,
+  type Obj,
+} from "./test-kit.js";
 import { waitFor } from "../support/wait-for.js";
 
 let server: TestApiServer;
@@ -37,25 +47,64 @@ describe("create, read, update, delete", () => {
   });
 
   it("names objects from generateName with a random five character suffix", async () => {
-    const created = await core.createNamespacedConfigMap({ namespace: "default", body: { metadata: { generateName: "gen-" }, data: {} } });
+    const created = await core.createNamespacedConfigMap({
+      namespace: "default",
+      body: { metadata: { generateName: "gen-" }, data: {} },
+    });
     expect(created.metadata!.name).toMatch(/^gen-[a-z0-9]{5}$/);
   });
 
   it.each([
-    ["an existing name", async () => core.createNamespacedConfigMap({ namespace: "default", body: { metadata: { name: "dup" } } }), 409, "AlreadyExists", 'configmaps "dup" already exists'],
-    ["a missing namespace", async () => core.createNamespacedConfigMap({ namespace: "nowhere", body: { metadata: { name: "x" } } }), 404, "NotFound", 'namespaces "nowhere" not found'],
-    ["a missing object", async () => core.readNamespacedConfigMap({ namespace: "default", name: "absent" }), 404, "NotFound", 'configmaps "absent" not found'],
-    ["no name", async () => core.createNamespacedConfigMap({ namespace: "default", body: { metadata: {} } }), 422, "Invalid", 'ConfigMap "" is invalid: metadata.name: Required value: name or generateName is required'],
+    [
+      "an existing name",
+      async () => core.createNamespacedConfigMap({ namespace: "default", body: { metadata: { name: "dup" } } }),
+      409,
+      "AlreadyExists",
+      'configmaps "dup" already exists',
+    ],
+    [
+      "a missing namespace",
+      async () => core.createNamespacedConfigMap({ namespace: "nowhere", body: { metadata: { name: "x" } } }),
+      404,
+      "NotFound",
+      'namespaces "nowhere" not found',
+    ],
+    [
+      "a missing object",
+      async () => core.readNamespacedConfigMap({ namespace: "default", name: "absent" }),
+      404,
+      "NotFound",
+      'configmaps "absent" not found',
+    ],
+    [
+      "no name",
+      async () => core.createNamespacedConfigMap({ namespace: "default", body: { metadata: {} } }),
+      422,
+      "Invalid",
+      'ConfigMap "" is invalid: metadata.name: Required value: name or generateName is required',
+    ],
   ])("refuses %s with the real Status", async (_what, call, code, reason, message) => {
-    await core.createNamespacedConfigMap({ namespace: "default", body: { metadata: { name: "dup" } } }).catch(() => undefined);
+    await core
+      .createNamespacedConfigMap({ namespace: "default", body: { metadata: { name: "dup" } } })
+      .catch(() => undefined);
     const status = await statusOf(call());
     expect(status).toMatchObject({ code, reason, message });
   });
 
   it("refuses an update from a stale resourceVersion with 409 Conflict and the real message", async () => {
     const cm = await core.createNamespacedConfigMap({ namespace: "default", body: aConfigMap() as any });
-    await core.replaceNamespacedConfigMap({ namespace: "default", name: cm.metadata!.name!, body: { ...cm, data: { key: "first" } } });
-    const status = await statusOf(core.replaceNamespacedConfigMap({ namespace: "default", name: cm.metadata!.name!, body: { ...cm, data: { key: "second" } } }));
+    await core.replaceNamespacedConfigMap({
+      namespace: "default",
+      name: cm.metadata!.name!,
+      body: { ...cm, data: { key: "first" } },
+    });
+    const status = await statusOf(
+      core.replaceNamespacedConfigMap({
+        namespace: "default",
+        name: cm.metadata!.name!,
+        body: { ...cm, data: { key: "second" } },
+      }),
+    );
     expect(status.code).toBe(409);
     expect(status.reason).toBe("Conflict");
     expect(status.message).toBe(
@@ -66,7 +115,9 @@ describe("create, read, update, delete", () => {
   });
 
   it("refuses a create that carries a resourceVersion with the real 500", async () => {
-    const res = await http(server, "POST", "/api/v1/namespaces/default/configmaps", { body: { metadata: { name: uniqueName("rv"), resourceVersion: "12" } } });
+    const res = await http(server, "POST", "/api/v1/namespaces/default/configmaps", {
+      body: { metadata: { name: uniqueName("rv"), resourceVersion: "12" } },
+    });
     expect(res.status).toBe(500);
     expect(res.body.message).toBe("resourceVersion should not be set on objects to be created");
   });
@@ -79,7 +130,11 @@ describe("create, read, update, delete", () => {
 
   it("does not persist dry-run writes", async () => {
     const name = uniqueName("dry");
-    const created = await core.createNamespacedConfigMap({ namespace: "default", body: { metadata: { name } }, dryRun: "All" });
+    const created = await core.createNamespacedConfigMap({
+      namespace: "default",
+      body: { metadata: { name } },
+      dryRun: "All",
+    });
     expect(created.metadata!.name).toBe(name);
     expect((await statusOf(core.readNamespacedConfigMap({ namespace: "default", name }))).code).toBe(404);
   });
@@ -89,36 +144,55 @@ describe("create, read, update, delete", () => {
     ["Warn", 201, undefined],
     ["Ignore", 201, undefined],
   ])("handles unknown fields of a built-in kind with fieldValidation=%s", async (mode, code, message) => {
-    const res = await http(server, "POST", `/api/v1/namespaces/default/configmaps?fieldValidation=${mode}`, { body: { metadata: { name: uniqueName("fv"), lables: { a: "b" } }, datta: { k: "v" } } });
+    const res = await http(server, "POST", `/api/v1/namespaces/default/configmaps?fieldValidation=${mode}`, {
+      body: { metadata: { name: uniqueName("fv"), lables: { a: "b" } }, datta: { k: "v" } },
+    });
     expect(res.status).toBe(code);
     if (message) expect(res.body.message).toBe(message);
     expect(res.headers.get("warning") !== null).toBe(mode === "Warn");
   });
 
   it("keeps a Service's allocated cluster IP when an update leaves it out", async () => {
-    const svc = await core.createNamespacedService({ namespace: "default", body: { metadata: { name: uniqueName("svc") }, spec: { ports: [{ port: 80 }] } } });
+    const svc = await core.createNamespacedService({
+      namespace: "default",
+      body: { metadata: { name: uniqueName("svc") }, spec: { ports: [{ port: 80 }] } },
+    });
     expect(svc.spec!.clusterIP).toMatch(/^10\.96\./);
     const { clusterIP: _ip, clusterIPs: _ips, ...spec } = svc.spec!;
-    const updated = await core.replaceNamespacedService({ namespace: "default", name: svc.metadata!.name!, body: { ...svc, spec: { ...spec, ports: [{ port: 81 }] } } });
+    const updated = await core.replaceNamespacedService({
+      namespace: "default",
+      name: svc.metadata!.name!,
+      body: { ...svc, spec: { ...spec, ports: [{ port: 81 }] } },
+    });
     expect(updated.spec!.clusterIP).toBe(svc.spec!.clusterIP);
     expect(updated.spec!.ports![0]!.targetPort).toBe(81);
   });
 
   it("forbids creating in a terminating namespace", async () => {
     const ns = await aNamespace();
-    await core.createNamespacedConfigMap({ namespace: ns, body: aConfigMap({ namespace: ns, finalizers: ["example.com/hold"] }) as any });
+    await core.createNamespacedConfigMap({
+      namespace: ns,
+      body: aConfigMap({ namespace: ns, finalizers: ["example.com/hold"] }) as any,
+    });
     await core.deleteNamespace({ name: ns });
-    const status = await statusOf(core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: "late" } } }));
+    const status = await statusOf(
+      core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: "late" } } }),
+    );
     expect(status.code).toBe(403);
     expect(status.reason).toBe("Forbidden");
-    expect(status.message).toBe(`configmaps "late" is forbidden: unable to create new content in namespace ${ns} because it is being terminated`);
+    expect(status.message).toBe(
+      `configmaps "late" is forbidden: unable to create new content in namespace ${ns} because it is being terminated`,
+    );
   });
 
   it("deletes a namespace's content, then the namespace", async () => {
     const ns = await aNamespace();
     await api.create(aPod({ namespace: ns }));
     await core.deleteNamespace({ name: ns });
-    await waitFor(() => server.store.get({ group: "", version: "v1", resource: "namespaces" }, undefined, ns) === undefined, { what: "namespace gone" });
+    await waitFor(
+      () => server.store.get({ group: "", version: "v1", resource: "namespaces" }, undefined, ns) === undefined,
+      { what: "namespace gone" },
+    );
     expect(server.store.list({ group: "", version: "v1", resource: "pods" }, ns)).toEqual([]);
   });
 });
@@ -138,12 +212,25 @@ describe("generation and the spec/status split", () => {
     expect(withStatus.status?.disruptionsAllowed ?? 0).toBe(0);
     expect(withStatus.metadata!.generation).toBe(1);
 
-    const specChanged = (await pdbApi.replace({ ...withStatus, spec: { ...withStatus.spec, minAvailable: 2 } } as Obj)) as Obj;
+    const specChanged = (await pdbApi.replace({
+      ...withStatus,
+      spec: { ...withStatus.spec, minAvailable: 2 },
+    } as Obj)) as Obj;
     expect(specChanged.metadata!.generation).toBe(2);
 
-    const statusWrite = await http(server, "PUT", `/apis/policy/v1/namespaces/default/poddisruptionbudgets/${pdb.metadata!.name}/status`, {
-      body: { ...specChanged, spec: { ...specChanged.spec, minAvailable: 9 }, metadata: { ...specChanged.metadata, labels: { sneaky: "yes" } }, status: { disruptionsAllowed: 3, observedGeneration: 2 } },
-    });
+    const statusWrite = await http(
+      server,
+      "PUT",
+      `/apis/policy/v1/namespaces/default/poddisruptionbudgets/${pdb.metadata!.name}/status`,
+      {
+        body: {
+          ...specChanged,
+          spec: { ...specChanged.spec, minAvailable: 9 },
+          metadata: { ...specChanged.metadata, labels: { sneaky: "yes" } },
+          status: { disruptionsAllowed: 3, observedGeneration: 2 },
+        },
+      },
+    );
     expect(statusWrite.status).toBe(200);
     expect(statusWrite.body.status.disruptionsAllowed).toBe(3);
     expect(statusWrite.body.spec.minAvailable).toBe(2);
@@ -161,11 +248,20 @@ describe("generation and the spec/status split", () => {
       ports: [{ name: "http", port: 8080, protocol: "TCP" }],
     } as Obj)) as Obj;
     expect(slice.metadata!.generation).toBe(1);
-    const annotated = (await api.replace({ ...slice, metadata: { ...slice.metadata, annotations: { note: "x" } } } as Obj)) as Obj;
+    const annotated = (await api.replace({
+      ...slice,
+      metadata: { ...slice.metadata, annotations: { note: "x" } },
+    } as Obj)) as Obj;
     expect(annotated.metadata!.generation).toBe(1);
-    const drained = (await api.replace({ ...annotated, endpoints: [{ addresses: ["10.244.0.10"], conditions: { ready: false } }] } as Obj)) as Obj;
+    const drained = (await api.replace({
+      ...annotated,
+      endpoints: [{ addresses: ["10.244.0.10"], conditions: { ready: false } }],
+    } as Obj)) as Obj;
     expect(drained.metadata!.generation).toBe(2);
-    const relabelled = (await api.replace({ ...drained, metadata: { ...drained.metadata, labels: { ...drained.metadata!.labels, extra: "y" } } } as Obj)) as Obj;
+    const relabelled = (await api.replace({
+      ...drained,
+      metadata: { ...drained.metadata, labels: { ...drained.metadata!.labels, extra: "y" } },
+    } as Obj)) as Obj;
     expect(relabelled.metadata!.generation).toBe(3);
   });
 
@@ -174,7 +270,10 @@ describe("generation and the spec/status split", () => {
     const updated = await core.replaceNamespacedPodStatus({
       namespace: "default",
       name: pod.metadata!.name!,
-      body: { ...pod, status: { phase: "Running", podIP: "127.0.10.7", conditions: [{ type: "Ready", status: "True" }] } },
+      body: {
+        ...pod,
+        status: { phase: "Running", podIP: "127.0.10.7", conditions: [{ type: "Ready", status: "True" }] },
+      },
     });
     expect(updated.status!.phase).toBe("Running");
     expect(updated.status!.podIP).toBe("127.0.10.7");
@@ -183,12 +282,19 @@ describe("generation and the spec/status split", () => {
 
 describe("finalizers and garbage collection", () => {
   it("keeps an object with finalizers terminating until they are removed", async () => {
-    const cm = await core.createNamespacedConfigMap({ namespace: "default", body: aConfigMap({ finalizers: ["example.com/hold"] }) as any });
+    const cm = await core.createNamespacedConfigMap({
+      namespace: "default",
+      body: aConfigMap({ finalizers: ["example.com/hold"] }) as any,
+    });
     const name = cm.metadata!.name!;
     await core.deleteNamespacedConfigMap({ namespace: "default", name });
     const terminating = await core.readNamespacedConfigMap({ namespace: "default", name });
     expect(terminating.metadata!.deletionTimestamp).toBeDefined();
-    await core.patchNamespacedConfigMap({ namespace: "default", name, body: [{ op: "remove", path: "/metadata/finalizers" }] });
+    await core.patchNamespacedConfigMap({
+      namespace: "default",
+      name,
+      body: [{ op: "remove", path: "/metadata/finalizers" }],
+    });
     expect((await statusOf(core.readNamespacedConfigMap({ namespace: "default", name }))).code).toBe(404);
   });
 
@@ -198,12 +304,25 @@ describe("finalizers and garbage collection", () => {
     ["Orphan", false],
   ])("with propagationPolicy %s, dependents are deleted: %s", async (policy, dependentsDeleted) => {
     const owner = (await api.create(aConfigMap())) as Obj;
-    const dependents = await Promise.all([0, 1].map(() => api.create(aConfigMap({ ownerReferences: [ownerRef(owner)] })) as Promise<Obj>));
+    const dependents = await Promise.all(
+      [0, 1].map(() => api.create(aConfigMap({ ownerReferences: [ownerRef(owner)] })) as Promise<Obj>),
+    );
     await api.delete(owner, undefined, undefined, undefined, undefined, policy);
-    await waitFor(() => server.store.get({ group: "", version: "v1", resource: "configmaps" }, "default", owner.metadata!.name!) === undefined, { what: "owner gone" });
+    await waitFor(
+      () =>
+        server.store.get({ group: "", version: "v1", resource: "configmaps" }, "default", owner.metadata!.name!) ===
+        undefined,
+      { what: "owner gone" },
+    );
     const names = dependents.map((d) => d.metadata!.name!);
     if (dependentsDeleted) {
-      await waitFor(() => names.every((n) => server.store.get({ group: "", version: "v1", resource: "configmaps" }, "default", n) === undefined), { what: "dependents gone" });
+      await waitFor(
+        () =>
+          names.every(
+            (n) => server.store.get({ group: "", version: "v1", resource: "configmaps" }, "default", n) === undefined,
+          ),
+        { what: "dependents gone" },
+      );
     } else {
       for (const n of names) {
         const d = server.store.get({ group: "", version: "v1", resource: "configmaps" }, "default", n);
@@ -214,8 +333,19 @@ describe("finalizers and garbage collection", () => {
   });
 
   it("deletes a dependent whose owner never existed", async () => {
-    const orphan = (await api.create(aConfigMap({ ownerReferences: [{ apiVersion: "v1", kind: "ConfigMap", name: "ghost", uid: "00000000-0000-0000-0000-000000000000" }] }))) as Obj;
-    await waitFor(() => server.store.get({ group: "", version: "v1", resource: "configmaps" }, "default", orphan.metadata!.name!) === undefined, { what: "dangling dependent gone" });
+    const orphan = (await api.create(
+      aConfigMap({
+        ownerReferences: [
+          { apiVersion: "v1", kind: "ConfigMap", name: "ghost", uid: "00000000-0000-0000-0000-000000000000" },
+        ],
+      }),
+    )) as Obj;
+    await waitFor(
+      () =>
+        server.store.get({ group: "", version: "v1", resource: "configmaps" }, "default", orphan.metadata!.name!) ===
+        undefined,
+      { what: "dangling dependent gone" },
+    );
   });
 });
 
@@ -225,8 +355,16 @@ describe("list, selectors, pagination and deletecollection", () => {
     ns = await aNamespace();
     const tiers = ["web", "web", "db", "cache", "web"];
     for (const [i, tier] of tiers.entries()) {
-      const pod = await core.createNamespacedPod({ namespace: ns, body: aPod({ name: `p${i}`, namespace: ns, labels: { tier, ...(i === 0 ? { canary: "true" } : {}) } }) as any });
-      if (i < 2) await core.replaceNamespacedPodStatus({ namespace: ns, name: pod.metadata!.name!, body: { ...pod, status: { phase: "Running" } } });
+      const pod = await core.createNamespacedPod({
+        namespace: ns,
+        body: aPod({ name: `p${i}`, namespace: ns, labels: { tier, ...(i === 0 ? { canary: "true" } : {}) } }) as any,
+      });
+      if (i < 2)
+        await core.replaceNamespacedPodStatus({
+          namespace: ns,
+          name: pod.metadata!.name!,
+          body: { ...pod, status: { phase: "Running" } },
+        });
     }
   });
 
@@ -242,7 +380,11 @@ describe("list, selectors, pagination and deletecollection", () => {
     ["", "metadata.name=p3", ["p3"]],
     ["tier=web", "status.phase!=Running", ["p4"]],
   ])("labelSelector %j and fieldSelector %j select %j", async (labelSelector, fieldSelector, expected) => {
-    const list = await core.listNamespacedPod({ namespace: ns, labelSelector: labelSelector || undefined, fieldSelector: fieldSelector || undefined });
+    const list = await core.listNamespacedPod({
+      namespace: ns,
+      labelSelector: labelSelector || undefined,
+      fieldSelector: fieldSelector || undefined,
+    });
     expect(list.items.map((p) => p.metadata!.name)).toEqual(expected);
   });
 
@@ -266,24 +408,34 @@ describe("list, selectors, pagination and deletecollection", () => {
     ["a label selector", { labelSelector: "tier=web" }],
     ["a label and a field selector", { labelSelector: "tier=web", fieldSelector: "status.phase!=Running" }],
     ["no selector", {}],
-  ])("pages with %s exactly as it lists without a limit", async (_name, selectors: { labelSelector?: string; fieldSelector?: string }) => {
-    const whole = (await core.listNamespacedPod({ namespace: ns, ...selectors })).items.map((p) => p.metadata!.name);
-    const paged: Array<string | undefined> = [];
-    let cont: string | undefined;
-    do {
-      const page = await core.listNamespacedPod({ namespace: ns, ...selectors, limit: 1, ...(cont ? { _continue: cont } : {}) });
-      paged.push(...page.items.map((p) => p.metadata!.name));
-      if (page.metadata?._continue) expect(page.metadata.remainingItemCount).toBe(whole.length - paged.length);
-      cont = page.metadata?._continue;
-    } while (cont);
-    expect(paged).toEqual(whole);
-  });
+  ])(
+    "pages with %s exactly as it lists without a limit",
+    async (_name, selectors: { labelSelector?: string; fieldSelector?: string }) => {
+      const whole = (await core.listNamespacedPod({ namespace: ns, ...selectors })).items.map((p) => p.metadata!.name);
+      const paged: Array<string | undefined> = [];
+      let cont: string | undefined;
+      do {
+        const page = await core.listNamespacedPod({
+          namespace: ns,
+          ...selectors,
+          limit: 1,
+          ...(cont ? { _continue: cont } : {}),
+        });
+        paged.push(...page.items.map((p) => p.metadata!.name));
+        if (page.metadata?._continue) expect(page.metadata.remainingItemCount).toBe(whole.length - paged.length);
+        cont = page.metadata?._continue;
+      } while (cont);
+      expect(paged).toEqual(whole);
+    },
+  );
 
   it("answers an expired continue token with 410 Expired", async () => {
     const first = await core.listNamespacedPod({ namespace: ns, limit: 2 });
     server.faults.expireWatchesBefore(Number(server.store.resourceVersion()) + 1);
     try {
-      const status = await statusOf(core.listNamespacedPod({ namespace: ns, limit: 2, _continue: first.metadata!._continue }));
+      const status = await statusOf(
+        core.listNamespacedPod({ namespace: ns, limit: 2, _continue: first.metadata!._continue }),
+      );
       expect(status.code).toBe(410);
       expect(status.reason).toBe("Expired");
     } finally {
@@ -324,7 +476,15 @@ describe("the request log", () => {
 
   it("reaches custom objects through the generic clients too", async () => {
     const custom = kubeConfigFor(server).makeApiClient(CustomObjectsApi);
-    const status = await statusOf(custom.getNamespacedCustomObject({ group: "example.com", version: "v1", namespace: "default", plural: "widgets", name: "w" }));
+    const status = await statusOf(
+      custom.getNamespacedCustomObject({
+        group: "example.com",
+        version: "v1",
+        namespace: "default",
+        plural: "widgets",
+        name: "w",
+      }),
+    );
     expect(status.code).toBe(404);
   });
 });

@@ -23,7 +23,11 @@ function groups(types: ResourceType[]): string[] {
 }
 
 export function apiVersions(serverAddress: string): Record<string, unknown> {
-  return { kind: "APIVersions", versions: ["v1"], serverAddressByClientCIDRs: [{ clientCIDR: "0.0.0.0/0", serverAddress }] };
+  return {
+    kind: "APIVersions",
+    versions: ["v1"],
+    serverAddressByClientCIDRs: [{ clientCIDR: "0.0.0.0/0", serverAddress }],
+  };
 }
 
 export function apiGroupList(types: ResourceType[]): Record<string, unknown> {
@@ -55,18 +59,34 @@ function subresourceKind(t: ResourceType, sub: string): { group: string; version
   return { group: t.group, version: t.version, kind: t.kind };
 }
 
-export function apiResourceList(types: ResourceType[], group: string, version: string): Record<string, unknown> | undefined {
+export function apiResourceList(
+  types: ResourceType[],
+  group: string,
+  version: string,
+): Record<string, unknown> | undefined {
   const mine = types.filter((t) => t.group === group && t.version === version);
   if (mine.length === 0) return undefined;
   const resources: Array<Record<string, unknown>> = [];
   for (const t of mine) {
-    const r: Record<string, unknown> = { name: t.plural, singularName: t.singular, namespaced: t.namespaced, kind: t.kind, verbs: t.verbs };
+    const r: Record<string, unknown> = {
+      name: t.plural,
+      singularName: t.singular,
+      namespaced: t.namespaced,
+      kind: t.kind,
+      verbs: t.verbs,
+    };
     if (t.shortNames.length) r.shortNames = t.shortNames;
     if (t.categories.length) r.categories = t.categories;
     resources.push(r);
     for (const sub of t.subresources) {
       const k = subresourceKind(t, sub);
-      const s: Record<string, unknown> = { name: `${t.plural}/${sub}`, singularName: "", namespaced: t.namespaced, kind: k.kind, verbs: subresourceVerbs(sub) };
+      const s: Record<string, unknown> = {
+        name: `${t.plural}/${sub}`,
+        singularName: "",
+        namespaced: t.namespaced,
+        kind: k.kind,
+        verbs: subresourceVerbs(sub),
+      };
       if (k.group !== t.group || k.version !== t.version) {
         s.group = k.group;
         s.version = k.version;
@@ -102,7 +122,11 @@ export function aggregatedDiscovery(types: ResourceType[], core: boolean): Recor
             if (t.shortNames.length) r.shortNames = t.shortNames;
             if (t.categories.length) r.categories = t.categories;
             if (t.subresources.length) {
-              r.subresources = t.subresources.map((sub) => ({ subresource: sub, responseKind: subresourceKind(t, sub), verbs: subresourceVerbs(sub) }));
+              r.subresources = t.subresources.map((sub) => ({
+                subresource: sub,
+                responseKind: subresourceKind(t, sub),
+                verbs: subresourceVerbs(sub),
+              }));
             }
             return r;
           }),

@@ -49,18 +49,32 @@ function qualifiedKind(group: string, kind: string): string {
 }
 
 export function notFound(group: string, resource: string, name: string): ApiError {
-  return new ApiError(404, "NotFound", `${qualifiedResource(group, resource)} "${name}" not found`, { name, group, kind: resource });
+  return new ApiError(404, "NotFound", `${qualifiedResource(group, resource)} "${name}" not found`, {
+    name,
+    group,
+    kind: resource,
+  });
 }
 
 export function alreadyExists(group: string, resource: string, name: string): ApiError {
-  return new ApiError(409, "AlreadyExists", `${qualifiedResource(group, resource)} "${name}" already exists`, { name, group, kind: resource });
+  return new ApiError(409, "AlreadyExists", `${qualifiedResource(group, resource)} "${name}" already exists`, {
+    name,
+    group,
+    kind: resource,
+  });
 }
 
 export function conflict(group: string, resource: string, name: string, why: string): ApiError {
-  return new ApiError(409, "Conflict", `Operation cannot be fulfilled on ${qualifiedResource(group, resource)} "${name}": ${why}`, { name, group, kind: resource });
+  return new ApiError(
+    409,
+    "Conflict",
+    `Operation cannot be fulfilled on ${qualifiedResource(group, resource)} "${name}": ${why}`,
+    { name, group, kind: resource },
+  );
 }
 
-export const STALE_OBJECT = "the object has been modified; please apply your changes to the latest version and try again";
+export const STALE_OBJECT =
+  "the object has been modified; please apply your changes to the latest version and try again";
 
 export interface FieldError {
   field: string;
@@ -90,7 +104,12 @@ export function methodNotAllowed(message: string): ApiError {
 }
 
 export function unsupportedMediaType(_contentType: string): ApiError {
-  return new ApiError(415, "UnsupportedMediaType", `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml`, {});
+  return new ApiError(
+    415,
+    "UnsupportedMediaType",
+    `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml`,
+    {},
+  );
 }
 
 export function gone(message: string): ApiError {
@@ -112,16 +131,44 @@ export function formatValue(value: unknown): string {
 
 /** Standard field error builders, with the real messages. */
 export const fieldErrors = {
-  invalid: (field: string, value: unknown, detail: string): FieldError => ({ field, reason: "FieldValueInvalid", message: `Invalid value: ${formatValue(value)}: ${detail}` }),
-  required: (field: string, detail = ""): FieldError => ({ field, reason: "FieldValueRequired", message: detail ? `Required value: ${detail}` : "Required value" }),
+  invalid: (field: string, value: unknown, detail: string): FieldError => ({
+    field,
+    reason: "FieldValueInvalid",
+    message: `Invalid value: ${formatValue(value)}: ${detail}`,
+  }),
+  required: (field: string, detail = ""): FieldError => ({
+    field,
+    reason: "FieldValueRequired",
+    message: detail ? `Required value: ${detail}` : "Required value",
+  }),
   notSupported: (field: string, value: unknown, supported: unknown[]): FieldError => ({
     field,
     reason: "FieldValueNotSupported",
     message: `Unsupported value: ${formatValue(value)}: supported values: ${supported.map((s) => formatValue(s)).join(", ")}`,
   }),
-  forbidden: (field: string, detail: string): FieldError => ({ field, reason: "FieldValueForbidden", message: `Forbidden: ${detail}` }),
-  tooLong: (field: string, max: number): FieldError => ({ field, reason: "FieldValueTooLong", message: `Too long: may not be more than ${max} bytes` }),
-  tooMany: (field: string, actual: number, max: number): FieldError => ({ field, reason: "FieldValueTooMany", message: `Too many: ${actual}: must have at most ${max} items` }),
-  typeInvalid: (field: string, value: unknown, detail: string): FieldError => ({ field, reason: "FieldValueTypeInvalid", message: `Invalid value: ${formatValue(value)}: ${detail}` }),
-  duplicate: (field: string, value: unknown): FieldError => ({ field, reason: "FieldValueDuplicate", message: `Duplicate value: ${formatValue(value)}` }),
+  forbidden: (field: string, detail: string): FieldError => ({
+    field,
+    reason: "FieldValueForbidden",
+    message: `Forbidden: ${detail}`,
+  }),
+  tooLong: (field: string, max: number): FieldError => ({
+    field,
+    reason: "FieldValueTooLong",
+    message: `Too long: may not be more than ${max} bytes`,
+  }),
+  tooMany: (field: string, actual: number, max: number): FieldError => ({
+    field,
+    reason: "FieldValueTooMany",
+    message: `Too many: ${actual}: must have at most ${max} items`,
+  }),
+  typeInvalid: (field: string, value: unknown, detail: string): FieldError => ({
+    field,
+    reason: "FieldValueTypeInvalid",
+    message: `Invalid value: ${formatValue(value)}: ${detail}`,
+  }),
+  duplicate: (field: string, value: unknown): FieldError => ({
+    field,
+    reason: "FieldValueDuplicate",
+    message: `Duplicate value: ${formatValue(value)}`,
+  }),
 };

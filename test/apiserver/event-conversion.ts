@@ -20,14 +20,21 @@ const RENAMED: ReadonlyArray<readonly [string, string]> = [
 /** Fields with the same name and shape in both versions (series: count and lastObservedTime). */
 const SHARED = ["eventTime", "series", "reportingInstance", "action", "reason", "related", "type"];
 
-const isEventVersion = (apiVersion: unknown): boolean => apiVersion === CORE_EVENT_VERSION || apiVersion === EVENTS_V1_VERSION;
+const isEventVersion = (apiVersion: unknown): boolean =>
+  apiVersion === CORE_EVENT_VERSION || apiVersion === EVENTS_V1_VERSION;
 
 /**
  * The Event at the other served version; anything else (other kinds, the same version) is returned as is.
  * Fields unknown to the source version are dropped, as decoding into the Go types drops them.
  */
 export function convertEvent(obj: KubeObject, apiVersion: string): KubeObject {
-  if (obj.kind !== "Event" || obj.apiVersion === apiVersion || !isEventVersion(obj.apiVersion) || !isEventVersion(apiVersion)) return obj;
+  if (
+    obj.kind !== "Event" ||
+    obj.apiVersion === apiVersion ||
+    !isEventVersion(obj.apiVersion) ||
+    !isEventVersion(apiVersion)
+  )
+    return obj;
   const toCore = apiVersion === CORE_EVENT_VERSION;
   const out: KubeObject = { apiVersion, kind: "Event", metadata: obj.metadata };
   for (const [eventsName, coreName] of RENAMED) {

@@ -1,5 +1,13 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { CoreV1Api, EventsV1Api, V1MicroTime, Watch, type CoreV1Event, type EventsV1Event, type KubeConfig } from "@kubernetes/client-node";
+import {
+  CoreV1Api,
+  EventsV1Api,
+  V1MicroTime,
+  Watch,
+  type CoreV1Event,
+  type EventsV1Event,
+  type KubeConfig,
+} from "@kubernetes/client-node";
 import { startApiServer, type TestApiServer } from "./index.js";
 import { Kubectl, aConfigMap, http, kubeConfigFor, statusOf, uniqueName, type Obj } from "./test-kit.js";
 import { widgetCrd } from "./crd-fixture.js";
@@ -45,7 +53,11 @@ const refTo = (o: Obj): { apiVersion: string; kind: string; namespace: string; n
 });
 
 /** An events.k8s.io Event as the operator writes it: first seen 5h ago, a series of 3 last seen 3h ago. */
-function aSeriesEvent(namespace: string, regarding: ReturnType<typeof refTo>, overrides: Partial<EventsV1Event> = {}): EventsV1Event {
+function aSeriesEvent(
+  namespace: string,
+  regarding: ReturnType<typeof refTo>,
+  overrides: Partial<EventsV1Event> = {},
+): EventsV1Event {
   const now = Date.now();
   return {
     metadata: { name: uniqueName(`${regarding.name}.e`), namespace },
@@ -64,7 +76,11 @@ function aSeriesEvent(namespace: string, regarding: ReturnType<typeof refTo>, ov
 }
 
 /** A legacy core Event as the kubelet writes it: counted, first seen 6h ago, last seen 4h ago. */
-function aCoreEvent(namespace: string, involvedObject: ReturnType<typeof refTo>, overrides: Partial<CoreV1Event> = {}): CoreV1Event {
+function aCoreEvent(
+  namespace: string,
+  involvedObject: ReturnType<typeof refTo>,
+  overrides: Partial<CoreV1Event> = {},
+): CoreV1Event {
   const now = Date.now();
   return {
     metadata: { name: uniqueName(`${involvedObject.name}.c`), namespace },
@@ -81,7 +97,8 @@ function aCoreEvent(namespace: string, involvedObject: ReturnType<typeof refTo>,
 }
 
 const coreEventPath = (ns: string, name = ""): string => `/api/v1/namespaces/${ns}/events${name ? `/${name}` : ""}`;
-const eventsV1Path = (ns: string, name = ""): string => `/apis/events.k8s.io/v1/namespaces/${ns}/events${name ? `/${name}` : ""}`;
+const eventsV1Path = (ns: string, name = ""): string =>
+  `/apis/events.k8s.io/v1/namespaces/${ns}/events${name ? `/${name}` : ""}`;
 const names = (list: { body: { items: Obj[] } }): string[] => list.body.items.map((e) => e.metadata!.name!).sort();
 
 describe("core v1 and events.k8s.io/v1 Events are one resource", () => {
@@ -96,7 +113,12 @@ describe("core v1 and events.k8s.io/v1 Events are one resource", () => {
     expect(read.body).toMatchObject({
       apiVersion: "v1",
       kind: "Event",
-      metadata: { name: created.metadata!.name, namespace: ns, uid: created.metadata!.uid, resourceVersion: created.metadata!.resourceVersion },
+      metadata: {
+        name: created.metadata!.name,
+        namespace: ns,
+        uid: created.metadata!.uid,
+        resourceVersion: created.metadata!.resourceVersion,
+      },
       involvedObject: refTo(cm),
       related: body.related,
       message: body.note,
@@ -108,7 +130,8 @@ describe("core v1 and events.k8s.io/v1 Events are one resource", () => {
       eventTime: body.eventTime!.toISOString(),
       series: { count: 3, lastObservedTime: body.series!.lastObservedTime.toISOString() },
     });
-    for (const field of ["regarding", "note", "reportingController", "deprecatedSource", "deprecatedCount"]) expect(read.body).not.toHaveProperty(field);
+    for (const field of ["regarding", "note", "reportingController", "deprecatedSource", "deprecatedCount"])
+      expect(read.body).not.toHaveProperty(field);
 
     const typed = await core.readNamespacedEvent({ namespace: ns, name: created.metadata!.name! });
     expect(typed.involvedObject.uid).toBe(cm.metadata!.uid);
@@ -139,9 +162,12 @@ describe("core v1 and events.k8s.io/v1 Events are one resource", () => {
       deprecatedLastTimestamp: body.lastTimestamp!.toISOString(),
       deprecatedCount: 4,
     });
-    for (const field of ["involvedObject", "message", "source", "count", "firstTimestamp", "reportingComponent"]) expect(read.body).not.toHaveProperty(field);
+    for (const field of ["involvedObject", "message", "source", "count", "firstTimestamp", "reportingComponent"])
+      expect(read.body).not.toHaveProperty(field);
     const typed = await events.listNamespacedEvent({ namespace: ns });
-    expect(typed.items.map((e) => [e.metadata?.name, e.regarding?.name, e.deprecatedCount])).toEqual([[created.metadata.name, "web", 4]]);
+    expect(typed.items.map((e) => [e.metadata?.name, e.regarding?.name, e.deprecatedCount])).toEqual([
+      [created.metadata.name, "web", 4],
+    ]);
   });
 
   it("shares names, one resourceVersion sequence and deletes between the two APIs", async () => {
@@ -149,19 +175,31 @@ describe("core v1 and events.k8s.io/v1 Events are one resource", () => {
     const cm = await aConfigMapIn(ns);
     const created = await events.createNamespacedEvent({ namespace: ns, body: aSeriesEvent(ns, refTo(cm)) });
     const name = created.metadata!.name!;
-    const clash = await statusOf(core.createNamespacedEvent({ namespace: ns, body: aCoreEvent(ns, refTo(cm), { metadata: { name, namespace: ns } }) }));
+    const clash = await statusOf(
+      core.createNamespacedEvent({
+        namespace: ns,
+        body: aCoreEvent(ns, refTo(cm), { metadata: { name, namespace: ns } }),
+      }),
+    );
     expect(clash).toMatchObject({ code: 409, reason: "AlreadyExists" });
 
     // The operator's series heartbeat: a JSON patch through events.k8s.io.
     const lastObservedTime = new Date(Date.now() - HOUR).toISOString().replace(/Z$/, "000Z");
-    const patched = await events.patchNamespacedEvent({ namespace: ns, name, body: [{ op: "add", path: "/series", value: { count: 7, lastObservedTime } }] });
+    const patched = await events.patchNamespacedEvent({
+      namespace: ns,
+      name,
+      body: [{ op: "add", path: "/series", value: { count: 7, lastObservedTime } }],
+    });
     expect(Number(patched.metadata!.resourceVersion)).toBeGreaterThan(Number(created.metadata!.resourceVersion));
     const viaCore = await http(server, "GET", coreEventPath(ns, name));
     expect(viaCore.body.series).toEqual({ count: 7, lastObservedTime });
     expect(viaCore.body.metadata.resourceVersion).toBe(patched.metadata!.resourceVersion);
 
     // A merge patch through core v1 (legacy validation lets it change the message) is the events.k8s.io note.
-    const corePatch = await http(server, "PATCH", coreEventPath(ns, name), { body: { message: "cap raised to 2" }, contentType: "application/merge-patch+json" });
+    const corePatch = await http(server, "PATCH", coreEventPath(ns, name), {
+      body: { message: "cap raised to 2" },
+      contentType: "application/merge-patch+json",
+    });
     expect(corePatch.status).toBe(200);
     const viaEvents = await events.readNamespacedEvent({ namespace: ns, name });
     expect(viaEvents.note).toBe("cap raised to 2");
@@ -170,7 +208,10 @@ describe("core v1 and events.k8s.io/v1 Events are one resource", () => {
     expect(viaEvents.metadata?.uid).toBe(created.metadata!.uid);
 
     // events.k8s.io keeps its stricter update rules for the same object.
-    const immutable = await http(server, "PATCH", eventsV1Path(ns, name), { body: { note: "rewritten" }, contentType: "application/merge-patch+json" });
+    const immutable = await http(server, "PATCH", eventsV1Path(ns, name), {
+      body: { note: "rewritten" },
+      contentType: "application/merge-patch+json",
+    });
     expect(immutable.status).toBe(422);
     expect(immutable.body.message).toContain("message: Invalid value");
 
@@ -182,14 +223,32 @@ describe("core v1 and events.k8s.io/v1 Events are one resource", () => {
     const ns = await aNamespace();
     const cm = await aConfigMapIn(ns);
     const seen: Array<{ type: string; object: any }> = [];
-    const watch = await new Watch(kc).watch(coreEventPath(ns), { resourceVersion: server.store.resourceVersion() }, (type, object) => seen.push({ type, object }), () => {});
+    const watch = await new Watch(kc).watch(
+      coreEventPath(ns),
+      { resourceVersion: server.store.resourceVersion() },
+      (type, object) => seen.push({ type, object }),
+      () => {},
+    );
     try {
       const created = await events.createNamespacedEvent({ namespace: ns, body: aSeriesEvent(ns, refTo(cm)) });
-      const added = await waitFor(() => seen.find((e) => e.type === "ADDED"), { what: "the ADDED event on the core watch" });
-      expect(added.object).toMatchObject({ apiVersion: "v1", involvedObject: { name: "web", uid: cm.metadata!.uid }, message: created.note, series: { count: 3 } });
+      const added = await waitFor(() => seen.find((e) => e.type === "ADDED"), {
+        what: "the ADDED event on the core watch",
+      });
+      expect(added.object).toMatchObject({
+        apiVersion: "v1",
+        involvedObject: { name: "web", uid: cm.metadata!.uid },
+        message: created.note,
+        series: { count: 3 },
+      });
       expect(added.object).not.toHaveProperty("regarding");
-      await events.patchNamespacedEvent({ namespace: ns, name: created.metadata!.name!, body: [{ op: "replace", path: "/series/count", value: 4 }] });
-      const modified = await waitFor(() => seen.find((e) => e.type === "MODIFIED"), { what: "the MODIFIED event on the core watch" });
+      await events.patchNamespacedEvent({
+        namespace: ns,
+        name: created.metadata!.name!,
+        body: [{ op: "replace", path: "/series/count", value: 4 }],
+      });
+      const modified = await waitFor(() => seen.find((e) => e.type === "MODIFIED"), {
+        what: "the MODIFIED event on the core watch",
+      });
       expect(modified.object.series.count).toBe(4);
     } finally {
       watch.abort();
@@ -201,13 +260,31 @@ describe("core v1 and events.k8s.io/v1 Events are one resource", () => {
     const web = await aConfigMapIn(ns, "web");
     const other = await aConfigMapIn(ns, "other");
     const seen: Array<{ type: string; object: any }> = [];
-    const params = { resourceVersion: server.store.resourceVersion(), fieldSelector: "regarding.name=web,reportingController=kubelet" };
-    const watch = await new Watch(kc).watch(eventsV1Path(ns), params, (type, object) => seen.push({ type, object }), () => {});
+    const params = {
+      resourceVersion: server.store.resourceVersion(),
+      fieldSelector: "regarding.name=web,reportingController=kubelet",
+    };
+    const watch = await new Watch(kc).watch(
+      eventsV1Path(ns),
+      params,
+      (type, object) => seen.push({ type, object }),
+      () => {},
+    );
     try {
-      await core.createNamespacedEvent({ namespace: ns, body: aCoreEvent(ns, refTo(other), { reportingComponent: "kubelet" }) });
-      const wanted = await core.createNamespacedEvent({ namespace: ns, body: aCoreEvent(ns, refTo(web), { reportingComponent: "kubelet" }) });
+      await core.createNamespacedEvent({
+        namespace: ns,
+        body: aCoreEvent(ns, refTo(other), { reportingComponent: "kubelet" }),
+      });
+      const wanted = await core.createNamespacedEvent({
+        namespace: ns,
+        body: aCoreEvent(ns, refTo(web), { reportingComponent: "kubelet" }),
+      });
       const added = await waitFor(() => seen.find((e) => e.type === "ADDED"), { what: "the matching ADDED event" });
-      expect(added.object).toMatchObject({ apiVersion: "events.k8s.io/v1", metadata: { name: wanted.metadata.name }, regarding: { name: "web" } });
+      expect(added.object).toMatchObject({
+        apiVersion: "events.k8s.io/v1",
+        metadata: { name: wanted.metadata.name },
+        regarding: { name: "web" },
+      });
       expect(seen.map((e) => e.object.metadata.name)).toEqual([wanted.metadata.name]);
     } finally {
       watch.abort();
@@ -224,10 +301,17 @@ describe("field selectors", () => {
   beforeAll(async () => {
     ns = await aNamespace();
     web = await aConfigMapIn(ns, "web");
-    seriesName = (await events.createNamespacedEvent({ namespace: ns, body: aSeriesEvent(ns, refTo(web)) })).metadata!.name!;
-    kubeletName = (await core.createNamespacedEvent({ namespace: ns, body: aCoreEvent(ns, refTo(web)) })).metadata.name!;
+    seriesName = (await events.createNamespacedEvent({ namespace: ns, body: aSeriesEvent(ns, refTo(web)) })).metadata!
+      .name!;
+    kubeletName = (await core.createNamespacedEvent({ namespace: ns, body: aCoreEvent(ns, refTo(web)) })).metadata
+      .name!;
     const pod = { apiVersion: "v1", kind: "Pod", namespace: ns, name: "web-1", uid: "pod-uid" };
-    otherName = (await core.createNamespacedEvent({ namespace: ns, body: aCoreEvent(ns, pod, { source: { component: "scheduler" }, reason: "Scheduled", type: "Warning" }) })).metadata.name!;
+    otherName = (
+      await core.createNamespacedEvent({
+        namespace: ns,
+        body: aCoreEvent(ns, pod, { source: { component: "scheduler" }, reason: "Scheduled", type: "Warning" }),
+      })
+    ).metadata.name!;
   });
 
   it.each([
@@ -267,7 +351,10 @@ describe("field selectors", () => {
     const onCore = await http(server, "GET", `${coreEventPath(ns)}?fieldSelector=regarding.name%3Dweb`);
     expect(onCore).toMatchObject({ status: 400, body: { message: "field label not supported: regarding.name" } });
     const onEvents = await http(server, "GET", `${eventsV1Path(ns)}?fieldSelector=involvedObject.name%3Dweb`);
-    expect(onEvents).toMatchObject({ status: 400, body: { message: "field label not supported: involvedObject.name" } });
+    expect(onEvents).toMatchObject({
+      status: 400,
+      body: { message: "field label not supported: involvedObject.name" },
+    });
   });
 });
 
@@ -275,7 +362,8 @@ describe("the real kubectl", () => {
   it("gets Events through both APIs with LAST SEEN, TYPE, REASON, OBJECT and MESSAGE", async () => {
     const ns = await aNamespace();
     const web = await aConfigMapIn(ns, "web");
-    const seriesName = (await events.createNamespacedEvent({ namespace: ns, body: aSeriesEvent(ns, refTo(web)) })).metadata!.name!;
+    const seriesName = (await events.createNamespacedEvent({ namespace: ns, body: aSeriesEvent(ns, refTo(web)) }))
+      .metadata!.name!;
     const pod = { apiVersion: "v1", kind: "Pod", namespace: ns, name: "web-1", uid: "pod-uid" };
     const kubeletName = (await core.createNamespacedEvent({ namespace: ns, body: aCoreEvent(ns, pod) })).metadata.name!;
 
@@ -285,16 +373,36 @@ describe("the real kubectl", () => {
       const lines = out.stdout.trimEnd().split("\n");
       expect(lines[0]).toMatch(/^LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+MESSAGE$/);
       // The series' last observation wins over eventTime; a counted core Event shows its lastTimestamp.
-      expect(lines).toContainEqual(expect.stringMatching(/^3h\s+Warning\s+DrainCapped\s+configmap\/web\s+3 of 4 endpoints would be drained; cap is 1$/));
-      expect(lines).toContainEqual(expect.stringMatching(/^4h\s+Normal\s+Pulled\s+pod\/web-1\s+Container image already present$/));
+      expect(lines).toContainEqual(
+        expect.stringMatching(
+          /^3h\s+Warning\s+DrainCapped\s+configmap\/web\s+3 of 4 endpoints would be drained; cap is 1$/,
+        ),
+      );
+      expect(lines).toContainEqual(
+        expect.stringMatching(/^4h\s+Normal\s+Pulled\s+pod\/web-1\s+Container image already present$/),
+      );
       expect(lines).toHaveLength(3);
     }
 
     const wide = await kubectl.run(["get", "events", "-n", ns, "-o", "wide"]);
     const lines = wide.stdout.trimEnd().split("\n");
-    expect(lines[0]).toMatch(/^LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+SUBOBJECT\s+SOURCE\s+MESSAGE\s+FIRST SEEN\s+COUNT\s+NAME$/);
-    expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^3h\\s+Warning\\s+DrainCapped\\s+configmap/web\\s+healthprobe.io/operator, operator-0\\s+.*cap is 1\\s+5h\\s+3\\s+${seriesName}$`)));
-    expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^4h\\s+Normal\\s+Pulled\\s+pod/web-1\\s+kubelet, node-1\\s+.*present\\s+6h\\s+4\\s+${kubeletName}$`)));
+    expect(lines[0]).toMatch(
+      /^LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+SUBOBJECT\s+SOURCE\s+MESSAGE\s+FIRST SEEN\s+COUNT\s+NAME$/,
+    );
+    expect(lines).toContainEqual(
+      expect.stringMatching(
+        new RegExp(
+          `^3h\\s+Warning\\s+DrainCapped\\s+configmap/web\\s+healthprobe.io/operator, operator-0\\s+.*cap is 1\\s+5h\\s+3\\s+${seriesName}$`,
+        ),
+      ),
+    );
+    expect(lines).toContainEqual(
+      expect.stringMatching(
+        new RegExp(
+          `^4h\\s+Normal\\s+Pulled\\s+pod/web-1\\s+kubelet, node-1\\s+.*present\\s+6h\\s+4\\s+${kubeletName}$`,
+        ),
+      ),
+    );
   });
 
   it("describes a ConfigMap with the Events written about it through either API", async () => {
@@ -310,22 +418,38 @@ describe("the real kubectl", () => {
     const section = out.stdout.slice(out.stdout.indexOf("Events:"));
     expect(section).toMatch(/^Events:\n\s+Type\s+Reason\s+Age\s+From\s+Message\n/);
     // describe counts series and legacy counts alike: last seen (xN over first seen).
-    expect(section).toMatch(/^\s+Warning\s+DrainCapped\s+3h \(x3 over 5h\)\s+healthprobe\.io\/operator\s+3 of 4 endpoints would be drained; cap is 1$/m);
+    expect(section).toMatch(
+      /^\s+Warning\s+DrainCapped\s+3h \(x3 over 5h\)\s+healthprobe\.io\/operator\s+3 of 4 endpoints would be drained; cap is 1$/m,
+    );
     expect(section).toMatch(/^\s+Normal\s+Pulled\s+4h \(x4 over 6h\)\s+kubelet\s+Container image already present$/m);
     expect(section).not.toContain("NotMine");
   });
 
   it("describes a custom resource with its events.k8s.io Events, as kubectl describe hpp does", async () => {
-    const crd = await http(server, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", { body: widgetCrd });
+    const crd = await http(server, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", {
+      body: widgetCrd,
+    });
     expect(crd.status).toBe(201);
     const ns = await aNamespace();
-    const widget = await http(server, "POST", `/apis/example.com/v1/namespaces/${ns}/widgets`, { body: { apiVersion: "example.com/v1", kind: "Widget", metadata: { name: "web" }, spec: { size: 1 } } });
+    const widget = await http(server, "POST", `/apis/example.com/v1/namespaces/${ns}/widgets`, {
+      body: { apiVersion: "example.com/v1", kind: "Widget", metadata: { name: "web" }, spec: { size: 1 } },
+    });
     expect(widget.status).toBe(201);
-    await events.createNamespacedEvent({ namespace: ns, body: aSeriesEvent(ns, refTo(widget.body), { series: undefined, reason: "Drained", type: "Normal", note: "removed from the load balancer" }) });
+    await events.createNamespacedEvent({
+      namespace: ns,
+      body: aSeriesEvent(ns, refTo(widget.body), {
+        series: undefined,
+        reason: "Drained",
+        type: "Normal",
+        note: "removed from the load balancer",
+      }),
+    });
 
     const out = await kubectl.run(["describe", "widget", "web", "-n", ns]);
     expect(out.stderr).toBe("");
-    expect(out.stdout).toMatch(/^\s+Normal\s+Drained\s+5h\s+healthprobe\.io\/operator\s+removed from the load balancer$/m);
+    expect(out.stdout).toMatch(
+      /^\s+Normal\s+Drained\s+5h\s+healthprobe\.io\/operator\s+removed from the load balancer$/m,
+    );
     const table = await kubectl.run(["get", "events", "-n", ns, "--no-headers"]);
     expect(table.stdout).toMatch(/^5h\s+Normal\s+Drained\s+widget\/web\s+removed from the load balancer$/m);
   });

@@ -19,24 +19,40 @@ afterAll(async () => {
 
 async function aBudget(app: string, disruptionsAllowed: number): Promise<string> {
   const name = uniqueName("pdb");
-  const pdb = await policy.createNamespacedPodDisruptionBudget({ namespace: "default", body: { metadata: { name }, spec: { minAvailable: 1, selector: { matchLabels: { app } } } } });
+  const pdb = await policy.createNamespacedPodDisruptionBudget({
+    namespace: "default",
+    body: { metadata: { name }, spec: { minAvailable: 1, selector: { matchLabels: { app } } } },
+  });
   // No disruption controller here: the test sets the budget's status directly.
   await policy.replaceNamespacedPodDisruptionBudgetStatus({
     namespace: "default",
     name,
-    body: { ...pdb, status: { disruptionsAllowed, currentHealthy: 2, desiredHealthy: 1, expectedPods: 2, observedGeneration: 1 } },
+    body: {
+      ...pdb,
+      status: { disruptionsAllowed, currentHealthy: 2, desiredHealthy: 1, expectedPods: 2, observedGeneration: 1 },
+    },
   });
   return name;
 }
 
 async function aRunningPod(app: string): Promise<string> {
   const pod = await core.createNamespacedPod({ namespace: "default", body: aPod({ labels: { app } }) as any });
-  await core.replaceNamespacedPodStatus({ namespace: "default", name: pod.metadata!.name!, body: { ...pod, status: { phase: "Running" } } });
+  await core.replaceNamespacedPodStatus({
+    namespace: "default",
+    name: pod.metadata!.name!,
+    body: { ...pod, status: { phase: "Running" } },
+  });
   return pod.metadata!.name!;
 }
 
-const evict = (name: string) => core.createNamespacedPodEviction({ namespace: "default", name, body: { apiVersion: "policy/v1", kind: "Eviction", metadata: { name, namespace: "default" } } });
-const podExists = (name: string) => server.store.get({ group: "", version: "v1", resource: "pods" }, "default", name) !== undefined;
+const evict = (name: string) =>
+  core.createNamespacedPodEviction({
+    namespace: "default",
+    name,
+    body: { apiVersion: "policy/v1", kind: "Eviction", metadata: { name, namespace: "default" } },
+  });
+const podExists = (name: string) =>
+  server.store.get({ group: "", version: "v1", resource: "pods" }, "default", name) !== undefined;
 
 describe("pod eviction", () => {
   it("refuses with 429 TooManyRequests and a DisruptionBudget cause when the budget allows no disruption", async () => {
@@ -47,7 +63,9 @@ describe("pod eviction", () => {
     expect(status.code).toBe(429);
     expect(status.reason).toBe("TooManyRequests");
     expect(status.message).toBe("Cannot evict pod as it would violate the pod's disruption budget.");
-    expect(status.details.causes).toEqual([{ reason: "DisruptionBudget", message: `The disruption budget ${pdb} needs 1 healthy pods and has 2 currently` }]);
+    expect(status.details.causes).toEqual([
+      { reason: "DisruptionBudget", message: `The disruption budget ${pdb} needs 1 healthy pods and has 2 currently` },
+    ]);
     expect(podExists(pod)).toBe(true);
   });
 
@@ -73,7 +91,10 @@ describe("pod eviction", () => {
   it("evicts an already terminating pod without touching the budget", async () => {
     const app = uniqueName("app");
     const pdb = await aBudget(app, 0);
-    const pod = await core.createNamespacedPod({ namespace: "default", body: aPod({ labels: { app }, finalizers: ["example.com/hold"] }) as any });
+    const pod = await core.createNamespacedPod({
+      namespace: "default",
+      body: aPod({ labels: { app }, finalizers: ["example.com/hold"] }) as any,
+    });
     await core.deleteNamespacedPod({ namespace: "default", name: pod.metadata!.name! });
     await evict(pod.metadata!.name!);
     const budget = await policy.readNamespacedPodDisruptionBudget({ namespace: "default", name: pdb });
@@ -95,7 +116,12 @@ describe("pod eviction", () => {
   it("honours deleteOptions preconditions in the Eviction body", async () => {
     const pod = await aRunningPod(uniqueName("free"));
     const res = await http(server, "POST", `/api/v1/namespaces/default/pods/${pod}/eviction`, {
-      body: { apiVersion: "policy/v1", kind: "Eviction", metadata: { name: pod }, deleteOptions: { preconditions: { uid: "not-the-uid" } } },
+      body: {
+        apiVersion: "policy/v1",
+        kind: "Eviction",
+        metadata: { name: pod },
+        deleteOptions: { preconditions: { uid: "not-the-uid" } },
+      },
     });
     expect(res.status).toBe(409);
     expect(podExists(pod)).toBe(true);

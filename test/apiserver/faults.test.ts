@@ -21,7 +21,9 @@ describe("fault injection", () => {
     const first = await statusOf(core.createNamespacedConfigMap({ namespace: "default", body: aConfigMap() as any }));
     expect(first).toMatchObject({ code: 503, reason: "ServiceUnavailable" });
     await core.listNamespacedConfigMap({ namespace: "default" });
-    expect((await statusOf(core.createNamespacedConfigMap({ namespace: "default", body: aConfigMap() as any }))).code).toBe(503);
+    expect(
+      (await statusOf(core.createNamespacedConfigMap({ namespace: "default", body: aConfigMap() as any }))).code,
+    ).toBe(503);
     const created = await core.createNamespacedConfigMap({ namespace: "default", body: aConfigMap() as any });
     expect(created.metadata!.uid).toBeDefined();
   });
@@ -38,7 +40,8 @@ describe("fault injection", () => {
 
   it("fails every matching request at rate 1 and none at rate 0", async () => {
     server.faults.failRate({ verb: "list", resource: "pods", rate: 1, code: 500 });
-    for (let i = 0; i < 3; i++) expect((await statusOf(core.listNamespacedPod({ namespace: "default" }))).code).toBe(500);
+    for (let i = 0; i < 3; i++)
+      expect((await statusOf(core.listNamespacedPod({ namespace: "default" }))).code).toBe(500);
     await core.listNamespacedConfigMap({ namespace: "default" });
     server.faults.clear();
     server.faults.failRate({ verb: "list", resource: "pods", rate: 0 });

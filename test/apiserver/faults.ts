@@ -70,7 +70,10 @@ export class Faults implements FaultInjector {
   }
 
   failRate(opts: FailRateOptions): void {
-    this.rates.push({ ...opts, until: opts.durationMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + opts.durationMs });
+    this.rates.push({
+      ...opts,
+      until: opts.durationMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + opts.durationMs,
+    });
   }
 
   addLatency(ms: number, filter: FaultFilter = {}): void {
@@ -119,6 +122,11 @@ export class Faults implements FaultInjector {
 
 function injected(code: number, reason?: string): ApiError {
   const why = reason ?? REASONS[code] ?? "InternalError";
-  const message = code === 429 ? "the server has received too many requests and has asked us to try again later" : code === 409 ? "the object has been modified; please apply your changes to the latest version and try again" : `injected fault: ${why}`;
+  const message =
+    code === 429
+      ? "the server has received too many requests and has asked us to try again later"
+      : code === 409
+        ? "the object has been modified; please apply your changes to the latest version and try again"
+        : `injected fault: ${why}`;
   return new ApiError(code, why, message, code === 429 ? { retryAfterSeconds: 1 } : {});
 }

@@ -18,9 +18,16 @@ function helm(args: string[]): Promise<{ code: number; stdout: string; stderr: s
       ["--kubeconfig", join(dir, "kubeconfig"), ...args],
       {
         timeout: 60_000,
-        env: { ...process.env, HOME: dir, HELM_CONFIG_HOME: join(dir, "config"), HELM_CACHE_HOME: join(dir, "cache"), HELM_DATA_HOME: join(dir, "data") },
+        env: {
+          ...process.env,
+          HOME: dir,
+          HELM_CONFIG_HOME: join(dir, "config"),
+          HELM_CACHE_HOME: join(dir, "cache"),
+          HELM_DATA_HOME: join(dir, "data"),
+        },
       },
-      (err, stdout, stderr) => resolve({ code: err ? Number((err as any).code ?? 1) : 0, stdout: String(stdout), stderr: String(stderr) }),
+      (err, stdout, stderr) =>
+        resolve({ code: err ? Number((err as any).code ?? 1) : 0, stdout: String(stdout), stderr: String(stderr) }),
     );
   });
 }
@@ -30,19 +37,54 @@ function writeChart(root: string): string {
   const chart = join(root, "chart");
   mkdirSync(join(chart, "templates"), { recursive: true });
   mkdirSync(join(chart, "crds"), { recursive: true });
-  writeFileSync(join(chart, "Chart.yaml"), stringify({ apiVersion: "v2", name: "gadget-operator", version: "0.1.0", appVersion: "0.1.0" }));
+  writeFileSync(
+    join(chart, "Chart.yaml"),
+    stringify({ apiVersion: "v2", name: "gadget-operator", version: "0.1.0", appVersion: "0.1.0" }),
+  );
   writeFileSync(join(chart, "values.yaml"), stringify({ replicas: 1 }));
   writeFileSync(join(chart, "crds", "widgets.yaml"), stringify(widgetCrd));
   const labels = { app: "gadget-operator" };
   const docs = [
     { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "gadget-operator" } },
-    { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: "gadget-operator" }, rules: [{ apiGroups: ["example.com"], resources: ["widgets"], verbs: ["*"] }] },
-    { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding", metadata: { name: "gadget-operator" }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "gadget-operator" }, subjects: [{ kind: "ServiceAccount", name: "gadget-operator", namespace: "default" }] },
-    { apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: { name: "gadget-operator" }, rules: [{ apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["*"] }] },
-    { apiVersion: "rbac.authorization.k8s.io/v1", kind: "RoleBinding", metadata: { name: "gadget-operator" }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "gadget-operator" }, subjects: [{ kind: "ServiceAccount", name: "gadget-operator" }] },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: { name: "gadget-operator" },
+      rules: [{ apiGroups: ["example.com"], resources: ["widgets"], verbs: ["*"] }],
+    },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: { name: "gadget-operator" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "gadget-operator" },
+      subjects: [{ kind: "ServiceAccount", name: "gadget-operator", namespace: "default" }],
+    },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "Role",
+      metadata: { name: "gadget-operator" },
+      rules: [{ apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["*"] }],
+    },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "RoleBinding",
+      metadata: { name: "gadget-operator" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "gadget-operator" },
+      subjects: [{ kind: "ServiceAccount", name: "gadget-operator" }],
+    },
     { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "gadget-operator" }, data: { level: "info" } },
-    { apiVersion: "v1", kind: "Service", metadata: { name: "gadget-operator", labels }, spec: { selector: labels, ports: [{ name: "metrics", port: 8080 }] } },
-    { apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: { name: "gadget-operator" }, spec: { maxUnavailable: 1, selector: { matchLabels: labels } } },
+    {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: "gadget-operator", labels },
+      spec: { selector: labels, ports: [{ name: "metrics", port: 8080 }] },
+    },
+    {
+      apiVersion: "policy/v1",
+      kind: "PodDisruptionBudget",
+      metadata: { name: "gadget-operator" },
+      spec: { maxUnavailable: 1, selector: { matchLabels: labels } },
+    },
   ];
   const deployment = `apiVersion: apps/v1
 kind: Deployment
@@ -76,7 +118,8 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const get = (group: string, version: string, resource: string, name: string, namespace?: string) => server.store.get({ group, version, resource }, namespace, name);
+const get = (group: string, version: string, resource: string, name: string, namespace?: string) =>
+  server.store.get({ group, version, resource }, namespace, name);
 
 describe("the real helm", () => {
   it("installs, upgrades, lists and uninstalls a typical operator chart", async () => {
@@ -101,11 +144,17 @@ describe("the real helm", () => {
     expect(upgrade.code).toBe(0);
     expect(get("apps", "v1", "deployments", "gadget-operator", "default")!.spec.replicas).toBe(3);
     const list = await helm(["list", "-o", "json"]);
-    expect(JSON.parse(list.stdout)).toEqual([expect.objectContaining({ name: "gadgets", revision: "2", status: "deployed" })]);
+    expect(JSON.parse(list.stdout)).toEqual([
+      expect.objectContaining({ name: "gadgets", revision: "2", status: "deployed" }),
+    ]);
     const uninstall = await helm(["uninstall", "gadgets"]);
     expect(uninstall.code).toBe(0);
     expect(get("apps", "v1", "deployments", "gadget-operator", "default")).toBeUndefined();
-    expect(server.store.list({ group: "", version: "v1", resource: "secrets" }, "default").filter((s) => s.type === "helm.sh/release.v1")).toEqual([]);
+    expect(
+      server.store
+        .list({ group: "", version: "v1", resource: "secrets" }, "default")
+        .filter((s) => s.type === "helm.sh/release.v1"),
+    ).toEqual([]);
     // Helm keeps CRDs on uninstall.
     expect(get("apiextensions.k8s.io", "v1", "customresourcedefinitions", "widgets.example.com")).toBeDefined();
   });

@@ -84,7 +84,8 @@ function parseRoute(segments: string[], cluster: Cluster): Route | undefined {
   }
   if (rest.length === 0) return undefined;
   const route: Route = { group, version, namespace: "", resource: "", name: "", subresource: "", legacyWatch };
-  const isNamespacedResource = (plural: string | undefined): boolean => Boolean(plural && cluster.registry.find(group, version, plural)?.namespaced);
+  const isNamespacedResource = (plural: string | undefined): boolean =>
+    Boolean(plural && cluster.registry.find(group, version, plural)?.namespaced);
   if (rest[0] === "namespaces" && rest.length >= 3 && isNamespacedResource(rest[2])) {
     route.namespace = rest[1]!;
     route.resource = rest[2]!;
@@ -137,10 +138,18 @@ function writeContext(req: IncomingMessage, query: URLSearchParams, user: string
     fieldValidation = fv;
   }
   const dryRun = query.getAll("dryRun");
-  if (dryRun.some((d) => d !== "All")) throw badRequest(`Invalid value: ${JSON.stringify(dryRun)}: supported values: "All"`);
+  if (dryRun.some((d) => d !== "All"))
+    throw badRequest(`Invalid value: ${JSON.stringify(dryRun)}: supported values: "All"`);
   const agent = req.headers["user-agent"] ?? "";
   const fieldManager = query.get("fieldManager") ?? (agent ? agent.split("/")[0] : "unknown");
-  return { user, dryRun: dryRun.length > 0, fieldManager, fieldManagerExplicit: query.has("fieldManager"), fieldValidation, warnings: [] };
+  return {
+    user,
+    dryRun: dryRun.length > 0,
+    fieldManager,
+    fieldManagerExplicit: query.has("fieldManager"),
+    fieldValidation,
+    warnings: [],
+  };
 }
 
 function parseBody(raw: string, contentType: string): unknown {
@@ -157,7 +166,10 @@ export function createHandler(ctx: HttpContext): (req: IncomingMessage, res: Ser
   return (req, res) => {
     void handle(ctx, req, res).catch((err) => {
       if (!res.headersSent) {
-        const e = err instanceof ApiError ? err : new ApiError(500, "InternalError", `Internal error occurred: ${(err as Error).message}`);
+        const e =
+          err instanceof ApiError
+            ? err
+            : new ApiError(500, "InternalError", `Internal error occurred: ${(err as Error).message}`);
         sendJson(res, e.code, e.toStatus());
       } else res.destroy();
     });
@@ -167,7 +179,10 @@ export function createHandler(ctx: HttpContext): (req: IncomingMessage, res: Ser
 async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? "/", "http://localhost");
   const method = req.method ?? "GET";
-  const segments = url.pathname.split("/").filter((s) => s !== "").map(decodeURIComponent);
+  const segments = url.pathname
+    .split("/")
+    .filter((s) => s !== "")
+    .map(decodeURIComponent);
   const user = userOf(req);
   const rawBytes = await readBody(req);
   const contentType = String(req.headers["content-type"] ?? "application/json");
@@ -212,7 +227,10 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
     sendJson(res, code, body, headers);
   };
   const fail = (err: unknown): void => {
-    const e = err instanceof ApiError ? err : new ApiError(500, "InternalError", `Internal error occurred: ${(err as Error)?.message ?? String(err)}`);
+    const e =
+      err instanceof ApiError
+        ? err
+        : new ApiError(500, "InternalError", `Internal error occurred: ${(err as Error)?.message ?? String(err)}`);
     respond(e.code, e.toStatus(), e.code === 429 ? { "Retry-After": "1" } : {});
   };
 
@@ -227,11 +245,17 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
       return;
     }
     if (p === "/api") {
-      if (wantsAggregated(req)) return respond(200, aggregatedDiscovery(types, true), { "Content-Type": "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList" });
+      if (wantsAggregated(req))
+        return respond(200, aggregatedDiscovery(types, true), {
+          "Content-Type": "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
+        });
       return respond(200, apiVersions(ctx.serverAddress()));
     }
     if (p === "/apis") {
-      if (wantsAggregated(req)) return respond(200, aggregatedDiscovery(types, false), { "Content-Type": "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList" });
+      if (wantsAggregated(req))
+        return respond(200, aggregatedDiscovery(types, false), {
+          "Content-Type": "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
+        });
       return respond(200, apiGroupList(types));
     }
     if (segments[0] === "api" && segments.length === 2) {
@@ -251,14 +275,20 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
       const rest = segments.slice(2);
       const [group, version] = rest[0] === "api" ? ["", rest[1]] : [rest[1], rest[2]];
       if (group !== undefined && version && types.some((t) => t.group === group && t.version === version)) {
-        return respond(200, groupVersionDocument(types, group, version), { "Cache-Control": "public, immutable", Etag: `"${ctx.cluster.store.currentRv()}"` });
+        return respond(200, groupVersionDocument(types, group, version), {
+          "Cache-Control": "public, immutable",
+          Etag: `"${ctx.cluster.store.currentRv()}"`,
+        });
       }
       return fail(notFoundPath());
     }
   }
 
   // Reviews are created and answered, never stored (see access-reviews.ts).
-  if (method === "POST" && (p === "/apis/authentication.k8s.io/v1/tokenreviews" || p === "/apis/authorization.k8s.io/v1/subjectaccessreviews")) {
+  if (
+    method === "POST" &&
+    (p === "/apis/authentication.k8s.io/v1/tokenreviews" || p === "/apis/authorization.k8s.io/v1/subjectaccessreviews")
+  ) {
     try {
       const review = p.endsWith("/tokenreviews") ? tokenReview : subjectAccessReview;
       Object.assign(entry, { verb: "create", group: segments[1], version: "v1", resource: segments[3] });
@@ -294,10 +324,12 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
   try {
     const wctx = writeContext(req, query, user);
     if (["create", "update", "patch"].includes(verb)) entry.fieldManager = wctx.fieldManager;
-    const warn = (): Record<string, string> => (wctx.warnings.length ? { Warning: wctx.warnings.map((w) => `299 - ${JSON.stringify(w)}`).join(", ") } : {});
+    const warn = (): Record<string, string> =>
+      wctx.warnings.length ? { Warning: wctx.warnings.map((w) => `299 - ${JSON.stringify(w)}`).join(", ") } : {};
     const ns = route.namespace || undefined;
     const body = (): unknown => protobufBody ?? parseBody(raw, contentType);
-    if (route.subresource === "scale") return respond(200, serveScale(ctx.cluster, t, ns, route.name, { verb, body, raw, contentType }, wctx), warn());
+    if (route.subresource === "scale")
+      return respond(200, serveScale(ctx.cluster, t, ns, route.name, { verb, body, raw, contentType }, wctx), warn());
     if (route.subresource === "log") {
       if (verb !== "get") throw methodNotAllowed("the server does not allow this method on the requested resource");
       const text = ctx.podLogs.read(route.namespace, route.name, query);
@@ -309,7 +341,17 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
     switch (verb) {
       case "get": {
         const obj = ctx.cluster.get(t, ns, route.name);
-        if (wantsTable(req)) return respond(200, toTable(t, [obj], { resourceVersion: obj.metadata.resourceVersion }, Date.now(), query.get("includeObject") ?? "Metadata"));
+        if (wantsTable(req))
+          return respond(
+            200,
+            toTable(
+              t,
+              [obj],
+              { resourceVersion: obj.metadata.resourceVersion },
+              Date.now(),
+              query.get("includeObject") ?? "Metadata",
+            ),
+          );
         return respond(200, obj);
       }
       case "list":
@@ -323,7 +365,14 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
           return respond(201, { kind: "Status", apiVersion: "v1", metadata: {}, status: "Success", code: 201 });
         }
         if (route.name) throw methodNotAllowed(`the server does not allow this method on the requested resource`);
-        const input = t.group === "" && t.kind === "Pod" && ns ? await admitPodCreate(ctx.cluster, body() as Record<string, any>, { namespace: ns, user, dryRun: wctx.dryRun }) : body();
+        const input =
+          t.group === "" && t.kind === "Pod" && ns
+            ? await admitPodCreate(ctx.cluster, body() as Record<string, any>, {
+                namespace: ns,
+                user,
+                dryRun: wctx.dryRun,
+              })
+            : body();
         const created = ctx.cluster.create(t, ns, input, wctx);
         return respond(201, created, warn());
       }
@@ -340,8 +389,18 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
       }
       case "patch": {
         if (!route.name) throw methodNotAllowed("the server does not allow this method on the requested resource");
-        const existed = ctx.cluster.store.get(storageKey(t.group, t.plural), t.namespaced ? ns : undefined, route.name) !== undefined;
-        const patched = ctx.cluster.patch(t, ns, route.name, contentType, raw, wctx, route.subresource, query.get("force") === "true");
+        const existed =
+          ctx.cluster.store.get(storageKey(t.group, t.plural), t.namespaced ? ns : undefined, route.name) !== undefined;
+        const patched = ctx.cluster.patch(
+          t,
+          ns,
+          route.name,
+          contentType,
+          raw,
+          wctx,
+          route.subresource,
+          query.get("force") === "true",
+        );
         return respond(existed ? 200 : 201, patched, warn());
       }
       case "delete": {
@@ -369,7 +428,12 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
             if (!(err instanceof ApiError && err.code === 404)) throw err;
           }
         }
-        return respond(200, { kind: t.listKind, apiVersion: t.group ? `${t.group}/${t.version}` : t.version, metadata: { resourceVersion: ctx.cluster.store.currentRvText() }, items: deleted });
+        return respond(200, {
+          kind: t.listKind,
+          apiVersion: t.group ? `${t.group}/${t.version}` : t.version,
+          metadata: { resourceVersion: ctx.cluster.store.currentRvText() },
+          items: deleted,
+        });
       }
       default:
         throw methodNotAllowed("the server does not allow this method on the requested resource");
@@ -417,13 +481,22 @@ function deleteOptions(body: unknown, query: URLSearchParams): DeleteOptions & {
 }
 
 /** view: how field selectors see a stored object at t's version (events.k8s.io's regarding.* of a stored core Event). */
-function selectorMatcher(t: ResourceType, query: URLSearchParams, view: (o: KubeObject) => KubeObject = (o) => o): (o: KubeObject) => boolean {
+function selectorMatcher(
+  t: ResourceType,
+  query: URLSearchParams,
+  view: (o: KubeObject) => KubeObject = (o) => o,
+): (o: KubeObject) => boolean {
   const labels = parseLabelSelector(query.get("labelSelector"));
   const fields = parseFieldSelector(query.get("fieldSelector"), t.fieldLabels, qualifiedResource(t.group, t.plural));
   return (o) => matchesLabels(labels, o.metadata?.labels) && (fields.length === 0 || matchesFields(fields, view(o)));
 }
 
-function selectObjects(ctx: HttpContext, t: ResourceType, ns: string | undefined, query: URLSearchParams): KubeObject[] {
+function selectObjects(
+  ctx: HttpContext,
+  t: ResourceType,
+  ns: string | undefined,
+  query: URLSearchParams,
+): KubeObject[] {
   const match = selectorMatcher(t, query);
   return ctx.cluster.list(t, ns).filter(match);
 }
@@ -473,18 +546,32 @@ function list(
     meta.remainingItemCount = items.length - limit;
     items = page;
   }
-  if (wantsTable(req)) return respond(200, toTable(t, items, meta, Date.now(), query.get("includeObject") ?? "Metadata"));
-  respond(200, { kind: t.listKind, apiVersion: t.group ? `${t.group}/${t.version}` : t.version, metadata: meta, items });
+  if (wantsTable(req))
+    return respond(200, toTable(t, items, meta, Date.now(), query.get("includeObject") ?? "Metadata"));
+  respond(200, {
+    kind: t.listKind,
+    apiVersion: t.group ? `${t.group}/${t.version}` : t.version,
+    metadata: meta,
+    items,
+  });
 }
 
-const keyOf = (o: KubeObject): string => (o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name);
+const keyOf = (o: KubeObject): string =>
+  o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name;
 
 /**
  * One page of a list selected by labels only: matched and counted on the stored objects, and
  * only the page copied and presented, so listing ten thousand pods 500 at a time costs ten
  * thousand copies, not twenty times that. Same answer as the general path in list().
  */
-function listPage(ctx: HttpContext, t: ResourceType, ns: string | undefined, query: URLSearchParams, limit: number, respond: (code: number, body: unknown) => void): void {
+function listPage(
+  ctx: HttpContext,
+  t: ResourceType,
+  ns: string | undefined,
+  query: URLSearchParams,
+  limit: number,
+  respond: (code: number, body: unknown) => void,
+): void {
   const labels = parseLabelSelector(query.get("labelSelector"));
   let rv = ctx.cluster.store.currentRv();
   let start: string | undefined;
@@ -504,18 +591,38 @@ function listPage(ctx: HttpContext, t: ResourceType, ns: string | undefined, que
     meta.continue = encodeContinue({ rv, start: keyOf(page[page.length - 1]!) });
     meta.remainingItemCount = matching.length - limit;
   }
-  respond(200, { kind: t.listKind, apiVersion: t.group ? `${t.group}/${t.version}` : t.version, metadata: meta, items: page });
+  respond(200, {
+    kind: t.listKind,
+    apiVersion: t.group ? `${t.group}/${t.version}` : t.version,
+    metadata: meta,
+    items: page,
+  });
 }
 
-function watch(ctx: HttpContext, t: ResourceType, ns: string | undefined, name: string, query: URLSearchParams, req: IncomingMessage, res: ServerResponse): void {
+function watch(
+  ctx: HttpContext,
+  t: ResourceType,
+  ns: string | undefined,
+  name: string,
+  query: URLSearchParams,
+  req: IncomingMessage,
+  res: ServerResponse,
+): void {
   // Events carry the stored objects: matched and sent as views, never changed.
   const match = selectorMatcher(t, query, (o) => ctx.cluster.view(t, o));
   const key = storageKey(t.group, t.plural);
   const inScope = (o: KubeObject | undefined): boolean =>
-    Boolean(o) && (!t.namespaced || !ns || o!.metadata.namespace === ns) && (!name || o!.metadata.name === name) && match(o!);
+    Boolean(o) &&
+    (!t.namespaced || !ns || o!.metadata.namespace === ns) &&
+    (!name || o!.metadata.name === name) &&
+    match(o!);
   const table = wantsTable(req);
   const includeObject = query.get("includeObject") ?? "Metadata";
-  res.writeHead(200, { "Content-Type": "application/json", "Transfer-Encoding": "chunked", "Cache-Control": "no-cache, private" });
+  res.writeHead(200, {
+    "Content-Type": "application/json",
+    "Transfer-Encoding": "chunked",
+    "Cache-Control": "no-cache, private",
+  });
   res.flushHeaders();
   ctx.watches.add(res);
   const timers: NodeJS.Timeout[] = [];
@@ -536,12 +643,18 @@ function watch(ctx: HttpContext, t: ResourceType, ns: string | undefined, name: 
   const send = (type: string, obj: KubeObject): void => {
     if (closed) return;
     const presented = type === "ERROR" || type === "BOOKMARK" ? obj : ctx.cluster.view(t, obj);
-    const object = table && type !== "ERROR" && type !== "BOOKMARK" ? toTable(t, [presented], { resourceVersion: presented.metadata.resourceVersion }, Date.now(), includeObject) : presented;
+    const object =
+      table && type !== "ERROR" && type !== "BOOKMARK"
+        ? toTable(t, [presented], { resourceVersion: presented.metadata.resourceVersion }, Date.now(), includeObject)
+        : presented;
     // JSON.stringify({ type, object }) with the object's text written once for every watcher and the write's answer.
     res.write(`{"type":${JSON.stringify(type)},"object":${jsonText(object)}}\n`);
   };
   const expired = (rv: string): void => {
-    send("ERROR", new ApiError(410, "Expired", `too old resource version: ${rv} (${ctx.cluster.store.compactedRv + 1})`).toStatus());
+    send(
+      "ERROR",
+      new ApiError(410, "Expired", `too old resource version: ${rv} (${ctx.cluster.store.compactedRv + 1})`).toStatus(),
+    );
     close();
   };
   const deliver = (e: StoredEvent): void => {
@@ -579,7 +692,11 @@ function watch(ctx: HttpContext, t: ResourceType, ns: string | undefined, name: 
   unsubscribe = ctx.cluster.store.subscribe(deliver);
   if (query.get("allowWatchBookmarks") === "true") {
     const ticker = setInterval(() => {
-      send("BOOKMARK", { kind: t.kind, apiVersion: t.group ? `${t.group}/${t.version}` : t.version, metadata: { resourceVersion: ctx.cluster.store.currentRvText() } });
+      send("BOOKMARK", {
+        kind: t.kind,
+        apiVersion: t.group ? `${t.group}/${t.version}` : t.version,
+        metadata: { resourceVersion: ctx.cluster.store.currentRvText() },
+      });
     }, ctx.bookmarkIntervalMs);
     ticker.unref();
     timers.push(ticker);

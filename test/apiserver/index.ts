@@ -131,11 +131,17 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<TestA
   url = `http://${host}:${port}`;
   const ctx = { user: "system:apiserver", dryRun: false, fieldValidation: "Ignore" as const, warnings: [] };
   const nsType = cluster.registry.find("", "v1", "namespaces")!;
-  for (const name of ["default", "kube-system", "kube-public", "kube-node-lease"]) cluster.create(nsType, undefined, { metadata: { name } }, ctx);
-  cluster.create(cluster.registry.find("", "v1", "services")!, "default", {
-    metadata: { name: "kubernetes", labels: { component: "apiserver", provider: "kubernetes" } },
-    spec: { ports: [{ name: "https", port: 443, targetPort: port }], clusterIP: "10.96.0.1" },
-  }, ctx);
+  for (const name of ["default", "kube-system", "kube-public", "kube-node-lease"])
+    cluster.create(nsType, undefined, { metadata: { name } }, ctx);
+  cluster.create(
+    cluster.registry.find("", "v1", "services")!,
+    "default",
+    {
+      metadata: { name: "kubernetes", labels: { component: "apiserver", provider: "kubernetes" } },
+      spec: { ports: [{ name: "https", port: 443, targetPort: port }], clusterIP: "10.96.0.1" },
+    },
+    ctx,
+  );
 
   const kubeconfig = (user = "admin"): string => kubeconfigYaml(url, user);
   let controllers: { stop(): Promise<void> } | undefined;

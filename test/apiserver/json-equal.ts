@@ -13,7 +13,15 @@ const omitted = (v: unknown): boolean => v === undefined || typeof v === "functi
 
 /** JSON.stringify of a value with object keys sorted, for what the walk below does not take apart. */
 function sortedJson(v: unknown): string | undefined {
-  return JSON.stringify(v, (_k, x: unknown) => (isPlain(x) ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, x[k]])) : x));
+  return JSON.stringify(v, (_k, x: unknown) =>
+    isPlain(x)
+      ? Object.fromEntries(
+          Object.keys(x)
+            .sort()
+            .map((k) => [k, x[k]]),
+        )
+      : x,
+  );
 }
 
 /** Whether JSON.stringify would write `a` and `b` alike, up to the order of object keys. */
@@ -31,7 +39,8 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   }
   if (Array.isArray(a) && Array.isArray(b)) {
     if (a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!jsonEqual(omitted(a[i]) ? null : a[i], omitted(b[i]) ? null : b[i])) return false;
+    for (let i = 0; i < a.length; i++)
+      if (!jsonEqual(omitted(a[i]) ? null : a[i], omitted(b[i]) ? null : b[i])) return false;
     return true;
   }
   // A Date (or anything with its own toJSON) may write as a string: let JSON decide.

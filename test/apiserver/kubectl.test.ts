@@ -41,7 +41,9 @@ describe("the real kubectl", () => {
     expect(byCategory.stdout).toContain("widget.example.com/cs");
     const reapplied = await kubectl.run(["apply", "-f", kubectl.file("w-cs2.yaml", widgetYaml("cs", 5))]);
     expect(reapplied.stdout.trim()).toBe("widget.example.com/cs configured");
-    expect(server.store.get({ group: "example.com", version: "v1", resource: "widgets" }, "default", "cs")!.spec.size).toBe(5);
+    expect(
+      server.store.get({ group: "example.com", version: "v1", resource: "widgets" }, "default", "cs")!.spec.size,
+    ).toBe(5);
   });
 
   it("applies server-side and records kubectl as a field manager", async () => {
@@ -54,8 +56,14 @@ describe("the real kubectl", () => {
   it("shows the server's validation errors", async () => {
     const invalid = await kubectl.run(["apply", "-f", kubectl.file("w-bad.yaml", widgetYaml("bad", 61))]);
     expect(invalid.code).not.toBe(0);
-    expect(invalid.stderr).toContain('The Widget "bad" is invalid: spec.size: Invalid value: 61: spec.size in body should be less than or equal to 60');
-    const unknown = await kubectl.run(["apply", "-f", kubectl.file("w-unknown.yaml", widgetYaml("unk", 1, "  bogus: 1\n"))]);
+    expect(invalid.stderr).toContain(
+      'The Widget "bad" is invalid: spec.size: Invalid value: 61: spec.size in body should be less than or equal to 60',
+    );
+    const unknown = await kubectl.run([
+      "apply",
+      "-f",
+      kubectl.file("w-unknown.yaml", widgetYaml("unk", 1, "  bogus: 1\n")),
+    ]);
     expect(unknown.stderr).toContain('strict decoding error: unknown field "spec.bogus"');
   });
 
@@ -68,7 +76,15 @@ describe("the real kubectl", () => {
 
   it("patches the status subresource", async () => {
     await kubectl.run(["apply", "-f", kubectl.file("w-st.yaml", widgetYaml("st", 1))]);
-    const out = await kubectl.run(["patch", "wd", "st", "--subresource=status", "--type=merge", "-p", '{"status":{"conditions":[{"type":"Ready","status":"True"}]}}']);
+    const out = await kubectl.run([
+      "patch",
+      "wd",
+      "st",
+      "--subresource=status",
+      "--type=merge",
+      "-p",
+      '{"status":{"conditions":[{"type":"Ready","status":"True"}]}}',
+    ]);
     expect(out.stdout.trim()).toBe("widget.example.com/st patched");
     const table = await kubectl.run(["get", "wd", "st", "--no-headers"]);
     expect(table.stdout).toMatch(/^st\s+1\s+blue\s+True\s+/);
@@ -77,11 +93,18 @@ describe("the real kubectl", () => {
   it("sees a change with get -w", async () => {
     await kubectl.run(["apply", "-f", kubectl.file("w-watch.yaml", widgetYaml("watched", 1))]);
     let output = "";
-    const child = spawn(kubectlBin, ["--kubeconfig", kubectl.kubeconfig, "get", "wd", "watched", "-w", "-o", "jsonpath={.spec.size}{\"\\n\"}"], { env: { ...process.env, HOME: kubectl.home } });
+    const child = spawn(
+      kubectlBin,
+      ["--kubeconfig", kubectl.kubeconfig, "get", "wd", "watched", "-w", "-o", 'jsonpath={.spec.size}{"\\n"}'],
+      { env: { ...process.env, HOME: kubectl.home } },
+    );
     child.stdout.on("data", (d: Buffer) => (output += d.toString()));
     try {
       await waitFor(() => output.includes("1\n"), { what: "initial watch output" });
-      await http(server, "PATCH", "/apis/example.com/v1/namespaces/default/widgets/watched", { body: { spec: { size: 42 } }, contentType: "application/merge-patch+json" });
+      await http(server, "PATCH", "/apis/example.com/v1/namespaces/default/widgets/watched", {
+        body: { spec: { size: 42 } },
+        contentType: "application/merge-patch+json",
+      });
       await waitFor(() => output.includes("42\n"), { what: "watched change" });
     } finally {
       child.kill("SIGTERM");
@@ -97,7 +120,13 @@ describe("the real kubectl", () => {
     for (const name of ["dep-a", "dep-b"]) await api.create(aConfigMap({ name, ownerReferences: [ownerRef(owner)] }));
     const out = await kubectl.run(["delete", "configmap", "owner"]);
     expect(out.stdout.trim()).toBe('configmap "owner" deleted');
-    await waitFor(() => server.store.list({ group: "", version: "v1", resource: "configmaps" }, "default").every((c) => !c.metadata.name.startsWith("dep-")), { what: "dependents deleted" });
+    await waitFor(
+      () =>
+        server.store
+          .list({ group: "", version: "v1", resource: "configmaps" }, "default")
+          .every((c) => !c.metadata.name.startsWith("dep-")),
+      { what: "dependents deleted" },
+    );
   });
 
   it("applies a built-in kind twice, the second time as a strategic merge patch that merges lists by key", async () => {
@@ -115,25 +144,41 @@ spec:
         image: app:1
         env: [${env}]
 `;
-    expect((await kubectl.run(["apply", "-f", kubectl.file("d1.yaml", deployment("{name: A, value: '1'}"))])).stdout.trim()).toBe("deployment.apps/web created");
+    expect(
+      (await kubectl.run(["apply", "-f", kubectl.file("d1.yaml", deployment("{name: A, value: '1'}"))])).stdout.trim(),
+    ).toBe("deployment.apps/web created");
     // Someone else adds a container: a client-side apply of the file must keep it.
     await http(server, "PATCH", "/apis/apps/v1/namespaces/default/deployments/web", {
       contentType: "application/strategic-merge-patch+json",
       body: { spec: { template: { spec: { containers: [{ name: "sidecar", image: "side:1" }] } } } },
     });
-    const second = await kubectl.run(["apply", "-f", kubectl.file("d2.yaml", deployment("{name: A, value: '2'}, {name: B, value: '3'}"))]);
+    const second = await kubectl.run([
+      "apply",
+      "-f",
+      kubectl.file("d2.yaml", deployment("{name: A, value: '2'}, {name: B, value: '3'}")),
+    ]);
     expect(second.stdout.trim()).toBe("deployment.apps/web configured");
     const stored = server.store.get({ group: "apps", version: "v1", resource: "deployments" }, "default", "web")!;
     const containers = stored.spec.template.spec.containers as Obj[];
     expect(containers.map((c) => c.name).sort()).toEqual(["app", "sidecar"]);
-    expect(containers.find((c) => c.name === "app")!.env).toEqual([{ name: "A", value: "2" }, { name: "B", value: "3" }]);
-    const patchEntry = server.requestLog.filter((e) => e.resource === "deployments" && e.verb === "patch" && e.fieldManager === "kubectl-client-side-apply");
+    expect(containers.find((c) => c.name === "app")!.env).toEqual([
+      { name: "A", value: "2" },
+      { name: "B", value: "3" },
+    ]);
+    const patchEntry = server.requestLog.filter(
+      (e) => e.resource === "deployments" && e.verb === "patch" && e.fieldManager === "kubectl-client-side-apply",
+    );
     expect(patchEntry).toHaveLength(1);
   });
 
   it("prints EndpointSlices and Services with the real columns", async () => {
     await http(server, "POST", "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices", {
-      body: { metadata: { name: "web-abc", labels: { "kubernetes.io/service-name": "web" } }, addressType: "IPv4", ports: [{ port: 8080 }], endpoints: [{ addresses: ["127.0.10.1"] }, { addresses: ["127.0.10.2"] }] },
+      body: {
+        metadata: { name: "web-abc", labels: { "kubernetes.io/service-name": "web" } },
+        addressType: "IPv4",
+        ports: [{ port: 8080 }],
+        endpoints: [{ addresses: ["127.0.10.1"] }, { addresses: ["127.0.10.2"] }],
+      },
     });
     const slices = await kubectl.run(["get", "endpointslices", "-l", "kubernetes.io/service-name=web"]);
     expect(slices.stdout.split("\n")[0]!.split(/\s+/)).toEqual(["NAME", "ADDRESSTYPE", "PORTS", "ENDPOINTS", "AGE"]);
@@ -153,10 +198,17 @@ spec:
       const out = await kubectl.run(args);
       expect({ args, stderr: out.stderr, code: out.code }).toEqual({ args, stderr: "", code: 0 });
     }
-    const get = async (kind: string, name: string): Promise<Obj> => JSON.parse((await kubectl.run(["get", kind, name, "-n", ns, "-o", "json"])).stdout);
+    const get = async (kind: string, name: string): Promise<Obj> =>
+      JSON.parse((await kubectl.run(["get", kind, name, "-n", ns, "-o", "json"])).stdout);
     const deployment = await get("deployment", "web");
     expect(deployment.spec).toMatchObject({ replicas: 2, selector: { matchLabels: { app: "web" } } });
-    expect(deployment.spec.template.spec.containers).toEqual([expect.objectContaining({ name: "nginx", image: "nginx:1.27", ports: [expect.objectContaining({ containerPort: 8080, protocol: "TCP" })] })]);
+    expect(deployment.spec.template.spec.containers).toEqual([
+      expect.objectContaining({
+        name: "nginx",
+        image: "nginx:1.27",
+        ports: [expect.objectContaining({ containerPort: 8080, protocol: "TCP" })],
+      }),
+    ]);
     expect(deployment.metadata!.creationTimestamp).toMatch(/^\d{4}-\d\d-\d\dT/);
     expect((await get("serviceaccount", "robot")).metadata!.name).toBe("robot");
     expect(Buffer.from((await get("secret", "creds")).data.user, "base64").toString()).toBe("alice");

@@ -4,7 +4,13 @@
 // event of the test server is one write of one line. The same requests, the same events, the
 // same errors as over HTTP (an answer other than 200 is a KubeApiError; an abort ends the watch
 // with an AbortError and closes the server's side).
-import { KubeApiError, KubeClient, type KubeConnection, type Query, type WatchEvent } from "../../operator/src/adapters/kube-client.js";
+import {
+  KubeApiError,
+  KubeClient,
+  type KubeConnection,
+  type Query,
+  type WatchEvent,
+} from "../../operator/src/adapters/kube-client.js";
 import { startLoopback, type LoopbackResponse, type RequestHandler } from "./loopback.js";
 
 /** What a watch has received and not yet handed out. */
@@ -72,7 +78,8 @@ export class LoopbackKubeClient extends KubeClient {
     let rest = "";
     for (;;) {
       // Events as they come; an error's whole answer.
-      while (!got.failure && !got.ended && (got.status !== 200 || got.chunks.length === 0)) await new Promise<void>((resolve) => (got.wake = resolve));
+      while (!got.failure && !got.ended && (got.status !== 200 || got.chunks.length === 0))
+        await new Promise<void>((resolve) => (got.wake = resolve));
       got.wake = undefined;
       if (got.failure) throw got.failure;
       if (got.status !== 200) throw watchError(path, got);
@@ -96,5 +103,10 @@ function watchError(path: string, got: Received): KubeApiError {
   } catch {
     message = text.slice(0, 200);
   }
-  return new KubeApiError(`WATCH ${path}: HTTP ${got.status}${message ? `: ${message}` : ""}`, got.status, text, got.headers);
+  return new KubeApiError(
+    `WATCH ${path}: HTTP ${got.status}${message ? `: ${message}` : ""}`,
+    got.status,
+    text,
+    got.headers,
+  );
 }

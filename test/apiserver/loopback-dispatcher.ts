@@ -23,7 +23,10 @@ function headersOf(given: Dispatcher.DispatchOptions["headers"]): Record<string,
     for (let i = 0; i + 1 < given.length; i += 2) out[String(given[i]).toLowerCase()] = String(given[i + 1]);
     return out;
   }
-  const entries = Symbol.iterator in (given as object) ? [...(given as Iterable<[string, string | string[] | undefined]>)] : Object.entries(given);
+  const entries =
+    Symbol.iterator in (given as object)
+      ? [...(given as Iterable<[string, string | string[] | undefined]>)]
+      : Object.entries(given);
   for (const [k, v] of entries) if (v !== undefined) out[k.toLowerCase()] = Array.isArray(v) ? v.join(", ") : String(v);
   return out;
 }
@@ -63,7 +66,13 @@ export class LoopbackDispatcher extends Dispatcher {
     return true;
   }
 
-  private start(method: string, path: string, headers: Record<string, string>, body: Buffer | undefined, h: ResponseHandler): void {
+  private start(
+    method: string,
+    path: string,
+    headers: Record<string, string>,
+    body: Buffer | undefined,
+    h: ResponseHandler,
+  ): void {
     // `res` is set once the handler has the request; an abort may come before (from onConnect) or after.
     const at: { res?: LoopbackResponse; done: boolean } = { done: false };
     const finish = (): boolean => {
@@ -82,7 +91,8 @@ export class LoopbackDispatcher extends Dispatcher {
     at.res = startLoopback(this.handler, method, path, headers, body, {
       head: (code, answerHeaders) => {
         const raw: Buffer[] = [];
-        for (const [k, v] of Object.entries(answerHeaders)) raw.push(Buffer.from(k.toLowerCase()), Buffer.from(String(v)));
+        for (const [k, v] of Object.entries(answerHeaders))
+          raw.push(Buffer.from(k.toLowerCase()), Buffer.from(String(v)));
         h.onHeaders?.(code, raw, () => {}, STATUS_TEXT[code] ?? "");
       },
       data: (text) => {

@@ -45,17 +45,34 @@ async function serve(): Promise<Served> {
   cluster.create(cluster.registry.find("", "v1", "namespaces")!, undefined, { metadata: { name: "default" } }, ctx);
   const server = createServer(handler);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
-  return { handler, watches, log, faults, server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+  return {
+    handler,
+    watches,
+    log,
+    faults,
+    server,
+    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+  };
 }
 
 type Call = { method: string; path: string; body?: unknown };
 type Answer = { statusCode: number; body: unknown };
 
-const HEADERS = { authorization: "Bearer controller-manager", accept: "application/json", "content-type": "application/json" };
+const HEADERS = {
+  authorization: "Bearer controller-manager",
+  accept: "application/json",
+  "content-type": "application/json",
+};
 
 async function overHttp(s: Served, agent: Agent, call: Call): Promise<Answer> {
   const body = call.body === undefined ? undefined : JSON.stringify(call.body);
-  const res = await agent.request({ origin: s.origin, path: call.path, method: call.method as "PUT", headers: HEADERS, ...(body === undefined ? {} : { body }) });
+  const res = await agent.request({
+    origin: s.origin,
+    path: call.path,
+    method: call.method as "PUT",
+    headers: HEADERS,
+    ...(body === undefined ? {} : { body }),
+  });
   return { statusCode: res.statusCode, body: JSON.parse(await res.body.text()) };
 }
 
@@ -66,13 +83,28 @@ async function inProcess(s: Served, call: Call): Promise<Answer> {
 }
 
 /** Times and uids differ between two servers; everything else must not. */
-const comparable = (v: unknown): unknown => JSON.parse(JSON.stringify(v).replace(/"(time|creationTimestamp)":"[^"]*"/g, '"$1":"T"').replace(/"uid":"[^"]*"/g, '"uid":"U"'));
+const comparable = (v: unknown): unknown =>
+  JSON.parse(
+    JSON.stringify(v)
+      .replace(/"(time|creationTimestamp)":"[^"]*"/g, '"$1":"T"')
+      .replace(/"uid":"[^"]*"/g, '"uid":"U"'),
+  );
 
-const aPod = { apiVersion: "v1", kind: "Pod", metadata: { name: "web-1", labels: { app: "web" } }, spec: { containers: [{ name: "app", image: "web:1" }] } };
+const aPod = {
+  apiVersion: "v1",
+  kind: "Pod",
+  metadata: { name: "web-1", labels: { app: "web" } },
+  spec: { containers: [{ name: "app", image: "web:1" }] },
+};
 const statusOf = (rv: string): Call => ({
   method: "PUT",
   path: "/api/v1/namespaces/default/pods/web-1/status",
-  body: { apiVersion: "v1", kind: "Pod", metadata: { name: "web-1", namespace: "default", resourceVersion: rv }, status: { phase: "Running", podIP: "127.0.10.1" } },
+  body: {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name: "web-1", namespace: "default", resourceVersion: rv },
+    status: { phase: "Running", podIP: "127.0.10.1" },
+  },
 });
 
 let http: Served;
@@ -120,12 +152,18 @@ describe("requests in process", () => {
 
   it("fail, as a dropped connection does, when the handler gives up on the answer", async () => {
     const dropping: RequestHandler = (_req, res) => void res.destroy();
-    await expect(loopbackRequest(dropping, "GET", "/api/v1/pods", {})).rejects.toThrow("GET /api/v1/pods: socket hang up");
+    await expect(loopbackRequest(dropping, "GET", "/api/v1/pods", {})).rejects.toThrow(
+      "GET /api/v1/pods: socket hang up",
+    );
   });
 
   it("watch through fetch as over HTTP, and a watch its client leaves closes on the server", async () => {
     const watchOn = async (s: Served, dispatcher: Dispatcher, signal: AbortSignal): Promise<string[]> => {
-      const res = await fetch(`${s.origin}/api/v1/namespaces/default/pods?watch=true&resourceVersion=1`, { headers: HEADERS, dispatcher, signal });
+      const res = await fetch(`${s.origin}/api/v1/namespaces/default/pods?watch=true&resourceVersion=1`, {
+        headers: HEADERS,
+        dispatcher,
+        signal,
+      });
       expect(res.status).toBe(200);
       const lines: string[] = [];
       const decoder = new TextDecoder();
@@ -146,11 +184,18 @@ describe("requests in process", () => {
     const loopback = new LoopbackDispatcher(local.handler, "127.0.0.1");
     const [abortHttp, abortLocal] = [new AbortController(), new AbortController()];
     const watchAgent = new Agent({ connections: 1 });
-    const seen = Promise.all([watchOn(http, watchAgent, abortHttp.signal), watchOn(local, loopback, abortLocal.signal)]);
+    const seen = Promise.all([
+      watchOn(http, watchAgent, abortHttp.signal),
+      watchOn(local, loopback, abortLocal.signal),
+    ]);
     await waitFor(() => local.watches.size === 1 && http.watches.size === 1, { what: "both watches to start" });
     // Two creates and a status write; the watches see them as they happen.
     const [created] = await both({ method: "POST", path: "/api/v1/namespaces/default/pods", body: aPod });
-    await both({ method: "POST", path: "/api/v1/namespaces/default/pods", body: { ...aPod, metadata: { name: "web-2" } } });
+    await both({
+      method: "POST",
+      path: "/api/v1/namespaces/default/pods",
+      body: { ...aPod, metadata: { name: "web-2" } },
+    });
     await both(statusOf((created.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion));
     const [overHttpLines, localLines] = await seen;
     abortHttp.abort();
@@ -164,11 +209,20 @@ describe("requests in process", () => {
   });
 
   it("watch through the operator's client as over HTTP: the same events, the same errors, and an abort closes the server's side", async () => {
-    const connection = (s: Served, dispatcher: Dispatcher): KubeConnection => ({ server: s.origin, dispatcher, headers: async () => ({ Authorization: HEADERS.authorization }), close: async () => {} });
+    const connection = (s: Served, dispatcher: Dispatcher): KubeConnection => ({
+      server: s.origin,
+      dispatcher,
+      headers: async () => ({ Authorization: HEADERS.authorization }),
+      close: async () => {},
+    });
     // A connection for each watch over HTTP: one left early holds its own.
     const agents: Agent[] = [];
-    const overHttp = (): KubeClient => new KubeClient(connection(http, agents[agents.push(new Agent({ connections: 1 })) - 1]!));
-    const localClient = new LoopbackKubeClient(connection(local, new LoopbackDispatcher(local.handler, "127.0.0.1")), local.handler);
+    const overHttp = (): KubeClient =>
+      new KubeClient(connection(http, agents[agents.push(new Agent({ connections: 1 })) - 1]!));
+    const localClient = new LoopbackKubeClient(
+      connection(local, new LoopbackDispatcher(local.handler, "127.0.0.1")),
+      local.handler,
+    );
     const firstEvents = async (client: KubeClient, signal: AbortSignal, resourceVersion = "1"): Promise<string[]> => {
       const out: string[] = [];
       for await (const e of client.watch("/api/v1/namespaces/default/pods", { resourceVersion }, signal)) {
@@ -181,7 +235,9 @@ describe("requests in process", () => {
     const seen = Promise.all([firstEvents(overHttp(), a.signal), firstEvents(localClient, b.signal)]);
     await waitFor(() => local.watches.size === 1 && http.watches.size === 1, { what: "both watches to start" });
     const [created] = await both({ method: "POST", path: "/api/v1/namespaces/default/pods", body: aPod });
-    const [, written] = await both(statusOf((created.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion));
+    const [, written] = await both(
+      statusOf((created.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion),
+    );
     const [overHttpEvents, localEvents] = await seen;
     expect(localEvents.map((e) => JSON.parse(e).type)).toEqual(["ADDED", "MODIFIED"]);
     expect(localEvents).toEqual(overHttpEvents);
@@ -189,7 +245,8 @@ describe("requests in process", () => {
 
     const errorOf = async (client: KubeClient): Promise<unknown> => {
       try {
-        for await (const _ of client.watch("/api/v1/namespaces/default/nothings", {}, new AbortController().signal)) return "an event";
+        for await (const _ of client.watch("/api/v1/namespaces/default/nothings", {}, new AbortController().signal))
+          return "an event";
         return "no error";
       } catch (err) {
         return { ...(err as object), message: (err as Error).message, name: (err as Error).name, headers: undefined };
@@ -201,7 +258,11 @@ describe("requests in process", () => {
     await Promise.all(agents.map((x) => x.destroy()));
 
     const aborted = new AbortController();
-    const watching = firstEvents(localClient, aborted.signal, (written.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion);
+    const watching = firstEvents(
+      localClient,
+      aborted.signal,
+      (written.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion,
+    );
     await waitFor(() => local.watches.size === 1, { what: "the watch to start" });
     aborted.abort();
     await expect(watching).rejects.toMatchObject({ name: "AbortError" });

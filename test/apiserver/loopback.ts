@@ -136,7 +136,14 @@ export class LoopbackResponse extends EventEmitter {
 }
 
 /** Starts one request on `handler`; the answer goes to `sink`. Returns the response, to abort it. */
-export function startLoopback(handler: RequestHandler, method: string, path: string, headers: IncomingHttpHeaders, body: Buffer | undefined, sink: AnswerSink): LoopbackResponse {
+export function startLoopback(
+  handler: RequestHandler,
+  method: string,
+  path: string,
+  headers: IncomingHttpHeaders,
+  body: Buffer | undefined,
+  sink: AnswerSink,
+): LoopbackResponse {
   const req = new LoopbackRequest(method, path, headers, body);
   const res = new LoopbackResponse(sink, req);
   handler(req as unknown as IncomingMessage, res as unknown as ServerResponse);
@@ -144,7 +151,13 @@ export function startLoopback(handler: RequestHandler, method: string, path: str
 }
 
 /** Hands one request to `handler`; resolves to its whole answer, or rejects as a dropped connection would. */
-export function loopbackRequest(handler: RequestHandler, method: string, path: string, headers: IncomingHttpHeaders, body?: string): Promise<LoopbackAnswer> {
+export function loopbackRequest(
+  handler: RequestHandler,
+  method: string,
+  path: string,
+  headers: IncomingHttpHeaders,
+  body?: string,
+): Promise<LoopbackAnswer> {
   return new Promise((resolve, reject) => {
     let statusCode = 200;
     let answerHeaders: Record<string, string | number> = {};
@@ -156,7 +169,8 @@ export function loopbackRequest(handler: RequestHandler, method: string, path: s
       },
       data: (text) => void chunks.push(text),
       end: () => resolve({ statusCode, headers: answerHeaders, text: chunks.join("") }),
-      fail: (err) => reject(Object.assign(new Error(`${method} ${path}: ${err.message}`, { cause: err }), { code: "ECONNRESET" })),
+      fail: (err) =>
+        reject(Object.assign(new Error(`${method} ${path}: ${err.message}`, { cause: err }), { code: "ECONNRESET" })),
     });
   });
 }

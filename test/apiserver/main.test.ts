@@ -37,7 +37,10 @@ describe("the apiserver command", () => {
     const kubeconfig = join(dir, "kubeconfig");
     const p = run(["--port", "0", "--kubeconfig", kubeconfig, "--no-controllers"]);
     try {
-      await waitFor(() => p.out().includes("serving") && existsSync(kubeconfig), { what: "server up", timeoutMs: 20_000 });
+      await waitFor(() => p.out().includes("serving") && existsSync(kubeconfig), {
+        what: "server up",
+        timeoutMs: 20_000,
+      });
       const kc = new KubeConfig();
       kc.loadFromString(readFileSync(kubeconfig, "utf8"));
       const ns = await kc.makeApiClient(CoreV1Api).listNamespace();

@@ -20,7 +20,9 @@ export function parseFlags(argv: string[]): Flags {
   };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
-    const [flag, inline] = arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined];
+    const [flag, inline] = arg.includes("=")
+      ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)]
+      : [arg, undefined];
     const take = (): string => {
       if (inline !== undefined) return inline;
       const v = value(flag, i);
@@ -31,7 +33,8 @@ export function parseFlags(argv: string[]): Flags {
       case "--port": {
         const v = take();
         const port = Number(v);
-        if (!Number.isInteger(port) || port < 0 || port > 65535) throw new FlagError(`invalid value "${v}" for flag --port: must be an integer in 0-65535`);
+        if (!Number.isInteger(port) || port < 0 || port > 65535)
+          throw new FlagError(`invalid value "${v}" for flag --port: must be an integer in 0-65535`);
         options.port = port;
         break;
       }
@@ -46,7 +49,8 @@ export function parseFlags(argv: string[]): Flags {
         break;
       case "--pod-cidr": {
         const v = take();
-        if (!/^\d{1,3}(\.\d{1,3}){3}\/\d{1,2}$/.test(v)) throw new FlagError(`invalid value "${v}" for flag --pod-cidr: must be an IPv4 CIDR like 127.0.10.0/24`);
+        if (!/^\d{1,3}(\.\d{1,3}){3}\/\d{1,2}$/.test(v))
+          throw new FlagError(`invalid value "${v}" for flag --pod-cidr: must be an IPv4 CIDR like 127.0.10.0/24`);
         options.podCidr = v;
         break;
       }
@@ -65,7 +69,9 @@ async function main(): Promise<void> {
   try {
     flags = parseFlags(process.argv.slice(2));
   } catch (err) {
-    process.stderr.write(`${(err as Error).message}\nusage: apiserver --port <port> --kubeconfig <file> [--simulate-kubelet] [--pod-cidr <cidr>] [--host <ip>] [--no-controllers]\n`);
+    process.stderr.write(
+      `${(err as Error).message}\nusage: apiserver --port <port> --kubeconfig <file> [--simulate-kubelet] [--pod-cidr <cidr>] [--host <ip>] [--no-controllers]\n`,
+    );
     process.exit(2);
   }
   const server = await startApiServer(flags.options);

@@ -48,17 +48,28 @@ describe("opaque resourceVersions", () => {
     it("issue opaque versions on objects and lists, and refuse a write over a stale one with 409", async () => {
       const namespace = uniqueName("o");
       await core.createNamespace({ body: { metadata: { name: namespace } } });
-      const created = await core.createNamespacedConfigMap({ namespace, body: aConfigMap({ name: "c", namespace, data: { a: "1" } }) });
+      const created = await core.createNamespacedConfigMap({
+        namespace,
+        body: aConfigMap({ name: "c", namespace, data: { a: "1" } }),
+      });
       expect(created.metadata?.resourceVersion).toMatch(/^rv-[0-9a-z]+$/);
       const list = await core.listNamespacedConfigMap({ namespace });
       expect(list.metadata?.resourceVersion).toMatch(/^rv-[0-9a-z]+$/);
-      const updated = await core.replaceNamespacedConfigMap({ name: "c", namespace, body: { ...created, data: { a: "2" } } });
+      const updated = await core.replaceNamespacedConfigMap({
+        name: "c",
+        namespace,
+        body: { ...created, data: { a: "2" } },
+      });
       expect(updated.metadata?.resourceVersion).not.toBe(created.metadata?.resourceVersion);
-      await expect(core.replaceNamespacedConfigMap({ name: "c", namespace, body: { ...created, data: { a: "3" } } })).rejects.toMatchObject({ code: 409 });
+      await expect(
+        core.replaceNamespacedConfigMap({ name: "c", namespace, body: { ...created, data: { a: "3" } } }),
+      ).rejects.toMatchObject({ code: 409 });
     });
 
     it("refuse a watch from a version the server never issued", async () => {
-      const res = await fetch(`${server.url}/api/v1/configmaps?watch=true&resourceVersion=12`, { headers: { authorization: "Bearer admin" } });
+      const res = await fetch(`${server.url}/api/v1/configmaps?watch=true&resourceVersion=12`, {
+        headers: { authorization: "Bearer admin" },
+      });
       expect(await res.text()).toMatch(/invalid resource version: 12/);
     });
   });

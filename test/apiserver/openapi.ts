@@ -17,33 +17,82 @@ export function schemaName(t: { group: string; version: string; kind: string; cr
   return `io.k8s.api.${g}.${t.version}.${t.kind}`;
 }
 
-export function openApiIndex(types: ResourceType[], gvs: Array<{ group: string; version: string }>): Record<string, unknown> {
+export function openApiIndex(
+  types: ResourceType[],
+  gvs: Array<{ group: string; version: string }>,
+): Record<string, unknown> {
   const paths: Record<string, unknown> = {};
   for (const gv of gvs) {
     const doc = JSON.stringify(groupVersionDocument(types, gv.group, gv.version));
     const hash = createHash("sha512").update(doc).digest("hex").slice(0, 128).toUpperCase();
-    paths[gvPath(gv.group, gv.version)] = { serverRelativeURL: `/openapi/v3/${gvPath(gv.group, gv.version)}?hash=${hash}` };
+    paths[gvPath(gv.group, gv.version)] = {
+      serverRelativeURL: `/openapi/v3/${gvPath(gv.group, gv.version)}?hash=${hash}`,
+    };
   }
   return { paths };
 }
 
 const objectMetaSchema = {
-  description: "ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.",
+  description:
+    "ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.",
   type: "object",
   properties: {
     name: { description: "Name must be unique within a namespace.", type: "string" },
-    generateName: { description: "GenerateName is an optional prefix, used by the server, to generate a unique name ONLY IF the Name field has not been provided.", type: "string" },
+    generateName: {
+      description:
+        "GenerateName is an optional prefix, used by the server, to generate a unique name ONLY IF the Name field has not been provided.",
+      type: "string",
+    },
     namespace: { description: "Namespace defines the space within which each name must be unique.", type: "string" },
     uid: { description: "UID is the unique in time and space value for this object.", type: "string" },
-    resourceVersion: { description: "An opaque value that represents the internal version of this object.", type: "string" },
-    generation: { description: "A sequence number representing a specific generation of the desired state.", type: "integer", format: "int64" },
-    creationTimestamp: { description: "CreationTimestamp is a timestamp representing the server time when this object was created.", type: "string", format: "date-time" },
-    deletionTimestamp: { description: "DeletionTimestamp is RFC 3339 date and time at which this resource will be deleted.", type: "string", format: "date-time" },
-    labels: { description: "Map of string keys and values that can be used to organize and categorize objects.", type: "object", additionalProperties: { type: "string", default: "" } },
-    annotations: { description: "Annotations is an unstructured key value map stored with a resource.", type: "object", additionalProperties: { type: "string", default: "" } },
-    finalizers: { description: "Must be empty before the object is deleted from the registry.", type: "array", items: { type: "string", default: "" }, "x-kubernetes-list-type": "set", "x-kubernetes-patch-strategy": "merge" },
-    ownerReferences: { description: "List of objects depended by this object.", type: "array", items: { type: "object", "x-kubernetes-preserve-unknown-fields": true }, "x-kubernetes-patch-merge-key": "uid", "x-kubernetes-patch-strategy": "merge" },
-    managedFields: { description: "ManagedFields maps workflow-id and version to the set of fields that are managed by that workflow.", type: "array", items: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+    resourceVersion: {
+      description: "An opaque value that represents the internal version of this object.",
+      type: "string",
+    },
+    generation: {
+      description: "A sequence number representing a specific generation of the desired state.",
+      type: "integer",
+      format: "int64",
+    },
+    creationTimestamp: {
+      description: "CreationTimestamp is a timestamp representing the server time when this object was created.",
+      type: "string",
+      format: "date-time",
+    },
+    deletionTimestamp: {
+      description: "DeletionTimestamp is RFC 3339 date and time at which this resource will be deleted.",
+      type: "string",
+      format: "date-time",
+    },
+    labels: {
+      description: "Map of string keys and values that can be used to organize and categorize objects.",
+      type: "object",
+      additionalProperties: { type: "string", default: "" },
+    },
+    annotations: {
+      description: "Annotations is an unstructured key value map stored with a resource.",
+      type: "object",
+      additionalProperties: { type: "string", default: "" },
+    },
+    finalizers: {
+      description: "Must be empty before the object is deleted from the registry.",
+      type: "array",
+      items: { type: "string", default: "" },
+      "x-kubernetes-list-type": "set",
+      "x-kubernetes-patch-strategy": "merge",
+    },
+    ownerReferences: {
+      description: "List of objects depended by this object.",
+      type: "array",
+      items: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
+      "x-kubernetes-patch-merge-key": "uid",
+      "x-kubernetes-patch-strategy": "merge",
+    },
+    managedFields: {
+      description: "ManagedFields maps workflow-id and version to the set of fields that are managed by that workflow.",
+      type: "array",
+      items: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
+    },
   },
 };
 
@@ -52,14 +101,25 @@ function gvkExt(t: ResourceType): Array<Record<string, string>> {
 }
 
 function kindSchema(t: ResourceType): Record<string, unknown> {
-  const base: Record<string, any> = t.crd?.schema ? structuredClone(t.crd.schema) : { type: "object", "x-kubernetes-preserve-unknown-fields": true };
+  const base: Record<string, any> = t.crd?.schema
+    ? structuredClone(t.crd.schema)
+    : { type: "object", "x-kubernetes-preserve-unknown-fields": true };
   base.properties = { ...(base.properties ?? {}) };
   base.properties.apiVersion = {
-    description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values.",
+    description:
+      "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values.",
     type: "string",
   };
-  base.properties.kind = { description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to.", type: "string" };
-  base.properties.metadata = { description: "Standard object's metadata.", allOf: [{ $ref: `#/components/schemas/${OBJECT_META}` }], default: {} };
+  base.properties.kind = {
+    description:
+      "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to.",
+    type: "string",
+  };
+  base.properties.metadata = {
+    description: "Standard object's metadata.",
+    allOf: [{ $ref: `#/components/schemas/${OBJECT_META}` }],
+    default: {},
+  };
   base.type = "object";
   base["x-kubernetes-group-version-kind"] = gvkExt(t);
   return base;
@@ -84,11 +144,21 @@ function queryParam(name: string, description: string, type = "string"): Record<
   return { name, in: "query", description, schema: { type, uniqueItems: true } };
 }
 
-function operation(t: ResourceType, action: string, opId: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+function operation(
+  t: ResourceType,
+  action: string,
+  opId: string,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
   const ref = { $ref: `#/components/schemas/${action === "list" ? `${schemaName(t)}List` : schemaName(t)}` };
   return {
     operationId: opId,
-    responses: { "200": { description: "OK", content: { "application/json": { schema: ref }, "application/yaml": { schema: ref } } } },
+    responses: {
+      "200": {
+        description: "OK",
+        content: { "application/json": { schema: ref }, "application/yaml": { schema: ref } },
+      },
+    },
     "x-kubernetes-action": action,
     "x-kubernetes-group-version-kind": { group: t.group, version: t.version, kind: t.kind },
     ...extra,
@@ -98,48 +168,100 @@ function operation(t: ResourceType, action: string, opId: string, extra: Record<
 function pathsFor(t: ResourceType): Record<string, unknown> {
   const prefix = t.group ? `/apis/${t.group}/${t.version}` : `/api/${t.version}`;
   const collection = t.namespaced ? `${prefix}/namespaces/{namespace}/${t.plural}` : `${prefix}/${t.plural}`;
-  const opBase = `${t.group ? t.group.split(".").map((s, i) => (i === 0 ? s : s[0]!.toUpperCase() + s.slice(1))).join("") : "core"}${t.version[0]!.toUpperCase()}${t.version.slice(1)}${t.namespaced ? "Namespaced" : ""}${t.kind}`;
+  const opBase = `${
+    t.group
+      ? t.group
+          .split(".")
+          .map((s, i) => (i === 0 ? s : s[0]!.toUpperCase() + s.slice(1)))
+          .join("")
+      : "core"
+  }${t.version[0]!.toUpperCase()}${t.version.slice(1)}${t.namespaced ? "Namespaced" : ""}${t.kind}`;
   const writeParams = [
     queryParam("dryRun", "When present, indicates that modifications should not be persisted."),
-    queryParam("fieldManager", "fieldManager is a name associated with the actor or entity that is making these changes."),
-    queryParam("fieldValidation", "fieldValidation instructs the server on how to handle objects in the request containing unknown or duplicate fields. Valid values are: Ignore, Warn, Strict."),
+    queryParam(
+      "fieldManager",
+      "fieldManager is a name associated with the actor or entity that is making these changes.",
+    ),
+    queryParam(
+      "fieldValidation",
+      "fieldValidation instructs the server on how to handle objects in the request containing unknown or duplicate fields. Valid values are: Ignore, Warn, Strict.",
+    ),
   ];
   const patchTypes = ["application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml"];
   // Built-ins leave strategic merge out of the document so kubectl computes it from its own types.
-  const patchContent = Object.fromEntries(patchTypes.map((ct) => [ct, { schema: { $ref: "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Patch" } }]));
+  const patchContent = Object.fromEntries(
+    patchTypes.map((ct) => [
+      ct,
+      { schema: { $ref: "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Patch" } },
+    ]),
+  );
   const pathParams = [
-    ...(t.namespaced ? [{ name: "namespace", in: "path", required: true, schema: { type: "string", uniqueItems: true } }] : []),
+    ...(t.namespaced
+      ? [{ name: "namespace", in: "path", required: true, schema: { type: "string", uniqueItems: true } }]
+      : []),
   ];
   const paths: Record<string, unknown> = {
     [collection]: {
       get: operation(t, "list", `list${opBase}`),
-      post: operation(t, "post", `create${opBase}`, { parameters: writeParams, requestBody: { content: { "*/*": { schema: { $ref: `#/components/schemas/${schemaName(t)}` } } }, required: true } }),
+      post: operation(t, "post", `create${opBase}`, {
+        parameters: writeParams,
+        requestBody: {
+          content: { "*/*": { schema: { $ref: `#/components/schemas/${schemaName(t)}` } } },
+          required: true,
+        },
+      }),
       delete: operation(t, "deletecollection", `deletecollection${opBase}`),
       parameters: pathParams,
     },
     [`${collection}/{name}`]: {
       get: operation(t, "get", `read${opBase}`),
-      put: operation(t, "put", `replace${opBase}`, { parameters: writeParams, requestBody: { content: { "*/*": { schema: { $ref: `#/components/schemas/${schemaName(t)}` } } }, required: true } }),
-      patch: operation(t, "patch", `patch${opBase}`, { parameters: [...writeParams, queryParam("force", "Force is going to \"force\" Apply requests.", "boolean")], requestBody: { content: patchContent, required: true } }),
+      put: operation(t, "put", `replace${opBase}`, {
+        parameters: writeParams,
+        requestBody: {
+          content: { "*/*": { schema: { $ref: `#/components/schemas/${schemaName(t)}` } } },
+          required: true,
+        },
+      }),
+      patch: operation(t, "patch", `patch${opBase}`, {
+        parameters: [...writeParams, queryParam("force", 'Force is going to "force" Apply requests.', "boolean")],
+        requestBody: { content: patchContent, required: true },
+      }),
       delete: operation(t, "delete", `delete${opBase}`),
-      parameters: [{ name: "name", in: "path", required: true, schema: { type: "string", uniqueItems: true } }, ...pathParams],
+      parameters: [
+        { name: "name", in: "path", required: true, schema: { type: "string", uniqueItems: true } },
+        ...pathParams,
+      ],
     },
   };
   if (t.subresources.includes("status")) {
     paths[`${collection}/{name}/status`] = {
       get: operation(t, "get", `read${opBase}Status`),
       put: operation(t, "put", `replace${opBase}Status`, { parameters: writeParams }),
-      patch: operation(t, "patch", `patch${opBase}Status`, { parameters: [...writeParams, queryParam("force", "Force is going to \"force\" Apply requests.", "boolean")], requestBody: { content: patchContent, required: true } }),
-      parameters: [{ name: "name", in: "path", required: true, schema: { type: "string", uniqueItems: true } }, ...pathParams],
+      patch: operation(t, "patch", `patch${opBase}Status`, {
+        parameters: [...writeParams, queryParam("force", 'Force is going to "force" Apply requests.', "boolean")],
+        requestBody: { content: patchContent, required: true },
+      }),
+      parameters: [
+        { name: "name", in: "path", required: true, schema: { type: "string", uniqueItems: true } },
+        ...pathParams,
+      ],
     };
   }
   if (t.subresources.includes("scale")) {
-    const scaleBody = { requestBody: { content: { "*/*": { schema: { $ref: `#/components/schemas/${SCALE}` } } }, required: true } };
+    const scaleBody = {
+      requestBody: { content: { "*/*": { schema: { $ref: `#/components/schemas/${SCALE}` } } }, required: true },
+    };
     paths[`${collection}/{name}/scale`] = {
       get: scaleOperation("get", `read${opBase}Scale`),
       put: scaleOperation("put", `replace${opBase}Scale`, { parameters: writeParams, ...scaleBody }),
-      patch: scaleOperation("patch", `patch${opBase}Scale`, { parameters: [...writeParams, queryParam("force", "Force is going to \"force\" Apply requests.", "boolean")], requestBody: { content: patchContent, required: true } }),
-      parameters: [{ name: "name", in: "path", required: true, schema: { type: "string", uniqueItems: true } }, ...pathParams],
+      patch: scaleOperation("patch", `patch${opBase}Scale`, {
+        parameters: [...writeParams, queryParam("force", 'Force is going to "force" Apply requests.', "boolean")],
+        requestBody: { content: patchContent, required: true },
+      }),
+      parameters: [
+        { name: "name", in: "path", required: true, schema: { type: "string", uniqueItems: true } },
+        ...pathParams,
+      ],
     };
   }
   return paths;
@@ -153,7 +275,12 @@ function scaleOperation(action: string, opId: string, extra: Record<string, unkn
   const ref = { $ref: `#/components/schemas/${SCALE}` };
   return {
     operationId: opId,
-    responses: { "200": { description: "OK", content: { "application/json": { schema: ref }, "application/yaml": { schema: ref } } } },
+    responses: {
+      "200": {
+        description: "OK",
+        content: { "application/json": { schema: ref }, "application/yaml": { schema: ref } },
+      },
+    },
     "x-kubernetes-action": action,
     "x-kubernetes-group-version-kind": SCALE_GVK,
     ...extra,
@@ -170,7 +297,13 @@ const scaleSchema = {
     spec: {
       description: "ScaleSpec describes the attributes of a scale subresource.",
       type: "object",
-      properties: { replicas: { description: "replicas is the desired number of instances for the scaled object.", type: "integer", format: "int32" } },
+      properties: {
+        replicas: {
+          description: "replicas is the desired number of instances for the scaled object.",
+          type: "integer",
+          format: "int32",
+        },
+      },
       default: {},
     },
     status: {
@@ -178,8 +311,17 @@ const scaleSchema = {
       type: "object",
       required: ["replicas"],
       properties: {
-        replicas: { description: "replicas is the actual number of observed instances of the scaled object.", type: "integer", format: "int32", default: 0 },
-        selector: { description: "selector is the label query over pods that should match the replicas count, in the query-param syntax.", type: "string" },
+        replicas: {
+          description: "replicas is the actual number of observed instances of the scaled object.",
+          type: "integer",
+          format: "int32",
+          default: 0,
+        },
+        selector: {
+          description:
+            "selector is the label query over pods that should match the replicas count, in the query-param syntax.",
+          type: "string",
+        },
       },
       default: {},
     },
@@ -191,8 +333,19 @@ export function groupVersionDocument(types: ResourceType[], group: string, versi
   const mine = types.filter((t) => t.group === group && t.version === version);
   const schemas: Record<string, unknown> = {
     [OBJECT_META]: objectMetaSchema,
-    [LIST_META]: { description: "ListMeta describes metadata that synthetic resources must have.", type: "object", properties: { continue: { type: "string" }, remainingItemCount: { type: "integer", format: "int64" }, resourceVersion: { type: "string" } } },
-    "io.k8s.apimachinery.pkg.apis.meta.v1.Patch": { description: "Patch is provided to give a concrete name and type to the Kubernetes PATCH request body.", type: "object" },
+    [LIST_META]: {
+      description: "ListMeta describes metadata that synthetic resources must have.",
+      type: "object",
+      properties: {
+        continue: { type: "string" },
+        remainingItemCount: { type: "integer", format: "int64" },
+        resourceVersion: { type: "string" },
+      },
+    },
+    "io.k8s.apimachinery.pkg.apis.meta.v1.Patch": {
+      description: "Patch is provided to give a concrete name and type to the Kubernetes PATCH request body.",
+      type: "object",
+    },
   };
   let paths: Record<string, unknown> = {};
   for (const t of mine) {

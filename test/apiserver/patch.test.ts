@@ -18,14 +18,27 @@ function aDeployment(name: string): Obj {
   return {
     apiVersion: "apps/v1",
     kind: "Deployment",
-    metadata: { name, namespace: "default", labels: { app: "web" }, finalizers: ["a.example.com/x", "b.example.com/y"] },
+    metadata: {
+      name,
+      namespace: "default",
+      labels: { app: "web" },
+      finalizers: ["a.example.com/x", "b.example.com/y"],
+    },
     spec: {
       selector: { matchLabels: { app: "web" } },
       template: {
         metadata: { labels: { app: "web" } },
         spec: {
           containers: [
-            { name: "app", image: "app:1", env: [{ name: "A", value: "1" }, { name: "B", value: "2" }], ports: [{ containerPort: 8080 }] },
+            {
+              name: "app",
+              image: "app:1",
+              env: [
+                { name: "A", value: "1" },
+                { name: "B", value: "2" },
+              ],
+              ports: [{ containerPort: 8080 }],
+            },
             { name: "sidecar", image: "side:1" },
           ],
           volumes: [{ name: "data", emptyDir: {} }],
@@ -47,7 +60,10 @@ describe("merge and JSON patches", () => {
   it("merges with application/merge-patch+json: null deletes, lists replace", async () => {
     const name = uniqueName("merge");
     await api.create(aDeployment(name));
-    const out = await patched(name, "application/merge-patch+json", { metadata: { labels: { app: null, tier: "front" } }, spec: { template: { spec: { volumes: [] } } } });
+    const out = await patched(name, "application/merge-patch+json", {
+      metadata: { labels: { app: null, tier: "front" } },
+      spec: { template: { spec: { volumes: [] } } },
+    });
     expect(out.metadata!.labels).toEqual({ tier: "front" });
     expect(out.spec.template.spec.volumes).toEqual([]);
     expect(out.spec.template.spec.containers).toHaveLength(2);
@@ -79,7 +95,11 @@ describe("merge and JSON patches", () => {
       ],
     });
     expect(res.status).toBe(422);
-    const stored = (await api.read({ apiVersion: "apps/v1", kind: "Deployment", metadata: { name, namespace: "default" } })) as Obj;
+    const stored = (await api.read({
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name, namespace: "default" },
+    })) as Obj;
     expect(stored.spec.replicas).toBe(1);
     expect(stored.metadata!.resourceVersion).toBe(created.metadata!.resourceVersion);
   });
@@ -87,7 +107,10 @@ describe("merge and JSON patches", () => {
   it("honours a resourceVersion precondition inside a merge patch", async () => {
     const name = uniqueName("rv");
     await api.create(aDeployment(name));
-    const res = await http(server, "PATCH", patchPath(name), { contentType: "application/merge-patch+json", body: { metadata: { resourceVersion: "1" }, spec: { replicas: 3 } } });
+    const res = await http(server, "PATCH", patchPath(name), {
+      contentType: "application/merge-patch+json",
+      body: { metadata: { resourceVersion: "1" }, spec: { replicas: 3 } },
+    });
     expect(res.status).toBe(409);
     expect(res.body.reason).toBe("Conflict");
   });
@@ -97,11 +120,31 @@ describe("strategic merge patch", () => {
   it.each([
     [
       "merges containers by name and env by name",
-      { spec: { template: { spec: { containers: [{ name: "app", env: [{ name: "B", value: "20" }, { name: "C", value: "3" }] }] } } } },
+      {
+        spec: {
+          template: {
+            spec: {
+              containers: [
+                {
+                  name: "app",
+                  env: [
+                    { name: "B", value: "20" },
+                    { name: "C", value: "3" },
+                  ],
+                },
+              ],
+            },
+          },
+        },
+      },
       (o: Obj) => {
         const app = o.spec.template.spec.containers.find((c: Obj) => c.name === "app");
         expect(app.image).toBe("app:1");
-        expect(app.env).toEqual([{ name: "A", value: "1" }, { name: "B", value: "20" }, { name: "C", value: "3" }]);
+        expect(app.env).toEqual([
+          { name: "A", value: "1" },
+          { name: "B", value: "20" },
+          { name: "C", value: "3" },
+        ]);
         expect(o.spec.template.spec.containers).toHaveLength(2);
       },
     ],
@@ -117,8 +160,22 @@ describe("strategic merge patch", () => {
     ],
     [
       "reorders with $setElementOrder",
-      { spec: { template: { spec: { $setElementOrder: undefined, "$setElementOrder/containers": [{ name: "sidecar" }, { name: "app" }], containers: [{ name: "app", image: "app:3" }] } } } },
-      (o: Obj) => expect(o.spec.template.spec.containers.map((c: Obj) => `${c.name}=${c.image}`)).toEqual(["sidecar=side:1", "app=app:3"]),
+      {
+        spec: {
+          template: {
+            spec: {
+              $setElementOrder: undefined,
+              "$setElementOrder/containers": [{ name: "sidecar" }, { name: "app" }],
+              containers: [{ name: "app", image: "app:3" }],
+            },
+          },
+        },
+      },
+      (o: Obj) =>
+        expect(o.spec.template.spec.containers.map((c: Obj) => `${c.name}=${c.image}`)).toEqual([
+          "sidecar=side:1",
+          "app=app:3",
+        ]),
     ],
     [
       "removes primitives with $deleteFromPrimitiveList and merges finalizers as a set",
@@ -132,8 +189,13 @@ describe("strategic merge patch", () => {
     ],
     [
       "merges container ports by containerPort",
-      { spec: { template: { spec: { containers: [{ name: "app", ports: [{ containerPort: 9090, name: "metrics" }] }] } } } },
-      (o: Obj) => expect(o.spec.template.spec.containers[0].ports.map((p: Obj) => p.containerPort)).toEqual([8080, 9090]),
+      {
+        spec: {
+          template: { spec: { containers: [{ name: "app", ports: [{ containerPort: 9090, name: "metrics" }] }] } },
+        },
+      },
+      (o: Obj) =>
+        expect(o.spec.template.spec.containers[0].ports.map((p: Obj) => p.containerPort)).toEqual([8080, 9090]),
     ],
   ])("%s", async (_what, body, check) => {
     const name = uniqueName("smp");
@@ -145,22 +207,53 @@ describe("strategic merge patch", () => {
     const pod = (await api.create(aPod())) as Obj;
     const path = `/api/v1/namespaces/default/pods/${pod.metadata!.name}/status`;
     const smp = "application/strategic-merge-patch+json";
-    await http(server, "PATCH", path, { contentType: smp, body: { status: { phase: "Running", conditions: [{ type: "Ready", status: "False" }, { type: "Initialized", status: "True" }] } } });
-    const res = await http(server, "PATCH", path, { contentType: smp, body: { status: { conditions: [{ type: "Ready", status: "True" }] } } });
-    expect(res.body.status.conditions).toEqual([{ type: "Ready", status: "True" }, { type: "Initialized", status: "True" }]);
+    await http(server, "PATCH", path, {
+      contentType: smp,
+      body: {
+        status: {
+          phase: "Running",
+          conditions: [
+            { type: "Ready", status: "False" },
+            { type: "Initialized", status: "True" },
+          ],
+        },
+      },
+    });
+    const res = await http(server, "PATCH", path, {
+      contentType: smp,
+      body: { status: { conditions: [{ type: "Ready", status: "True" }] } },
+    });
+    expect(res.body.status.conditions).toEqual([
+      { type: "Ready", status: "True" },
+      { type: "Initialized", status: "True" },
+    ]);
   });
 });
 
 describe("server-side apply", () => {
-  const applyPath = (name: string, manager: string, force = false): string => `/api/v1/namespaces/default/configmaps/${name}?fieldManager=${manager}${force ? "&force=true" : ""}`;
-  const apply = (name: string, manager: string, body: unknown, force = false) => http(server, "PATCH", applyPath(name, manager, force), { body, contentType: "application/apply-patch+yaml" });
+  const applyPath = (name: string, manager: string, force = false): string =>
+    `/api/v1/namespaces/default/configmaps/${name}?fieldManager=${manager}${force ? "&force=true" : ""}`;
+  const apply = (name: string, manager: string, body: unknown, force = false) =>
+    http(server, "PATCH", applyPath(name, manager, force), { body, contentType: "application/apply-patch+yaml" });
 
   it("creates when absent, records the manager, and removes fields the manager stops applying", async () => {
     const name = uniqueName("ssa");
-    const created = await apply(name, "tool", { apiVersion: "v1", kind: "ConfigMap", metadata: { name, labels: { a: "1", b: "2" } }, data: { x: "1", y: "2" } });
+    const created = await apply(name, "tool", {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name, labels: { a: "1", b: "2" } },
+      data: { x: "1", y: "2" },
+    });
     expect(created.status).toBe(201);
-    expect(created.body.metadata.managedFields).toEqual([expect.objectContaining({ manager: "tool", operation: "Apply", fieldsType: "FieldsV1" })]);
-    const updated = await apply(name, "tool", { apiVersion: "v1", kind: "ConfigMap", metadata: { name, labels: { a: "1" } }, data: { x: "10" } });
+    expect(created.body.metadata.managedFields).toEqual([
+      expect.objectContaining({ manager: "tool", operation: "Apply", fieldsType: "FieldsV1" }),
+    ]);
+    const updated = await apply(name, "tool", {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name, labels: { a: "1" } },
+      data: { x: "10" },
+    });
     expect(updated.status).toBe(200);
     expect(updated.body.metadata.labels).toEqual({ a: "1" });
     expect(updated.body.data).toEqual({ x: "10" });
@@ -170,7 +263,10 @@ describe("server-side apply", () => {
     const name = uniqueName("ssa");
     const config = { apiVersion: "v1", kind: "ConfigMap", metadata: { name }, data: { mine: "1" } };
     await apply(name, "tool", config);
-    await http(server, "PATCH", `/api/v1/namespaces/default/configmaps/${name}`, { contentType: "application/merge-patch+json", body: { data: { theirs: "2" } } });
+    await http(server, "PATCH", `/api/v1/namespaces/default/configmaps/${name}`, {
+      contentType: "application/merge-patch+json",
+      body: { data: { theirs: "2" } },
+    });
     const first = await apply(name, "tool", config);
     const second = await apply(name, "tool", config);
     expect(first.body.data).toEqual({ mine: "1", theirs: "2" });
@@ -180,19 +276,34 @@ describe("server-side apply", () => {
   it("reports a conflict with another applier unless forced", async () => {
     const name = uniqueName("ssa");
     await apply(name, "alpha", { apiVersion: "v1", kind: "ConfigMap", metadata: { name }, data: { shared: "alpha" } });
-    const conflicting = await apply(name, "beta", { apiVersion: "v1", kind: "ConfigMap", metadata: { name }, data: { shared: "beta" } });
+    const conflicting = await apply(name, "beta", {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name },
+      data: { shared: "beta" },
+    });
     expect(conflicting.status).toBe(409);
     expect(conflicting.body.reason).toBe("Conflict");
     expect(conflicting.body.message).toBe('Apply failed with 1 conflict: conflict with "alpha": .data.shared');
-    const forced = await apply(name, "beta", { apiVersion: "v1", kind: "ConfigMap", metadata: { name }, data: { shared: "beta" } }, true);
+    const forced = await apply(
+      name,
+      "beta",
+      { apiVersion: "v1", kind: "ConfigMap", metadata: { name }, data: { shared: "beta" } },
+      true,
+    );
     expect(forced.status).toBe(200);
     expect(forced.body.data.shared).toBe("beta");
   });
 
   it("requires a fieldManager", async () => {
-    const res = await http(server, "PATCH", `/api/v1/namespaces/default/configmaps/${uniqueName("ssa")}`, { body: "data: {}", contentType: "application/apply-patch+yaml" });
+    const res = await http(server, "PATCH", `/api/v1/namespaces/default/configmaps/${uniqueName("ssa")}`, {
+      body: "data: {}",
+      contentType: "application/apply-patch+yaml",
+    });
     expect(res.status).toBe(422);
-    expect(res.body.message).toBe('PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch');
+    expect(res.body.message).toBe(
+      'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch',
+    );
   });
 
   it("merges applied containers by name into a deployment, taking the image from its creator only when forced", async () => {
@@ -206,10 +317,15 @@ describe("server-side apply", () => {
     // The creator (an Update manager) owns the image it set: the real server reports the conflict.
     const refused = await apply(false);
     expect(refused.status).toBe(409);
-    expect(refused.body.message).toMatch(/^Apply failed with 1 conflict: conflict with "[^"]+" using apps\/v1: \.spec\.template\.spec\.containers\[name="app"\]\.image$/);
+    expect(refused.body.message).toMatch(
+      /^Apply failed with 1 conflict: conflict with "[^"]+" using apps\/v1: \.spec\.template\.spec\.containers\[name="app"\]\.image$/,
+    );
     const res = await apply(true);
     expect(res.status).toBe(200);
-    expect(res.body.spec.template.spec.containers.map((c: Obj) => `${c.name}=${c.image}`)).toEqual(["app=app:9", "sidecar=side:1"]);
+    expect(res.body.spec.template.spec.containers.map((c: Obj) => `${c.name}=${c.image}`)).toEqual([
+      "app=app:9",
+      "sidecar=side:1",
+    ]);
   });
 
   it("applies through client-node's patch with the apply strategy", async () => {
@@ -230,7 +346,14 @@ describe("server-side apply", () => {
 
 describe("unsupported patches", () => {
   it("404s a patch of a missing object", async () => {
-    const status = await statusOf(api.patch({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "absent", namespace: "default" }, data: {} } as Obj));
+    const status = await statusOf(
+      api.patch({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: "absent", namespace: "default" },
+        data: {},
+      } as Obj),
+    );
     expect(status.code).toBe(404);
   });
 

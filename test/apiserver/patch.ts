@@ -55,7 +55,8 @@ function addAt(doc: any, pointer: string, value: unknown): any {
   const { parent, key } = parentOf(doc, path, pointer);
   if (Array.isArray(parent)) {
     const idx = key === "-" ? parent.length : Number(key);
-    if (!Number.isInteger(idx) || idx < 0 || idx > parent.length) throw unprocessable(`add operation does not apply: doc is missing path: ${JSON.stringify(pointer)}`);
+    if (!Number.isInteger(idx) || idx < 0 || idx > parent.length)
+      throw unprocessable(`add operation does not apply: doc is missing path: ${JSON.stringify(pointer)}`);
     parent.splice(idx, 0, clone(value));
   } else if (isMap(parent)) parent[key] = clone(value);
   else throw unprocessable(`add operation does not apply: doc is missing path: ${JSON.stringify(pointer)}`);
@@ -67,7 +68,8 @@ function removeAt(doc: any, pointer: string): any {
   const { parent, key } = parentOf(doc, path, pointer);
   if (Array.isArray(parent)) {
     const idx = Number(key);
-    if (!(idx >= 0 && idx < parent.length)) throw unprocessable(`remove operation does not apply: doc is missing path: ${JSON.stringify(pointer)}`);
+    if (!(idx >= 0 && idx < parent.length))
+      throw unprocessable(`remove operation does not apply: doc is missing path: ${JSON.stringify(pointer)}`);
     parent.splice(idx, 1);
   } else if (isMap(parent) && key in parent) delete parent[key];
   else throw unprocessable(`remove operation does not apply: doc is missing path: ${JSON.stringify(pointer)}`);
@@ -80,12 +82,18 @@ function deepEqual(a: unknown, b: unknown): boolean {
 
 export function canonical(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(canonical);
-  if (isMap(v)) return Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical(v[k])]));
+  if (isMap(v))
+    return Object.fromEntries(
+      Object.keys(v)
+        .sort()
+        .map((k) => [k, canonical(v[k])]),
+    );
   return v;
 }
 
 export function applyJsonPatch(target: KubeObject, ops: unknown): KubeObject {
-  if (!Array.isArray(ops)) throw new ApiError(400, "BadRequest", "json: cannot unmarshal object into Go value of type jsonpatch.Patch");
+  if (!Array.isArray(ops))
+    throw new ApiError(400, "BadRequest", "json: cannot unmarshal object into Go value of type jsonpatch.Patch");
   let doc: any = clone(target);
   for (const op of ops as Array<Record<string, any>>) {
     const path = String(op.path ?? "");
@@ -117,7 +125,10 @@ export function applyJsonPatch(target: KubeObject, ops: unknown): KubeObject {
         } catch {
           actual = undefined;
         }
-        if (!deepEqual(actual, op.value)) throw unprocessable(`the server rejected our request due to an error in our request: testing value ${path} failed: test failed`);
+        if (!deepEqual(actual, op.value))
+          throw unprocessable(
+            `the server rejected our request due to an error in our request: testing value ${path} failed: test failed`,
+          );
         break;
       }
       default:
@@ -153,7 +164,8 @@ export function listStrategyFor(kind: string, path: string[]): ListStrategy {
   if (field === "finalizers" && path.length === 2 && path[0] === "metadata") return { primitiveMerge: true };
   if (field === "ports") {
     if (kind === "Service" && path.join(".") === "spec.ports") return { mergeKey: "port" };
-    if (path.some((p) => p === "containers" || p === "initContainers" || p === "ephemeralContainers")) return { mergeKey: "containerPort" };
+    if (path.some((p) => p === "containers" || p === "initContainers" || p === "ephemeralContainers"))
+      return { mergeKey: "containerPort" };
     return undefined;
   }
   if (field === "addresses" && kind === "Node") return { mergeKey: "type" };
@@ -163,11 +175,17 @@ export function listStrategyFor(kind: string, path: string[]): ListStrategy {
 }
 
 export function applyStrategicMergePatch(kind: string, target: KubeObject, patch: unknown): KubeObject {
-  if (!isMap(patch)) throw new ApiError(400, "BadRequest", "json: cannot unmarshal array into Go value of type map[string]interface {}");
+  if (!isMap(patch))
+    throw new ApiError(400, "BadRequest", "json: cannot unmarshal array into Go value of type map[string]interface {}");
   return (smpMap(kind, clone(target), patch, []) ?? {}) as KubeObject;
 }
 
-function smpMap(kind: string, original: Record<string, any> | undefined, patch: Record<string, any>, path: string[]): Record<string, any> | undefined {
+function smpMap(
+  kind: string,
+  original: Record<string, any> | undefined,
+  patch: Record<string, any>,
+  path: string[],
+): Record<string, any> | undefined {
   const directive = patch.$patch;
   if (directive === "delete") return undefined;
   if (directive === "replace") {

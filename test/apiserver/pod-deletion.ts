@@ -18,17 +18,29 @@ const clampPeriod = (s: number): number => (s < 0 ? 1 : Math.trunc(s));
  * How a delete with the requested grace period treats this pod. `kubeletRunning`: a kubelet will stop the
  * containers and finish the deletion; without one the pod would stay terminating forever, so it goes at once.
  */
-export function planPodDeletion(pod: KubeObject, requestedSeconds: number | undefined, nowMs: number, kubeletRunning: boolean): PodDeletionPlan {
+export function planPodDeletion(
+  pod: KubeObject,
+  requestedSeconds: number | undefined,
+  nowMs: number,
+  kubeletRunning: boolean,
+): PodDeletionPlan {
   const meta = pod.metadata;
-  const requested = requestedSeconds === undefined || Number.isNaN(requestedSeconds) ? undefined : clampPeriod(requestedSeconds);
+  const requested =
+    requestedSeconds === undefined || Number.isNaN(requestedSeconds) ? undefined : clampPeriod(requestedSeconds);
   if (meta.deletionTimestamp) {
     const current = Number(meta.deletionGracePeriodSeconds ?? 0);
     // A deletion already at grace 0 is finished by the generic path (or by its finalizers' removal).
     if (current <= 0) return { kind: "immediate", why: "already terminating with no grace period left" };
-    if (requested === undefined || requested >= current) return { kind: "pending", why: `already terminating with a grace period of ${current}s` };
+    if (requested === undefined || requested >= current)
+      return { kind: "pending", why: `already terminating with a grace period of ${current}s` };
     // Only a shorter period may be given; the deadline moves by the difference.
     const atMs = Date.parse(meta.deletionTimestamp) - current * 1000 + requested * 1000;
-    return { kind: "graceful", atMs, periodSeconds: requested, why: `grace period shortened from ${current}s to ${requested}s` };
+    return {
+      kind: "graceful",
+      atMs,
+      periodSeconds: requested,
+      why: `grace period shortened from ${current}s to ${requested}s`,
+    };
   }
   if (!kubeletRunning) return { kind: "immediate", why: "no kubelet runs pods on this server" };
   const phase = pod.status?.phase;

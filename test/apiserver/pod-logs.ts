@@ -43,7 +43,8 @@ export class PodLogs {
     }
     const b = this.buffers.get(keyOf(pod, container));
     const lines = previous ? b?.previous : (b?.current ?? []);
-    if (lines === undefined) throw badRequest(`previous terminated container "${container}" in pod "${name}" not found`);
+    if (lines === undefined)
+      throw badRequest(`previous terminated container "${container}" in pod "${name}" not found`);
     const tail = tailLines === undefined ? lines : lines.slice(Math.max(0, lines.length - tailLines));
     const text = tail.map((l) => `${l}\n`).join("");
     if (limitBytes === undefined) return text;
@@ -74,11 +75,15 @@ function keyOf(pod: KubeObject, container: string): string {
 
 /** As the real LogLocation: the only container by default, else the name must be given and valid. */
 function containerOf(pod: KubeObject, container: string): string {
-  const names = ((pod.spec as { containers?: Array<{ name: string }> } | undefined)?.containers ?? []).map((c) => c.name);
+  const names = ((pod.spec as { containers?: Array<{ name: string }> } | undefined)?.containers ?? []).map(
+    (c) => c.name,
+  );
   if (container === "") {
     if (names.length === 1) return names[0]!;
     if (names.length === 0) throw badRequest(`a container name must be specified for pod ${pod.metadata.name}`);
-    throw badRequest(`a container name must be specified for pod ${pod.metadata.name}, choose one of: [${names.join(" ")}]`);
+    throw badRequest(
+      `a container name must be specified for pod ${pod.metadata.name}, choose one of: [${names.join(" ")}]`,
+    );
   }
   if (!names.includes(container)) throw badRequest(`container ${container} is not valid for pod ${pod.metadata.name}`);
   return container;
@@ -89,6 +94,9 @@ function intParam(query: URLSearchParams, key: string, min: number, name: string
   if (raw === null) return undefined;
   const n = Number(raw);
   if (!Number.isInteger(n)) throw badRequest(`strconv.ParseInt: parsing ${JSON.stringify(raw)}: invalid syntax`);
-  if (n < min) throw invalid("", "PodLogOptions", name, [fieldErrors.invalid(key, n, min === 0 ? "must be greater than or equal to 0" : "must be greater than 0")]);
+  if (n < min)
+    throw invalid("", "PodLogOptions", name, [
+      fieldErrors.invalid(key, n, min === 0 ? "must be greater than or equal to 0" : "must be greater than 0"),
+    ]);
   return n;
 }

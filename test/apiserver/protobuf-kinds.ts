@@ -9,7 +9,9 @@ import { createFileRegistry, fromBinary, ScalarType, type DescField, type DescMe
 import { reflect, type ReflectMessage } from "@bufbuild/protobuf/reflect";
 import { FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
 
-const registry = createFileRegistry(fromBinary(FileDescriptorSetSchema, readFileSync(new URL("./kubernetes.binpb", import.meta.url))));
+const registry = createFileRegistry(
+  fromBinary(FileDescriptorSetSchema, readFileSync(new URL("./kubernetes.binpb", import.meta.url))),
+);
 
 const PACKAGES: Record<string, string> = {
   v1: "k8s.io.api.core.v1",
@@ -33,9 +35,11 @@ const SPECIAL: Record<string, (m: ReflectMessage) => unknown> = {
   },
   [`${META}.Duration`]: (m) => `${Number(scalar(m, "duration") as bigint) / 1e9}s`,
   [`${META}.FieldsV1`]: (m) => JSON.parse(new TextDecoder().decode(scalar(m, "Raw") as Uint8Array)),
-  "k8s.io.apimachinery.pkg.runtime.RawExtension": (m) => JSON.parse(new TextDecoder().decode(scalar(m, "raw") as Uint8Array)),
+  "k8s.io.apimachinery.pkg.runtime.RawExtension": (m) =>
+    JSON.parse(new TextDecoder().decode(scalar(m, "raw") as Uint8Array)),
   "k8s.io.apimachinery.pkg.api.resource.Quantity": (m) => scalar(m, "string"),
-  "k8s.io.apimachinery.pkg.util.intstr.IntOrString": (m) => (Number(scalar(m, "type") ?? 0) === 1 ? (scalar(m, "strVal") ?? "") : Number(scalar(m, "intVal") ?? 0)),
+  "k8s.io.apimachinery.pkg.util.intstr.IntOrString": (m) =>
+    Number(scalar(m, "type") ?? 0) === 1 ? (scalar(m, "strVal") ?? "") : Number(scalar(m, "intVal") ?? 0),
 };
 
 function scalar(m: ReflectMessage, name: string): unknown {
@@ -78,7 +82,12 @@ function fieldJson(m: ReflectMessage, f: DescField): unknown {
     case "map": {
       const out: Record<string, unknown> = {};
       for (const [k, v] of m.get(f)) {
-        out[String(k)] = f.mapKind === "message" ? messageJson(v as ReflectMessage) : f.mapKind === "scalar" ? scalarJson(f.scalar, v) : v;
+        out[String(k)] =
+          f.mapKind === "message"
+            ? messageJson(v as ReflectMessage)
+            : f.mapKind === "scalar"
+              ? scalarJson(f.scalar, v)
+              : v;
       }
       return out;
     }

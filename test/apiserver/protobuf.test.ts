@@ -19,29 +19,53 @@ const mapEntry = (key: string, value: Uint8Array | string) =>
   });
 
 function envelope(apiVersion: string, kind: string, raw: Uint8Array): Buffer {
-  const typeMeta = message((w) => w.tag(1, WireType.LengthDelimited).string(apiVersion).tag(2, WireType.LengthDelimited).string(kind));
-  return Buffer.concat([MAGIC, message((w) => w.tag(1, WireType.LengthDelimited).bytes(typeMeta).tag(2, WireType.LengthDelimited).bytes(raw))]);
+  const typeMeta = message((w) =>
+    w.tag(1, WireType.LengthDelimited).string(apiVersion).tag(2, WireType.LengthDelimited).string(kind),
+  );
+  return Buffer.concat([
+    MAGIC,
+    message((w) => w.tag(1, WireType.LengthDelimited).bytes(typeMeta).tag(2, WireType.LengthDelimited).bytes(raw)),
+  ]);
 }
 
 describe("decoding a protobuf request body", () => {
   it("reads a Secret with its metadata, labels, owner, data (as base64) and type, skipping unknown fields", () => {
-    const owner = message((w) => w.tag(1, WireType.LengthDelimited).string("ReplicaSet").tag(3, WireType.LengthDelimited).string("web").tag(6, WireType.Varint).bool(true));
+    const owner = message((w) =>
+      w
+        .tag(1, WireType.LengthDelimited)
+        .string("ReplicaSet")
+        .tag(3, WireType.LengthDelimited)
+        .string("web")
+        .tag(6, WireType.Varint)
+        .bool(true),
+    );
     const meta = message((w) =>
       w
-        .tag(1, WireType.LengthDelimited).string("sh.helm.release.v1.web.v1")
-        .tag(3, WireType.LengthDelimited).string("shop")
-        .tag(7, WireType.Varint).int64(3)
-        .tag(8, WireType.LengthDelimited).bytes(message((t) => t.tag(1, WireType.Varint).int64(1_767_225_600)))
-        .tag(11, WireType.LengthDelimited).bytes(mapEntry("owner", "helm"))
-        .tag(13, WireType.LengthDelimited).bytes(owner)
-        .tag(99, WireType.Varint).int32(7),
+        .tag(1, WireType.LengthDelimited)
+        .string("sh.helm.release.v1.web.v1")
+        .tag(3, WireType.LengthDelimited)
+        .string("shop")
+        .tag(7, WireType.Varint)
+        .int64(3)
+        .tag(8, WireType.LengthDelimited)
+        .bytes(message((t) => t.tag(1, WireType.Varint).int64(1_767_225_600)))
+        .tag(11, WireType.LengthDelimited)
+        .bytes(mapEntry("owner", "helm"))
+        .tag(13, WireType.LengthDelimited)
+        .bytes(owner)
+        .tag(99, WireType.Varint)
+        .int32(7),
     );
     const secret = message((w) =>
       w
-        .tag(1, WireType.LengthDelimited).bytes(meta)
-        .tag(2, WireType.LengthDelimited).bytes(mapEntry("release", new Uint8Array([1, 2, 3])))
-        .tag(3, WireType.LengthDelimited).string("helm.sh/release.v1")
-        .tag(5, WireType.Varint).bool(true),
+        .tag(1, WireType.LengthDelimited)
+        .bytes(meta)
+        .tag(2, WireType.LengthDelimited)
+        .bytes(mapEntry("release", new Uint8Array([1, 2, 3])))
+        .tag(3, WireType.LengthDelimited)
+        .string("helm.sh/release.v1")
+        .tag(5, WireType.Varint)
+        .bool(true),
     );
     expect(decodeProtobuf(envelope("v1", "Secret", secret))).toEqual({
       apiVersion: "v1",
@@ -62,13 +86,29 @@ describe("decoding a protobuf request body", () => {
 
   it("reads DeleteOptions with preconditions and a propagation policy", () => {
     const pre = message((w) => w.tag(1, WireType.LengthDelimited).string("uid-1"));
-    const opts = message((w) => w.tag(1, WireType.Varint).int64(30).tag(2, WireType.LengthDelimited).bytes(pre).tag(4, WireType.LengthDelimited).string("Foreground"));
-    expect(decodeProtobuf(envelope("meta.k8s.io/v1", "DeleteOptions", opts))).toEqual({ gracePeriodSeconds: 30, preconditions: { uid: "uid-1" }, propagationPolicy: "Foreground" });
+    const opts = message((w) =>
+      w
+        .tag(1, WireType.Varint)
+        .int64(30)
+        .tag(2, WireType.LengthDelimited)
+        .bytes(pre)
+        .tag(4, WireType.LengthDelimited)
+        .string("Foreground"),
+    );
+    expect(decodeProtobuf(envelope("meta.k8s.io/v1", "DeleteOptions", opts))).toEqual({
+      gracePeriodSeconds: 30,
+      preconditions: { uid: "uid-1" },
+      propagationPolicy: "Foreground",
+    });
   });
 
   it.each([
     { name: "a body without the k8s magic is 415", body: Buffer.from("{}"), error: /unknown format/ },
-    { name: "a kind it does not decode is 415, asking for JSON", body: envelope("batch/v1", "Job", new Uint8Array()), error: /not batch\/v1\/Job; send JSON/ },
+    {
+      name: "a kind it does not decode is 415, asking for JSON",
+      body: envelope("batch/v1", "Job", new Uint8Array()),
+      error: /not batch\/v1\/Job; send JSON/,
+    },
   ])("$name", ({ body, error }) => {
     expect(() => decodeProtobuf(body)).toThrow(error);
   });
@@ -76,6 +116,10 @@ describe("decoding a protobuf request body", () => {
   it("decodes a core/v1 kind beyond Secret and ConfigMap from the Kubernetes descriptors", () => {
     const meta = message((w) => w.tag(1, WireType.LengthDelimited).string("web-a"));
     const pod = message((w) => w.tag(1, WireType.LengthDelimited).bytes(meta));
-    expect(decodeProtobuf(envelope("v1", "Pod", pod))).toMatchObject({ apiVersion: "v1", kind: "Pod", metadata: { name: "web-a" } });
+    expect(decodeProtobuf(envelope("v1", "Pod", pod))).toMatchObject({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "web-a" },
+    });
   });
 });

@@ -174,7 +174,12 @@ const DECODERS: Record<string, (b: Uint8Array) => Record<string, unknown>> = {
 /** Decodes a protobuf-enveloped body into the JSON form of the object. */
 export function decodeProtobuf(body: Buffer): Record<string, unknown> {
   if (body.length < 4 || !MAGIC.every((m, i) => body[i] === m)) {
-    throw new ApiError(415, "UnsupportedMediaType", "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml", {});
+    throw new ApiError(
+      415,
+      "UnsupportedMediaType",
+      "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml",
+      {},
+    );
   }
   const r = new Reader(body.subarray(4));
   let apiVersion = "";
@@ -199,7 +204,12 @@ export function decodeProtobuf(body: Buffer): Record<string, unknown> {
   if (decoder) return decoder(raw);
   const decoded = decodeKind(apiVersion, kind, raw);
   if (!decoded) {
-    throw new ApiError(415, "UnsupportedMediaType", `the test API server decodes protobuf only for core/v1 and apps/v1 kinds and DeleteOptions, not ${apiVersion}/${kind}; send JSON`, {});
+    throw new ApiError(
+      415,
+      "UnsupportedMediaType",
+      `the test API server decodes protobuf only for core/v1 and apps/v1 kinds and DeleteOptions, not ${apiVersion}/${kind}; send JSON`,
+      {},
+    );
   }
   return decoded;
 }

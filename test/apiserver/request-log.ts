@@ -26,7 +26,14 @@ export function isWrite(entry: RequestLogEntry): boolean {
 /** Requests matching the filter: e.g. `requestsBy(log, { user: "operator", writes: true })`. */
 export function requestsBy(
   log: RequestLogEntry[],
-  filter: { user?: string; verb?: string; resource?: string; subresource?: string; writes?: boolean; succeeded?: boolean },
+  filter: {
+    user?: string;
+    verb?: string;
+    resource?: string;
+    subresource?: string;
+    writes?: boolean;
+    succeeded?: boolean;
+  },
 ): RequestLogEntry[] {
   return log.filter(
     (e) =>
@@ -35,6 +42,6 @@ export function requestsBy(
       (filter.resource === undefined || e.resource === filter.resource) &&
       (filter.subresource === undefined || e.subresource === filter.subresource) &&
       (!filter.writes || isWrite(e)) &&
-      (filter.succeeded === undefined || (e.code < 400) === filter.succeeded),
+      (filter.succeeded === undefined || e.code < 400 === filter.succeeded),
   );
 }

@@ -49,7 +49,15 @@ function builtin(
   version: string,
   kind: string,
   plural: string,
-  opts: { namespaced?: boolean; shortNames?: string[]; categories?: string[]; subresources?: string[]; fieldLabels?: string[]; verbs?: string[]; fields?: string[] } = {},
+  opts: {
+    namespaced?: boolean;
+    shortNames?: string[];
+    categories?: string[];
+    subresources?: string[];
+    fieldLabels?: string[];
+    verbs?: string[];
+    fields?: string[];
+  } = {},
 ): ResourceType {
   return {
     group,
@@ -129,7 +137,16 @@ export function builtinResourceTypes(): ResourceType[] {
       shortNames: ["po"],
       categories: ["all"],
       subresources: ["status", "eviction", "log"],
-      fieldLabels: ["spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName", "spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName"],
+      fieldLabels: [
+        "spec.nodeName",
+        "spec.restartPolicy",
+        "spec.schedulerName",
+        "spec.serviceAccountName",
+        "spec.hostNetwork",
+        "status.phase",
+        "status.podIP",
+        "status.nominatedNodeName",
+      ],
     }),
     builtin("", "v1", "Service", "services", {
       shortNames: ["svc"],
@@ -138,18 +155,62 @@ export function builtinResourceTypes(): ResourceType[] {
       verbs: ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"],
     }),
     builtin("", "v1", "ConfigMap", "configmaps", { shortNames: ["cm"], fields: ["data", "binaryData", "immutable"] }),
-    builtin("", "v1", "Secret", "secrets", { fieldLabels: ["type"], fields: ["data", "stringData", "type", "immutable"] }),
-    builtin("", "v1", "ServiceAccount", "serviceaccounts", { shortNames: ["sa"], fields: ["secrets", "imagePullSecrets", "automountServiceAccountToken"] }),
+    builtin("", "v1", "Secret", "secrets", {
+      fieldLabels: ["type"],
+      fields: ["data", "stringData", "type", "immutable"],
+    }),
+    builtin("", "v1", "ServiceAccount", "serviceaccounts", {
+      shortNames: ["sa"],
+      fields: ["secrets", "imagePullSecrets", "automountServiceAccountToken"],
+    }),
     builtin("", "v1", "Event", "events", { shortNames: ["ev"], fieldLabels: EVENT_FIELDS, fields: CORE_EVENT_FIELDS }),
-    builtin("", "v1", "Node", "nodes", { namespaced: false, shortNames: ["no"], subresources: ["status"], fieldLabels: ["spec.unschedulable"] }),
-    builtin("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", { fieldLabels: ["addressType"], fields: ["addressType", "endpoints", "ports"] }),
-    builtin("events.k8s.io", "v1", "Event", "events", { shortNames: ["ev"], fieldLabels: ["regarding.kind", "regarding.namespace", "regarding.name", "regarding.uid", "reason", "reportingController", "type"], fields: EVENTS_V1_FIELDS }),
+    builtin("", "v1", "Node", "nodes", {
+      namespaced: false,
+      shortNames: ["no"],
+      subresources: ["status"],
+      fieldLabels: ["spec.unschedulable"],
+    }),
+    builtin("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", {
+      fieldLabels: ["addressType"],
+      fields: ["addressType", "endpoints", "ports"],
+    }),
+    builtin("events.k8s.io", "v1", "Event", "events", {
+      shortNames: ["ev"],
+      fieldLabels: [
+        "regarding.kind",
+        "regarding.namespace",
+        "regarding.name",
+        "regarding.uid",
+        "reason",
+        "reportingController",
+        "type",
+      ],
+      fields: EVENTS_V1_FIELDS,
+    }),
     builtin("coordination.k8s.io", "v1", "Lease", "leases"),
-    builtin("admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration", "mutatingwebhookconfigurations", { namespaced: false, fields: ["webhooks"] }),
-    builtin("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration", "validatingwebhookconfigurations", { namespaced: false, fields: ["webhooks"] }),
-    builtin("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", { shortNames: ["pdb"], subresources: ["status"] }),
-    builtin("apps", "v1", "ReplicaSet", "replicasets", { shortNames: ["rs"], categories: ["all"], subresources: ["scale", "status"], fieldLabels: ["status.replicas"] }),
-    builtin("apps", "v1", "Deployment", "deployments", { shortNames: ["deploy"], categories: ["all"], subresources: ["scale", "status"] }),
+    builtin("admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration", "mutatingwebhookconfigurations", {
+      namespaced: false,
+      fields: ["webhooks"],
+    }),
+    builtin("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration", "validatingwebhookconfigurations", {
+      namespaced: false,
+      fields: ["webhooks"],
+    }),
+    builtin("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", {
+      shortNames: ["pdb"],
+      subresources: ["status"],
+    }),
+    builtin("apps", "v1", "ReplicaSet", "replicasets", {
+      shortNames: ["rs"],
+      categories: ["all"],
+      subresources: ["scale", "status"],
+      fieldLabels: ["status.replicas"],
+    }),
+    builtin("apps", "v1", "Deployment", "deployments", {
+      shortNames: ["deploy"],
+      categories: ["all"],
+      subresources: ["scale", "status"],
+    }),
     builtin("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", {
       namespaced: false,
       shortNames: ["crd", "crds"],
@@ -158,7 +219,13 @@ export function builtinResourceTypes(): ResourceType[] {
     }),
     builtin("rbac.authorization.k8s.io", "v1", "Role", "roles", { fields: ["rules"] }),
     builtin("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", { fields: ["subjects", "roleRef"] }),
-    builtin("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", { namespaced: false, fields: ["rules", "aggregationRule"] }),
-    builtin("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", { namespaced: false, fields: ["subjects", "roleRef"] }),
+    builtin("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", {
+      namespaced: false,
+      fields: ["rules", "aggregationRule"],
+    }),
+    builtin("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", {
+      namespaced: false,
+      fields: ["subjects", "roleRef"],
+    }),
   ];
 }

@@ -54,10 +54,20 @@ function setPath(obj: Record<string, any>, path: string, value: unknown): void {
 export function selectorString(selector: unknown): string {
   if (!isMap(selector)) return "";
   const reqs: Array<{ key: string; text: string }> = [];
-  for (const [k, v] of Object.entries(isMap(selector.matchLabels) ? selector.matchLabels : {})) reqs.push({ key: k, text: `${k}=${String(v)}` });
-  for (const e of Array.isArray(selector.matchExpressions) ? (selector.matchExpressions as Array<Record<string, any>>) : []) {
+  for (const [k, v] of Object.entries(isMap(selector.matchLabels) ? selector.matchLabels : {}))
+    reqs.push({ key: k, text: `${k}=${String(v)}` });
+  for (const e of Array.isArray(selector.matchExpressions)
+    ? (selector.matchExpressions as Array<Record<string, any>>)
+    : []) {
     const values = [...((e.values ?? []) as string[])].sort().join(",");
-    const text = e.operator === "In" ? `${e.key} in (${values})` : e.operator === "NotIn" ? `${e.key} notin (${values})` : e.operator === "DoesNotExist" ? `!${e.key}` : String(e.key);
+    const text =
+      e.operator === "In"
+        ? `${e.key} in (${values})`
+        : e.operator === "NotIn"
+          ? `${e.key} notin (${values})`
+          : e.operator === "DoesNotExist"
+            ? `!${e.key}`
+            : String(e.key);
     reqs.push({ key: String(e.key), text });
   }
   return reqs
@@ -71,8 +81,21 @@ function nestedInt(obj: KubeObject, path: string): number | undefined {
   const v = getPath(obj, path);
   if (v === undefined) return undefined;
   if (typeof v !== "number" || !Number.isInteger(v)) {
-    const type = typeof v === "number" ? "float64" : typeof v === "string" ? "string" : typeof v === "boolean" ? "bool" : Array.isArray(v) ? "[]interface {}" : "map[string]interface {}";
-    throw new ApiError(500, "InternalError", `Internal error occurred: ${path.replace(/^\./, "")} accessor error: ${JSON.stringify(v)} is of the type ${type}, expected int64`);
+    const type =
+      typeof v === "number"
+        ? "float64"
+        : typeof v === "string"
+          ? "string"
+          : typeof v === "boolean"
+            ? "bool"
+            : Array.isArray(v)
+              ? "[]interface {}"
+              : "map[string]interface {}";
+    throw new ApiError(
+      500,
+      "InternalError",
+      `Internal error occurred: ${path.replace(/^\./, "")} accessor error: ${JSON.stringify(v)} is of the type ${type}, expected int64`,
+    );
   }
   return v;
 }
@@ -80,9 +103,17 @@ function nestedInt(obj: KubeObject, path: string): number | undefined {
 /** The Scale of a workload as the client sees it (spec.replicas omitted when 0, as the omitempty int32). */
 export function scaleOf(t: ResourceType, obj: KubeObject): KubeObject {
   const paths = pathsOf(t);
-  const specReplicas = t.crd ? (nestedInt(obj, paths.specReplicasPath) ?? 0) : Number(getPath(obj, paths.specReplicasPath) ?? 0);
-  const statusReplicas = t.crd ? (nestedInt(obj, paths.statusReplicasPath) ?? 0) : Number(getPath(obj, paths.statusReplicasPath) ?? 0);
-  const selector = t.crd ? (paths.labelSelectorPath ? getPath(obj, paths.labelSelectorPath) : undefined) : selectorString(obj.spec?.selector);
+  const specReplicas = t.crd
+    ? (nestedInt(obj, paths.specReplicasPath) ?? 0)
+    : Number(getPath(obj, paths.specReplicasPath) ?? 0);
+  const statusReplicas = t.crd
+    ? (nestedInt(obj, paths.statusReplicasPath) ?? 0)
+    : Number(getPath(obj, paths.statusReplicasPath) ?? 0);
+  const selector = t.crd
+    ? paths.labelSelectorPath
+      ? getPath(obj, paths.labelSelectorPath)
+      : undefined
+    : selectorString(obj.spec?.selector);
   const m = obj.metadata;
   return {
     apiVersion: "autoscaling/v1",
@@ -100,7 +131,14 @@ export function scaleOf(t: ResourceType, obj: KubeObject): KubeObject {
 }
 
 /** GET, PUT and PATCH of `<resource>/<name>/scale`. */
-export function serveScale(cluster: Cluster, t: ResourceType, namespace: string | undefined, name: string, req: ScaleRequest, ctx: WriteContext): KubeObject {
+export function serveScale(
+  cluster: Cluster,
+  t: ResourceType,
+  namespace: string | undefined,
+  name: string,
+  req: ScaleRequest,
+  ctx: WriteContext,
+): KubeObject {
   switch (req.verb) {
     case "get":
       return scaleOf(t, current(cluster, t, namespace, name, "get"));
@@ -113,7 +151,13 @@ export function serveScale(cluster: Cluster, t: ResourceType, namespace: string 
   }
 }
 
-function current(cluster: Cluster, t: ResourceType, namespace: string | undefined, name: string, verb: string): KubeObject {
+function current(
+  cluster: Cluster,
+  t: ResourceType,
+  namespace: string | undefined,
+  name: string,
+  verb: string,
+): KubeObject {
   const obj = cluster.store.get(cluster.key(t), t.namespaced ? namespace : undefined, name);
   if (!obj) {
     // The built-in ScaleREST.Get names the subresource; writes fail in the workload's own storage first.
@@ -122,7 +166,11 @@ function current(cluster: Cluster, t: ResourceType, namespace: string | undefine
   const presented = cluster.present(t, obj);
   // A custom resource without its spec replicas field has no scale to read (the real server's 500).
   if (verb === "get" && t.crd && nestedInt(presented, pathsOf(t).specReplicasPath) === undefined) {
-    throw new ApiError(500, "InternalError", `Internal error occurred: the spec replicas field "${pathsOf(t).specReplicasPath}" does not exist`);
+    throw new ApiError(
+      500,
+      "InternalError",
+      `Internal error occurred: the spec replicas field "${pathsOf(t).specReplicasPath}" does not exist`,
+    );
   }
   return presented;
 }
@@ -157,7 +205,11 @@ function patchScale(old: KubeObject, contentType: string, raw: string): unknown 
 /** The smallest int32: marks an unset spec replicas field of a custom resource. */
 const INVALID_REPLICAS = -(2 ** 31);
 
-const SCALE_FIELDS: Record<string, string[] | undefined> = { "": ["apiVersion", "kind", "metadata", "spec", "status"], spec: ["replicas"], status: ["replicas", "selector"] };
+const SCALE_FIELDS: Record<string, string[] | undefined> = {
+  "": ["apiVersion", "kind", "metadata", "spec", "status"],
+  spec: ["replicas"],
+  status: ["replicas", "selector"],
+};
 
 /** Strict decoding of the Scale type, per fieldValidation (metadata is left to the workload). */
 function reportUnknownFields(scale: Record<string, any>, ctx: WriteContext): void {
@@ -181,7 +233,14 @@ function goJsonType(v: unknown): string {
 }
 
 /** Old scale → new scale (PUT body or patched) → the workload with the new replicas, updated as usual. */
-function writeScale(cluster: Cluster, t: ResourceType, namespace: string | undefined, name: string, ctx: WriteContext, next: (old: KubeObject) => unknown): KubeObject {
+function writeScale(
+  cluster: Cluster,
+  t: ResourceType,
+  namespace: string | undefined,
+  name: string,
+  ctx: WriteContext,
+  next: (old: KubeObject) => unknown,
+): KubeObject {
   const workload = current(cluster, t, namespace, name, "write");
   const oldScale = scaleOf(t, workload);
   // A custom resource without spec replicas gives a patch nothing to start from (the real server's marker value).
@@ -191,23 +250,44 @@ function writeScale(cluster: Cluster, t: ResourceType, namespace: string | undef
   if (!isMap(scale)) throw badRequest("Object 'Kind' is missing");
   reportUnknownFields(scale, ctx);
   if (scale.apiVersion !== undefined && scale.apiVersion !== "autoscaling/v1") {
-    throw badRequest(`the API version in the data (${scale.apiVersion}) does not match the expected API version (autoscaling/v1)`);
+    throw badRequest(
+      `the API version in the data (${scale.apiVersion}) does not match the expected API version (autoscaling/v1)`,
+    );
   }
   if (scale.kind !== undefined && scale.kind !== "Scale") {
-    throw badRequest(`Scale in version "v1" cannot be handled as a Scale: the kind in the data (${scale.kind}) does not match the expected kind (Scale)`);
+    throw badRequest(
+      `Scale in version "v1" cannot be handled as a Scale: the kind in the data (${scale.kind}) does not match the expected kind (Scale)`,
+    );
   }
   const meta = isMap(scale.metadata) ? scale.metadata : {};
-  if (meta.name !== undefined && meta.name !== name) throw badRequest(`the name of the object (${meta.name}) does not match the name on the URL (${name})`);
+  if (meta.name !== undefined && meta.name !== name)
+    throw badRequest(`the name of the object (${meta.name}) does not match the name on the URL (${name})`);
   const replicas: unknown = isMap(scale.spec) ? (scale.spec.replicas ?? 0) : 0;
-  if (typeof replicas !== "number" || !Number.isInteger(replicas) || replicas < INVALID_REPLICAS || replicas > 2 ** 31 - 1) {
-    throw badRequest(`Scale in version "v1" cannot be handled as a Scale: json: cannot unmarshal ${goJsonType(replicas)} into Go struct field ScaleSpec.spec.replicas of type int32`);
+  if (
+    typeof replicas !== "number" ||
+    !Number.isInteger(replicas) ||
+    replicas < INVALID_REPLICAS ||
+    replicas > 2 ** 31 - 1
+  ) {
+    throw badRequest(
+      `Scale in version "v1" cannot be handled as a Scale: json: cannot unmarshal ${goJsonType(replicas)} into Go struct field ScaleSpec.spec.replicas of type int32`,
+    );
   }
-  if (unset && replicas === INVALID_REPLICAS) throw badRequest(`the spec replicas field "${pathsOf(t).specReplicasPath}" cannot be empty`);
+  if (unset && replicas === INVALID_REPLICAS)
+    throw badRequest(`the spec replicas field "${pathsOf(t).specReplicasPath}" cannot be empty`);
   if (!t.crd) {
     // ValidateScale runs for built-ins only; a custom resource's schema judges the new value instead.
-    if (replicas < 0) throw invalid("autoscaling", "Scale", name, [fieldErrors.invalid("spec.replicas", replicas, "must be greater than or equal to 0")]);
+    if (replicas < 0)
+      throw invalid("autoscaling", "Scale", name, [
+        fieldErrors.invalid("spec.replicas", replicas, "must be greater than or equal to 0"),
+      ]);
     if (meta.uid && meta.uid !== workload.metadata.uid) {
-      throw conflict(t.group, `${t.plural}/scale`, name, `Precondition failed: UID in precondition: ${meta.uid}, UID in object meta: ${workload.metadata.uid}`);
+      throw conflict(
+        t.group,
+        `${t.plural}/scale`,
+        name,
+        `Precondition failed: UID in precondition: ${meta.uid}, UID in object meta: ${workload.metadata.uid}`,
+      );
     }
   }
   const updated = clone(workload);

@@ -1,9 +1,7 @@
 // Label and field selectors with the real grammar (=, ==, !=, in, notin, exists, !exists).
 import { badRequest } from "./errors.js";
 
-type Requirement =
-  | { key: string; op: "in" | "notin"; values: string[] }
-  | { key: string; op: "exists" | "!exists" };
+type Requirement = { key: string; op: "in" | "notin"; values: string[] } | { key: string; op: "exists" | "!exists" };
 
 export type LabelSelector = Requirement[];
 
@@ -30,7 +28,10 @@ export function parseLabelSelector(text: string | null | undefined): LabelSelect
   for (const part of splitTopLevel(text)) {
     let m = /^([^\s!=(),]+)\s+(in|notin)\s+\(([^)]*)\)$/.exec(part);
     if (m) {
-      const values = m[3]!.split(",").map((v) => v.trim()).filter((v) => v !== "");
+      const values = m[3]!
+        .split(",")
+        .map((v) => v.trim())
+        .filter((v) => v !== "");
       reqs.push({ key: m[1]!, op: m[2] as "in" | "notin", values });
       continue;
     }
@@ -76,10 +77,14 @@ export function matchesLabels(selector: LabelSelector, labels: Record<string, st
  * a null selector selects nothing, and an unknown operator (which the real conversion refuses)
  * matches nothing.
  */
-export function matchesLabelSelectorObject(selector: Record<string, any> | undefined | null, labels: Record<string, string> | undefined): boolean {
+export function matchesLabelSelectorObject(
+  selector: Record<string, any> | undefined | null,
+  labels: Record<string, string> | undefined,
+): boolean {
   if (!selector || typeof selector !== "object") return false;
   const l = labels ?? {};
-  for (const [k, v] of Object.entries((selector.matchLabels ?? {}) as Record<string, string>)) if (l[k] !== v) return false;
+  for (const [k, v] of Object.entries((selector.matchLabels ?? {}) as Record<string, string>))
+    if (l[k] !== v) return false;
   for (const e of (selector.matchExpressions ?? []) as Array<{ key: string; operator: string; values?: string[] }>) {
     const has = Object.prototype.hasOwnProperty.call(l, e.key);
     const values = e.values ?? [];
@@ -109,7 +114,11 @@ export interface FieldRequirement {
   value: string;
 }
 
-export function parseFieldSelector(text: string | null | undefined, allowed: string[], qualifiedResource: string): FieldRequirement[] {
+export function parseFieldSelector(
+  text: string | null | undefined,
+  allowed: string[],
+  qualifiedResource: string,
+): FieldRequirement[] {
   if (!text) return [];
   const reqs: FieldRequirement[] = [];
   for (const part of splitTopLevel(text)) {

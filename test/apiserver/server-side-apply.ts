@@ -26,9 +26,14 @@ function parseSeg(s: string): Seg {
 }
 
 /** How lists of this resource type merge: by key for built-ins' known lists and CRD list-map schemas. */
-export function listKeys(t: ResourceType, path: string[], schemaAt: Record<string, any> | undefined): string[] | "set" | undefined {
+export function listKeys(
+  t: ResourceType,
+  path: string[],
+  schemaAt: Record<string, any> | undefined,
+): string[] | "set" | undefined {
   if (t.crd) {
-    if (schemaAt?.["x-kubernetes-list-type"] === "map") return (schemaAt["x-kubernetes-list-map-keys"] as string[]) ?? [];
+    if (schemaAt?.["x-kubernetes-list-type"] === "map")
+      return (schemaAt["x-kubernetes-list-map-keys"] as string[]) ?? [];
     if (schemaAt?.["x-kubernetes-list-type"] === "set") return "set";
     return undefined;
   }
@@ -47,7 +52,14 @@ export function childSchema(schema: Record<string, any> | undefined, key: string
 export const METADATA_FIELDS = new Set(["labels", "annotations", "finalizers", "ownerReferences"]);
 
 /** The set of field paths a configuration sets, as lists of segments. */
-function fieldPaths(t: ResourceType, value: unknown, path: string[], segs: Seg[], schema: Record<string, any> | undefined, out: Seg[][]): void {
+function fieldPaths(
+  t: ResourceType,
+  value: unknown,
+  path: string[],
+  segs: Seg[],
+  schema: Record<string, any> | undefined,
+  out: Seg[][],
+): void {
   if (isMap(value)) {
     for (const [k, v] of Object.entries(value)) {
       if (path.length === 0 && (k === "apiVersion" || k === "kind")) continue;
@@ -99,7 +111,10 @@ export function fromFieldsV1(tree: Record<string, any> | undefined, prefix: Seg[
 const pathKey = (p: Seg[]): string => p.map(segString).join("/");
 
 export function findIndex(list: unknown[], seg: Seg): number {
-  if ("k" in seg) return list.findIndex((i) => isMap(i) && Object.entries(seg.k).every(([k, v]) => JSON.stringify(i[k]) === JSON.stringify(v)));
+  if ("k" in seg)
+    return list.findIndex(
+      (i) => isMap(i) && Object.entries(seg.k).every(([k, v]) => JSON.stringify(i[k]) === JSON.stringify(v)),
+    );
   if ("v" in seg) return list.findIndex((i) => JSON.stringify(i) === JSON.stringify(seg.v));
   return -1;
 }
@@ -132,7 +147,13 @@ function removePath(obj: unknown, path: Seg[]): void {
   }
 }
 
-function merge(t: ResourceType, live: unknown, applied: unknown, path: string[], schema: Record<string, any> | undefined): unknown {
+function merge(
+  t: ResourceType,
+  live: unknown,
+  applied: unknown,
+  path: string[],
+  schema: Record<string, any> | undefined,
+): unknown {
   if (isMap(applied)) {
     const out: Record<string, any> = isMap(live) ? clone(live) : {};
     for (const [k, v] of Object.entries(applied)) {
@@ -148,7 +169,8 @@ function merge(t: ResourceType, live: unknown, applied: unknown, path: string[],
     const keys = listKeys(t, path, schema);
     const liveList = Array.isArray(live) ? clone(live) : [];
     if (keys === "set") {
-      for (const item of applied) if (!liveList.some((l) => JSON.stringify(l) === JSON.stringify(item))) liveList.push(item);
+      for (const item of applied)
+        if (!liveList.some((l) => JSON.stringify(l) === JSON.stringify(item))) liveList.push(item);
       return liveList;
     }
     if (keys && applied.every((i) => isMap(i))) {
@@ -171,19 +193,29 @@ export interface ApplyResult {
   managedFields: Array<Record<string, any>>;
 }
 
-export function applyConfiguration(t: ResourceType, live: KubeObject | undefined, applied: KubeObject, manager: string, force: boolean, subresource = ""): ApplyResult {
+export function applyConfiguration(
+  t: ResourceType,
+  live: KubeObject | undefined,
+  applied: KubeObject,
+  manager: string,
+  force: boolean,
+  subresource = "",
+): ApplyResult {
   const schema = t.crd?.schema;
   const appliedPaths: Seg[][] = [];
   fieldPaths(t, applied, [], [], schema, appliedPaths);
   const fieldsV1 = toFieldsV1(appliedPaths);
   const entries = clone((live?.metadata?.managedFields ?? []) as Array<Record<string, any>>);
-  const mine = entries.find((e) => e.manager === manager && e.operation === "Apply" && (e.subresource ?? "") === subresource);
+  const mine = entries.find(
+    (e) => e.manager === manager && e.operation === "Apply" && (e.subresource ?? "") === subresource,
+  );
   // Updaters' fields conflict too: a field someone changed with a PUT or patch is theirs until forced.
   const others = entries.filter((e) => e !== mine);
   const appliedSet = new Set(appliedPaths.map(pathKey));
   const conflicts: Array<{ manager: string; path: Seg[] }> = [];
   // The real message names an updater with the apiVersion it wrote: "kubectl-edit" using apps/v1.
-  const who = (e: Record<string, any>): string => (e.operation === "Update" ? `"${e.manager}" using ${e.apiVersion}` : `"${e.manager}"`);
+  const who = (e: Record<string, any>): string =>
+    e.operation === "Update" ? `"${e.manager}" using ${e.apiVersion}` : `"${e.manager}"`;
   if (live) {
     for (const other of others) {
       for (const p of fromFieldsV1(other.fieldsV1)) {
@@ -197,11 +229,36 @@ export function applyConfiguration(t: ResourceType, live: KubeObject | undefined
   }
   if (conflicts.length > 0 && !force) {
     const describe = (c: { manager: string; path: Seg[] }): string =>
-      `conflict with ${c.manager}: .${c.path.map((s) => ("f" in s ? s.f : "k" in s ? `[${Object.entries(s.k).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(",")}]` : "v" in s ? `[${JSON.stringify(s.v)}]` : "")).filter((x) => x).join(".").replace(/\.\[/g, "[")}`;
+      `conflict with ${c.manager}: .${c.path
+        .map((s) =>
+          "f" in s
+            ? s.f
+            : "k" in s
+              ? `[${Object.entries(s.k)
+                  .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+                  .join(",")}]`
+              : "v" in s
+                ? `[${JSON.stringify(s.v)}]`
+                : "",
+        )
+        .filter((x) => x)
+        .join(".")
+        .replace(/\.\[/g, "[")}`;
     const message =
-      conflicts.length === 1 ? `Apply failed with 1 conflict: ${describe(conflicts[0]!)}` : `Apply failed with ${conflicts.length} conflicts: ${conflicts.map(describe).join("\n")}`;
+      conflicts.length === 1
+        ? `Apply failed with 1 conflict: ${describe(conflicts[0]!)}`
+        : `Apply failed with ${conflicts.length} conflicts: ${conflicts.map(describe).join("\n")}`;
     throw new ApiError(409, "Conflict", message, {
-      causes: conflicts.map((c) => ({ reason: "FieldManagerConflict", message: `conflict with ${c.manager}`, field: "." + c.path.map((s) => ("f" in s ? s.f : "")).filter((x) => x).join(".") })),
+      causes: conflicts.map((c) => ({
+        reason: "FieldManagerConflict",
+        message: `conflict with ${c.manager}`,
+        field:
+          "." +
+          c.path
+            .map((s) => ("f" in s ? s.f : ""))
+            .filter((x) => x)
+            .join("."),
+      })),
     });
   }
   let object = merge(t, live ? clone(live) : {}, applied, [], schema) as KubeObject;
@@ -215,13 +272,22 @@ export function applyConfiguration(t: ResourceType, live: KubeObject | undefined
   }
   // Forced conflicts move ownership to this applier.
   for (const other of others) {
-    const kept = fromFieldsV1(other.fieldsV1).filter((p) => !(appliedSet.has(pathKey(p)) && conflicts.some((c) => pathKey(c.path) === pathKey(p))));
+    const kept = fromFieldsV1(other.fieldsV1).filter(
+      (p) => !(appliedSet.has(pathKey(p)) && conflicts.some((c) => pathKey(c.path) === pathKey(p))),
+    );
     other.fieldsV1 = toFieldsV1(kept);
   }
   const remaining = entries.filter((e) => e === mine || Object.keys(e.fieldsV1 ?? {}).length > 0);
   object = object ?? {};
   object.metadata = isMap(object.metadata) ? object.metadata : {};
-  const entry: Record<string, any> = { manager, operation: "Apply", apiVersion: apiVersionOf(t), time: new Date().toISOString().replace(/\.\d{3}Z$/, "Z"), fieldsType: "FieldsV1", fieldsV1 };
+  const entry: Record<string, any> = {
+    manager,
+    operation: "Apply",
+    apiVersion: apiVersionOf(t),
+    time: new Date().toISOString().replace(/\.\d{3}Z$/, "Z"),
+    fieldsType: "FieldsV1",
+    fieldsV1,
+  };
   if (subresource) entry.subresource = subresource;
   const managedFields = [...remaining.filter((e) => e !== mine), entry];
   object.metadata.managedFields = managedFields;

@@ -5,7 +5,11 @@ import { jsonEqual } from "./json-equal.js";
 import { jsonText, markUnchanging } from "./json-text.js";
 import { clone, Store } from "./store.js";
 
-const aPod = (name: string, extra: Record<string, unknown> = {}) => ({ metadata: { name, namespace: "ns" }, spec: { containers: [{ name: "app" }] }, ...extra });
+const aPod = (name: string, extra: Record<string, unknown> = {}) => ({
+  metadata: { name, namespace: "ns" },
+  spec: { containers: [{ name: "app" }] },
+  ...extra,
+});
 
 describe("clone", () => {
   it("copies nested objects and arrays so that changing the copy leaves the original alone", () => {
@@ -73,7 +77,10 @@ describe("Store history", () => {
     const read = store.get("/pods", "ns", "p")!;
     read.metadata.name = "changed";
     returned.metadata.labels = { changed: "yes" };
-    expect(store.get("/pods", "ns", "p")).toEqual({ ...aPod("p"), metadata: { name: "p", namespace: "ns", resourceVersion: store.currentRvText() } });
+    expect(store.get("/pods", "ns", "p")).toEqual({
+      ...aPod("p"),
+      metadata: { name: "p", namespace: "ns", resourceVersion: store.currentRvText() },
+    });
     expect(seen[0]).toEqual(store.get("/pods", "ns", "p"));
   });
 });

@@ -49,7 +49,8 @@ function copyValue(v: unknown): unknown {
   for (const k of Object.keys(v)) {
     const copied = copyValue((v as Record<string, unknown>)[k]);
     // A "__proto__" key from JSON is an own property: plain assignment would set the prototype.
-    if (k === "__proto__") Object.defineProperty(out, k, { value: copied, enumerable: true, writable: true, configurable: true });
+    if (k === "__proto__")
+      Object.defineProperty(out, k, { value: copied, enumerable: true, writable: true, configurable: true });
     else out[k] = copied;
   }
   return out;
@@ -247,7 +248,8 @@ export class Store {
   eventsSince(since: number): StoredEvent[] | undefined {
     if (since < this.compactedRv) return undefined;
     const out: StoredEvent[] = [];
-    for (let i = this.historyStart; i < this.history.length; i++) if (this.history[i]!.rv > since) out.push(this.history[i]!);
+    for (let i = this.historyStart; i < this.history.length; i++)
+      if (this.history[i]!.rv > since) out.push(this.history[i]!);
     return out;
   }
 

@@ -46,13 +46,21 @@ export function evalJsonPath(obj: unknown, path: string): unknown[] {
   const expr = path.replace(/^\{|\}$/g, "").replace(/^\$/, "");
   type Filter = { key: string; op: string; value: string | number | undefined };
   const segs: Array<string | number | "*" | Filter> = [];
-  const re = /\.([^.[\]]+)|\[\?\(@\.([A-Za-z0-9_]+)\s*(?:(==|!=)\s*("[^"]*"|'[^']*'|[^)\s]+))?\)\]|\[(\d+|\*|'[^']*'|"[^"]*")\]/g;
+  const re =
+    /\.([^.[\]]+)|\[\?\(@\.([A-Za-z0-9_]+)\s*(?:(==|!=)\s*("[^"]*"|'[^']*'|[^)\s]+))?\)\]|\[(\d+|\*|'[^']*'|"[^"]*")\]/g;
   let m: RegExpExecArray | null;
   while ((m = re.exec(expr))) {
     if (m[1] !== undefined) segs.push(m[1]);
     else if (m[2] !== undefined) {
       const raw = m[4];
-      const value = raw === undefined ? undefined : /^["']/.test(raw) ? raw.slice(1, -1) : Number.isNaN(Number(raw)) ? raw : Number(raw);
+      const value =
+        raw === undefined
+          ? undefined
+          : /^["']/.test(raw)
+            ? raw.slice(1, -1)
+            : Number.isNaN(Number(raw))
+              ? raw
+              : Number(raw);
       segs.push({ key: m[2], op: m[3] ?? "exists", value });
     } else if (m[5] === "*") segs.push("*");
     else if (/^\d+$/.test(m[5]!)) segs.push(Number(m[5]));
@@ -68,7 +76,8 @@ export function evalJsonPath(obj: unknown, path: string): unknown[] {
         const items = Array.isArray(c) ? c : [];
         for (const item of items) {
           const v = item && typeof item === "object" ? (item as Record<string, unknown>)[seg.key] : undefined;
-          if (seg.op === "exists" ? v !== undefined : seg.op === "==" ? v === seg.value : v !== seg.value) nextVals.push(item);
+          if (seg.op === "exists" ? v !== undefined : seg.op === "==" ? v === seg.value : v !== seg.value)
+            nextVals.push(item);
         }
       } else if (seg === "*") {
         if (Array.isArray(c)) nextVals.push(...c);
@@ -101,7 +110,13 @@ function age(obj: KubeObject, now: number): string {
   return Number.isNaN(t) ? "<unknown>" : humanDuration(now - t);
 }
 
-const col = (name: string, type = "string", description = "", format = "", priority = 0): Column => ({ name, type, format, description, priority });
+const col = (name: string, type = "string", description = "", format = "", priority = 0): Column => ({
+  name,
+  type,
+  format,
+  description,
+  priority,
+});
 
 function podRow(pod: KubeObject, now: number): unknown[] {
   const containers = (pod.spec?.containers ?? []) as unknown[];
@@ -114,7 +129,15 @@ function podRow(pod: KubeObject, now: number): unknown[] {
     else if (s.state?.terminated?.reason) status = s.state.terminated.reason;
   }
   if (pod.metadata?.deletionTimestamp) status = "Terminating";
-  return [pod.metadata.name, `${ready}/${containers.length}`, status, restarts, age(pod, now), pod.status?.podIP ?? "<none>", pod.spec?.nodeName ?? "<none>"];
+  return [
+    pod.metadata.name,
+    `${ready}/${containers.length}`,
+    status,
+    restarts,
+    age(pod, now),
+    pod.status?.podIP ?? "<none>",
+    pod.spec?.nodeName ?? "<none>",
+  ];
 }
 
 const orNone = (v: unknown, none = "<none>"): string => (v === undefined || v === null || v === "" ? none : String(v));
@@ -123,13 +146,31 @@ function endpointSliceRow(o: KubeObject, now: number): unknown[] {
   const ports = ((o.ports ?? []) as Array<Record<string, any>>).map((p) => p.port).filter((p) => p !== undefined);
   const addresses = ((o.endpoints ?? []) as Array<Record<string, any>>).flatMap((e) => (e.addresses ?? []) as string[]);
   const shown = addresses.slice(0, 3).join(",") + (addresses.length > 3 ? ` + ${addresses.length - 3} more...` : "");
-  return [o.metadata.name, o.addressType ?? "", ports.length ? ports.join(",") : "<unset>", addresses.length ? shown : "<unset>", age(o, now)];
+  return [
+    o.metadata.name,
+    o.addressType ?? "",
+    ports.length ? ports.join(",") : "<unset>",
+    addresses.length ? shown : "<unset>",
+    age(o, now),
+  ];
 }
 
 function serviceRow(o: KubeObject, now: number): unknown[] {
-  const ports = ((o.spec?.ports ?? []) as Array<Record<string, any>>).map((p) => `${p.port}${p.nodePort ? `:${p.nodePort}` : ""}/${p.protocol ?? "TCP"}`);
-  const selector = Object.entries((o.spec?.selector ?? {}) as Record<string, string>).map(([k, v]) => `${k}=${v}`).join(",");
-  return [o.metadata.name, o.spec?.type ?? "ClusterIP", orNone(o.spec?.clusterIP), orNone((o.spec?.externalIPs ?? []).join(",")), ports.length ? ports.join(",") : "<none>", age(o, now), orNone(selector)];
+  const ports = ((o.spec?.ports ?? []) as Array<Record<string, any>>).map(
+    (p) => `${p.port}${p.nodePort ? `:${p.nodePort}` : ""}/${p.protocol ?? "TCP"}`,
+  );
+  const selector = Object.entries((o.spec?.selector ?? {}) as Record<string, string>)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(",");
+  return [
+    o.metadata.name,
+    o.spec?.type ?? "ClusterIP",
+    orNone(o.spec?.clusterIP),
+    orNone((o.spec?.externalIPs ?? []).join(",")),
+    ports.length ? ports.join(",") : "<none>",
+    age(o, now),
+    orNone(selector),
+  ];
 }
 
 /** printers.go printEvent, over the core v1 form (events.k8s.io rows are converted to it, as the real printer sees one internal Event). */
@@ -180,40 +221,99 @@ const EVENT_COLUMNS: Column[] = [
 function nodeRow(o: KubeObject, now: number): unknown[] {
   const ready = ((o.status?.conditions ?? []) as Array<Record<string, any>>).find((c) => c.type === "Ready");
   const status = ready?.status === "True" ? "Ready" : ready ? "NotReady" : "Unknown";
-  return [o.metadata.name, o.spec?.unschedulable ? `${status},SchedulingDisabled` : status, "<none>", age(o, now), o.status?.nodeInfo?.kubeletVersion ?? ""];
+  return [
+    o.metadata.name,
+    o.spec?.unschedulable ? `${status},SchedulingDisabled` : status,
+    "<none>",
+    age(o, now),
+    o.status?.nodeInfo?.kubeletVersion ?? "",
+  ];
 }
 
 type Printer = { columns: Column[]; row: (o: KubeObject, now: number) => unknown[] };
 
 const NAME = col("Name", "string", "Name must be unique within a namespace.", "name");
-const AGE = col("Age", "string", "CreationTimestamp is a timestamp representing the server time when this object was created.");
+const AGE = col(
+  "Age",
+  "string",
+  "CreationTimestamp is a timestamp representing the server time when this object was created.",
+);
 
 /** Built-in printers for the kinds people look at with kubectl get, as the real server prints them. */
 const BUILTIN_PRINTERS: Record<string, Printer> = {
   "/Pod": {
-    columns: [NAME, col("Ready"), col("Status"), col("Restarts", "string"), AGE, col("IP", "string", "", "", 1), col("Node", "string", "", "", 1)],
+    columns: [
+      NAME,
+      col("Ready"),
+      col("Status"),
+      col("Restarts", "string"),
+      AGE,
+      col("IP", "string", "", "", 1),
+      col("Node", "string", "", "", 1),
+    ],
     row: (o, now) => podRow(o, now),
   },
-  "discovery.k8s.io/EndpointSlice": { columns: [NAME, col("AddressType"), col("Ports"), col("Endpoints"), AGE], row: endpointSliceRow },
-  "/Service": { columns: [NAME, col("Type"), col("Cluster-IP"), col("External-IP"), col("Port(s)"), AGE, col("Selector", "string", "", "", 1)], row: serviceRow },
+  "discovery.k8s.io/EndpointSlice": {
+    columns: [NAME, col("AddressType"), col("Ports"), col("Endpoints"), AGE],
+    row: endpointSliceRow,
+  },
+  "/Service": {
+    columns: [
+      NAME,
+      col("Type"),
+      col("Cluster-IP"),
+      col("External-IP"),
+      col("Port(s)"),
+      AGE,
+      col("Selector", "string", "", "", 1),
+    ],
+    row: serviceRow,
+  },
   "/Event": { columns: EVENT_COLUMNS, row: eventRow },
-  "events.k8s.io/Event": { columns: EVENT_COLUMNS, row: (o, now) => eventRow(convertEvent(o, CORE_EVENT_VERSION), now) },
+  "events.k8s.io/Event": {
+    columns: EVENT_COLUMNS,
+    row: (o, now) => eventRow(convertEvent(o, CORE_EVENT_VERSION), now),
+  },
   "/Node": { columns: [NAME, col("Status"), col("Roles"), AGE, col("Version")], row: nodeRow },
   "apps/Deployment": {
     columns: [NAME, col("Ready"), col("Up-to-date", "integer"), col("Available", "integer"), AGE],
-    row: (o, now) => [o.metadata.name, `${o.status?.readyReplicas ?? 0}/${o.spec?.replicas ?? 0}`, o.status?.updatedReplicas ?? 0, o.status?.availableReplicas ?? 0, age(o, now)],
+    row: (o, now) => [
+      o.metadata.name,
+      `${o.status?.readyReplicas ?? 0}/${o.spec?.replicas ?? 0}`,
+      o.status?.updatedReplicas ?? 0,
+      o.status?.availableReplicas ?? 0,
+      age(o, now),
+    ],
   },
   "apps/ReplicaSet": {
     columns: [NAME, col("Desired", "integer"), col("Current", "integer"), col("Ready", "integer"), AGE],
-    row: (o, now) => [o.metadata.name, o.spec?.replicas ?? 0, o.status?.replicas ?? 0, o.status?.readyReplicas ?? 0, age(o, now)],
+    row: (o, now) => [
+      o.metadata.name,
+      o.spec?.replicas ?? 0,
+      o.status?.replicas ?? 0,
+      o.status?.readyReplicas ?? 0,
+      age(o, now),
+    ],
   },
   "policy/PodDisruptionBudget": {
     columns: [NAME, col("Min Available"), col("Max Unavailable"), col("Allowed Disruptions", "integer"), AGE],
-    row: (o, now) => [o.metadata.name, o.spec?.minAvailable ?? "N/A", o.spec?.maxUnavailable ?? "N/A", o.status?.disruptionsAllowed ?? 0, age(o, now)],
+    row: (o, now) => [
+      o.metadata.name,
+      o.spec?.minAvailable ?? "N/A",
+      o.spec?.maxUnavailable ?? "N/A",
+      o.status?.disruptionsAllowed ?? 0,
+      age(o, now),
+    ],
   },
 };
 
-export function toTable(t: ResourceType, objects: KubeObject[], listMeta: Record<string, unknown>, now: number, includeObject: string): Record<string, unknown> {
+export function toTable(
+  t: ResourceType,
+  objects: KubeObject[],
+  listMeta: Record<string, unknown>,
+  now: number,
+  includeObject: string,
+): Record<string, unknown> {
   let columns: Column[];
   let cells: (o: KubeObject) => unknown[];
   if (t.crd) {
@@ -221,7 +321,14 @@ export function toTable(t: ResourceType, objects: KubeObject[], listMeta: Record
     columns = [NAME];
     for (const p of printer) columns.push(col(p.name, p.type, p.description ?? "", p.format ?? "", p.priority ?? 0));
     const hasAge = printer.some((p) => p.jsonPath === ".metadata.creationTimestamp");
-    if (printer.length === 0 || !hasAge) columns.push(col("Age", "date", "CreationTimestamp is a timestamp representing the server time when this object was created."));
+    if (printer.length === 0 || !hasAge)
+      columns.push(
+        col(
+          "Age",
+          "date",
+          "CreationTimestamp is a timestamp representing the server time when this object was created.",
+        ),
+      );
     cells = (o) => {
       const row: unknown[] = [o.metadata.name];
       for (const p of printer) row.push(cellValue(evalJsonPath(o, p.jsonPath), p.type, now));

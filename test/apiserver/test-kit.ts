@@ -3,13 +3,19 @@ import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ApiException, KubeConfig, KubernetesObjectApi, PatchStrategy, setHeaderOptions, type KubernetesObject } from "@kubernetes/client-node";
+import {
+  ApiException,
+  KubeConfig,
+  KubernetesObjectApi,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubernetesObject,
+} from "@kubernetes/client-node";
 import { kubectlBin } from "../support/paths.js";
 import type { TestApiServer } from "./index.js";
 
 /** Anything that hands out a kubeconfig per user: the API test server, or the real control plane. */
 export type KubeconfigSource = Pick<TestApiServer, "kubeconfig">;
-
 
 /** Call options that make client-node send a JSON merge patch (its default is a JSON patch). */
 export const asMergePatch = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
@@ -32,7 +38,16 @@ export function uniqueName(prefix: string): string {
   return `${prefix}-${counter}-${Math.random().toString(36).slice(2, 6)}`;
 }
 
-export function aPod(opts: { name?: string; namespace?: string; labels?: Record<string, string>; finalizers?: string[]; ownerReferences?: any[]; phase?: string } = {}): Obj {
+export function aPod(
+  opts: {
+    name?: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    finalizers?: string[];
+    ownerReferences?: any[];
+    phase?: string;
+  } = {},
+): Obj {
   return {
     apiVersion: "v1",
     kind: "Pod",
@@ -47,7 +62,16 @@ export function aPod(opts: { name?: string; namespace?: string; labels?: Record<
   };
 }
 
-export function aConfigMap(opts: { name?: string; namespace?: string; labels?: Record<string, string>; data?: Record<string, string>; finalizers?: string[]; ownerReferences?: any[] } = {}): Obj {
+export function aConfigMap(
+  opts: {
+    name?: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    data?: Record<string, string>;
+    finalizers?: string[];
+    ownerReferences?: any[];
+  } = {},
+): Obj {
   return {
     apiVersion: "v1",
     kind: "ConfigMap",
@@ -67,7 +91,9 @@ export function ownerRef(owner: Obj): Record<string, unknown> {
 }
 
 /** The metav1.Status a failed call returned, parsed. */
-export async function statusOf(call: Promise<unknown>): Promise<{ code: number; reason: string; message: string; details?: any }> {
+export async function statusOf(
+  call: Promise<unknown>,
+): Promise<{ code: number; reason: string; message: string; details?: any }> {
   try {
     await call;
   } catch (err) {

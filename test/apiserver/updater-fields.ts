@@ -2,7 +2,16 @@
 // become its manager's and leave every other manager's entry, as the real field manager does.
 import { jsonEqual } from "./json-equal.js";
 import type { ResourceType } from "./resource-types.js";
-import { METADATA_FIELDS, childSchema, findIndex, fromFieldsV1, isMap, listKeys, segString, type Seg } from "./server-side-apply.js";
+import {
+  METADATA_FIELDS,
+  childSchema,
+  findIndex,
+  fromFieldsV1,
+  isMap,
+  listKeys,
+  segString,
+  type Seg,
+} from "./server-side-apply.js";
 import type { KubeObject } from "./store.js";
 
 /**
@@ -18,20 +27,31 @@ export function updaterManagedFields(
   manager: string,
   subresource: string,
 ): { fieldsV1: Record<string, any>; others: Array<Record<string, any>> } {
-  const isMine = (e: Record<string, any>): boolean => e.manager === manager && e.operation === "Update" && (e.subresource ?? "") === subresource;
+  const isMine = (e: Record<string, any>): boolean =>
+    e.manager === manager && e.operation === "Update" && (e.subresource ?? "") === subresource;
   const previous = entries.find(isMine);
   const present: KeyedPath[] = [];
   const changed: KeyedPath[] = [];
   // On create every field counts as changed: compared with nothing, nothing is the same.
   const top = old === undefined ? { walk: obj, differs: true } : topFieldsToWalk(obj, old, previous?.fieldsV1);
-  const at: Compared = old === undefined ? { a: obj, b: undefined, same: false, created: true } : { a: obj, b: old, same: !top.differs && jsonEqual(obj, old), created: false };
+  const at: Compared =
+    old === undefined
+      ? { a: obj, b: undefined, same: false, created: true }
+      : { a: obj, b: old, same: !top.differs && jsonEqual(obj, old), created: false };
   updatedPaths(t, top.walk, at, [], [], "", t.crd?.schema, { present, changed });
   const written = new Map<Seg, string>();
   const changedKeys = new Set(changed.map((p) => p.key));
   const changedTops = new Set(changed.map((p) => p.strs[0]));
   const presentKeys = new Set(present.map((p) => p.key));
-  const kept = fromFieldsV1(previous?.fieldsV1).map((p) => keyed(p, written)).filter((p) => presentKeys.has(p.key) && !changedKeys.has(p.key));
-  const without = (tree: Record<string, any> | undefined): Record<string, any> => treeOf(fromFieldsV1(tree).map((p) => keyed(p, written)).filter((p) => !changedKeys.has(p.key)));
+  const kept = fromFieldsV1(previous?.fieldsV1)
+    .map((p) => keyed(p, written))
+    .filter((p) => presentKeys.has(p.key) && !changedKeys.has(p.key));
+  const without = (tree: Record<string, any> | undefined): Record<string, any> =>
+    treeOf(
+      fromFieldsV1(tree)
+        .map((p) => keyed(p, written))
+        .filter((p) => !changedKeys.has(p.key)),
+    );
   const others = entries
     .filter((e) => !isMine(e))
     .map((e) => {
@@ -55,7 +75,11 @@ export function updaterManagedFields(
  * (only they can hold a changed path) and those the manager owned before (kept only where still
  * present). On a status write that is status alone: metadata and spec are never walked.
  */
-function topFieldsToWalk(obj: KubeObject, old: KubeObject, ownedBefore: Record<string, any> | undefined): { walk: KubeObject; differs: boolean } {
+function topFieldsToWalk(
+  obj: KubeObject,
+  old: KubeObject,
+  ownedBefore: Record<string, any> | undefined,
+): { walk: KubeObject; differs: boolean } {
   const owned = new Set(Object.keys(ownedBefore ?? {}));
   const walk: KubeObject = {};
   let differs = false;

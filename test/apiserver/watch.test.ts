@@ -18,7 +18,8 @@ async function watchEvents(kc: KubeConfig, path: string, params: Record<string, 
   const controller = await new Watch(kc).watch(
     path,
     params,
-    (type, object) => events.push({ type, name: object?.metadata?.name, rv: object?.metadata?.resourceVersion, object }),
+    (type, object) =>
+      events.push({ type, name: object?.metadata?.name, rv: object?.metadata?.resourceVersion, object }),
     (err) => {
       ended = { err };
     },
@@ -47,9 +48,14 @@ describe("watch", () => {
 
   it("sends the events after the given resourceVersion, in order", async () => {
     const ns = await aNamespace(core);
-    const a = await core.createNamespacedConfigMap({ namespace: ns, body: aConfigMap({ name: "a", namespace: ns }) as any });
+    const a = await core.createNamespacedConfigMap({
+      namespace: ns,
+      body: aConfigMap({ name: "a", namespace: ns }) as any,
+    });
     await core.createNamespacedConfigMap({ namespace: ns, body: aConfigMap({ name: "b", namespace: ns }) as any });
-    const w = await watchEvents(kc, `/api/v1/namespaces/${ns}/configmaps`, { resourceVersion: a.metadata!.resourceVersion! });
+    const w = await watchEvents(kc, `/api/v1/namespaces/${ns}/configmaps`, {
+      resourceVersion: a.metadata!.resourceVersion!,
+    });
     await core.patchNamespacedConfigMap({ namespace: ns, name: "a", body: { data: { key: "changed" } } }, asMergePatch);
     await core.deleteNamespacedConfigMap({ namespace: ns, name: "b" });
     await waitFor(() => w.events.length >= 3, { what: "three events" });
@@ -61,7 +67,8 @@ describe("watch", () => {
 
   it.each(["", "0"])("with resourceVersion %j starts with synthetic ADDED events for the current state", async (rv) => {
     const ns = await aNamespace(core);
-    for (const name of ["x", "y"]) await core.createNamespacedConfigMap({ namespace: ns, body: aConfigMap({ name, namespace: ns }) as any });
+    for (const name of ["x", "y"])
+      await core.createNamespacedConfigMap({ namespace: ns, body: aConfigMap({ name, namespace: ns }) as any });
     const w = await watchEvents(kc, `/api/v1/namespaces/${ns}/configmaps`, rv === "" ? {} : { resourceVersion: rv });
     await waitFor(() => w.events.length >= 2, { what: "initial events" });
     w.abort();
@@ -69,16 +76,26 @@ describe("watch", () => {
   });
 
   it("sends BOOKMARK events with the current resourceVersion when asked", async () => {
-    const w = await watchEvents(kc, "/api/v1/namespaces/default/configmaps", { resourceVersion: server.store.resourceVersion(), allowWatchBookmarks: true });
-    await core.createNamespacedConfigMap({ namespace: "kube-public", body: aConfigMap({ namespace: "kube-public" }) as any });
-    const bookmark = await waitFor(() => w.events.find((e) => e.type === "BOOKMARK" && Number(e.rv) >= Number(server.store.resourceVersion())), { what: "bookmark" });
+    const w = await watchEvents(kc, "/api/v1/namespaces/default/configmaps", {
+      resourceVersion: server.store.resourceVersion(),
+      allowWatchBookmarks: true,
+    });
+    await core.createNamespacedConfigMap({
+      namespace: "kube-public",
+      body: aConfigMap({ namespace: "kube-public" }) as any,
+    });
+    const bookmark = await waitFor(
+      () => w.events.find((e) => e.type === "BOOKMARK" && Number(e.rv) >= Number(server.store.resourceVersion())),
+      { what: "bookmark" },
+    );
     w.abort();
     expect(bookmark.object.kind).toBe("ConfigMap");
   });
 
   it("answers a resourceVersion older than the kept history with an ERROR event carrying 410 Expired", async () => {
     const start = server.store.resourceVersion();
-    for (let i = 0; i < 60; i++) await core.createNamespacedConfigMap({ namespace: "default", body: aConfigMap() as any });
+    for (let i = 0; i < 60; i++)
+      await core.createNamespacedConfigMap({ namespace: "default", body: aConfigMap() as any });
     const w = await watchEvents(kc, "/api/v1/namespaces/default/configmaps", { resourceVersion: start });
     await waitFor(() => w.ended(), { what: "watch end" });
     expect(w.events).toHaveLength(1);
@@ -89,37 +106,66 @@ describe("watch", () => {
 
   it("expires the next watch on demand", async () => {
     server.faults.expireNextWatch();
-    const w = await watchEvents(kc, "/api/v1/namespaces/default/configmaps", { resourceVersion: server.store.resourceVersion() });
+    const w = await watchEvents(kc, "/api/v1/namespaces/default/configmaps", {
+      resourceVersion: server.store.resourceVersion(),
+    });
     await waitFor(() => w.ended(), { what: "watch end" });
     expect(w.events.map((e) => [e.type, e.object.code])).toEqual([["ERROR", 410]]);
   });
 
   it("ends every watch stream when watches are dropped", async () => {
-    const w1 = await watchEvents(kc, "/api/v1/namespaces/default/configmaps", { resourceVersion: server.store.resourceVersion() });
+    const w1 = await watchEvents(kc, "/api/v1/namespaces/default/configmaps", {
+      resourceVersion: server.store.resourceVersion(),
+    });
     const w2 = await watchEvents(kc, "/api/v1/pods", { resourceVersion: server.store.resourceVersion() });
-    await waitFor(() => server.requestLog.filter((e) => e.verb === "watch").length >= 2, { what: "watches registered" });
+    await waitFor(() => server.requestLog.filter((e) => e.verb === "watch").length >= 2, {
+      what: "watches registered",
+    });
     server.faults.dropWatches();
     await waitFor(() => w1.ended() && w2.ended(), { what: "both watches ended" });
   });
 
   it("ends the stream after timeoutSeconds", async () => {
-    const w = await watchEvents(kc, "/api/v1/namespaces/default/configmaps", { resourceVersion: server.store.resourceVersion(), timeoutSeconds: 1 });
+    const w = await watchEvents(kc, "/api/v1/namespaces/default/configmaps", {
+      resourceVersion: server.store.resourceVersion(),
+      timeoutSeconds: 1,
+    });
     await waitFor(() => w.ended(), { what: "timeout end", timeoutMs: 5000 });
   });
 
   it("applies label and field selectors, sending DELETED when an object stops matching and ADDED when it starts", async () => {
     const ns = await aNamespace(core);
-    await core.createNamespacedConfigMap({ namespace: ns, body: aConfigMap({ name: "sel", namespace: ns, labels: { color: "red" } }) as any });
-    const w = await watchEvents(kc, `/api/v1/namespaces/${ns}/configmaps`, { labelSelector: "color=red", fieldSelector: "metadata.name=sel" });
+    await core.createNamespacedConfigMap({
+      namespace: ns,
+      body: aConfigMap({ name: "sel", namespace: ns, labels: { color: "red" } }) as any,
+    });
+    const w = await watchEvents(kc, `/api/v1/namespaces/${ns}/configmaps`, {
+      labelSelector: "color=red",
+      fieldSelector: "metadata.name=sel",
+    });
     await waitFor(() => w.events.length >= 1, { what: "initial" });
-    await core.patchNamespacedConfigMap({ namespace: ns, name: "sel", body: { metadata: { labels: { color: "blue" } } } }, asMergePatch);
+    await core.patchNamespacedConfigMap(
+      { namespace: ns, name: "sel", body: { metadata: { labels: { color: "blue" } } } },
+      asMergePatch,
+    );
     await core.patchNamespacedConfigMap({ namespace: ns, name: "sel", body: { data: { other: "1" } } }, asMergePatch);
-    await core.patchNamespacedConfigMap({ namespace: ns, name: "sel", body: { metadata: { labels: { color: "red" } } } }, asMergePatch);
-    await core.createNamespacedConfigMap({ namespace: ns, body: aConfigMap({ name: "other", namespace: ns, labels: { color: "red" } }) as any });
+    await core.patchNamespacedConfigMap(
+      { namespace: ns, name: "sel", body: { metadata: { labels: { color: "red" } } } },
+      asMergePatch,
+    );
+    await core.createNamespacedConfigMap({
+      namespace: ns,
+      body: aConfigMap({ name: "other", namespace: ns, labels: { color: "red" } }) as any,
+    });
     await core.patchNamespacedConfigMap({ namespace: ns, name: "sel", body: { data: { more: "2" } } }, asMergePatch);
     await waitFor(() => w.events.length >= 4, { what: "selector events" });
     w.abort();
-    expect(w.events.map((e) => `${e.type} ${e.name} ${e.object.metadata?.labels?.color}`)).toEqual(["ADDED sel red", "DELETED sel blue", "ADDED sel red", "MODIFIED sel red"]);
+    expect(w.events.map((e) => `${e.type} ${e.name} ${e.object.metadata?.labels?.color}`)).toEqual([
+      "ADDED sel red",
+      "DELETED sel blue",
+      "ADDED sel red",
+      "MODIFIED sel red",
+    ]);
   });
 });
 
@@ -138,8 +184,14 @@ describe("an informer against the server", () => {
 
   it("survives a forced 410 and a dropped watch, ending with exactly the server's objects", async () => {
     const ns = await aNamespace(core);
-    for (let i = 0; i < 5; i++) await core.createNamespacedConfigMap({ namespace: ns, body: aConfigMap({ name: `cm-${i}`, namespace: ns }) as any });
-    const informer = makeInformer<V1ConfigMap>(kc, `/api/v1/namespaces/${ns}/configmaps`, () => core.listNamespacedConfigMap({ namespace: ns }));
+    for (let i = 0; i < 5; i++)
+      await core.createNamespacedConfigMap({
+        namespace: ns,
+        body: aConfigMap({ name: `cm-${i}`, namespace: ns }) as any,
+      });
+    const informer = makeInformer<V1ConfigMap>(kc, `/api/v1/namespaces/${ns}/configmaps`, () =>
+      core.listNamespacedConfigMap({ namespace: ns }),
+    );
     const deleted = new Set<string>();
     let stopped = false;
     informer.on("delete", (o) => deleted.add(o.metadata!.name!));
@@ -163,8 +215,13 @@ describe("an informer against the server", () => {
     // A dropped watch: the informer re-watches from its last resourceVersion and must see what happened meanwhile.
     server.faults.dropWatches();
     await core.deleteNamespacedConfigMap({ namespace: ns, name: "cm-0" });
-    await core.patchNamespacedConfigMap({ namespace: ns, name: "cm-1", body: { data: { key: "after-drop" } } }, asMergePatch);
-    await waitFor(() => JSON.stringify(cacheState()) === JSON.stringify(serverState()), { what: "cache converged after drop" });
+    await core.patchNamespacedConfigMap(
+      { namespace: ns, name: "cm-1", body: { data: { key: "after-drop" } } },
+      asMergePatch,
+    );
+    await waitFor(() => JSON.stringify(cacheState()) === JSON.stringify(serverState()), {
+      what: "cache converged after drop",
+    });
     expect(deleted.has("cm-0")).toBe(true);
 
     // A forced 410: the informer must re-list, and deletions that happened while it was away still reach it.
@@ -172,8 +229,12 @@ describe("an informer against the server", () => {
     server.faults.dropWatches();
     await core.deleteNamespacedConfigMap({ namespace: ns, name: "cm-2" });
     await core.createNamespacedConfigMap({ namespace: ns, body: aConfigMap({ name: "cm-new", namespace: ns }) as any });
-    for (let i = 0; i < 30; i++) await core.createNamespacedConfigMap({ namespace: "default", body: aConfigMap() as any });
-    await waitFor(() => JSON.stringify(cacheState()) === JSON.stringify(serverState()), { what: "cache converged after 410", timeoutMs: 15_000 });
+    for (let i = 0; i < 30; i++)
+      await core.createNamespacedConfigMap({ namespace: "default", body: aConfigMap() as any });
+    await waitFor(() => JSON.stringify(cacheState()) === JSON.stringify(serverState()), {
+      what: "cache converged after 410",
+      timeoutMs: 15_000,
+    });
     expect(deleted.has("cm-2")).toBe(true);
     expect(informer.get("cm-new", ns)).toBeDefined();
     const relists = server.requestLog.filter((e) => e.user === "informer" && e.verb === "list" && e.namespace === ns);

@@ -36,7 +36,9 @@ export class Traffic {
 
   /** Starts the client in the network namespace at `netnsPath`. */
   static start(netnsPath: string, url: string, rate: number): Traffic {
-    const child = spawn("nsenter", [`--net=${netnsPath}`, "--", process.execPath, "-e", clientScript(url, rate)], { stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn("nsenter", [`--net=${netnsPath}`, "--", process.execPath, "-e", clientScript(url, rate)], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     const t = new Traffic(child);
     createInterface({ input: child.stdout! }).on("line", (l) => t.answers.push(JSON.parse(l) as Answer));
     return t;
@@ -66,4 +68,7 @@ export const failed = (answers: Answer[]): number => answers.filter((a) => a.err
 
 /** Failures by cause, e.g. {"ECONNREFUSED": 3, "timeout": 1}. */
 export const causes = (answers: Answer[]): Record<string, number> =>
-  answers.reduce<Record<string, number>>((acc, a) => (a.error ? { ...acc, [a.error]: (acc[a.error] ?? 0) + 1 } : acc), {});
+  answers.reduce<Record<string, number>>(
+    (acc, a) => (a.error ? { ...acc, [a.error]: (acc[a.error] ?? 0) + 1 } : acc),
+    {},
+  );

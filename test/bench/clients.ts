@@ -57,12 +57,27 @@ function notRun(): string | undefined {
 /** The operator inside the node's namespace, talking to kube-apiserver on the namespace's loopback. */
 function startOperator(bed: Bed, dir: string): ChildProcess {
   const kubeconfig = join(dir, "operator-kubeconfig");
-  writeFileSync(kubeconfig, bed.node.kubeconfig("admin").replace(bed.node.url, `https://127.0.0.1:${API_PORT}`), { mode: 0o600 });
-  const out = createWriteStream(join(dir, "operator.log"));
-  const child = spawn("nsenter", [`--net=${bed.node.namespace.path}`, "--", process.execPath, "--import", "tsx", "operator/src/main.ts", "--kubeconfig", kubeconfig], {
-    cwd: process.cwd(),
-    stdio: ["ignore", "pipe", "pipe"],
+  writeFileSync(kubeconfig, bed.node.kubeconfig("admin").replace(bed.node.url, `https://127.0.0.1:${API_PORT}`), {
+    mode: 0o600,
   });
+  const out = createWriteStream(join(dir, "operator.log"));
+  const child = spawn(
+    "nsenter",
+    [
+      `--net=${bed.node.namespace.path}`,
+      "--",
+      process.execPath,
+      "--import",
+      "tsx",
+      "operator/src/main.ts",
+      "--kubeconfig",
+      kubeconfig,
+    ],
+    {
+      cwd: process.cwd(),
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   child.stdout!.pipe(out);
   child.stderr!.pipe(out);
   return child;
@@ -71,7 +86,9 @@ function startOperator(bed: Bed, dir: string): ChildProcess {
 async function readyPods(bed: Bed, ns: string): Promise<V1Pod[]> {
   return waitFor(
     async () => {
-      const pods = (await bed.core.listNamespacedPod({ namespace: ns, labelSelector: "app=web" })).items.filter((p) => !p.metadata?.deletionTimestamp);
+      const pods = (await bed.core.listNamespacedPod({ namespace: ns, labelSelector: "app=web" })).items.filter(
+        (p) => !p.metadata?.deletionTimestamp,
+      );
       return pods.length === 3 && pods.every((p) => p.status?.phase === "Running" && p.status.podIP) ? pods : undefined;
     },
     { timeoutMs: 180_000, intervalMs: 500, what: `3 running pods in ${ns}` },
@@ -80,10 +97,13 @@ async function readyPods(bed: Bed, ns: string): Promise<V1Pod[]> {
 
 async function allServing(traffic: Traffic, pods: V1Pod[], what: string): Promise<void> {
   const names = pods.map((p) => p.metadata!.name!);
-  await waitFor(() => {
-    const seen = podsSeen(traffic, 2_000);
-    return names.every((n) => seen.has(n));
-  }, { timeoutMs: 90_000, intervalMs: 250, what: `every pod to get client traffic (${what})` });
+  await waitFor(
+    () => {
+      const seen = podsSeen(traffic, 2_000);
+      return names.every((n) => seen.has(n));
+    },
+    { timeoutMs: 90_000, intervalMs: 250, what: `every pod to get client traffic (${what})` },
+  );
 }
 
 async function runVariant(bed: Bed, variant: Variant, opts: { rate: number; window: number }): Promise<VariantResult> {
@@ -108,12 +128,21 @@ async function runVariant(bed: Bed, variant: Variant, opts: { rate: number; wind
     await sleep(windowMs);
     const after = traffic.between(flipped, flipped + windowMs);
     const reach = toPod(after, sickName, flipped);
-    const sickPod: SickPod = { msUntilNoTraffic: reach.lastMs, requestsToSickPod: reach.requests, failed: failed(after), total: after.length };
+    const sickPod: SickPod = {
+      msUntilNoTraffic: reach.lastMs,
+      requestsToSickPod: reach.requests,
+      failed: failed(after),
+      total: after.length,
+    };
 
     log(`${variant}: scenario 4, ${sickName} healed`);
     const healed = Date.now();
     await bed.control(sick, "/reset", {});
-    const back = await waitFor(() => traffic.between(healed).find((a) => a.pod === sickName), { timeoutMs: 60_000, intervalMs: 100, what: `${sickName} to get traffic again` }).catch(() => undefined);
+    const back = await waitFor(() => traffic.between(healed).find((a) => a.pod === sickName), {
+      timeoutMs: 60_000,
+      intervalMs: 100,
+      what: `${sickName} to get traffic again`,
+    }).catch(() => undefined);
     const recoveryMs = back ? back.at - healed : null;
     await reset();
 
@@ -158,11 +187,17 @@ async function runClients(opts: { rate: number; window: number }): Promise<Recor
       // Asynchronous: the host's bridge to kube-apiserver runs in this process's event loop.
       kubectl: (args, input) =>
         new Promise<void>((resolve, reject) => {
-          const child = spawn(kubectlBin, ["--kubeconfig", kubeconfigFile, "--cache-dir", join(dir, "cache"), ...args], { stdio: ["pipe", "ignore", "pipe"] });
+          const child = spawn(
+            kubectlBin,
+            ["--kubeconfig", kubeconfigFile, "--cache-dir", join(dir, "cache"), ...args],
+            { stdio: ["pipe", "ignore", "pipe"] },
+          );
           let err = "";
           child.stderr.on("data", (d) => (err += d));
           child.on("error", reject);
-          child.on("close", (code) => (code === 0 ? resolve() : reject(new Error(`kubectl ${args.join(" ")} failed (${code}): ${err}`))));
+          child.on("close", (code) =>
+            code === 0 ? resolve() : reject(new Error(`kubectl ${args.join(" ")} failed (${code}): ${err}`)),
+          );
           child.stdin.end(input ?? "");
         }),
       control: async (pod, path, body) => {
@@ -171,13 +206,23 @@ async function runClients(opts: { rate: number; window: number }): Promise<Recor
         await node.namespace.exec(process.execPath, ["-e", script]);
       },
     };
-    await bed.kubectl(["apply", "-f", join(process.cwd(), "charts", "healthprobe-operator", "crds", "healthprobe.io_healthprobepolicies.yaml")]);
-    await bed.kubectl(["wait", "--for=condition=Established", "crd/healthprobepolicies.healthprobe.io", "--timeout=60s"]);
+    await bed.kubectl([
+      "apply",
+      "-f",
+      join(process.cwd(), "charts", "healthprobe-operator", "crds", "healthprobe.io_healthprobepolicies.yaml"),
+    ]);
+    await bed.kubectl([
+      "wait",
+      "--for=condition=Established",
+      "crd/healthprobepolicies.healthprobe.io",
+      "--timeout=60s",
+    ]);
     operator = startOperator(bed, dir);
     log(`node up in ${node.startMs} ms; operator log in ${join(dir, "operator.log")}`);
     const results = {} as Record<Variant, VariantResult>;
     for (const v of VARIANTS) {
-      if (operator.exitCode !== null) throw new Error(`the operator exited (${operator.exitCode}); see ${join(dir, "operator.log")}`);
+      if (operator.exitCode !== null)
+        throw new Error(`the operator exited (${operator.exitCode}); see ${join(dir, "operator.log")}`);
       results[v] = await runVariant(bed, v, opts);
       log(`${v}: ${JSON.stringify(results[v])}`);
     }
@@ -192,7 +237,8 @@ async function runClients(opts: { rate: number; window: number }): Promise<Recor
 
 export const clientsBenchmark: Benchmark = {
   name: "clients",
-  description: "what clients see through kube-proxy on the real node: operator (EndpointSlice, ReadinessGate) against a kubelet readiness probe",
+  description:
+    "what clients see through kube-proxy on the real node: operator (EndpointSlice, ReadinessGate) against a kubelet readiness probe",
   usage: "clients [--rate 50] [--window 10]",
   async run(args) {
     const why = notRun();
@@ -202,6 +248,8 @@ export const clientsBenchmark: Benchmark = {
     }
     const opts = numberFlags(args, { rate: 50, window: 10 });
     const variants = await runClients(opts);
-    process.stdout.write(JSON.stringify({ bench: "clients", rate: opts.rate, windowSeconds: opts.window, variants }) + "\n");
+    process.stdout.write(
+      JSON.stringify({ bench: "clients", rate: opts.rate, windowSeconds: opts.window, variants }) + "\n",
+    );
   },
 };

@@ -30,14 +30,20 @@ function target(i: number) {
 
 function intFlag(name: string, raw: string | undefined, fallback: number, max: number): number {
   const n = raw === undefined ? fallback : Number(raw);
-  if (!Number.isInteger(n) || n < 1 || n > max) throw new FlagError(`--${name}: ${JSON.stringify(raw)}: must be a whole number from 1 to ${max}`);
+  if (!Number.isInteger(n) || n < 1 || n > max)
+    throw new FlagError(`--${name}: ${JSON.stringify(raw)}: must be a whole number from 1 to ${max}`);
   return n;
 }
 
 async function run(args: string[]): Promise<void> {
   let values: { targets?: string; limit?: string };
   try {
-    ({ values } = parseArgs({ args, options: { targets: { type: "string" }, limit: { type: "string" } }, strict: true, allowPositionals: false }));
+    ({ values } = parseArgs({
+      args,
+      options: { targets: { type: "string" }, limit: { type: "string" } },
+      strict: true,
+      allowPositionals: false,
+    }));
   } catch (err) {
     throw new FlagError((err as Error).message);
   }
@@ -49,7 +55,12 @@ async function run(args: string[]): Promise<void> {
   const whole = JSON.stringify({ targets });
   const wholeStringifyMs = performance.now() - t0;
 
-  const server = (await startHealthServer({ address: { disabled: false, host: "127.0.0.1", port: 0 }, isReady: () => true, debugTargets: () => ({ targets }), guard: OPEN_GUARD }))!;
+  const server = (await startHealthServer({
+    address: { disabled: false, host: "127.0.0.1", port: 0 },
+    isReady: () => true,
+    debugTargets: () => ({ targets }),
+    guard: OPEN_GUARD,
+  }))!;
   let last = performance.now();
   let longestStallMs = 0;
   const beat = setInterval(() => {
@@ -63,18 +74,20 @@ async function run(args: string[]): Promise<void> {
     const body = await res.text();
     const pageMs = performance.now() - start;
     const page = JSON.parse(body) as { targets: unknown[]; truncated: boolean };
-    console.log(JSON.stringify({
-      benchmark: "debug-targets",
-      targets: count,
-      limit,
-      pageEntries: page.targets.length,
-      truncated: page.truncated,
-      pageBytes: body.length,
-      pageMs: Math.round(pageMs),
-      longestStallMs: Math.round(longestStallMs),
-      wholeListBytes: whole.length,
-      wholeStringifyMs: Math.round(wholeStringifyMs),
-    }));
+    console.log(
+      JSON.stringify({
+        benchmark: "debug-targets",
+        targets: count,
+        limit,
+        pageEntries: page.targets.length,
+        truncated: page.truncated,
+        pageBytes: body.length,
+        pageMs: Math.round(pageMs),
+        longestStallMs: Math.round(longestStallMs),
+        wholeListBytes: whole.length,
+        wholeStringifyMs: Math.round(wholeStringifyMs),
+      }),
+    );
   } finally {
     clearInterval(beat);
     await server.close();

@@ -30,7 +30,10 @@ export interface DrainLatencyBreakdown {
   conflicts: Record<string, number>;
 }
 
-export async function runDrainLatency(opts: { pods: number; rounds: number }): Promise<DrainLatencyResult & { breakdown: DrainLatencyBreakdown }> {
+export async function runDrainLatency(opts: {
+  pods: number;
+  rounds: number;
+}): Promise<DrainLatencyResult & { breakdown: DrainLatencyBreakdown }> {
   // A pod range per process, so the benchmark can run beside the test suites.
   const cluster = await startCluster({ podCidr: `127.${100 + (process.pid % 150)}.36.0/24` });
   const farm = new PodFarm();
@@ -40,18 +43,33 @@ export async function runDrainLatency(opts: { pods: number; rounds: number }): P
     await cluster.create(aService("web", cluster.namespace));
     const names = Array.from({ length: opts.pods }, (_, i) => `web-${String(i).padStart(2, "0")}`);
     for (const n of names) await cluster.create(aPod(n, cluster.namespace));
-    const pods = await waitFor(async () => {
-      const list = await cluster.list("v1", "Pod");
-      return list.length === opts.pods && list.every((p) => p.status?.podIP) ? list : undefined;
-    }, { what: "pods with IPs", timeoutMs: 30_000 });
-    const byName = new Map(pods.map((p) => [p.metadata!.name!, { uid: p.metadata!.uid as string, ip: p.status.podIP as string }]));
+    const pods = await waitFor(
+      async () => {
+        const list = await cluster.list("v1", "Pod");
+        return list.length === opts.pods && list.every((p) => p.status?.podIP) ? list : undefined;
+      },
+      { what: "pods with IPs", timeoutMs: 30_000 },
+    );
+    const byName = new Map(
+      pods.map((p) => [p.metadata!.name!, { uid: p.metadata!.uid as string, ip: p.status.podIP as string }]),
+    );
     for (const p of byName.values()) await farm.serve(p.ip);
-    await cluster.create(aPolicy("web", cluster.namespace, { periodSeconds: 1, timeoutSeconds: 1, failureThreshold: 1, successThreshold: 1, maxUnhealthyPercent: 50 }));
+    await cluster.create(
+      aPolicy("web", cluster.namespace, {
+        periodSeconds: 1,
+        timeoutSeconds: 1,
+        failureThreshold: 1,
+        successThreshold: 1,
+        maxUnhealthyPercent: 50,
+      }),
+    );
     operator = await startTestOperator(cluster.server);
 
     // When the operator records the result that turns a pod Unhealthy (performance.now() clock).
     const unhealthyAt = new Map<string, { at: number; wall: number }>();
-    hookUnhealthyTransitions(operator.health, (uid) => unhealthyAt.set(uid, { at: performance.now(), wall: Date.now() }));
+    hookUnhealthyTransitions(operator.health, (uid) =>
+      unhealthyAt.set(uid, { at: performance.now(), wall: Date.now() }),
+    );
 
     // Readiness per pod as a separate client sees it, with the time of the change.
     const ready = new Map<string, { ready: boolean; at: number; wall: number }>();
@@ -72,17 +90,28 @@ export async function runDrainLatency(opts: { pods: number; rounds: number }): P
     );
     stopWatch = () => controller.abort();
 
-    await waitFor(() => names.every((n) => ready.get(n)?.ready === true) && operator!.health.get("shop/web", byName.get(names[0]!)!.uid)?.state === "Healthy", {
-      what: "every endpoint ready",
+    await waitFor(
+      () =>
+        names.every((n) => ready.get(n)?.ready === true) &&
+        operator!.health.get("shop/web", byName.get(names[0]!)!.uid)?.state === "Healthy",
+      {
+        what: "every endpoint ready",
+        timeoutMs: 30_000,
+      },
+    );
+    // Every pod Healthy before the rounds start, so no fail-open or Unknown state muddles them.
+    await waitFor(() => names.every((n) => operator!.health.get("shop/web", byName.get(n)!.uid)?.state === "Healthy"), {
+      what: "every pod Healthy",
       timeoutMs: 30_000,
     });
-    // Every pod Healthy before the rounds start, so no fail-open or Unknown state muddles them.
-    await waitFor(() => names.every((n) => operator!.health.get("shop/web", byName.get(n)!.uid)?.state === "Healthy"), { what: "every pod Healthy", timeoutMs: 30_000 });
 
     const latencies: number[] = [];
     const operatorMs: number[] = [];
     const deliveryMs: number[] = [];
-    const sliceWrites = () => cluster.server.requestLog.filter((e) => e.user === "operator" && e.resource === "endpointslices" && e.method !== "GET");
+    const sliceWrites = () =>
+      cluster.server.requestLog.filter(
+        (e) => e.user === "operator" && e.resource === "endpointslices" && e.method !== "GET",
+      );
     const writesBefore = sliceWrites().length;
     const logBefore = cluster.server.requestLog.length;
     for (let round = 0; round < opts.rounds; round++) {
@@ -90,9 +119,13 @@ export async function runDrainLatency(opts: { pods: number; rounds: number }): P
       const pod = byName.get(name)!;
       unhealthyAt.delete(pod.uid);
       farm.failing(pod.ip);
-      const drained = await waitFor(() => (ready.get(name)?.ready === false ? ready.get(name)! : undefined), { what: `${name} drained`, timeoutMs: 10_000 });
+      const drained = await waitFor(() => (ready.get(name)?.ready === false ? ready.get(name)! : undefined), {
+        what: `${name} drained`,
+        timeoutMs: 10_000,
+      });
       const recorded = unhealthyAt.get(pod.uid);
-      if (recorded === undefined) throw new Error(`round ${round}: ${name} drained without an Unhealthy transition being recorded`);
+      if (recorded === undefined)
+        throw new Error(`round ${round}: ${name} drained without an Unhealthy transition being recorded`);
       latencies.push(drained.at - recorded.at);
       const write = sliceWrites().find((e) => Date.parse(e.time) >= recorded.wall - 1);
       if (write) {
@@ -100,7 +133,10 @@ export async function runDrainLatency(opts: { pods: number; rounds: number }): P
         deliveryMs.push(drained.wall - Date.parse(write.time));
       }
       farm.healthy(pod.ip);
-      await waitFor(() => ready.get(name)?.ready === true && operator!.health.get("shop/web", pod.uid)?.state === "Healthy", { what: `${name} restored`, timeoutMs: 10_000 });
+      await waitFor(
+        () => ready.get(name)?.ready === true && operator!.health.get("shop/web", pod.uid)?.state === "Healthy",
+        { what: `${name} restored`, timeoutMs: 10_000 },
+      );
     }
     const conflicts: Record<string, number> = {};
     for (const e of cluster.server.requestLog.slice(logBefore)) {
@@ -141,7 +177,12 @@ function summarise(latencies: number[]): DrainLatencyResult {
   const sorted = [...latencies].sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? NaN;
   const round1 = (n: number) => Math.round(n * 10) / 10;
-  return { rounds: sorted.length, p50Ms: round1(at(0.5)), p99Ms: round1(at(0.99)), maxMs: round1(sorted[sorted.length - 1] ?? NaN) };
+  return {
+    rounds: sorted.length,
+    p50Ms: round1(at(0.5)),
+    p99Ms: round1(at(0.99)),
+    maxMs: round1(sorted[sorted.length - 1] ?? NaN),
+  };
 }
 
 export const drainLatencyBenchmark: Benchmark = {

@@ -4,7 +4,11 @@ import { parseArgs } from "node:util";
 export class FlagError extends Error {}
 
 /** Parses --name value flags with numeric defaults; throws a FlagError naming the flag. */
-export function numberFlags<K extends string>(args: string[], defaults: Record<K, number>, strings: string[] = []): Record<K, number> & { strings: Record<string, string | undefined> } {
+export function numberFlags<K extends string>(
+  args: string[],
+  defaults: Record<K, number>,
+  strings: string[] = [],
+): Record<K, number> & { strings: Record<string, string | undefined> } {
   const options: Record<string, { type: "string" }> = {};
   for (const k of [...Object.keys(defaults), ...strings]) options[k] = { type: "string" };
   let values: Record<string, unknown>;
@@ -13,7 +17,9 @@ export function numberFlags<K extends string>(args: string[], defaults: Record<K
   } catch (err) {
     throw new FlagError((err as Error).message);
   }
-  const out = { strings: {} as Record<string, string | undefined> } as Record<K, number> & { strings: Record<string, string | undefined> };
+  const out = { strings: {} as Record<string, string | undefined> } as Record<K, number> & {
+    strings: Record<string, string | undefined>;
+  };
   for (const k of Object.keys(defaults) as K[]) {
     const raw = values[k] as string | undefined;
     const n = raw === undefined ? defaults[k] : Number(raw);

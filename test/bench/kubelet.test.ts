@@ -7,7 +7,12 @@ describe("kubelet benchmark", () => {
   it("starts a handful of pods by a ReplicaSet and bare, and reports each way", async () => {
     const result = await runKubelet({ pods: 5, modes: ["replicaset", "bare"] });
     expect(result).toMatchObject({ benchmark: "kubelet", pods: 5 });
-    expect(result.replicaSet).toEqual({ runningMs: expect.any(Number), statusWrites: 5, cpuMs: expect.any(Number), replicaSetReadyMs: expect.any(Number) });
+    expect(result.replicaSet).toEqual({
+      runningMs: expect.any(Number),
+      statusWrites: 5,
+      cpuMs: expect.any(Number),
+      replicaSetReadyMs: expect.any(Number),
+    });
     expect(result.bare).toEqual({ runningMs: expect.any(Number), statusWrites: 5, cpuMs: expect.any(Number) });
     expect(result.load.end).toHaveLength(3);
   }, 60_000);

@@ -42,18 +42,29 @@ const loadNow = () => loadavg().map((l) => Math.round(l * 100) / 100);
 export function parseKubeletFlags(args: string[]): { pods: number; modes: KubeletMode[] } {
   let values: { pods?: string; mode?: string };
   try {
-    ({ values } = parseArgs({ args, options: { pods: { type: "string" }, mode: { type: "string" } }, strict: true, allowPositionals: false }));
+    ({ values } = parseArgs({
+      args,
+      options: { pods: { type: "string" }, mode: { type: "string" } },
+      strict: true,
+      allowPositionals: false,
+    }));
   } catch (err) {
     throw new FlagError((err as Error).message);
   }
   const pods = values.pods === undefined ? 10_000 : Number(values.pods);
-  if (!Number.isInteger(pods) || pods <= 0 || pods > 65_000) throw new FlagError(`--pods: ${JSON.stringify(values.pods)}: must be a whole number from 1 to 65000`);
+  if (!Number.isInteger(pods) || pods <= 0 || pods > 65_000)
+    throw new FlagError(`--pods: ${JSON.stringify(values.pods)}: must be a whole number from 1 to 65000`);
   const mode = values.mode ?? "both";
-  if (mode !== "both" && mode !== "replicaset" && mode !== "bare") throw new FlagError(`--mode: ${JSON.stringify(mode)}: must be both, replicaset or bare`);
+  if (mode !== "both" && mode !== "replicaset" && mode !== "bare")
+    throw new FlagError(`--mode: ${JSON.stringify(mode)}: must be both, replicaset or bare`);
   return { pods, modes: mode === "both" ? ["replicaset", "bare"] : [mode] };
 }
 
-export async function runKubelet(opts: { pods: number; modes: KubeletMode[]; progress?: (line: string) => void }): Promise<KubeletResult> {
+export async function runKubelet(opts: {
+  pods: number;
+  modes: KubeletMode[];
+  progress?: (line: string) => void;
+}): Promise<KubeletResult> {
   const result: KubeletResult = { benchmark: "kubelet", pods: opts.pods, load: { start: loadNow(), end: [] } };
   for (const mode of opts.modes) {
     opts.progress?.(`${mode}: starting ${opts.pods} pods`);
@@ -69,7 +80,12 @@ export async function runKubelet(opts: { pods: number; modes: KubeletMode[]; pro
 async function runMode(mode: KubeletMode, pods: number): Promise<KubeletModeResult> {
   // A /16 of its own beside the scale benchmark's and the test suites' ranges; nothing listens on it.
   const podCidr = `127.${10 + (process.pid % 40)}.0.0/16`;
-  const cluster = await startCluster({ podCidr, namespace: NAMESPACE, controllers: mode === "replicaset", watchHistory: 5000 });
+  const cluster = await startCluster({
+    podCidr,
+    namespace: NAMESPACE,
+    controllers: mode === "replicaset",
+    watchHistory: 5000,
+  });
   const timeoutMs = 60_000 + pods * 20;
   try {
     const started = performance.now();
@@ -78,17 +94,28 @@ async function runMode(mode: KubeletMode, pods: number): Promise<KubeletModeResu
     if (mode === "replicaset") {
       await cluster.create(aReplicaSet("web", NAMESPACE, pods));
       replicaSetReady = waitFor(
-        () => cluster.server.store.get({ group: "apps", version: "v1", resource: "replicasets" }, NAMESPACE, "web")?.status?.readyReplicas === pods,
+        () =>
+          cluster.server.store.get({ group: "apps", version: "v1", resource: "replicasets" }, NAMESPACE, "web")?.status
+            ?.readyReplicas === pods,
         { what: "the ReplicaSet's readyReplicas", timeoutMs, intervalMs: 100 },
       ).then(() => Math.round(performance.now() - started));
     } else {
       const shape: ScaleShape = { namespace: NAMESPACE, pods, policies: 1, periodSeconds: 10, port: 8080 };
-      await createAll(cluster.server.url, "admin", Array.from({ length: pods }, (_, i) => ({ path: `/api/v1/namespaces/${NAMESPACE}/pods`, body: pod(shape, i) })));
+      await createAll(
+        cluster.server.url,
+        "admin",
+        Array.from({ length: pods }, (_, i) => ({ path: `/api/v1/namespaces/${NAMESPACE}/pods`, body: pod(shape, i) })),
+      );
     }
     const statusWrites = await waitForRunningPods(cluster.server, NAMESPACE, pods, timeoutMs);
     const runningMs = Math.round(performance.now() - started);
     const cpu = process.cpuUsage(cpuBefore);
-    return { runningMs, statusWrites, cpuMs: Math.round((cpu.user + cpu.system) / 1000), ...(replicaSetReady ? { replicaSetReadyMs: await replicaSetReady } : {}) };
+    return {
+      runningMs,
+      statusWrites,
+      cpuMs: Math.round((cpu.user + cpu.system) / 1000),
+      ...(replicaSetReady ? { replicaSetReadyMs: await replicaSetReady } : {}),
+    };
   } finally {
     await cluster.stop();
   }
@@ -96,11 +123,15 @@ async function runMode(mode: KubeletMode, pods: number): Promise<KubeletModeResu
 
 export const kubeletBenchmark: Benchmark = {
   name: "kubelet",
-  description: "the API test server's kubelet stand-in: creating many pods (by a ReplicaSet, and bare) until all run with an address and Ready",
+  description:
+    "the API test server's kubelet stand-in: creating many pods (by a ReplicaSet, and bare) until all run with an address and Ready",
   usage: "kubelet [--pods 10000] [--mode both|replicaset|bare]",
   async run(args) {
     const opts = parseKubeletFlags(args);
-    const result = await runKubelet({ ...opts, progress: (line) => console.error(`# ${new Date().toISOString().slice(11, 19)} ${line}`) });
+    const result = await runKubelet({
+      ...opts,
+      progress: (line) => console.error(`# ${new Date().toISOString().slice(11, 19)} ${line}`),
+    });
     console.log(JSON.stringify(result));
   },
 };

@@ -9,12 +9,17 @@ export interface PodView {
   ip: string;
 }
 
-export type PlainPod = { metadata: { name: string }; status?: { phase?: string; podIP?: string; conditions?: Array<{ type: string; status: string }> } };
+export type PlainPod = {
+  metadata: { name: string };
+  status?: { phase?: string; podIP?: string; conditions?: Array<{ type: string; status: string }> };
+};
 
 const PODS = { group: "", version: "v1", resource: "pods" };
 
 const isRunning = (p: PlainPod): boolean =>
-  p.status?.phase === "Running" && Boolean(p.status.podIP) && (p.status.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false);
+  p.status?.phase === "Running" &&
+  Boolean(p.status.podIP) &&
+  (p.status.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false);
 
 /** The pods that are Running with an address and Ready. */
 export function runningIn(pods: readonly PlainPod[]): PodView[] {
@@ -29,7 +34,12 @@ export function runningPods(server: TestApiServer, namespace: string): PodView[]
 }
 
 /** Waits until `pods` pods of the namespace run with an address and Ready; resolves to the successful pod status writes seen. */
-export async function waitForRunningPods(server: TestApiServer, namespace: string, pods: number, timeoutMs: number): Promise<number> {
+export async function waitForRunningPods(
+  server: TestApiServer,
+  namespace: string,
+  pods: number,
+  timeoutMs: number,
+): Promise<number> {
   const log = server.requestLog;
   let seen = 0;
   let statusWrites = 0;
@@ -37,7 +47,8 @@ export async function waitForRunningPods(server: TestApiServer, namespace: strin
     () => {
       for (; seen < log.length; seen++) {
         const e = log[seen]!;
-        if (e.resource === "pods" && e.subresource === "status" && e.namespace === namespace && e.code === 200) statusWrites++;
+        if (e.resource === "pods" && e.subresource === "status" && e.namespace === namespace && e.code === 200)
+          statusWrites++;
       }
       // Counted in place: copying ten thousand pods every look would be the benchmark's own cost.
       return statusWrites >= pods && server.store.count(PODS, namespace, (p) => isRunning(p as PlainPod)) === pods;

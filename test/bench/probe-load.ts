@@ -66,7 +66,12 @@ export async function runProbeLoad(opts: ProbeLoadOptions): Promise<ProbeLoadRes
       latencies.push(outcome.latencyMs);
     },
   });
-  const targets: ProbeTarget[] = Array.from({ length: count }, (_, i) => ({ id: `t-${i}`, request: requestFor(i), judgement: { timeoutMs: 1000, statusCodes: [[200, 299]] }, periodMs }));
+  const targets: ProbeTarget[] = Array.from({ length: count }, (_, i) => ({
+    id: `t-${i}`,
+    request: requestFor(i),
+    judgement: { timeoutMs: 1000, statusCodes: [[200, 299]] },
+    periodMs,
+  }));
   scheduler.setTargets("bench/probe", targets);
   await sleep(warmupMs);
 
@@ -103,7 +108,8 @@ function httpRequests(raw: string): (i: number) => ProbeRequest {
   } catch {
     throw new FlagError(`--url: ${raw}: must be an http or https URL`);
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new FlagError(`--url: ${raw}: must be http or https`);
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    throw new FlagError(`--url: ${raw}: must be http or https`);
   const host = url.hostname.replace(/^\[|\]$/g, "");
   if (!["127.0.0.1", "::1", "localhost"].includes(host) && !host.startsWith("127.")) {
     throw new FlagError(`--url: ${raw}: only loopback targets are allowed`);

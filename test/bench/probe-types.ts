@@ -42,7 +42,9 @@ interface TargetPorts {
 }
 
 async function startTargets(count: number): Promise<{ ports: TargetPorts; child: ChildProcess }> {
-  const child = spawn(process.execPath, ["-e", TARGETS_SCRIPT, String(count)], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, ["-e", TARGETS_SCRIPT, String(count)], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   const ports = await new Promise<TargetPorts>((resolve, reject) => {
     let text = "";
     child.once("error", reject);
@@ -57,7 +59,8 @@ async function startTargets(count: number): Promise<{ ports: TargetPorts; child:
 
 export const probeTypesBenchmark: Benchmark = {
   name: "probe-types",
-  description: "CPU per probe and probes/s of the HTTP, TCP and gRPC probers at one fixed rate, fresh connection per probe",
+  description:
+    "CPU per probe and probes/s of the HTTP, TCP and gRPC probers at one fixed rate, fresh connection per probe",
   usage: "probe-types [--rate 200] [--seconds 5]",
   async run(args) {
     const flags = numberFlags(args, { rate: 200, seconds: 5 });
@@ -73,7 +76,9 @@ export const probeTypesBenchmark: Benchmark = {
       for (const [type, request] of types) {
         const r = await runProbeLoad({ request, rate: flags.rate, seconds: flags.seconds, execute: createProber() });
         const cpuPerProbeUs = r.probes > 0 ? Math.round((r.cpuSeconds * 1e6) / r.probes) : 0;
-        console.log(JSON.stringify({ type, cpuPerProbeUs, probesPerSecond: Math.round(r.probes / flags.seconds), ...r }));
+        console.log(
+          JSON.stringify({ type, cpuPerProbeUs, probesPerSecond: Math.round(r.probes / flags.seconds), ...r }),
+        );
       }
     } finally {
       child.removeAllListeners("exit");

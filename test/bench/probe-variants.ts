@@ -27,7 +27,13 @@ function response(statusCode: number, start: number): RawProbeResult {
 
 function failure(err: unknown, start: number): RawProbeResult {
   const e = err as { code?: string; name?: string; message?: string };
-  return { kind: "error", failureKind: "other", error: e.code ?? e.name ?? String(e.message), endAtMs: performance.now() - start, finishedAt: Date.now() };
+  return {
+    kind: "error",
+    failureKind: "other",
+    error: e.code ?? e.name ?? String(e.message),
+    endAtMs: performance.now() - start,
+    finishedAt: Date.now(),
+  };
 }
 
 /** undici Client per probe, no pipelining, closed after the response. */
@@ -48,7 +54,12 @@ const undiciClient: ProbeExecutor = async (req, timeoutMs) => {
 /** undici Client per probe with connect options (timeout, noDelay) and `reset` to close after the request. */
 const undiciClientConnect: ProbeExecutor = async (req, timeoutMs) => {
   const start = performance.now();
-  const client = new Client(origin(req), { pipelining: 1, connect: { timeout: timeoutMs, noDelay: true }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+  const client = new Client(origin(req), {
+    pipelining: 1,
+    connect: { timeout: timeoutMs, noDelay: true },
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+  });
   try {
     const res = await client.request({ path: req.path, method: req.method, headers: headersOf(req), reset: true });
     await res.body.dump();
@@ -63,9 +74,18 @@ const undiciClientConnect: ProbeExecutor = async (req, timeoutMs) => {
 /** undici.request with a fresh Agent (dispatcher) per probe. */
 const undiciFreshAgent: ProbeExecutor = async (req, timeoutMs) => {
   const start = performance.now();
-  const agent = new Agent({ pipelining: 0, connect: { timeout: timeoutMs }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+  const agent = new Agent({
+    pipelining: 0,
+    connect: { timeout: timeoutMs },
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+  });
   try {
-    const res = await undiciRequest(`${origin(req)}${req.path}`, { method: req.method, headers: headersOf(req), dispatcher: agent });
+    const res = await undiciRequest(`${origin(req)}${req.path}`, {
+      method: req.method,
+      headers: headersOf(req),
+      dispatcher: agent,
+    });
     await res.body.dump();
     return response(res.statusCode, start);
   } catch (err) {
@@ -79,11 +99,22 @@ const undiciFreshAgent: ProbeExecutor = async (req, timeoutMs) => {
 const nodeHttp: ProbeExecutor = (req, timeoutMs) =>
   new Promise((resolve) => {
     const start = performance.now();
-    const r = httpRequest({ host: req.address, port: req.port, path: req.path, method: req.method, agent: false, headers: { ...headersOf(req), connection: "close" }, timeout: timeoutMs }, (res) => {
-      res.resume();
-      res.on("end", () => resolve(response(res.statusCode ?? 0, start)));
-      res.on("error", (err) => resolve(failure(err, start)));
-    });
+    const r = httpRequest(
+      {
+        host: req.address,
+        port: req.port,
+        path: req.path,
+        method: req.method,
+        agent: false,
+        headers: { ...headersOf(req), connection: "close" },
+        timeout: timeoutMs,
+      },
+      (res) => {
+        res.resume();
+        res.on("end", () => resolve(response(res.statusCode ?? 0, start)));
+        res.on("error", (err) => resolve(failure(err, start)));
+      },
+    );
     r.on("timeout", () => r.destroy(Object.assign(new Error("timeout"), { code: "TIMEOUT" })));
     r.on("error", (err) => resolve(failure(err, start)));
     r.end();

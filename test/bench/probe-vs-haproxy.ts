@@ -32,12 +32,20 @@ function ensureHaproxy(): string | undefined {
   const found = findBinary("haproxy");
   if (found) return found;
   console.error("haproxy is not installed: trying `apt-get install -y haproxy`");
-  const r = spawnSync("apt-get", ["install", "-y", "haproxy"], { stdio: ["ignore", "ignore", "inherit"], timeout: 300_000 });
+  const r = spawnSync("apt-get", ["install", "-y", "haproxy"], {
+    stdio: ["ignore", "ignore", "inherit"],
+    timeout: 300_000,
+  });
   if (r.status !== 0) return undefined;
   return findBinary("haproxy");
 }
 
-async function measureHaproxy(binary: string, target: ProbeTarget, rate: number, seconds: number): Promise<{ cpuSeconds: number; checks: number | undefined }> {
+async function measureHaproxy(
+  binary: string,
+  target: ProbeTarget,
+  rate: number,
+  seconds: number,
+): Promise<{ cpuSeconds: number; checks: number | undefined }> {
   // N servers on the same target, each checked every N/rate seconds: `rate` checks a second.
   const servers = Math.max(1, Math.round(rate));
   const interMs = Math.round((servers / rate) * 1000);
@@ -106,7 +114,11 @@ export const probeVsHaproxyBenchmark: Benchmark = {
     const batchMs = batchFlag(flags.strings["batch-ms"]);
     const wanted = flags.strings.variants ?? "net";
     const variants = wanted === "all" ? Object.keys(PROBE_VARIANTS) : wanted.split(",");
-    for (const v of variants) if (!PROBE_VARIANTS[v]) throw new FlagError(`--variants: unknown ${JSON.stringify(v)}; known: ${Object.keys(PROBE_VARIANTS).join(", ")}`);
+    for (const v of variants)
+      if (!PROBE_VARIANTS[v])
+        throw new FlagError(
+          `--variants: unknown ${JSON.stringify(v)}; known: ${Object.keys(PROBE_VARIANTS).join(", ")}`,
+        );
     const haproxy = ensureHaproxy();
     if (!haproxy) {
       console.log(JSON.stringify({ skipped: "haproxy is not installed and `apt-get install -y haproxy` failed" }));
@@ -117,11 +129,19 @@ export const probeVsHaproxyBenchmark: Benchmark = {
       // Rounds alternate HAProxy and each variant, so drift in machine load hits both; the
       // figures reported are the per-round medians.
       const haproxyRuns: Array<{ checks: number; counted: boolean; cpuSeconds: number; us: number }> = [];
-      const runs = new Map<string, Array<{ probes: number; failures: number; cpuSeconds: number; us: number; firstFailure?: string }>>();
+      const runs = new Map<
+        string,
+        Array<{ probes: number; failures: number; cpuSeconds: number; us: number; firstFailure?: string }>
+      >();
       for (let round = 0; round < flags.rounds; round++) {
         const h = await measureHaproxy(haproxy, target, flags.rate, flags.seconds);
         const checks = h.checks ?? Math.round(flags.rate * flags.seconds);
-        haproxyRuns.push({ checks, counted: h.checks !== undefined, cpuSeconds: h.cpuSeconds, us: us(h.cpuSeconds, checks) });
+        haproxyRuns.push({
+          checks,
+          counted: h.checks !== undefined,
+          cpuSeconds: h.cpuSeconds,
+          us: us(h.cpuSeconds, checks),
+        });
         for (const v of variants) {
           const r = await runProbeLoad({
             url: target.url,
@@ -131,7 +151,13 @@ export const probeVsHaproxyBenchmark: Benchmark = {
             ...(batchMs !== undefined ? { batchMs } : {}),
             targetRequests: () => target.requests(),
           });
-          const row = { probes: r.probes, failures: r.failures, cpuSeconds: r.cpuSeconds, us: us(r.cpuSeconds, r.probes), ...(r.firstFailure ? { firstFailure: r.firstFailure } : {}) };
+          const row = {
+            probes: r.probes,
+            failures: r.failures,
+            cpuSeconds: r.cpuSeconds,
+            us: us(r.cpuSeconds, r.probes),
+            ...(r.firstFailure ? { firstFailure: r.firstFailure } : {}),
+          };
           runs.set(v, [...(runs.get(v) ?? []), row]);
         }
       }

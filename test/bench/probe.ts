@@ -15,7 +15,8 @@ export const probeBenchmark: Benchmark = {
     const batchMs = batchFlag(flags.strings["batch-ms"]);
     const variant = flags.strings.variant ?? "net";
     const make = PROBE_VARIANTS[variant];
-    if (!make) throw new FlagError(`--variant: ${JSON.stringify(variant)}: known: ${Object.keys(PROBE_VARIANTS).join(", ")}`);
+    if (!make)
+      throw new FlagError(`--variant: ${JSON.stringify(variant)}: known: ${Object.keys(PROBE_VARIANTS).join(", ")}`);
     const target = flags.strings.url ? undefined : await startTarget();
     try {
       const result = await runProbeLoad({

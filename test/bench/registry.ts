@@ -10,4 +10,14 @@ import { debugTargetsBenchmark } from "./debug-targets.js";
 import { soakBenchmark } from "./soak.js";
 import { clientsBenchmark } from "./clients.js";
 
-export const benchmarks: Benchmark[] = [probeBenchmark, probeTypesBenchmark, probeVsHaproxyBenchmark, drainLatencyBenchmark, kubeletBenchmark, debugTargetsBenchmark, scaleBenchmark, soakBenchmark, clientsBenchmark];
+export const benchmarks: Benchmark[] = [
+  probeBenchmark,
+  probeTypesBenchmark,
+  probeVsHaproxyBenchmark,
+  drainLatencyBenchmark,
+  kubeletBenchmark,
+  debugTargetsBenchmark,
+  scaleBenchmark,
+  soakBenchmark,
+  clientsBenchmark,
+];

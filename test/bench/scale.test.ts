@@ -7,15 +7,52 @@ import { runScale } from "./scale/run-scale.js";
 
 describe("scale benchmark", () => {
   it("prints every figure and sees the slices converge with a handful of pods", async () => {
-    const result = await runScale({ pods: 6, policies: 2, periodSeconds: 1, quietSeconds: 1, operatorEntry: ["--import", "tsx", "operator/src/main.ts"] });
+    const result = await runScale({
+      pods: 6,
+      policies: 2,
+      periodSeconds: 1,
+      quietSeconds: 1,
+      operatorEntry: ["--import", "tsx", "operator/src/main.ts"],
+    });
     expect(result.slicesCorrect).toBe(true);
-    expect(result).toMatchObject({ benchmark: "scale", cluster: "testserver", pods: 6, policies: 2, periodSeconds: 1, scheduledProbesPerSecond: 6 });
+    expect(result).toMatchObject({
+      benchmark: "scale",
+      cluster: "testserver",
+      pods: 6,
+      policies: 2,
+      periodSeconds: 1,
+      scheduledProbesPerSecond: 6,
+    });
     expect(result.unhealthy.pods).toBe(2);
-    for (const n of [result.coldStartMs, result.coldFirstRoundMs, result.statusSettledMs, result.rssMB.steady, result.rssMB.peak, result.cpuPerProbeUs, result.probesPerSecond, result.scheduleLagP99Ms, result.unhealthy.convergeMs, result.restart.firstRoundMs]) {
+    for (const n of [
+      result.coldStartMs,
+      result.coldFirstRoundMs,
+      result.statusSettledMs,
+      result.rssMB.steady,
+      result.rssMB.peak,
+      result.cpuPerProbeUs,
+      result.probesPerSecond,
+      result.scheduleLagP99Ms,
+      result.unhealthy.convergeMs,
+      result.restart.firstRoundMs,
+    ]) {
       expect(Number.isFinite(n)).toBe(true);
     }
-    expect(result.quiet).toEqual({ seconds: expect.any(Number), writes: expect.any(Number), byResource: expect.any(Object), statusChanges: expect.any(Object), probeFailures: expect.any(Object) });
-    expect(result.restart).toEqual({ shutdownMs: expect.any(Number), shutdownKilled: expect.any(Boolean), firstRoundMs: expect.any(Number), writes: expect.any(Number), byResource: expect.any(Object), windowSeconds: 4 });
+    expect(result.quiet).toEqual({
+      seconds: expect.any(Number),
+      writes: expect.any(Number),
+      byResource: expect.any(Object),
+      statusChanges: expect.any(Object),
+      probeFailures: expect.any(Object),
+    });
+    expect(result.restart).toEqual({
+      shutdownMs: expect.any(Number),
+      shutdownKilled: expect.any(Boolean),
+      firstRoundMs: expect.any(Number),
+      writes: expect.any(Number),
+      byResource: expect.any(Object),
+      windowSeconds: 4,
+    });
     expect(JSON.parse(JSON.stringify(result))).toEqual(result);
   }, 120_000);
 
@@ -37,7 +74,13 @@ describe("scale benchmark", () => {
   });
 
   it("--quick changes the defaults and explicit flags still win", () => {
-    expect(parseScaleFlags(["--quick", "--period", "5"])).toMatchObject({ pods: 1000, policies: 10, periodSeconds: 5, quietSeconds: 20, build: true });
+    expect(parseScaleFlags(["--quick", "--period", "5"])).toMatchObject({
+      pods: 1000,
+      policies: 10,
+      periodSeconds: 5,
+      quietSeconds: 20,
+      build: true,
+    });
     expect(parseScaleFlags([])).toMatchObject({ pods: 10_000, policies: 100, periodSeconds: 10, quietSeconds: 60 });
   });
 });

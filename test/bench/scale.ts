@@ -31,27 +31,43 @@ export function parseScaleFlags(args: string[]): Omit<ScaleOptions, "progress"> 
     allowPositionals: false,
   });
   const cluster = values.cluster ?? "testserver";
-  if (cluster !== "testserver" && cluster !== "real") throw new Error(`--cluster: ${JSON.stringify(values.cluster)}: must be "testserver" or "real"`);
+  if (cluster !== "testserver" && cluster !== "real")
+    throw new Error(`--cluster: ${JSON.stringify(values.cluster)}: must be "testserver" or "real"`);
   const defaults = values.quick ? QUICK : FULL;
   const num = (name: keyof typeof FULL): number => {
     const raw = values[name];
     const n = raw === undefined ? defaults[name] : Number(raw);
-    if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name}: ${JSON.stringify(raw)}: must be a whole number above 0`);
+    if (!Number.isInteger(n) || n <= 0)
+      throw new Error(`--${name}: ${JSON.stringify(raw)}: must be a whole number above 0`);
     return n;
   };
-  const opts = { cluster: cluster as ClusterKind, pods: num("pods"), policies: num("policies"), periodSeconds: num("period"), quietSeconds: num("quiet"), build: !values["no-build"] && values.dist === undefined, ...(values.dist ? { operatorEntry: [join(values.dist, "main.js")] } : {}) };
-  if (opts.policies > opts.pods) throw new Error(`--policies: ${opts.policies}: more policies than --pods ${opts.pods}`);
+  const opts = {
+    cluster: cluster as ClusterKind,
+    pods: num("pods"),
+    policies: num("policies"),
+    periodSeconds: num("period"),
+    quietSeconds: num("quiet"),
+    build: !values["no-build"] && values.dist === undefined,
+    ...(values.dist ? { operatorEntry: [join(values.dist, "main.js")] } : {}),
+  };
+  if (opts.policies > opts.pods)
+    throw new Error(`--policies: ${opts.policies}: more policies than --pods ${opts.pods}`);
   return opts;
 }
 
 export const scaleBenchmark: Benchmark = {
   name: "scale",
-  description: "the compiled operator on many pods and policies: cold start, RSS, CPU per probe, writes when quiet, drain time",
-  usage: "scale [--pods 10000] [--policies 100] [--period 10] [--quiet 60] [--quick] [--no-build] [--dist dist] [--cluster testserver|real]",
+  description:
+    "the compiled operator on many pods and policies: cold start, RSS, CPU per probe, writes when quiet, drain time",
+  usage:
+    "scale [--pods 10000] [--policies 100] [--period 10] [--quiet 60] [--quick] [--no-build] [--dist dist] [--cluster testserver|real]",
   async run(args) {
     const { build, ...opts } = parseScaleFlags(args);
     if (build) buildOperator();
-    const result = await runScale({ ...opts, progress: (line) => console.error(`# ${new Date().toISOString().slice(11, 19)} ${line}`) });
+    const result = await runScale({
+      ...opts,
+      progress: (line) => console.error(`# ${new Date().toISOString().slice(11, 19)} ${line}`),
+    });
     console.log(JSON.stringify(result));
     return result.slicesCorrect ? 0 : 1;
   },

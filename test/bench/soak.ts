@@ -56,7 +56,9 @@ export interface SoakResult {
 }
 
 const HEALTHY = Buffer.from("HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\nHealthy");
-const UNHEALTHY = Buffer.from("HTTP/1.1 503 Service Unavailable\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nsick\r\n0\r\n\r\n");
+const UNHEALTHY = Buffer.from(
+  "HTTP/1.1 503 Service Unavailable\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nsick\r\n0\r\n\r\n",
+);
 
 /** A forced full GC, without needing node --expose-gc on the command line. */
 function gcFunction(): () => void {
@@ -136,7 +138,12 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
   }));
   const addPod = (p: Policy) => {
     const n = nextPod++;
-    const pod: Pod = { uid: `uid-${n}`, ip: `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`, healthy: true, startedAt: clock.now() };
+    const pod: Pod = {
+      uid: `uid-${n}`,
+      ip: `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`,
+      healthy: true,
+      startedAt: clock.now(),
+    };
     p.pods.set(pod.uid, pod);
     healthyByIp.set(pod.ip, true);
   };
@@ -149,9 +156,25 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
   // As the policy controller does on every change: the store's targets, then the scheduler's.
   const sync = (p: Policy) => {
     const pods = [...p.pods.values()];
-    store.configure(p.name, p.settings, pods.map((x) => ({ uid: x.uid, name: x.uid, ip: x.ip, startedAt: x.startedAt })), new Map(), clock.now());
-    const request = (x: Pod): ProbeRequest => ({ scheme: "HTTP", address: x.ip, port: 8080, path: "/healthz", method: "GET", headers: [] });
-    scheduler.setTargets(p.name, pods.map((x): ProbeTarget => ({ id: x.uid, request: request(x), judgement, periodMs: p.periodMs })));
+    store.configure(
+      p.name,
+      p.settings,
+      pods.map((x) => ({ uid: x.uid, name: x.uid, ip: x.ip, startedAt: x.startedAt })),
+      new Map(),
+      clock.now(),
+    );
+    const request = (x: Pod): ProbeRequest => ({
+      scheme: "HTTP",
+      address: x.ip,
+      port: 8080,
+      path: "/healthz",
+      method: "GET",
+      headers: [],
+    });
+    scheduler.setTargets(
+      p.name,
+      pods.map((x): ProbeTarget => ({ id: x.uid, request: request(x), judgement, periodMs: p.periodMs })),
+    );
   };
   policies.forEach((p, i) => {
     for (let k = 0; k < Math.floor(o.pods / o.policies) + (i < o.pods % o.policies ? 1 : 0); k++) addPod(p);
@@ -174,7 +197,14 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
       }
       if (rng.chance(0.002)) {
         p.periodMs = rng.int(1, 6) * 10_000;
-        p.settings = rng.chance(0.5) ? { failureThreshold: rng.int(1, 5), successThreshold: rng.int(1, 3), startupGraceSeconds: 0 } : { failureThreshold: 3, successThreshold: 1, startupGraceSeconds: 0, window: { sampleSize: 6, successfulSamplesRequired: 3 } };
+        p.settings = rng.chance(0.5)
+          ? { failureThreshold: rng.int(1, 5), successThreshold: rng.int(1, 3), startupGraceSeconds: 0 }
+          : {
+              failureThreshold: 3,
+              successThreshold: 1,
+              startupGraceSeconds: 0,
+              window: { sampleSize: 6, successfulSamplesRequired: 3 },
+            };
         sync(p);
       }
     }
@@ -184,7 +214,13 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
   const sample = (simHours: number) => {
     gc();
     const r = resourceCounts();
-    samples.push({ simHours, heapBytes: process.memoryUsage().heapUsed, ...r, fakeTimers: clock.pending(), targets: scheduler.stats().targets });
+    samples.push({
+      simHours,
+      heapBytes: process.memoryUsage().heapUsed,
+      ...r,
+      fakeTimers: clock.pending(),
+      targets: scheduler.stats().targets,
+    });
   };
   const minutes = o.days * 24 * 60;
   const sampleEvery = Math.max(1, Math.round(o.sampleEveryHours * 60));
@@ -198,7 +234,11 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
     churn();
     if (m % sampleEvery === 0) sample(m / 60);
   }
-  const tracked = { livePods: policies.reduce((n, p) => n + p.pods.size, 0), storePods: store.debugTargets().length, schedulerTargets: scheduler.stats().targets };
+  const tracked = {
+    livePods: policies.reduce((n, p) => n + p.pods.size, 0),
+    storePods: store.debugTargets().length,
+    schedulerTargets: scheduler.stats().targets,
+  };
   scheduler.stop();
 
   const first = samples[0] as SoakSample;
@@ -212,7 +252,12 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
     policies: o.policies,
     probes,
     transitions,
-    slopeBytesPerSimHour: Math.round(slope(steady.map((s) => s.simHours), steady.map((s) => s.heapBytes))),
+    slopeBytesPerSimHour: Math.round(
+      slope(
+        steady.map((s) => s.simHours),
+        steady.map((s) => s.heapBytes),
+      ),
+    ),
     startHeapBytes: first.heapBytes,
     endHeapBytes: last.heapBytes,
     start: { resources: first.resources, timers: first.timers, fakeTimers: first.fakeTimers },
@@ -225,11 +270,18 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
 
 export const soakBenchmark: Benchmark = {
   name: "soak",
-  description: "A simulated week of churn through the scheduler, parser and health store on a fake clock: heap slope per simulated hour, handles and timers.",
+  description:
+    "A simulated week of churn through the scheduler, parser and health store on a fake clock: heap slope per simulated hour, handles and timers.",
   usage: "soak [--days 7] [--pods 120] [--policies 6] [--sample-hours 6] [--seed 1]",
   async run(args) {
     const f = numberFlags(args, { days: 7, pods: 120, policies: 6, "sample-hours": 6, seed: 1 });
-    const result = await runSoak({ days: f.days, pods: f.pods, policies: f.policies, sampleEveryHours: f["sample-hours"], seed: f.seed });
+    const result = await runSoak({
+      days: f.days,
+      pods: f.pods,
+      policies: f.policies,
+      sampleEveryHours: f["sample-hours"],
+      seed: f.seed,
+    });
     console.log(JSON.stringify(result));
   },
 };

@@ -72,9 +72,16 @@ interface Replica {
 const isLease = (e: ProxyLogEntry) => e.resource === "leases";
 const isWrite = (e: ProxyLogEntry) => ["create", "update", "patch", "delete", "deletecollection"].includes(e.verb);
 /** Writes other than the lease's own (the elector keeps trying those; acting means writing anything else). */
-const actingWrites = (log: ProxyLogEntry[], after: number) => log.filter((e) => isWrite(e) && !isLease(e) && e.start > after);
+const actingWrites = (log: ProxyLogEntry[], after: number) =>
+  log.filter((e) => isWrite(e) && !isLease(e) && e.start > after);
 /** The last lease write the API server answered 2xx: the replica's last renewal. */
-const lastRenewal = (log: ProxyLogEntry[], before: number) => Math.max(0, ...log.filter((e) => isLease(e) && isWrite(e) && e.code >= 200 && e.code < 300 && (e.end ?? e.start) <= before).map((e) => e.end ?? e.start));
+const lastRenewal = (log: ProxyLogEntry[], before: number) =>
+  Math.max(
+    0,
+    ...log
+      .filter((e) => isLease(e) && isWrite(e) && e.code >= 200 && e.code < 300 && (e.end ?? e.start) <= before)
+      .map((e) => e.end ?? e.start),
+  );
 
 (onReal ? describe : describe.skip)("the operator on the real control plane under chaos", () => {
   let cp: ControlPlane;
@@ -94,7 +101,10 @@ const lastRenewal = (log: ProxyLogEntry[], before: number) => Math.max(0, ...log
   async function startReplica(name: string): Promise<Replica> {
     const proxy = await startFaultProxy({ upstream: cp.url, name });
     const op = startOperatorProcess({
-      server: { writeKubeconfig: (path: string) => writeFileSync(path, throughProxy(cp.kubeconfig(name), proxy.url), { mode: 0o600 }) },
+      server: {
+        writeKubeconfig: (path: string) =>
+          writeFileSync(path, throughProxy(cp.kubeconfig(name), proxy.url), { mode: 0o600 }),
+      },
       dir,
       user: name,
       flags: ["--leader-elect", "--log-level", "debug"],
@@ -112,8 +122,13 @@ const lastRenewal = (log: ProxyLogEntry[], before: number) => Math.max(0, ...log
       if (world) {
         last = world;
         samples++;
-        const evictions = evictionsFrom(replicas.flatMap((r) => r.proxy.log), NS, world);
-        for (const v of checkWorld(world, everInRotation, evictions, step)) if (violations.length < 50) violations.push(`${new Date(world.at).toISOString()} ${v}`);
+        const evictions = evictionsFrom(
+          replicas.flatMap((r) => r.proxy.log),
+          NS,
+          world,
+        );
+        for (const v of checkWorld(world, everInRotation, evictions, step))
+          if (violations.length < 50) violations.push(`${new Date(world.at).toISOString()} ${v}`);
       }
       await new Promise((r) => setTimeout(r, 250));
     }
@@ -138,13 +153,19 @@ const lastRenewal = (log: ProxyLogEntry[], before: number) => Math.max(0, ...log
         const status = w.policies[0]?.status;
         return ok && status?.drained === 1 && status.pods[pods[sick]!.name] === "Unhealthy" && w.at;
       },
-      { timeoutMs: CONVERGE_TIMEOUT_MS, intervalMs: 100, what: `the operator to converge after ${what}: only ${pods[sick]?.name} drained` },
+      {
+        timeoutMs: CONVERGE_TIMEOUT_MS,
+        intervalMs: 100,
+        what: `the operator to converge after ${what}: only ${pods[sick]?.name} drained`,
+      },
     );
   }
 
   /** One line per scenario: time to converge from the fault's start (the health change comes with it) and from its end. */
   function report(scenario: string, t: { start: number; end: number; at: number }, extra = ""): void {
-    results.push(`${scenario}: converged ${t.at - t.start} ms after the fault began, ${Math.max(0, t.at - t.end)} ms after it ended; ${samples} worlds checked so far${extra ? `; ${extra}` : ""}`);
+    results.push(
+      `${scenario}: converged ${t.at - t.start} ms after the fault began, ${Math.max(0, t.at - t.end)} ms after it ended; ${samples} worlds checked so far${extra ? `; ${extra}` : ""}`,
+    );
   }
 
   beforeAll(async () => {
@@ -155,21 +176,39 @@ const lastRenewal = (log: ProxyLogEntry[], before: number) => Math.max(0, ...log
     const api = KubernetesObjectApi.makeApiClient(kc);
     await installCrd(api);
     for (const name of [NS, OPERATOR_NS]) await api.create({ apiVersion: "v1", kind: "Namespace", metadata: { name } });
-    await api.create({ apiVersion: "v1", kind: "Service", metadata: { name: "web", namespace: NS }, spec: { ports: [{ name: "http", port: 80, targetPort: PORT, protocol: "TCP" }] } } as never);
+    await api.create({
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: "web", namespace: NS },
+      spec: { ports: [{ name: "http", port: 80, targetPort: PORT, protocol: "TCP" }] },
+    } as never);
     const labels = { app: "web" };
     await api.create({
       apiVersion: "apps/v1",
       kind: "ReplicaSet",
       metadata: { name: "web", namespace: NS },
-      spec: { replicas: REPLICAS, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: "web", image: "busybox:1.36", ports: [{ name: "http", containerPort: PORT }] }] } } },
+      spec: {
+        replicas: REPLICAS,
+        selector: { matchLabels: labels },
+        template: {
+          metadata: { labels },
+          spec: {
+            containers: [{ name: "web", image: "busybox:1.36", ports: [{ name: "http", containerPort: PORT }] }],
+          },
+        },
+      },
     } as never);
     reader = new RealWorldReader(cp.kubeconfig("admin"));
-    const world = await waitFor(async () => {
-      const w = await reader.read(NS);
-      return w && w.pods.filter((p) => p.ready && p.ip).length === REPLICAS && w;
-    }, { timeoutMs: 90_000, what: `${REPLICAS} ready pods` });
+    const world = await waitFor(
+      async () => {
+        const w = await reader.read(NS);
+        return w && w.pods.filter((p) => p.ready && p.ip).length === REPLICAS && w;
+      },
+      { timeoutMs: 90_000, what: `${REPLICAS} ready pods` },
+    );
     pods = world.pods.map((p) => ({ name: p.name, ip: p.ip! })).sort((a, b) => a.name.localeCompare(b.name));
-    for (const [i, p] of pods.entries()) await cp.podServers.set(p.ip, i === sick ? { status: 503, body: "unhealthy\n" } : { status: 200, body: "ok\n" });
+    for (const [i, p] of pods.entries())
+      await cp.podServers.set(p.ip, i === sick ? { status: 503, body: "unhealthy\n" } : { status: 200, body: "ok\n" });
     await api.create({
       apiVersion: "healthprobe.io/v1alpha1",
       kind: "HealthProbePolicy",
@@ -210,20 +249,32 @@ const lastRenewal = (log: ProxyLogEntry[], before: number) => Math.max(0, ...log
     await cp.restart("etcd", { signal: "SIGKILL", downMs: 5_000 });
     const back = Date.now();
     const at = await converged("etcd's restart");
-    report("etcd SIGKILL, down 5 s, restarted", { start: killed, end: back, at }, `API server serving again ${back - killed} ms after the kill`);
+    report(
+      "etcd SIGKILL, down 5 s, restarted",
+      { start: killed, end: back, at },
+      `API server serving again ${back - killed} ms after the kill`,
+    );
     holdsInvariants();
   }, 300_000);
 
   // SIGTERM: kube-apiserver shuts down gracefully (it keeps serving while it drains); SIGKILL: a crash.
-  it.each(["SIGTERM", "SIGKILL"] as const)("recovers from kube-apiserver stopped with %s and restarted", async (signal) => {
-    await moveSickness();
-    const stopped = Date.now();
-    await cp.restart("kube-apiserver", { signal, downMs: 2_000 });
-    const back = Date.now();
-    const at = await converged("kube-apiserver's restart");
-    report(`kube-apiserver ${signal}, down 2 s, restarted`, { start: stopped, end: back, at }, `serving again ${back - stopped} ms after the signal`);
-    holdsInvariants();
-  }, 300_000);
+  it.each(["SIGTERM", "SIGKILL"] as const)(
+    "recovers from kube-apiserver stopped with %s and restarted",
+    async (signal) => {
+      await moveSickness();
+      const stopped = Date.now();
+      await cp.restart("kube-apiserver", { signal, downMs: 2_000 });
+      const back = Date.now();
+      const at = await converged("kube-apiserver's restart");
+      report(
+        `kube-apiserver ${signal}, down 2 s, restarted`,
+        { start: stopped, end: back, at },
+        `serving again ${back - stopped} ms after the signal`,
+      );
+      holdsInvariants();
+    },
+    300_000,
+  );
 
   it("stops writing before its lease can expire while cut off, and resumes once healed", async () => {
     const a = replicas[0]!;
@@ -237,7 +288,11 @@ const lastRenewal = (log: ProxyLogEntry[], before: number) => Math.max(0, ...log
     a.proxy.clear();
     const healed = Date.now();
     const at = await converged("the partition healed");
-    report(`one replica cut off (every connection reset) for ${LEASE_MS + 5_000} ms`, { start: cut, end: healed, at }, `writes attempted after its renew deadline: ${late.length}`);
+    report(
+      `one replica cut off (every connection reset) for ${LEASE_MS + 5_000} ms`,
+      { start: cut, end: healed, at },
+      `writes attempted after its renew deadline: ${late.length}`,
+    );
     expect(late.map((e) => `${e.verb} ${e.path} at +${e.start - renewed} ms`)).toEqual([]);
     expect(actingWrites(a.proxy.log, healed).length).toBeGreaterThan(0);
     holdsInvariants();
@@ -251,12 +306,18 @@ const lastRenewal = (log: ProxyLogEntry[], before: number) => Math.max(0, ...log
       kc.loadFromString(cp.kubeconfig("admin"));
       return kc.makeApiClient(CoordinationV1Api);
     })();
-    const holder = async () => (await coordination.readNamespacedLease({ name: "healthprobe-operator", namespace: OPERATOR_NS })).spec?.holderIdentity;
+    const holder = async () =>
+      (await coordination.readNamespacedLease({ name: "healthprobe-operator", namespace: OPERATOR_NS })).spec
+        ?.holderIdentity;
     expect(await holder()).toBe(a.identity);
     const cut = Date.now();
     a.proxy.partition();
     await moveSickness();
-    await waitFor(async () => (await holder()) === b.identity, { timeoutMs: 90_000, intervalMs: 200, what: `${b.name} to take the lease` });
+    await waitFor(async () => (await holder()) === b.identity, {
+      timeoutMs: 90_000,
+      intervalMs: 200,
+      what: `${b.name} to take the lease`,
+    });
     const tookOver = Date.now();
     const at = await converged("the leader's partition");
     const renewed = lastRenewal(a.proxy.log, cut);
@@ -266,7 +327,10 @@ const lastRenewal = (log: ProxyLogEntry[], before: number) => Math.max(0, ...log
     a.proxy.clear();
     // Healed: the old leader sees the other's lease and stays a follower.
     const healed = Date.now();
-    await waitFor(() => a.proxy.log.some((e) => isLease(e) && e.start > healed && e.code === 200), { timeoutMs: 30_000, what: `${a.name} to reach the API server again` });
+    await waitFor(() => a.proxy.log.some((e) => isLease(e) && e.start > healed && e.code === 200), {
+      timeoutMs: 30_000,
+      what: `${a.name} to reach the API server again`,
+    });
     const afterHeal = actingWrites(a.proxy.log, healed);
     report(
       "two replicas, the leader partitioned (until the other converged)",
@@ -285,7 +349,10 @@ const lastRenewal = (log: ProxyLogEntry[], before: number) => Math.max(0, ...log
     for (let round = 0; round < FAULT_ROUNDS; round++) {
       // Two different faults a round.
       const first = rng.int(0, ROUND_FAULTS.length - 1);
-      const picked = [ROUND_FAULTS[first]!, ROUND_FAULTS[(first + rng.int(1, ROUND_FAULTS.length - 1)) % ROUND_FAULTS.length]!];
+      const picked = [
+        ROUND_FAULTS[first]!,
+        ROUND_FAULTS[(first + rng.int(1, ROUND_FAULTS.length - 1)) % ROUND_FAULTS.length]!,
+      ];
       for (const r of replicas) for (const [, apply] of picked) apply(r.proxy);
       const began = Date.now();
       await moveSickness();
@@ -301,7 +368,9 @@ const lastRenewal = (log: ProxyLogEntry[], before: number) => Math.max(0, ...log
       times.push(`${picked.map(([n]) => n).join(" + ")}: ${at - began} / ${Math.max(0, at - cleared)} ms`);
     }
     const injected = replicas.flatMap((r) => r.proxy.log).filter((e) => e.faults.length > 0).length;
-    results.push(`seeded API faults (seed ${FAULT_SEED}, 4 s a round, converged after the round began / its faults cleared): ${times.join("; ")}; ${injected} requests faulted; ${samples} worlds checked`);
+    results.push(
+      `seeded API faults (seed ${FAULT_SEED}, 4 s a round, converged after the round began / its faults cleared): ${times.join("; ")}; ${injected} requests faulted; ${samples} worlds checked`,
+    );
     holdsInvariants();
   }, 600_000);
 });

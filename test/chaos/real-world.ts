@@ -11,18 +11,36 @@ import type { Invariant } from "../simulation/invariants/types.js";
 import type { EvictionRecord, Snapshot, World } from "../simulation/snapshot.js";
 import { readWorld } from "../simulation/world-reader.js";
 
-export const CHAOS_INVARIANTS: readonly Invariant[] = [neverDark, drainCap, quarantineWithinCap, policyBudgets, operatorBudget];
+export const CHAOS_INVARIANTS: readonly Invariant[] = [
+  neverDark,
+  drainCap,
+  quarantineWithinCap,
+  policyBudgets,
+  operatorBudget,
+];
 
 type Obj = Record<string, any>;
 
 function getJson(url: string, token: string, path: string): Promise<Obj> {
   return new Promise((resolve, reject) => {
-    const req = request(new URL(path, url), { headers: { authorization: `Bearer ${token}`, accept: "application/json" }, rejectUnauthorized: false, timeout: 5_000 }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => (res.statusCode === 200 ? resolve(JSON.parse(Buffer.concat(chunks).toString("utf8")) as Obj) : reject(new Error(`GET ${path}: ${res.statusCode}`))));
-      res.on("error", reject);
-    });
+    const req = request(
+      new URL(path, url),
+      {
+        headers: { authorization: `Bearer ${token}`, accept: "application/json" },
+        rejectUnauthorized: false,
+        timeout: 5_000,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () =>
+          res.statusCode === 200
+            ? resolve(JSON.parse(Buffer.concat(chunks).toString("utf8")) as Obj)
+            : reject(new Error(`GET ${path}: ${res.statusCode}`)),
+        );
+        res.on("error", reject);
+      },
+    );
     req.on("timeout", () => req.destroy(new Error(`GET ${path}: timed out`)));
     req.on("error", reject);
     req.end();
@@ -49,9 +67,15 @@ export class RealWorldReader {
   /** The namespace's objects now, or undefined while the API server cannot answer. */
   async read(namespace: string): Promise<World | undefined> {
     try {
-      const lists = await Promise.all(Object.entries(PATHS).map(async ([r, p]) => [r, (await getJson(this.url, this.token, p(namespace))).items as Obj[]] as const));
+      const lists = await Promise.all(
+        Object.entries(PATHS).map(
+          async ([r, p]) => [r, (await getJson(this.url, this.token, p(namespace))).items as Obj[]] as const,
+        ),
+      );
       const byResource = new Map(lists);
-      const store = { list: (gvr: { resource: string }) => byResource.get(gvr.resource) ?? [] } as unknown as StoreReader;
+      const store = {
+        list: (gvr: { resource: string }) => byResource.get(gvr.resource) ?? [],
+      } as unknown as StoreReader;
       return readWorld(store, namespace, Date.now());
     } catch {
       return undefined;
@@ -62,17 +86,48 @@ export class RealWorldReader {
 /** Evictions and pod deletes the proxies forwarded, as the budget invariants count them. */
 export function evictionsFrom(logs: ProxyLogEntry[], namespace: string, before: World): EvictionRecord[] {
   return logs
-    .filter((e) => e.forwarded && e.namespace === namespace && e.resource === "pods" && ((e.verb === "create" && e.subresource === "eviction") || (e.verb === "delete" && e.subresource === "")))
-    .map((e) => ({ at: e.start, user: e.proxy, namespace, pod: e.name, code: e.code, verb: e.verb === "delete" ? "delete" : "evict", before }));
+    .filter(
+      (e) =>
+        e.forwarded &&
+        e.namespace === namespace &&
+        e.resource === "pods" &&
+        ((e.verb === "create" && e.subresource === "eviction") || (e.verb === "delete" && e.subresource === "")),
+    )
+    .map((e) => ({
+      at: e.start,
+      user: e.proxy,
+      namespace,
+      pod: e.name,
+      code: e.code,
+      verb: e.verb === "delete" ? "delete" : "evict",
+      before,
+    }));
 }
 
 /** Checks the chaos invariants over one world; `everInRotation` accumulates pods seen ready in slices. */
-export function checkWorld(world: World, everInRotation: Record<string, string[]>, evictions: EvictionRecord[], step: number): string[] {
+export function checkWorld(
+  world: World,
+  everInRotation: Record<string, string[]>,
+  evictions: EvictionRecord[],
+  step: number,
+): string[] {
   for (const s of world.slices) {
     const seen = new Set(everInRotation[s.service] ?? []);
     for (const e of s.endpoints) if (e.ready) seen.add(e.pod);
     everInRotation[s.service] = [...seen];
   }
-  const snapshot: Snapshot = { step, world, previous: undefined, evictions, probes: [], modeChanges: [], probingStarts: [], everInRotation, operatorUp: true, settled: false, maxReplacementsPer12h: 3 };
+  const snapshot: Snapshot = {
+    step,
+    world,
+    previous: undefined,
+    evictions,
+    probes: [],
+    modeChanges: [],
+    probingStarts: [],
+    everInRotation,
+    operatorUp: true,
+    settled: false,
+    maxReplacementsPer12h: 3,
+  };
   return CHAOS_INVARIANTS.flatMap((inv) => inv.check(snapshot).map((e) => `${inv.name}: ${e}`));
 }

@@ -48,7 +48,12 @@ function monitoringCrd(kind: string, plural: string): KubeManifest {
           name: "v1",
           served: true,
           storage: true,
-          schema: { openAPIV3Schema: { type: "object", properties: { spec: { type: "object", "x-kubernetes-preserve-unknown-fields": true } } } },
+          schema: {
+            openAPIV3Schema: {
+              type: "object",
+              properties: { spec: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+            },
+          },
         },
       ],
     },
@@ -74,7 +79,10 @@ describe("the rendered chart on the API test server", () => {
 
   // Server-side apply with kubectl's default strict field validation: the server validates and
   // stores the manifests exactly as rendered, with no client-side schema in between.
-  const apply = (docs: KubeManifest[]) => kubectl(["apply", "--server-side", "--field-manager=chart-test", "-f", "-"], kubeconfigPath, { input: yamlStream(docs) });
+  const apply = (docs: KubeManifest[]) =>
+    kubectl(["apply", "--server-side", "--field-manager=chart-test", "-f", "-"], kubeconfigPath, {
+      input: yamlStream(docs),
+    });
 
   it.each([
     { name: "default values", values: [] as string[], extra: [] as string[] },
@@ -83,15 +91,30 @@ describe("the rendered chart on the API test server", () => {
     { name: "a list of watched namespaces", values: ["rbac.namespaces={shop,payments}"], extra: ["shop", "payments"] },
   ])("is accepted and stored, with $name", async ({ values, extra }) => {
     const docs = renderChart({ values, namespace: NAMESPACE });
-    const namespaces = [NAMESPACE, ...extra].map((name) => ({ apiVersion: "v1", kind: "Namespace", metadata: { name } }));
-    const crds = [...docs.filter((d) => d.kind === "CustomResourceDefinition"), monitoringCrd("ServiceMonitor", "servicemonitors"), monitoringCrd("PrometheusRule", "prometheusrules")];
+    const namespaces = [NAMESPACE, ...extra].map((name) => ({
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name },
+    }));
+    const crds = [
+      ...docs.filter((d) => d.kind === "CustomResourceDefinition"),
+      monitoringCrd("ServiceMonitor", "servicemonitors"),
+      monitoringCrd("PrometheusRule", "prometheusrules"),
+    ];
     // CRDs and namespaces first, as a cluster must serve a kind before objects of it can be applied.
     const first = await apply([...namespaces, ...crds]);
     expect(first.stderr).toBe("");
     const rest = await apply(docs.filter((d) => d.kind !== "CustomResourceDefinition"));
     expect(rest.stderr).toBe("");
     expect(rest.code).toBe(0);
-    const missing = docs.filter((d) => !server.store.get(gvrOf(d), CLUSTER_SCOPED.has(d.kind) ? undefined : (d.metadata.namespace ?? NAMESPACE), d.metadata.name));
+    const missing = docs.filter(
+      (d) =>
+        !server.store.get(
+          gvrOf(d),
+          CLUSTER_SCOPED.has(d.kind) ? undefined : (d.metadata.namespace ?? NAMESPACE),
+          d.metadata.name,
+        ),
+    );
     expect(missing.map((d) => `${d.kind}/${d.metadata.name}`)).toEqual([]);
     expect(docs.length).toBeGreaterThanOrEqual(10);
   });

@@ -24,7 +24,17 @@ describe("helm lint --strict", () => {
     { name: "no aggregated roles", values: ["rbac.aggregateRoles=false"] },
     { name: "the webhook on", values: ["webhook.enabled=true"] },
     { name: "the webhook on with cert-manager", values: ["webhook.enabled=true", "webhook.certManager.enabled=true"] },
-    { name: "every default part off", values: ["rbac.create=false", "serviceAccount.create=false", "serviceAccount.name=existing", "podDisruptionBudget.enabled=false", "leaderElection.enabled=false", "replicaCount=1"] },
+    {
+      name: "every default part off",
+      values: [
+        "rbac.create=false",
+        "serviceAccount.create=false",
+        "serviceAccount.name=existing",
+        "podDisruptionBudget.enabled=false",
+        "leaderElection.enabled=false",
+        "replicaCount=1",
+      ],
+    },
   ])("passes with $name", ({ values }) => {
     const r = helm(["lint", "--strict", chartDir, ...setArgs(values)]);
     expect(`${r.stdout}${r.stderr}`).toContain("0 chart(s) failed");
@@ -34,13 +44,43 @@ describe("helm lint --strict", () => {
 
 describe("values.schema.json", () => {
   it.each([
-    { name: "a replica count that is not a number", set: ["replicaCount=two"], field: "/replicaCount", says: /got string, want integer/ },
-    { name: "a negative replica count", set: ["replicaCount=-1"], field: "/replicaCount", says: /minimum: got -1, want 0/ },
-    { name: "an unknown log level", set: ["logLevel=verbose"], field: "/logLevel", says: /value must be one of .trace./ },
+    {
+      name: "a replica count that is not a number",
+      set: ["replicaCount=two"],
+      field: "/replicaCount",
+      says: /got string, want integer/,
+    },
+    {
+      name: "a negative replica count",
+      set: ["replicaCount=-1"],
+      field: "/replicaCount",
+      says: /minimum: got -1, want 0/,
+    },
+    {
+      name: "an unknown log level",
+      set: ["logLevel=verbose"],
+      field: "/logLevel",
+      says: /value must be one of .trace./,
+    },
     { name: "a misspelt top-level value", set: ["replicas=3"], field: "replicas", says: /additional properties/ },
-    { name: "an endpoint limit above 1000", set: ["maxEndpointsPerSlice=5000"], field: "/maxEndpointsPerSlice", says: /maximum/ },
-    { name: "rbac.secrets that is not a boolean", set: ["rbac.secrets=maybe"], field: "/rbac/secrets", says: /want boolean/ },
-    { name: "a webhook timeout above kube-apiserver's 30 s", set: ["webhook.timeoutSeconds=60"], field: "/webhook/timeoutSeconds", says: /maximum/ },
+    {
+      name: "an endpoint limit above 1000",
+      set: ["maxEndpointsPerSlice=5000"],
+      field: "/maxEndpointsPerSlice",
+      says: /maximum/,
+    },
+    {
+      name: "rbac.secrets that is not a boolean",
+      set: ["rbac.secrets=maybe"],
+      field: "/rbac/secrets",
+      says: /want boolean/,
+    },
+    {
+      name: "a webhook timeout above kube-apiserver's 30 s",
+      set: ["webhook.timeoutSeconds=60"],
+      field: "/webhook/timeoutSeconds",
+      says: /maximum/,
+    },
   ])("rejects $name, naming the field", ({ set, field, says }) => {
     const r = helm(["template", "x", chartDir, ...setArgs(set)]);
     expect(r.code).not.toBe(0);
@@ -103,7 +143,11 @@ describe("the CRD has one source", () => {
       const r = helm(["package", chartDir, "--destination", dir]);
       expect(r.code).toBe(0);
       const tgz = join(dir, "healthprobe-operator-0.1.0.tgz");
-      const out = spawnSync("tar", ["-xzOf", tgz, "healthprobe-operator/crds/healthprobe.io_healthprobepolicies.yaml"], { encoding: "utf8" });
+      const out = spawnSync(
+        "tar",
+        ["-xzOf", tgz, "healthprobe-operator/crds/healthprobe.io_healthprobepolicies.yaml"],
+        { encoding: "utf8" },
+      );
       expect(out.status).toBe(0);
       expect(out.stdout).toBe(readFileSync(join(repoRoot, "crds", "healthprobe.io_healthprobepolicies.yaml"), "utf8"));
     });
@@ -136,9 +180,27 @@ describe("rendered manifests", () => {
     expect(kinds(defaults)).toEqual([
       // The operator's, its access reviews' and the metrics reader's ClusterRoles; the metrics reader is bound only to metricsReader.subjects.
       // And the edit and view ClusterRoles aggregated to the built-in roles, bound by nothing of the chart's.
-      "ClusterRole", "ClusterRole", "ClusterRole", "ClusterRole", "ClusterRole", "ClusterRoleBinding", "ClusterRoleBinding", "CustomResourceDefinition", "Deployment", "Pod", "PodDisruptionBudget", "Role", "RoleBinding", "Service", "ServiceAccount",
+      "ClusterRole",
+      "ClusterRole",
+      "ClusterRole",
+      "ClusterRole",
+      "ClusterRole",
+      "ClusterRoleBinding",
+      "ClusterRoleBinding",
+      "CustomResourceDefinition",
+      "Deployment",
+      "Pod",
+      "PodDisruptionBudget",
+      "Role",
+      "RoleBinding",
+      "Service",
+      "ServiceAccount",
     ]);
-    expect(kinds(everything).filter((k) => !kinds(defaults).includes(k))).toEqual(["ConfigMap", "PrometheusRule", "ServiceMonitor"]);
+    expect(kinds(everything).filter((k) => !kinds(defaults).includes(k))).toEqual([
+      "ConfigMap",
+      "PrometheusRule",
+      "ServiceMonitor",
+    ]);
   });
 
   it("run the operator with leader election, the pod's namespace and a locked-down container", () => {
@@ -146,14 +208,35 @@ describe("rendered manifests", () => {
     const pod = d.spec.template.spec;
     const c = pod.containers[0];
     expect(d.spec.replicas).toBe(2);
-    expect(c.args).toEqual(expect.arrayContaining(["--leader-elect", "--metrics-bind-address=:8080", "--health-probe-bind-address=:8081", "--max-replacements-per-12h=10", "--max-endpoints-per-slice=100", "--log-level=info"]));
-    expect(c.env).toContainEqual({ name: "POD_NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } });
+    expect(c.args).toEqual(
+      expect.arrayContaining([
+        "--leader-elect",
+        "--metrics-bind-address=:8080",
+        "--health-probe-bind-address=:8081",
+        "--max-replacements-per-12h=10",
+        "--max-endpoints-per-slice=100",
+        "--log-level=info",
+      ]),
+    );
+    expect(c.env).toContainEqual({
+      name: "POD_NAMESPACE",
+      valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } },
+    });
     expect(c.image).toBe("ghcr.io/healthprobe/healthprobe-operator:0.1.0");
     // The chart passes the operator's own defaults, so running it by hand or by the chart behaves alike.
     const own = parseConfig([], {});
     if (!own.ok) throw new Error(own.message);
-    expect(c.args).toEqual(expect.arrayContaining([`--max-concurrent-probes=${own.config.maxConcurrentProbes}`, `--max-replacements-per-12h=${own.config.maxReplacementsPer12h}`]));
-    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 65532, seccompProfile: { type: "RuntimeDefault" } });
+    expect(c.args).toEqual(
+      expect.arrayContaining([
+        `--max-concurrent-probes=${own.config.maxConcurrentProbes}`,
+        `--max-replacements-per-12h=${own.config.maxReplacementsPer12h}`,
+      ]),
+    );
+    expect(pod.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      runAsUser: 65532,
+      seccompProfile: { type: "RuntimeDefault" },
+    });
     expect(c.securityContext).toMatchObject({
       runAsNonRoot: true,
       runAsUser: 65532,
@@ -173,8 +256,28 @@ describe("rendered manifests", () => {
   });
 
   it("leave out what is switched off", () => {
-    const docs = renderChart({ values: ["rbac.create=false", "serviceAccount.create=false", "serviceAccount.name=existing", "podDisruptionBudget.enabled=false"] });
-    expect(docs.map((d) => d.kind).filter((k) => ["ServiceAccount", "PodDisruptionBudget", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"].includes(k))).toEqual([]);
+    const docs = renderChart({
+      values: [
+        "rbac.create=false",
+        "serviceAccount.create=false",
+        "serviceAccount.name=existing",
+        "podDisruptionBudget.enabled=false",
+      ],
+    });
+    expect(
+      docs
+        .map((d) => d.kind)
+        .filter((k) =>
+          [
+            "ServiceAccount",
+            "PodDisruptionBudget",
+            "ClusterRole",
+            "ClusterRoleBinding",
+            "Role",
+            "RoleBinding",
+          ].includes(k),
+        ),
+    ).toEqual([]);
     expect(one(docs, "Deployment").spec.template.spec.serviceAccountName).toBe("existing");
   });
 
@@ -184,16 +287,32 @@ describe("rendered manifests", () => {
   });
 
   it("pass values through to the operator's flags", () => {
-    const d = one(renderChart({ values: ["watchNamespace=apps", "leaderElection.enabled=false", "maxReplacementsPer12h=3", "logLevel=debug", "image.tag=dev"] }), "Deployment");
+    const d = one(
+      renderChart({
+        values: [
+          "watchNamespace=apps",
+          "leaderElection.enabled=false",
+          "maxReplacementsPer12h=3",
+          "logLevel=debug",
+          "image.tag=dev",
+        ],
+      }),
+      "Deployment",
+    );
     const c = d.spec.template.spec.containers[0];
-    expect(c.args).toEqual(expect.arrayContaining(["--namespace=apps", "--max-replacements-per-12h=3", "--log-level=debug"]));
+    expect(c.args).toEqual(
+      expect.arrayContaining(["--namespace=apps", "--max-replacements-per-12h=3", "--log-level=debug"]),
+    );
     expect(c.args).not.toContain("--leader-elect");
     expect(c.image).toBe("ghcr.io/healthprobe/healthprobe-operator:dev");
   });
 
   it("expose metrics and health on the Service, which the helm test Pod calls for /readyz", () => {
     const svc = one(defaults, "Service");
-    expect(svc.spec.ports.map((p: { name: string; port: number }) => `${p.name}:${p.port}`)).toEqual(["metrics:8080", "health:8081"]);
+    expect(svc.spec.ports.map((p: { name: string; port: number }) => `${p.name}:${p.port}`)).toEqual([
+      "metrics:8080",
+      "health:8081",
+    ]);
     const test = one(defaults, "Pod");
     expect(test.metadata.annotations["helm.sh/hook"]).toBe("test");
     // The Service's environment variable, not its DNS name: clusters without cluster DNS run it too.
@@ -222,7 +341,9 @@ describe("rendered manifests", () => {
     const cm = byKind(everything, "ConfigMap").find((d) => d.metadata.labels?.grafana_dashboard === "1") as any;
     expect(cm).toBeDefined();
     const dashboard = JSON.parse(cm.data["healthprobe-operator.json"]);
-    const exprs = dashboard.panels.flatMap((p: { targets: Array<{ expr: string }> }) => p.targets.map((t) => t.expr)).join("\n");
+    const exprs = dashboard.panels
+      .flatMap((p: { targets: Array<{ expr: string }> }) => p.targets.map((t) => t.expr))
+      .join("\n");
     for (const metric of [
       "healthprobe_probes_total",
       "healthprobe_probe_duration_seconds",
@@ -247,9 +368,14 @@ describe("the locked /metrics and /debug/targets", () => {
   const args = (docs: KubeManifest[]): string[] => one(docs, "Deployment").spec.template.spec.containers[0].args;
 
   it("scrapes with Prometheus's ServiceAccount token by default, or with the authorization it is given", () => {
-    const endpoint = (values: string[]) => one(renderChart({ values: ["serviceMonitor.enabled=true", ...values] }), "ServiceMonitor").spec.endpoints[0];
+    const endpoint = (values: string[]) =>
+      one(renderChart({ values: ["serviceMonitor.enabled=true", ...values] }), "ServiceMonitor").spec.endpoints[0];
     expect(endpoint([])).toMatchObject({ bearerTokenFile: "/var/run/secrets/kubernetes.io/serviceaccount/token" });
-    const withSecret = endpoint(["serviceMonitor.authorization.type=Bearer", "serviceMonitor.authorization.credentials.name=metrics-token", "serviceMonitor.authorization.credentials.key=token"]);
+    const withSecret = endpoint([
+      "serviceMonitor.authorization.type=Bearer",
+      "serviceMonitor.authorization.credentials.name=metrics-token",
+      "serviceMonitor.authorization.credentials.key=token",
+    ]);
     expect(withSecret.authorization).toEqual({ type: "Bearer", credentials: { name: "metrics-token", key: "token" } });
     expect(withSecret.bearerTokenFile).toBeUndefined();
   });
@@ -259,13 +385,25 @@ describe("the locked /metrics and /debug/targets", () => {
     const defaults = reader(renderChart());
     expect(defaults.map((d) => d.kind)).toEqual(["ClusterRole"]);
     expect((defaults[0] as any).rules).toEqual([{ nonResourceURLs: ["/metrics", "/debug/targets"], verbs: ["get"] }]);
-    const bound = reader(renderChart({ values: ["metricsReader.subjects[0].kind=ServiceAccount", "metricsReader.subjects[0].name=prometheus", "metricsReader.subjects[0].namespace=monitoring"] }));
-    expect((bound.find((d) => d.kind === "ClusterRoleBinding") as any).subjects).toEqual([{ kind: "ServiceAccount", name: "prometheus", namespace: "monitoring" }]);
+    const bound = reader(
+      renderChart({
+        values: [
+          "metricsReader.subjects[0].kind=ServiceAccount",
+          "metricsReader.subjects[0].name=prometheus",
+          "metricsReader.subjects[0].namespace=monitoring",
+        ],
+      }),
+    );
+    expect((bound.find((d) => d.kind === "ClusterRoleBinding") as any).subjects).toEqual([
+      { kind: "ServiceAccount", name: "prometheus", namespace: "monitoring" },
+    ]);
   });
 
   it("leaves the per-namespace share to the operator's default unless a value is set", () => {
     expect(args(renderChart()).some((a) => a.startsWith("--max-replacements-per-12h-per-namespace"))).toBe(false);
-    expect(args(renderChart({ values: ["maxReplacementsPer12hPerNamespace=3"] }))).toContain("--max-replacements-per-12h-per-namespace=3");
+    expect(args(renderChart({ values: ["maxReplacementsPer12hPerNamespace=3"] }))).toContain(
+      "--max-replacements-per-12h-per-namespace=3",
+    );
   });
 
   it("never turns the access check off", () => {
@@ -294,8 +432,17 @@ describe("the admission webhook", () => {
       reinvocationPolicy: "Never",
       timeoutSeconds: 5,
       namespaceSelector: { matchLabels: { "healthprobe.io/readiness-gate-inject": "enabled" } },
-      rules: [{ apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"], scope: "Namespaced" }],
-      clientConfig: { service: { name: "healthprobe-healthprobe-operator-webhook", namespace: "healthprobe-system", path: "/mutate-pods", port: 443 } },
+      rules: [
+        { apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"], scope: "Namespaced" },
+      ],
+      clientConfig: {
+        service: {
+          name: "healthprobe-healthprobe-operator-webhook",
+          namespace: "healthprobe-system",
+          path: "/mutate-pods",
+          port: 443,
+        },
+      },
     });
     expect(w.objectSelector).toBeUndefined();
     // The operator writes caBundle; the chart never does, so an upgrade does not take it away.
@@ -305,7 +452,9 @@ describe("the admission webhook", () => {
 
   it("serves it on every replica through a Service, with the operator's flags naming its Service, Secret and configuration", () => {
     const docs = renderChart({ values: ["webhook.enabled=true"] });
-    const svc = byKind(docs, "Service").find((s) => s.metadata.name === "healthprobe-healthprobe-operator-webhook") as any;
+    const svc = byKind(docs, "Service").find(
+      (s) => s.metadata.name === "healthprobe-healthprobe-operator-webhook",
+    ) as any;
     expect(svc.spec.ports).toEqual([{ name: "webhook", port: 443, targetPort: "webhook", protocol: "TCP" }]);
     expect(svc.spec.selector).toEqual(one(docs, "Deployment").spec.selector.matchLabels);
     const c = one(docs, "Deployment").spec.template.spec.containers[0];
@@ -331,12 +480,23 @@ describe("the admission webhook", () => {
       issuerRef: { kind: "Issuer", name: one(docs, "Issuer").metadata.name },
     });
     expect(one(docs, "Issuer").spec).toEqual({ selfSigned: {} });
-    expect(one(docs, "MutatingWebhookConfiguration").metadata.annotations["cert-manager.io/inject-ca-from"]).toBe(`healthprobe-system/${cert.metadata.name}`);
-    expect(one(docs, "Deployment").spec.template.spec.containers[0].args).toContain("--webhook-manage-certificate=false");
+    expect(one(docs, "MutatingWebhookConfiguration").metadata.annotations["cert-manager.io/inject-ca-from"]).toBe(
+      `healthprobe-system/${cert.metadata.name}`,
+    );
+    expect(one(docs, "Deployment").spec.template.spec.containers[0].args).toContain(
+      "--webhook-manage-certificate=false",
+    );
   });
 
   it("with cert-manager and an issuer of the user's, makes no Issuer", () => {
-    const docs = renderChart({ values: ["webhook.enabled=true", "webhook.certManager.enabled=true", "webhook.certManager.issuerRef.kind=ClusterIssuer", "webhook.certManager.issuerRef.name=internal-ca"] });
+    const docs = renderChart({
+      values: [
+        "webhook.enabled=true",
+        "webhook.certManager.enabled=true",
+        "webhook.certManager.issuerRef.kind=ClusterIssuer",
+        "webhook.certManager.issuerRef.name=internal-ca",
+      ],
+    });
     expect(byKind(docs, "Issuer")).toEqual([]);
     expect(one(docs, "Certificate").spec.issuerRef).toEqual({ kind: "ClusterIssuer", name: "internal-ca" });
   });

@@ -10,7 +10,11 @@ import { helmBin, kubectlBin, repoRoot } from "../support/paths.js";
 export const chartDir = join(repoRoot, "charts", "healthprobe-operator");
 
 /** Values that switch every optional part of the chart on. */
-export const ALL_OPTIONAL_ON = ["serviceMonitor.enabled=true", "prometheusRule.enabled=true", "grafanaDashboard.enabled=true"];
+export const ALL_OPTIONAL_ON = [
+  "serviceMonitor.enabled=true",
+  "prometheusRule.enabled=true",
+  "grafanaDashboard.enabled=true",
+];
 
 export interface HelmResult {
   code: number;
@@ -49,7 +53,12 @@ function helmEnv(): NodeJS.ProcessEnv {
 
 /** helm without a cluster (lint, template, package). Blocks: never use it against an in-process server. */
 export function helm(args: string[], opts: { timeoutMs?: number } = {}): HelmResult {
-  const out = spawnSync(helmBin, args, { cwd: repoRoot, encoding: "utf8", timeout: opts.timeoutMs ?? 60_000, env: helmEnv() });
+  const out = spawnSync(helmBin, args, {
+    cwd: repoRoot,
+    encoding: "utf8",
+    timeout: opts.timeoutMs ?? 60_000,
+    env: helmEnv(),
+  });
   if (out.error) throw new Error(`running helm ${args.join(" ")}`, { cause: out.error });
   return { code: out.status ?? -1, stdout: out.stdout, stderr: out.stderr };
 }
@@ -60,7 +69,9 @@ export function setArgs(values: string[]): string[] {
 }
 
 /** The chart's manifests as helm template renders them (CRDs included), parsed. */
-export function renderChart(opts: { values?: string[]; namespace?: string; releaseName?: string } = {}): KubeManifest[] {
+export function renderChart(
+  opts: { values?: string[]; namespace?: string; releaseName?: string } = {},
+): KubeManifest[] {
   const r = helm([
     "template",
     opts.releaseName ?? "healthprobe",
@@ -85,7 +96,12 @@ export function parseManifests(text: string): KubeManifest[] {
 }
 
 /** Runs a binary without blocking the event loop: needed whenever it talks to an in-process API test server. */
-function runAsync(bin: string, args: string[], env: NodeJS.ProcessEnv, opts: { input?: string; timeoutMs?: number }): Promise<HelmResult> {
+function runAsync(
+  bin: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  opts: { input?: string; timeoutMs?: number },
+): Promise<HelmResult> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(bin, args, { cwd: repoRoot, env, stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";
@@ -111,10 +127,19 @@ export function helmAsync(args: string[], opts: { timeoutMs?: number } = {}): Pr
 }
 
 /** Runs the real kubectl with a kubeconfig file and a fresh discovery cache. */
-export async function kubectl(args: string[], kubeconfigPath: string, opts: { input?: string; timeoutMs?: number } = {}): Promise<HelmResult> {
+export async function kubectl(
+  args: string[],
+  kubeconfigPath: string,
+  opts: { input?: string; timeoutMs?: number } = {},
+): Promise<HelmResult> {
   const cache = mkdtempSync(join(tmpdir(), "healthprobe-kubectl-"));
   try {
-    return await runAsync(kubectlBin, ["--kubeconfig", kubeconfigPath, "--cache-dir", cache, ...args], { PATH: process.env.PATH ?? "", HOME: cache }, opts);
+    return await runAsync(
+      kubectlBin,
+      ["--kubeconfig", kubeconfigPath, "--cache-dir", cache, ...args],
+      { PATH: process.env.PATH ?? "", HOME: cache },
+      opts,
+    );
   } finally {
     rmSync(cache, { recursive: true, force: true });
   }

@@ -20,15 +20,20 @@ const INSTALLED: Array<{ gvr: Gvr; namespace?: string; name: string }> = [
   { gvr: gvr("rbac.authorization.k8s.io", "v1", "roles"), namespace: NAMESPACE, name: FULLNAME },
   { gvr: gvr("rbac.authorization.k8s.io", "v1", "rolebindings"), namespace: NAMESPACE, name: FULLNAME },
 ];
-const CRD = { gvr: gvr("apiextensions.k8s.io", "v1", "customresourcedefinitions"), name: "healthprobepolicies.healthprobe.io" };
+const CRD = {
+  gvr: gvr("apiextensions.k8s.io", "v1", "customresourcedefinitions"),
+  name: "healthprobepolicies.healthprobe.io",
+};
 
 /** An API test server with an admin kubeconfig, and helm against it in the release namespace. */
 function installBed() {
   const bed = {
     server: undefined as unknown as TestApiServer,
     dir: "",
-    run: (args: string[]) => helmAsync([...args, "--kubeconfig", join(bed.dir, "kubeconfig"), "--namespace", NAMESPACE]),
-    present: (o: { gvr: Gvr; namespace?: string; name: string }) => bed.server.store.get(o.gvr, o.namespace, o.name) !== undefined,
+    run: (args: string[]) =>
+      helmAsync([...args, "--kubeconfig", join(bed.dir, "kubeconfig"), "--namespace", NAMESPACE]),
+    present: (o: { gvr: Gvr; namespace?: string; name: string }) =>
+      bed.server.store.get(o.gvr, o.namespace, o.name) !== undefined,
   };
   beforeAll(async () => {
     bed.server = await startApiServer();
@@ -66,7 +71,9 @@ describe("helm install, status and uninstall with the real helm against the API 
   });
 
   it("stores the release where helm keeps it, a Secret owned by helm", () => {
-    const secrets = bed.server.store.list(gvr("", "v1", "secrets"), NAMESPACE).filter((s) => s.metadata.labels?.owner === "helm");
+    const secrets = bed.server.store
+      .list(gvr("", "v1", "secrets"), NAMESPACE)
+      .filter((s) => s.metadata.labels?.owner === "helm");
     expect(secrets.map((s) => [s.metadata.labels?.name, s.metadata.labels?.status])).toEqual([[RELEASE, "deployed"]]);
   });
 
@@ -75,7 +82,9 @@ describe("helm install, status and uninstall with the real helm against the API 
     expect(r.code).toBe(0);
     expect(INSTALLED.filter((o) => present(o)).map((o) => `${o.gvr.resource}/${o.name}`)).toEqual([]);
     expect(present(CRD)).toBe(true);
-    expect(bed.server.store.list(gvr("", "v1", "secrets"), NAMESPACE).filter((s) => s.metadata.labels?.owner === "helm")).toEqual([]);
+    expect(
+      bed.server.store.list(gvr("", "v1", "secrets"), NAMESPACE).filter((s) => s.metadata.labels?.owner === "helm"),
+    ).toEqual([]);
     const status = await run(["status", RELEASE]);
     expect(status.code).not.toBe(0);
     expect(status.stderr).toContain("release: not found");
@@ -97,7 +106,9 @@ describe("helm install with the admission webhook against the API test server", 
     expect(r.stderr.replace(/^level=INFO msg="found symbolic link.*\n/gm, "")).toBe("");
     expect(r.code).toBe(0);
     expect(WEBHOOK_INSTALLED.filter((o) => !present(o)).map((o) => `${o.gvr.resource}/${o.name}`)).toEqual([]);
-    const config = bed.server.store.get(WEBHOOK_INSTALLED[0]!.gvr, undefined, FULLNAME) as unknown as { webhooks: Array<{ failurePolicy: string }> };
+    const config = bed.server.store.get(WEBHOOK_INSTALLED[0]!.gvr, undefined, FULLNAME) as unknown as {
+      webhooks: Array<{ failurePolicy: string }>;
+    };
     expect(config.webhooks.map((w) => w.failurePolicy)).toEqual(["Ignore"]);
     expect((await run(["uninstall", RELEASE])).code).toBe(0);
     expect(WEBHOOK_INSTALLED.filter((o) => present(o)).map((o) => `${o.gvr.resource}/${o.name}`)).toEqual([]);

@@ -25,7 +25,13 @@ function aRule(over: Partial<RbacRule> = {}): RbacRule {
 }
 
 describe("checkRequestsAgainstRbac", () => {
-  const cases: Array<{ name: string; requests: RequestLogEntry[]; rules: RbacRule[]; missing: string[]; unused: string[] }> = [
+  const cases: Array<{
+    name: string;
+    requests: RequestLogEntry[];
+    rules: RbacRule[];
+    missing: string[];
+    unused: string[];
+  }> = [
     {
       name: "a request granted cluster-wide is neither missing nor unused",
       requests: [aRequest()],
@@ -85,14 +91,30 @@ describe("checkRequestsAgainstRbac", () => {
     {
       name: "resourceNames allow only the named object",
       requests: [aRequest({ group: "coordination.k8s.io", resource: "leases", namespace: "hp", name: "other" })],
-      rules: [aRule({ apiGroups: ["coordination.k8s.io"], resources: ["leases"], resourceNames: ["healthprobe-healthprobe-operator"], scope: "namespace", namespace: "hp" })],
+      rules: [
+        aRule({
+          apiGroups: ["coordination.k8s.io"],
+          resources: ["leases"],
+          resourceNames: ["healthprobe-healthprobe-operator"],
+          scope: "namespace",
+          namespace: "hp",
+        }),
+      ],
       missing: ["get coordination.k8s.io/leases hp/other"],
       unused: ["get coordination.k8s.io/leases namespace"],
     },
     {
       name: "resourceNames never allow a create, whose request carries no name",
       requests: [aRequest({ verb: "create", resource: "configmaps", namespace: "hp", name: "" })],
-      rules: [aRule({ resources: ["configmaps"], verbs: ["create"], resourceNames: ["ledger"], scope: "namespace", namespace: "hp" })],
+      rules: [
+        aRule({
+          resources: ["configmaps"],
+          verbs: ["create"],
+          resourceNames: ["ledger"],
+          scope: "namespace",
+          namespace: "hp",
+        }),
+      ],
       missing: ["create configmaps hp/"],
       unused: ["create /configmaps namespace"],
     },
@@ -114,12 +136,17 @@ describe("checkRequestsAgainstRbac", () => {
 
   it.each(cases)("$name", ({ requests, rules, missing, unused }) => {
     const r = checkRequestsAgainstRbac(requests, rules);
-    expect(r.missing.map((m) => `${m.verb} ${m.group ? `${m.group}/` : ""}${m.resource} ${m.namespace}/${m.name}`)).toEqual(missing);
+    expect(
+      r.missing.map((m) => `${m.verb} ${m.group ? `${m.group}/` : ""}${m.resource} ${m.namespace}/${m.name}`),
+    ).toEqual(missing);
     expect(r.unused.map((u) => `${u.verb} ${u.apiGroup}/${u.resource} ${u.scope}`)).toEqual(unused);
   });
 
   it("counts repeated missing requests once, with their number", () => {
-    const r = checkRequestsAgainstRbac([aRequest({ verb: "patch" }), aRequest({ verb: "patch" }), aRequest({ verb: "patch", name: "web-2" })], []);
+    const r = checkRequestsAgainstRbac(
+      [aRequest({ verb: "patch" }), aRequest({ verb: "patch" }), aRequest({ verb: "patch", name: "web-2" })],
+      [],
+    );
     expect(r.missing.map((m) => [m.name, m.count])).toEqual([
       ["web-1", 2],
       ["web-2", 1],
@@ -129,24 +156,52 @@ describe("checkRequestsAgainstRbac", () => {
 
 describe("rbacRulesFromManifests", () => {
   const sa = { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "op", namespace: "hp" } };
-  const deployment = { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "op", namespace: "hp" }, spec: { template: { spec: { serviceAccountName: "op" } } } };
-  const clusterRole = { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: "op" }, rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["get"] }] };
+  const deployment = {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name: "op", namespace: "hp" },
+    spec: { template: { spec: { serviceAccountName: "op" } } },
+  };
+  const clusterRole = {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRole",
+    metadata: { name: "op" },
+    rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["get"] }],
+  };
   const subjects = [{ kind: "ServiceAccount", name: "op", namespace: "hp" }];
 
   it("gives a ClusterRole bound by a RoleBinding the binding's namespace", () => {
-    const rb = { apiVersion: "rbac.authorization.k8s.io/v1", kind: "RoleBinding", metadata: { name: "op", namespace: "apps" }, roleRef: { kind: "ClusterRole", name: "op" }, subjects };
+    const rb = {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "RoleBinding",
+      metadata: { name: "op", namespace: "apps" },
+      roleRef: { kind: "ClusterRole", name: "op" },
+      subjects,
+    };
     expect(rbacRulesFromManifests([sa, deployment, clusterRole, rb], "hp")).toEqual([
       { apiGroups: [""], resources: ["pods"], verbs: ["get"], scope: "namespace", namespace: "apps" },
     ]);
   });
 
   it("leaves out bindings for another subject", () => {
-    const crb = { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding", metadata: { name: "x" }, roleRef: { kind: "ClusterRole", name: "op" }, subjects: [{ kind: "ServiceAccount", name: "someone-else", namespace: "hp" }] };
+    const crb = {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: { name: "x" },
+      roleRef: { kind: "ClusterRole", name: "op" },
+      subjects: [{ kind: "ServiceAccount", name: "someone-else", namespace: "hp" }],
+    };
     expect(rbacRulesFromManifests([sa, deployment, clusterRole, crb], "hp")).toEqual([]);
   });
 
   it("fails on a binding whose role the chart does not render", () => {
-    const crb = { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding", metadata: { name: "x" }, roleRef: { kind: "ClusterRole", name: "missing" }, subjects };
+    const crb = {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: { name: "x" },
+      roleRef: { kind: "ClusterRole", name: "missing" },
+      subjects,
+    };
     expect(() => rbacRulesFromManifests([sa, deployment, crb], "hp")).toThrow(/ClusterRole\/missing/);
   });
 });
@@ -158,7 +213,10 @@ describe("rbacRulesFromChart (the rendered chart)", () => {
   });
 
   const grant = (scope: string, group: string, resource: string): string[] =>
-    rules.filter((r) => r.scope === scope && r.apiGroups.includes(group) && r.resources.includes(resource)).flatMap((r) => r.verbs).sort();
+    rules
+      .filter((r) => r.scope === scope && r.apiGroups.includes(group) && r.resources.includes(resource))
+      .flatMap((r) => r.verbs)
+      .sort();
 
   it.each([
     { scope: "cluster", group: "", resource: "pods", verbs: ["delete", "get", "list", "watch"] },
@@ -168,7 +226,12 @@ describe("rbacRulesFromChart (the rendered chart)", () => {
     { scope: "cluster", group: "", resource: "pods/status", verbs: ["patch"] },
     { scope: "cluster", group: "", resource: "services", verbs: ["list", "watch"] },
     { scope: "cluster", group: "", resource: "nodes", verbs: ["list", "watch"] },
-    { scope: "cluster", group: "discovery.k8s.io", resource: "endpointslices", verbs: ["create", "delete", "list", "update", "watch"] },
+    {
+      scope: "cluster",
+      group: "discovery.k8s.io",
+      resource: "endpointslices",
+      verbs: ["create", "delete", "list", "update", "watch"],
+    },
     { scope: "cluster", group: "apps", resource: "replicasets", verbs: ["list", "watch"] },
     { scope: "cluster", group: "healthprobe.io", resource: "healthprobepolicies", verbs: ["list", "watch"] },
     { scope: "cluster", group: "healthprobe.io", resource: "healthprobepolicies/status", verbs: ["update"] },
@@ -185,14 +248,31 @@ describe("rbacRulesFromChart (the rendered chart)", () => {
 
   it("grants nothing beyond the list above", () => {
     const resources = new Set(rules.flatMap((r) => r.resources));
-    expect([...resources].sort()).toEqual(
-      ["configmaps", "endpointslices", "events", "healthprobepolicies", "healthprobepolicies/status", "leases", "nodes", "pods", "pods/eviction", "pods/log", "pods/status", "replicasets", "secrets", "services", "subjectaccessreviews", "tokenreviews"],
-    );
+    expect([...resources].sort()).toEqual([
+      "configmaps",
+      "endpointslices",
+      "events",
+      "healthprobepolicies",
+      "healthprobepolicies/status",
+      "leases",
+      "nodes",
+      "pods",
+      "pods/eviction",
+      "pods/log",
+      "pods/status",
+      "replicasets",
+      "secrets",
+      "services",
+      "subjectaccessreviews",
+      "tokenreviews",
+    ]);
   });
 
   it("restricts the Lease and the ledger ConfigMap by name for every verb but create", () => {
     // The diagnostics ConfigMaps (cluster scope, in the policies' namespaces) have names of their own: no update, no get.
-    const named = rules.filter((r) => r.scope === "namespace" && (r.resources.includes("leases") || r.resources.includes("configmaps")));
+    const named = rules.filter(
+      (r) => r.scope === "namespace" && (r.resources.includes("leases") || r.resources.includes("configmaps")),
+    );
     for (const r of named) {
       if (r.verbs.includes("create")) expect(r.resourceNames).toBeUndefined();
       else expect(r.resourceNames).toHaveLength(1);
@@ -201,7 +281,9 @@ describe("rbacRulesFromChart (the rendered chart)", () => {
   });
 
   it("drops the Secret grant with rbac.secrets=false", () => {
-    expect(rbacRulesFromChart({ values: ["rbac.secrets=false"] }).some((r) => r.resources.includes("secrets"))).toBe(false);
+    expect(rbacRulesFromChart({ values: ["rbac.secrets=false"] }).some((r) => r.resources.includes("secrets"))).toBe(
+      false,
+    );
   });
 
   it("grants namespaced kinds only in the watched namespace, and nodes cluster-wide, with watchNamespace", () => {
@@ -220,15 +302,43 @@ describe("rbacRulesFromChart (the rendered chart)", () => {
     const webhook = rbacRulesFromChart({ values: ["webhook.enabled=true"] });
     const added = webhook.filter((r) => !rules.some((d) => JSON.stringify(d) === JSON.stringify(r)));
     expect(added).toEqual([
-      { apiGroups: ["admissionregistration.k8s.io"], resources: ["mutatingwebhookconfigurations"], resourceNames: ["healthprobe-healthprobe-operator"], verbs: ["get", "update"], scope: "cluster" },
-      { apiGroups: [""], resources: ["secrets"], resourceNames: ["healthprobe-healthprobe-operator-webhook-cert"], verbs: ["get", "update"], scope: "namespace", namespace: "healthprobe-system" },
-      { apiGroups: [""], resources: ["secrets"], verbs: ["create"], scope: "namespace", namespace: "healthprobe-system" },
+      {
+        apiGroups: ["admissionregistration.k8s.io"],
+        resources: ["mutatingwebhookconfigurations"],
+        resourceNames: ["healthprobe-healthprobe-operator"],
+        verbs: ["get", "update"],
+        scope: "cluster",
+      },
+      {
+        apiGroups: [""],
+        resources: ["secrets"],
+        resourceNames: ["healthprobe-healthprobe-operator-webhook-cert"],
+        verbs: ["get", "update"],
+        scope: "namespace",
+        namespace: "healthprobe-system",
+      },
+      {
+        apiGroups: [""],
+        resources: ["secrets"],
+        verbs: ["create"],
+        scope: "namespace",
+        namespace: "healthprobe-system",
+      },
     ]);
   });
 
   it("with the webhook and cert-manager, only reads the Secret and leaves the webhook configuration to cert-manager", () => {
     const certManager = rbacRulesFromChart({ values: ["webhook.enabled=true", "webhook.certManager.enabled=true"] });
     const added = certManager.filter((r) => !rules.some((d) => JSON.stringify(d) === JSON.stringify(r)));
-    expect(added).toEqual([{ apiGroups: [""], resources: ["secrets"], resourceNames: ["healthprobe-healthprobe-operator-webhook-cert"], verbs: ["get"], scope: "namespace", namespace: "healthprobe-system" }]);
+    expect(added).toEqual([
+      {
+        apiGroups: [""],
+        resources: ["secrets"],
+        resourceNames: ["healthprobe-healthprobe-operator-webhook-cert"],
+        verbs: ["get"],
+        scope: "namespace",
+        namespace: "healthprobe-system",
+      },
+    ]);
   });
 });

@@ -65,16 +65,23 @@ export function rbacRulesFromChart(opts: { values?: string[]; namespace?: string
 
 export function rbacRulesFromManifests(docs: KubeManifest[], releaseNamespace: string): RbacRule[] {
   const sa = docs.find((d) => d.kind === "Deployment") as
-    | (KubeManifest & { spec: { template: { spec: { serviceAccountName?: string } } } })
-    | undefined;
+    (KubeManifest & { spec: { template: { spec: { serviceAccountName?: string } } } }) | undefined;
   const saName = sa?.spec.template.spec.serviceAccountName ?? "default";
   const boundToOperator = (b: BindingManifest): boolean =>
-    (b.subjects ?? []).some((s) => s.kind === "ServiceAccount" && s.name === saName && (s.namespace ?? b.metadata.namespace) === releaseNamespace);
+    (b.subjects ?? []).some(
+      (s) =>
+        s.kind === "ServiceAccount" && s.name === saName && (s.namespace ?? b.metadata.namespace) === releaseNamespace,
+    );
 
   const roles = new Map<string, PolicyRuleManifest[]>();
   for (const d of docs) {
-    if (d.kind === "ClusterRole") roles.set(`ClusterRole/${d.metadata.name}`, (d.rules as PolicyRuleManifest[] | undefined) ?? []);
-    if (d.kind === "Role") roles.set(`Role/${d.metadata.namespace ?? releaseNamespace}/${d.metadata.name}`, (d.rules as PolicyRuleManifest[] | undefined) ?? []);
+    if (d.kind === "ClusterRole")
+      roles.set(`ClusterRole/${d.metadata.name}`, (d.rules as PolicyRuleManifest[] | undefined) ?? []);
+    if (d.kind === "Role")
+      roles.set(
+        `Role/${d.metadata.namespace ?? releaseNamespace}/${d.metadata.name}`,
+        (d.rules as PolicyRuleManifest[] | undefined) ?? [],
+      );
   }
 
   const out: RbacRule[] = [];
@@ -83,7 +90,8 @@ export function rbacRulesFromManifests(docs: KubeManifest[], releaseNamespace: s
     const b = d as BindingManifest;
     if (!boundToOperator(b)) continue;
     const bindingNs = b.metadata.namespace ?? releaseNamespace;
-    const key = b.roleRef.kind === "ClusterRole" ? `ClusterRole/${b.roleRef.name}` : `Role/${bindingNs}/${b.roleRef.name}`;
+    const key =
+      b.roleRef.kind === "ClusterRole" ? `ClusterRole/${b.roleRef.name}` : `Role/${bindingNs}/${b.roleRef.name}`;
     const rules = roles.get(key);
     if (!rules) throw new Error(`${d.kind} ${b.metadata.name} refers to ${key}, which the chart does not render`);
     const scope = d.kind === "ClusterRoleBinding" ? "cluster" : "namespace";
@@ -131,7 +139,15 @@ export function checkRequestsAgainstRbac(entries: RequestLogEntry[], rules: Rbac
       const key = [e.verb, e.group, resourceOf(e), e.namespace, e.name].join("|");
       const m = missing.get(key);
       if (m) m.count++;
-      else missing.set(key, { verb: e.verb, group: e.group, resource: resourceOf(e), namespace: e.namespace, name: e.name, count: 1 });
+      else
+        missing.set(key, {
+          verb: e.verb,
+          group: e.group,
+          resource: resourceOf(e),
+          namespace: e.namespace,
+          name: e.name,
+          count: 1,
+        });
       continue;
     }
     for (const r of allowing) used.add(grantKey(r, e.verb, e.group, resourceOf(e)));

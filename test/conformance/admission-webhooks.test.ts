@@ -27,7 +27,27 @@ let dir = "";
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "webhook-"));
-  execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem"), "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"], { stdio: "ignore" });
+  execFileSync(
+    "openssl",
+    [
+      "req",
+      "-x509",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-keyout",
+      join(dir, "key.pem"),
+      "-out",
+      join(dir, "cert.pem"),
+      "-days",
+      "1",
+      "-subj",
+      "/CN=127.0.0.1",
+      "-addext",
+      "subjectAltName=IP:127.0.0.1",
+    ],
+    { stdio: "ignore" },
+  );
   const cert = readFileSync(join(dir, "cert.pem"));
   caBundle = cert.toString("base64");
   hook = createServer({ cert, key: readFileSync(join(dir, "key.pem")) }, (req, res) => {
@@ -36,7 +56,12 @@ beforeAll(async () => {
     req.on("end", () => {
       const review = JSON.parse(body);
       const patch = [{ op: "add", path: "/spec/readinessGates", value: [{ conditionType: GATE }] }];
-      const response = { uid: review.request.uid, allowed: true, patchType: "JSONPatch", patch: Buffer.from(JSON.stringify(patch)).toString("base64") };
+      const response = {
+        uid: review.request.uid,
+        allowed: true,
+        patchType: "JSONPatch",
+        patch: Buffer.from(JSON.stringify(patch)).toString("base64"),
+      };
       res.setHeader("content-type", "application/json");
       res.end(JSON.stringify({ apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", response }));
     });
@@ -77,43 +102,69 @@ type Created = { pod: V1Pod } | { code: number; message: string };
 
 /** Creates a pod; a refusal is returned, not thrown (the real server's missing-ServiceAccount refusal is waited out). */
 async function createPod(ns: string): Promise<Created> {
-  return waitFor(async () => {
-    try {
-      return { pod: await core.createNamespacedPod({ namespace: ns, body: { metadata: { name: uniqueName("web"), labels: { app: "web" } }, spec: { containers: [{ name: "app", image: "nginx:1.27" }] } } }) };
-    } catch (err) {
-      const e = err as { code?: number; body?: unknown };
-      const body = typeof e.body === "string" ? JSON.parse(e.body) : (e.body as { message?: string } | undefined);
-      if (e.code === 403 && String(body?.message).includes("serviceaccount")) return undefined;
-      return { code: e.code ?? 0, message: String(body?.message ?? "") };
-    }
-  }, { what: `a pod create in ${ns}` });
+  return waitFor(
+    async () => {
+      try {
+        return {
+          pod: await core.createNamespacedPod({
+            namespace: ns,
+            body: {
+              metadata: { name: uniqueName("web"), labels: { app: "web" } },
+              spec: { containers: [{ name: "app", image: "nginx:1.27" }] },
+            },
+          }),
+        };
+      } catch (err) {
+        const e = err as { code?: number; body?: unknown };
+        const body = typeof e.body === "string" ? JSON.parse(e.body) : (e.body as { message?: string } | undefined);
+        if (e.code === 403 && String(body?.message).includes("serviceaccount")) return undefined;
+        return { code: e.code ?? 0, message: String(body?.message ?? "") };
+      }
+    },
+    { what: `a pod create in ${ns}` },
+  );
 }
 
-const gatesOf = (c: Created) => ("pod" in c ? (c.pod.spec?.readinessGates ?? []).map((g) => g.conditionType) : undefined);
+const gatesOf = (c: Created) =>
+  "pod" in c ? (c.pod.spec?.readinessGates ?? []).map((g) => g.conditionType) : undefined;
 
 describe("mutating admission webhook", () => {
   it("adds the gate to pods of a selected namespace, skips an unreachable Ignore webhook before it, and leaves other namespaces alone", async () => {
     // Configurations are called in name order: the unreachable one first.
-    await admission.createMutatingWebhookConfiguration({ body: { metadata: { name: "a-down" }, webhooks: [aWebhook("inject", "https://127.0.0.1:1/mutate", "Ignore")] } });
-    await admission.createMutatingWebhookConfiguration({ body: { metadata: { name: "b-inject" }, webhooks: [aWebhook("inject", hookUrl, "Ignore")] } });
+    await admission.createMutatingWebhookConfiguration({
+      body: { metadata: { name: "a-down" }, webhooks: [aWebhook("inject", "https://127.0.0.1:1/mutate", "Ignore")] },
+    });
+    await admission.createMutatingWebhookConfiguration({
+      body: { metadata: { name: "b-inject" }, webhooks: [aWebhook("inject", hookUrl, "Ignore")] },
+    });
     const ns = await namespace({ [INJECT]: "inject" });
     // The real server picks a new configuration up within a moment.
-    const created = await waitFor(async () => {
-      const c = await createPod(ns);
-      return gatesOf(c)?.length ? c : undefined;
-    }, { what: "a pod created with the gate" });
+    const created = await waitFor(
+      async () => {
+        const c = await createPod(ns);
+        return gatesOf(c)?.length ? c : undefined;
+      },
+      { what: "a pod created with the gate" },
+    );
     expect(gatesOf(created)).toEqual([GATE]);
     expect(gatesOf(await createPod(await namespace({})))).toEqual([]);
   }, 120_000);
 
   it("refuses the create when a Fail webhook cannot be reached", async () => {
-    await admission.createMutatingWebhookConfiguration({ body: { metadata: { name: "c-fail" }, webhooks: [aWebhook("fail", "https://127.0.0.1:1/mutate", "Fail")] } });
+    await admission.createMutatingWebhookConfiguration({
+      body: { metadata: { name: "c-fail" }, webhooks: [aWebhook("fail", "https://127.0.0.1:1/mutate", "Fail")] },
+    });
     const ns = await namespace({ [INJECT]: "fail" });
-    const refused = await waitFor(async () => {
-      const c = await createPod(ns);
-      return "code" in c ? c : undefined;
-    }, { what: "the create refused" });
+    const refused = await waitFor(
+      async () => {
+        const c = await createPod(ns);
+        return "code" in c ? c : undefined;
+      },
+      { what: "the create refused" },
+    );
     expect(refused.code).toBe(500);
-    expect(refused.message).toMatch(/^Internal error occurred: failed calling webhook "fail\.healthprobe\.io": failed to call webhook: Post "https:\/\/127\.0\.0\.1:1\/mutate\?timeout=5s": /);
+    expect(refused.message).toMatch(
+      /^Internal error occurred: failed calling webhook "fail\.healthprobe\.io": failed to call webhook: Post "https:\/\/127\.0\.0\.1:1\/mutate\?timeout=5s": /,
+    );
   }, 120_000);
 });

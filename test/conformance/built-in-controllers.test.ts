@@ -3,7 +3,15 @@
 // real control plane (kube-controller-manager's controller, the kubelet stand-in there): what a
 // controller that drains through a pod condition relies on must hold the same on both.
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { CoreV1Api, DiscoveryV1Api, PatchStrategy, setHeaderOptions, type V1EndpointSlice, type V1Pod, type V1PodCondition } from "@kubernetes/client-node";
+import {
+  CoreV1Api,
+  DiscoveryV1Api,
+  PatchStrategy,
+  setHeaderOptions,
+  type V1EndpointSlice,
+  type V1Pod,
+  type V1PodCondition,
+} from "@kubernetes/client-node";
 import { kubeConfigFor } from "../apiserver/test-kit.js";
 import { waitFor } from "../support/wait-for.js";
 import { startConformanceCluster, type ConformanceCluster } from "./clusters.js";
@@ -59,39 +67,67 @@ async function createPod(namespace: string, pod: V1Pod): Promise<void> {
 }
 
 async function createService(namespace: string): Promise<string> {
-  const svc = await core.createNamespacedService({ namespace, body: { metadata: { name: "web" }, spec: { selector: { app: "web" }, ports: [{ name: "http", port: 80, targetPort: "http" }] } } });
+  const svc = await core.createNamespacedService({
+    namespace,
+    body: {
+      metadata: { name: "web" },
+      spec: { selector: { app: "web" }, ports: [{ name: "http", port: 80, targetPort: "http" }] },
+    },
+  });
   return svc.metadata!.uid!;
 }
 
 async function builtInSlices(namespace: string): Promise<V1EndpointSlice[]> {
-  return (await discovery.listNamespacedEndpointSlice({ namespace, labelSelector: `kubernetes.io/service-name=web,${BUILT_IN}` })).items;
+  return (
+    await discovery.listNamespacedEndpointSlice({
+      namespace,
+      labelSelector: `kubernetes.io/service-name=web,${BUILT_IN}`,
+    })
+  ).items;
 }
 
 /** "ready serving terminating" of each pod's endpoint in the Service's built-in slices, by pod name. */
 async function endpointStates(namespace: string): Promise<Record<string, string>> {
   const out: Array<[string, string]> = [];
   for (const slice of await builtInSlices(namespace)) {
-    for (const e of slice.endpoints ?? []) out.push([e.targetRef!.name!, `${e.conditions?.ready} ${e.conditions?.serving} ${e.conditions?.terminating}`]);
+    for (const e of slice.endpoints ?? [])
+      out.push([e.targetRef!.name!, `${e.conditions?.ready} ${e.conditions?.serving} ${e.conditions?.terminating}`]);
   }
   return Object.fromEntries(out.sort(([a], [b]) => a.localeCompare(b)));
 }
 
 async function endpointsBecome(namespace: string, want: Record<string, string>, what: string): Promise<void> {
-  await waitFor(async () => JSON.stringify(await endpointStates(namespace)) === JSON.stringify(want), { what, timeoutMs: 60_000 });
+  await waitFor(async () => JSON.stringify(await endpointStates(namespace)) === JSON.stringify(want), {
+    what,
+    timeoutMs: 60_000,
+  });
 }
 
-const condition = (pod: V1Pod, type: string): V1PodCondition | undefined => pod.status?.conditions?.find((c) => c.type === type);
+const condition = (pod: V1Pod, type: string): V1PodCondition | undefined =>
+  pod.status?.conditions?.find((c) => c.type === type);
 
 async function podWhen(namespace: string, name: string, test: (pod: V1Pod) => boolean, what: string): Promise<V1Pod> {
-  return waitFor(async () => {
-    const pod = await core.readNamespacedPod({ name, namespace });
-    return test(pod) ? pod : undefined;
-  }, { what, timeoutMs: 60_000 });
+  return waitFor(
+    async () => {
+      const pod = await core.readNamespacedPod({ name, namespace });
+      return test(pod) ? pod : undefined;
+    },
+    { what, timeoutMs: 60_000 },
+  );
 }
 
 async function setGate(namespace: string, name: string, status: "True" | "False"): Promise<void> {
-  const gate = { type: GATE, status, reason: status === "True" ? "Admitted" : "KeptOut", message: "set by the test", lastTransitionTime: new Date() };
-  await core.patchNamespacedPodStatus({ name, namespace, body: { status: { conditions: [gate] } } }, asStrategicMergePatch);
+  const gate = {
+    type: GATE,
+    status,
+    reason: status === "True" ? "Admitted" : "KeptOut",
+    message: "set by the test",
+    lastTransitionTime: new Date(),
+  };
+  await core.patchNamespacedPodStatus(
+    { name, namespace, body: { status: { conditions: [gate] } } },
+    asStrategicMergePatch,
+  );
 }
 
 describe("built-in controllers", () => {
@@ -100,14 +136,25 @@ describe("built-in controllers", () => {
     const uid = await createService(ns);
     await createPod(ns, aPod("a"));
     await createPod(ns, aPod("held", { finalizers: ["example.com/hold"] }));
-    await endpointsBecome(ns, { a: "true true false", held: "true true false" }, "both pods ready in the built-in slices");
+    await endpointsBecome(
+      ns,
+      { a: "true true false", held: "true true false" },
+      "both pods ready in the built-in slices",
+    );
 
     const [slice, ...others] = await builtInSlices(ns);
     expect(others).toEqual([]);
     expect(slice!.metadata!.name).toMatch(/^web-[a-z0-9]{5}$/);
-    expect(slice!.metadata!.labels).toEqual({ "kubernetes.io/service-name": "web", "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io" });
-    expect(slice!.metadata!.annotations?.["endpoints.kubernetes.io/last-change-trigger-time"]).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
-    expect(slice!.metadata!.ownerReferences).toEqual([{ apiVersion: "v1", kind: "Service", name: "web", uid, controller: true, blockOwnerDeletion: true }]);
+    expect(slice!.metadata!.labels).toEqual({
+      "kubernetes.io/service-name": "web",
+      "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io",
+    });
+    expect(slice!.metadata!.annotations?.["endpoints.kubernetes.io/last-change-trigger-time"]).toMatch(
+      /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/,
+    );
+    expect(slice!.metadata!.ownerReferences).toEqual([
+      { apiVersion: "v1", kind: "Service", name: "web", uid, controller: true, blockOwnerDeletion: true },
+    ]);
     expect(slice!.addressType).toBe("IPv4");
     expect(slice!.ports).toEqual([{ name: "http", port: 8080, protocol: "TCP" }]);
     const pod = await core.readNamespacedPod({ name: "a", namespace: ns });
@@ -118,8 +165,15 @@ describe("built-in controllers", () => {
 
     // Terminating (the finalizer holds it after the kubelet's zero-grace delete): serving, not ready.
     await core.deleteNamespacedPod({ name: "held", namespace: ns });
-    await endpointsBecome(ns, { a: "true true false", held: "false true true" }, "the terminating pod serving but not ready");
-    await core.patchNamespacedPod({ name: "held", namespace: ns, body: { metadata: { finalizers: null } } }, setHeaderOptions("Content-Type", PatchStrategy.MergePatch));
+    await endpointsBecome(
+      ns,
+      { a: "true true false", held: "false true true" },
+      "the terminating pod serving but not ready",
+    );
+    await core.patchNamespacedPod(
+      { name: "held", namespace: ns, body: { metadata: { finalizers: null } } },
+      setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+    );
     await endpointsBecome(ns, { a: "true true false" }, "the deleted pod gone from the slices");
   }, 120_000);
 
@@ -127,7 +181,12 @@ describe("built-in controllers", () => {
     const ns = await freshNamespace();
     await createService(ns);
     await createPod(ns, aPod("gated", { gate: true }));
-    const started = await podWhen(ns, "gated", (p) => Boolean(p.status?.podIP) && condition(p, "ContainersReady")?.status === "True", "the gated pod running");
+    const started = await podWhen(
+      ns,
+      "gated",
+      (p) => Boolean(p.status?.podIP) && condition(p, "ContainersReady")?.status === "True",
+      "the gated pod running",
+    );
     expect(condition(started, "Ready")).toMatchObject({
       status: "False",
       reason: "ReadinessGatesNotReady",
@@ -136,14 +195,27 @@ describe("built-in controllers", () => {
     await endpointsBecome(ns, { gated: "false false false" }, "the gated pod listed not ready");
 
     await setGate(ns, "gated", "True");
-    const admitted = await podWhen(ns, "gated", (p) => condition(p, "Ready")?.status === "True", "Ready once the gate is True");
+    const admitted = await podWhen(
+      ns,
+      "gated",
+      (p) => condition(p, "Ready")?.status === "True",
+      "Ready once the gate is True",
+    );
     expect(condition(admitted, "Ready")?.reason ?? "").toBe("");
     expect(condition(admitted, GATE)).toMatchObject({ status: "True", reason: "Admitted", message: "set by the test" });
     await endpointsBecome(ns, { gated: "true true false" }, "the endpoint ready once the gate is True");
 
     await setGate(ns, "gated", "False");
-    const keptOut = await podWhen(ns, "gated", (p) => condition(p, "Ready")?.status === "False", "not Ready once the gate is False");
-    expect(condition(keptOut, "Ready")).toMatchObject({ reason: "ReadinessGatesNotReady", message: `the status of pod readiness gate "${GATE}" is not "True", but False` });
+    const keptOut = await podWhen(
+      ns,
+      "gated",
+      (p) => condition(p, "Ready")?.status === "False",
+      "not Ready once the gate is False",
+    );
+    expect(condition(keptOut, "Ready")).toMatchObject({
+      reason: "ReadinessGatesNotReady",
+      message: `the status of pod readiness gate "${GATE}" is not "True", but False`,
+    });
     expect(condition(keptOut, GATE)).toMatchObject({ status: "False", reason: "KeptOut" });
     expect(condition(keptOut, "ContainersReady")?.status).toBe("True");
     await endpointsBecome(ns, { gated: "false false false" }, "the endpoint not ready once the gate is False");

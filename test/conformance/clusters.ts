@@ -7,7 +7,8 @@ import type { KubeconfigSource } from "../apiserver/test-kit.js";
 
 export type ClusterKind = "test-server" | "control-plane";
 
-export const clusterKind: ClusterKind = process.env.HEALTHPROBE_TEST_CLUSTER === "real" ? "control-plane" : "test-server";
+export const clusterKind: ClusterKind =
+  process.env.HEALTHPROBE_TEST_CLUSTER === "real" ? "control-plane" : "test-server";
 
 export interface ConformanceCluster extends KubeconfigSource {
   kind: ClusterKind;

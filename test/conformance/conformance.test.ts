@@ -6,10 +6,30 @@ import { join } from "node:path";
 import { startConformanceCluster, type ConformanceCluster } from "./clusters.js";
 import { waitFor } from "../support/wait-for.js";
 import { drivers, types, type Driver, type Obj } from "./drivers.js";
-import { aBarePod, aConfigMap, aNamespace, aPolicy, aReplicaSet, crdName, crdsDir, documentsOf, exampleFiles, examplesDir, invalidPolicies, ownerRef, uniqueName } from "./fixtures.js";
+import {
+  aBarePod,
+  aConfigMap,
+  aNamespace,
+  aPolicy,
+  aReplicaSet,
+  crdName,
+  crdsDir,
+  documentsOf,
+  exampleFiles,
+  examplesDir,
+  invalidPolicies,
+  ownerRef,
+  uniqueName,
+} from "./fixtures.js";
 
 /** A status as the operator would write it, so every printer column has a value. */
-const aStatus = (o: { targets: number; healthy: number; drained: number; replaced: number; ready: "True" | "False" }) => ({
+const aStatus = (o: {
+  targets: number;
+  healthy: number;
+  drained: number;
+  replaced: number;
+  ready: "True" | "False";
+}) => ({
   observedGeneration: 1,
   targets: o.targets,
   healthy: o.healthy,
@@ -17,10 +37,20 @@ const aStatus = (o: { targets: number; healthy: number; drained: number; replace
   unknown: 0,
   drained: o.drained,
   replacedInLastDay: o.replaced,
-  conditions: [{ type: "Ready", status: o.ready, reason: "Probing", message: "probing every target", lastTransitionTime: "2026-01-01T00:00:00Z", observedGeneration: 1 }],
+  conditions: [
+    {
+      type: "Ready",
+      status: o.ready,
+      reason: "Probing",
+      message: "probing every target",
+      lastTransitionTime: "2026-01-01T00:00:00Z",
+      observedGeneration: 1,
+    },
+  ],
 });
 
-const crdSchema = documentsOf(join(crdsDir, "healthprobe.io_healthprobepolicies.yaml"))[0]!.spec.versions[0].schema.openAPIV3Schema;
+const crdSchema = documentsOf(join(crdsDir, "healthprobe.io_healthprobepolicies.yaml"))[0]!.spec.versions[0].schema
+  .openAPIV3Schema;
 
 describe.each(drivers)("through %s", (_name, makeDriver) => {
   let server: ConformanceCluster;
@@ -46,7 +76,15 @@ describe.each(drivers)("through %s", (_name, makeDriver) => {
 
   it("serves the CRD from crds/: discovery lists healthprobepolicies with short name hpp and category healthprobe", async () => {
     const resources = await driver.apiResources("healthprobe.io", "v1alpha1");
-    expect(resources).toEqual([{ name: "healthprobepolicies", kind: "HealthProbePolicy", namespaced: true, shortNames: ["hpp"], categories: ["healthprobe"] }]);
+    expect(resources).toEqual([
+      {
+        name: "healthprobepolicies",
+        kind: "HealthProbePolicy",
+        namespaced: true,
+        shortNames: ["hpp"],
+        categories: ["healthprobe"],
+      },
+    ]);
     expect(await driver.list(types.policy, "default")).toEqual([]);
   });
 
@@ -56,10 +94,22 @@ describe.each(drivers)("through %s", (_name, makeDriver) => {
     for (const file of exampleFiles) {
       expect(await driver.applyFile(join(examplesDir, file), ns)).toEqual({ ok: true });
       const policy = documentsOf(join(examplesDir, file)).find((d) => d.kind === "HealthProbePolicy")!;
-      expected.push({ policy: policy.metadata!.name!, service: policy.spec.serviceName, labels: policy.spec.selector.matchLabels });
+      expected.push({
+        policy: policy.metadata!.name!,
+        service: policy.spec.serviceName,
+        labels: policy.spec.selector.matchLabels,
+      });
     }
     for (const e of expected) {
-      expect(await driver.apply([aBarePod({ name: `${e.policy}-a`, labels: e.labels }), aBarePod({ name: `${e.policy}-b`, labels: e.labels })], ns)).toEqual({ ok: true });
+      expect(
+        await driver.apply(
+          [
+            aBarePod({ name: `${e.policy}-a`, labels: e.labels }),
+            aBarePod({ name: `${e.policy}-b`, labels: e.labels }),
+          ],
+          ns,
+        ),
+      ).toEqual({ ok: true });
     }
 
     const policies = await driver.list(types.policy, ns);
@@ -67,8 +117,13 @@ describe.each(drivers)("through %s", (_name, makeDriver) => {
     for (const e of expected) {
       const service = await driver.get(types.service, ns, e.service);
       expect(service?.spec.selector).toBeUndefined();
-      const selector = Object.entries(e.labels).map(([k, v]) => `${k}=${v}`).join(",");
-      expect((await driver.list(types.pod, ns, selector)).map((p) => p.metadata!.name).sort()).toEqual([`${e.policy}-a`, `${e.policy}-b`]);
+      const selector = Object.entries(e.labels)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(",");
+      expect((await driver.list(types.pod, ns, selector)).map((p) => p.metadata!.name).sort()).toEqual([
+        `${e.policy}-a`,
+        `${e.policy}-b`,
+      ]);
     }
     // Defaults from the schema are filled in on the way in: the Front Door example sets no period.
     const api = policies.find((p) => p.metadata!.name === "api")!;
@@ -77,11 +132,36 @@ describe.each(drivers)("through %s", (_name, makeDriver) => {
 
   it("shows the printer columns of get hpp with the values set through the status subresource", async () => {
     const ns = await freshNamespace();
-    expect(await driver.apply([aPolicy({ name: "with-status", spec: { serviceName: "web" } }), aPolicy({ name: "without-status", spec: { serviceName: "shop" } })], ns)).toEqual({ ok: true });
-    expect(await driver.patch(types.policy, ns, "with-status", { status: aStatus({ targets: 4, healthy: 3, drained: 1, replaced: 2, ready: "True" }) }, { subresource: "status" })).toEqual({ ok: true });
+    expect(
+      await driver.apply(
+        [
+          aPolicy({ name: "with-status", spec: { serviceName: "web" } }),
+          aPolicy({ name: "without-status", spec: { serviceName: "shop" } }),
+        ],
+        ns,
+      ),
+    ).toEqual({ ok: true });
+    expect(
+      await driver.patch(
+        types.policy,
+        ns,
+        "with-status",
+        { status: aStatus({ targets: 4, healthy: 3, drained: 1, replaced: 2, ready: "True" }) },
+        { subresource: "status" },
+      ),
+    ).toEqual({ ok: true });
 
     const table = await driver.table(types.policy, ns);
-    expect(table.headers).toEqual(["NAME", "SERVICE", "TARGETS", "HEALTHY", "DRAINED", "REPLACED(24H)", "READY", "AGE"]);
+    expect(table.headers).toEqual([
+      "NAME",
+      "SERVICE",
+      "TARGETS",
+      "HEALTHY",
+      "DRAINED",
+      "REPLACED(24H)",
+      "READY",
+      "AGE",
+    ]);
     const byName = new Map(table.rows.map((r) => [r[0], r]));
     expect(byName.get("with-status")!.slice(0, 7)).toEqual(["with-status", "web", "4", "3", "1", "2", "True"]);
     expect(byName.get("without-status")!.slice(0, 7)).toEqual(["without-status", "shop", "", "", "", "", ""]);
@@ -93,8 +173,16 @@ describe.each(drivers)("through %s", (_name, makeDriver) => {
     const probe = crdSchema.properties.spec.properties.probe;
     const described = (field: string) => String(probe.properties[field].description).replace(/\s+/g, " ").trim();
     expect(docs.get("path")).toEqual({ type: "string", required: false, description: described("path") });
-    expect(docs.get("timeoutSeconds")).toEqual({ type: "integer", required: false, description: described("timeoutSeconds") });
-    expect(docs.get("periodSeconds")).toEqual({ type: "integer", required: false, description: described("periodSeconds") });
+    expect(docs.get("timeoutSeconds")).toEqual({
+      type: "integer",
+      required: false,
+      description: described("timeoutSeconds"),
+    });
+    expect(docs.get("periodSeconds")).toEqual({
+      type: "integer",
+      required: false,
+      description: described("periodSeconds"),
+    });
     expect(docs.get("headers")).toEqual({ type: "[]Object", required: false, description: described("headers") });
     expect(docs.get("match")).toEqual({ type: "Object", required: false, description: described("match") });
     expect(docs.get("signature")?.description).toBe(described("signature"));
@@ -104,7 +192,15 @@ describe.each(drivers)("through %s", (_name, makeDriver) => {
 
   it("watches pods and sees a label change", async () => {
     const ns = await freshNamespace();
-    expect(await driver.apply([aBarePod({ name: "first", labels: { app: "watched", tier: "blue" } }), aBarePod({ name: "second", labels: { app: "watched", tier: "blue" } })], ns)).toEqual({ ok: true });
+    expect(
+      await driver.apply(
+        [
+          aBarePod({ name: "first", labels: { app: "watched", tier: "blue" } }),
+          aBarePod({ name: "second", labels: { app: "watched", tier: "blue" } }),
+        ],
+        ns,
+      ),
+    ).toEqual({ ok: true });
     const view = await driver.watch(types.pod, ns, "tier");
     try {
       await waitFor(() => view.events.filter((e) => e.type === "ADDED").length === 2, { what: "both pods listed" });
@@ -112,8 +208,13 @@ describe.each(drivers)("through %s", (_name, makeDriver) => {
         { type: "ADDED", name: "first", label: "blue" },
         { type: "ADDED", name: "second", label: "blue" },
       ]);
-      expect(await driver.patch(types.pod, ns, "second", { metadata: { labels: { tier: "green" } } })).toEqual({ ok: true });
-      await waitFor(() => view.events.some((e) => e.type === "MODIFIED" && e.name === "second" && e.label === "green"), { what: "the label change" });
+      expect(await driver.patch(types.pod, ns, "second", { metadata: { labels: { tier: "green" } } })).toEqual({
+        ok: true,
+      });
+      await waitFor(
+        () => view.events.some((e) => e.type === "MODIFIED" && e.name === "second" && e.label === "green"),
+        { what: "the label change" },
+      );
     } finally {
       await view.stop();
     }
@@ -130,7 +231,10 @@ describe.each(drivers)("through %s", (_name, makeDriver) => {
     expect(before.metadata!.generation).toBe(1);
 
     // The spec in this body must be ignored: the status subresource only writes status.
-    const statusPatch = { status: aStatus({ targets: 2, healthy: 1, drained: 1, replaced: 0, ready: "False" }), spec: { probe: { periodSeconds: 99 } } };
+    const statusPatch = {
+      status: aStatus({ targets: 2, healthy: 1, drained: 1, replaced: 0, ready: "False" }),
+      spec: { probe: { periodSeconds: 99 } },
+    };
     expect(await driver.patch(types.policy, ns, "gen", statusPatch, { subresource: "status" })).toEqual({ ok: true });
     const afterStatus = (await driver.get(types.policy, ns, "gen"))!;
     expect(afterStatus.status).toMatchObject({ targets: 2, healthy: 1, drained: 1 });
@@ -138,7 +242,9 @@ describe.each(drivers)("through %s", (_name, makeDriver) => {
     expect(afterStatus.metadata!.generation).toBe(1);
     expect(afterStatus.metadata!.resourceVersion).not.toBe(before.metadata!.resourceVersion);
 
-    expect(await driver.patch(types.policy, ns, "gen", { spec: { probe: { periodSeconds: 20 } }, status: { targets: 9 } })).toEqual({ ok: true });
+    expect(
+      await driver.patch(types.policy, ns, "gen", { spec: { probe: { periodSeconds: 20 } }, status: { targets: 9 } }),
+    ).toEqual({ ok: true });
     const afterSpec = (await driver.get(types.policy, ns, "gen"))!;
     expect(afterSpec.spec.probe.periodSeconds).toBe(20);
     expect(afterSpec.metadata!.generation).toBe(2);
@@ -154,18 +260,30 @@ describe.each(drivers)("through %s", (_name, makeDriver) => {
     expect(created.spec.probe.periodSeconds).toBe(10);
     expect(created.metadata!.managedFields!.map((m: Obj) => m.operation)).toEqual(["Apply"]);
 
-    expect(await driver.applyServerSide(aPolicy({ name: "ssa", spec: { probe: { periodSeconds: 30, timeoutSeconds: 5 } } }), { namespace: ns })).toEqual({ ok: true });
+    expect(
+      await driver.applyServerSide(
+        aPolicy({ name: "ssa", spec: { probe: { periodSeconds: 30, timeoutSeconds: 5 } } }),
+        { namespace: ns },
+      ),
+    ).toEqual({ ok: true });
     const updated = (await driver.get(types.policy, ns, "ssa"))!;
     expect(updated.spec.probe.periodSeconds).toBe(30);
     expect(updated.metadata!.generation).toBe(2);
 
     // Another applier takes timeoutSeconds; applying a different value is then a conflict, unless forced.
     const theirs = aPolicy({ name: "ssa", spec: { probe: { periodSeconds: 30, timeoutSeconds: 7 } } });
-    expect(await driver.applyServerSide({ ...theirs, spec: { probe: { timeoutSeconds: 7 } } }, { namespace: ns, fieldManager: "tuner", force: true })).toEqual({ ok: true });
+    expect(
+      await driver.applyServerSide(
+        { ...theirs, spec: { probe: { timeoutSeconds: 7 } } },
+        { namespace: ns, fieldManager: "tuner", force: true },
+      ),
+    ).toEqual({ ok: true });
     const changed = aPolicy({ name: "ssa", spec: { probe: { periodSeconds: 30, timeoutSeconds: 8 } } });
     const conflict = await driver.applyServerSide(changed, { namespace: ns });
     expect(conflict).toMatchObject({ ok: false, code: driver.codeFor(409) });
-    expect(conflict.ok === false && conflict.message).toMatch(/conflict with "tuner"[\s\S]*\.spec\.probe\.timeoutSeconds/);
+    expect(conflict.ok === false && conflict.message).toMatch(
+      /conflict with "tuner"[\s\S]*\.spec\.probe\.timeoutSeconds/,
+    );
     expect((await driver.get(types.policy, ns, "ssa"))!.spec.probe.timeoutSeconds).toBe(7);
 
     expect(await driver.applyServerSide(changed, { namespace: ns, force: true })).toEqual({ ok: true });
@@ -176,26 +294,51 @@ describe.each(drivers)("through %s", (_name, makeDriver) => {
 
   it("deletes an owner ConfigMap and the garbage collector removes its dependents, not others", async () => {
     const ns = await freshNamespace();
-    expect(await driver.apply([aConfigMap({ name: "owner" }), aConfigMap({ name: "bystander" })], ns)).toEqual({ ok: true });
+    expect(await driver.apply([aConfigMap({ name: "owner" }), aConfigMap({ name: "bystander" })], ns)).toEqual({
+      ok: true,
+    });
     const owner = (await driver.get(types.configMap, ns, "owner"))!;
-    expect(await driver.apply([aConfigMap({ name: "dep-a", ownerReferences: [ownerRef(owner)] }), aConfigMap({ name: "dep-b", ownerReferences: [ownerRef(owner)] })], ns)).toEqual({ ok: true });
+    expect(
+      await driver.apply(
+        [
+          aConfigMap({ name: "dep-a", ownerReferences: [ownerRef(owner)] }),
+          aConfigMap({ name: "dep-b", ownerReferences: [ownerRef(owner)] }),
+        ],
+        ns,
+      ),
+    ).toEqual({ ok: true });
 
     expect(await driver.delete(types.configMap, ns, "owner")).toEqual({ ok: true });
-    await waitFor(async () => (await driver.list(types.configMap, ns)).every((c) => !c.metadata!.name!.startsWith("dep-")), { what: "dependents collected" });
-    expect((await driver.list(types.configMap, ns)).map((c) => c.metadata!.name).filter((n) => n !== "kube-root-ca.crt")).toEqual(["bystander"]);
+    await waitFor(
+      async () => (await driver.list(types.configMap, ns)).every((c) => !c.metadata!.name!.startsWith("dep-")),
+      { what: "dependents collected" },
+    );
+    expect(
+      (await driver.list(types.configMap, ns)).map((c) => c.metadata!.name).filter((n) => n !== "kube-root-ca.crt"),
+    ).toEqual(["bystander"]);
   });
 
   it("deletes a ReplicaSet and the garbage collector removes its pods", async () => {
     const ns = await freshNamespace();
-    expect(await driver.apply([aReplicaSet({ name: "web", replicas: 2, labels: { app: "rs-web" } })], ns)).toEqual({ ok: true });
-    const pods = await waitFor(async () => {
-      const list = await driver.list(types.pod, ns, "app=rs-web");
-      return list.length === 2 && list;
-    }, { what: "the ReplicaSet's pods" });
-    for (const p of pods) expect(p.metadata!.ownerReferences).toEqual([expect.objectContaining({ kind: "ReplicaSet", name: "web", controller: true })]);
+    expect(await driver.apply([aReplicaSet({ name: "web", replicas: 2, labels: { app: "rs-web" } })], ns)).toEqual({
+      ok: true,
+    });
+    const pods = await waitFor(
+      async () => {
+        const list = await driver.list(types.pod, ns, "app=rs-web");
+        return list.length === 2 && list;
+      },
+      { what: "the ReplicaSet's pods" },
+    );
+    for (const p of pods)
+      expect(p.metadata!.ownerReferences).toEqual([
+        expect.objectContaining({ kind: "ReplicaSet", name: "web", controller: true }),
+      ]);
 
     expect(await driver.delete(types.replicaSet, ns, "web")).toEqual({ ok: true });
-    await waitFor(async () => (await driver.list(types.pod, ns, "app=rs-web")).length === 0, { what: "pods collected" });
+    await waitFor(async () => (await driver.list(types.pod, ns, "app=rs-web")).length === 0, {
+      what: "pods collected",
+    });
   });
 
   it.each(invalidPolicies)("refuses a policy with $what, naming $field", async ({ spec, field }) => {

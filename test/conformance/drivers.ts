@@ -33,12 +33,30 @@ export interface ResourceType {
 }
 
 export const types = {
-  policy: { apiVersion: "healthprobe.io/v1alpha1", kind: "HealthProbePolicy", plural: "healthprobepolicies", kubectlName: "hpp", namespaced: true },
+  policy: {
+    apiVersion: "healthprobe.io/v1alpha1",
+    kind: "HealthProbePolicy",
+    plural: "healthprobepolicies",
+    kubectlName: "hpp",
+    namespaced: true,
+  },
   pod: { apiVersion: "v1", kind: "Pod", plural: "pods", kubectlName: "pods", namespaced: true },
   service: { apiVersion: "v1", kind: "Service", plural: "services", kubectlName: "services", namespaced: true },
   configMap: { apiVersion: "v1", kind: "ConfigMap", plural: "configmaps", kubectlName: "configmaps", namespaced: true },
-  replicaSet: { apiVersion: "apps/v1", kind: "ReplicaSet", plural: "replicasets", kubectlName: "replicasets.apps", namespaced: true },
-  crd: { apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", plural: "customresourcedefinitions", kubectlName: "customresourcedefinitions", namespaced: false },
+  replicaSet: {
+    apiVersion: "apps/v1",
+    kind: "ReplicaSet",
+    plural: "replicasets",
+    kubectlName: "replicasets.apps",
+    namespaced: true,
+  },
+  crd: {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    plural: "customresourcedefinitions",
+    kubectlName: "customresourcedefinitions",
+    namespaced: false,
+  },
 } satisfies Record<string, ResourceType>;
 
 /** What a refused write looked like to the user: HTTP status (client-node) or exit code (kubectl), and the message. */
@@ -92,7 +110,13 @@ export interface Driver {
   explain(type: ResourceType, path: string): Promise<Map<string, FieldDoc>>;
   apiResources(group: string, version: string): Promise<ApiResourceView[]>;
   /** JSON merge patch, of the object or of its status subresource. */
-  patch(type: ResourceType, namespace: string, name: string, body: unknown, opts?: { subresource?: "status" }): Promise<Outcome>;
+  patch(
+    type: ResourceType,
+    namespace: string,
+    name: string,
+    body: unknown,
+    opts?: { subresource?: "status" },
+  ): Promise<Outcome>;
   delete(type: ResourceType, namespace: string, name: string): Promise<Outcome>;
   waitEstablished(crdName: string): Promise<void>;
   /** Watches the type in a namespace, recording each event with the value of `label`. */
@@ -104,7 +128,9 @@ const TABLE_ACCEPT = "application/json;as=Table;v=v1;g=meta.k8s.io";
 
 function splitApiVersion(apiVersion: string): { group: string; version: string } {
   const i = apiVersion.indexOf("/");
-  return i < 0 ? { group: "", version: apiVersion } : { group: apiVersion.slice(0, i), version: apiVersion.slice(i + 1) };
+  return i < 0
+    ? { group: "", version: apiVersion }
+    : { group: apiVersion.slice(0, i), version: apiVersion.slice(i + 1) };
 }
 
 function basePath(type: ResourceType, namespace?: string): string {
@@ -142,7 +168,11 @@ function fieldDocs(schema: any, components: Record<string, any>): Map<string, Fi
   const required = new Set<string>(schema.required ?? []);
   for (const [name, raw] of Object.entries<any>(schema.properties ?? {})) {
     const prop = resolve(raw, components);
-    docs.set(name, { type: typeName(prop, components), description: prop.description ?? "", required: required.has(name) });
+    docs.set(name, {
+      type: typeName(prop, components),
+      description: prop.description ?? "",
+      required: required.has(name),
+    });
   }
   return docs;
 }
@@ -151,7 +181,13 @@ function resolve(schema: any, components: Record<string, any>): any {
   const ref: string | undefined = schema.$ref ?? schema.allOf?.[0]?.$ref;
   if (!ref) return schema;
   const target = components[ref.replace("#/components/schemas/", "")];
-  return { ...target, ...schema, $ref: undefined, allOf: undefined, description: schema.description ?? target?.description };
+  return {
+    ...target,
+    ...schema,
+    $ref: undefined,
+    allOf: undefined,
+    description: schema.description ?? target?.description,
+  };
 }
 
 function typeName(schema: any, components: Record<string, any>): string {
@@ -178,19 +214,32 @@ export class ClientNodeDriver implements Driver {
 
   applyFile(path: string, namespace?: string): Promise<Outcome> {
     // Like kubectl apply -f: a directory means its YAML files in name order.
-    const files = statSync(path).isDirectory() ? readdirSync(path).filter((f) => /\.(ya?ml|json)$/.test(f)).sort().map((f) => join(path, f)) : [path];
-    return this.apply(files.flatMap((f) => loadAllYaml(readFileSync(f, "utf8")).filter(Boolean)), namespace);
+    const files = statSync(path).isDirectory()
+      ? readdirSync(path)
+          .filter((f) => /\.(ya?ml|json)$/.test(f))
+          .sort()
+          .map((f) => join(path, f))
+      : [path];
+    return this.apply(
+      files.flatMap((f) => loadAllYaml(readFileSync(f, "utf8")).filter(Boolean)),
+      namespace,
+    );
   }
 
   async apply(objects: Obj[], namespace?: string): Promise<Outcome> {
     for (const original of objects) {
       const obj: Obj = structuredClone(original);
-      if (namespace && obj.kind !== "Namespace" && obj.kind !== "CustomResourceDefinition") obj.metadata = { ...obj.metadata, namespace };
+      if (namespace && obj.kind !== "Namespace" && obj.kind !== "CustomResourceDefinition")
+        obj.metadata = { ...obj.metadata, namespace };
       const existing = await this.objects.read(obj as any).catch((err) => {
         if (err instanceof ApiException && err.code === 404) return undefined;
         throw new Error(`reading ${obj.kind} ${obj.metadata?.name}`, { cause: err });
       });
-      const result = await outcome(existing ? this.objects.patch(obj, undefined, undefined, "client-node-apply", undefined, PatchStrategy.MergePatch) : this.objects.create(obj, undefined, undefined, "client-node-apply"));
+      const result = await outcome(
+        existing
+          ? this.objects.patch(obj, undefined, undefined, "client-node-apply", undefined, PatchStrategy.MergePatch)
+          : this.objects.create(obj, undefined, undefined, "client-node-apply"),
+      );
       if (!result.ok) return result;
     }
     return { ok: true };
@@ -198,12 +247,25 @@ export class ClientNodeDriver implements Driver {
 
   applyServerSide(object: Obj, opts: { namespace: string; force?: boolean; fieldManager?: string }): Promise<Outcome> {
     const obj = { ...object, metadata: { ...object.metadata, namespace: opts.namespace } };
-    return outcome(this.objects.patch(obj, undefined, undefined, opts.fieldManager ?? "client-node-apply", opts.force ?? false, PatchStrategy.ServerSideApply));
+    return outcome(
+      this.objects.patch(
+        obj,
+        undefined,
+        undefined,
+        opts.fieldManager ?? "client-node-apply",
+        opts.force ?? false,
+        PatchStrategy.ServerSideApply,
+      ),
+    );
   }
 
   async get(type: ResourceType, namespace: string | undefined, name: string): Promise<Obj | undefined> {
     try {
-      return (await this.objects.read({ apiVersion: type.apiVersion, kind: type.kind, metadata: { name, ...(namespace ? { namespace } : {}) } })) as Obj;
+      return (await this.objects.read({
+        apiVersion: type.apiVersion,
+        kind: type.kind,
+        metadata: { name, ...(namespace ? { namespace } : {}) },
+      })) as Obj;
     } catch (err) {
       if (err instanceof ApiException && err.code === 404) return undefined;
       throw new Error(`reading ${type.kind} ${namespace}/${name}`, { cause: err });
@@ -211,15 +273,30 @@ export class ClientNodeDriver implements Driver {
   }
 
   async list(type: ResourceType, namespace: string, labelSelector?: string): Promise<Obj[]> {
-    const list = await this.objects.list(type.apiVersion, type.kind, namespace, undefined, undefined, undefined, undefined, labelSelector);
+    const list = await this.objects.list(
+      type.apiVersion,
+      type.kind,
+      namespace,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      labelSelector,
+    );
     return list.items as Obj[];
   }
 
   async table(type: ResourceType, namespace: string): Promise<TableView> {
     const table = await this.rawGet(basePath(type, namespace), TABLE_ACCEPT);
     return {
-      headers: table.columnDefinitions.filter((c: any) => c.priority === 0).map((c: any) => String(c.name).toUpperCase()),
-      rows: table.rows.map((r: any) => r.cells.filter((_: unknown, i: number) => table.columnDefinitions[i].priority === 0).map((c: unknown) => (c === null || c === undefined ? "" : String(c)))),
+      headers: table.columnDefinitions
+        .filter((c: any) => c.priority === 0)
+        .map((c: any) => String(c.name).toUpperCase()),
+      rows: table.rows.map((r: any) =>
+        r.cells
+          .filter((_: unknown, i: number) => table.columnDefinitions[i].priority === 0)
+          .map((c: unknown) => (c === null || c === undefined ? "" : String(c))),
+      ),
     };
   }
 
@@ -229,7 +306,11 @@ export class ClientNodeDriver implements Driver {
     const entry = index.paths[group ? `apis/${group}/${version}` : `api/${version}`];
     const doc = await this.rawGet(entry.serverRelativeURL, "application/json");
     const components = doc.components.schemas as Record<string, any>;
-    const root = Object.values<any>(components).find((s) => s["x-kubernetes-group-version-kind"]?.some((g: any) => g.group === group && g.version === version && g.kind === type.kind));
+    const root = Object.values<any>(components).find((s) =>
+      s["x-kubernetes-group-version-kind"]?.some(
+        (g: any) => g.group === group && g.version === version && g.kind === type.kind,
+      ),
+    );
     if (!root) throw new Error(`no OpenAPI v3 schema for ${type.kind} in ${entry.serverRelativeURL}`);
     let schema = root;
     for (const part of path.split(".")) schema = resolve(schema.properties[part], components);
@@ -240,20 +321,46 @@ export class ClientNodeDriver implements Driver {
     const list = await this.custom.getAPIResources({ group, version });
     return list.resources
       .filter((r) => !r.name.includes("/"))
-      .map((r) => ({ name: r.name, kind: r.kind, namespaced: r.namespaced, shortNames: r.shortNames ?? [], categories: r.categories ?? [] }));
+      .map((r) => ({
+        name: r.name,
+        kind: r.kind,
+        namespaced: r.namespaced,
+        shortNames: r.shortNames ?? [],
+        categories: r.categories ?? [],
+      }));
   }
 
-  patch(type: ResourceType, namespace: string, name: string, body: unknown, opts: { subresource?: "status" } = {}): Promise<Outcome> {
+  patch(
+    type: ResourceType,
+    namespace: string,
+    name: string,
+    body: unknown,
+    opts: { subresource?: "status" } = {},
+  ): Promise<Outcome> {
     const { group, version } = splitApiVersion(type.apiVersion);
     if (opts.subresource === "status") {
-      return outcome(this.custom.patchNamespacedCustomObjectStatus({ group, version, namespace, plural: type.plural, name, body }, setHeaderOptions("Content-Type", PatchStrategy.MergePatch)));
+      return outcome(
+        this.custom.patchNamespacedCustomObjectStatus(
+          { group, version, namespace, plural: type.plural, name, body },
+          setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+        ),
+      );
     }
-    const spec = { apiVersion: type.apiVersion, kind: type.kind, ...(body as object), metadata: { ...(body as Obj).metadata, name, namespace } };
-    return outcome(this.objects.patch(spec, undefined, undefined, "client-node-patch", undefined, PatchStrategy.MergePatch));
+    const spec = {
+      apiVersion: type.apiVersion,
+      kind: type.kind,
+      ...(body as object),
+      metadata: { ...(body as Obj).metadata, name, namespace },
+    };
+    return outcome(
+      this.objects.patch(spec, undefined, undefined, "client-node-patch", undefined, PatchStrategy.MergePatch),
+    );
   }
 
   delete(type: ResourceType, namespace: string, name: string): Promise<Outcome> {
-    return outcome(this.objects.delete({ apiVersion: type.apiVersion, kind: type.kind, metadata: { name, namespace } }));
+    return outcome(
+      this.objects.delete({ apiVersion: type.apiVersion, kind: type.kind, metadata: { name, namespace } }),
+    );
   }
 
   async waitEstablished(crdName: string): Promise<void> {
@@ -261,7 +368,11 @@ export class ClientNodeDriver implements Driver {
     for (;;) {
       const crd = await this.get(types.crd, undefined, crdName);
       // Established is not yet served: kube-apiserver answers 429 "storage is (re)initializing" until its watch cache is ready.
-      if (crd?.status?.conditions?.some((c: any) => c.type === "Established" && c.status === "True") && (await this.servesKindOf(crd))) return;
+      if (
+        crd?.status?.conditions?.some((c: any) => c.type === "Established" && c.status === "True") &&
+        (await this.servesKindOf(crd))
+      )
+        return;
       if (Date.now() > deadline) throw new Error(`CustomResourceDefinition ${crdName} not established within 20 s`);
       await new Promise((r) => setTimeout(r, 20));
     }
@@ -279,12 +390,14 @@ export class ClientNodeDriver implements Driver {
     const events: SeenEvent[] = [];
     const list = await this.objects.list(type.apiVersion, type.kind, namespace);
     // Like `kubectl get -w`: first what exists, then what changes from the list's resourceVersion on.
-    for (const o of list.items) events.push({ type: "ADDED", name: o.metadata!.name!, label: o.metadata?.labels?.[label] ?? "" });
+    for (const o of list.items)
+      events.push({ type: "ADDED", name: o.metadata!.name!, label: o.metadata?.labels?.[label] ?? "" });
     const controller = await new Watch(this.kc).watch(
       basePath(type, namespace),
       { resourceVersion: list.metadata!.resourceVersion },
       (phase, obj: Obj) => {
-        if (phase !== "BOOKMARK" && phase !== "ERROR") events.push({ type: phase, name: obj.metadata!.name!, label: obj.metadata?.labels?.[label] ?? "" });
+        if (phase !== "BOOKMARK" && phase !== "ERROR")
+          events.push({ type: phase, name: obj.metadata!.name!, label: obj.metadata?.labels?.[label] ?? "" });
       },
       () => undefined,
     );
@@ -300,7 +413,10 @@ export class ClientNodeDriver implements Driver {
   private async rawGet(path: string, accept: string): Promise<any> {
     const ctx = new RequestContext(this.kc.getCurrentCluster()!.server + path, HttpMethod.GET);
     await this.kc.applySecurityAuthentication(ctx);
-    const res = await fetch(ctx.getUrl(), { headers: { ...ctx.getHeaders(), Accept: accept }, dispatcher: ctx.getDispatcher() as any });
+    const res = await fetch(ctx.getUrl(), {
+      headers: { ...ctx.getHeaders(), Accept: accept },
+      dispatcher: ctx.getDispatcher() as any,
+    });
     const text = await res.text();
     if (res.status !== 200) throw new Error(`GET ${path}: HTTP ${res.status}: ${text}`);
     return JSON.parse(text);
@@ -330,11 +446,28 @@ export class KubectlDriver implements Driver {
   }
 
   applyServerSide(object: Obj, opts: { namespace: string; force?: boolean; fieldManager?: string }): Promise<Outcome> {
-    return this.run(["apply", "--server-side", ...(opts.force ? ["--force-conflicts"] : []), ...(opts.fieldManager ? [`--field-manager=${opts.fieldManager}`] : []), "-n", opts.namespace, "-f", this.file([object])]);
+    return this.run([
+      "apply",
+      "--server-side",
+      ...(opts.force ? ["--force-conflicts"] : []),
+      ...(opts.fieldManager ? [`--field-manager=${opts.fieldManager}`] : []),
+      "-n",
+      opts.namespace,
+      "-f",
+      this.file([object]),
+    ]);
   }
 
   async get(type: ResourceType, namespace: string | undefined, name: string): Promise<Obj | undefined> {
-    const out = await this.kubectl.run(["get", type.kubectlName, name, "-o", "json", "--show-managed-fields", ...(namespace ? ["-n", namespace] : [])]);
+    const out = await this.kubectl.run([
+      "get",
+      type.kubectlName,
+      name,
+      "-o",
+      "json",
+      "--show-managed-fields",
+      ...(namespace ? ["-n", namespace] : []),
+    ]);
     if (out.code !== 0) {
       if (out.stderr.includes("NotFound")) return undefined;
       throw new Error(`kubectl get ${type.kubectlName} ${name}: exit ${out.code}: ${out.stderr}`);
@@ -343,16 +476,27 @@ export class KubectlDriver implements Driver {
   }
 
   async list(type: ResourceType, namespace: string, labelSelector?: string): Promise<Obj[]> {
-    const out = await this.ok(["get", type.kubectlName, "-n", namespace, "-o", "json", ...(labelSelector ? ["-l", labelSelector] : [])]);
+    const out = await this.ok([
+      "get",
+      type.kubectlName,
+      "-n",
+      namespace,
+      "-o",
+      "json",
+      ...(labelSelector ? ["-l", labelSelector] : []),
+    ]);
     return JSON.parse(out).items;
   }
 
   async table(type: ResourceType, namespace: string): Promise<TableView> {
-    const lines = (await this.ok(["get", type.kubectlName, "-n", namespace])).split("\n").filter((l) => l.trim() !== "");
+    const lines = (await this.ok(["get", type.kubectlName, "-n", namespace]))
+      .split("\n")
+      .filter((l) => l.trim() !== "");
     const header = lines[0]!;
     // kubectl aligns columns: each header starts where its cells start, so cut every row at the header's offsets.
     const starts = [...header.matchAll(/\S+/g)].map((m) => m.index!);
-    const cut = (line: string) => starts.map((s, i) => line.slice(s, i + 1 < starts.length ? starts[i + 1] : undefined).trim());
+    const cut = (line: string) =>
+      starts.map((s, i) => line.slice(s, i + 1 < starts.length ? starts[i + 1] : undefined).trim());
     return { headers: cut(header), rows: lines.slice(1).map(cut) };
   }
 
@@ -362,7 +506,8 @@ export class KubectlDriver implements Driver {
     const docs = new Map<string, FieldDoc>();
     let current: { name: string; doc: FieldDoc; lines: string[] } | undefined;
     const flush = () => {
-      if (current) docs.set(current.name, { ...current.doc, description: current.lines.join(" ").replace(/\s+/g, " ").trim() });
+      if (current)
+        docs.set(current.name, { ...current.doc, description: current.lines.join(" ").replace(/\s+/g, " ").trim() });
     };
     for (const line of fields.split("\n")) {
       const head = /^ {2}(\S+)\t<([^>]+)>( -required-)?$/.exec(line);
@@ -378,7 +523,9 @@ export class KubectlDriver implements Driver {
   }
 
   async apiResources(group: string, _version: string): Promise<ApiResourceView[]> {
-    const lines = (await this.ok(["api-resources", `--api-group=${group}`, "-o", "wide", "--no-headers"])).split("\n").filter((l) => l.trim() !== "");
+    const lines = (await this.ok(["api-resources", `--api-group=${group}`, "-o", "wide", "--no-headers"]))
+      .split("\n")
+      .filter((l) => l.trim() !== "");
     return lines.map((line) => {
       // NAME SHORTNAMES APIVERSION NAMESPACED KIND VERBS CATEGORIES; SHORTNAMES may be empty, APIVERSION contains "/".
       const cols = line.trim().split(/\s+/);
@@ -393,8 +540,24 @@ export class KubectlDriver implements Driver {
     });
   }
 
-  patch(type: ResourceType, namespace: string, name: string, body: unknown, opts: { subresource?: "status" } = {}): Promise<Outcome> {
-    return this.run(["patch", type.kubectlName, name, "-n", namespace, "--type=merge", "-p", JSON.stringify(body), ...(opts.subresource ? [`--subresource=${opts.subresource}`] : [])]);
+  patch(
+    type: ResourceType,
+    namespace: string,
+    name: string,
+    body: unknown,
+    opts: { subresource?: "status" } = {},
+  ): Promise<Outcome> {
+    return this.run([
+      "patch",
+      type.kubectlName,
+      name,
+      "-n",
+      namespace,
+      "--type=merge",
+      "-p",
+      JSON.stringify(body),
+      ...(opts.subresource ? [`--subresource=${opts.subresource}`] : []),
+    ]);
   }
 
   delete(type: ResourceType, namespace: string, name: string): Promise<Outcome> {
@@ -408,9 +571,26 @@ export class KubectlDriver implements Driver {
   async watch(type: ResourceType, namespace: string, label: string): Promise<WatchView> {
     const events: SeenEvent[] = [];
     const cache = join(this.kubectl.home, `watch-cache-${++this.files}`);
-    const child = spawn(kubectlBin, ["--kubeconfig", this.kubectl.kubeconfig, "--cache-dir", cache, "get", type.kubectlName, "-n", namespace, "-w", "--output-watch-events", "-L", label], {
-      env: { ...process.env, HOME: this.kubectl.home },
-    });
+    const child = spawn(
+      kubectlBin,
+      [
+        "--kubeconfig",
+        this.kubectl.kubeconfig,
+        "--cache-dir",
+        cache,
+        "get",
+        type.kubectlName,
+        "-n",
+        namespace,
+        "-w",
+        "--output-watch-events",
+        "-L",
+        label,
+      ],
+      {
+        env: { ...process.env, HOME: this.kubectl.home },
+      },
+    );
     let buffered = "";
     let header = true;
     child.stdout.on("data", (chunk: Buffer) => {

@@ -32,7 +32,15 @@ type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartial<T[K]>
 
 function merge(base: any, over: any): any {
   if (over === undefined) return base;
-  if (typeof base !== "object" || base === null || Array.isArray(base) || typeof over !== "object" || over === null || Array.isArray(over)) return over;
+  if (
+    typeof base !== "object" ||
+    base === null ||
+    Array.isArray(base) ||
+    typeof over !== "object" ||
+    over === null ||
+    Array.isArray(over)
+  )
+    return over;
   const out = { ...base };
   for (const [k, v] of Object.entries(over)) out[k] = merge(base[k], v);
   return out;
@@ -56,8 +64,17 @@ export interface PolicySpec {
 
 /** A valid policy; `spec` overrides merge into it field by field. */
 export function aPolicy(opts: { name?: string; spec?: DeepPartial<PolicySpec> } = {}): Obj {
-  const base: PolicySpec = { serviceName: "web", selector: { matchLabels: { app: "web" } }, probe: { port: 8080, path: "/healthz", periodSeconds: 10, timeoutSeconds: 5 } };
-  return { apiVersion: "healthprobe.io/v1alpha1", kind: "HealthProbePolicy", metadata: { name: opts.name ?? uniqueName("policy") }, spec: merge(base, opts.spec) };
+  const base: PolicySpec = {
+    serviceName: "web",
+    selector: { matchLabels: { app: "web" } },
+    probe: { port: 8080, path: "/healthz", periodSeconds: 10, timeoutSeconds: 5 },
+  };
+  return {
+    apiVersion: "healthprobe.io/v1alpha1",
+    kind: "HealthProbePolicy",
+    metadata: { name: opts.name ?? uniqueName("policy") },
+    spec: merge(base, opts.spec),
+  };
 }
 
 /** A pod without a controller, as a user would start one next to a policy. */
@@ -71,7 +88,12 @@ export function aBarePod(opts: { name?: string; labels: Record<string, string> }
 }
 
 export function aConfigMap(opts: { name: string; ownerReferences?: any[] }): Obj {
-  return { apiVersion: "v1", kind: "ConfigMap", metadata: { name: opts.name, ...(opts.ownerReferences ? { ownerReferences: opts.ownerReferences } : {}) }, data: { key: "value" } };
+  return {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name: opts.name, ...(opts.ownerReferences ? { ownerReferences: opts.ownerReferences } : {}) },
+    data: { key: "value" },
+  };
 }
 
 export function aReplicaSet(opts: { name: string; replicas: number; labels: Record<string, string> }): Obj {
@@ -93,12 +115,36 @@ export function ownerRef(owner: Obj): Record<string, unknown> {
 
 /** Policies the server must refuse, each with the field its message must name. */
 export const invalidPolicies: Array<{ what: string; spec: DeepPartial<PolicySpec>; field: string }> = [
-  { what: "a timeout longer than the period", spec: { probe: { periodSeconds: 10, timeoutSeconds: 30 } }, field: "spec.probe.timeoutSeconds" },
+  {
+    what: "a timeout longer than the period",
+    spec: { probe: { periodSeconds: 10, timeoutSeconds: 30 } },
+    field: "spec.probe.timeoutSeconds",
+  },
   { what: "a path without a leading slash", spec: { probe: { path: "healthz" } }, field: "spec.probe.path" },
-  { what: "status code 600", spec: { probe: { match: { statusCodes: ["600"] } } }, field: "spec.probe.match.statusCodes[0]" },
-  { what: "fewer replacements per day than per hour", spec: { replacement: { maxPerHour: 5, maxPerDay: 2 } }, field: "spec.replacement.maxPerDay" },
-  { what: "bodyContains with method HEAD", spec: { probe: { method: "HEAD", match: { bodyContains: "ok" } } }, field: "spec.probe.match.bodyContains" },
+  {
+    what: "status code 600",
+    spec: { probe: { match: { statusCodes: ["600"] } } },
+    field: "spec.probe.match.statusCodes[0]",
+  },
+  {
+    what: "fewer replacements per day than per hour",
+    spec: { replacement: { maxPerHour: 5, maxPerDay: 2 } },
+    field: "spec.replacement.maxPerDay",
+  },
+  {
+    what: "bodyContains with method HEAD",
+    spec: { probe: { method: "HEAD", match: { bodyContains: "ok" } } },
+    field: "spec.probe.match.bodyContains",
+  },
   { what: "a path on a TCP probe", spec: { probe: { type: "TCP" } }, field: "spec.probe.path" },
-  { what: "gRPC settings on an HTTP probe", spec: { probe: { grpc: { service: "shop.Cart" } } }, field: "spec.probe.grpc" },
-  { what: "a latency threshold not below the timeout", spec: { probe: { periodSeconds: 10, timeoutSeconds: 1, match: { maxLatencyMilliseconds: 1000 } } }, field: "spec.probe.match.maxLatencyMilliseconds" },
+  {
+    what: "gRPC settings on an HTTP probe",
+    spec: { probe: { grpc: { service: "shop.Cart" } } },
+    field: "spec.probe.grpc",
+  },
+  {
+    what: "a latency threshold not below the timeout",
+    spec: { probe: { periodSeconds: 10, timeoutSeconds: 1, match: { maxLatencyMilliseconds: 1000 } } },
+    field: "spec.probe.match.maxLatencyMilliseconds",
+  },
 ];

@@ -45,11 +45,20 @@ describeOnTestServer.each(drivers)("an informer while policies change through %s
 
     const kc = kubeConfigFor(server, "informer");
     const custom = kc.makeApiClient(CustomObjectsApi);
-    const informer = makeInformer<Obj>(kc, `/apis/healthprobe.io/v1alpha1/namespaces/${ns}/healthprobepolicies`, () =>
-      custom.listNamespacedCustomObject({ group: policyGvr.group, version: policyGvr.version, namespace: ns, plural: policyGvr.resource }) as Promise<KubernetesListObject<Obj>>,
+    const informer = makeInformer<Obj>(
+      kc,
+      `/apis/healthprobe.io/v1alpha1/namespaces/${ns}/healthprobepolicies`,
+      () =>
+        custom.listNamespacedCustomObject({
+          group: policyGvr.group,
+          version: policyGvr.version,
+          namespace: ns,
+          plural: policyGvr.resource,
+        }) as Promise<KubernetesListObject<Obj>>,
     );
     const delivered: Delivered[] = [];
-    const record = (verb: Delivered["verb"]) => (o: Obj) => delivered.push({ verb, name: o.metadata!.name!, rv: o.metadata!.resourceVersion! });
+    const record = (verb: Delivered["verb"]) => (o: Obj) =>
+      delivered.push({ verb, name: o.metadata!.name!, rv: o.metadata!.resourceVersion! });
     informer.on("add", record("add"));
     informer.on("update", record("update"));
     informer.on("delete", record("delete"));
@@ -77,15 +86,24 @@ describeOnTestServer.each(drivers)("an informer while policies change through %s
         .list(ns)
         .map((o) => `${o.metadata!.name}@${o.metadata!.resourceVersion}`)
         .sort();
-    const converged = (what: string) => waitFor(() => JSON.stringify(cacheState()) === JSON.stringify(serverState()), { what: `cache converged ${what}` });
+    const converged = (what: string) =>
+      waitFor(() => JSON.stringify(cacheState()) === JSON.stringify(serverState()), {
+        what: `cache converged ${what}`,
+      });
     const rvOf = (name: string) => server.store.get(policyGvr, ns, name)!.metadata.resourceVersion as string;
-    const lists = () => server.requestLog.filter((e) => e.user === "informer" && e.verb === "list" && e.resource === "healthprobepolicies").length;
-    const watchesOpen = () => server.requestLog.filter((e) => e.user === "informer" && e.verb === "watch" && e.code === 200).length;
+    const lists = () =>
+      server.requestLog.filter(
+        (e) => e.user === "informer" && e.verb === "list" && e.resource === "healthprobepolicies",
+      ).length;
+    const watchesOpen = () =>
+      server.requestLog.filter((e) => e.user === "informer" && e.verb === "watch" && e.code === 200).length;
 
     /** Creates one policy, changes one and deletes one through the driver; returns what the informer must deliver. */
     const changeThings = async (create: string, modify: string, remove: string): Promise<Delivered[]> => {
       expect(await driver.apply([aPolicy({ name: create })], ns)).toEqual({ ok: true });
-      expect(await driver.patch(types.policy, ns, modify, { spec: { probe: { path: `/changed-${create}` } } })).toEqual({ ok: true });
+      expect(await driver.patch(types.policy, ns, modify, { spec: { probe: { path: `/changed-${create}` } } })).toEqual(
+        { ok: true },
+      );
       const removedRv = rvOf(remove);
       expect(await driver.delete(types.policy, ns, remove)).toEqual({ ok: true });
       // A delete found by a re-list carries the object as last seen; one from the watch carries the final state.
@@ -105,7 +123,13 @@ describeOnTestServer.each(drivers)("an informer while policies change through %s
 
     await informer.start();
     await converged("after the first list");
-    expect(delivered.map((d) => `${d.verb} ${d.name}`).sort()).toEqual(["add p-0", "add p-1", "add p-2", "add p-3", "add p-4"]);
+    expect(delivered.map((d) => `${d.verb} ${d.name}`).sort()).toEqual([
+      "add p-0",
+      "add p-1",
+      "add p-2",
+      "add p-3",
+      "add p-4",
+    ]);
 
     // 1. The stream ends: the informer re-watches from its resourceVersion by itself.
     const watchesBefore = watchesOpen();
@@ -143,7 +167,12 @@ describeOnTestServer.each(drivers)("an informer while policies change through %s
     expectDelivered(beforeExpiry);
     expect(lists()).toBe(listsBefore + 1);
 
-    expect(informer.list(ns).map((o) => o.metadata!.name).sort()).toEqual(["n-2", "n-3", "p-1", "p-3", "p-4"]);
+    expect(
+      informer
+        .list(ns)
+        .map((o) => o.metadata!.name)
+        .sort(),
+    ).toEqual(["n-2", "n-3", "p-1", "p-3", "p-4"]);
     expect(errors).toHaveLength(2);
     stopped = true;
     await informer.stop();

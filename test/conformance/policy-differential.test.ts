@@ -24,7 +24,11 @@ import { aNamespace, crdName, crdsDir, uniqueName } from "./fixtures.js";
 
 type Spec = Record<string, any>;
 
-const base = (): Spec => ({ serviceName: "web", selector: { matchLabels: { app: "web" } }, probe: { port: 8080, path: "/healthz", periodSeconds: 10, timeoutSeconds: 5 } });
+const base = (): Spec => ({
+  serviceName: "web",
+  selector: { matchLabels: { app: "web" } },
+  probe: { port: 8080, path: "/healthz", periodSeconds: 10, timeoutSeconds: 5 },
+});
 
 /** One change to a spec: a path and the value put there (undefined deletes it). */
 type Mutation = [path: string, value: unknown];
@@ -70,7 +74,14 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   at("probe.bogus", 1),
   at("evaluation.failureThreshold", 0, 1, 100, 101),
   at("evaluation.successThreshold", 0, 100, 101),
-  at("evaluation.window", { sampleSize: 4, successfulSamplesRequired: 2 }, { sampleSize: 2, successfulSamplesRequired: 3 }, { sampleSize: 0 }, {}, { sampleSize: 100, successfulSamplesRequired: 100 }),
+  at(
+    "evaluation.window",
+    { sampleSize: 4, successfulSamplesRequired: 2 },
+    { sampleSize: 2, successfulSamplesRequired: 3 },
+    { sampleSize: 0 },
+    {},
+    { sampleSize: 100, successfulSamplesRequired: 100 },
+  ),
   at("evaluation.startupGraceSeconds", -1, 0, 86400, 86401),
   at("evaluation.flapQuarantine", { flaps: 1 }, { flaps: 2 }, {}),
   at("drain.maxUnhealthyPercent", 0, 1, 100, 101),
@@ -84,7 +95,15 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   at("replacement.maxPerDay", 0, 2, 10000, 10001),
   at("replacement.method", "Delete", "Kill"),
   at("replacement.pauseAboveUnhealthyPercent", 0, 100, 101),
-  at("selector", {}, { matchLabels: { app: "bad value!" } }, { matchLabels: { "bad key!": "x" } }, { matchExpressions: [{ key: "app", operator: "In" }] }, { matchExpressions: [{ key: "app", operator: "Exists", values: ["x"] }] }, { matchExpressions: [{ key: "app", operator: "Near", values: ["x"] }] }),
+  at(
+    "selector",
+    {},
+    { matchLabels: { app: "bad value!" } },
+    { matchLabels: { "bad key!": "x" } },
+    { matchExpressions: [{ key: "app", operator: "In" }] },
+    { matchExpressions: [{ key: "app", operator: "Exists", values: ["x"] }] },
+    { matchExpressions: [{ key: "app", operator: "Near", values: ["x"] }] },
+  ),
 );
 
 function apply(spec: Spec, [path, value]: Mutation): Spec {
@@ -97,7 +116,9 @@ function apply(spec: Spec, [path, value]: Mutation): Spec {
   return spec;
 }
 
-const policySpec = fc.array(mutation, { minLength: 0, maxLength: 3 }).map((ms) => ({ spec: ms.reduce(apply, base()), [fc.toStringMethod]: () => JSON.stringify(ms) }));
+const policySpec = fc
+  .array(mutation, { minLength: 0, maxLength: 3 })
+  .map((ms) => ({ spec: ms.reduce(apply, base()), [fc.toStringMethod]: () => JSON.stringify(ms) }));
 
 type Verdict = { ok: true } | { ok: false; fields: string[]; message: string };
 
@@ -108,7 +129,8 @@ function causesOf(err: ApiException<unknown>): Verdict {
   // "<nil>": the cause saying CEL rules were skipped because the schema check failed.
   let fields = causes.map((c) => c.field ?? "").filter((f) => f !== "" && f !== "<nil>");
   // A strict-decoding refusal (400) names the unknown field in its message only.
-  if (fields.length === 0) fields = [...String(body?.message ?? "").matchAll(/unknown field "([^"]+)"/g)].map((m) => m[1] as string);
+  if (fields.length === 0)
+    fields = [...String(body?.message ?? "").matchAll(/unknown field "([^"]+)"/g)].map((m) => m[1] as string);
   return { ok: false, fields, message: String(body?.message ?? err.message) };
 }
 
@@ -135,9 +157,22 @@ describeOnRealCluster("the CRD on the real API server and the operator's parser 
   }, 60_000);
 
   async function serverVerdict(spec: Spec): Promise<Verdict> {
-    const body = { apiVersion: "healthprobe.io/v1alpha1", kind: "HealthProbePolicy", metadata: { name: uniqueName("p") }, spec };
+    const body = {
+      apiVersion: "healthprobe.io/v1alpha1",
+      kind: "HealthProbePolicy",
+      metadata: { name: uniqueName("p") },
+      spec,
+    };
     try {
-      await custom.createNamespacedCustomObject({ group: "healthprobe.io", version: "v1alpha1", namespace: ns, plural: "healthprobepolicies", body, dryRun: "All", fieldValidation: "Strict" });
+      await custom.createNamespacedCustomObject({
+        group: "healthprobe.io",
+        version: "v1alpha1",
+        namespace: ns,
+        plural: "healthprobepolicies",
+        body,
+        dryRun: "All",
+        fieldValidation: "Strict",
+      });
       return { ok: true };
     } catch (err) {
       if (err instanceof ApiException) return causesOf(err);
@@ -154,13 +189,24 @@ describeOnRealCluster("the CRD on the real API server and the operator's parser 
         fc.asyncProperty(policySpec, async ({ spec }) => {
           const server = await serverVerdict(spec);
           const parsed = parsePolicySpec(structuredClone(spec));
-          const parser: Verdict = parsed.ok ? { ok: true } : { ok: false, fields: parsed.errors.map((e) => e.field), message: parsed.message };
-          if (server.ok !== parser.ok) throw new Error(`the API server ${server.ok ? "accepts" : `refuses (${server.message})`}, the parser ${parser.ok ? "accepts" : `refuses (${parser.message})`}`);
+          const parser: Verdict = parsed.ok
+            ? { ok: true }
+            : { ok: false, fields: parsed.errors.map((e) => e.field), message: parsed.message };
+          if (server.ok !== parser.ok)
+            throw new Error(
+              `the API server ${server.ok ? "accepts" : `refuses (${server.message})`}, the parser ${parser.ok ? "accepts" : `refuses (${parser.message})`}`,
+            );
           if (server.ok || parser.ok) return void tally.add("agree: accepted");
           const common = server.fields.filter((f) => parser.fields.includes(f));
-          if (common.length === 0) throw new Error(`no common field: the API server names ${JSON.stringify(server.fields)} (${server.message}), the parser ${JSON.stringify(parser.fields)} (${parser.message})`);
+          if (common.length === 0)
+            throw new Error(
+              `no common field: the API server names ${JSON.stringify(server.fields)} (${server.message}), the parser ${JSON.stringify(parser.fields)} (${parser.message})`,
+            );
           const same = server.fields.length === parser.fields.length && common.length === server.fields.length;
-          tally.add(same ? "agree: refused, the same fields" : "agree: refused, a common field", () => `${JSON.stringify(server.fields)} vs ${JSON.stringify(parser.fields)}`);
+          tally.add(
+            same ? "agree: refused, the same fields" : "agree: refused, a common field",
+            () => `${JSON.stringify(server.fields)} vs ${JSON.stringify(parser.fields)}`,
+          );
         }),
         fuzzOptions(runs),
       );

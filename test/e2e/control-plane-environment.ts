@@ -18,7 +18,13 @@ const SERVICE_ACCOUNT = `${RELEASE}-healthprobe-operator`;
 /** The flags the chart's Deployment passes, from the chart's own default values. */
 function chartFlags(): string[] {
   const values = parse(readFileSync(join(chartDir, "values.yaml"), "utf8"));
-  return ["--leader-elect", `--leader-election-id=${values.leaderElection.id}`, `--ledger-configmap-name=${values.ledgerConfigMapName}`, "--log-level", "debug"];
+  return [
+    "--leader-elect",
+    `--leader-election-id=${values.leaderElection.id}`,
+    `--ledger-configmap-name=${values.ledgerConfigMapName}`,
+    "--log-level",
+    "debug",
+  ];
 }
 
 export async function controlPlaneEnvironment(opts: {
@@ -38,12 +44,31 @@ export async function controlPlaneEnvironment(opts: {
   };
   try {
     cp.writeKubeconfig(admin);
-    const installed = await helmAsync(["install", RELEASE, chartDir, "--namespace", opts.namespace, "--create-namespace", "--set", "replicaCount=0", "--kubeconfig", admin], { timeoutMs: 120_000 });
-    if (installed.code !== 0) throw new Error(`helm install onto the control plane failed (exit ${installed.code}): ${installed.stderr}`);
-    const token = (await opts.kubectl(admin, ["create", "token", SERVICE_ACCOUNT, "-n", opts.namespace, "--duration=24h"])).trim();
+    const installed = await helmAsync(
+      [
+        "install",
+        RELEASE,
+        chartDir,
+        "--namespace",
+        opts.namespace,
+        "--create-namespace",
+        "--set",
+        "replicaCount=0",
+        "--kubeconfig",
+        admin,
+      ],
+      { timeoutMs: 120_000 },
+    );
+    if (installed.code !== 0)
+      throw new Error(`helm install onto the control plane failed (exit ${installed.code}): ${installed.stderr}`);
+    const token = (
+      await opts.kubectl(admin, ["create", "token", SERVICE_ACCOUNT, "-n", opts.namespace, "--duration=24h"])
+    ).trim();
     const user = `system:serviceaccount:${opts.namespace}:${SERVICE_ACCOUNT}`;
     operator = startOperatorProcess({
-      server: { writeKubeconfig: (path: string) => writeFileSync(path, cp.tokenKubeconfig(user, token), { mode: 0o600 }) },
+      server: {
+        writeKubeconfig: (path: string) => writeFileSync(path, cp.tokenKubeconfig(user, token), { mode: 0o600 }),
+      },
       dir,
       user: "operator",
       flags: chartFlags(),
@@ -62,10 +87,14 @@ export async function controlPlaneEnvironment(opts: {
     }),
     // The kubelet stand-in started a server on every container port when it started the pod.
     serve: async () => {},
-    setHealthy: (pod, healthy) => cp.podServers.set(pod.ip, healthy ? { status: 200, body: "ok\n" } : { status: 503, body: "unhealthy\n" }),
+    setHealthy: (pod, healthy) =>
+      cp.podServers.set(pod.ip, healthy ? { status: 200, body: "ok\n" } : { status: 503, body: "unhealthy\n" }),
     sawHeaderValue: (pod, value) => cp.podServers.sawHeaderValue(pod.ip, value),
     operatorOutput: () =>
-      [op.output.join("").split("\n").slice(-60).join("\n"), kubeletErrors.length ? `--- kubelet stand-in errors ---\n${kubeletErrors.slice(-10).join("\n")}` : ""].join("\n"),
+      [
+        op.output.join("").split("\n").slice(-60).join("\n"),
+        kubeletErrors.length ? `--- kubelet stand-in errors ---\n${kubeletErrors.slice(-10).join("\n")}` : "",
+      ].join("\n"),
     stop,
   };
 }

@@ -15,7 +15,6 @@ import { controlPlaneEnvironment } from "./control-plane-environment.js";
 import { kubectlBin, repoRoot } from "../support/paths.js";
 import { waitFor } from "../support/wait-for.js";
 
-
 export const BACKEND_PORT = 8080;
 export const HEALTH_PATH = "/healthz";
 
@@ -57,7 +56,8 @@ export function environmentMode(): E2eEnvironment["mode"] {
 export async function startEnvironment(): Promise<E2eEnvironment> {
   const mode = environmentMode();
   if (mode === "cluster") return clusterEnvironment(process.env.KUBECONFIG!.split(":")[0]!);
-  if (mode === "control-plane") return controlPlaneEnvironment({ namespace: OPERATOR_NAMESPACE, port: BACKEND_PORT, kubectl });
+  if (mode === "control-plane")
+    return controlPlaneEnvironment({ namespace: OPERATOR_NAMESPACE, port: BACKEND_PORT, kubectl });
   return testServerEnvironment();
 }
 
@@ -71,7 +71,11 @@ function clusterEnvironment(kubeconfigPath: string): E2eEnvironment {
           name: "web",
           image: "busybox:1.36",
           // busybox httpd serves /www; removing /www/healthz turns the health endpoint into a 404.
-          command: ["sh", "-c", `mkdir -p /www && echo ok > /www${HEALTH_PATH} && exec httpd -f -p ${BACKEND_PORT} -h /www`],
+          command: [
+            "sh",
+            "-c",
+            `mkdir -p /www && echo ok > /www${HEALTH_PATH} && exec httpd -f -p ${BACKEND_PORT} -h /www`,
+          ],
           ports: [{ name: "http", containerPort: BACKEND_PORT }],
           readinessProbe: { tcpSocket: { port: BACKEND_PORT }, periodSeconds: 1 },
         },
@@ -83,7 +87,8 @@ function clusterEnvironment(kubeconfigPath: string): E2eEnvironment {
       const cmd = healthy ? `echo ok > /www${HEALTH_PATH}` : `rm -f /www${HEALTH_PATH}`;
       await kubectl(kubeconfigPath, ["exec", "-n", pod.namespace, pod.name, "--", "sh", "-c", cmd]);
     },
-    operatorOutput: () => "(the operator runs in the cluster: kubectl -n healthprobe-system logs deploy/healthprobe-healthprobe-operator)",
+    operatorOutput: () =>
+      "(the operator runs in the cluster: kubectl -n healthprobe-system logs deploy/healthprobe-healthprobe-operator)",
     stop: async () => {},
   };
 }
@@ -100,7 +105,11 @@ async function testServerEnvironment(): Promise<E2eEnvironment> {
   server.writeKubeconfig(operatorKubeconfig, OPERATOR_USER);
   try {
     // kubectl as a user would type it; server-side apply keeps it idempotent.
-    await kubectl(adminKubeconfig, ["apply", "--server-side", "-f", "-"], `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${OPERATOR_NAMESPACE}\n`);
+    await kubectl(
+      adminKubeconfig,
+      ["apply", "--server-side", "-f", "-"],
+      `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${OPERATOR_NAMESPACE}\n`,
+    );
   } catch (err) {
     await server.stop();
     rmSync(dir, { recursive: true, force: true });
@@ -185,7 +194,12 @@ async function testServerEnvironment(): Promise<E2eEnvironment> {
 }
 
 /** Waits for `probe`; on a timeout the error carries the operator's output so far. */
-export async function waitExplained<T>(env: E2eEnvironment, probe: () => Promise<T | undefined | false>, what: string, timeoutMs: number): Promise<T> {
+export async function waitExplained<T>(
+  env: E2eEnvironment,
+  probe: () => Promise<T | undefined | false>,
+  what: string,
+  timeoutMs: number,
+): Promise<T> {
   try {
     return await waitFor(probe, { timeoutMs, intervalMs: 200, what });
   } catch (err) {
@@ -195,19 +209,36 @@ export async function waitExplained<T>(env: E2eEnvironment, probe: () => Promise
 
 /** The CRD: the chart installs it on a cluster; on the test server the suite applies the generated one. */
 export async function ensureCrd(kubeconfigPath: string): Promise<void> {
-  const crdInstalled = await kubectl(kubeconfigPath, ["get", "crd", "healthprobepolicies.healthprobe.io", "-o", "name"]).then(
+  const crdInstalled = await kubectl(kubeconfigPath, [
+    "get",
+    "crd",
+    "healthprobepolicies.healthprobe.io",
+    "-o",
+    "name",
+  ]).then(
     () => true,
     () => false,
   );
-  if (!crdInstalled) await kubectl(kubeconfigPath, ["apply", "--server-side", "-f", "-"], readFileSync(join(repoRoot, "crds", "healthprobe.io_healthprobepolicies.yaml"), "utf8"));
-  await waitFor(() => kubectl(kubeconfigPath, ["get", "hpp", "-A", "-o", "name"]).then(() => true), { timeoutMs: 30_000, what: "the HealthProbePolicy kind to be served" });
+  if (!crdInstalled)
+    await kubectl(
+      kubeconfigPath,
+      ["apply", "--server-side", "-f", "-"],
+      readFileSync(join(repoRoot, "crds", "healthprobe.io_healthprobepolicies.yaml"), "utf8"),
+    );
+  await waitFor(() => kubectl(kubeconfigPath, ["get", "hpp", "-A", "-o", "name"]).then(() => true), {
+    timeoutMs: 30_000,
+    what: "the HealthProbePolicy kind to be served",
+  });
 }
 
 /** kubectl with this kubeconfig and a fresh discovery cache; rejects with its stderr on failure. */
 export function kubectl(kubeconfigPath: string, args: string[], input?: string): Promise<string> {
   const cache = mkdtempSync(join(tmpdir(), "healthprobe-e2e-kubectl-"));
   return new Promise<string>((resolvePromise, reject) => {
-    const child = spawn(kubectlBin, ["--kubeconfig", kubeconfigPath, "--cache-dir", cache, ...args], { cwd: repoRoot, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(kubectlBin, ["--kubeconfig", kubeconfigPath, "--cache-dir", cache, ...args], {
+      cwd: repoRoot,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));

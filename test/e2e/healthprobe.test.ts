@@ -6,7 +6,19 @@ import { stringify } from "yaml";
 import { MANAGED_BY_VALUE } from "../../operator/src/api/group.js";
 import { requestsBy } from "../apiserver/index.js";
 import { checkRequestsAgainstRbac, rbacRulesFromChart } from "../chart/rbac.js";
-import { BACKEND_PORT, HEALTH_PATH, OPERATOR_NAMESPACE, OPERATOR_USER, ensureCrd, environmentMode, kubectl, startEnvironment, waitExplained, type BackendPod, type E2eEnvironment } from "./environment.js";
+import {
+  BACKEND_PORT,
+  HEALTH_PATH,
+  OPERATOR_NAMESPACE,
+  OPERATOR_USER,
+  ensureCrd,
+  environmentMode,
+  kubectl,
+  startEnvironment,
+  waitExplained,
+  type BackendPod,
+  type E2eEnvironment,
+} from "./environment.js";
 
 const REPLICAS = 3;
 const SERVICE = "web";
@@ -30,22 +42,43 @@ describe("healthprobe-operator end to end", () => {
   let custom: CustomObjectsApi;
   let pods: BackendPod[] = [];
 
-  const apply = (obj: object) => kubectl(env.kubeconfigPath, ["apply", "--server-side", "--field-manager=healthprobe-e2e", "-f", "-"], stringify(obj));
+  const apply = (obj: object) =>
+    kubectl(
+      env.kubeconfigPath,
+      ["apply", "--server-side", "--field-manager=healthprobe-e2e", "-f", "-"],
+      stringify(obj),
+    );
 
   const slicesEndpoints = async (): Promise<Map<string, boolean>> => {
-    const list = await discovery.listNamespacedEndpointSlice({ namespace, labelSelector: `kubernetes.io/service-name=${SERVICE}` });
-    const ours = list.items.filter((s: V1EndpointSlice) => s.metadata?.labels?.["endpointslice.kubernetes.io/managed-by"] === MANAGED_BY_VALUE);
+    const list = await discovery.listNamespacedEndpointSlice({
+      namespace,
+      labelSelector: `kubernetes.io/service-name=${SERVICE}`,
+    });
+    const ours = list.items.filter(
+      (s: V1EndpointSlice) => s.metadata?.labels?.["endpointslice.kubernetes.io/managed-by"] === MANAGED_BY_VALUE,
+    );
     const byIp = new Map<string, boolean>();
-    for (const s of ours) for (const e of s.endpoints ?? []) for (const a of e.addresses) byIp.set(a, e.conditions?.ready === true);
+    for (const s of ours)
+      for (const e of s.endpoints ?? []) for (const a of e.addresses) byIp.set(a, e.conditions?.ready === true);
     return byIp;
   };
 
   const status = async (): Promise<PolicyStatus> => {
-    const obj = (await custom.getNamespacedCustomObject({ group: "healthprobe.io", version: "v1alpha1", namespace, plural: "healthprobepolicies", name: POLICY })) as { status?: PolicyStatus };
+    const obj = (await custom.getNamespacedCustomObject({
+      group: "healthprobe.io",
+      version: "v1alpha1",
+      namespace,
+      plural: "healthprobepolicies",
+      name: POLICY,
+    })) as { status?: PolicyStatus };
     return obj.status ?? {};
   };
 
-  const waitWithOperatorOutput = <T>(probe: () => Promise<T | undefined | false>, what: string, timeoutMs = SETTLE_MS): Promise<T> => waitExplained(env, probe, what, timeoutMs);
+  const waitWithOperatorOutput = <T>(
+    probe: () => Promise<T | undefined | false>,
+    what: string,
+    timeoutMs = SETTLE_MS,
+  ): Promise<T> => waitExplained(env, probe, what, timeoutMs);
 
   beforeAll(async () => {
     env = await startEnvironment();
@@ -79,8 +112,15 @@ describe("healthprobe-operator end to end", () => {
 
     pods = await waitWithOperatorOutput(async () => {
       const list = await core.listNamespacedPod({ namespace, labelSelector: `app=${SERVICE}` });
-      const ready = list.items.filter((p) => p.status?.podIP && p.status.conditions?.some((c) => c.type === "Ready" && c.status === "True") && !p.metadata?.deletionTimestamp);
-      return ready.length === REPLICAS && ready.map((p) => ({ name: p.metadata!.name!, namespace, ip: p.status!.podIP! }));
+      const ready = list.items.filter(
+        (p) =>
+          p.status?.podIP &&
+          p.status.conditions?.some((c) => c.type === "Ready" && c.status === "True") &&
+          !p.metadata?.deletionTimestamp,
+      );
+      return (
+        ready.length === REPLICAS && ready.map((p) => ({ name: p.metadata!.name!, namespace, ip: p.status!.podIP! }))
+      );
     }, `${REPLICAS} ready pods`);
     await env.serve(pods);
 
@@ -102,7 +142,8 @@ describe("healthprobe-operator end to end", () => {
 
   afterAll(async () => {
     if (!env) return;
-    if (namespace && env.mode === "cluster") await kubectl(env.kubeconfigPath, ["delete", "namespace", namespace, "--wait=false"]).catch(() => undefined);
+    if (namespace && env.mode === "cluster")
+      await kubectl(env.kubeconfigPath, ["delete", "namespace", namespace, "--wait=false"]).catch(() => undefined);
     await env.stop();
   }, 60_000);
 
@@ -162,7 +203,16 @@ describe("healthprobe-operator end to end", () => {
   it("shows the printer columns in kubectl get hpp", async () => {
     const out = await kubectl(env.kubeconfigPath, ["get", "hpp", "-n", namespace]);
     const [header, row] = out.trim().split("\n");
-    expect(header!.split(/\s{2,}/)).toEqual(["NAME", "SERVICE", "TARGETS", "HEALTHY", "DRAINED", "REPLACED(24H)", "READY", "AGE"]);
+    expect(header!.split(/\s{2,}/)).toEqual([
+      "NAME",
+      "SERVICE",
+      "TARGETS",
+      "HEALTHY",
+      "DRAINED",
+      "REPLACED(24H)",
+      "READY",
+      "AGE",
+    ]);
     expect(row!.split(/\s+/).slice(0, 5)).toEqual([POLICY, SERVICE, String(REPLICAS), String(REPLICAS), "0"]);
   });
 
@@ -170,8 +220,22 @@ describe("healthprobe-operator end to end", () => {
     const out = await kubectl(env.kubeconfigPath, ["get", "hpp", "-n", namespace, "-o", "wide"]);
     const [header, row] = out.trim().split("\n");
     expect(header!.split(/\s{2,}/)).toEqual([
-      "NAME", "SERVICE", "TARGETS", "HEALTHY", "DRAINED", "REPLACED(24H)", "READY", "AGE",
-      "UNHEALTHY", "UNKNOWN", "REASON", "DEGRADED", "FAILOPEN", "FAILCLOSED", "CAPPED", "REPLACEMENT",
+      "NAME",
+      "SERVICE",
+      "TARGETS",
+      "HEALTHY",
+      "DRAINED",
+      "REPLACED(24H)",
+      "READY",
+      "AGE",
+      "UNHEALTHY",
+      "UNKNOWN",
+      "REASON",
+      "DEGRADED",
+      "FAILOPEN",
+      "FAILCLOSED",
+      "CAPPED",
+      "REPLACEMENT",
     ]);
     // Cells by the header's column offsets: a condition the policy does not report (FailClosed here) prints empty.
     const starts = [...header!.matchAll(/\S+/g)].map((m) => m.index);
@@ -181,17 +245,21 @@ describe("healthprobe-operator end to end", () => {
 
   it("names every status field in words in kubectl describe hpp", async () => {
     const out = await kubectl(env.kubeconfigPath, ["describe", "hpp", POLICY, "-n", namespace]);
-    for (const label of ["Observed Generation:", "Targets:", "Healthy:", "Drained:", "Replaced In Last Day:"]) expect(out).toContain(label);
+    for (const label of ["Observed Generation:", "Targets:", "Healthy:", "Drained:", "Replaced In Last Day:"])
+      expect(out).toContain(label);
     // kubectl prints a field name as it is when it cannot split it into words (a digit in it, say).
     expect(out).not.toMatch(/^\s+[a-z]+[A-Z0-9][A-Za-z0-9]*:/m);
   });
 
   // Only the test server shows its request log; elsewhere the test does not apply.
-  (environmentMode() === "test-server" ? it : it.skip)("made only requests the chart's RBAC grants (test server only, where the request log is visible)", () => {
-    expect(env.server).toBeDefined();
-    const requests = requestsBy(env.server!.requestLog, { user: OPERATOR_USER });
-    expect(requests.length).toBeGreaterThan(0);
-    const { missing } = checkRequestsAgainstRbac(requests, rbacRulesFromChart({ namespace: OPERATOR_NAMESPACE }));
-    expect(missing).toEqual([]);
-  });
+  (environmentMode() === "test-server" ? it : it.skip)(
+    "made only requests the chart's RBAC grants (test server only, where the request log is visible)",
+    () => {
+      expect(env.server).toBeDefined();
+      const requests = requestsBy(env.server!.requestLog, { user: OPERATOR_USER });
+      expect(requests.length).toBeGreaterThan(0);
+      const { missing } = checkRequestsAgainstRbac(requests, rbacRulesFromChart({ namespace: OPERATOR_NAMESPACE }));
+      expect(missing).toEqual([]);
+    },
+  );
 });

@@ -35,17 +35,53 @@ const SCRAPERS = "monitoring";
     cp.writeKubeconfig(admin);
     await kubectl(admin, ["create", "namespace", SCRAPERS]);
     await kubectl(admin, ["create", "serviceaccount", "prometheus", "-n", SCRAPERS]);
-    const subjects = ["--set", "metricsReader.subjects[0].kind=ServiceAccount", "--set", "metricsReader.subjects[0].name=prometheus", "--set", `metricsReader.subjects[0].namespace=${SCRAPERS}`];
-    const installed = await helmAsync(["install", RELEASE, chartDir, "--namespace", OPERATOR_NAMESPACE, "--create-namespace", "--set", "replicaCount=0", ...subjects, "--kubeconfig", admin], { timeoutMs: 120_000 });
-    if (installed.code !== 0) throw new Error(`helm install onto the control plane failed (exit ${installed.code}): ${installed.stderr}`);
+    const subjects = [
+      "--set",
+      "metricsReader.subjects[0].kind=ServiceAccount",
+      "--set",
+      "metricsReader.subjects[0].name=prometheus",
+      "--set",
+      `metricsReader.subjects[0].namespace=${SCRAPERS}`,
+    ];
+    const installed = await helmAsync(
+      [
+        "install",
+        RELEASE,
+        chartDir,
+        "--namespace",
+        OPERATOR_NAMESPACE,
+        "--create-namespace",
+        "--set",
+        "replicaCount=0",
+        ...subjects,
+        "--kubeconfig",
+        admin,
+      ],
+      { timeoutMs: 120_000 },
+    );
+    if (installed.code !== 0)
+      throw new Error(`helm install onto the control plane failed (exit ${installed.code}): ${installed.stderr}`);
 
     // The chart's flags (the access check on: the chart never passes --insecure-diagnostics).
-    const deployment = renderChart({ namespace: OPERATOR_NAMESPACE, releaseName: RELEASE }).find((d) => d.kind === "Deployment") as unknown as { spec: { template: { spec: { containers: Array<{ args: string[] }> } } } };
-    const flags = deployment.spec.template.spec.containers[0]!.args.filter((a) => /^--(leader-elect|leader-election-id|ledger-configmap-name|max-replacements)/.test(a));
+    const deployment = renderChart({ namespace: OPERATOR_NAMESPACE, releaseName: RELEASE }).find(
+      (d) => d.kind === "Deployment",
+    ) as unknown as { spec: { template: { spec: { containers: Array<{ args: string[] }> } } } };
+    const flags = deployment.spec.template.spec.containers[0]!.args.filter((a) =>
+      /^--(leader-elect|leader-election-id|ledger-configmap-name|max-replacements)/.test(a),
+    );
     expect(deployment.spec.template.spec.containers[0]!.args).not.toContain("--insecure-diagnostics");
-    const token = (await kubectl(admin, ["create", "token", SERVICE_ACCOUNT, "-n", OPERATOR_NAMESPACE, "--duration=24h"])).trim();
+    const token = (
+      await kubectl(admin, ["create", "token", SERVICE_ACCOUNT, "-n", OPERATOR_NAMESPACE, "--duration=24h"])
+    ).trim();
     operator = startOperatorProcess({
-      server: { writeKubeconfig: (path: string) => writeFileSync(path, cp.tokenKubeconfig(`system:serviceaccount:${OPERATOR_NAMESPACE}:${SERVICE_ACCOUNT}`, token), { mode: 0o600 }) },
+      server: {
+        writeKubeconfig: (path: string) =>
+          writeFileSync(
+            path,
+            cp.tokenKubeconfig(`system:serviceaccount:${OPERATOR_NAMESPACE}:${SERVICE_ACCOUNT}`, token),
+            { mode: 0o600 },
+          ),
+      },
       dir,
       user: "operator",
       flags,
@@ -65,7 +101,9 @@ const SCRAPERS = "monitoring";
 
   const output = () => operator?.output.join("").split("\n").slice(-40).join("\n") ?? "";
   const get = async (port: number, path: string, token?: string) => {
-    const res = await fetch(`http://127.0.0.1:${port}${path}`, { headers: token === undefined ? {} : { authorization: `Bearer ${token}` } });
+    const res = await fetch(`http://127.0.0.1:${port}${path}`, {
+      headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
+    });
     return { status: res.status, body: await res.text() };
   };
   const locked = () => [
@@ -81,12 +119,16 @@ const SCRAPERS = "monitoring";
   });
 
   it("answers 403 to a token user the reader role is not bound to", async () => {
-    for (const { port, path } of locked()) expect(await get(port, path, aliceToken)).toEqual({ status: 403, body: "Authorization denied for user alice\n" });
+    for (const { port, path } of locked())
+      expect(await get(port, path, aliceToken)).toEqual({ status: 403, body: "Authorization denied for user alice\n" });
   });
 
   it("answers 200 to a ServiceAccount token the chart's metrics-reader ClusterRole allows", async () => {
     const metrics = await get(ports.metrics, "/metrics", scraperToken);
-    expect({ status: metrics.status, output: metrics.status === 200 ? "" : output() }).toEqual({ status: 200, output: "" });
+    expect({ status: metrics.status, output: metrics.status === 200 ? "" : output() }).toEqual({
+      status: 200,
+      output: "",
+    });
     expect(metrics.body).toContain("healthprobe_leader");
     const targets = await get(ports.health, "/debug/targets", scraperToken);
     expect(targets.status).toBe(200);

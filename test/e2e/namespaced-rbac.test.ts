@@ -34,7 +34,11 @@ const HPP = { group: "healthprobe.io", version: "v1alpha1", plural: "healthprobe
   let policies: CustomObjectsApi;
   const output = () => operator?.output.join("").split("\n").slice(-40).join("\n") ?? "";
   const policyStatus = async (namespace: string) =>
-    ((await policies.getNamespacedCustomObject({ ...HPP, namespace, name: "web" })) as { status?: { conditions?: Array<{ type: string; status: string }> } }).status;
+    (
+      (await policies.getNamespacedCustomObject({ ...HPP, namespace, name: "web" })) as {
+        status?: { conditions?: Array<{ type: string; status: string }> };
+      }
+    ).status;
 
   beforeAll(async () => {
     cp = await startControlPlane();
@@ -48,29 +52,75 @@ const HPP = { group: "healthprobe.io", version: "v1alpha1", plural: "healthprobe
     // The listed namespace must exist for helm to put the Role there.
     for (const name of [WATCHED, ELSEWHERE]) await core.createNamespace({ body: { metadata: { name } } });
 
-    const installed = await helmAsync(["install", RELEASE, chartDir, "--namespace", OPERATOR_NAMESPACE, "--create-namespace", "--set", "replicaCount=0", ...VALUES.flatMap((v) => ["--set", v]), "--kubeconfig", admin], { timeoutMs: 120_000 });
-    if (installed.code !== 0) throw new Error(`helm install onto the control plane failed (exit ${installed.code}): ${installed.stderr}`);
+    const installed = await helmAsync(
+      [
+        "install",
+        RELEASE,
+        chartDir,
+        "--namespace",
+        OPERATOR_NAMESPACE,
+        "--create-namespace",
+        "--set",
+        "replicaCount=0",
+        ...VALUES.flatMap((v) => ["--set", v]),
+        "--kubeconfig",
+        admin,
+      ],
+      { timeoutMs: 120_000 },
+    );
+    if (installed.code !== 0)
+      throw new Error(`helm install onto the control plane failed (exit ${installed.code}): ${installed.stderr}`);
     const rendered = renderChart({ values: VALUES, namespace: OPERATOR_NAMESPACE, releaseName: RELEASE });
-    const deployment = rendered.find((d) => d.kind === "Deployment") as unknown as { spec: { template: { spec: { containers: Array<{ args: string[] }> } } } };
+    const deployment = rendered.find((d) => d.kind === "Deployment") as unknown as {
+      spec: { template: { spec: { containers: Array<{ args: string[] }> } } };
+    };
     // The chart's own flags, as its Deployment passes them (bind addresses aside: the process picks its own).
-    const flags = [...deployment.spec.template.spec.containers[0]!.args.filter((a) => !/^--(metrics-bind-address|health-probe-bind-address|log-level)=/.test(a)), "--log-level=debug"];
+    const flags = [
+      ...deployment.spec.template.spec.containers[0]!.args.filter(
+        (a) => !/^--(metrics-bind-address|health-probe-bind-address|log-level)=/.test(a),
+      ),
+      "--log-level=debug",
+    ];
     expect(flags).toContain(`--namespace=${WATCHED}`);
 
-    const token = await kubectl(["create", "token", SERVICE_ACCOUNT, "-n", OPERATOR_NAMESPACE, "--duration=24h"], admin);
+    const token = await kubectl(
+      ["create", "token", SERVICE_ACCOUNT, "-n", OPERATOR_NAMESPACE, "--duration=24h"],
+      admin,
+    );
     if (token.code !== 0) throw new Error(`kubectl create token failed: ${token.stderr}`);
     asOperator = join(dir, "operator.kubeconfig");
-    const tokenKubeconfig = cp.tokenKubeconfig(`system:serviceaccount:${OPERATOR_NAMESPACE}:${SERVICE_ACCOUNT}`, token.stdout.trim());
+    const tokenKubeconfig = cp.tokenKubeconfig(
+      `system:serviceaccount:${OPERATOR_NAMESPACE}:${SERVICE_ACCOUNT}`,
+      token.stdout.trim(),
+    );
     writeFileSync(asOperator, tokenKubeconfig, { mode: 0o600 });
 
     for (const namespace of [WATCHED, ELSEWHERE]) {
-      await core.createNamespacedService({ namespace, body: { metadata: { name: "web" }, spec: { ports: [{ name: "http", port: 80, targetPort: 8080 }] } } });
+      await core.createNamespacedService({
+        namespace,
+        body: { metadata: { name: "web" }, spec: { ports: [{ name: "http", port: 80, targetPort: 8080 }] } },
+      });
       await policies.createNamespacedCustomObject({
         ...HPP,
         namespace,
-        body: { apiVersion: "healthprobe.io/v1alpha1", kind: "HealthProbePolicy", metadata: { name: "web" }, spec: { serviceName: "web", selector: { matchLabels: { app: "web" } }, probe: { port: 8080, path: "/healthz" } } },
+        body: {
+          apiVersion: "healthprobe.io/v1alpha1",
+          kind: "HealthProbePolicy",
+          metadata: { name: "web" },
+          spec: {
+            serviceName: "web",
+            selector: { matchLabels: { app: "web" } },
+            probe: { port: 8080, path: "/healthz" },
+          },
+        },
       });
     }
-    operator = startOperatorProcess({ server: { writeKubeconfig: (path: string) => writeFileSync(path, tokenKubeconfig, { mode: 0o600 }) }, dir, user: "operator", flags });
+    operator = startOperatorProcess({
+      server: { writeKubeconfig: (path: string) => writeFileSync(path, tokenKubeconfig, { mode: 0o600 }) },
+      dir,
+      user: "operator",
+      flags,
+    });
     await operator.started(90_000);
   }, 300_000);
 
@@ -81,14 +131,20 @@ const HPP = { group: "healthprobe.io", version: "v1alpha1", plural: "healthprobe
   });
 
   it("reconciles the policy in the listed namespace with the Roles there", async () => {
-    const ready = await waitFor(async () => (await policyStatus(WATCHED))?.conditions?.find((c) => c.type === "Ready"), { timeoutMs: 60_000, what: `the policy in ${WATCHED} reconciled\n${output()}` });
+    const ready = await waitFor(
+      async () => (await policyStatus(WATCHED))?.conditions?.find((c) => c.type === "Ready"),
+      { timeoutMs: 60_000, what: `the policy in ${WATCHED} reconciled\n${output()}` },
+    );
     expect(ready.status).toBe("True");
     expect(output()).not.toMatch(/forbidden/i);
   }, 90_000);
 
   it("leaves the policy in another namespace alone, and the ServiceAccount may read nothing there nor across namespaces", async () => {
     // The listed namespace's policy was written: the operator has run a reconcile pass; this one was never in its caches.
-    await waitFor(async () => (await policyStatus(WATCHED))?.conditions, { timeoutMs: 60_000, what: "the watched policy's status" });
+    await waitFor(async () => (await policyStatus(WATCHED))?.conditions, {
+      timeoutMs: 60_000,
+      what: "the watched policy's status",
+    });
     expect(await policyStatus(ELSEWHERE)).toBeUndefined();
     const refused: string[] = [];
     const allowed: string[] = [];
@@ -114,22 +170,45 @@ const HPP = { group: "healthprobe.io", version: "v1alpha1", plural: "healthprobe
     const kc = new KubeConfig();
     kc.loadFromString(cp.kubeconfig("admin"));
     const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
-    for (const [user, role] of [["alice", "edit"], ["bob", "view"]] as const) {
+    for (const [user, role] of [
+      ["alice", "edit"],
+      ["bob", "view"],
+    ] as const) {
       await rbac.createNamespacedRoleBinding({
         namespace: WATCHED,
-        body: { metadata: { name: user }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role }, subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: user }] },
+        body: {
+          metadata: { name: user },
+          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role },
+          subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: user }],
+        },
       });
     }
-    const can = async (user: string, ...args: string[]) => (await kubectl(["auth", "can-i", ...args, "-n", WATCHED, `--as=${user}`], admin)).stdout.trim();
-    await waitFor(async () => (await can("alice", "create", "healthprobepolicies")) === "yes", { timeoutMs: 60_000, what: "edit aggregating the chart's edit role" });
-    await waitFor(async () => (await can("bob", "list", "healthprobepolicies")) === "yes", { timeoutMs: 60_000, what: "view aggregating the chart's view role" });
+    const can = async (user: string, ...args: string[]) =>
+      (await kubectl(["auth", "can-i", ...args, "-n", WATCHED, `--as=${user}`], admin)).stdout.trim();
+    await waitFor(async () => (await can("alice", "create", "healthprobepolicies")) === "yes", {
+      timeoutMs: 60_000,
+      what: "edit aggregating the chart's edit role",
+    });
+    await waitFor(async () => (await can("bob", "list", "healthprobepolicies")) === "yes", {
+      timeoutMs: 60_000,
+      what: "view aggregating the chart's view role",
+    });
     expect({
       aliceDeletes: await can("alice", "delete", "healthprobepolicies"),
       aliceReadsStatus: await can("alice", "get", "healthprobepolicies", "--subresource=status"),
       aliceWritesStatus: await can("alice", "update", "healthprobepolicies", "--subresource=status"),
       bobReadsStatus: await can("bob", "get", "healthprobepolicies", "--subresource=status"),
       bobCreates: await can("bob", "create", "healthprobepolicies"),
-      aliceElsewhere: (await kubectl(["auth", "can-i", "create", "healthprobepolicies", "-n", ELSEWHERE, "--as=alice"], admin)).stdout.trim(),
-    }).toEqual({ aliceDeletes: "yes", aliceReadsStatus: "yes", aliceWritesStatus: "no", bobReadsStatus: "yes", bobCreates: "no", aliceElsewhere: "no" });
+      aliceElsewhere: (
+        await kubectl(["auth", "can-i", "create", "healthprobepolicies", "-n", ELSEWHERE, "--as=alice"], admin)
+      ).stdout.trim(),
+    }).toEqual({
+      aliceDeletes: "yes",
+      aliceReadsStatus: "yes",
+      aliceWritesStatus: "no",
+      bobReadsStatus: "yes",
+      bobCreates: "no",
+      aliceElsewhere: "no",
+    });
   }, 120_000);
 });

@@ -5,7 +5,16 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { CoreV1Api, DiscoveryV1Api, KubeConfig } from "@kubernetes/client-node";
 import { stringify } from "yaml";
-import { BACKEND_PORT, HEALTH_PATH, ensureCrd, kubectl, startEnvironment, waitExplained, type BackendPod, type E2eEnvironment } from "./environment.js";
+import {
+  BACKEND_PORT,
+  HEALTH_PATH,
+  ensureCrd,
+  kubectl,
+  startEnvironment,
+  waitExplained,
+  type BackendPod,
+  type E2eEnvironment,
+} from "./environment.js";
 
 const REPLICAS = 3;
 const SERVICE = "gated";
@@ -19,17 +28,27 @@ describe("drain method ReadinessGate end to end", () => {
   let discovery: DiscoveryV1Api;
   let pods: BackendPod[] = [];
 
-  const apply = (obj: object) => kubectl(env.kubeconfigPath, ["apply", "--server-side", "--field-manager=healthprobe-e2e", "-f", "-"], stringify(obj));
+  const apply = (obj: object) =>
+    kubectl(
+      env.kubeconfigPath,
+      ["apply", "--server-side", "--field-manager=healthprobe-e2e", "-f", "-"],
+      stringify(obj),
+    );
 
   /** Endpoint readiness by address in the Service's slices written by the built-in controller. */
   const builtInEndpoints = async (): Promise<Map<string, boolean>> => {
-    const list = await discovery.listNamespacedEndpointSlice({ namespace, labelSelector: `kubernetes.io/service-name=${SERVICE},endpointslice.kubernetes.io/managed-by=${BUILT_IN}` });
+    const list = await discovery.listNamespacedEndpointSlice({
+      namespace,
+      labelSelector: `kubernetes.io/service-name=${SERVICE},endpointslice.kubernetes.io/managed-by=${BUILT_IN}`,
+    });
     const byIp = new Map<string, boolean>();
-    for (const s of list.items) for (const e of s.endpoints ?? []) for (const a of e.addresses) byIp.set(a, e.conditions?.ready === true);
+    for (const s of list.items)
+      for (const e of s.endpoints ?? []) for (const a of e.addresses) byIp.set(a, e.conditions?.ready === true);
     return byIp;
   };
 
-  const settle = <T>(probe: () => Promise<T | undefined | false>, what: string): Promise<T> => waitExplained(env, probe, what, SETTLE_MS);
+  const settle = <T>(probe: () => Promise<T | undefined | false>, what: string): Promise<T> =>
+    waitExplained(env, probe, what, SETTLE_MS);
 
   beforeAll(async () => {
     env = await startEnvironment();
@@ -44,7 +63,10 @@ describe("drain method ReadinessGate end to end", () => {
       apiVersion: "v1",
       kind: "Service",
       metadata: { name: SERVICE, namespace },
-      spec: { selector: { app: SERVICE }, ports: [{ name: "http", port: 80, targetPort: BACKEND_PORT, protocol: "TCP" }] },
+      spec: {
+        selector: { app: SERVICE },
+        ports: [{ name: "http", port: 80, targetPort: BACKEND_PORT, protocol: "TCP" }],
+      },
     });
     await apply({
       apiVersion: "healthprobe.io/v1alpha1",
@@ -65,20 +87,32 @@ describe("drain method ReadinessGate end to end", () => {
       spec: {
         replicas: REPLICAS,
         selector: { matchLabels: { app: SERVICE } },
-        template: { metadata: { labels: { app: SERVICE } }, spec: { ...env.backendPodSpec(), readinessGates: [{ conditionType: "healthprobe.io/ready" }] } },
+        template: {
+          metadata: { labels: { app: SERVICE } },
+          spec: { ...env.backendPodSpec(), readinessGates: [{ conditionType: "healthprobe.io/ready" }] },
+        },
       },
     });
     pods = await settle(async () => {
       const list = await core.listNamespacedPod({ namespace, labelSelector: `app=${SERVICE}` });
-      const running = list.items.filter((p) => p.status?.podIP && p.status.conditions?.some((c) => c.type === "ContainersReady" && c.status === "True") && !p.metadata?.deletionTimestamp);
-      return running.length === REPLICAS && running.map((p) => ({ name: p.metadata!.name!, namespace, ip: p.status!.podIP! }));
+      const running = list.items.filter(
+        (p) =>
+          p.status?.podIP &&
+          p.status.conditions?.some((c) => c.type === "ContainersReady" && c.status === "True") &&
+          !p.metadata?.deletionTimestamp,
+      );
+      return (
+        running.length === REPLICAS &&
+        running.map((p) => ({ name: p.metadata!.name!, namespace, ip: p.status!.podIP! }))
+      );
     }, `${REPLICAS} running pods`);
     await env.serve(pods);
   }, SETTLE_MS + 60_000);
 
   afterAll(async () => {
     if (!env) return;
-    if (namespace && env.mode === "cluster") await kubectl(env.kubeconfigPath, ["delete", "namespace", namespace, "--wait=false"]).catch(() => undefined);
+    if (namespace && env.mode === "cluster")
+      await kubectl(env.kubeconfigPath, ["delete", "namespace", namespace, "--wait=false"]).catch(() => undefined);
     await env.stop();
   }, 60_000);
 
@@ -104,7 +138,10 @@ describe("drain method ReadinessGate end to end", () => {
         return e.get(sick.ip) === false && pods.slice(1).every((p) => e.get(p.ip) === true);
       }, `${sick.name} out of the built-in slices while the others stay ready`);
       const pod = await core.readNamespacedPod({ name: sick.name, namespace });
-      expect(pod.status?.conditions?.find((c) => c.type === "healthprobe.io/ready")).toMatchObject({ status: "False", reason: "Unhealthy" });
+      expect(pod.status?.conditions?.find((c) => c.type === "healthprobe.io/ready")).toMatchObject({
+        status: "False",
+        reason: "Unhealthy",
+      });
 
       await env.setHealthy(sick, true);
       await settle(async () => {

@@ -10,7 +10,13 @@ import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AdmissionregistrationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, type V1Pod } from "@kubernetes/client-node";
+import {
+  AdmissionregistrationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  type V1Pod,
+} from "@kubernetes/client-node";
 import { startControlPlane, type ControlPlane } from "../../hack/control-plane/control-plane.js";
 import { freePort } from "../../hack/control-plane/processes.js";
 import { chartDir, helmAsync, renderChart } from "../chart/helm.js";
@@ -30,7 +36,10 @@ const aPod = (name: string, labels: Record<string, string>): V1Pod => ({
   apiVersion: "v1",
   kind: "Pod",
   metadata: { name, labels },
-  spec: { containers: [{ name: "web", image: "busybox:1.36", ports: [{ name: "http", containerPort: 8080 }] }], terminationGracePeriodSeconds: 0 },
+  spec: {
+    containers: [{ name: "web", image: "busybox:1.36", ports: [{ name: "http", containerPort: 8080 }] }],
+    terminationGracePeriodSeconds: 0,
+  },
 });
 
 const gates = (pod: V1Pod): string[] => (pod.spec?.readinessGates ?? []).map((g) => g.conditionType);
@@ -40,7 +49,10 @@ const AUDIT_POLICY = {
   apiVersion: "audit.k8s.io/v1",
   kind: "Policy",
   omitStages: ["RequestReceived"],
-  rules: [{ level: "Metadata", verbs: ["create"], resources: [{ group: "", resources: ["pods"] }], namespaces: [OPTED_IN] }, { level: "None" }],
+  rules: [
+    { level: "Metadata", verbs: ["create"], resources: [{ group: "", resources: ["pods"] }], namespaces: [OPTED_IN] },
+    { level: "None" },
+  ],
 };
 /** kube-apiserver's audit annotation when a mutating webhook's call failed and its failurePolicy let the request through. */
 const FAILED_OPEN = "failed-open.mutation.webhook.admission.k8s.io/round_0_index_0";
@@ -66,7 +78,14 @@ interface AuditEvent {
 
   const startOperator = async (): Promise<OperatorProcess> => {
     const op = startOperatorProcess({
-      server: { writeKubeconfig: (path: string) => writeFileSync(path, cp.tokenKubeconfig(`system:serviceaccount:${OPERATOR_NAMESPACE}:${SERVICE_ACCOUNT}`, token), { mode: 0o600 }) },
+      server: {
+        writeKubeconfig: (path: string) =>
+          writeFileSync(
+            path,
+            cp.tokenKubeconfig(`system:serviceaccount:${OPERATOR_NAMESPACE}:${SERVICE_ACCOUNT}`, token),
+            { mode: 0o600 },
+          ),
+      },
       dir,
       user: "operator",
       flags: operatorFlags,
@@ -86,25 +105,57 @@ interface AuditEvent {
     core = kc.makeApiClient(CoreV1Api);
     admission = kc.makeApiClient(AdmissionregistrationV1Api);
 
-    const installed = await helmAsync(["install", RELEASE, chartDir, "--namespace", OPERATOR_NAMESPACE, "--create-namespace", "--set", "replicaCount=0", "--set", "webhook.enabled=true", "--kubeconfig", admin], { timeoutMs: 120_000 });
-    if (installed.code !== 0) throw new Error(`helm install onto the control plane failed (exit ${installed.code}): ${installed.stderr}`);
+    const installed = await helmAsync(
+      [
+        "install",
+        RELEASE,
+        chartDir,
+        "--namespace",
+        OPERATOR_NAMESPACE,
+        "--create-namespace",
+        "--set",
+        "replicaCount=0",
+        "--set",
+        "webhook.enabled=true",
+        "--kubeconfig",
+        admin,
+      ],
+      { timeoutMs: 120_000 },
+    );
+    if (installed.code !== 0)
+      throw new Error(`helm install onto the control plane failed (exit ${installed.code}): ${installed.stderr}`);
     // The chart's own flags for the operator, as its Deployment passes them.
-    const rendered = renderChart({ values: ["webhook.enabled=true"], namespace: OPERATOR_NAMESPACE, releaseName: RELEASE });
-    const deployment = rendered.find((d) => d.kind === "Deployment") as unknown as { spec: { template: { spec: { containers: Array<{ args: string[] }> } } } };
+    const rendered = renderChart({
+      values: ["webhook.enabled=true"],
+      namespace: OPERATOR_NAMESPACE,
+      releaseName: RELEASE,
+    });
+    const deployment = rendered.find((d) => d.kind === "Deployment") as unknown as {
+      spec: { template: { spec: { containers: Array<{ args: string[] }> } } };
+    };
     const chartArgs = deployment.spec.template.spec.containers[0]!.args;
     configName = rendered.find((d) => d.kind === "MutatingWebhookConfiguration")!.metadata.name;
     webhookPort = await freePort();
     operatorFlags = [
-      ...chartArgs.filter((a) => /^--(leader-elect|leader-election-id|ledger-configmap-name|webhook-)/.test(a) && !a.startsWith("--webhook-bind-address")),
+      ...chartArgs.filter(
+        (a) =>
+          /^--(leader-elect|leader-election-id|ledger-configmap-name|webhook-)/.test(a) &&
+          !a.startsWith("--webhook-bind-address"),
+      ),
       // On the host's address of the pod network, which kube-apiserver reaches; the certificate names it too.
       `--webhook-bind-address=${cp.network.hostIp}:${webhookPort}`,
       `--webhook-extra-sans=${cp.network.hostIp}`,
       "--log-level=debug",
     ];
-    token = (await kubectl(admin, ["create", "token", SERVICE_ACCOUNT, "-n", OPERATOR_NAMESPACE, "--duration=24h"])).trim();
+    token = (
+      await kubectl(admin, ["create", "token", SERVICE_ACCOUNT, "-n", OPERATOR_NAMESPACE, "--duration=24h"])
+    ).trim();
     operator = await startOperator();
 
-    for (const [name, labels] of [[OPTED_IN, { "healthprobe.io/readiness-gate-inject": "enabled" }], [NOT_OPTED_IN, {}]] as const) {
+    for (const [name, labels] of [
+      [OPTED_IN, { "healthprobe.io/readiness-gate-inject": "enabled" }],
+      [NOT_OPTED_IN, {}],
+    ] as const) {
       await core.createNamespace({ body: { metadata: { name, labels } } });
     }
     const custom = kc.makeApiClient(CustomObjectsApi);
@@ -118,7 +169,11 @@ interface AuditEvent {
           apiVersion: "healthprobe.io/v1alpha1",
           kind: "HealthProbePolicy",
           metadata: { name: "web" },
-          spec: { selector: { matchLabels: { app: "web" } }, probe: { port: "http", path: "/healthz", periodSeconds: 2, timeoutSeconds: 1 }, drain: { method: "ReadinessGate" } },
+          spec: {
+            selector: { matchLabels: { app: "web" } },
+            probe: { port: "http", path: "/healthz", periodSeconds: 2, timeoutSeconds: 1 },
+            drain: { method: "ReadinessGate" },
+          },
         },
       });
     }
@@ -131,30 +186,68 @@ interface AuditEvent {
   });
 
   it("installs with webhook.enabled: the configuration gets the operator's caBundle once the operator runs", async () => {
-    const bundle = await waitFor(async () => (await admission.readMutatingWebhookConfiguration({ name: configName })).webhooks?.[0]?.clientConfig.caBundle, {
-      timeoutMs: 60_000,
-      what: `the caBundle of ${configName}\n${output()}`,
+    const bundle = await waitFor(
+      async () =>
+        (await admission.readMutatingWebhookConfiguration({ name: configName })).webhooks?.[0]?.clientConfig.caBundle,
+      {
+        timeoutMs: 60_000,
+        what: `the caBundle of ${configName}\n${output()}`,
+      },
+    );
+    const secret = await core.readNamespacedSecret({
+      name: `${RELEASE}-healthprobe-operator-webhook-cert`,
+      namespace: OPERATOR_NAMESPACE,
     });
-    const secret = await core.readNamespacedSecret({ name: `${RELEASE}-healthprobe-operator-webhook-cert`, namespace: OPERATOR_NAMESPACE });
-    expect(Buffer.from(bundle, "base64").toString("utf8")).toBe(Buffer.from(secret.data!["ca.crt"]!, "base64").toString("utf8"));
+    expect(Buffer.from(bundle, "base64").toString("utf8")).toBe(
+      Buffer.from(secret.data!["ca.crt"]!, "base64").toString("utf8"),
+    );
     const config = await admission.readMutatingWebhookConfiguration({ name: configName });
-    expect(config.webhooks?.[0]).toMatchObject({ failurePolicy: "Ignore", sideEffects: "None", namespaceSelector: { matchLabels: { "healthprobe.io/readiness-gate-inject": "enabled" } } });
+    expect(config.webhooks?.[0]).toMatchObject({
+      failurePolicy: "Ignore",
+      sideEffects: "None",
+      namespaceSelector: { matchLabels: { "healthprobe.io/readiness-gate-inject": "enabled" } },
+    });
   });
 
   it("adds the gate to pods a ReadinessGate policy selects in an opted-in namespace, and only to those", async () => {
     // kube-apiserver reaches the operator by URL here (the chart's Service needs kube-proxy), with the operator's caBundle.
-    const caBundle = (await admission.readMutatingWebhookConfiguration({ name: configName })).webhooks![0]!.clientConfig.caBundle!;
-    await kubectl(admin, ["patch", "mutatingwebhookconfiguration", configName, "--type=json", "-p",
-      JSON.stringify([{ op: "replace", path: "/webhooks/0/clientConfig", value: { url: `https://${cp.network.hostIp}:${webhookPort}/mutate-pods`, caBundle } }])]);
+    const caBundle = (await admission.readMutatingWebhookConfiguration({ name: configName })).webhooks![0]!.clientConfig
+      .caBundle!;
+    await kubectl(admin, [
+      "patch",
+      "mutatingwebhookconfiguration",
+      configName,
+      "--type=json",
+      "-p",
+      JSON.stringify([
+        {
+          op: "replace",
+          path: "/webhooks/0/clientConfig",
+          value: { url: `https://${cp.network.hostIp}:${webhookPort}/mutate-pods`, caBundle },
+        },
+      ]),
+    ]);
     // Once the operator's policy cache has the policy (a server-side dry run calls the webhook: sideEffects None).
-    await waitFor(async () => gates(await core.createNamespacedPod({ namespace: OPTED_IN, body: aPod("probe", { app: "web" }), dryRun: "All" })).includes(GATE), {
-      timeoutMs: 60_000,
-      what: `a dry-run pod to get the gate\n${output()}`,
-    });
+    await waitFor(
+      async () =>
+        gates(
+          await core.createNamespacedPod({ namespace: OPTED_IN, body: aPod("probe", { app: "web" }), dryRun: "All" }),
+        ).includes(GATE),
+      {
+        timeoutMs: 60_000,
+        what: `a dry-run pod to get the gate\n${output()}`,
+      },
+    );
 
     const gated = await core.createNamespacedPod({ namespace: OPTED_IN, body: aPod("web-1", { app: "web" }) });
     expect(gates(gated)).toEqual([GATE]);
-    const kept = await core.createNamespacedPod({ namespace: OPTED_IN, body: { ...aPod("web-2", { app: "web" }), spec: { ...aPod("", {}).spec!, readinessGates: [{ conditionType: "example.com/lb" }] } } });
+    const kept = await core.createNamespacedPod({
+      namespace: OPTED_IN,
+      body: {
+        ...aPod("web-2", { app: "web" }),
+        spec: { ...aPod("", {}).spec!, readinessGates: [{ conditionType: "example.com/lb" }] },
+      },
+    });
     expect(gates(kept)).toEqual(["example.com/lb", GATE]);
     const other = await core.createNamespacedPod({ namespace: OPTED_IN, body: aPod("api-1", { app: "api" }) });
     expect(gates(other)).toEqual([]);
@@ -177,7 +270,13 @@ interface AuditEvent {
           .split("\n")
           .filter((line) => line)
           .map((line) => JSON.parse(line) as AuditEvent)
-          .find((e) => e.stage === "ResponseComplete" && e.verb === "create" && e.objectRef?.namespace === OPTED_IN && e.objectRef?.name === "web-3"),
+          .find(
+            (e) =>
+              e.stage === "ResponseComplete" &&
+              e.verb === "create" &&
+              e.objectRef?.namespace === OPTED_IN &&
+              e.objectRef?.name === "web-3",
+          ),
       { timeoutMs: 30_000, what: "the audit event of web-3's create" },
     );
     expect(created.annotations?.[FAILED_OPEN]).toBe(webhook);
@@ -189,21 +288,36 @@ interface AuditEvent {
     custom.loadFromString(cp.kubeconfig("admin"));
     const policies = custom.makeApiClient(CustomObjectsApi);
     const gateMissing = async () => {
-      const policy = (await policies.getNamespacedCustomObject({ group: "healthprobe.io", version: "v1alpha1", namespace: OPTED_IN, plural: "healthprobepolicies", name: "web" })) as {
+      const policy = (await policies.getNamespacedCustomObject({
+        group: "healthprobe.io",
+        version: "v1alpha1",
+        namespace: OPTED_IN,
+        plural: "healthprobepolicies",
+        name: "web",
+      })) as {
         status?: { conditions?: Array<{ type: string; status: string; reason: string; message: string }> };
       };
       return policy.status?.conditions?.find((c) => c.type === "GateMissing");
     };
-    const reported = await waitFor(async () => ((await gateMissing())?.message.includes("web-3") ? gateMissing() : undefined), {
-      timeoutMs: 60_000,
-      what: `GateMissing naming web-3\n${output()}`,
-    });
+    const reported = await waitFor(
+      async () => ((await gateMissing())?.message.includes("web-3") ? gateMissing() : undefined),
+      {
+        timeoutMs: 60_000,
+        what: `GateMissing naming web-3\n${output()}`,
+      },
+    );
     expect(reported).toMatchObject({ status: "True", reason: "PodsWithoutGate" });
     expect(reported!.message).toMatch(/^1 of 3 selected pods lack readinessGates/);
-    await waitFor(async () => gates(await core.createNamespacedPod({ namespace: OPTED_IN, body: aPod("probe", { app: "web" }), dryRun: "All" })).includes(GATE), {
-      timeoutMs: 60_000,
-      what: `the gate again after the restart\n${output()}`,
-    });
+    await waitFor(
+      async () =>
+        gates(
+          await core.createNamespacedPod({ namespace: OPTED_IN, body: aPod("probe", { app: "web" }), dryRun: "All" }),
+        ).includes(GATE),
+      {
+        timeoutMs: 60_000,
+        what: `the gate again after the restart\n${output()}`,
+      },
+    );
     const pod = await core.createNamespacedPod({ namespace: OPTED_IN, body: aPod("web-4", { app: "web" }) });
     expect(gates(pod)).toEqual([GATE]);
   }, 120_000);

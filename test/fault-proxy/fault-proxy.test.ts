@@ -63,7 +63,13 @@ describe("fault rules", () => {
     ["GET", "/api/v1/namespaces/a/pods", "list", "pods", "a"],
     ["GET", "/api/v1/namespaces/a/pods?watch=true&resourceVersion=5", "watch", "pods", "a"],
     ["GET", "/api/v1/namespaces/a/pods/p", "get", "pods", "a"],
-    ["PATCH", "/apis/healthprobe.io/v1alpha1/namespaces/a/healthprobepolicies/p/status", "patch", "healthprobepolicies", "a"],
+    [
+      "PATCH",
+      "/apis/healthprobe.io/v1alpha1/namespaces/a/healthprobepolicies/p/status",
+      "patch",
+      "healthprobepolicies",
+      "a",
+    ],
     ["POST", "/api/v1/namespaces/a/pods/p/eviction", "create", "pods", "a"],
     ["PUT", "/apis/coordination.k8s.io/v1/namespaces/s/leases/l", "update", "leases", "s"],
     ["DELETE", "/api/v1/namespaces/a/pods", "deletecollection", "pods", "a"],
@@ -122,14 +128,22 @@ describe.each(clusters)("client-node through the fault proxy in front of %s", (_
     });
     afterEach(() => proxy.clear());
 
-    const aConfigMap = (name = uniqueName("cm")): V1ConfigMap => ({ metadata: { name, namespace: ns, labels: { suite: "fault-proxy" } }, data: { k: "v" } });
+    const aConfigMap = (name = uniqueName("cm")): V1ConfigMap => ({
+      metadata: { name, namespace: ns, labels: { suite: "fault-proxy" } },
+      data: { k: "v" },
+    });
 
     it("is transparent without faults: an informer through it ends with the same objects as one without", async () => {
       const names = Array.from({ length: 5 }, () => uniqueName("cm"));
       for (const n of names.slice(0, 3)) await direct.createNamespacedConfigMap({ namespace: ns, body: aConfigMap(n) });
       const inform = (k: KubeConfig) => {
         const api = k.makeApiClient(CoreV1Api);
-        const inf = makeInformer<V1ConfigMap>(k, `/api/v1/namespaces/${ns}/configmaps`, () => api.listNamespacedConfigMap({ namespace: ns, labelSelector: "suite=fault-proxy" }), "suite=fault-proxy");
+        const inf = makeInformer<V1ConfigMap>(
+          k,
+          `/api/v1/namespaces/${ns}/configmaps`,
+          () => api.listNamespacedConfigMap({ namespace: ns, labelSelector: "suite=fault-proxy" }),
+          "suite=fault-proxy",
+        );
         return inf;
       };
       const a = inform(viaProxy);
@@ -139,7 +153,10 @@ describe.each(clusters)("client-node through the fault proxy in front of %s", (_
       await Promise.all([a.start(), b.start()]);
       for (const n of names.slice(3)) await core.createNamespacedConfigMap({ namespace: ns, body: aConfigMap(n) });
       await core.deleteNamespacedConfigMap({ namespace: ns, name: names[0]! });
-      await core.patchNamespacedConfigMap({ namespace: ns, name: names[1]!, body: { data: { k: "changed" } } }, asMergePatch);
+      await core.patchNamespacedConfigMap(
+        { namespace: ns, name: names[1]!, body: { data: { k: "changed" } } },
+        asMergePatch,
+      );
       const view = (inf: typeof a) =>
         inf
           .list()
@@ -150,7 +167,9 @@ describe.each(clusters)("client-node through the fault proxy in front of %s", (_
         .map((c) => `${c.metadata!.name}=${c.data?.k}@${c.metadata!.resourceVersion}`)
         .sort()
         .join(",");
-      await waitFor(() => view(a) === want && view(b) === want, { what: "both informers to hold the server's config maps" });
+      await waitFor(() => view(a) === want && view(b) === want, {
+        what: "both informers to hold the server's config maps",
+      });
       expect(view(a)).toBe(view(b));
       await Promise.all([a.stop(), b.stop()]);
       expect(proxy.log.filter((e) => e.faults.length > 0)).toEqual([]);
@@ -168,7 +187,12 @@ describe.each(clusters)("client-node through the fault proxy in front of %s", (_
       expect((err as ApiException<unknown>).code).toBe(code);
       expect((err as ApiException<unknown>).headers["retry-after"]).toBe(retryAfter);
       await expect(core.listNamespacedConfigMap({ namespace: ns })).resolves.toHaveProperty("items");
-      expect(proxy.log.slice(from).filter((e) => e.faults.length > 0).map((e) => [e.verb, e.code, e.faults])).toEqual([["list", code, [`status ${code}`]]]);
+      expect(
+        proxy.log
+          .slice(from)
+          .filter((e) => e.faults.length > 0)
+          .map((e) => [e.verb, e.code, e.faults]),
+      ).toEqual([["list", code, [`status ${code}`]]]);
     });
 
     it("answers a patch with 409 and leaves the object unchanged, and never a read", async () => {
@@ -176,7 +200,9 @@ describe.each(clusters)("client-node through the fault proxy in front of %s", (_
       await direct.createNamespacedConfigMap({ namespace: ns, body: aConfigMap(name) });
       proxy.failNext({ count: 1, code: 409 });
       await expect(core.readNamespacedConfigMap({ namespace: ns, name })).resolves.toHaveProperty("data.k", "v");
-      const err = await failure(core.patchNamespacedConfigMap({ namespace: ns, name, body: { data: { k: "x" } } }, asMergePatch));
+      const err = await failure(
+        core.patchNamespacedConfigMap({ namespace: ns, name, body: { data: { k: "x" } } }, asMergePatch),
+      );
       expect((err as ApiException<unknown>).code).toBe(409);
       expect((await direct.readNamespacedConfigMap({ namespace: ns, name })).data).toEqual({ k: "v" });
       await core.patchNamespacedConfigMap({ namespace: ns, name, body: { data: { k: "x" } } }, asMergePatch);
@@ -208,7 +234,9 @@ describe.each(clusters)("client-node through the fault proxy in front of %s", (_
     it("answers a list from a resourceVersion with 410 Expired", async () => {
       const rv = (await direct.listNamespacedConfigMap({ namespace: ns })).metadata!.resourceVersion!;
       proxy.addRule({ count: 1, fault: { kind: "expire" } });
-      const err = await failure(core.listNamespacedConfigMap({ namespace: ns, resourceVersion: rv, resourceVersionMatch: "NotOlderThan" }));
+      const err = await failure(
+        core.listNamespacedConfigMap({ namespace: ns, resourceVersion: rv, resourceVersionMatch: "NotOlderThan" }),
+      );
       expect((err as ApiException<unknown>).code).toBe(410);
     });
 
@@ -240,7 +268,9 @@ describe.each(clusters)("client-node through the fault proxy in front of %s", (_
       await Promise.all([stalled.started, witness.started]);
       const names = [uniqueName("cm"), uniqueName("cm")];
       for (const n of names) await direct.createNamespacedConfigMap({ namespace: ns, body: aConfigMap(n) });
-      await waitFor(() => names.every((n) => witness.events.some((e) => e.name === n)), { what: "the direct watch to see both config maps" });
+      await waitFor(() => names.every((n) => witness.events.some((e) => e.name === n)), {
+        what: "the direct watch to see both config maps",
+      });
       expect(stalled.events.map((e) => e.name)).toEqual(names.slice(0, 1));
       expect(stalled.state.ended).toBeUndefined();
       expect(proxy.openWatches()).toBe(1);
@@ -250,10 +280,17 @@ describe.each(clusters)("client-node through the fault proxy in front of %s", (_
     });
 
     it("refuses everything while partitioned, and forwards again once the rule is removed (control API)", async () => {
-      const post = (path: string, body?: object) => fetch(`${proxy.url}/fault-proxy/${path}`, { method: "POST", body: body ? JSON.stringify(body) : undefined }).then((r) => r.json() as Promise<{ id: number }>);
+      const post = (path: string, body?: object) =>
+        fetch(`${proxy.url}/fault-proxy/${path}`, {
+          method: "POST",
+          body: body ? JSON.stringify(body) : undefined,
+        }).then((r) => r.json() as Promise<{ id: number }>);
       const { id } = await post("partition");
       await failure(core.readNamespace({ name: ns }));
-      expect(await post("rules", { fault: { kind: "status", code: 200 } })).toHaveProperty("error", expect.stringMatching(/fault.code/));
+      expect(await post("rules", { fault: { kind: "status", code: 200 } })).toHaveProperty(
+        "error",
+        expect.stringMatching(/fault.code/),
+      );
       await fetch(`${proxy.url}/fault-proxy/rules/${id}`, { method: "DELETE" });
       await expect(core.readNamespace({ name: ns })).resolves.toHaveProperty("metadata.name", ns);
     });

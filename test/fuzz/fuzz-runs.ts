@@ -28,7 +28,8 @@ export class Tally {
   add(kind: string, example?: () => string): void {
     this.counts.set(kind, (this.counts.get(kind) ?? 0) + 1);
     const kept = this.examples.get(kind) ?? [];
-    if (example && kept.length < 3 && process.env.HEALTHPROBE_FUZZ_EXAMPLES) this.examples.set(kind, [...kept, example()]);
+    if (example && kept.length < 3 && process.env.HEALTHPROBE_FUZZ_EXAMPLES)
+      this.examples.set(kind, [...kept, example()]);
   }
   kinds(): string[] {
     return [...this.counts.keys()];
@@ -37,7 +38,12 @@ export class Tally {
     if (!process.env.HEALTHPROBE_FUZZ_RUNS && process.env.HEALTHPROBE_FUZZ !== "1") return;
     const rows = [...this.counts.entries()]
       .sort((a, b) => b[1] - a[1])
-      .map(([k, n]) => [`  ${String(n).padStart(7)}  ${k}`, ...(this.examples.get(k) ?? []).map((e) => `             ${e.slice(0, 300)}`)].join("\n"));
+      .map(([k, n]) =>
+        [
+          `  ${String(n).padStart(7)}  ${k}`,
+          ...(this.examples.get(k) ?? []).map((e) => `             ${e.slice(0, 300)}`),
+        ].join("\n"),
+      );
     process.stdout.write(`${title}\n${rows.join("\n")}\n`);
   }
 }

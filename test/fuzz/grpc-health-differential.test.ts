@@ -30,7 +30,12 @@ import { createGrpcProber } from "../../operator/src/adapters/grpc-prober.js";
 import type { RawProbeResult } from "../../operator/src/domain/probe-request.js";
 import { fuzzOptions, fuzzRuns, Tally, timeoutFor } from "./fuzz-runs.js";
 import { grpcAnswer, healthMessage } from "./grpc-health-arbitraries.js";
-import { referenceStatus, startGrpcServerHarness, type GrpcServerHarness, type GrpcJsOutcome } from "./grpc-reference.js";
+import {
+  referenceStatus,
+  startGrpcServerHarness,
+  type GrpcServerHarness,
+  type GrpcJsOutcome,
+} from "./grpc-reference.js";
 
 const SERVING = 1;
 
@@ -44,8 +49,12 @@ function framed(message: Buffer): Buffer {
 function compareMessage(message: Buffer): string {
   const project = decodeHealthCheckResponse(framed(message));
   const ref = referenceStatus(message);
-  if (project === SERVING && ref !== SERVING) throw new Error(`the codec read SERVING where protobuf-es read ${ref instanceof Error ? ref.message : ref}`);
-  if (project instanceof Error) return ref instanceof Error ? "agree: invalid" : `stricter: ${project.message} (protobuf-es ${ref === SERVING ? "SERVING" : "another status"})`;
+  if (project === SERVING && ref !== SERVING)
+    throw new Error(`the codec read SERVING where protobuf-es read ${ref instanceof Error ? ref.message : ref}`);
+  if (project instanceof Error)
+    return ref instanceof Error
+      ? "agree: invalid"
+      : `stricter: ${project.message} (protobuf-es ${ref === SERVING ? "SERVING" : "another status"})`;
   if (ref instanceof Error) return "stricter: protobuf-es refuses, the codec reads a status that is not SERVING";
   if (project === ref) return `agree: status ${project === SERVING ? "SERVING" : "not SERVING"}`;
   return `differ: the codec reads ${project} where protobuf-es reads ${ref === SERVING ? "SERVING" : ref}`;
@@ -60,11 +69,13 @@ const documentedMessageKinds = new Set([
 function compareCall(project: RawProbeResult, ref: GrpcJsOutcome): string {
   const projectServing = project.kind === "grpc" && project.grpcStatus === 0 && project.servingStatus === SERVING;
   const refServing = ref.ok && ref.status === SERVING;
-  if (projectServing && !refServing) throw new Error(`the prober read SERVING where grpc-js got ${JSON.stringify(ref)}`);
+  if (projectServing && !refServing)
+    throw new Error(`the prober read SERVING where grpc-js got ${JSON.stringify(ref)}`);
   if (projectServing) return "agree: SERVING";
   if (!refServing) return "agree: not SERVING";
   if (project.kind === "error") return `stricter: ${project.error.replace(/\d+/g, "N")}`;
-  if (project.kind === "grpc") return project.grpcStatus !== 0 ? "stricter: a gRPC error status" : "stricter: a status that is not SERVING";
+  if (project.kind === "grpc")
+    return project.grpcStatus !== 0 ? "stricter: a gRPC error status" : "stricter: a status that is not SERVING";
   return `stricter: ${project.kind}`;
 }
 
@@ -98,7 +109,15 @@ describe("the gRPC prober against @grpc/grpc-js over generated answers from a lo
       await fc.assert(
         fc.asyncProperty(grpcAnswer, async (a) => {
           const id = server.answer(a);
-          const req = { type: "GRPC" as const, scheme: "HTTP" as const, address: "127.0.0.1", port: server.port, path: "", method: "GET" as const, headers: [{ name: "x-case", value: id }] };
+          const req = {
+            type: "GRPC" as const,
+            scheme: "HTTP" as const,
+            address: "127.0.0.1",
+            port: server.port,
+            path: "",
+            method: "GET" as const,
+            headers: [{ name: "x-case", value: id }],
+          };
           const [project, ref] = await Promise.all([probe(req, 10_000, false), server.callGrpcJs(id)]);
           server.forget(id);
           tally.add(compareCall(project, ref), () => `${fc.stringify(a)} → grpc-js ${JSON.stringify(ref)}`);

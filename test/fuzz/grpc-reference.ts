@@ -15,12 +15,28 @@ const healthFile = create(FileDescriptorProtoSchema, {
   messageType: [
     {
       name: "HealthCheckResponse",
-      field: [{ name: "status", number: 1, type: 14, label: 1, typeName: ".grpc.health.v1.HealthCheckResponse.ServingStatus", jsonName: "status" }],
-      enumType: [{ name: "ServingStatus", value: ["UNKNOWN", "SERVING", "NOT_SERVING", "SERVICE_UNKNOWN"].map((name, number) => ({ name, number })) }],
+      field: [
+        {
+          name: "status",
+          number: 1,
+          type: 14,
+          label: 1,
+          typeName: ".grpc.health.v1.HealthCheckResponse.ServingStatus",
+          jsonName: "status",
+        },
+      ],
+      enumType: [
+        {
+          name: "ServingStatus",
+          value: ["UNKNOWN", "SERVING", "NOT_SERVING", "SERVICE_UNKNOWN"].map((name, number) => ({ name, number })),
+        },
+      ],
     },
   ],
 });
-const responseSchema: DescMessage = createFileRegistry(healthFile, () => undefined).getMessage("grpc.health.v1.HealthCheckResponse")!;
+const responseSchema: DescMessage = createFileRegistry(healthFile, () => undefined).getMessage(
+  "grpc.health.v1.HealthCheckResponse",
+)!;
 
 /** The status protobuf-es reads from a HealthCheckResponse's bytes, or why it refuses them. */
 export function referenceStatus(message: Uint8Array): number | Error {

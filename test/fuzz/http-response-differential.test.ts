@@ -35,7 +35,10 @@ import { fuzzOptions, fuzzRuns, Tally, timeoutFor } from "./fuzz-runs.js";
 import { httpCase, type HttpCase } from "./http-response-arbitraries.js";
 import { BODY_LIMIT, startLlhttpReference, type LlhttpReference, type ReferenceOutcome } from "./llhttp-reference.js";
 
-type ProjectOutcome = { kind: "response"; status: number; body: string | undefined } | { kind: "refused"; problem: string } | { kind: "incomplete" };
+type ProjectOutcome =
+  | { kind: "response"; status: number; body: string | undefined }
+  | { kind: "refused"; problem: string }
+  | { kind: "incomplete" };
 
 /** The parser driven as the prober drives it: each read lands in one reused buffer, then the end of stream. */
 function runProject(c: HttpCase): ProjectOutcome {
@@ -70,15 +73,21 @@ const documentedStricter = new Set([
 /** The kind of an allowed difference, or throws on one that would call a broken response healthy. */
 function compare(c: HttpCase, project: ProjectOutcome, ref: ReferenceOutcome): string {
   if (project.kind === "response") {
-    if (ref.kind !== "response") throw new Error(`the parser accepted HTTP ${project.status} where llhttp gave ${JSON.stringify(ref)}`);
-    if (project.status !== ref.status) throw new Error(`the parser read HTTP ${project.status} where llhttp read ${ref.status}`);
+    if (ref.kind !== "response")
+      throw new Error(`the parser accepted HTTP ${project.status} where llhttp gave ${JSON.stringify(ref)}`);
+    if (project.status !== ref.status)
+      throw new Error(`the parser read HTTP ${project.status} where llhttp read ${ref.status}`);
     if (c.keepBody) {
       const expected = ref.body.subarray(0, BODY_LIMIT).toString("utf8");
-      if (project.body !== expected) throw new Error(`the parser read a body of ${project.body?.length} characters where llhttp read ${expected.length}: ${JSON.stringify(project.body?.slice(0, 80))} vs ${JSON.stringify(expected.slice(0, 80))}`);
+      if (project.body !== expected)
+        throw new Error(
+          `the parser read a body of ${project.body?.length} characters where llhttp read ${expected.length}: ${JSON.stringify(project.body?.slice(0, 80))} vs ${JSON.stringify(expected.slice(0, 80))}`,
+        );
     }
     return "agree: response";
   }
-  if (ref.kind !== "response") return `agree: ${project.kind === "refused" ? "refused" : "incomplete"} (llhttp ${ref.kind})`;
+  if (ref.kind !== "response")
+    return `agree: ${project.kind === "refused" ? "refused" : "incomplete"} (llhttp ${ref.kind})`;
   return project.kind === "refused" ? `stricter: ${project.problem}` : "stricter: still waiting";
 }
 
@@ -95,12 +104,17 @@ describe("the probe response parser against llhttp (node:http) over generated re
       await fc.assert(
         fc.asyncProperty(httpCase, async (c) => {
           const ref = await llhttp.run({ pieces: c.pieces, method: c.method, close: c.close });
-          tally.add(compare(c, runProject(c), ref), () => `${fc.stringify(c)} → llhttp ${ref.kind === "refused" ? ref.error : ref.kind}`);
+          tally.add(
+            compare(c, runProject(c), ref),
+            () => `${fc.stringify(c)} → llhttp ${ref.kind === "refused" ? ref.error : ref.kind}`,
+          );
         }),
         { ...fuzzOptions(runs), timeout: 5000 },
       );
       tally.print("HTTP response parser vs llhttp:");
-      const undocumented = tally.kinds().filter((k) => k.startsWith("stricter: ") && !documentedStricter.has(k.slice("stricter: ".length)));
+      const undocumented = tally
+        .kinds()
+        .filter((k) => k.startsWith("stricter: ") && !documentedStricter.has(k.slice("stricter: ".length)));
       expect(undocumented).toEqual([]);
       // The generator must reach both sides: cases that parse, and cases both refuse.
       expect(tally.kinds()).toEqual(expect.arrayContaining(["agree: response", "agree: refused (llhttp refused)"]));

@@ -73,7 +73,14 @@ export async function startLlhttpReference(): Promise<LlhttpReference> {
         else if (c.close) resolve({ kind: "refused", error: "closed without a verdict" });
         else resolve({ kind: "incomplete" });
       };
-      const req = request({ host: "127.0.0.1", port, method: c.method, path: "/", agent: false, headers: { "x-case": String(id), connection: "close" } });
+      const req = request({
+        host: "127.0.0.1",
+        port,
+        method: c.method,
+        path: "/",
+        agent: false,
+        headers: { "x-case": String(id), connection: "close" },
+      });
       req.on("socket", (socket) => {
         let received = 0;
         socket.on("data", (d: Buffer) => {

@@ -12,12 +12,18 @@ function spec(overrides: Partial<ImageSpec> = {}): ImageSpec {
     .file(longPath, "module.exports = 1;\n")
     .symlink("bin/sh", "/bin/busybox")
     .dir("tmp", 0o1777);
-  return { name: "localhost/healthprobe-test/sample:1", layers: [layer.list()], config: { Entrypoint: ["/bin/hello"], User: "65532:65532" }, ...overrides };
+  return {
+    name: "localhost/healthprobe-test/sample:1",
+    layers: [layer.list()],
+    config: { Entrypoint: ["/bin/hello"], User: "65532:65532" },
+    ...overrides,
+  };
 }
 
 function blobs(archive: Buffer): Map<string, Buffer> {
   const out = new Map<string, Buffer>();
-  for (const e of readTar(archive)) if (e.path.startsWith("blobs/sha256/") && e.type === "file") out.set(`sha256:${e.path.slice(13)}`, e.content!);
+  for (const e of readTar(archive))
+    if (e.path.startsWith("blobs/sha256/") && e.type === "file") out.set(`sha256:${e.path.slice(13)}`, e.content!);
   return out;
 }
 
@@ -53,7 +59,10 @@ describe("OCI image archives", () => {
     expect(JSON.parse(file(archive, "oci-layout").toString())).toEqual({ imageLayoutVersion: "1.0.0" });
     expect(index.manifests).toHaveLength(1);
     const [desc] = index.manifests;
-    expect(desc.annotations).toEqual({ "io.containerd.image.name": "localhost/healthprobe-test/sample:1", "org.opencontainers.image.ref.name": "localhost/healthprobe-test/sample:1" });
+    expect(desc.annotations).toEqual({
+      "io.containerd.image.name": "localhost/healthprobe-test/sample:1",
+      "org.opencontainers.image.ref.name": "localhost/healthprobe-test/sample:1",
+    });
     expect(desc.digest).toBe(digest);
     for (const [d, data] of all) expect(sha256(data)).toBe(d);
     const manifest = JSON.parse(all.get(desc.digest)!.toString());
@@ -78,9 +87,12 @@ describe("OCI image archives", () => {
     expect(entries.find((e) => e.path === longPath)?.content?.toString()).toBe("module.exports = 1;\n");
   });
 
-  it.each(["Sample:1", "localhost/sample", "localhost/sample:bad tag"])("the image name %j is refused with a clear error", (name) => {
-    expect(() => buildImage(spec({ name }))).toThrow(/image name .* want registry\/path:tag/);
-  });
+  it.each(["Sample:1", "localhost/sample", "localhost/sample:bad tag"])(
+    "the image name %j is refused with a clear error",
+    (name) => {
+      expect(() => buildImage(spec({ name }))).toThrow(/image name .* want registry\/path:tag/);
+    },
+  );
 
   it.each(["../etc/passwd", "/"])("the layer path %j is refused", (path) => {
     expect(() => new Layer().file(path, "x")).toThrow(/layer path .*not a path inside the image/);

@@ -8,12 +8,14 @@ import { useBed } from "./support/test-bed.js";
 // with real pod servers.
 const bed = useBed();
 
-
 async function drainedOnly(name: string): Promise<Map<string, boolean>> {
-  return waitFor(async () => {
-    const r = await endpointReadiness(bed.cluster, "web");
-    return r.get(name) === false && [...r.entries()].every(([n, ready]) => n === name || ready) ? r : undefined;
-  }, { what: `${name} drained, the others ready` });
+  return waitFor(
+    async () => {
+      const r = await endpointReadiness(bed.cluster, "web");
+      return r.get(name) === false && [...r.entries()].every(([n, ready]) => n === name || ready) ? r : undefined;
+    },
+    { what: `${name} drained, the others ready` },
+  );
 }
 
 describe("probe types and the latency threshold", () => {
@@ -22,15 +24,24 @@ describe("probe types and the latency threshold", () => {
     const ips = await servedPods(bed, ["web-a", "web-b", "web-c", "web-d"]);
     // A real delay in the pod's server: the pod is slow, the test waits on state.
     bed.farm.set(ips.get("web-a")!, { status: 200, body: "ok", delayMs: 800 });
-    await bed.cluster.create(aPolicy("web", bed.cluster.namespace, { periodSeconds: 2, timeoutSeconds: 2, probe: { match: { maxLatencyMilliseconds: 500 } } }));
+    await bed.cluster.create(
+      aPolicy("web", bed.cluster.namespace, {
+        periodSeconds: 2,
+        timeoutSeconds: 2,
+        probe: { match: { maxLatencyMilliseconds: 500 } },
+      }),
+    );
     await bed.startOperator();
 
     const readiness = await drainedOnly("web-a");
     expect(readiness.size).toBe(4);
-    const st = await waitFor(async () => {
-      const s = await policyStatus(bed.cluster);
-      return podEntry(s, "web-a")?.drained ? s : undefined;
-    }, { what: "web-a drained in status" });
+    const st = await waitFor(
+      async () => {
+        const s = await policyStatus(bed.cluster);
+        return podEntry(s, "web-a")?.drained ? s : undefined;
+      },
+      { what: "web-a drained in status" },
+    );
     expect(podEntry(st, "web-a")).toMatchObject({ state: "Unhealthy", drained: true, lastResult: "slow: over 500 ms" });
     expect(st?.healthy).toBe(3);
   });
@@ -43,10 +54,13 @@ describe("probe types and the latency threshold", () => {
     await bed.startOperator();
 
     await drainedOnly("web-a");
-    const st = await waitFor(async () => {
-      const s = await policyStatus(bed.cluster);
-      return podEntry(s, "web-a")?.drained && s?.healthy === 2 ? s : undefined;
-    }, { what: "web-a drained and two Healthy in status" });
+    const st = await waitFor(
+      async () => {
+        const s = await policyStatus(bed.cluster);
+        return podEntry(s, "web-a")?.drained && s?.healthy === 2 ? s : undefined;
+      },
+      { what: "web-a drained and two Healthy in status" },
+    );
     expect(podEntry(st, "web-a")).toMatchObject({ state: "Unhealthy", lastResult: "connect ECONNREFUSED" });
     // A TCP probe sends no request: the pod servers saw none.
     expect(bed.farm.hits.get(ips.get("web-b")!) ?? 0).toBe(0);

@@ -14,11 +14,15 @@ const ips = new Map<string, string>();
 beforeAll(async () => {
   await bed.cluster.create(aService("web", bed.cluster.namespace));
   const names = Array.from({ length: PODS }, (_, i) => `web-${String(i).padStart(3, "0")}`);
-  for (let i = 0; i < names.length; i += 25) await Promise.all(names.slice(i, i + 25).map((n) => bed.cluster.create(aPod(n, bed.cluster.namespace))));
-  const pods = await waitFor(async () => {
-    const list = await bed.cluster.list("v1", "Pod");
-    return list.length === PODS && list.every((p) => p.status?.podIP) ? list : undefined;
-  }, { what: `${PODS} pods with IPs`, timeoutMs: 30_000 });
+  for (let i = 0; i < names.length; i += 25)
+    await Promise.all(names.slice(i, i + 25).map((n) => bed.cluster.create(aPod(n, bed.cluster.namespace))));
+  const pods = await waitFor(
+    async () => {
+      const list = await bed.cluster.list("v1", "Pod");
+      return list.length === PODS && list.every((p) => p.status?.podIP) ? list : undefined;
+    },
+    { what: `${PODS} pods with IPs`, timeoutMs: 30_000 },
+  );
   for (const p of pods) {
     ips.set(p.metadata!.name!, p.status.podIP as string);
     await bed.farm.serve(p.status.podIP as string);
@@ -27,19 +31,27 @@ beforeAll(async () => {
   await bed.startOperator();
 }, 60_000);
 
-const slices = () => bed.cluster.list("discovery.k8s.io/v1", "EndpointSlice", bed.cluster.namespace, "kubernetes.io/service-name=web");
-const sliceWrites = () => bed.cluster.server.requestLog.filter((e) => e.user === "operator" && e.resource === "endpointslices" && e.method !== "GET");
+const slices = () =>
+  bed.cluster.list("discovery.k8s.io/v1", "EndpointSlice", bed.cluster.namespace, "kubernetes.io/service-name=web");
+const sliceWrites = () =>
+  bed.cluster.server.requestLog.filter(
+    (e) => e.user === "operator" && e.resource === "endpointslices" && e.method !== "GET",
+  );
 const readyIn = (s: Obj) => (s.endpoints ?? []).filter((e: Obj) => e.conditions?.ready === true).length;
 const nameOf = (s: Obj) => s.metadata?.name;
-const sliceOf = (all: Obj[], pod: string) => all.find((s) => (s.endpoints ?? []).some((e: Obj) => e.targetRef?.name === pod));
+const sliceOf = (all: Obj[], pod: string) =>
+  all.find((s) => (s.endpoints ?? []).some((e: Obj) => e.targetRef?.name === pod));
 
 async function settled(expectReady: number): Promise<Obj[]> {
-  return waitFor(async () => {
-    const st = (await bed.cluster.get("healthprobe.io/v1alpha1", "HealthProbePolicy", "web"))?.status;
-    const all = await slices();
-    const ready = all.reduce((n, s) => n + readyIn(s), 0);
-    return st?.healthy + st?.unhealthy === PODS && ready === expectReady ? all : undefined;
-  }, { what: `${expectReady} of ${PODS} endpoints ready`, timeoutMs: 30_000 });
+  return waitFor(
+    async () => {
+      const st = (await bed.cluster.get("healthprobe.io/v1alpha1", "HealthProbePolicy", "web"))?.status;
+      const all = await slices();
+      const ready = all.reduce((n, s) => n + readyIn(s), 0);
+      return st?.healthy + st?.unhealthy === PODS && ready === expectReady ? all : undefined;
+    },
+    { what: `${expectReady} of ${PODS} endpoints ready`, timeoutMs: 30_000 },
+  );
 }
 
 describe("a Service with 250 pods", () => {
@@ -60,11 +72,14 @@ describe("a Service with 250 pods", () => {
     const writesBefore = sliceWrites().length;
 
     bed.farm.failing(ips.get(pod)!);
-    const drained = await waitFor(async () => {
-      const all = await slices();
-      const e = sliceOf(all, pod)?.endpoints.find((x: Obj) => x.targetRef?.name === pod);
-      return e?.conditions?.ready === false ? all : undefined;
-    }, { what: `${pod} drained` });
+    const drained = await waitFor(
+      async () => {
+        const all = await slices();
+        const e = sliceOf(all, pod)?.endpoints.find((x: Obj) => x.targetRef?.name === pod);
+        return e?.conditions?.ready === false ? all : undefined;
+      },
+      { what: `${pod} drained` },
+    );
     // Let a couple more failing probes pass: still nothing more is written.
     const start = bed.farm.hits.get(ips.get(pod)!) ?? 0;
     await waitFor(() => (bed.farm.hits.get(ips.get(pod)!) ?? 0) >= start + 2, { what: "two more probes" });

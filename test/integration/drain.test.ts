@@ -19,23 +19,35 @@ function condition(status: Record<string, any> | undefined, type: string): Condi
 }
 
 function readyNames(r: Map<string, boolean>): string[] {
-  return [...r.entries()].filter(([, ready]) => ready).map(([n]) => n).sort();
+  return [...r.entries()]
+    .filter(([, ready]) => ready)
+    .map(([n]) => n)
+    .sort();
 }
 
 /** Every pod probed Healthy and every endpoint ready: the settled start of each scenario. */
 async function allHealthyAndReady(n: number): Promise<void> {
-  await waitFor(async () => {
-    const r = await readiness();
-    const st = await policyStatus();
-    return st?.healthy === n && r.size === n && [...r.values()].every(Boolean);
-  }, { what: `all ${n} pods Healthy and ready` });
+  await waitFor(
+    async () => {
+      const r = await readiness();
+      const st = await policyStatus();
+      return st?.healthy === n && r.size === n && [...r.values()].every(Boolean);
+    },
+    { what: `all ${n} pods Healthy and ready` },
+  );
 }
 
-async function waitForStatus(what: string, predicate: (st: Record<string, any>) => boolean): Promise<Record<string, any>> {
-  return waitFor(async () => {
-    const st = await policyStatus();
-    return st && predicate(st) ? st : undefined;
-  }, { what });
+async function waitForStatus(
+  what: string,
+  predicate: (st: Record<string, any>) => boolean,
+): Promise<Record<string, any>> {
+  return waitFor(
+    async () => {
+      const st = await policyStatus();
+      return st && predicate(st) ? st : undefined;
+    },
+    { what },
+  );
 }
 
 async function events(): Promise<Obj[]> {
@@ -44,9 +56,19 @@ async function events(): Promise<Obj[]> {
 
 /** Waits for an Event with this reason regarding the object (kind/name), optionally with a note matching. */
 async function eventFor(kind: string, name: string, reason: string, note?: RegExp): Promise<Obj> {
-  return waitFor(async () => (await events()).find((e) => e.reason === reason && e.regarding?.kind === kind && e.regarding?.name === name && (!note || note.test(e.note ?? ""))), {
-    what: `a ${reason} Event regarding ${kind} ${name}`,
-  });
+  return waitFor(
+    async () =>
+      (await events()).find(
+        (e) =>
+          e.reason === reason &&
+          e.regarding?.kind === kind &&
+          e.regarding?.name === name &&
+          (!note || note.test(e.note ?? "")),
+      ),
+    {
+      what: `a ${reason} Event regarding ${kind} ${name}`,
+    },
+  );
 }
 
 /** Waits until the pod has answered `more` further probes, so time passes by probes, not by sleeping. */
@@ -57,14 +79,20 @@ async function probesServed(ip: string, more: number): Promise<void> {
 
 describe("draining", () => {
   it("drains a pod after failureThreshold failures and restores it after successThreshold successes, with Events on the policy and the pod", async () => {
-    const ips = await givenPolicyOver(bed, ["web-a", "web-b", "web-c", "web-d"], { failureThreshold: 2, successThreshold: 2 });
+    const ips = await givenPolicyOver(bed, ["web-a", "web-b", "web-c", "web-d"], {
+      failureThreshold: 2,
+      successThreshold: 2,
+    });
     await allHealthyAndReady(4);
 
     bed.farm.failing(ips.get("web-a")!);
-    const drained = await waitFor(async () => {
-      const r = await readiness();
-      return r.get("web-a") === false ? r : undefined;
-    }, { what: "web-a drained" });
+    const drained = await waitFor(
+      async () => {
+        const r = await readiness();
+        return r.get("web-a") === false ? r : undefined;
+      },
+      { what: "web-a drained" },
+    );
     expect(readyNames(drained)).toEqual(["web-b", "web-c", "web-d"]);
 
     const status = await waitForStatus("status to count one drained", (st) => st.drained === 1);
@@ -101,19 +129,33 @@ describe("draining", () => {
       await waitForStatus(`${name} Unhealthy`, (st) => podEntry(st, name)?.state === "Unhealthy");
     }
 
-    const st = await waitForStatus("two drained and the cap reported", (s) => s.drained === 2 && s.unhealthy === 3 && condition(s, "DrainCapped")?.status === "True");
+    const st = await waitForStatus(
+      "two drained and the cap reported",
+      (s) => s.drained === 2 && s.unhealthy === 3 && condition(s, "DrainCapped")?.status === "True",
+    );
     expect(condition(st, "DrainCapped")).toMatchObject({ reason: "MaxUnhealthyPercent" });
-    expect(condition(st, "DrainCapped")!.message).toMatch(/1 Unhealthy target kept in rotation: maxUnhealthyPercent=50 allows 2 drained/);
-    expect(podEntry(st, "web-a")).toMatchObject({ drained: true, reason: "drained: longest unhealthy, 1 of 2 allowed by maxUnhealthyPercent=50" });
-    expect(podEntry(st, "web-b")).toMatchObject({ drained: true, reason: "drained: longest unhealthy, 2 of 2 allowed by maxUnhealthyPercent=50" });
+    expect(condition(st, "DrainCapped")!.message).toMatch(
+      /1 Unhealthy target kept in rotation: maxUnhealthyPercent=50 allows 2 drained/,
+    );
+    expect(podEntry(st, "web-a")).toMatchObject({
+      drained: true,
+      reason: "drained: longest unhealthy, 1 of 2 allowed by maxUnhealthyPercent=50",
+    });
+    expect(podEntry(st, "web-b")).toMatchObject({
+      drained: true,
+      reason: "drained: longest unhealthy, 2 of 2 allowed by maxUnhealthyPercent=50",
+    });
     expect(podEntry(st, "web-c")).toMatchObject({ drained: false, state: "Unhealthy" });
     expect(podEntry(st, "web-c")!.reason).toMatch(/^kept: over the cap, 2 of 2 allowed by maxUnhealthyPercent=50/);
     expect(podEntry(st, "web-d")).toMatchObject({ drained: false, state: "Healthy" });
 
-    const r = await waitFor(async () => {
-      const x = await readiness();
-      return readyNames(x).join() === "web-c,web-d" ? x : undefined;
-    }, { what: "only web-c and web-d ready" });
+    const r = await waitFor(
+      async () => {
+        const x = await readiness();
+        return readyNames(x).join() === "web-c,web-d" ? x : undefined;
+      },
+      { what: "only web-c and web-d ready" },
+    );
     expect(r.size).toBe(4);
 
     const capped = await eventFor("HealthProbePolicy", "web", "DrainCapped");
@@ -126,11 +168,17 @@ describe("draining", () => {
     await allHealthyAndReady(4);
 
     for (const ip of ips.values()) bed.farm.failing(ip);
-    const st = await waitForStatus("all Unhealthy and fail-open", (s) => s.unhealthy === 4 && condition(s, "FailOpen")?.status === "True");
+    const st = await waitForStatus(
+      "all Unhealthy and fail-open",
+      (s) => s.unhealthy === 4 && condition(s, "FailOpen")?.status === "True",
+    );
     expect(st.drained).toBe(0);
     expect(condition(st, "FailOpen")).toMatchObject({ reason: "NoHealthyTarget" });
-    for (const p of st.pods as StatusPod[]) expect(p).toMatchObject({ drained: false, reason: "kept: fail open, no healthy target" });
-    await waitFor(async () => readyNames(await readiness()).length === 4, { what: "every endpoint ready while failing open" });
+    for (const p of st.pods as StatusPod[])
+      expect(p).toMatchObject({ drained: false, reason: "kept: fail open, no healthy target" });
+    await waitFor(async () => readyNames(await readiness()).length === 4, {
+      what: "every endpoint ready while failing open",
+    });
     const failOpen = await eventFor("HealthProbePolicy", "web", "FailOpen");
     expect(failOpen.type).toBe("Warning");
 
@@ -139,7 +187,8 @@ describe("draining", () => {
     // recovery; then two are drained and the third is over the cap.
     const after = await waitForStatus(
       "web-a Healthy, two drained and one capped",
-      (s) => podEntry(s, "web-a")?.state === "Healthy" && s.drained === 2 && condition(s, "DrainCapped")?.status === "True",
+      (s) =>
+        podEntry(s, "web-a")?.state === "Healthy" && s.drained === 2 && condition(s, "DrainCapped")?.status === "True",
     );
     expect(condition(after, "FailOpen")?.status).toBe("False");
     expect((after.pods as StatusPod[]).filter((p) => /before the recovery/.test(p.reason ?? ""))).toEqual([]);
@@ -147,10 +196,13 @@ describe("draining", () => {
     expect(drainedNames).toHaveLength(2);
     expect(drainedNames).not.toContain("web-a");
 
-    const r = await waitFor(async () => {
-      const x = await readiness();
-      return readyNames(x).length === 2 ? x : undefined;
-    }, { what: "two endpoints ready" });
+    const r = await waitFor(
+      async () => {
+        const x = await readiness();
+        return readyNames(x).length === 2 ? x : undefined;
+      },
+      { what: "two endpoints ready" },
+    );
     expect(r.get("web-a")).toBe(true);
     for (const name of drainedNames) expect(r.get(name)).toBe(false);
   });
@@ -161,7 +213,10 @@ describe("draining", () => {
     const ip = ips.get("web-a")!;
 
     bed.farm.failing(ip);
-    const st = await waitForStatus("web-a Unhealthy and fail-open", (s) => podEntry(s, "web-a")?.state === "Unhealthy" && condition(s, "FailOpen")?.status === "True");
+    const st = await waitForStatus(
+      "web-a Unhealthy and fail-open",
+      (s) => podEntry(s, "web-a")?.state === "Unhealthy" && condition(s, "FailOpen")?.status === "True",
+    );
     expect(st.drained).toBe(0);
 
     // Keep failing for many more periods; the endpoint must stay ready every time we look.
@@ -169,7 +224,9 @@ describe("draining", () => {
       await probesServed(ip, 1);
       expect((await readiness()).get("web-a")).toBe(true);
     }
-    const writes = bed.cluster.server.requestLog.filter((e) => e.user === "operator" && e.resource === "endpointslices" && e.method !== "GET");
+    const writes = bed.cluster.server.requestLog.filter(
+      (e) => e.user === "operator" && e.resource === "endpointslices" && e.method !== "GET",
+    );
     // One create when the policy settled; failing never rewrote the slice.
     expect(writes.map((e) => e.verb)).toEqual(["create"]);
     expect((await events()).some((e) => e.reason === "Drained")).toBe(false);
@@ -189,11 +246,17 @@ describe("draining", () => {
     await probesServed(ip, 3);
     expect((await readiness()).get("web-c")).toBe(false);
     const st = await policyStatus();
-    expect(podEntry(st, "web-c")).toMatchObject({ state: "Unknown", drained: false, reason: "not admitted: unknown, waiting for first success" });
+    expect(podEntry(st, "web-c")).toMatchObject({
+      state: "Unknown",
+      drained: false,
+      reason: "not admitted: unknown, waiting for first success",
+    });
     expect(readyNames(await readiness())).toEqual(["web-a", "web-b"]);
 
     bed.farm.healthy(ip);
-    await waitFor(async () => (await readiness()).get("web-c") === true, { what: "web-c ready after its first success" });
+    await waitFor(async () => (await readiness()).get("web-c") === true, {
+      what: "web-c ready after its first success",
+    });
     const healthy = await waitForStatus("web-c Healthy", (s) => podEntry(s, "web-c")?.state === "Healthy");
     expect(podEntry(healthy, "web-c")!.reason).toBe("admitted: healthy");
   });

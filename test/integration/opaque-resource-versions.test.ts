@@ -20,28 +20,46 @@ describe("opaque resourceVersions", () => {
   it("drain, restore and a quiet restart work when resourceVersions are neither numbers nor ordered strings", async () => {
     await bed.cluster.create(aService("web", bed.cluster.namespace));
     const ips = await servedPods(bed, PODS);
-    await bed.cluster.create(aPolicy("web", bed.cluster.namespace, { periodSeconds: 1, failureThreshold: 1, maxUnhealthyPercent: 50 }));
+    await bed.cluster.create(
+      aPolicy("web", bed.cluster.namespace, { periodSeconds: 1, failureThreshold: 1, maxUnhealthyPercent: 50 }),
+    );
     await bed.startOperator();
     await waitFor(async () => (await status())?.healthy === PODS.length, { what: "all pods Healthy" });
 
     bed.farm.failing(ips.get("web-b")!);
-    await waitFor(async () => (await endpointReadiness(bed.cluster, "web")).get("web-b") === false, { what: "web-b drained" });
+    await waitFor(async () => (await endpointReadiness(bed.cluster, "web")).get("web-b") === false, {
+      what: "web-b drained",
+    });
     bed.farm.healthy(ips.get("web-b")!);
-    await waitFor(async () => (await endpointReadiness(bed.cluster, "web")).get("web-b") === true, { what: "web-b restored" });
-    await waitFor(async () => (await status())?.healthy === PODS.length && (await status())?.drained === 0, { what: "status caught up" });
+    await waitFor(async () => (await endpointReadiness(bed.cluster, "web")).get("web-b") === true, {
+      what: "web-b restored",
+    });
+    await waitFor(async () => (await status())?.healthy === PODS.length && (await status())?.drained === 0, {
+      what: "status caught up",
+    });
 
-    const slices = await bed.cluster.list("discovery.k8s.io/v1", "EndpointSlice", bed.cluster.namespace, "kubernetes.io/service-name=web");
+    const slices = await bed.cluster.list(
+      "discovery.k8s.io/v1",
+      "EndpointSlice",
+      bed.cluster.namespace,
+      "kubernetes.io/service-name=web",
+    );
     expect(slices.map((s) => s.metadata?.resourceVersion)).toEqual([expect.stringMatching(/^rv-[0-9a-z]+$/)]);
-    const writes = requestsBy(bed.cluster.server.requestLog, { user: "operator", writes: true }).filter((e) => e.code === 409);
+    const writes = requestsBy(bed.cluster.server.requestLog, { user: "operator", writes: true }).filter(
+      (e) => e.code === 409,
+    );
     expect(writes).toEqual([]);
 
     await bed.stopOperator();
     const from = bed.cluster.server.requestLog.length;
     await bed.startOperator([], { user: "restarted" });
-    await waitFor(() => {
-      const t = bed.operator.health.debugTargets();
-      return t.length === PODS.length && t.every((x) => x.consecutiveSuccesses >= 3);
-    }, { timeoutMs: 15_000, what: "the restarted operator to probe every pod three times" });
+    await waitFor(
+      () => {
+        const t = bed.operator.health.debugTargets();
+        return t.length === PODS.length && t.every((x) => x.consecutiveSuccesses >= 3);
+      },
+      { timeoutMs: 15_000, what: "the restarted operator to probe every pod three times" },
+    );
     const restartWrites = requestsBy(bed.cluster.server.requestLog.slice(from), { user: "restarted", writes: true });
     expect(restartWrites.map((e) => `${e.verb} ${e.resource}/${e.subresource}`)).toEqual([]);
   }, 60_000);

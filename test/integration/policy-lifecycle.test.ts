@@ -5,19 +5,51 @@ import { useBed } from "./support/test-bed.js";
 
 const bed = useBed();
 
-const slicesOf = (service: string) => bed.cluster.list("discovery.k8s.io/v1", "EndpointSlice", bed.cluster.namespace, `kubernetes.io/service-name=${service}`);
+const slicesOf = (service: string) =>
+  bed.cluster.list(
+    "discovery.k8s.io/v1",
+    "EndpointSlice",
+    bed.cluster.namespace,
+    `kubernetes.io/service-name=${service}`,
+  );
 
 describe("a policy's lifecycle", () => {
   it("reads back with the CRD's defaults when created with only the required fields (the test bed installs the CRD whole); the HTTP-only ones are the operator's", async () => {
-    const minimal = { serviceName: "web", selector: { matchLabels: { app: "web" } }, probe: { path: "/healthz", port: 8080 } };
-    const created = await bed.cluster.create({ apiVersion: "healthprobe.io/v1alpha1", kind: "HealthProbePolicy", metadata: { name: "web", namespace: bed.cluster.namespace }, spec: minimal });
+    const minimal = {
+      serviceName: "web",
+      selector: { matchLabels: { app: "web" } },
+      probe: { path: "/healthz", port: 8080 },
+    };
+    const created = await bed.cluster.create({
+      apiVersion: "healthprobe.io/v1alpha1",
+      kind: "HealthProbePolicy",
+      metadata: { name: "web", namespace: bed.cluster.namespace },
+      spec: minimal,
+    });
     expect(created.spec).toEqual({
       ...minimal,
       dryRun: false,
-      probe: { path: "/healthz", port: 8080, type: "HTTP", scheme: "HTTP", periodSeconds: 60, timeoutSeconds: 60, match: {} },
+      probe: {
+        path: "/healthz",
+        port: 8080,
+        type: "HTTP",
+        scheme: "HTTP",
+        periodSeconds: 60,
+        timeoutSeconds: 60,
+        match: {},
+      },
       evaluation: { failureThreshold: 10, successThreshold: 1, startupGraceSeconds: 0 },
       drain: { enabled: true, maxUnhealthyPercent: 50, method: "EndpointSlice", whenAllUnhealthy: "FailOpen" },
-      replacement: { enabled: true, after: "1h", maxPerHour: 1, maxPerDay: 3, method: "Evict", pauseAboveUnhealthyPercent: 50, keepDiagnostics: true, diagnosticsRetention: "24h" },
+      replacement: {
+        enabled: true,
+        after: "1h",
+        maxPerHour: 1,
+        maxPerDay: 3,
+        method: "Evict",
+        pauseAboveUnhealthyPercent: 50,
+        keepDiagnostics: true,
+        diagnosticsRetention: "24h",
+      },
     });
   });
 
@@ -30,7 +62,9 @@ describe("a policy's lifecycle", () => {
     await bed.cluster.create(aPolicy("web", bed.cluster.namespace));
     await bed.cluster.create(aPolicy("api", bed.cluster.namespace, { serviceName: "api", selector: { app: "api" } }));
     await bed.startOperator();
-    await waitFor(async () => (await slicesOf("web")).length > 0 && (await slicesOf("api")).length > 0, { what: "slices for both Services" });
+    await waitFor(async () => (await slicesOf("web")).length > 0 && (await slicesOf("api")).length > 0, {
+      what: "slices for both Services",
+    });
 
     await bed.cluster.remove("healthprobe.io/v1alpha1", "HealthProbePolicy", "web");
     await waitFor(async () => (await slicesOf("web")).length === 0, { what: "web's slices to be removed" });

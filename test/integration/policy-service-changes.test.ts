@@ -13,12 +13,21 @@ const HPP = "healthprobe.io/v1alpha1";
 const bed = useBed();
 
 const operatorSlices = (service: string) =>
-  bed.cluster.list("discovery.k8s.io/v1", "EndpointSlice", bed.cluster.namespace, `kubernetes.io/service-name=${service},${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`);
-const podsIn = async (service: string) => (await operatorSlices(service)).flatMap((s: Obj) => (s.endpoints ?? []).map((e: Obj) => e.targetRef.name as string)).sort();
+  bed.cluster.list(
+    "discovery.k8s.io/v1",
+    "EndpointSlice",
+    bed.cluster.namespace,
+    `kubernetes.io/service-name=${service},${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`,
+  );
+const podsIn = async (service: string) =>
+  (await operatorSlices(service))
+    .flatMap((s: Obj) => (s.endpoints ?? []).map((e: Obj) => e.targetRef.name as string))
+    .sort();
 
 async function readyReason(policy: string): Promise<string | undefined> {
   const st = (await bed.cluster.get(HPP, "HealthProbePolicy", policy))?.status;
-  return (st?.conditions as Array<{ type: string; reason: string }> | undefined)?.find((c) => c.type === "Ready")?.reason;
+  return (st?.conditions as Array<{ type: string; reason: string }> | undefined)?.find((c) => c.type === "Ready")
+    ?.reason;
 }
 
 const givenServedPods = (names: string[], labels = { app: "web" }) => servedPods(bed, names, labels);
@@ -32,9 +41,16 @@ describe("slices of a Service a policy no longer manages", () => {
     await bed.startOperator();
     await waitFor(async () => (await podsIn("web")).length === 2, { what: "web's slices" });
 
-    await bed.cluster.patch({ apiVersion: HPP, kind: "HealthProbePolicy", metadata: { name: "web", namespace: bed.cluster.namespace }, spec: { serviceName: "web-v2" } });
+    await bed.cluster.patch({
+      apiVersion: HPP,
+      kind: "HealthProbePolicy",
+      metadata: { name: "web", namespace: bed.cluster.namespace },
+      spec: { serviceName: "web-v2" },
+    });
     await waitFor(async () => (await podsIn("web-v2")).join() === "web-a,web-b", { what: "web-v2's slices" });
-    await waitFor(async () => (await operatorSlices("web")).length === 0, { what: "the old Service's slices to be removed" });
+    await waitFor(async () => (await operatorSlices("web")).length === 0, {
+      what: "the old Service's slices to be removed",
+    });
   });
 
   it("are removed when the Service gains a selector, so it never gets both sets", async () => {
@@ -44,9 +60,18 @@ describe("slices of a Service a policy no longer manages", () => {
     await bed.startOperator();
     await waitFor(async () => (await podsIn("web")).length === 1, { what: "web's slices" });
 
-    await bed.cluster.patch({ apiVersion: "v1", kind: "Service", metadata: { name: "web", namespace: bed.cluster.namespace }, spec: { selector: { app: "web" } } });
-    await waitFor(async () => (await readyReason("web")) === "ServiceHasSelector", { what: "Ready reason ServiceHasSelector" });
-    await waitFor(async () => (await operatorSlices("web")).length === 0, { what: "the policy's slices to be removed" });
+    await bed.cluster.patch({
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: "web", namespace: bed.cluster.namespace },
+      spec: { selector: { app: "web" } },
+    });
+    await waitFor(async () => (await readyReason("web")) === "ServiceHasSelector", {
+      what: "Ready reason ServiceHasSelector",
+    });
+    await waitFor(async () => (await operatorSlices("web")).length === 0, {
+      what: "the policy's slices to be removed",
+    });
   });
 
   it("are removed when the Service is deleted (ServiceNotFound)", async () => {
@@ -57,8 +82,12 @@ describe("slices of a Service a policy no longer manages", () => {
     await waitFor(async () => (await podsIn("web")).length === 1, { what: "web's slices" });
 
     await bed.cluster.remove("v1", "Service", "web");
-    await waitFor(async () => (await readyReason("web")) === "ServiceNotFound", { what: "Ready reason ServiceNotFound" });
-    await waitFor(async () => (await operatorSlices("web")).length === 0, { what: "the policy's slices to be removed" });
+    await waitFor(async () => (await readyReason("web")) === "ServiceNotFound", {
+      what: "Ready reason ServiceNotFound",
+    });
+    await waitFor(async () => (await operatorSlices("web")).length === 0, {
+      what: "the policy's slices to be removed",
+    });
   });
 });
 
@@ -74,8 +103,12 @@ describe("a claimed Service", () => {
     await waitFor(async () => (await readyReason("web-too")) === "ServiceClaimed", { what: "web-too ServiceClaimed" });
 
     await bed.cluster.remove(HPP, "HealthProbePolicy", "web");
-    await waitFor(async () => (await readyReason("web-too")) === "Reconciled", { what: "web-too to take the Service over" });
-    await waitFor(async () => (await podsIn("web")).join() === "other-a", { what: "the Service listing web-too's pods only" });
+    await waitFor(async () => (await readyReason("web-too")) === "Reconciled", {
+      what: "web-too to take the Service over",
+    });
+    await waitFor(async () => (await podsIn("web")).join() === "other-a", {
+      what: "the Service listing web-too's pods only",
+    });
     expect(await readyReason("web-too")).toBe("Reconciled");
   });
 
@@ -90,9 +123,20 @@ describe("a claimed Service", () => {
     await bed.cluster.create(aPolicy("web-too", bed.cluster.namespace, { selector: { app: "other" } }));
     await waitFor(async () => (await readyReason("web-too")) === "ServiceClaimed", { what: "web-too ServiceClaimed" });
 
-    await bed.cluster.patch({ apiVersion: HPP, kind: "HealthProbePolicy", metadata: { name: "web", namespace: bed.cluster.namespace }, spec: { serviceName: "api" } });
-    await waitFor(async () => (await readyReason("web-too")) === "Reconciled", { what: "web-too to take the Service over" });
-    await waitFor(async () => (await podsIn("web")).join() === "other-a", { what: "the Service listing web-too's pods only" });
-    await waitFor(async () => (await podsIn("api")).join() === "web-a", { what: "the moved policy's slices on its new Service" });
+    await bed.cluster.patch({
+      apiVersion: HPP,
+      kind: "HealthProbePolicy",
+      metadata: { name: "web", namespace: bed.cluster.namespace },
+      spec: { serviceName: "api" },
+    });
+    await waitFor(async () => (await readyReason("web-too")) === "Reconciled", {
+      what: "web-too to take the Service over",
+    });
+    await waitFor(async () => (await podsIn("web")).join() === "other-a", {
+      what: "the Service listing web-too's pods only",
+    });
+    await waitFor(async () => (await podsIn("api")).join() === "web-a", {
+      what: "the moved policy's slices on its new Service",
+    });
   });
 });

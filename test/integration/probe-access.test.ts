@@ -15,10 +15,15 @@ const bed = useBed();
 const givenPod = (pod: Obj) => servedPod(bed, pod);
 
 async function readyCondition(reason: string): Promise<Condition> {
-  return waitFor(async () => {
-    const c = ((await bed.cluster.get(HPP, "HealthProbePolicy", "web"))?.status?.conditions as Condition[] | undefined)?.find((x) => x.type === "Ready");
-    return c?.reason === reason ? c : undefined;
-  }, { what: `Ready reason ${reason}` });
+  return waitFor(
+    async () => {
+      const c = (
+        (await bed.cluster.get(HPP, "HealthProbePolicy", "web"))?.status?.conditions as Condition[] | undefined
+      )?.find((x) => x.type === "Ready");
+      return c?.reason === reason ? c : undefined;
+    },
+    { what: `Ready reason ${reason}` },
+  );
 }
 
 const secret = (annotations?: Record<string, string>): Obj => ({
@@ -33,7 +38,10 @@ describe("Secrets opt in", () => {
     await bed.cluster.create(secret({ "healthprobe.io/allowed-policies": "api" }));
     await bed.cluster.create(aService("web", bed.cluster.namespace));
     const ip = await givenPod(aPod("web-a", bed.cluster.namespace));
-    const headers = [{ name: "X-Env", value: "prod" }, { name: "Authorization", valueFrom: { secretKeyRef: { name: "probe-auth", key: "token" } } }];
+    const headers = [
+      { name: "X-Env", value: "prod" },
+      { name: "Authorization", valueFrom: { secretKeyRef: { name: "probe-auth", key: "token" } } },
+    ];
     await bed.cluster.create(aPolicy("web", bed.cluster.namespace, { probe: { headers } }));
     await bed.startOperator();
 
@@ -42,23 +50,44 @@ describe("Secrets opt in", () => {
     expect(ready.message).toBe(
       'spec.probe.headers[1].valueFrom.secretKeyRef: Secret "probe-auth" does not allow policy "web" to use it; its owner can allow it: kubectl annotate secret probe-auth healthprobe.io/allowed-policies=web',
     );
-    const warning = await waitFor(async () => (await bed.cluster.list("events.k8s.io/v1", "Event")).find((e: Obj) => e.reason === "SecretNotPermitted"), { what: "a SecretNotPermitted Event" });
+    const warning = await waitFor(
+      async () =>
+        (await bed.cluster.list("events.k8s.io/v1", "Event")).find((e: Obj) => e.reason === "SecretNotPermitted"),
+      { what: "a SecretNotPermitted Event" },
+    );
     expect(warning.type).toBe("Warning");
     expect(warning.note).toBe(ready.message);
     // Not probing: no veto and no verdict; the endpoints follow kubelet readiness.
-    await waitFor(async () => (await endpointReadiness(bed.cluster, "web")).get("web-a") === true, { what: "web-a listed ready as kubelet says" });
+    await waitFor(async () => (await endpointReadiness(bed.cluster, "web")).get("web-a") === true, {
+      what: "web-a listed ready as kubelet says",
+    });
     expect(bed.farm.hits.get(ip) ?? 0).toBe(0);
 
-    await bed.cluster.patch({ ...secret(), metadata: { name: "probe-auth", namespace: bed.cluster.namespace, annotations: { "healthprobe.io/allowed-policies": "api, web" } } });
+    await bed.cluster.patch({
+      ...secret(),
+      metadata: {
+        name: "probe-auth",
+        namespace: bed.cluster.namespace,
+        annotations: { "healthprobe.io/allowed-policies": "api, web" },
+      },
+    });
     expect(await readyCondition("Reconciled")).toMatchObject({ status: "True" });
-    await waitFor(() => bed.farm.headerValues.get(ip)?.has(TOKEN) === true, { what: "the Secret's value sent to web-a" });
+    await waitFor(() => bed.farm.headerValues.get(ip)?.has(TOKEN) === true, {
+      what: "the Secret's value sent to web-a",
+    });
   });
 
   it("never sends a refused Secret's value to a pod, probing or not, and no message carries it", async () => {
     await bed.cluster.create(secret());
     await bed.cluster.create(aService("web", bed.cluster.namespace));
     const ip = await givenPod(aPod("web-a", bed.cluster.namespace));
-    await bed.cluster.create(aPolicy("web", bed.cluster.namespace, { probe: { headers: [{ name: "Authorization", valueFrom: { secretKeyRef: { name: "probe-auth", key: "token" } } }] } }));
+    await bed.cluster.create(
+      aPolicy("web", bed.cluster.namespace, {
+        probe: {
+          headers: [{ name: "Authorization", valueFrom: { secretKeyRef: { name: "probe-auth", key: "token" } } }],
+        },
+      }),
+    );
     await bed.startOperator();
     await readyCondition("SecretNotPermitted");
     expect(bed.farm.headerValues.get(ip)?.has(TOKEN) ?? false).toBe(false);
@@ -80,16 +109,28 @@ describe("hostNetwork pods opt in", () => {
     const why = "hostNetwork pod (add annotation healthprobe.io/probe-host-network=true to probe it)";
     const ready = await readyCondition("Reconciled");
     expect(ready.message).toContain(`not probed: web-host (${why})`);
-    const entry = await waitFor(async () => {
-      const pods = (await bed.cluster.get(HPP, "HealthProbePolicy", "web"))?.status?.pods as Array<{ name: string; state: string; reason: string }> | undefined;
-      return pods?.find((p) => p.name === "web-host");
-    }, { what: "web-host's status entry" });
+    const entry = await waitFor(
+      async () => {
+        const pods = (await bed.cluster.get(HPP, "HealthProbePolicy", "web"))?.status?.pods as
+          Array<{ name: string; state: string; reason: string }> | undefined;
+        return pods?.find((p) => p.name === "web-host");
+      },
+      { what: "web-host's status entry" },
+    );
     expect(entry.state).toBe("Unknown");
     expect(entry.reason).toContain(why);
     await waitFor(() => (bed.farm.hits.get(otherIP) ?? 0) > 0, { what: "web-b probed" });
     expect(bed.farm.hits.get(hostIP) ?? 0).toBe(0);
 
-    await bed.cluster.patch({ apiVersion: "v1", kind: "Pod", metadata: { name: "web-host", namespace: bed.cluster.namespace, annotations: { "healthprobe.io/probe-host-network": "true" } } });
+    await bed.cluster.patch({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: {
+        name: "web-host",
+        namespace: bed.cluster.namespace,
+        annotations: { "healthprobe.io/probe-host-network": "true" },
+      },
+    });
     await waitFor(() => (bed.farm.hits.get(hostIP) ?? 0) > 0, { what: "web-host probed once it opts in" });
   });
 });

@@ -16,21 +16,37 @@ const bed = useBed();
 const givenPod = (pod: Obj) => servedPod(bed, pod);
 
 async function readyCondition(reason: string, policy = "web"): Promise<Condition> {
-  return waitFor(async () => {
-    const c = ((await bed.cluster.get(HPP, "HealthProbePolicy", policy))?.status?.conditions as Condition[] | undefined)?.find((x) => x.type === "Ready");
-    return c?.reason === reason ? c : undefined;
-  }, { what: `${policy}'s Ready reason ${reason}` });
+  return waitFor(
+    async () => {
+      const c = (
+        (await bed.cluster.get(HPP, "HealthProbePolicy", policy))?.status?.conditions as Condition[] | undefined
+      )?.find((x) => x.type === "Ready");
+      return c?.reason === reason ? c : undefined;
+    },
+    { what: `${policy}'s Ready reason ${reason}` },
+  );
 }
 
 describe("a Secret the operator may not read", () => {
   it("reports SecretForbidden naming the field when the API server refuses the read (403), keeps the namespace's other policy probing, and heals once the read is allowed", async () => {
     const ns = bed.cluster.namespace;
-    await bed.cluster.create({ apiVersion: "v1", kind: "Secret", metadata: { name: "probe-auth", namespace: ns, annotations: { "healthprobe.io/allowed-policies": "web" } }, data: { token: Buffer.from(TOKEN).toString("base64") } });
+    await bed.cluster.create({
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "probe-auth", namespace: ns, annotations: { "healthprobe.io/allowed-policies": "web" } },
+      data: { token: Buffer.from(TOKEN).toString("base64") },
+    });
     await bed.cluster.create(aService("web", ns));
     await bed.cluster.create(aService("api", ns));
     const webIP = await givenPod(aPod("web-a", ns));
     const apiIP = await givenPod(aPod("api-a", ns, { labels: { app: "api" } }));
-    await bed.cluster.create(aPolicy("web", ns, { probe: { headers: [{ name: "Authorization", valueFrom: { secretKeyRef: { name: "probe-auth", key: "token" } } }] } }));
+    await bed.cluster.create(
+      aPolicy("web", ns, {
+        probe: {
+          headers: [{ name: "Authorization", valueFrom: { secretKeyRef: { name: "probe-auth", key: "token" } } }],
+        },
+      }),
+    );
     await bed.cluster.create(aPolicy("api", ns, { serviceName: "api", selector: { app: "api" } }));
     // As the API server answers an operator installed with rbac.secrets=false.
     bed.cluster.server.faults.failRate({ rate: 1, verb: "get", resource: "secrets", code: 403 });
@@ -41,7 +57,11 @@ describe("a Secret the operator may not read", () => {
     expect(forbidden.message).toMatch(
       /^spec\.probe\.headers\[0\]\.valueFrom\.secretKeyRef: the API server refuses the operator Secret "probe-auth" \(403 Forbidden: .+\); the operator needs get on secrets in this namespace \(the chart's rbac\.secrets=true\)/,
     );
-    const warning = await waitFor(async () => (await bed.cluster.list("events.k8s.io/v1", "Event")).find((e: Obj) => e.reason === "SecretForbidden"), { what: "a SecretForbidden Event" });
+    const warning = await waitFor(
+      async () =>
+        (await bed.cluster.list("events.k8s.io/v1", "Event")).find((e: Obj) => e.reason === "SecretForbidden"),
+      { what: "a SecretForbidden Event" },
+    );
     expect(warning.type).toBe("Warning");
     await readyCondition("Reconciled", "api");
     await waitFor(() => (bed.farm.hits.get(apiIP) ?? 0) > 0, { what: "api-a probed meanwhile" });
@@ -51,7 +71,9 @@ describe("a Secret the operator may not read", () => {
 
     bed.cluster.server.faults.clear();
     expect(await readyCondition("Reconciled")).toMatchObject({ status: "True" });
-    await waitFor(() => bed.farm.headerValues.get(webIP)?.has(TOKEN) === true, { what: "the Secret's value sent to web-a once it can be read" });
+    await waitFor(() => bed.farm.headerValues.get(webIP)?.has(TOKEN) === true, {
+      what: "the Secret's value sent to web-a once it can be read",
+    });
   });
 });
 
@@ -65,7 +87,8 @@ describe("--max-probe-timeout", () => {
 
     expect(await readyCondition("Reconciled")).toMatchObject({
       status: "True",
-      message: "spec valid, Service found and selector-less, probing running; spec.probe.timeoutSeconds 5 capped to 2: the operator's --max-probe-timeout is 2s",
+      message:
+        "spec valid, Service found and selector-less, probing running; spec.probe.timeoutSeconds 5 capped to 2: the operator's --max-probe-timeout is 2s",
     });
     await waitFor(() => (bed.farm.hits.get(ip) ?? 0) > 0, { what: "web-a probed" });
   });

@@ -23,34 +23,63 @@ const HPP = "healthprobe.io/v1alpha1";
 /** How the chart is installed and the operator started in one RBAC mode, given the policies' namespace. */
 const MODES = [
   { mode: "every namespace watched", flags: (_ns: string): string[] => [], values: (_ns: string): string[] => [] },
-  { mode: "rbac.namespaces", flags: (ns: string) => [`--namespace=${ns}`], values: (ns: string) => [`rbac.namespaces={${ns}}`] },
+  {
+    mode: "rbac.namespaces",
+    flags: (ns: string) => [`--namespace=${ns}`],
+    values: (ns: string) => [`rbac.namespaces={${ns}}`],
+  },
 ];
 
 describe.each(MODES)("the chart's RBAC, $mode", ({ flags, values }) => {
-  const bed = useBed({ per: "file", dump: async ({ cluster }) => (await cluster.get(HPP, "HealthProbePolicy", "web"))?.status });
+  const bed = useBed({
+    per: "file",
+    dump: async ({ cluster }) => (await cluster.get(HPP, "HealthProbePolicy", "web"))?.status,
+  });
   const livePods = (app: string, n: number): Promise<Obj[]> => queries.livePods(bed, n, { app });
 
   it("grants exactly what the operator uses", async () => {
     const ns = bed.cluster.namespace;
-    await bed.cluster.create({ apiVersion: "v1", kind: "Secret", metadata: { name: "probe-auth", namespace: ns, annotations: { "healthprobe.io/allowed-policies": "web" } }, data: { token: Buffer.from("s3cret").toString("base64") } });
+    await bed.cluster.create({
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "probe-auth", namespace: ns, annotations: { "healthprobe.io/allowed-policies": "web" } },
+      data: { token: Buffer.from("s3cret").toString("base64") },
+    });
     for (const app of ["web", "api"]) {
       await bed.cluster.create({ ...aService(app, ns) });
       await bed.cluster.create({ ...aReplicaSet(app, ns, 3, { app }) });
     }
     const web = aPolicy("web", ns, {
       failureThreshold: 1,
-      probe: { headers: [{ name: "Authorization", valueFrom: { secretKeyRef: { name: "probe-auth", key: "token" } } }] },
+      probe: {
+        headers: [{ name: "Authorization", valueFrom: { secretKeyRef: { name: "probe-auth", key: "token" } } }],
+      },
       // Two of three pods fail below: above the mass-failure breaker's default of 50%, so it is off here.
       // Diagnostics are captured before each eviction, and kept for one (virtual) minute.
-      replacement: { enabled: true, after: "30s", maxPerHour: 5, maxPerDay: 10, method: "Evict", pauseAboveUnhealthyPercent: 100, diagnosticsRetention: "1m" },
+      replacement: {
+        enabled: true,
+        after: "30s",
+        maxPerHour: 5,
+        maxPerDay: 10,
+        method: "Evict",
+        pauseAboveUnhealthyPercent: 100,
+        diagnosticsRetention: "1m",
+      },
     });
-    const api = aPolicy("api", ns, { serviceName: "api", selector: { app: "api" }, failureThreshold: 1, replacement: { enabled: true, after: "30s", maxPerHour: 5, maxPerDay: 10, method: "Delete" } });
+    const api = aPolicy("api", ns, {
+      serviceName: "api",
+      selector: { app: "api" },
+      failureThreshold: 1,
+      replacement: { enabled: true, after: "30s", maxPerHour: 5, maxPerDay: 10, method: "Delete" },
+    });
     await bed.cluster.create(web);
     await bed.cluster.create(api);
     // Drain method ReadinessGate: the pod condition, through pods/status.
     await bed.cluster.create(aService("gate", ns, { selector: { app: "gate" } }));
     await bed.cluster.create(aReplicaSet("gate", ns, 2, { app: "gate" }, { gated: true }));
-    await bed.cluster.create(aPolicy("gate", ns, { serviceName: undefined, method: "ReadinessGate", selector: { app: "gate" } }));
+    await bed.cluster.create(
+      aPolicy("gate", ns, { serviceName: undefined, method: "ReadinessGate", selector: { app: "gate" } }),
+    );
     const webPods = await livePods("web", 3);
     const apiPods = await livePods("api", 3);
     await livePods("gate", 2);
@@ -59,35 +88,63 @@ describe.each(MODES)("the chart's RBAC, $mode", ({ flags, values }) => {
     const chart = renderChart({ values: ["webhook.enabled=true", ...values(ns)] });
     const webhookConfig = chart.find((d) => d.kind === "MutatingWebhookConfiguration")!;
     await bed.cluster.create(webhookConfig as unknown as Obj);
-    const webhookFlags = (chart.find((d) => d.kind === "Deployment") as unknown as { spec: { template: { spec: { containers: Array<{ args: string[] }> } } } }).spec.template.spec.containers[0]!.args
-      .filter((a) => a.startsWith("--webhook") && !a.startsWith("--webhook-bind-address"));
+    const webhookFlags = (
+      chart.find((d) => d.kind === "Deployment") as unknown as {
+        spec: { template: { spec: { containers: Array<{ args: string[] }> } } };
+      }
+    ).spec.template.spec.containers[0]!.args.filter(
+      (a) => a.startsWith("--webhook") && !a.startsWith("--webhook-bind-address"),
+    );
 
     // Ten virtual seconds per real one: windows of 30 s pass in three, and the webhook's
     // five-minute certificate is renewed after 20 s.
-    await bed.startOperator(["--leader-elect", "--webhook-bind-address", "127.0.0.1:0", ...webhookFlags, ...flags(ns)], {
-      clock: new ScaledClock(10),
-      webhookCertificate: { leafLifetimeMs: 300_000, resyncMs: 10_000 },
+    await bed.startOperator(
+      ["--leader-elect", "--webhook-bind-address", "127.0.0.1:0", ...webhookFlags, ...flags(ns)],
+      {
+        clock: new ScaledClock(10),
+        webhookCertificate: { leafLifetimeMs: 300_000, resyncMs: 10_000 },
+      },
+    );
+    await waitFor(async () => (await bed.cluster.get(HPP, "HealthProbePolicy", "web"))?.status?.healthy === 3, {
+      what: "web settled",
     });
-    await waitFor(async () => (await bed.cluster.get(HPP, "HealthProbePolicy", "web"))?.status?.healthy === 3, { what: "web settled" });
 
-    await waitFor(async () => (await bed.cluster.list("v1", "Pod", ns, "app=gate")).every((p) => p.status?.conditions?.some((c: { type: string; status: string }) => c.type === "healthprobe.io/ready" && c.status === "True")), { what: "the gated pods admitted" });
+    await waitFor(
+      async () =>
+        (await bed.cluster.list("v1", "Pod", ns, "app=gate")).every((p) =>
+          p.status?.conditions?.some(
+            (c: { type: string; status: string }) => c.type === "healthprobe.io/ready" && c.status === "True",
+          ),
+        ),
+      { what: "the gated pods admitted" },
+    );
 
     // Drain, restore and drain again: the repeated Event becomes a series (a patch).
     const flapping = webPods[0]!.status.podIP as string;
     bed.farm.failing(flapping);
-    await waitFor(async () => (await bed.cluster.get(HPP, "HealthProbePolicy", "web"))?.status?.drained === 1, { what: "a drain" });
+    await waitFor(async () => (await bed.cluster.get(HPP, "HealthProbePolicy", "web"))?.status?.drained === 1, {
+      what: "a drain",
+    });
     bed.farm.healthy(flapping);
-    await waitFor(async () => (await bed.cluster.get(HPP, "HealthProbePolicy", "web"))?.status?.drained === 0, { what: "a restore" });
+    await waitFor(async () => (await bed.cluster.get(HPP, "HealthProbePolicy", "web"))?.status?.drained === 0, {
+      what: "a restore",
+    });
     bed.farm.failing(flapping);
-    await waitFor(async () => (await bed.cluster.get(HPP, "HealthProbePolicy", "web"))?.status?.drained === 1, { what: "the same pod drained again" });
+    await waitFor(async () => (await bed.cluster.get(HPP, "HealthProbePolicy", "web"))?.status?.drained === 1, {
+      what: "the same pod drained again",
+    });
 
     // Two evictions (the operator-wide ledger ConfigMap is created, then updated) and one deletion.
     bed.farm.failing(webPods[1]!.status.podIP);
     bed.farm.failing(apiPods[0]!.status.podIP);
     // Counted at the API (a ledger entry is charged before its call, so it alone proves nothing).
     const calls = (subresource: string | undefined, verb: string) =>
-      requestsBy(bed.cluster.server.requestLog, { user: "operator", resource: "pods", verb }).filter((e) => (e.subresource || undefined) === subresource && e.code < 300).length;
-    await waitFor(() => calls("eviction", "create") >= 2 && calls(undefined, "delete") >= 1, { what: "two evictions and a deletion" });
+      requestsBy(bed.cluster.server.requestLog, { user: "operator", resource: "pods", verb }).filter(
+        (e) => (e.subresource || undefined) === subresource && e.code < 300,
+      ).length;
+    await waitFor(() => calls("eviction", "create") >= 2 && calls(undefined, "delete") >= 1, {
+      what: "two evictions and a deletion",
+    });
 
     // Diagnostics were kept for the evicted pods (logs, Events, a fresh read of the pod), and retention deletes them.
     const diagnostics = () => bed.cluster.list("v1", "ConfigMap", ns, "healthprobe.io/policy=web");
@@ -96,32 +153,77 @@ describe.each(MODES)("the chart's RBAC, $mode", ({ flags, values }) => {
 
     // A deleted policy's slices are collected.
     await bed.cluster.remove(HPP, "HealthProbePolicy", "api");
-    await waitFor(async () => (await bed.cluster.list("discovery.k8s.io/v1", "EndpointSlice", ns, "kubernetes.io/service-name=api")).length === 0, { what: "api's slices collected" });
+    await waitFor(
+      async () =>
+        (await bed.cluster.list("discovery.k8s.io/v1", "EndpointSlice", ns, "kubernetes.io/service-name=api"))
+          .length === 0,
+      { what: "api's slices collected" },
+    );
 
     // The webhook's certificate was made, renewed and its caBundle set.
-    const webhookCalls = (resource: string, verb: string) => requestsBy(bed.cluster.server.requestLog, { user: "operator", resource, verb }).filter((e) => e.code < 300).length;
-    await waitFor(() => webhookCalls("secrets", "create") === 1 && webhookCalls("secrets", "update") >= 1 && webhookCalls("mutatingwebhookconfigurations", "update") >= 1, {
-      what: "the webhook certificate created, renewed and its caBundle set",
-    });
+    const webhookCalls = (resource: string, verb: string) =>
+      requestsBy(bed.cluster.server.requestLog, { user: "operator", resource, verb }).filter((e) => e.code < 300)
+        .length;
+    await waitFor(
+      () =>
+        webhookCalls("secrets", "create") === 1 &&
+        webhookCalls("secrets", "update") >= 1 &&
+        webhookCalls("mutatingwebhookconfigurations", "update") >= 1,
+      {
+        what: "the webhook certificate created, renewed and its caBundle set",
+      },
+    );
 
     // A scrape of the locked /metrics: the operator reviews the token and the caller's access.
-    await bed.cluster.create({ apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "scraper", namespace: ns } });
-    const scrape = await fetch(`http://127.0.0.1:${bed.operator.metricsPort}/metrics`, { headers: { authorization: `Bearer system:serviceaccount:${ns}:scraper` } });
+    await bed.cluster.create({
+      apiVersion: "v1",
+      kind: "ServiceAccount",
+      metadata: { name: "scraper", namespace: ns },
+    });
+    const scrape = await fetch(`http://127.0.0.1:${bed.operator.metricsPort}/metrics`, {
+      headers: { authorization: `Bearer system:serviceaccount:${ns}:scraper` },
+    });
     expect(scrape.status).toBe(403);
 
     await bed.stopOperator(); // flushes pending Event series and releases the Lease
 
     const used = requestsBy(bed.cluster.server.requestLog, { user: "operator" });
-    const withWebhook = checkRequestsAgainstRbac(used, rbacRulesFromChart({ namespace: "healthprobe-system", values: ["webhook.enabled=true", ...values(ns)] }));
+    const withWebhook = checkRequestsAgainstRbac(
+      used,
+      rbacRulesFromChart({ namespace: "healthprobe-system", values: ["webhook.enabled=true", ...values(ns)] }),
+    );
     expect(withWebhook.missing).toEqual([]);
     expect(withWebhook.unused).toEqual([]);
     const certificateSecret = webhookFlags.find((a) => a.startsWith("--webhook-secret-name="))!.split("=")[1];
-    const webhookCall = (e: (typeof used)[number]) => e.resource === "mutatingwebhookconfigurations" || (e.resource === "secrets" && (e.verb === "create" || e.name === certificateSecret));
-    const check = checkRequestsAgainstRbac(used.filter((e) => !webhookCall(e)), rbacRulesFromChart({ namespace: "healthprobe-system", values: values(ns) }));
+    const webhookCall = (e: (typeof used)[number]) =>
+      e.resource === "mutatingwebhookconfigurations" ||
+      (e.resource === "secrets" && (e.verb === "create" || e.name === certificateSecret));
+    const check = checkRequestsAgainstRbac(
+      used.filter((e) => !webhookCall(e)),
+      rbacRulesFromChart({ namespace: "healthprobe-system", values: values(ns) }),
+    );
     expect(check.missing).toEqual([]);
     expect(check.unused).toEqual([]);
     // The scenario really exercised the sensitive verbs.
     const verbs = new Set(used.map((e) => `${e.verb} ${e.resource}${e.subresource ? `/${e.subresource}` : ""}`));
-    for (const v of ["create pods/eviction", "delete pods", "get secrets", "patch events", "update leases", "update configmaps", "delete endpointslices", "patch pods/status", "get pods", "get pods/log", "list events", "create configmaps", "delete configmaps", "watch configmaps", "create tokenreviews", "create subjectaccessreviews"]) expect(verbs).toContain(v);
+    for (const v of [
+      "create pods/eviction",
+      "delete pods",
+      "get secrets",
+      "patch events",
+      "update leases",
+      "update configmaps",
+      "delete endpointslices",
+      "patch pods/status",
+      "get pods",
+      "get pods/log",
+      "list events",
+      "create configmaps",
+      "delete configmaps",
+      "watch configmaps",
+      "create tokenreviews",
+      "create subjectaccessreviews",
+    ])
+      expect(verbs).toContain(v);
   }, 120_000);
 });

@@ -24,7 +24,13 @@ async function givenApp(app: string, replicas: number, replacement: Record<strin
   await bed.cluster.create(aService(app, bed.cluster.namespace));
   await bed.cluster.create(aReplicaSet(app, bed.cluster.namespace, replicas, { app }));
   const pods = await livePods(replicas, app);
-  await bed.cluster.create(aPolicy(app, bed.cluster.namespace, { serviceName: app, selector: { app }, replacement: { enabled: true, after: "30s", ...replacement } }));
+  await bed.cluster.create(
+    aPolicy(app, bed.cluster.namespace, {
+      serviceName: app,
+      selector: { app },
+      replacement: { enabled: true, after: "30s", ...replacement },
+    }),
+  );
   return pods;
 }
 
@@ -47,55 +53,94 @@ function operatorLedger(): Promise<Array<Record<string, string>>> {
 }
 
 async function allUnhealthy(names: string[], policy = "web"): Promise<void> {
-  await waitFor(async () => {
-    const pods = (await statusOf(policy))?.pods ?? [];
-    return names.every((n) => pods.some((p: { name: string; state: string; replaceAfter?: string }) => p.name === n && p.state === "Unhealthy" && p.replaceAfter));
-  }, { timeoutMs: WAIT_MS, what: `${names.join(", ")} Unhealthy in the status of ${policy}` });
+  await waitFor(
+    async () => {
+      const pods = (await statusOf(policy))?.pods ?? [];
+      return names.every((n) =>
+        pods.some(
+          (p: { name: string; state: string; replaceAfter?: string }) =>
+            p.name === n && p.state === "Unhealthy" && p.replaceAfter,
+        ),
+      );
+    },
+    { timeoutMs: WAIT_MS, what: `${names.join(", ")} Unhealthy in the status of ${policy}` },
+  );
 }
 
-async function blockedCondition(reason: string, policy = "web", extra: (c: Record<string, any>) => boolean = () => true): Promise<Record<string, any>> {
-  return waitFor(async () => {
-    const c = condition(await statusOf(policy), "ReplacementBlocked");
-    return c?.status === "True" && c.reason === reason && extra(c) ? c : undefined;
-  }, { timeoutMs: WAIT_MS, what: `ReplacementBlocked=True reason ${reason} on ${policy}` });
+async function blockedCondition(
+  reason: string,
+  policy = "web",
+  extra: (c: Record<string, any>) => boolean = () => true,
+): Promise<Record<string, any>> {
+  return waitFor(
+    async () => {
+      const c = condition(await statusOf(policy), "ReplacementBlocked");
+      return c?.status === "True" && c.reason === reason && extra(c) ? c : undefined;
+    },
+    { timeoutMs: WAIT_MS, what: `ReplacementBlocked=True reason ${reason} on ${policy}` },
+  );
 }
 
 async function gone(name: string): Promise<void> {
-  await waitFor(async () => !(await bed.cluster.get("v1", "Pod", name)), { timeoutMs: WAIT_MS, what: `${name} to be gone` });
+  await waitFor(async () => !(await bed.cluster.get("v1", "Pod", name)), {
+    timeoutMs: WAIT_MS,
+    what: `${name} to be gone`,
+  });
 }
 
 /** Serves the pod its ReplicaSet made in place of the evicted ones (healthy), and waits until its policy sees it Healthy. */
 async function serveReplacement(known: Obj[], app = "web"): Promise<void> {
   const names = new Set(known.map(nameOf));
-  const fresh = await waitFor(async () => {
-    const list = await bed.cluster.list("v1", "Pod", bed.cluster.namespace, `app=${app}`);
-    return list.find((p) => !names.has(nameOf(p)) && !p.metadata?.deletionTimestamp && p.status?.podIP);
-  }, { timeoutMs: WAIT_MS, what: `the pod replacing one of ${app}` });
+  const fresh = await waitFor(
+    async () => {
+      const list = await bed.cluster.list("v1", "Pod", bed.cluster.namespace, `app=${app}`);
+      return list.find((p) => !names.has(nameOf(p)) && !p.metadata?.deletionTimestamp && p.status?.podIP);
+    },
+    { timeoutMs: WAIT_MS, what: `the pod replacing one of ${app}` },
+  );
   await bed.farm.serve(fresh.status.podIP);
   bed.farm.healthy(fresh.status.podIP);
-  await waitFor(async () => (await statusOf(app))?.pods?.some((p: { name: string; state: string }) => p.name === nameOf(fresh) && p.state === "Healthy"), {
-    timeoutMs: WAIT_MS,
-    what: `${nameOf(fresh)} Healthy`,
-  });
+  await waitFor(
+    async () =>
+      (await statusOf(app))?.pods?.some(
+        (p: { name: string; state: string }) => p.name === nameOf(fresh) && p.state === "Healthy",
+      ),
+    {
+      timeoutMs: WAIT_MS,
+      what: `${nameOf(fresh)} Healthy`,
+    },
+  );
 }
 
 /** Reconciles finished so far, from the operator's own metrics. */
 async function reconcileCount(): Promise<number> {
   const metric = await bed.operator.metrics.registry.getSingleMetric("healthprobe_reconcile_duration_seconds")?.get();
-  const policyCounts = metric?.values.filter((v) => (v as { metricName?: string }).metricName?.endsWith("_count") && v.labels.controller === "policy");
+  const policyCounts = metric?.values.filter(
+    (v) => (v as { metricName?: string }).metricName?.endsWith("_count") && v.labels.controller === "policy",
+  );
   return policyCounts?.reduce((n, v) => n + v.value, 0) ?? 0;
 }
 
 /** Wakes the policies selecting a pod (a pod event) and waits until a reconcile ran after it. */
 async function nudge(pod: string, n: number): Promise<void> {
   const before = await reconcileCount();
-  await bed.cluster.patch({ apiVersion: "v1", kind: "Pod", metadata: { name: pod, namespace: bed.cluster.namespace, annotations: { "example.com/nudge": String(n) } } });
-  await waitFor(async () => (await reconcileCount()) > before, { timeoutMs: WAIT_MS, what: "a reconcile after the nudge" });
+  await bed.cluster.patch({
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name: pod, namespace: bed.cluster.namespace, annotations: { "example.com/nudge": String(n) } },
+  });
+  await waitFor(async () => (await reconcileCount()) > before, {
+    timeoutMs: WAIT_MS,
+    what: "a reconcile after the nudge",
+  });
 }
 
 /** Of two failing pods, the one the operator evicted first, and the other. */
 async function firstEvicted(pods: Obj[]): Promise<[Obj, Obj]> {
-  const evicted = await waitFor(() => evictions({ code: 201 })[0]?.name, { timeoutMs: WAIT_MS, what: "a first eviction" });
+  const evicted = await waitFor(() => evictions({ code: 201 })[0]?.name, {
+    timeoutMs: WAIT_MS,
+    what: "a first eviction",
+  });
   const first = pods.find((p) => nameOf(p) === evicted)!;
   return [first, pods.find((p) => p !== first)!];
 }
@@ -116,18 +161,26 @@ describe("replacement budgets", () => {
     const [first, second] = await firstEvicted(pods);
     await gone(nameOf(first));
     await serveReplacement(all);
-    const charged = await waitFor(async () => (await statusOf())?.replacements?.[0], { timeoutMs: WAIT_MS, what: "the first charge in the ledger" });
+    const charged = await waitFor(async () => (await statusOf())?.replacements?.[0], {
+      timeoutMs: WAIT_MS,
+      what: "the first charge in the ledger",
+    });
     const blocked = await blockedCondition("Budget");
-    expect(blocked.message).toContain(`${nameOf(second)}: hourly budget of policy shop/web used 1/1, next slot ${formatSlot(Date.parse(charged.time) + HOUR_MS)}`);
+    expect(blocked.message).toContain(
+      `${nameOf(second)}: hourly budget of policy shop/web used 1/1, next slot ${formatSlot(Date.parse(charged.time) + HOUR_MS)}`,
+    );
     expect(evictions()).toHaveLength(1);
     expect(await bed.cluster.get("v1", "Pod", nameOf(second))).toBeDefined();
 
     bed.clock.advance(HOUR_MS);
     await gone(nameOf(second));
-    const st = await waitFor(async () => {
-      const s = await statusOf();
-      return s?.replacements?.length === 2 ? s : undefined;
-    }, { timeoutMs: WAIT_MS, what: "two charges in the ledger" });
+    const st = await waitFor(
+      async () => {
+        const s = await statusOf();
+        return s?.replacements?.length === 2 ? s : undefined;
+      },
+      { timeoutMs: WAIT_MS, what: "two charges in the ledger" },
+    );
     expect(st.replacements.map((r: { uid: string }) => r.uid)).toEqual([first.metadata!.uid, second.metadata!.uid]);
     expect(Date.parse(st.replacements[1].time) - Date.parse(st.replacements[0].time)).toBeGreaterThanOrEqual(HOUR_MS);
     expect(evictions({ code: 201 }).map((e) => e.name)).toEqual([nameOf(first), nameOf(second)]);
@@ -147,14 +200,19 @@ describe("replacement budgets", () => {
     const [first, second] = await firstEvicted(pods);
     await gone(nameOf(first));
     await serveReplacement(all);
-    const charged = await waitFor(async () => (await statusOf())?.replacements?.[0], { timeoutMs: WAIT_MS, what: "the first charge in the ledger" });
+    const charged = await waitFor(async () => (await statusOf())?.replacements?.[0], {
+      timeoutMs: WAIT_MS,
+      what: "the first charge in the ledger",
+    });
     const dayEnds = formatSlot(Date.parse(charged.time) + 24 * HOUR_MS);
 
     // An hour later the hourly budget has room again; the daily one still holds the pod back.
     bed.clock.advance(HOUR_MS);
     await nudge(nameOf(second), 1);
     const blocked = await blockedCondition("Budget", "web", (c) => !c.message.includes("hourly"));
-    expect(blocked.message).toContain(`${nameOf(second)}: daily budget of policy shop/web used 1/1, next slot ${dayEnds}`);
+    expect(blocked.message).toContain(
+      `${nameOf(second)}: daily budget of policy shop/web used 1/1, next slot ${dayEnds}`,
+    );
     expect(evictions()).toHaveLength(1);
 
     bed.clock.advance(23 * HOUR_MS);
@@ -166,7 +224,10 @@ describe("replacement budgets", () => {
     const web = await givenApp("web", 2, { maxPerHour: 5, maxPerDay: 5 });
     const api = await givenApp("api", 2, { maxPerHour: 5, maxPerDay: 5 });
     await bed.startOperator(["--max-replacements-per-12h", "1"], { clock: bed.clock });
-    await waitFor(async () => (await statusOf("web"))?.healthy === 2 && (await statusOf("api"))?.healthy === 2, { timeoutMs: WAIT_MS, what: "all pods Healthy" });
+    await waitFor(async () => (await statusOf("web"))?.healthy === 2 && (await statusOf("api"))?.healthy === 2, {
+      timeoutMs: WAIT_MS,
+      what: "all pods Healthy",
+    });
 
     bed.farm.failing(web[0]!.status.podIP);
     bed.farm.failing(api[0]!.status.podIP);
@@ -179,26 +240,42 @@ describe("replacement budgets", () => {
     await gone(nameOf(first));
     // The new pod must not compete for the one operator-wide slot: it is served healthy.
     await serveReplacement(firstPolicy === "web" ? web : api, firstPolicy);
-    const ledger = await waitFor(async () => {
-      const l = await operatorLedger();
-      return l.length === 1 ? l : undefined;
-    }, { timeoutMs: WAIT_MS, what: "the operator-wide ledger to hold the first replacement" });
+    const ledger = await waitFor(
+      async () => {
+        const l = await operatorLedger();
+        return l.length === 1 ? l : undefined;
+      },
+      { timeoutMs: WAIT_MS, what: "the operator-wide ledger to hold the first replacement" },
+    );
     expect(ledger[0]).toMatchObject({ policy: `shop/${firstPolicy}`, uid: first.metadata!.uid });
     const blocked = await blockedCondition("Budget", secondPolicy);
-    expect(blocked.message).toContain(`${nameOf(second)}: operator-wide budget used 1/1 in 12h, next slot ${formatSlot(Date.parse(ledger[0]!.time!) + 12 * HOUR_MS)}`);
+    expect(blocked.message).toContain(
+      `${nameOf(second)}: operator-wide budget used 1/1 in 12h, next slot ${formatSlot(Date.parse(ledger[0]!.time!) + 12 * HOUR_MS)}`,
+    );
     expect(evictions()).toHaveLength(1);
 
     bed.clock.advance(12 * HOUR_MS);
     await gone(nameOf(second));
-    const last = await waitFor(async () => (await operatorLedger()).find((e) => e.uid === second.metadata!.uid), { timeoutMs: WAIT_MS, what: "the second replacement in the operator-wide ledger" });
+    const last = await waitFor(async () => (await operatorLedger()).find((e) => e.uid === second.metadata!.uid), {
+      timeoutMs: WAIT_MS,
+      what: "the second replacement in the operator-wide ledger",
+    });
     expect(Date.parse(last.time!) - Date.parse(ledger[0]!.time!)).toBeGreaterThanOrEqual(12 * HOUR_MS);
     expect(evictions({ code: 201 }).map((e) => e.name)).toEqual([nameOf(first), nameOf(second)]);
   });
 
   it("a PodDisruptionBudget refusal (429) uses no budget and waits with reason PodDisruptionBudget; the eviction goes through once the PDB allows it", async () => {
     const pods = await givenApp("web", 2, { maxPerHour: 1, maxPerDay: 1 });
-    await bed.cluster.create({ apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: { name: "web", namespace: bed.cluster.namespace }, spec: { minAvailable: 2, selector: { matchLabels: { app: "web" } } } });
-    await waitFor(async () => (await bed.cluster.get("policy/v1", "PodDisruptionBudget", "web"))?.status?.currentHealthy === 2, { timeoutMs: WAIT_MS, what: "the PDB to count both pods" });
+    await bed.cluster.create({
+      apiVersion: "policy/v1",
+      kind: "PodDisruptionBudget",
+      metadata: { name: "web", namespace: bed.cluster.namespace },
+      spec: { minAvailable: 2, selector: { matchLabels: { app: "web" } } },
+    });
+    await waitFor(
+      async () => (await bed.cluster.get("policy/v1", "PodDisruptionBudget", "web"))?.status?.currentHealthy === 2,
+      { timeoutMs: WAIT_MS, what: "the PDB to count both pods" },
+    );
     await bed.startOperator([], { clock: bed.clock });
     await waitFor(async () => (await statusOf())?.healthy === 2, { timeoutMs: WAIT_MS, what: "both pods Healthy" });
 
@@ -209,23 +286,41 @@ describe("replacement budgets", () => {
 
     const blocked = await blockedCondition("PodDisruptionBudget");
     // Worded by the refused attempt itself, or by the wait that follows it.
-    expect(blocked.message).toMatch(new RegExp(`${nameOf(victim)}: (eviction refused by a PodDisruptionBudget|a PodDisruptionBudget refused the eviction, retry at)`));
+    expect(blocked.message).toMatch(
+      new RegExp(
+        `${nameOf(victim)}: (eviction refused by a PodDisruptionBudget|a PodDisruptionBudget refused the eviction, retry at)`,
+      ),
+    );
     expect(evictions({ code: 429 }).length).toBeGreaterThanOrEqual(1);
     expect(evictions({ code: 201 })).toHaveLength(0);
     // Refunded: neither ledger keeps the refused attempt.
-    await waitFor(async () => ((await statusOf())?.replacements ?? []).length === 0 && (await operatorLedger()).length === 0, { timeoutMs: WAIT_MS, what: "both ledgers empty" });
+    await waitFor(
+      async () => ((await statusOf())?.replacements ?? []).length === 0 && (await operatorLedger()).length === 0,
+      { timeoutMs: WAIT_MS, what: "both ledgers empty" },
+    );
     expect((await statusOf())?.replacedInLastDay).toBe(0);
 
-    await bed.cluster.patch({ apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: { name: "web", namespace: bed.cluster.namespace }, spec: { minAvailable: 1 } });
-    await waitFor(async () => (await bed.cluster.get("policy/v1", "PodDisruptionBudget", "web"))?.status?.disruptionsAllowed === 1, { timeoutMs: WAIT_MS, what: "the PDB to allow one disruption" });
+    await bed.cluster.patch({
+      apiVersion: "policy/v1",
+      kind: "PodDisruptionBudget",
+      metadata: { name: "web", namespace: bed.cluster.namespace },
+      spec: { minAvailable: 1 },
+    });
+    await waitFor(
+      async () => (await bed.cluster.get("policy/v1", "PodDisruptionBudget", "web"))?.status?.disruptionsAllowed === 1,
+      { timeoutMs: WAIT_MS, what: "the PDB to allow one disruption" },
+    );
     // Past the longest backoff: the next attempt is made, and the budget (1 per hour) still has its slot.
     bed.clock.advance(300_000);
     await gone(nameOf(victim));
     expect(evictions({ code: 201 }).map((e) => e.name)).toEqual([nameOf(victim)]);
-    const st = await waitFor(async () => {
-      const s = await statusOf();
-      return s?.replacements?.length === 1 ? s : undefined;
-    }, { timeoutMs: WAIT_MS, what: "one charge in the ledger" });
+    const st = await waitFor(
+      async () => {
+        const s = await statusOf();
+        return s?.replacements?.length === 1 ? s : undefined;
+      },
+      { timeoutMs: WAIT_MS, what: "one charge in the ledger" },
+    );
     expect(st.replacements[0]).toMatchObject({ pod: nameOf(victim), uid: victim.metadata!.uid });
     expect((await operatorLedger()).map((e) => e.uid)).toEqual([victim.metadata!.uid]);
   });

@@ -21,7 +21,10 @@ describe("replacement crash safety", () => {
 
     const restartedAt = Date.now();
     s.operator();
-    await waitFor(async () => !(await s.cluster.get("v1", "Pod", victim.metadata!.name!)), { timeoutMs: 20_000, what: "the charged pod to be evicted" });
+    await waitFor(async () => !(await s.cluster.get("v1", "Pod", victim.metadata!.name!)), {
+      timeoutMs: 20_000,
+      what: "the charged pod to be evicted",
+    });
     const [eviction] = s.evictions(201);
     expect(eviction?.name).toBe(victim.metadata!.name);
     // Evicted well before a fresh 30 s window could have ended: the window was not restarted.

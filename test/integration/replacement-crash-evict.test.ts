@@ -26,7 +26,12 @@ describe("replacement crash safety", () => {
     s.operator();
     // The restarted operator sees the other pod due and holds it back: the budget is spent.
     const after = await s.expectOtherBlockedOnBudget(other, victimUid, unhealthySince);
-    expect(after.conditions.find((c: { type: string }) => c.type === "ReplacementBlocked").message).toContain(`${other.metadata!.name}: hourly budget`);
-    await waitFor(async () => !(await s.cluster.get("v1", "Pod", victim.metadata!.name!)), { timeoutMs: 20_000, what: "the evicted pod to be gone" });
+    expect(after.conditions.find((c: { type: string }) => c.type === "ReplacementBlocked").message).toContain(
+      `${other.metadata!.name}: hourly budget`,
+    );
+    await waitFor(async () => !(await s.cluster.get("v1", "Pod", victim.metadata!.name!)), {
+      timeoutMs: 20_000,
+      what: "the evicted pod to be gone",
+    });
   }, 120_000);
 });

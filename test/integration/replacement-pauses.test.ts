@@ -21,17 +21,25 @@ const nameOf = (p: Obj) => p.metadata!.name!;
 const replacing = { enabled: true, after: "30s", maxPerHour: 5, maxPerDay: 10 };
 
 async function conditionNow(type: string, status: string, reason: string): Promise<Record<string, any>> {
-  return waitFor(async () => {
-    const c = condition(await statusOf(), type);
-    return c?.status === status && c.reason === reason ? c : undefined;
-  }, { timeoutMs: WAIT_MS, what: `${type}=${status} reason ${reason}` });
+  return waitFor(
+    async () => {
+      const c = condition(await statusOf(), type);
+      return c?.status === status && c.reason === reason ? c : undefined;
+    },
+    { timeoutMs: WAIT_MS, what: `${type}=${status} reason ${reason}` },
+  );
 }
 
 async function unhealthyInStatus(names: readonly string[]): Promise<void> {
-  await waitFor(async () => {
-    const pods: Array<{ name: string; state: string; replaceAfter?: string }> = (await statusOf())?.pods ?? [];
-    return names.every((n) => pods.some((p) => p.name === n && p.state === "Unhealthy" && p.replaceAfter)) || undefined;
-  }, { timeoutMs: WAIT_MS, what: `${names.join(", ")} Unhealthy in status` });
+  await waitFor(
+    async () => {
+      const pods: Array<{ name: string; state: string; replaceAfter?: string }> = (await statusOf())?.pods ?? [];
+      return (
+        names.every((n) => pods.some((p) => p.name === n && p.state === "Unhealthy" && p.replaceAfter)) || undefined
+      );
+    },
+    { timeoutMs: WAIT_MS, what: `${names.join(", ")} Unhealthy in status` },
+  );
 }
 
 describe("the mass-failure breaker", () => {
@@ -49,19 +57,26 @@ describe("the mass-failure breaker", () => {
     bed.clock.advance(AFTER_MS);
 
     const paused = await conditionNow("ReplacementBlocked", "True", "MassFailure");
-    const said = /^3 due replacements are waiting\. (.+): 3 of 5 targets \(60%\) are Unhealthy, above pauseAboveUnhealthyPercent=50: paused until the share falls$/.exec(paused.message);
+    const said =
+      /^3 due replacements are waiting\. (.+): 3 of 5 targets \(60%\) are Unhealthy, above pauseAboveUnhealthyPercent=50: paused until the share falls$/.exec(
+        paused.message,
+      );
     expect(said?.[1]?.split(", ").sort()).toEqual(sick.map(nameOf).sort());
     expect(queries.evictionsOf(bed.cluster)).toHaveLength(0);
     // The windows keep running: every sick pod still shows when its window ended.
     const st = await statusOf();
-    for (const p of sick) expect(st?.pods.find((e: { name: string }) => e.name === nameOf(p))?.replaceAfter).toEqual(expect.any(String));
+    for (const p of sick)
+      expect(st?.pods.find((e: { name: string }) => e.name === nameOf(p))?.replaceAfter).toEqual(expect.any(String));
 
     // One recovers: 2 of 5 is not above 50, and the two still failing are replaced at once.
     bed.farm.healthy(sick[0]!.status.podIP);
-    const evicted = await waitFor(() => {
-      const e = queries.evictionsOf(bed.cluster).filter((x) => x.code < 300);
-      return e.length >= 2 ? e : undefined;
-    }, { timeoutMs: WAIT_MS, what: "the two still failing pods evicted" });
+    const evicted = await waitFor(
+      () => {
+        const e = queries.evictionsOf(bed.cluster).filter((x) => x.code < 300);
+        return e.length >= 2 ? e : undefined;
+      },
+      { timeoutMs: WAIT_MS, what: "the two still failing pods evicted" },
+    );
     expect(evicted.map((e) => e.name).sort()).toEqual(sick.slice(1).map(nameOf).sort());
   });
 });
@@ -73,7 +88,16 @@ describe("rollout awareness", () => {
     rs.metadata = {
       ...rs.metadata,
       annotations: { "deployment.kubernetes.io/revision": revision },
-      ownerReferences: [{ apiVersion: "apps/v1", kind: "Deployment", name: nameOf(deployment), uid: deployment.metadata!.uid!, controller: true, blockOwnerDeletion: true }],
+      ownerReferences: [
+        {
+          apiVersion: "apps/v1",
+          kind: "Deployment",
+          name: nameOf(deployment),
+          uid: deployment.metadata!.uid!,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
     };
     await bed.cluster.create(rs);
   }
@@ -81,7 +105,12 @@ describe("rollout awareness", () => {
   it("a Deployment's newest ReplicaSet failing while the older one is Healthy: RolloutSuspect, Warnings, drained within the cap, never evicted", async () => {
     await bed.cluster.create(aService("web", bed.cluster.namespace));
     const template = aReplicaSet("web", bed.cluster.namespace, 2).spec.template;
-    const deployment = await bed.cluster.create({ apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "web", namespace: bed.cluster.namespace }, spec: { replicas: 4, selector: { matchLabels: { app: "web" } }, template } });
+    const deployment = await bed.cluster.create({
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name: "web", namespace: bed.cluster.namespace },
+      spec: { replicas: 4, selector: { matchLabels: { app: "web" } }, template },
+    });
     await replicaSet("web-7d9f", "7d9f", "1", deployment);
     await replicaSet("web-5c8d", "5c8d", "2", deployment);
     const pods = await queries.livePods(bed, 4, { timeoutMs: WAIT_MS });
@@ -94,31 +123,54 @@ describe("rollout awareness", () => {
     await unhealthyInStatus(fresh.map(nameOf));
 
     // Once every pod has its first verdict (the condition may turn True while an old pod is still Unknown).
-    const full = "ReplicaSet web-5c8d (revision 2) of Deployment web: 2 pods Unhealthy, none Healthy, while 2 pods of older ReplicaSet web-7d9f are Healthy; its Unhealthy pods are not replaced";
-    await waitFor(async () => condition(await statusOf(), "RolloutSuspect")?.message === full || undefined, { timeoutMs: WAIT_MS, what: `RolloutSuspect saying "${full}"` });
-    expect(condition(await statusOf(), "RolloutSuspect")).toMatchObject({ status: "True", reason: "NewReplicaSetUnhealthy" });
+    const full =
+      "ReplicaSet web-5c8d (revision 2) of Deployment web: 2 pods Unhealthy, none Healthy, while 2 pods of older ReplicaSet web-7d9f are Healthy; its Unhealthy pods are not replaced";
+    await waitFor(async () => condition(await statusOf(), "RolloutSuspect")?.message === full || undefined, {
+      timeoutMs: WAIT_MS,
+      what: `RolloutSuspect saying "${full}"`,
+    });
+    expect(condition(await statusOf(), "RolloutSuspect")).toMatchObject({
+      status: "True",
+      reason: "NewReplicaSetUnhealthy",
+    });
     bed.clock.advance(AFTER_MS);
     const blocked = await conditionNow("ReplacementBlocked", "True", "Rollout");
-    expect(blocked.message).toContain("suspect rollout: ReplicaSet web-5c8d (revision 2) of Deployment web is the newest");
+    expect(blocked.message).toContain(
+      "suspect rollout: ReplicaSet web-5c8d (revision 2) of Deployment web is the newest",
+    );
     // Draining still applies, within the cap (2 of 4).
-    await waitFor(async () => {
-      const ready = await endpointReadiness(bed.cluster, "web");
-      return fresh.every((p) => ready.get(nameOf(p)) === false) || undefined;
-    }, { timeoutMs: WAIT_MS, what: "the new pods drained" });
+    await waitFor(
+      async () => {
+        const ready = await endpointReadiness(bed.cluster, "web");
+        return fresh.every((p) => ready.get(nameOf(p)) === false) || undefined;
+      },
+      { timeoutMs: WAIT_MS, what: "the new pods drained" },
+    );
 
-    const warnings = await waitFor(async () => {
-      const events = (await bed.cluster.list("events.k8s.io/v1", "Event", bed.cluster.namespace)).filter((e) => e.reason === "RolloutSuspect");
-      return events.length >= 2 ? events : undefined;
-    }, { timeoutMs: WAIT_MS, what: "RolloutSuspect Events" });
-    expect(warnings.map((e) => `${e.type} ${e.regarding.kind}/${e.regarding.name}`).sort()).toEqual(["Warning Deployment/web", "Warning HealthProbePolicy/web"]);
+    const warnings = await waitFor(
+      async () => {
+        const events = (await bed.cluster.list("events.k8s.io/v1", "Event", bed.cluster.namespace)).filter(
+          (e) => e.reason === "RolloutSuspect",
+        );
+        return events.length >= 2 ? events : undefined;
+      },
+      { timeoutMs: WAIT_MS, what: "RolloutSuspect Events" },
+    );
+    expect(warnings.map((e) => `${e.type} ${e.regarding.kind}/${e.regarding.name}`).sort()).toEqual([
+      "Warning Deployment/web",
+      "Warning HealthProbePolicy/web",
+    ]);
     expect(warnings.find((e) => e.regarding.kind === "Deployment")!.regarding.uid).toBe(deployment.metadata!.uid);
     // Announced once, when the suspicion began (one or both new pods Unhealthy by then).
-    expect(warnings[0]!.note).toMatch(/^ReplicaSet web-5c8d \(revision 2\) of Deployment web looks like a failing rollout: policy .*\/web sees [12] of its pods Unhealthy and none Healthy/);
+    expect(warnings[0]!.note).toMatch(
+      /^ReplicaSet web-5c8d \(revision 2\) of Deployment web looks like a failing rollout: policy .*\/web sees [12] of its pods Unhealthy and none Healthy/,
+    );
 
     // Another window later: still nothing evicted.
     bed.clock.advance(AFTER_MS);
     await conditionNow("ReplacementBlocked", "True", "Rollout");
     expect(queries.evictionsOf(bed.cluster)).toHaveLength(0);
-    for (const p of fresh) expect((await bed.cluster.get("v1", "Pod", nameOf(p)))?.metadata?.deletionTimestamp).toBeUndefined();
+    for (const p of fresh)
+      expect((await bed.cluster.get("v1", "Pod", nameOf(p)))?.metadata?.deletionTimestamp).toBeUndefined();
   });
 });

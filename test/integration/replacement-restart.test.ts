@@ -29,15 +29,26 @@ describe("replacement across a restart", () => {
     await bed.cluster.create(aReplicaSet("web", bed.cluster.namespace, 2));
     const [victim] = await livePods(bed, 2, { timeoutMs: WAIT_MS });
     const uid = victim!.metadata!.uid!;
-    await bed.cluster.create(aPolicy("web", bed.cluster.namespace, { replacement: { enabled: true, after: "30s", maxPerHour: 1, maxPerDay: 3 } }));
+    await bed.cluster.create(
+      aPolicy("web", bed.cluster.namespace, {
+        replacement: { enabled: true, after: "30s", maxPerHour: 1, maxPerDay: 3 },
+      }),
+    );
     const first = await bed.startOperator([], { clock: bed.clock });
     await waitFor(async () => (await statusOf())?.healthy === 2, { timeoutMs: WAIT_MS, what: "both pods Healthy" });
 
     bed.farm.failing(victim!.status.podIP);
-    const entry = await waitFor(async () => (await statusOf())?.pods?.find((p: { uid: string; state: string; replaceAfter?: string }) => p.uid === uid && p.state === "Unhealthy" && p.replaceAfter), {
-      timeoutMs: WAIT_MS,
-      what: "the pod Unhealthy in status",
-    });
+    const entry = await waitFor(
+      async () =>
+        (await statusOf())?.pods?.find(
+          (p: { uid: string; state: string; replaceAfter?: string }) =>
+            p.uid === uid && p.state === "Unhealthy" && p.replaceAfter,
+        ),
+      {
+        timeoutMs: WAIT_MS,
+        what: "the pod Unhealthy in status",
+      },
+    );
     const since = Date.parse(entry.unhealthySince);
     expect(Date.parse(entry.replaceAfter)).toBe(since + AFTER_MS);
 
@@ -47,10 +58,13 @@ describe("replacement across a restart", () => {
     const second = await bed.startOperator([], { clock: bed.clock });
 
     // The new operator's view: still Unhealthy, since the persisted instant.
-    const restored = await waitFor(() => {
-      const h = second.health.get("shop/web", uid);
-      return h?.state === "Unhealthy" ? h : undefined;
-    }, { timeoutMs: WAIT_MS, what: "the new operator to see the pod Unhealthy" });
+    const restored = await waitFor(
+      () => {
+        const h = second.health.get("shop/web", uid);
+        return h?.state === "Unhealthy" ? h : undefined;
+      },
+      { timeoutMs: WAIT_MS, what: "the new operator to see the pod Unhealthy" },
+    );
     expect(restored.unhealthySince).toBe(since);
     const st = await statusOf();
     const kept = st?.pods?.find((p: { uid: string }) => p.uid === uid);
@@ -59,8 +73,14 @@ describe("replacement across a restart", () => {
 
     // Just past the original window end, and no further: the pod is replaced.
     bed.clock.advance(Math.max(0, since + AFTER_MS + 500 - bed.clock.now()));
-    await waitFor(async () => !(await bed.cluster.get("v1", "Pod", victim!.metadata!.name!)), { timeoutMs: WAIT_MS, what: "the pod to be evicted" });
-    const ledger = await waitFor(async () => (await statusOf())?.replacements?.find((r: { uid: string }) => r.uid === uid), { timeoutMs: WAIT_MS, what: "the charge in status" });
+    await waitFor(async () => !(await bed.cluster.get("v1", "Pod", victim!.metadata!.name!)), {
+      timeoutMs: WAIT_MS,
+      what: "the pod to be evicted",
+    });
+    const ledger = await waitFor(
+      async () => (await statusOf())?.replacements?.find((r: { uid: string }) => r.uid === uid),
+      { timeoutMs: WAIT_MS, what: "the charge in status" },
+    );
     const chargedAfter = Date.parse(ledger.time) - since;
     expect(chargedAfter).toBeGreaterThanOrEqual(AFTER_MS);
     // A window restarted by the new operator would have ended 10 s later than this.

@@ -44,23 +44,31 @@ function operatorLedger(): Promise<Array<Record<string, string>>> {
 
 /** Waits until the policy's status shows the pod Unhealthy with its window, and returns that entry. */
 async function unhealthyInStatus(name: string, policy = "web"): Promise<Record<string, any>> {
-  return waitFor(async () => {
-    const e = podEntry(await statusOf(policy), name);
-    return e?.state === "Unhealthy" && e.replaceAfter ? e : undefined;
-  }, { timeoutMs: WAIT_MS, what: `${name} Unhealthy in the status of ${policy}` });
+  return waitFor(
+    async () => {
+      const e = podEntry(await statusOf(policy), name);
+      return e?.state === "Unhealthy" && e.replaceAfter ? e : undefined;
+    },
+    { timeoutMs: WAIT_MS, what: `${name} Unhealthy in the status of ${policy}` },
+  );
 }
 
 async function blockedCondition(reason: string, policy = "web"): Promise<Record<string, any>> {
-  return waitFor(async () => {
-    const c = condition(await statusOf(policy), "ReplacementBlocked");
-    return c?.status === "True" && c.reason === reason ? c : undefined;
-  }, { timeoutMs: WAIT_MS, what: `ReplacementBlocked=True reason ${reason} on ${policy}` });
+  return waitFor(
+    async () => {
+      const c = condition(await statusOf(policy), "ReplacementBlocked");
+      return c?.status === "True" && c.reason === reason ? c : undefined;
+    },
+    { timeoutMs: WAIT_MS, what: `ReplacementBlocked=True reason ${reason} on ${policy}` },
+  );
 }
 
 /** Reconciles finished so far, from the operator's own metrics. */
 async function reconcileCount(): Promise<number> {
   const metric = await bed.operator.metrics.registry.getSingleMetric("healthprobe_reconcile_duration_seconds")?.get();
-  const policyCounts = metric?.values.filter((v) => (v as { metricName?: string }).metricName?.endsWith("_count") && v.labels.controller === "policy");
+  const policyCounts = metric?.values.filter(
+    (v) => (v as { metricName?: string }).metricName?.endsWith("_count") && v.labels.controller === "policy",
+  );
   return policyCounts?.reduce((n, v) => n + v.value, 0) ?? 0;
 }
 
@@ -83,33 +91,60 @@ describe("replacement", () => {
     expect(evictions()).toHaveLength(0);
 
     bed.clock.advance(AFTER_MS);
-    await waitFor(async () => !(await bed.cluster.get("v1", "Pod", victimName)), { timeoutMs: WAIT_MS, what: `${victimName} to be gone` });
+    await waitFor(async () => !(await bed.cluster.get("v1", "Pod", victimName)), {
+      timeoutMs: WAIT_MS,
+      what: `${victimName} to be gone`,
+    });
     const [a, b] = await livePods(2);
     const fresh = [a!, b!].find((p) => p.metadata!.name !== survivor!.metadata!.name)!;
     expect(fresh.metadata!.uid).not.toBe(victimUid);
     bed.farm.healthy(fresh.status.podIP);
 
     // The new pod is probed, Healthy and back in rotation.
-    const settled = await waitFor(async () => {
-      const st = await statusOf();
-      return st?.healthy === 2 && podEntry(st, fresh.metadata!.name!)?.state === "Healthy" ? st : undefined;
-    }, { timeoutMs: WAIT_MS, what: "the new pod Healthy in status" });
-    await waitFor(async () => (await endpointReadiness(bed.cluster, "web")).get(fresh.metadata!.name!) === true, { timeoutMs: WAIT_MS, what: "the new pod ready in the EndpointSlice" });
+    const settled = await waitFor(
+      async () => {
+        const st = await statusOf();
+        return st?.healthy === 2 && podEntry(st, fresh.metadata!.name!)?.state === "Healthy" ? st : undefined;
+      },
+      { timeoutMs: WAIT_MS, what: "the new pod Healthy in status" },
+    );
+    await waitFor(async () => (await endpointReadiness(bed.cluster, "web")).get(fresh.metadata!.name!) === true, {
+      timeoutMs: WAIT_MS,
+      what: "the new pod ready in the EndpointSlice",
+    });
 
-    expect(settled.replacements).toEqual([{ pod: victimName, uid: victimUid, time: expect.any(String), method: "Evict" }]);
+    expect(settled.replacements).toEqual([
+      { pod: victimName, uid: victimUid, time: expect.any(String), method: "Evict" },
+    ]);
     expect(settled.replacedInLastDay).toBe(1);
-    expect(Date.parse(settled.replacements[0].time) - Date.parse(waiting.unhealthySince)).toBeGreaterThanOrEqual(AFTER_MS);
-    expect(await operatorLedger()).toEqual([expect.objectContaining({ policy: "shop/web", pod: victimName, uid: victimUid, method: "Evict" })]);
+    expect(Date.parse(settled.replacements[0].time) - Date.parse(waiting.unhealthySince)).toBeGreaterThanOrEqual(
+      AFTER_MS,
+    );
+    expect(await operatorLedger()).toEqual([
+      expect.objectContaining({ policy: "shop/web", pod: victimName, uid: victimUid, method: "Evict" }),
+    ]);
     expect(evictions().map((e) => [e.name, e.code])).toEqual([[victimName, 201]]);
 
-    const replaced = await waitFor(async () => {
-      const events = (await bed.cluster.list("events.k8s.io/v1", "Event", bed.cluster.namespace)).filter((e) => e.reason === "Replaced");
-      return events.length >= 2 ? events : undefined;
-    }, { timeoutMs: WAIT_MS, what: "Replaced Events" });
-    expect(replaced.map((e) => `${e.regarding.kind}/${e.regarding.name}`).sort()).toEqual([`HealthProbePolicy/web`, `Pod/${victimName}`]);
+    const replaced = await waitFor(
+      async () => {
+        const events = (await bed.cluster.list("events.k8s.io/v1", "Event", bed.cluster.namespace)).filter(
+          (e) => e.reason === "Replaced",
+        );
+        return events.length >= 2 ? events : undefined;
+      },
+      { timeoutMs: WAIT_MS, what: "Replaced Events" },
+    );
+    expect(replaced.map((e) => `${e.regarding.kind}/${e.regarding.name}`).sort()).toEqual([
+      `HealthProbePolicy/web`,
+      `Pod/${victimName}`,
+    ]);
     expect(replaced[0]!.type).toBe("Normal");
     // Says how and why, once (the method used to be repeated after a colon).
-    expect(replaced[0]!.note).toMatch(new RegExp(`^pod ${victimName} evicted through the Eviction API after being Unhealthy for \\d+[smh]; diagnostics kept in ConfigMap web-diag-${victimName}-[0-9a-f]{8}$`));
+    expect(replaced[0]!.note).toMatch(
+      new RegExp(
+        `^pod ${victimName} evicted through the Eviction API after being Unhealthy for \\d+[smh]; diagnostics kept in ConfigMap web-diag-${victimName}-[0-9a-f]{8}$`,
+      ),
+    );
   });
 
   it("does not replace a pod that a second policy selecting it sees Healthy: ReplacementBlocked reason Veto", async () => {
@@ -119,9 +154,18 @@ describe("replacement", () => {
     const [victim] = await livePods(2);
     const victimName = victim!.metadata!.name!;
     await bed.cluster.create(aPolicy("web", bed.cluster.namespace, { replacement: replacing() }));
-    await bed.cluster.create(aPolicy("live", bed.cluster.namespace, { serviceName: "web-live", probe: { path: "/livez" }, replacement: replacing() }));
+    await bed.cluster.create(
+      aPolicy("live", bed.cluster.namespace, {
+        serviceName: "web-live",
+        probe: { path: "/livez" },
+        replacement: replacing(),
+      }),
+    );
     await bed.startOperator([], { clock: bed.clock });
-    await waitFor(async () => (await statusOf("web"))?.healthy === 2 && (await statusOf("live"))?.healthy === 2, { timeoutMs: WAIT_MS, what: "both policies see both pods Healthy" });
+    await waitFor(async () => (await statusOf("web"))?.healthy === 2 && (await statusOf("live"))?.healthy === 2, {
+      timeoutMs: WAIT_MS,
+      what: "both policies see both pods Healthy",
+    });
 
     // The readiness path fails; the liveness path the second policy probes still answers 200.
     bed.farm.setPath(victim!.status.podIP, "/healthz", { status: 503, body: "unavailable" });
@@ -153,9 +197,16 @@ describe("replacement", () => {
     expect(blocked.message).toContain("web-a: pod has no controller ownerReference");
     // Another window later it is still there, untouched.
     bed.clock.advance(AFTER_MS);
-    await bed.cluster.patch({ apiVersion: "v1", kind: "Pod", metadata: { name: "web-a", namespace: bed.cluster.namespace, annotations: { "example.com/nudge": "1" } } });
+    await bed.cluster.patch({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "web-a", namespace: bed.cluster.namespace, annotations: { "example.com/nudge": "1" } },
+    });
     const before = await reconcileCount();
-    await waitFor(async () => (await reconcileCount()) > before, { timeoutMs: WAIT_MS, what: "a reconcile after the nudge" });
+    await waitFor(async () => (await reconcileCount()) > before, {
+      timeoutMs: WAIT_MS,
+      what: "a reconcile after the nudge",
+    });
     expect(condition(await statusOf(), "ReplacementBlocked")?.reason).toBe("NoController");
     expect((await bed.cluster.get("v1", "Pod", "web-a"))?.metadata?.deletionTimestamp).toBeUndefined();
     expect(evictions()).toHaveLength(0);
@@ -169,32 +220,59 @@ describe("replacement", () => {
     const [victim, survivor] = await livePods(2);
     const victimName = victim!.metadata!.name!;
     // A finalizer keeps the evicted pod terminating for as long as the test needs.
-    await bed.cluster.patch({ apiVersion: "v1", kind: "Pod", metadata: { name: victimName, namespace: bed.cluster.namespace, finalizers: ["example.com/hold"] } });
-    await bed.cluster.create(aPolicy("web", bed.cluster.namespace, { replacement: replacing({ maxPerHour: 10, maxPerDay: 10 }) }));
+    await bed.cluster.patch({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: victimName, namespace: bed.cluster.namespace, finalizers: ["example.com/hold"] },
+    });
+    await bed.cluster.create(
+      aPolicy("web", bed.cluster.namespace, { replacement: replacing({ maxPerHour: 10, maxPerDay: 10 }) }),
+    );
     await bed.startOperator([], { clock: bed.clock });
     await waitFor(async () => (await statusOf())?.healthy === 2, { timeoutMs: WAIT_MS, what: "both pods Healthy" });
 
     bed.farm.failing(victim!.status.podIP);
     await unhealthyInStatus(victimName);
     bed.clock.advance(AFTER_MS);
-    await waitFor(async () => (await bed.cluster.get("v1", "Pod", victimName))?.metadata?.deletionTimestamp, { timeoutMs: WAIT_MS, what: `${victimName} terminating` });
+    await waitFor(async () => (await bed.cluster.get("v1", "Pod", victimName))?.metadata?.deletionTimestamp, {
+      timeoutMs: WAIT_MS,
+      what: `${victimName} terminating`,
+    });
     const [a, b] = await livePods(2);
     const fresh = [a!, b!].find((p) => p.metadata!.name !== survivor!.metadata!.name)!;
     bed.farm.healthy(fresh.status.podIP);
-    await waitFor(async () => podEntry(await statusOf(), fresh.metadata!.name!)?.state === "Healthy", { timeoutMs: WAIT_MS, what: "the new pod Healthy" });
+    await waitFor(async () => podEntry(await statusOf(), fresh.metadata!.name!)?.state === "Healthy", {
+      timeoutMs: WAIT_MS,
+      what: "the new pod Healthy",
+    });
 
     // Windows and budget to spare, the pod still failing its probe, a pod event to wake the policy.
     for (let i = 1; i <= 2; i++) {
       bed.clock.advance(2 * AFTER_MS);
       const before = await reconcileCount();
-      await bed.cluster.patch({ apiVersion: "v1", kind: "Pod", metadata: { name: victimName, namespace: bed.cluster.namespace, annotations: { "example.com/nudge": String(i) } } });
-      await waitFor(async () => (await reconcileCount()) > before, { timeoutMs: WAIT_MS, what: "a reconcile after the nudge" });
+      await bed.cluster.patch({
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: {
+          name: victimName,
+          namespace: bed.cluster.namespace,
+          annotations: { "example.com/nudge": String(i) },
+        },
+      });
+      await waitFor(async () => (await reconcileCount()) > before, {
+        timeoutMs: WAIT_MS,
+        what: "a reconcile after the nudge",
+      });
     }
     expect((await bed.cluster.get("v1", "Pod", victimName))?.metadata?.deletionTimestamp).toBeDefined();
     expect(evictions(victimName)).toHaveLength(1);
     expect(evictions()).toHaveLength(1);
     expect((await statusOf())?.replacements).toHaveLength(1);
 
-    await bed.cluster.patch({ apiVersion: "v1", kind: "Pod", metadata: { name: victimName, namespace: bed.cluster.namespace, finalizers: null } } as unknown as Obj);
+    await bed.cluster.patch({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: victimName, namespace: bed.cluster.namespace, finalizers: null },
+    } as unknown as Obj);
   });
 });

@@ -19,10 +19,25 @@ describe("the operator-wide remaining-budget gauge", () => {
   ])("$name", async ({ charged, remaining }) => {
     if (charged > 0) {
       const now = Date.now();
-      const entries = Array.from({ length: charged }, (_, i) => ({ pod: `web-${i}`, uid: `uid-${i}`, time: now - (i + 1) * 60_000, method: "Evict" as const, policy: "shop/web" }));
-      await bed.cluster.create({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "healthprobe-operator-ledger", namespace: "healthprobe-system" }, data: encodeOperatorLedger(entries) });
+      const entries = Array.from({ length: charged }, (_, i) => ({
+        pod: `web-${i}`,
+        uid: `uid-${i}`,
+        time: now - (i + 1) * 60_000,
+        method: "Evict" as const,
+        policy: "shop/web",
+      }));
+      await bed.cluster.create({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: "healthprobe-operator-ledger", namespace: "healthprobe-system" },
+        data: encodeOperatorLedger(entries),
+      });
     }
     const op = await bed.startOperator();
-    expect(await waitFor(async () => ((await gauge(op)) === remaining ? remaining : undefined), { what: `the gauge to read ${remaining}` })).toBe(remaining);
+    expect(
+      await waitFor(async () => ((await gauge(op)) === remaining ? remaining : undefined), {
+        what: `the gauge to read ${remaining}`,
+      }),
+    ).toBe(remaining);
   });
 });

@@ -20,8 +20,17 @@ beforeAll(async () => {
   await bed.cluster.create(aPolicy("web", bed.cluster.namespace, { failureThreshold: 1 }));
   // A scraper: a ServiceAccount bound to the reader role the chart ships.
   const rbac = "rbac.authorization.k8s.io/v1";
-  await bed.cluster.create({ apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "prometheus", namespace: bed.cluster.namespace } });
-  await bed.cluster.create({ apiVersion: rbac, kind: "ClusterRole", metadata: { name: "healthprobe-metrics-reader" }, rules: [{ nonResourceURLs: ["/metrics", "/debug/targets"], verbs: ["get"] }] });
+  await bed.cluster.create({
+    apiVersion: "v1",
+    kind: "ServiceAccount",
+    metadata: { name: "prometheus", namespace: bed.cluster.namespace },
+  });
+  await bed.cluster.create({
+    apiVersion: rbac,
+    kind: "ClusterRole",
+    metadata: { name: "healthprobe-metrics-reader" },
+    rules: [{ nonResourceURLs: ["/metrics", "/debug/targets"], verbs: ["get"] }],
+  });
   await bed.cluster.create({
     apiVersion: rbac,
     kind: "ClusterRoleBinding",
@@ -32,8 +41,14 @@ beforeAll(async () => {
   scraper = `system:serviceaccount:${bed.cluster.namespace}:prometheus`;
 });
 
-async function get(port: number | undefined, path: string, token: string | undefined = scraper): Promise<{ status: number; body: string; type: string }> {
-  const res = await fetch(`http://127.0.0.1:${port}${path}`, { headers: token === undefined ? {} : { authorization: `Bearer ${token}` } });
+async function get(
+  port: number | undefined,
+  path: string,
+  token: string | undefined = scraper,
+): Promise<{ status: number; body: string; type: string }> {
+  const res = await fetch(`http://127.0.0.1:${port}${path}`, {
+    headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
+  });
   return { status: res.status, body: await res.text(), type: res.headers.get("content-type") ?? "" };
 }
 
@@ -51,7 +66,9 @@ function parseExposition(text: string): Sample[] {
   const metricName = "[a-zA-Z_:][a-zA-Z0-9_:]*";
   const labelPair = `[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\\\\n]|\\\\[\\\\"n])*"`;
   const value = "(?:[+-]?Inf|NaN|[+-]?(?:\\d+\\.?\\d*|\\.\\d+)(?:[eE][+-]?\\d+)?)";
-  const sampleRe = new RegExp(`^(${metricName})(?:\\{((?:${labelPair})(?:,${labelPair})*,?)?\\})? (${value})(?: -?\\d+)?$`);
+  const sampleRe = new RegExp(
+    `^(${metricName})(?:\\{((?:${labelPair})(?:,${labelPair})*,?)?\\})? (${value})(?: -?\\d+)?$`,
+  );
   const helpRe = new RegExp(`^# HELP (${metricName}) .*$`);
   const typeRe = new RegExp(`^# TYPE (${metricName}) (counter|gauge|histogram|summary|untyped)$`);
   const help = new Set<string>();
@@ -76,7 +93,8 @@ function parseExposition(text: string): Sample[] {
       const family = [name, name.replace(/_(bucket|sum|count)$/, "")].find((f) => types.has(f));
       if (!family) throw new Error(`sample before its TYPE at ${where}`);
       if (!help.has(family)) throw new Error(`sample before its HELP at ${where}`);
-      if (family !== name && !["histogram", "summary"].includes(types.get(family)!)) throw new Error(`suffixed sample of a ${types.get(family)} at ${where}`);
+      if (family !== name && !["histogram", "summary"].includes(types.get(family)!))
+        throw new Error(`suffixed sample of a ${types.get(family)} at ${where}`);
       const labels: Record<string, string> = {};
       for (const lm of (m[2] ?? "").matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[lm[1]!] = lm[2]!;
       samples.push({ name, labels, value: Number(m[3]!.replace(/Inf$/, "Infinity")) });
@@ -88,14 +106,17 @@ function parseExposition(text: string): Sample[] {
 }
 
 function total(samples: Sample[], name: string, labels: Record<string, string> = {}): number {
-  return samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v)).reduce((a, s) => a + s.value, 0);
+  return samples
+    .filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
+    .reduce((a, s) => a + s.value, 0);
 }
 
 describe("operator endpoints", () => {
   it("/readyz is 503 while the caches cannot list and 200 once they sync", async () => {
     bed.cluster.server.faults.failRate({ rate: 1, verb: "list", code: 500 });
     await bed.startOperator();
-    const failedLists = () => requestsBy(bed.cluster.server.requestLog, { user: "operator", verb: "list", succeeded: false }).length;
+    const failedLists = () =>
+      requestsBy(bed.cluster.server.requestLog, { user: "operator", verb: "list", succeeded: false }).length;
     // Every cache has tried and failed at least once; until one succeeds the operator is not ready.
     await waitFor(() => failedLists() >= 5, { what: "every cache's first list to fail" });
     const notReady = await get(bed.operator.healthPort, "/readyz");
@@ -105,14 +126,23 @@ describe("operator endpoints", () => {
     expect(bed.operator.isReady()).toBe(false);
 
     bed.cluster.server.faults.clear();
-    await waitFor(async () => (await get(bed.operator.healthPort, "/readyz")).status === 200, { timeoutMs: 15_000, what: "/readyz 200 after the lists recover" });
+    await waitFor(async () => (await get(bed.operator.healthPort, "/readyz")).status === 200, {
+      timeoutMs: 15_000,
+      what: "/readyz 200 after the lists recover",
+    });
     expect(bed.operator.isReady()).toBe(true);
   }, 30_000);
 
   it("/metrics and /debug/targets answer 401 without a token and 403 to a user the reader role is not bound to", async () => {
-    for (const [port, path] of [[bed.operator.metricsPort, "/metrics"], [bed.operator.healthPort, "/debug/targets"]] as const) {
+    for (const [port, path] of [
+      [bed.operator.metricsPort, "/metrics"],
+      [bed.operator.healthPort, "/debug/targets"],
+    ] as const) {
       expect((await get(port, path, "")).status).toBe(401);
-      expect(await get(port, path, "alice")).toMatchObject({ status: 403, body: "Authorization denied for user alice\n" });
+      expect(await get(port, path, "alice")).toMatchObject({
+        status: 403,
+        body: "Authorization denied for user alice\n",
+      });
     }
   });
 
@@ -123,16 +153,26 @@ describe("operator endpoints", () => {
     const before = parseExposition(first.body);
     expect(before.length).toBeGreaterThan(20);
 
-    const after = await waitFor(async () => {
-      const s = parseExposition((await get(bed.operator.metricsPort, "/metrics")).body);
-      const okMoved = total(s, "healthprobe_probes_total", { policy: "shop/web", result: "success" }) >= total(before, "healthprobe_probes_total", { policy: "shop/web", result: "success" }) + 4;
-      const failMoved = total(s, "healthprobe_probes_total", { policy: "shop/web", result: "failure", class: "http_status" }) >= total(before, "healthprobe_probes_total", { policy: "shop/web", result: "failure", class: "http_status" }) + 2;
-      // The drained gauge moves with the reconcile after the failures, a moment after the counters.
-      const drained = total(s, "healthprobe_drained_targets", { policy: "shop/web" }) === 1;
-      return okMoved && failMoved && drained ? s : undefined;
-    }, { timeoutMs: 15_000, what: "probe counters to move and the failing pod to be drained" });
+    const after = await waitFor(
+      async () => {
+        const s = parseExposition((await get(bed.operator.metricsPort, "/metrics")).body);
+        const okMoved =
+          total(s, "healthprobe_probes_total", { policy: "shop/web", result: "success" }) >=
+          total(before, "healthprobe_probes_total", { policy: "shop/web", result: "success" }) + 4;
+        const failMoved =
+          total(s, "healthprobe_probes_total", { policy: "shop/web", result: "failure", class: "http_status" }) >=
+          total(before, "healthprobe_probes_total", { policy: "shop/web", result: "failure", class: "http_status" }) +
+            2;
+        // The drained gauge moves with the reconcile after the failures, a moment after the counters.
+        const drained = total(s, "healthprobe_drained_targets", { policy: "shop/web" }) === 1;
+        return okMoved && failMoved && drained ? s : undefined;
+      },
+      { timeoutMs: 15_000, what: "probe counters to move and the failing pod to be drained" },
+    );
     // The histogram counts the same probes the counter does.
-    expect(total(after, "healthprobe_probe_duration_seconds_count", { policy: "shop/web" })).toBe(total(after, "healthprobe_probes_total", { policy: "shop/web" }));
+    expect(total(after, "healthprobe_probe_duration_seconds_count", { policy: "shop/web" })).toBe(
+      total(after, "healthprobe_probes_total", { policy: "shop/web" }),
+    );
     expect(total(after, "healthprobe_targets", { policy: "shop/web", state: "Unhealthy" })).toBe(1);
     expect(total(after, "healthprobe_targets", { policy: "shop/web", state: "Healthy" })).toBe(2);
     expect(total(after, "healthprobe_drained_targets", { policy: "shop/web" })).toBe(1);
@@ -140,25 +180,54 @@ describe("operator endpoints", () => {
   });
 
   it("/debug/targets shows each pod's live figures, moving with each probe", async () => {
-    type Target = { policy: string; pod: string; ip: string; state: string; lastProbeAt?: string; latencyMs?: number; result?: string; consecutiveSuccesses: number; consecutiveFailures: number };
+    type Target = {
+      policy: string;
+      pod: string;
+      ip: string;
+      state: string;
+      lastProbeAt?: string;
+      latencyMs?: number;
+      result?: string;
+      consecutiveSuccesses: number;
+      consecutiveFailures: number;
+    };
     const read = async () => {
       const res = await get(bed.operator.healthPort, "/debug/targets");
       expect(res.type).toMatch(/application\/json/);
       return (JSON.parse(res.body) as { targets: Target[] }).targets;
     };
-    const first = await waitFor(async () => {
-      const t = await read();
-      return t.length === 3 && t.every((x) => x.lastProbeAt) ? t : undefined;
-    }, { what: "three probed targets" });
+    const first = await waitFor(
+      async () => {
+        const t = await read();
+        return t.length === 3 && t.every((x) => x.lastProbeAt) ? t : undefined;
+      },
+      { what: "three probed targets" },
+    );
     const byPod = new Map(first.map((t) => [t.pod, t]));
-    expect(byPod.get("web-a")).toMatchObject({ policy: "shop/web", ip: ips.get("web-a"), state: "Healthy", consecutiveFailures: 0 });
-    expect(byPod.get("web-c")).toMatchObject({ policy: "shop/web", ip: ips.get("web-c"), state: "Unhealthy", consecutiveSuccesses: 0, result: expect.stringMatching(/^HTTP 503/) });
+    expect(byPod.get("web-a")).toMatchObject({
+      policy: "shop/web",
+      ip: ips.get("web-a"),
+      state: "Healthy",
+      consecutiveFailures: 0,
+    });
+    expect(byPod.get("web-c")).toMatchObject({
+      policy: "shop/web",
+      ip: ips.get("web-c"),
+      state: "Unhealthy",
+      consecutiveSuccesses: 0,
+      result: expect.stringMatching(/^HTTP 503/),
+    });
     for (const t of first) expect(t.latencyMs).toBeGreaterThanOrEqual(0);
 
-    const later = await waitFor(async () => {
-      const t = new Map((await read()).map((x) => [x.pod, x]));
-      return [...byPod].every(([pod, was]) => Date.parse(t.get(pod)!.lastProbeAt!) > Date.parse(was.lastProbeAt!)) ? t : undefined;
-    }, { timeoutMs: 5_000, what: "every target probed again" });
+    const later = await waitFor(
+      async () => {
+        const t = new Map((await read()).map((x) => [x.pod, x]));
+        return [...byPod].every(([pod, was]) => Date.parse(t.get(pod)!.lastProbeAt!) > Date.parse(was.lastProbeAt!))
+          ? t
+          : undefined;
+      },
+      { timeoutMs: 5_000, what: "every target probed again" },
+    );
     expect(later.get("web-a")!.consecutiveSuccesses).toBeGreaterThan(byPod.get("web-a")!.consecutiveSuccesses);
     expect(later.get("web-c")!.consecutiveFailures).toBeGreaterThan(byPod.get("web-c")!.consecutiveFailures);
   });

@@ -29,13 +29,23 @@ describe("a flapping pod", () => {
   it("costs at most one status write per second and a bounded number of Event writes", async () => {
     await bed.cluster.create(aService("web", bed.cluster.namespace));
     const ips = await servedPods(bed, ["web-a", "web-b", "web-c", "web-d"]);
-    await bed.cluster.create(aPolicy("web", bed.cluster.namespace, { periodSeconds: 1, failureThreshold: 1, successThreshold: 1, maxUnhealthyPercent: 50 }));
+    await bed.cluster.create(
+      aPolicy("web", bed.cluster.namespace, {
+        periodSeconds: 1,
+        failureThreshold: 1,
+        successThreshold: 1,
+        maxUnhealthyPercent: 50,
+      }),
+    );
     const clock = new ScaledClock(RATE);
     await bed.startOperator([], { clock });
-    await waitFor(async () => {
-      const r = await endpointReadiness(bed.cluster, "web");
-      return r.size === 4 && [...r.values()].every(Boolean);
-    }, { what: "all four pods ready" });
+    await waitFor(
+      async () => {
+        const r = await endpointReadiness(bed.cluster, "web");
+        return r.size === 4 && [...r.values()].every(Boolean);
+      },
+      { what: "all four pods ready" },
+    );
 
     const ip = ips.get("web-a")!;
     const log = bed.cluster.server.requestLog;
@@ -66,17 +76,25 @@ describe("a flapping pod", () => {
     const vEnd = clock.now();
     const minuteEnd = log.length;
 
-    await waitFor(async () => {
-      const st = (await bed.cluster.get("healthprobe.io/v1alpha1", "HealthProbePolicy", "web"))?.status;
-      return st?.healthy === 4 && st.drained === 0 && (await endpointReadiness(bed.cluster, "web")).get("web-a") === true;
-    }, { what: "web-a back in rotation" });
+    await waitFor(
+      async () => {
+        const st = (await bed.cluster.get("healthprobe.io/v1alpha1", "HealthProbePolicy", "web"))?.status;
+        return (
+          st?.healthy === 4 && st.drained === 0 && (await endpointReadiness(bed.cluster, "web")).get("web-a") === true
+        );
+      },
+      { what: "web-a back in rotation" },
+    );
     // Let the Event heartbeat that follows the last flip (30 s of operator time) write its series counts.
     await waitFor(() => clock.now() >= vEnd + 31_000, { timeoutMs: 15_000, what: "one Event heartbeat" });
     const windowMs = clock.now() - v0;
 
     const writes = requestsBy(log.slice(from), { user: "operator", writes: true });
-    const isStatus = (e: { resource: string; subresource: string }) => e.resource === "healthprobepolicies" && e.subresource === "status";
-    const statusWrites = requestsBy(log.slice(from, minuteEnd), { user: "operator", writes: true }).filter(isStatus).length;
+    const isStatus = (e: { resource: string; subresource: string }) =>
+      e.resource === "healthprobepolicies" && e.subresource === "status";
+    const statusWrites = requestsBy(log.slice(from, minuteEnd), { user: "operator", writes: true }).filter(
+      isStatus,
+    ).length;
     const statusWritesAfter = writes.filter(isStatus).length - statusWrites;
     const sliceWrites = writes.filter((e) => e.resource === "endpointslices").length;
     const eventCreates = writes.filter((e) => e.resource === "events" && e.verb === "create").length;

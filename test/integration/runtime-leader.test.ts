@@ -53,7 +53,11 @@ async function startProcess(user: string): Promise<LeaderProcess> {
 }
 
 function leaseHolder(): string | undefined {
-  const lease = bed.cluster.server.store.get({ group: "coordination.k8s.io", version: "v1", resource: "leases" }, "healthprobe-system", "healthprobe-operator");
+  const lease = bed.cluster.server.store.get(
+    { group: "coordination.k8s.io", version: "v1", resource: "leases" },
+    "healthprobe-system",
+    "healthprobe-operator",
+  );
   return (lease as { spec?: { holderIdentity?: string } } | undefined)?.spec?.holderIdentity;
 }
 
@@ -69,17 +73,23 @@ function at(e: RequestLogEntry): number {
 /** Serves every pod that has an IP, so pods the ReplicaSet creates later answer probes too. */
 async function serveAllPods(): Promise<Obj[]> {
   const pods = await bed.cluster.list("v1", "Pod");
-  for (const p of pods) if (p.status?.podIP && !p.metadata?.deletionTimestamp) await bed.farm.serve(p.status.podIP as string);
+  for (const p of pods)
+    if (p.status?.podIP && !p.metadata?.deletionTimestamp) await bed.farm.serve(p.status.podIP as string);
   return pods;
 }
 
 async function givenReplicaSet(replicas: number): Promise<Obj[]> {
   await bed.cluster.create(aService("web", bed.cluster.namespace));
   await bed.cluster.create(aReplicaSet("web", bed.cluster.namespace, replicas));
-  return waitFor(async () => {
-    const pods = (await serveAllPods()).filter((p) => p.status?.podIP);
-    return pods.length === replicas ? pods.sort((a, b) => a.metadata!.name!.localeCompare(b.metadata!.name!)) : undefined;
-  }, { what: `${replicas} pods with IPs` });
+  return waitFor(
+    async () => {
+      const pods = (await serveAllPods()).filter((p) => p.status?.podIP);
+      return pods.length === replicas
+        ? pods.sort((a, b) => a.metadata!.name!.localeCompare(b.metadata!.name!))
+        : undefined;
+    },
+    { what: `${replicas} pods with IPs` },
+  );
 }
 
 async function policyStatus(): Promise<Record<string, any> | undefined> {
@@ -96,28 +106,58 @@ describe("leader election across two operator processes", () => {
     await waitFor(() => leaseHolder() === a.identity, { what: "operator-a to hold the lease" });
     const b = await startProcess("operator-b");
 
-    await bed.cluster.create(aPolicy("web", bed.cluster.namespace, { failureThreshold: 2, replacement: { enabled: true, after: "30s", maxPerHour: 10, maxPerDay: 10, method: "Evict" } }));
-    const unhealthy = await waitFor(async () => {
-      const st = await policyStatus();
-      const entry = podEntry(st, sick.metadata!.name!);
-      return entry?.state === "Unhealthy" && entry.unhealthySince && (await endpointReadiness(bed.cluster, "web")).get(sick.metadata!.name!) === false ? entry : undefined;
-    }, { timeoutMs: 15_000, what: "the failing pod Unhealthy in status and drained" });
+    await bed.cluster.create(
+      aPolicy("web", bed.cluster.namespace, {
+        failureThreshold: 2,
+        replacement: { enabled: true, after: "30s", maxPerHour: 10, maxPerDay: 10, method: "Evict" },
+      }),
+    );
+    const unhealthy = await waitFor(
+      async () => {
+        const st = await policyStatus();
+        const entry = podEntry(st, sick.metadata!.name!);
+        return entry?.state === "Unhealthy" &&
+          entry.unhealthySince &&
+          (await endpointReadiness(bed.cluster, "web")).get(sick.metadata!.name!) === false
+          ? entry
+          : undefined;
+      },
+      { timeoutMs: 15_000, what: "the failing pod Unhealthy in status and drained" },
+    );
     expect(unhealthy.replaceAfter).toBeDefined();
 
     // Only the leader has written anything so far; the standby has not even touched the Lease.
     expect(leaderWrites("operator-a").length).toBeGreaterThan(0);
     expect(requestsBy(bed.cluster.server.requestLog, { user: "operator-b", writes: true })).toEqual([]);
 
-    const lastRenewalByA = () => requestsBy(bed.cluster.server.requestLog, { user: "operator-a", resource: "leases", writes: true, succeeded: true }).at(-1)!;
+    const lastRenewalByA = () =>
+      requestsBy(bed.cluster.server.requestLog, {
+        user: "operator-a",
+        resource: "leases",
+        writes: true,
+        succeeded: true,
+      }).at(-1)!;
     a.child.kill("SIGKILL");
     const killedAt = Date.now();
     await a.exited;
     const renewedAt = at(lastRenewalByA());
 
-    await waitFor(() => leaseHolder() === b.identity, { timeoutMs: LEASE_MS + 2 * MAX_ACQUIRE_WAIT_MS + 2_000, what: "operator-b to take the lease" });
-    const takeover = requestsBy(bed.cluster.server.requestLog, { user: "operator-b", resource: "leases", writes: true, succeeded: true })[0]!;
+    await waitFor(() => leaseHolder() === b.identity, {
+      timeoutMs: LEASE_MS + 2 * MAX_ACQUIRE_WAIT_MS + 2_000,
+      what: "operator-b to take the lease",
+    });
+    const takeover = requestsBy(bed.cluster.server.requestLog, {
+      user: "operator-b",
+      resource: "leases",
+      writes: true,
+      succeeded: true,
+    })[0]!;
     // B judges expiry from when it first saw A's last renewal, so that is where the lease duration starts.
-    const seenByB = requestsBy(bed.cluster.server.requestLog, { user: "operator-b", resource: "leases", verb: "get" }).find((e) => at(e) >= renewedAt)!;
+    const seenByB = requestsBy(bed.cluster.server.requestLog, {
+      user: "operator-b",
+      resource: "leases",
+      verb: "get",
+    }).find((e) => at(e) >= renewedAt)!;
     const sinceKill = at(takeover) - killedAt;
     const sinceSeen = at(takeover) - at(seenByB);
     console.log(`takeover: ${sinceKill} ms after SIGKILL, ${sinceSeen} ms after the standby saw the last renewal`);
@@ -126,17 +166,28 @@ describe("leader election across two operator processes", () => {
     expect(sinceKill).toBeGreaterThanOrEqual(LEASE_MS - (killedAt - renewedAt) - SLACK_MS);
 
     // The new leader replaces the pod once its window (kept in status across the change) has passed.
-    const evictions = () => requestsBy(bed.cluster.server.requestLog, { resource: "pods", subresource: "eviction", verb: "create" });
+    const evictions = () =>
+      requestsBy(bed.cluster.server.requestLog, { resource: "pods", subresource: "eviction", verb: "create" });
     await waitFor(() => evictions().length > 0, { timeoutMs: 40_000, what: "the sick pod evicted" });
-    const replacement = await waitFor(async () => {
-      const live = (await serveAllPods()).filter((p) => p.status?.podIP && !p.metadata?.deletionTimestamp);
-      const fresh = live.find((p) => !pods.some((q) => q.metadata!.uid === p.metadata!.uid));
-      return live.length === 3 && fresh && (await endpointReadiness(bed.cluster, "web")).get(fresh.metadata!.name!) === true ? fresh : undefined;
-    }, { timeoutMs: 20_000, what: "the replacement pod ready in the slice" });
-    const st = await waitFor(async () => {
-      const s = await policyStatus();
-      return s?.healthy === 3 && s.replacements?.length === 1 ? s : undefined;
-    }, { what: "status: three Healthy, one replacement in the ledger" });
+    const replacement = await waitFor(
+      async () => {
+        const live = (await serveAllPods()).filter((p) => p.status?.podIP && !p.metadata?.deletionTimestamp);
+        const fresh = live.find((p) => !pods.some((q) => q.metadata!.uid === p.metadata!.uid));
+        return live.length === 3 &&
+          fresh &&
+          (await endpointReadiness(bed.cluster, "web")).get(fresh.metadata!.name!) === true
+          ? fresh
+          : undefined;
+      },
+      { timeoutMs: 20_000, what: "the replacement pod ready in the slice" },
+    );
+    const st = await waitFor(
+      async () => {
+        const s = await policyStatus();
+        return s?.healthy === 3 && s.replacements?.length === 1 ? s : undefined;
+      },
+      { what: "status: three Healthy, one replacement in the ledger" },
+    );
     expect(st.replacements[0]).toMatchObject({ pod: sick.metadata!.name, uid: sick.metadata!.uid, method: "Evict" });
     expect(replacement.metadata!.name).not.toBe(sick.metadata!.name);
 
@@ -161,7 +212,10 @@ describe("leader election across two operator processes", () => {
     await waitFor(() => leaseHolder() === a.identity, { what: "operator-a to hold the lease" });
     const b = await startProcess("operator-b");
     await bed.cluster.create(aPolicy("web", bed.cluster.namespace, { failureThreshold: 1 }));
-    await waitFor(async () => (await policyStatus())?.drained === 1 && (await endpointReadiness(bed.cluster, "web")).size === 4, { what: "one pod drained" });
+    await waitFor(
+      async () => (await policyStatus())?.drained === 1 && (await endpointReadiness(bed.cluster, "web")).size === 4,
+      { what: "one pod drained" },
+    );
 
     // Every holder the Lease passes through, as a watcher sees it.
     const holders: string[] = [];
@@ -188,19 +242,33 @@ describe("leader election across two operator processes", () => {
       // What A left behind is whole: valid slices and status (B has not written yet, or only whole objects).
       await expectWholeState(4);
 
-      await waitFor(() => leaseHolder() === b.identity, { timeoutMs: MAX_ACQUIRE_WAIT_MS + 2_000, what: "operator-b to take the released lease" });
-      const takeover = requestsBy(bed.cluster.server.requestLog, { user: "operator-b", resource: "leases", writes: true, succeeded: true })[0]!;
+      await waitFor(() => leaseHolder() === b.identity, {
+        timeoutMs: MAX_ACQUIRE_WAIT_MS + 2_000,
+        what: "operator-b to take the released lease",
+      });
+      const takeover = requestsBy(bed.cluster.server.requestLog, {
+        user: "operator-b",
+        resource: "leases",
+        writes: true,
+        succeeded: true,
+      })[0]!;
       console.log(`SIGTERM: exit after ${exitedAt - termAt} ms; takeover ${at(takeover) - exitedAt} ms after exit`);
       // The store has it; the watcher sees it a moment later.
-      await waitFor(() => holders.at(-1) === b.identity, { timeoutMs: 5_000, what: "the Lease watch to see operator-b" });
+      await waitFor(() => holders.at(-1) === b.identity, {
+        timeoutMs: 5_000,
+        what: "the Lease watch to see operator-b",
+      });
       expect(holders).toEqual([a.identity, "", b.identity]);
       expect(at(takeover) - exitedAt).toBeLessThanOrEqual(MAX_ACQUIRE_WAIT_MS + SLACK_MS);
 
       // The new leader finishes what the health change asked for.
-      await waitFor(async () => {
-        const r = await endpointReadiness(bed.cluster, "web");
-        return r.get(pods[0]!.metadata!.name!) === true && r.get(pods[1]!.metadata!.name!) === false;
-      }, { what: "the new leader to restore pod 0 and drain pod 1" });
+      await waitFor(
+        async () => {
+          const r = await endpointReadiness(bed.cluster, "web");
+          return r.get(pods[0]!.metadata!.name!) === true && r.get(pods[1]!.metadata!.name!) === false;
+        },
+        { what: "the new leader to restore pod 0 and drain pod 1" },
+      );
       await expectWholeState(4);
       expect(leaderWrites("operator-a").filter((e) => at(e) > exitedAt)).toEqual([]);
       expect(leaderWrites("operator-b").filter((e) => at(e) < at(takeover))).toEqual([]);
@@ -212,7 +280,12 @@ describe("leader election across two operator processes", () => {
 
 /** Slices and status as a whole: every target once, owned, labelled, with ports; status counts add up. */
 async function expectWholeState(targets: number): Promise<void> {
-  const slices = await bed.cluster.list("discovery.k8s.io/v1", "EndpointSlice", bed.cluster.namespace, "kubernetes.io/service-name=web");
+  const slices = await bed.cluster.list(
+    "discovery.k8s.io/v1",
+    "EndpointSlice",
+    bed.cluster.namespace,
+    "kubernetes.io/service-name=web",
+  );
   const names: string[] = [];
   for (const s of slices) {
     expect(s.metadata?.labels?.["endpointslice.kubernetes.io/managed-by"]).toBe(MANAGED_BY_OPERATOR);

@@ -34,37 +34,64 @@ describe("steady state", () => {
     const web = await servedPods(bed, ["web-a", "web-b", "web-c"], { app: "web" });
     await servedPods(bed, ["api-a", "api-b"], { app: "api" });
     bed.farm.failing(web.get("web-c")!);
-    await bed.cluster.create(aPolicy("web", bed.cluster.namespace, { serviceName: "web", selector: { app: "web" }, failureThreshold: 1 }));
-    await bed.cluster.create(aPolicy("api", bed.cluster.namespace, { serviceName: "api", selector: { app: "api" }, failureThreshold: 1 }));
+    await bed.cluster.create(
+      aPolicy("web", bed.cluster.namespace, { serviceName: "web", selector: { app: "web" }, failureThreshold: 1 }),
+    );
+    await bed.cluster.create(
+      aPolicy("api", bed.cluster.namespace, { serviceName: "api", selector: { app: "api" }, failureThreshold: 1 }),
+    );
     const clock = new ScaledClock(RATE);
-    await bed.startOperator(["--leader-elect"], { clock, leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: RETRY_MS });
+    await bed.startOperator(["--leader-elect"], {
+      clock,
+      leaseDurationMs: 15_000,
+      renewDeadlineMs: 10_000,
+      retryPeriodMs: RETRY_MS,
+    });
 
-    await waitFor(async () => {
-      const [w, a] = [await statusOf("web"), await statusOf("api")];
-      const rw = await endpointReadiness(bed.cluster, "web");
-      const ra = await endpointReadiness(bed.cluster, "api");
-      return (
-        w?.healthy === 2 && w.drained === 1 && a?.healthy === 2 &&
-        rw.get("web-c") === false && rw.get("web-a") === true && rw.get("web-b") === true &&
-        ra.get("api-a") === true && ra.get("api-b") === true
-      );
-    }, { timeoutMs: 15_000, what: "both policies settled, web-c drained" });
+    await waitFor(
+      async () => {
+        const [w, a] = [await statusOf("web"), await statusOf("api")];
+        const rw = await endpointReadiness(bed.cluster, "web");
+        const ra = await endpointReadiness(bed.cluster, "api");
+        return (
+          w?.healthy === 2 &&
+          w.drained === 1 &&
+          a?.healthy === 2 &&
+          rw.get("web-c") === false &&
+          rw.get("web-a") === true &&
+          rw.get("web-b") === true &&
+          ra.get("api-a") === true &&
+          ra.get("api-b") === true
+        );
+      },
+      { timeoutMs: 15_000, what: "both policies settled, web-c drained" },
+    );
 
     const log = bed.cluster.server.requestLog;
     const from = log.length;
     const startedAt = clock.now();
     const probesBefore = probes();
-    const renewals = () => requestsBy(log.slice(from), { user: "operator", writes: true }).filter((e) => e.resource === "leases");
+    const renewals = () =>
+      requestsBy(log.slice(from), { user: "operator", writes: true }).filter((e) => e.resource === "leases");
     // The scenario is time passing: a minute of the operator's time, in which it really worked: it
     // renewed its Lease every retry period and probed five pods each period, and still leads.
     await waitFor(
-      () => clock.now() - startedAt >= QUIET_MS && renewals().length >= MIN_RENEWALS && probes() - probesBefore >= MIN_PROBES && bed.operator.isLeader(),
-      { timeoutMs: QUIET_MS / RATE + 30_000, what: `a minute of operator time with ${MIN_RENEWALS} Lease renewals and ${MIN_PROBES} probes, still leading` },
+      () =>
+        clock.now() - startedAt >= QUIET_MS &&
+        renewals().length >= MIN_RENEWALS &&
+        probes() - probesBefore >= MIN_PROBES &&
+        bed.operator.isLeader(),
+      {
+        timeoutMs: QUIET_MS / RATE + 30_000,
+        what: `a minute of operator time with ${MIN_RENEWALS} Lease renewals and ${MIN_PROBES} probes, still leading`,
+      },
     );
 
     const writes = requestsBy(log.slice(from), { user: "operator", writes: true });
     const others = writes.filter((e) => e.resource !== "leases");
-    console.log(`steady state over ${clock.now() - startedAt} ms of operator time: ${others.length} writes besides ${renewals().length} Lease renewals; ${probes() - probesBefore} probes`);
+    console.log(
+      `steady state over ${clock.now() - startedAt} ms of operator time: ${others.length} writes besides ${renewals().length} Lease renewals; ${probes() - probesBefore} probes`,
+    );
     expect(others.map((e) => `${e.verb} ${e.resource}/${e.subresource} ${e.name}`)).toEqual([]);
     expect(renewals().every((e) => e.code === 200)).toBe(true);
     // And it is still right.

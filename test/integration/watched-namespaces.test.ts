@@ -16,7 +16,10 @@ const UNWATCHED = "elsewhere";
 const bed = useBed({
   per: "file",
   namespace: WATCHED[0],
-  dump: ({ cluster }) => Promise.all(WATCHED.map(async (ns) => ({ [ns]: (await cluster.get(HPP, "HealthProbePolicy", "web", ns))?.status }))),
+  dump: ({ cluster }) =>
+    Promise.all(
+      WATCHED.map(async (ns) => ({ [ns]: (await cluster.get(HPP, "HealthProbePolicy", "web", ns))?.status })),
+    ),
 });
 
 async function aServedPolicy(namespace: string, name: string): Promise<void> {
@@ -26,11 +29,13 @@ async function aServedPolicy(namespace: string, name: string): Promise<void> {
   await bed.cluster.create(aPolicy(name, namespace, { serviceName: name, selector: { app: name } }));
 }
 
-const healthy = async (namespace: string, name: string) => (await bed.cluster.get(HPP, "HealthProbePolicy", name, namespace))?.status?.healthy === 1;
+const healthy = async (namespace: string, name: string) =>
+  (await bed.cluster.get(HPP, "HealthProbePolicy", name, namespace))?.status?.healthy === 1;
 
 describe("an operator watching a list of namespaces", () => {
   it("reconciles the policies of every listed namespace and never looks at another", async () => {
-    for (const ns of [WATCHED[1]!, UNWATCHED]) await bed.cluster.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
+    for (const ns of [WATCHED[1]!, UNWATCHED])
+      await bed.cluster.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
     for (const ns of [...WATCHED, UNWATCHED]) await aServedPolicy(ns, "web");
     await bed.startOperator([`--namespace=${WATCHED.join(",")}`]);
     for (const ns of WATCHED) await waitFor(() => healthy(ns, "web"), { what: `web in ${ns} reconciled` });
@@ -38,7 +43,10 @@ describe("an operator watching a list of namespaces", () => {
     // One created once the caches run comes through its namespace's watch.
     await aServedPolicy(WATCHED[1]!, "api");
     await waitFor(() => healthy(WATCHED[1]!, "api"), { what: "api in payments reconciled" });
-    for (const ns of WATCHED) expect((await bed.cluster.list("discovery.k8s.io/v1", "EndpointSlice", ns, "kubernetes.io/service-name=web")).length).toBeGreaterThan(0);
+    for (const ns of WATCHED)
+      expect(
+        (await bed.cluster.list("discovery.k8s.io/v1", "EndpointSlice", ns, "kubernetes.io/service-name=web")).length,
+      ).toBeGreaterThan(0);
 
     const requests = requestsBy(bed.cluster.server.requestLog, { user: "operator" }).filter((e) => e.resource);
     expect(requests.filter((e) => e.namespace === UNWATCHED)).toEqual([]);
@@ -49,6 +57,8 @@ describe("an operator watching a list of namespaces", () => {
 
     const other = await bed.cluster.get(HPP, "HealthProbePolicy", "web", UNWATCHED);
     expect(other?.status).toBeUndefined();
-    expect(await bed.cluster.list("discovery.k8s.io/v1", "EndpointSlice", UNWATCHED, "kubernetes.io/service-name=web")).toEqual([]);
+    expect(
+      await bed.cluster.list("discovery.k8s.io/v1", "EndpointSlice", UNWATCHED, "kubernetes.io/service-name=web"),
+    ).toEqual([]);
   }, 60_000);
 });

@@ -52,7 +52,9 @@ describe("the README's image and chart commands", () => {
     const line = readmeLine("`helm template ").replace(/^`|`.*$/g, "");
     const r = helm(line.split(/\s+/).slice(1));
     expect(r.code).toBe(0);
-    const deployment = parseManifests(r.stdout).find((m) => m.kind === "Deployment") as unknown as { spec: { template: { spec: { containers: Array<{ image: string }> } } } };
+    const deployment = parseManifests(r.stdout).find((m) => m.kind === "Deployment") as unknown as {
+      spec: { template: { spec: { containers: Array<{ image: string }> } } };
+    };
     const built = await sh("make -s image CONTAINER_ENGINE=echo");
     expect(built.stdout.trim()).toBe(`build -t ${deployment.spec.template.spec.containers[0]!.image} .`);
     expect(deployment.spec.template.spec.containers[0]!.image).toBe("ghcr.io/healthprobe/healthprobe-operator:0.1.0");
@@ -60,7 +62,9 @@ describe("the README's image and chart commands", () => {
 
   it("make image names the image for one's own registry with IMAGE=", async () => {
     const line = readmeLine("make image IMAGE=");
-    expect((await sh(`${line.replace("make image", "make -s image CONTAINER_ENGINE=echo")}`)).stdout.trim()).toBe("build -t registry.example.com/team/healthprobe-operator:0.1.0 .");
+    expect((await sh(`${line.replace("make image", "make -s image CONTAINER_ENGINE=echo")}`)).stdout.trim()).toBe(
+      "build -t registry.example.com/team/healthprobe-operator:0.1.0 .",
+    );
   });
 
   it("make image without docker, podman or buildah says so", async () => {

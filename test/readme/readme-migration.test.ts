@@ -20,9 +20,19 @@ const BUILT_IN = "endpointslice-controller.k8s.io";
 /** The kubectl lines of the README's two blocks: the move, and the way back. */
 function migrationLines(): { steps: string[]; back: string[] } {
   const readme = readFileSync(join(repoRoot, "README.md"), "utf8");
-  const section = readme.slice(readme.indexOf("### Moving an existing Service to the operator"), readme.indexOf("### NetworkPolicy"));
-  const blocks = section.split("```sh").slice(1).map((b) => b.slice(0, b.indexOf("```")));
-  const lines = (block: string | undefined) => (block ?? "").split("\n").filter((l) => l.startsWith("kubectl ")).map((l) => l.replace(/\s+#.*$/, ""));
+  const section = readme.slice(
+    readme.indexOf("### Moving an existing Service to the operator"),
+    readme.indexOf("### NetworkPolicy"),
+  );
+  const blocks = section
+    .split("```sh")
+    .slice(1)
+    .map((b) => b.slice(0, b.indexOf("```")));
+  const lines = (block: string | undefined) =>
+    (block ?? "")
+      .split("\n")
+      .filter((l) => l.startsWith("kubectl "))
+      .map((l) => l.replace(/\s+#.*$/, ""));
   return { steps: lines(blocks[0]), back: lines(blocks[1]) };
 }
 
@@ -42,54 +52,91 @@ describe("the README's move of an existing Service", () => {
     const ns = cluster.namespace;
     await cluster.create(aService("web", ns, { selector: { app: "web" } }));
     await cluster.create(aReplicaSet("web", ns, 2));
-    const pods = await waitFor(async () => {
-      const list = await cluster.list("v1", "Pod");
-      return list.length === 2 && list.every((p) => p.status?.podIP) ? list : undefined;
-    }, { what: "2 pods with IPs" });
+    const pods = await waitFor(
+      async () => {
+        const list = await cluster.list("v1", "Pod");
+        return list.length === 2 && list.every((p) => p.status?.podIP) ? list : undefined;
+      },
+      { what: "2 pods with IPs" },
+    );
     for (const p of pods) await farm.serve(await podIP(cluster, p.metadata!.name!));
     // Kubernetes' EndpointSlice controller lists both pods while the Service has its selector.
-    await waitFor(async () => {
-      const builtIn = await cluster.list("discovery.k8s.io/v1", "EndpointSlice", ns, `endpointslice.kubernetes.io/managed-by=${BUILT_IN}`);
-      return [...readinessOf(builtIn).values()].filter(Boolean).length === 2;
-    }, { what: "the built-in controller's slice" });
+    await waitFor(
+      async () => {
+        const builtIn = await cluster.list(
+          "discovery.k8s.io/v1",
+          "EndpointSlice",
+          ns,
+          `endpointslice.kubernetes.io/managed-by=${BUILT_IN}`,
+        );
+        return [...readinessOf(builtIn).values()].filter(Boolean).length === 2;
+      },
+      { what: "the built-in controller's slice" },
+    );
     await bed.startOperator();
 
     const kubeconfig = join(dir, "kubeconfig");
     cluster.server.writeKubeconfig(kubeconfig);
     writeFileSync(join(dir, "policy.yaml"), stringify(aPolicy("web", ns)));
     const run = async (line: string) => {
-      const r = await sh(line.replace(/^kubectl /, `${kubectlBin} --kubeconfig ${kubeconfig} -n ${ns} `).replace("policy.yaml", join(dir, "policy.yaml")));
+      const r = await sh(
+        line
+          .replace(/^kubectl /, `${kubectlBin} --kubeconfig ${kubeconfig} -n ${ns} `)
+          .replace("policy.yaml", join(dir, "policy.yaml")),
+      );
       expect({ line, code: r.code, stderr: r.stderr }).toEqual({ line, code: 0, stderr: "" });
       return r.stdout;
     };
     const ready = async () => {
       const policy = await cluster.get("healthprobe.io/v1alpha1", "HealthProbePolicy", "web");
-      return (policy?.status?.conditions ?? []).find((c: { type: string }) => c.type === "Ready") as { status: string; reason: string } | undefined;
+      return (policy?.status?.conditions ?? []).find((c: { type: string }) => c.type === "Ready") as
+        { status: string; reason: string } | undefined;
     };
     const ourSlices = () => cluster.list("discovery.k8s.io/v1", "EndpointSlice", ns, OURS);
     const { steps, back } = migrationLines();
     expect(steps).toHaveLength(4);
 
     await run(steps[0]!);
-    await waitFor(async () => (await ready())?.reason === "ServiceHasSelector", { what: "Ready=False, ServiceHasSelector" });
+    await waitFor(async () => (await ready())?.reason === "ServiceHasSelector", {
+      what: "Ready=False, ServiceHasSelector",
+    });
     expect(await ourSlices()).toEqual([]);
 
     await run(steps[1]!);
-    await waitFor(async () => (await ready())?.status === "True", { what: "the policy Ready once the selector is gone" });
-    await waitFor(async () => [...readinessOf(await ourSlices()).values()].filter(Boolean).length === 2, { what: "both pods ready in the operator's slices" });
+    await waitFor(async () => (await ready())?.status === "True", {
+      what: "the policy Ready once the selector is gone",
+    });
+    await waitFor(async () => [...readinessOf(await ourSlices()).values()].filter(Boolean).length === 2, {
+      what: "both pods ready in the operator's slices",
+    });
     expect(await run(steps[2]!)).toMatch(/^web\s+web\s+2\s+/m);
 
     // Until it is deleted, the built-in slice keeps listing both pods beside the operator's.
-    expect(readinessOf(await cluster.list("discovery.k8s.io/v1", "EndpointSlice", ns, `endpointslice.kubernetes.io/managed-by=${BUILT_IN}`))).toEqual(new Map(pods.map((p) => [p.metadata!.name!, true])));
+    expect(
+      readinessOf(
+        await cluster.list(
+          "discovery.k8s.io/v1",
+          "EndpointSlice",
+          ns,
+          `endpointslice.kubernetes.io/managed-by=${BUILT_IN}`,
+        ),
+      ),
+    ).toEqual(new Map(pods.map((p) => [p.metadata!.name!, true])));
     await run(steps[3]!);
     const left = await cluster.list("discovery.k8s.io/v1", "EndpointSlice", ns, "kubernetes.io/service-name=web");
-    expect(left.map((s) => s.metadata!.labels!["endpointslice.kubernetes.io/managed-by"])).toEqual(left.map(() => "healthprobe-operator.healthprobe.io"));
+    expect(left.map((s) => s.metadata!.labels!["endpointslice.kubernetes.io/managed-by"])).toEqual(
+      left.map(() => "healthprobe-operator.healthprobe.io"),
+    );
     expect(left.length).toBeGreaterThan(0);
 
     expect(back).toHaveLength(2);
     await run(back[0]!);
-    await waitFor(async () => (await ready())?.reason === "ServiceHasSelector", { what: "Ready=False, ServiceHasSelector, once the selector is back" });
+    await waitFor(async () => (await ready())?.reason === "ServiceHasSelector", {
+      what: "Ready=False, ServiceHasSelector, once the selector is back",
+    });
     await run(back[1]!);
-    await waitFor(async () => (await ourSlices()).length === 0, { what: "the operator's slices deleted with the policy" });
+    await waitFor(async () => (await ourSlices()).length === 0, {
+      what: "the operator's slices deleted with the policy",
+    });
   }, 120_000);
 });

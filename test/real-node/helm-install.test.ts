@@ -9,7 +9,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
-import { AppsV1Api, CoordinationV1Api, CoreV1Api, DiscoveryV1Api, KubeConfig, type V1Pod } from "@kubernetes/client-node";
+import {
+  AppsV1Api,
+  CoordinationV1Api,
+  CoreV1Api,
+  DiscoveryV1Api,
+  KubeConfig,
+  type V1Pod,
+} from "@kubernetes/client-node";
 import { parse } from "yaml";
 import { startRealNode, type RealNodeCluster } from "../../hack/control-plane/real-node/cluster.js";
 import { helmBin, kubectlBin, repoRoot } from "../support/paths.js";
@@ -33,8 +40,12 @@ function chartImage(): string {
 
 /** make image: the Dockerfile built here by buildah; prints nothing useful, writes .scratch/images/operator.tar. */
 function buildOperatorImage(image: string): string {
-  const out = spawnSync("bash", [join(repoRoot, "hack", "images", "build-operator.sh"), image], { cwd: repoRoot, encoding: "utf8" });
-  if (out.status !== 0) throw new Error(`building the operator image failed (${out.status ?? out.signal}):\n${out.stderr.slice(-4000)}`);
+  const out = spawnSync("bash", [join(repoRoot, "hack", "images", "build-operator.sh"), image], {
+    cwd: repoRoot,
+    encoding: "utf8",
+  });
+  if (out.status !== 0)
+    throw new Error(`building the operator image failed (${out.status ?? out.signal}):\n${out.stderr.slice(-4000)}`);
   return out.stdout.trim().split("\n").pop()!;
 }
 
@@ -112,28 +123,56 @@ suite("the operator from its own image, installed by helm on the real node", () 
   let discovery: DiscoveryV1Api;
   let leases: CoordinationV1Api;
   const image = chartImage();
-  const kubectl = (args: string[]) => run(kubectlBin, ["--kubeconfig", kubeconfig, "--cache-dir", join(scratch, "cache"), ...args], { encoding: "utf8" });
+  const kubectl = (args: string[]) =>
+    run(kubectlBin, ["--kubeconfig", kubeconfig, "--cache-dir", join(scratch, "cache"), ...args], { encoding: "utf8" });
   const helm = (args: string[]) =>
     run(helmBin, ["--kubeconfig", kubeconfig, ...args], {
       encoding: "utf8",
-      env: { PATH: process.env.PATH ?? "", HOME: scratch, HELM_CONFIG_HOME: join(scratch, "helm"), HELM_CACHE_HOME: join(scratch, "helm"), HELM_DATA_HOME: join(scratch, "helm") },
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: scratch,
+        HELM_CONFIG_HOME: join(scratch, "helm"),
+        HELM_CACHE_HOME: join(scratch, "helm"),
+        HELM_DATA_HOME: join(scratch, "helm"),
+      },
     });
   /** Requests to the Service's ClusterIP from the node's namespace, through kube-proxy's rules. */
   const throughService = async (count: number): Promise<string[]> => {
     const ip = (await core.readNamespacedService({ name: "web", namespace: APP_NS })).spec!.clusterIP!;
-    return JSON.parse(await node.namespace.exec(process.execPath, ["-e", clientScript(`http://${ip}/`, count)])) as string[];
+    return JSON.parse(
+      await node.namespace.exec(process.execPath, ["-e", clientScript(`http://${ip}/`, count)]),
+    ) as string[];
   };
-  const webPods = async (): Promise<V1Pod[]> => (await core.listNamespacedPod({ namespace: APP_NS, labelSelector: "app=web" })).items;
+  const webPods = async (): Promise<V1Pod[]> =>
+    (await core.listNamespacedPod({ namespace: APP_NS, labelSelector: "app=web" })).items;
   const operatorPods = async (): Promise<V1Pod[]> =>
-    (await core.listNamespacedPod({ namespace: RELEASE_NS, labelSelector: "app.kubernetes.io/name=healthprobe-operator,app.kubernetes.io/component!=test" })).items.filter((p) => !p.metadata?.deletionTimestamp);
-  const ready = (p: V1Pod): boolean => p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
+    (
+      await core.listNamespacedPod({
+        namespace: RELEASE_NS,
+        labelSelector: "app.kubernetes.io/name=healthprobe-operator,app.kubernetes.io/component!=test",
+      })
+    ).items.filter((p) => !p.metadata?.deletionTimestamp);
+  const ready = (p: V1Pod): boolean =>
+    p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
   /** The addresses the operator's slices of Service web mark ready. */
   const readyAddresses = async (): Promise<string[]> => {
-    const slices = await discovery.listNamespacedEndpointSlice({ namespace: APP_NS, labelSelector: "kubernetes.io/service-name=web" });
-    return slices.items.flatMap((s) => (s.endpoints ?? []).filter((e) => e.conditions?.ready).flatMap((e) => e.addresses)).sort();
+    const slices = await discovery.listNamespacedEndpointSlice({
+      namespace: APP_NS,
+      labelSelector: "kubernetes.io/service-name=web",
+    });
+    return slices.items
+      .flatMap((s) => (s.endpoints ?? []).filter((e) => e.conditions?.ready).flatMap((e) => e.addresses))
+      .sort();
   };
   const setHealth = async (pod: V1Pod, status: number): Promise<void> => {
-    await node.namespace.exec(process.execPath, ["-e", postScript(`http://${pod.status!.podIP}:9901/set`, { status, body: status === 200 ? "ok" : "sick", path: "/healthz" })]);
+    await node.namespace.exec(process.execPath, [
+      "-e",
+      postScript(`http://${pod.status!.podIP}:9901/set`, {
+        status,
+        body: status === 200 ? "ok" : "sick",
+        path: "/healthz",
+      }),
+    ]);
   };
 
   beforeAll(async () => {
@@ -158,7 +197,19 @@ suite("the operator from its own image, installed by helm on the real node", () 
 
   it("helm install --wait brings up both replicas from the image, Ready, and one of them holds the leader Lease", async () => {
     // The image is on the node already; Never proves the kubelet ran this one and pulled nothing.
-    await helm(["install", "healthprobe-operator", CHART, "-n", RELEASE_NS, "--create-namespace", "--set", "image.pullPolicy=Never", "--wait", "--timeout", "5m"]);
+    await helm([
+      "install",
+      "healthprobe-operator",
+      CHART,
+      "-n",
+      RELEASE_NS,
+      "--create-namespace",
+      "--set",
+      "image.pullPolicy=Never",
+      "--wait",
+      "--timeout",
+      "5m",
+    ]);
     const pods = await operatorPods();
     expect(pods).toHaveLength(2);
     for (const p of pods) {
@@ -167,7 +218,12 @@ suite("the operator from its own image, installed by helm on the real node", () 
       expect(p.spec?.nodeName).toBe(node.nodeName);
     }
     const holder = await waitFor(
-      async () => (await leases.readNamespacedLease({ name: "healthprobe-operator", namespace: RELEASE_NS }).catch(() => undefined))?.spec?.holderIdentity,
+      async () =>
+        (
+          await leases
+            .readNamespacedLease({ name: "healthprobe-operator", namespace: RELEASE_NS })
+            .catch(() => undefined)
+        )?.spec?.holderIdentity,
       { timeoutMs: 60_000, intervalMs: 500, what: "a leader" },
     );
     // The identity is <pod name>_<random>: a restarted container in the same pod is a new candidate.
@@ -178,46 +234,85 @@ suite("the operator from its own image, installed by helm on the real node", () 
     const file = join(scratch, "shop.yaml");
     writeFileSync(file, manifests());
     await kubectl(["apply", "-f", file]);
-    await waitFor(async () => ((await apps.readNamespacedDeployment({ name: "web", namespace: APP_NS })).status?.readyReplicas === 3 ? true : undefined), {
-      timeoutMs: 180_000,
-      intervalMs: 500,
-      what: "the Deployment's 3 pods to run",
-    });
+    await waitFor(
+      async () =>
+        (await apps.readNamespacedDeployment({ name: "web", namespace: APP_NS })).status?.readyReplicas === 3
+          ? true
+          : undefined,
+      {
+        timeoutMs: 180_000,
+        intervalMs: 500,
+        what: "the Deployment's 3 pods to run",
+      },
+    );
     const pods = await webPods();
     const ips = pods.map((p) => p.status!.podIP!).sort();
-    await waitFor(async () => JSON.stringify(await readyAddresses()) === JSON.stringify(ips), { timeoutMs: 60_000, intervalMs: 500, what: "the operator's slices to hold the 3 pods ready" });
+    await waitFor(async () => JSON.stringify(await readyAddresses()) === JSON.stringify(ips), {
+      timeoutMs: 60_000,
+      intervalMs: 500,
+      what: "the operator's slices to hold the 3 pods ready",
+    });
     const names = new Set(pods.map((p) => `200 ${p.metadata!.name}`));
-    await waitFor(async () => new Set(await throughService(30)).size === 3, { timeoutMs: 60_000, intervalMs: 1_000, what: "clients to reach all 3 pods through the ClusterIP" });
+    await waitFor(async () => new Set(await throughService(30)).size === 3, {
+      timeoutMs: 60_000,
+      intervalMs: 1_000,
+      what: "clients to reach all 3 pods through the ClusterIP",
+    });
 
     const sick = pods[0]!;
     await setHealth(sick, 503);
-    await waitFor(async () => !(await readyAddresses()).includes(sick.status!.podIP!), { timeoutMs: 60_000, intervalMs: 250, what: `${sick.metadata!.name} to be drained` });
+    await waitFor(async () => !(await readyAddresses()).includes(sick.status!.podIP!), {
+      timeoutMs: 60_000,
+      intervalMs: 250,
+      what: `${sick.metadata!.name} to be drained`,
+    });
     // kube-proxy follows the slices: once its rules are rewritten no client reaches the sick pod.
     const sickAnswer = `200 ${sick.metadata!.name}`;
-    await waitFor(async () => !(await throughService(30)).includes(sickAnswer), { timeoutMs: 30_000, intervalMs: 500, what: "kube-proxy to stop sending clients to the drained pod" });
+    await waitFor(async () => !(await throughService(30)).includes(sickAnswer), {
+      timeoutMs: 30_000,
+      intervalMs: 500,
+      what: "kube-proxy to stop sending clients to the drained pod",
+    });
     const after = await throughService(60);
     expect(after.filter((a) => !names.has(a))).toEqual([]);
     expect(after).not.toContain(sickAnswer);
 
     await setHealth(sick, 200);
-    await waitFor(async () => (await throughService(30)).includes(sickAnswer), { timeoutMs: 60_000, intervalMs: 1_000, what: "the pod to be back in rotation" });
+    await waitFor(async () => (await throughService(30)).includes(sickAnswer), {
+      timeoutMs: 60_000,
+      intervalMs: 1_000,
+      what: "the pod to be back in rotation",
+    });
     expect(await readyAddresses()).toEqual(ips);
   }, 420_000);
 
   it("keeps draining after the leader's pod is deleted: the other replica takes the Lease", async () => {
-    const lease = async () => (await leases.readNamespacedLease({ name: "healthprobe-operator", namespace: RELEASE_NS })).spec?.holderIdentity ?? "";
+    const lease = async () =>
+      (await leases.readNamespacedLease({ name: "healthprobe-operator", namespace: RELEASE_NS })).spec
+        ?.holderIdentity ?? "";
     const leader = (await lease()).split("_")[0]!;
     await core.deleteNamespacedPod({ name: leader, namespace: RELEASE_NS });
-    const next = await waitFor(async () => {
-      const h = (await lease()).split("_")[0]!;
-      return h && h !== leader ? h : undefined;
-    }, { timeoutMs: 120_000, intervalMs: 500, what: "another replica to take the Lease" });
+    const next = await waitFor(
+      async () => {
+        const h = (await lease()).split("_")[0]!;
+        return h && h !== leader ? h : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 500, what: "another replica to take the Lease" },
+    );
     expect((await operatorPods()).map((p) => p.metadata!.name)).toContain(next);
     const sick = (await webPods())[1]!;
     await setHealth(sick, 503);
-    await waitFor(async () => !(await readyAddresses()).includes(sick.status!.podIP!), { timeoutMs: 60_000, intervalMs: 250, what: `${sick.metadata!.name} to be drained by the new leader` });
+    await waitFor(async () => !(await readyAddresses()).includes(sick.status!.podIP!), {
+      timeoutMs: 60_000,
+      intervalMs: 250,
+      what: `${sick.metadata!.name} to be drained by the new leader`,
+    });
     await setHealth(sick, 200);
-    await waitFor(async () => (await readyAddresses()).includes(sick.status!.podIP!), { timeoutMs: 60_000, intervalMs: 250, what: `${sick.metadata!.name} to be back` });
+    await waitFor(async () => (await readyAddresses()).includes(sick.status!.podIP!), {
+      timeoutMs: 60_000,
+      intervalMs: 250,
+      what: `${sick.metadata!.name} to be back`,
+    });
   }, 300_000);
 
   it("reports the policy through kubectl get hpp, from the operator running in the pod", async () => {
@@ -236,10 +331,22 @@ suite("the operator from its own image, installed by helm on the real node", () 
     await helm(["uninstall", "healthprobe-operator", "-n", RELEASE_NS, "--wait", "--timeout", "3m"]);
     // Gone, not just terminating: the pods stop within their grace period once the Deployment is deleted.
     const anyPods = async () => (await core.listNamespacedPod({ namespace: RELEASE_NS })).items.length;
-    await waitFor(async () => ((await anyPods()) === 0 ? true : undefined), { timeoutMs: 120_000, intervalMs: 500, what: "the release namespace's pods to go" });
-    const kinds = "all,serviceaccounts,roles,rolebindings,configmaps,secrets,leases,poddisruptionbudgets,networkpolicies";
+    await waitFor(async () => ((await anyPods()) === 0 ? true : undefined), {
+      timeoutMs: 120_000,
+      intervalMs: 500,
+      what: "the release namespace's pods to go",
+    });
+    const kinds =
+      "all,serviceaccounts,roles,rolebindings,configmaps,secrets,leases,poddisruptionbudgets,networkpolicies";
     const ns = await kubectl(["get", kinds, "-n", RELEASE_NS, "-o", "name"]);
-    const cluster = await kubectl(["get", "clusterroles,clusterrolebindings,mutatingwebhookconfigurations,validatingwebhookconfigurations", "-l", "app.kubernetes.io/instance=healthprobe-operator", "-o", "name"]);
+    const cluster = await kubectl([
+      "get",
+      "clusterroles,clusterrolebindings,mutatingwebhookconfigurations,validatingwebhookconfigurations",
+      "-l",
+      "app.kubernetes.io/instance=healthprobe-operator",
+      "-o",
+      "name",
+    ]);
     const left = [...ns.stdout.split("\n"), ...cluster.stdout.split("\n")]
       .filter(Boolean)
       // What every namespace has.

@@ -25,7 +25,10 @@ const netnsList = async (): Promise<string[]> =>
 export async function traceRun(dir: string, nodeNs: string): Promise<RunTrace> {
   const podNetns: string[] = [];
   for (const ns of (await netnsList()).filter((n) => n.startsWith("cni-"))) {
-    const links = await run("ip", ["-n", ns, "link", "show"]).then((r) => r.stdout, () => "");
+    const links = await run("ip", ["-n", ns, "link", "show"]).then(
+      (r) => r.stdout,
+      () => "",
+    );
     if (links.includes(`link-netns ${nodeNs}`)) podNetns.push(ns);
   }
   return { dir, nodeNs, podNetns, ids: runIds(dir) };
@@ -52,14 +55,19 @@ export async function leftovers(t: RunTrace): Promise<string[]> {
   out.push(...processesNaming(t.dir));
   for (const line of readFileSync("/proc/self/mountinfo", "utf8").split("\n")) {
     const point = line.split(" ")[4] ?? "";
-    if (point === t.dir || point.startsWith(`${t.dir}/`) || t.podNetns.some((ns) => point === `/run/netns/${ns}`)) out.push(`mount ${point}`);
+    if (point === t.dir || point.startsWith(`${t.dir}/`) || t.podNetns.some((ns) => point === `/run/netns/${ns}`))
+      out.push(`mount ${point}`);
   }
   for (const h of readdirSync("/sys/fs/cgroup")) {
     if (existsSync(join("/sys/fs/cgroup", h, t.nodeNs))) out.push(`cgroup ${h}/${t.nodeNs}`);
   }
   // The pods' veths and the CNI bridge live in the removed namespaces; none may show up here.
   const hostLinks = (await run("ip", ["-o", "link", "show"])).stdout.split("\n");
-  out.push(...hostLinks.filter((l) => l.includes(`link-netns ${t.nodeNs}`) || l.includes("hpcni0")).map((l) => `host link ${l.slice(0, 80)}`));
+  out.push(
+    ...hostLinks
+      .filter((l) => l.includes(`link-netns ${t.nodeNs}`) || l.includes("hpcni0"))
+      .map((l) => `host link ${l.slice(0, 80)}`),
+  );
   out.push(...outsideRunLeftovers(t.dir, t.ids).map((p) => `file ${p}`));
   if (existsSync(t.dir)) out.push(`directory ${t.dir}`);
   return out;

@@ -49,17 +49,28 @@ const get = () => new Promise((resolve, reject) => {
 
 /** What the kubelet would change on the machine if it could (see kubelet-mounts.ts): tunables and fixed paths. */
 const machineState = (): string[] => [
-  ...["vm/overcommit_memory", "vm/panic_on_oom", "kernel/panic", "kernel/panic_on_oops", "kernel/keys/root_maxkeys", "kernel/keys/root_maxbytes"].map(
-    (k) => `${k}=${readFileSync(`/proc/sys/${k}`, "utf8").trim()}`,
+  ...[
+    "vm/overcommit_memory",
+    "vm/panic_on_oom",
+    "kernel/panic",
+    "kernel/panic_on_oops",
+    "kernel/keys/root_maxkeys",
+    "kernel/keys/root_maxbytes",
+  ].map((k) => `${k}=${readFileSync(`/proc/sys/${k}`, "utf8").trim()}`),
+  ...["/var/lib/kubelet/device-plugins/kubelet.sock", "/var/log/containers"].map(
+    (p) => `${p} ${existsSync(p) ? "exists" : "missing"}`,
   ),
-  ...["/var/lib/kubelet/device-plugins/kubelet.sock", "/var/log/containers"].map((p) => `${p} ${existsSync(p) ? "exists" : "missing"}`),
 ];
 
 /** The pid of the workload server of pod `name` (its POD_NAME). */
 function workloadPid(name: string): number {
   for (const p of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
     try {
-      if (readFileSync(`/proc/${p}/cmdline`, "utf8").startsWith("/workload") && readFileSync(`/proc/${p}/environ`, "utf8").split("\0").includes(`POD_NAME=${name}`)) return Number(p);
+      if (
+        readFileSync(`/proc/${p}/cmdline`, "utf8").startsWith("/workload") &&
+        readFileSync(`/proc/${p}/environ`, "utf8").split("\0").includes(`POD_NAME=${name}`)
+      )
+        return Number(p);
     } catch {
       // Gone, or not ours to read.
     }
@@ -69,9 +80,18 @@ function workloadPid(name: string): number {
 
 /** The CNI network namespace (cni-…) of the node's pod with address `ip`. */
 async function podNetns(nodeNs: string, ip: string): Promise<string> {
-  for (const ns of (await run("ip", ["netns", "list"])).stdout.split("\n").map((l) => l.split(" ")[0]!).filter((n) => n.startsWith("cni-"))) {
-    const addrs = await run("ip", ["-n", ns, "-o", "addr", "show"]).then((r) => r.stdout, () => "");
-    const links = await run("ip", ["-n", ns, "link", "show"]).then((r) => r.stdout, () => "");
+  for (const ns of (await run("ip", ["netns", "list"])).stdout
+    .split("\n")
+    .map((l) => l.split(" ")[0]!)
+    .filter((n) => n.startsWith("cni-"))) {
+    const addrs = await run("ip", ["-n", ns, "-o", "addr", "show"]).then(
+      (r) => r.stdout,
+      () => "",
+    );
+    const links = await run("ip", ["-n", ns, "link", "show"]).then(
+      (r) => r.stdout,
+      () => "",
+    );
     if (addrs.includes(` ${ip}/`) && links.includes(`link-netns ${nodeNs}`)) return ns;
   }
   throw new Error(`no network namespace of ${nodeNs}'s pods holds ${ip}`);
@@ -82,9 +102,13 @@ suite("a real node (kubelet, containerd, CNI bridge, kube-proxy) in a network na
   let core: CoreV1Api;
   let scratch: string;
   let kubeconfig: string;
-  const k = (args: string[]) => run(kubectl, ["--kubeconfig", kubeconfig, "--cache-dir", join(scratch, "cache"), ...args], { encoding: "utf8" });
+  const k = (args: string[]) =>
+    run(kubectl, ["--kubeconfig", kubeconfig, "--cache-dir", join(scratch, "cache"), ...args], { encoding: "utf8" });
 
-  const runPod = async (name: string, extra: { labels?: Record<string, string>; secret?: string } = {}): Promise<V1Pod> => {
+  const runPod = async (
+    name: string,
+    extra: { labels?: Record<string, string>; secret?: string } = {},
+  ): Promise<V1Pod> => {
     const mount = extra.secret ? { volumeMounts: [{ name: "secret", mountPath: "/secret" }] } : {};
     await core.createNamespacedPod({
       namespace: "default",
@@ -93,7 +117,15 @@ suite("a real node (kubelet, containerd, CNI bridge, kube-proxy) in a network na
         spec: {
           // The control plane has no kube-scheduler: the pod is bound to the node directly.
           nodeName: node.nodeName,
-          containers: [{ name: "workload", image: "localhost/healthprobe-test/workload:1", imagePullPolicy: "Never", env: [{ name: "POD_NAME", value: name }], ...mount }],
+          containers: [
+            {
+              name: "workload",
+              image: "localhost/healthprobe-test/workload:1",
+              imagePullPolicy: "Never",
+              env: [{ name: "POD_NAME", value: name }],
+              ...mount,
+            },
+          ],
           volumes: extra.secret ? [{ name: "secret", secret: { secretName: extra.secret } }] : [],
           // The ServiceAccount token is not needed; skipping it keeps the pod independent of the token controller.
           automountServiceAccountToken: false,
@@ -137,19 +169,34 @@ suite("a real node (kubelet, containerd, CNI bridge, kube-proxy) in a network na
   it("runs a workload pod on the pod network, with its logs, exec and port-forward through the real kubectl", async () => {
     const pod = await runPod("workload");
     expect(ipInCidr(pod.status!.podIP!, node.namespace.podCidr)).toBe(true);
-    await waitFor(async () => (await k(["logs", "workload"])).stdout.includes("pod workload"), { timeoutMs: 30_000, intervalMs: 500, what: "the workload's log" });
+    await waitFor(async () => (await k(["logs", "workload"])).stdout.includes("pod workload"), {
+      timeoutMs: 30_000,
+      intervalMs: 500,
+      what: "the workload's log",
+    });
     // The image holds only /workload: asking it for its flags proves exec reaches the container.
-    const help = await k(["exec", "workload", "--", "/workload", "-help"]).catch((err: { stdout?: string; stderr?: string }) => ({ stdout: err.stdout ?? "", stderr: err.stderr ?? "" }));
+    const help = await k(["exec", "workload", "--", "/workload", "-help"]).catch(
+      (err: { stdout?: string; stderr?: string }) => ({ stdout: err.stdout ?? "", stderr: err.stderr ?? "" }),
+    );
     expect(`${help.stdout}${help.stderr}`).toContain("pod-name");
     // port-forward on the host's loopback: kubectl, the API server, the kubelet and containerd's stream server.
     const port = await freePort();
-    const forward = spawn(kubectl, ["--kubeconfig", kubeconfig, "port-forward", "pod/workload", `${port}:8080`], { stdio: ["ignore", "pipe", "pipe"] });
+    const forward = spawn(kubectl, ["--kubeconfig", kubeconfig, "port-forward", "pod/workload", `${port}:8080`], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     try {
-      const body = await waitFor(() => fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(5_000) }).then((r) => r.text(), () => undefined), {
-        timeoutMs: 30_000,
-        intervalMs: 250,
-        what: "the workload through kubectl port-forward",
-      });
+      const body = await waitFor(
+        () =>
+          fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(5_000) }).then(
+            (r) => r.text(),
+            () => undefined,
+          ),
+        {
+          timeoutMs: 30_000,
+          intervalMs: 250,
+          what: "the workload through kubectl port-forward",
+        },
+      );
       expect(body.trim()).toBe("workload");
     } finally {
       forward.kill("SIGTERM");
@@ -161,29 +208,54 @@ suite("a real node (kubelet, containerd, CNI bridge, kube-proxy) in a network na
     await runPod("workload-2");
     const svc = await core.createNamespacedService({
       namespace: "default",
-      body: { metadata: { name: "workload" }, spec: { selector: { app: "workload" }, ports: [{ port: 80, targetPort: 8080 }] } },
+      body: {
+        metadata: { name: "workload" },
+        spec: { selector: { app: "workload" }, ports: [{ port: 80, targetPort: 8080 }] },
+      },
     });
     const ip = svc.spec!.clusterIP!;
     expect(ipInCidr(ip, SERVICE_CIDR)).toBe(true);
     // The ClusterIP exists only in kube-proxy's rules inside the node's namespace.
-    const body = await waitFor(() => node.namespace.exec(process.execPath, ["-e", clientScript(`http://${ip}/`, 1)]).catch(() => undefined), {
-      timeoutMs: 60_000,
-      intervalMs: 500,
-      what: `${ip}:80 to answer inside ${node.namespace.name} (kube-proxy log: ${node.dir}/kube-proxy.log)`,
-    });
+    const body = await waitFor(
+      () => node.namespace.exec(process.execPath, ["-e", clientScript(`http://${ip}/`, 1)]).catch(() => undefined),
+      {
+        timeoutMs: 60_000,
+        intervalMs: 500,
+        what: `${ip}:80 to answer inside ${node.namespace.name} (kube-proxy log: ${node.dir}/kube-proxy.log)`,
+      },
+    );
     expect(["workload", "workload-2"]).toContain((JSON.parse(body) as string[])[0]);
     // A client in workload's own network namespace: a new connection per request, so kube-proxy
     // picks a pod each time, workload itself (hairpin through the bridge) or workload-2.
-    const netns = await podNetns(node.namespace.name, (await core.readNamespacedPod({ name: "workload", namespace: "default" })).status!.podIP!);
-    const answers = JSON.parse((await run("nsenter", [`--net=/run/netns/${netns}`, "--", process.execPath, "-e", clientScript(`http://${ip}/`, 20)])).stdout) as string[];
+    const netns = await podNetns(
+      node.namespace.name,
+      (await core.readNamespacedPod({ name: "workload", namespace: "default" })).status!.podIP!,
+    );
+    const answers = JSON.parse(
+      (
+        await run("nsenter", [
+          `--net=/run/netns/${netns}`,
+          "--",
+          process.execPath,
+          "-e",
+          clientScript(`http://${ip}/`, 20),
+        ])
+      ).stdout,
+    ) as string[];
     expect(new Set(answers)).toEqual(new Set(["workload", "workload-2"]));
     // The machine's own namespace has no kube-proxy rules.
-    const hostRules = await run("iptables-save", []).then((r) => r.stdout, () => "");
+    const hostRules = await run("iptables-save", []).then(
+      (r) => r.stdout,
+      () => "",
+    );
     expect(hostRules).not.toContain(ip);
   }, 240_000);
 
   it("mounts a Secret volume that the container sees, and leaves the machine's kernel tunables and the kubelet's fixed paths as they were", async () => {
-    await core.createNamespacedSecret({ namespace: "default", body: { metadata: { name: "greeting" }, stringData: { greeting: "hello from the kubelet" } } });
+    await core.createNamespacedSecret({
+      namespace: "default",
+      body: { metadata: { name: "greeting" }, stringData: { greeting: "hello from the kubelet" } },
+    });
     await runPod("with-secret", { labels: { app: "other" }, secret: "greeting" });
     // The kubelet mounts the volume (a tmpfs) in a mount namespace of its own; the container is
     // started by containerd in the machine's, so this reads it through the container's root.

@@ -31,20 +31,30 @@ async function runWorkloadPod(kubeconfig: string): Promise<void> {
     namespace: "default",
     body: {
       metadata: { name: "workload" },
-      spec: { nodeName: "node-1", automountServiceAccountToken: false, containers: [{ name: "workload", image: "localhost/healthprobe-test/workload:1", imagePullPolicy: "Never" }] },
+      spec: {
+        nodeName: "node-1",
+        automountServiceAccountToken: false,
+        containers: [{ name: "workload", image: "localhost/healthprobe-test/workload:1", imagePullPolicy: "Never" }],
+      },
     },
   });
-  await waitFor(() => core.readNamespacedPod({ name: "workload", namespace: "default" }).then((p) => p.status?.phase === "Running"), {
-    timeoutMs: 120_000,
-    intervalMs: 500,
-    what: "the workload pod to run",
-  });
+  await waitFor(
+    () => core.readNamespacedPod({ name: "workload", namespace: "default" }).then((p) => p.status?.phase === "Running"),
+    {
+      timeoutMs: 120_000,
+      intervalMs: 500,
+      what: "the workload pod to run",
+    },
+  );
 }
 
 /** Starts the entry point as a terminal would (a process group of its own) with a running pod. */
 async function startEntry(scratch: string): Promise<Running> {
   const kubeconfig = join(scratch, `kubeconfig-${Date.now()}`);
-  const child = spawn(process.execPath, ["--import", `file://${loader}`, entry, "--kubeconfig", kubeconfig], { detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, ["--import", `file://${loader}`, entry, "--kubeconfig", kubeconfig], {
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let output = "";
   child.stdout!.on("data", (d: Buffer) => (output += d.toString()));
   child.stderr!.on("data", (d: Buffer) => (output += d.toString()));
@@ -71,14 +81,18 @@ suite("stopping the real node leaves nothing behind", () => {
   it.each([
     ["Ctrl-C, SIGINT to the whole process group", (c: ChildProcess) => process.kill(-c.pid!, "SIGINT")],
     ["SIGTERM to the entry point", (c: ChildProcess) => process.kill(c.pid!, "SIGTERM")],
-  ])("%s", async (_name, signal) => {
-    const r = await startEntry(scratch);
-    expect(r.trace.podNetns.length).toBeGreaterThan(0);
-    signal(r.child);
-    await r.exit;
-    expect(r.child.exitCode).toBe(0);
-    expect(await leftovers(r.trace)).toEqual([]);
-  }, 1_200_000);
+  ])(
+    "%s",
+    async (_name, signal) => {
+      const r = await startEntry(scratch);
+      expect(r.trace.podNetns.length).toBeGreaterThan(0);
+      signal(r.child);
+      await r.exit;
+      expect(r.child.exitCode).toBe(0);
+      expect(await leftovers(r.trace)).toEqual([]);
+    },
+    1_200_000,
+  );
 
   it("a crash (SIGKILL to the entry point, its children left running) is cleaned by the next start", async () => {
     const r = await startEntry(scratch);

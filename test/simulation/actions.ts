@@ -31,7 +31,14 @@ export async function createOwners(env: SimEnv, apps: readonly string[]): Promis
       apiVersion: "apps/v1",
       kind: "ReplicaSet",
       metadata: { name: `${app}-rs`, namespace: cluster.namespace },
-      spec: { replicas: 0, selector: { matchLabels: { rs: app } }, template: { metadata: { labels: { rs: app } }, spec: { containers: [{ name: "app", image: "registry.example/web:1" }] } } },
+      spec: {
+        replicas: 0,
+        selector: { matchLabels: { rs: app } },
+        template: {
+          metadata: { labels: { rs: app } },
+          spec: { containers: [{ name: "app", image: "registry.example/web:1" }] },
+        },
+      },
     });
   }
 }
@@ -66,9 +73,24 @@ export function policyObject(name: string, namespace: string, c: PolicyChoice): 
       selector: { matchLabels: { app: c.app } },
       dryRun: c.dryRun,
       probe: { port: 8080, path: "/healthz", periodSeconds: c.periodSeconds, timeoutSeconds: 1 },
-      evaluation: { failureThreshold: c.failureThreshold, successThreshold: 1, ...(c.flapQuarantine ? { flapQuarantine: c.flapQuarantine } : {}) },
-      drain: { enabled: true, maxUnhealthyPercent: c.maxUnhealthyPercent, whenAllUnhealthy: c.whenAllUnhealthy, method: c.method ?? "EndpointSlice" },
-      replacement: { enabled: true, after: "30s", maxPerHour: c.maxPerHour, maxPerDay: c.maxPerDay, pauseAboveUnhealthyPercent: c.pauseAboveUnhealthyPercent },
+      evaluation: {
+        failureThreshold: c.failureThreshold,
+        successThreshold: 1,
+        ...(c.flapQuarantine ? { flapQuarantine: c.flapQuarantine } : {}),
+      },
+      drain: {
+        enabled: true,
+        maxUnhealthyPercent: c.maxUnhealthyPercent,
+        whenAllUnhealthy: c.whenAllUnhealthy,
+        method: c.method ?? "EndpointSlice",
+      },
+      replacement: {
+        enabled: true,
+        after: "30s",
+        maxPerHour: c.maxPerHour,
+        maxPerDay: c.maxPerDay,
+        pauseAboveUnhealthyPercent: c.pauseAboveUnhealthyPercent,
+      },
     },
   };
 }
@@ -76,7 +98,8 @@ export function policyObject(name: string, namespace: string, c: PolicyChoice): 
 function podObject(env: SimEnv, name: string, app: string, owner: string): Obj {
   const rs = env.owners.replicaSets[app];
   const node = env.owners.node;
-  const ownerReferences = owner === "controller" && rs ? [ownerRef(rs)] : owner === "mirror" && node ? [ownerRef(node)] : undefined;
+  const ownerReferences =
+    owner === "controller" && rs ? [ownerRef(rs)] : owner === "mirror" && node ? [ownerRef(node)] : undefined;
   const pod = aPod(name, env.cluster.namespace, { labels: { app }, ...(ownerReferences ? { ownerReferences } : {}) });
   // Every pod carries the readiness gate: with no ReadinessGate policy holding it, the operator
   // admits it (True, NoPolicy), so the EndpointSlice method sees the kubelet's Ready as before.
@@ -91,7 +114,9 @@ async function setKubeletReady(env: SimEnv, name: string, ready: boolean): Promi
     if (!pod.status?.podIP) return;
     const status = ready ? "True" : "False";
     pod.status.conditions = (pod.status.conditions ?? []).map((c) =>
-      (c.type === "Ready" || c.type === "ContainersReady") && c.status !== status ? { ...c, status, lastTransitionTime: new Date() } : c,
+      (c.type === "Ready" || c.type === "ContainersReady") && c.status !== status
+        ? { ...c, status, lastTransitionTime: new Date() }
+        : c,
     );
     await env.core.replaceNamespacedPodStatus({ name, namespace, body: pod });
   });
@@ -113,7 +138,13 @@ export async function applyAction(env: SimEnv, a: Action): Promise<void> {
     case "deletePod":
       return retrying(`delete pod ${a.name}`, () => cluster.remove("v1", "Pod", a.name));
     case "relabelPod":
-      return retrying(`relabel ${a.name}`, () => cluster.patch({ apiVersion: "v1", kind: "Pod", metadata: { name: a.name, namespace: ns, labels: { app: a.app } } }));
+      return retrying(`relabel ${a.name}`, () =>
+        cluster.patch({
+          apiVersion: "v1",
+          kind: "Pod",
+          metadata: { name: a.name, namespace: ns, labels: { app: a.app } },
+        }),
+      );
     case "kubeletReady":
       return setKubeletReady(env, a.name, a.ready);
     case "probeMode":
@@ -122,7 +153,9 @@ export async function applyAction(env: SimEnv, a: Action): Promise<void> {
       return retrying(`create policy ${a.name}`, () => cluster.create(policyObject(a.name, ns, a.spec)));
     case "editPolicy": {
       const { spec } = policyObject(a.name, ns, a.spec);
-      return retrying(`edit policy ${a.name}`, () => cluster.patch({ apiVersion: HPP, kind: "HealthProbePolicy", metadata: { name: a.name, namespace: ns }, spec }));
+      return retrying(`edit policy ${a.name}`, () =>
+        cluster.patch({ apiVersion: HPP, kind: "HealthProbePolicy", metadata: { name: a.name, namespace: ns }, spec }),
+      );
     }
     case "deletePolicy":
       return retrying(`delete policy ${a.name}`, () => cluster.remove(HPP, "HealthProbePolicy", a.name));
@@ -132,7 +165,12 @@ export async function applyAction(env: SimEnv, a: Action): Promise<void> {
       return retrying(`delete Service ${a.name}`, () => cluster.remove("v1", "Service", a.name));
     case "serviceSelector":
       return retrying(`Service ${a.name} selector`, () =>
-        cluster.patch({ apiVersion: "v1", kind: "Service", metadata: { name: a.name, namespace: ns }, spec: { selector: a.app ? { app: a.app } : null } }),
+        cluster.patch({
+          apiVersion: "v1",
+          kind: "Service",
+          metadata: { name: a.name, namespace: ns },
+          spec: { selector: a.app ? { app: a.app } : null },
+        }),
       );
     case "apiFault": {
       const code = a.fault === "409" ? 409 : a.fault === "timeout" ? 504 : 500;
@@ -161,7 +199,10 @@ export async function applyAction(env: SimEnv, a: Action): Promise<void> {
 
 /** Serves every pod that got an IP since the last call, with the answer the history gave it. */
 export async function servePods(env: SimEnv): Promise<void> {
-  for (const p of env.cluster.server.store.list({ group: "", version: "v1", resource: "pods" }, env.cluster.namespace) as Obj[]) {
+  for (const p of env.cluster.server.store.list(
+    { group: "", version: "v1", resource: "pods" },
+    env.cluster.namespace,
+  ) as Obj[]) {
     const ip = p.status?.podIP as string | undefined;
     const name = p.metadata?.name as string;
     if (!ip || env.ips.get(name) === ip) continue;

@@ -58,7 +58,9 @@ export class Fleet {
       clock: this.o.clock,
       leaderElect: this.o.leaderElect,
       maxReplacementsPer12h: this.o.maxReplacementsPer12h,
-      ...(this.o.maxReplacementsPer12hPerNamespace !== undefined ? { maxReplacementsPer12hPerNamespace: this.o.maxReplacementsPer12hPerNamespace } : {}),
+      ...(this.o.maxReplacementsPer12hPerNamespace !== undefined
+        ? { maxReplacementsPer12hPerNamespace: this.o.maxReplacementsPer12hPerNamespace }
+        : {}),
       ...(failpoint ? { failpoint } : {}),
     });
     this.all.push(r);

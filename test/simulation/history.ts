@@ -10,7 +10,14 @@ export const SERVICES = ["web", "api"] as const;
 export const POLICIES = ["pol-a", "pol-b", "pol-c"] as const;
 /** A crash or leader change comes at most this long after its step began (possibly after the step). */
 export const MAX_FAULT_DELAY_MS = 2_500;
-export const FAULT_RESOURCES = ["endpointslices", "healthprobepolicies", "pods", "configmaps", "leases", "services"] as const;
+export const FAULT_RESOURCES = [
+  "endpointslices",
+  "healthprobepolicies",
+  "pods",
+  "configmaps",
+  "leases",
+  "services",
+] as const;
 
 export interface PolicyChoice {
   serviceName: string;
@@ -82,7 +89,9 @@ export function randomPolicy(rng: Rng, base?: PolicyChoice): PolicyChoice {
     pauseAboveUnhealthyPercent: rng.pick([25, 50, 60, 100]),
     whenAllUnhealthy: rng.chance(0.3) ? "FailClosed" : "FailOpen",
     // Back-offs shorter than the 30 s the history settles for, so a quarantine begun at its end is over when convergence is judged.
-    flapQuarantine: rng.chance(0.3) ? { flaps: rng.int(2, 3), window: "1m", maxBackoff: rng.pick(["5s", "20s"]) } : undefined,
+    flapQuarantine: rng.chance(0.3)
+      ? { flaps: rng.int(2, 3), window: "1m", maxBackoff: rng.pick(["5s", "20s"]) }
+      : undefined,
     method: rng.chance(0.35) ? "ReadinessGate" : "EndpointSlice",
   };
   if (!base) return fresh;
@@ -98,7 +107,10 @@ export function randomPolicy(rng: Rng, base?: PolicyChoice): PolicyChoice {
 }
 
 function randomMode(rng: Rng): PodMode {
-  return rng.weighted({ healthy: 5, failing: 4, refused: 1, hanging: 0.3, slow: 0.3 } satisfies Record<(typeof POD_MODES)[number], number>);
+  return rng.weighted({ healthy: 5, failing: 4, refused: 1, hanging: 0.3, slow: 0.3 } satisfies Record<
+    (typeof POD_MODES)[number],
+    number
+  >);
 }
 
 /** The next step, drawn from `rng` and the intent so far (which it updates). */
@@ -133,7 +145,13 @@ function drawAction(rng: Rng, intent: Intent, leaderElect: boolean): Action {
   });
   switch (kind) {
     case "createPod":
-      return { kind, name: intent.newPodName(), app: rng.pick(APPS), owner: rng.weighted({ controller: 8, bare: 1, mirror: 1 }), mode: randomMode(rng) };
+      return {
+        kind,
+        name: intent.newPodName(),
+        app: rng.pick(APPS),
+        owner: rng.weighted({ controller: 8, bare: 1, mirror: 1 }),
+        mode: randomMode(rng),
+      };
     case "deletePod":
       return { kind, name: pod() };
     case "relabelPod":
@@ -157,7 +175,12 @@ function drawAction(rng: Rng, intent: Intent, leaderElect: boolean): Action {
     case "serviceSelector":
       return { kind, name: rng.pick([...intent.services]), app: rng.chance(0.6) ? rng.pick(APPS) : undefined };
     case "apiFault":
-      return { kind, fault: rng.pick(["5xx", "409", "timeout"] as const), resource: rng.pick(FAULT_RESOURCES), count: rng.int(1, 3) };
+      return {
+        kind,
+        fault: rng.pick(["5xx", "409", "timeout"] as const),
+        resource: rng.pick(FAULT_RESOURCES),
+        count: rng.int(1, 3),
+      };
     case "crash":
       // Some way into the step, when reconciles and probes may be in flight.
       return { kind, afterMs: rng.int(0, MAX_FAULT_DELAY_MS) };

@@ -30,13 +30,21 @@ async function main(): Promise<number> {
   });
   const first = positiveInt("seed", values.seed, 1);
   const seeds = positiveInt("seeds", values.seeds, 1);
-  if (values.plant !== undefined && values.plant !== "no-drain-cap") throw new Error(`--plant knows only "no-drain-cap", got "${values.plant}"`);
+  if (values.plant !== undefined && values.plant !== "no-drain-cap")
+    throw new Error(`--plant knows only "no-drain-cap", got "${values.plant}"`);
   if (values.cluster === "real") {
     const historyMs = positiveInt("history-ms", values["history-ms"], 30_000);
-    const failed = await runRealSeeds({ first, seeds, historyMs, ...(values.plant ? { plant: "no-drain-cap" as const } : {}), log: (l) => console.log(l) });
+    const failed = await runRealSeeds({
+      first,
+      seeds,
+      historyMs,
+      ...(values.plant ? { plant: "no-drain-cap" as const } : {}),
+      log: (l) => console.log(l),
+    });
     return failed > 0 ? 1 : 0;
   }
-  if (values.cluster !== "test-server") throw new Error(`--cluster must be "real" or "test-server", got "${values.cluster}"`);
+  if (values.cluster !== "test-server")
+    throw new Error(`--cluster must be "real" or "test-server", got "${values.cluster}"`);
   if (values.plant !== undefined) throw new Error("--plant needs --cluster real");
   const steps = positiveInt("steps", values.steps, DEFAULT_STEPS);
   let failed = 0;
@@ -51,12 +59,15 @@ async function main(): Promise<number> {
     failed++;
     console.log(`FAIL ${tag}  replay: ${replayCommand(seed, steps)}`);
     for (const v of r.violations) {
-      const action = v.step >= 1 && v.step <= r.actions.length ? r.actions[v.step - 1] : v.step === 0 ? "initial state" : "settled";
+      const action =
+        v.step >= 1 && v.step <= r.actions.length ? r.actions[v.step - 1] : v.step === 0 ? "initial state" : "settled";
       console.log(`  ${v.invariant} at step ${v.step} (${action}): ${v.evidence}`);
     }
   }
   const total = (performance.now() - began) / 1000;
-  console.log(`${seeds} seeds, ${failed} failing, ${total.toFixed(1)} s (${(total / Math.max(1, seeds)).toFixed(1)} s per seed)`);
+  console.log(
+    `${seeds} seeds, ${failed} failing, ${total.toFixed(1)} s (${(total / Math.max(1, seeds)).toFixed(1)} s per seed)`,
+  );
   return failed > 0 ? 1 : 0;
 }
 

@@ -6,7 +6,15 @@ import type { Clock } from "../../operator/src/runtime/clock.js";
 import type { Fleet } from "./fleet.js";
 import { OPERATOR_USER_PREFIX } from "./fleet.js";
 import type { PodServers } from "./pod-servers.js";
-import { managingPolicy, slicesOf, targetsOf, type EvictionRecord, type ProbingStart, type Snapshot, type World } from "./snapshot.js";
+import {
+  managingPolicy,
+  slicesOf,
+  targetsOf,
+  type EvictionRecord,
+  type ProbingStart,
+  type Snapshot,
+  type World,
+} from "./snapshot.js";
 import { readWorld, recordEvictions } from "./world-reader.js";
 
 const LEASES = { group: "coordination.k8s.io", version: "v1", resource: "leases" };
@@ -26,7 +34,9 @@ export class Observer {
     private readonly maxReplacementsPer12h: number,
     private readonly maxReplacementsPer12hPerNamespace?: number,
   ) {
-    this.evictions = recordEvictions(server.requestLog, server.store, namespace, (u) => u.startsWith(OPERATOR_USER_PREFIX));
+    this.evictions = recordEvictions(server.requestLog, server.store, namespace, (u) =>
+      u.startsWith(OPERATOR_USER_PREFIX),
+    );
   }
 
   world(): World {
@@ -36,11 +46,14 @@ export class Observer {
   /** After each tick: which pods are in rotation, and who holds the Lease since when. */
   observe(): void {
     const world = this.world();
-    for (const s of world.slices) for (const e of s.endpoints) if (e.ready) (this.everInRotation[s.service] ??= new Set()).add(e.pod);
+    for (const s of world.slices)
+      for (const e of s.endpoints) if (e.ready) (this.everInRotation[s.service] ??= new Set()).add(e.pod);
     this.forgetLeavers(world);
-    const lease = this.server.store.get(LEASES, "healthprobe-system", "healthprobe-operator") as { spec?: { holderIdentity?: string; acquireTime?: string } } | undefined;
+    const lease = this.server.store.get(LEASES, "healthprobe-system", "healthprobe-operator") as
+      { spec?: { holderIdentity?: string; acquireTime?: string } } | undefined;
     const h = lease?.spec?.holderIdentity;
-    if (h && h !== this.holder) this.probingStarts.push({ user: h, at: Date.parse(lease?.spec?.acquireTime ?? "") || this.clock.now() });
+    if (h && h !== this.holder)
+      this.probingStarts.push({ user: h, at: Date.parse(lease?.spec?.acquireTime ?? "") || this.clock.now() });
     this.holder = h;
   }
 
@@ -81,7 +94,9 @@ export class Observer {
       operatorUp,
       settled,
       maxReplacementsPer12h: this.maxReplacementsPer12h,
-      ...(this.maxReplacementsPer12hPerNamespace !== undefined ? { maxReplacementsPer12hPerNamespace: this.maxReplacementsPer12hPerNamespace } : {}),
+      ...(this.maxReplacementsPer12hPerNamespace !== undefined
+        ? { maxReplacementsPer12hPerNamespace: this.maxReplacementsPer12hPerNamespace }
+        : {}),
     };
     this.previous = world;
     return snap;
@@ -90,9 +105,13 @@ export class Observer {
 
 /** One line: pods, each Service's endpoints and each policy's conditions. */
 export function summary(world: World): string {
-  const pods = world.pods.map((p) => `${p.name}:${p.labels.app ?? "-"}${p.ready ? "R" : "N"}${p.ip ? "" : "?"}${p.terminating ? "T" : ""}`);
+  const pods = world.pods.map(
+    (p) => `${p.name}:${p.labels.app ?? "-"}${p.ready ? "R" : "N"}${p.ip ? "" : "?"}${p.terminating ? "T" : ""}`,
+  );
   const services = world.services.map((s) => {
-    const eps = world.slices.filter((x) => x.service === s.name).flatMap((x) => x.endpoints.map((e) => `${e.pod}${e.ready ? "+" : "-"}`));
+    const eps = world.slices
+      .filter((x) => x.service === s.name)
+      .flatMap((x) => x.endpoints.map((e) => `${e.pod}${e.ready ? "+" : "-"}`));
     return `${s.name}${s.hasSelector ? "(sel)" : ""}[${eps.join(" ")}]`;
   });
   const policies = world.policies.map((p) => {

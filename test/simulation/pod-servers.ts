@@ -47,14 +47,16 @@ export class PodServers {
 
   /** Starts serving `ip` (healthy unless told otherwise); a second call only changes the mode. */
   async serve(ip: string, mode: PodMode = "healthy"): Promise<void> {
-    if (!this.pods.has(ip)) this.pods.set(ip, { server: undefined, mode: "refused", sockets: new Set(), held: new Set() });
+    if (!this.pods.has(ip))
+      this.pods.set(ip, { server: undefined, mode: "refused", sockets: new Set(), held: new Set() });
     await this.setMode(ip, mode);
   }
 
   async setMode(ip: string, mode: PodMode): Promise<void> {
     const pod = this.pods.get(ip);
     if (!pod) throw new Error(`no pod server for ${ip}`);
-    if (pod.mode !== mode || !this.modeChanges.some((m) => m.ip === ip)) this.modeChanges.push({ ip, at: this.now(), mode });
+    if (pod.mode !== mode || !this.modeChanges.some((m) => m.ip === ip))
+      this.modeChanges.push({ ip, at: this.now(), mode });
     pod.mode = mode;
     if (mode !== "hanging" && mode !== "slow") this.release(pod);
     if (mode === "refused") await this.closeServer(pod);

@@ -36,9 +36,18 @@ const USER = "operator";
 
 /** The fault proxy's vocabulary, as a seed's history picks it. */
 const FAULTS: Array<[string, (p: FaultProxy) => void]> = [
-  ["503 on a third of lists, 500 on a third of gets", (p) => (p.failRate({ rate: 0.3, code: 503, verb: "list" }), p.failRate({ rate: 0.3, code: 500, verb: "get" }))],
+  [
+    "503 on a third of lists, 500 on a third of gets",
+    (p) => (p.failRate({ rate: 0.3, code: 503, verb: "list" }), p.failRate({ rate: 0.3, code: 500, verb: "get" })),
+  ],
   ["409 on half the writes", (p) => p.failRate({ rate: 0.5, code: 409 })],
-  ["429 Retry-After 1 on half the patches", (p) => (p.failRate({ rate: 0.5, code: 429, verb: "patch", retryAfterSeconds: 1 }), p.failRate({ rate: 0.5, code: 429, verb: "update", retryAfterSeconds: 1 }))],
+  [
+    "429 Retry-After 1 on half the patches",
+    (p) => (
+      p.failRate({ rate: 0.5, code: 429, verb: "patch", retryAfterSeconds: 1 }),
+      p.failRate({ rate: 0.5, code: 429, verb: "update", retryAfterSeconds: 1 })
+    ),
+  ],
   ["300 ms latency", (p) => p.addLatency(300)],
   ["dropped watches", (p) => p.dropWatches()],
   ["410 on the next watch", (p) => (p.expireNextWatch(), p.dropWatches())],
@@ -50,7 +59,9 @@ const FAULTS: Array<[string, (p: FaultProxy) => void]> = [
 /** A copy of the committed operator with the drain cap removed: every Unhealthy pod may be drained. */
 function plantedCopy(): string {
   const dir = mkdtempSync(join(tmpdir(), "healthprobe-planted-"));
-  execFileSync("sh", ["-c", `git archive HEAD operator package.json tsconfig.json | tar -x -C "${dir}"`], { cwd: repoRoot });
+  execFileSync("sh", ["-c", `git archive HEAD operator package.json tsconfig.json | tar -x -C "${dir}"`], {
+    cwd: repoRoot,
+  });
   symlinkSync(join(repoRoot, "node_modules"), join(dir, "node_modules"));
   const file = join(dir, "operator", "src", "domain", "drain.ts");
   const src = readFileSync(file, "utf8");
@@ -77,13 +88,18 @@ async function startAll(o: RealRunOptions, dir: string, operatorRoot: string | u
   await api.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "healthprobe-system" } });
   const proxy = await startFaultProxy({ upstream: cp.url, name: USER, seed: o.first });
   const op = startOperatorProcess({
-    server: { writeKubeconfig: (path: string) => writeFileSync(path, throughProxy(cp.kubeconfig(USER), proxy.url), { mode: 0o600 }) },
+    server: {
+      writeKubeconfig: (path: string) =>
+        writeFileSync(path, throughProxy(cp.kubeconfig(USER), proxy.url), { mode: 0o600 }),
+    },
     dir,
     user: USER,
     ...(operatorRoot ? { operatorRoot } : {}),
   });
   await op.started(120_000);
-  o.log(`control plane ready in ${(cp.startMs / 1000).toFixed(1)} s; operator${operatorRoot ? " (planted: no drain cap)" : ""} through the fault proxy`);
+  o.log(
+    `control plane ready in ${(cp.startMs / 1000).toFixed(1)} s; operator${operatorRoot ? " (planted: no drain cap)" : ""} through the fault proxy`,
+  );
   return { cp, api, proxy, op, reader: new RealWorldReader(cp.kubeconfig("admin")) };
 }
 
@@ -102,20 +118,39 @@ async function runSeed(c: Cluster, seed: number, historyMs: number): Promise<See
   const pct = rng.pick([25, 34, 50]);
   const labels = { app: "web" };
   await c.api.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
-  await c.api.create({ apiVersion: "v1", kind: "Service", metadata: { name: "web", namespace: ns }, spec: { ports: [{ name: "http", port: 80, targetPort: PORT, protocol: "TCP" }] } } as never);
+  await c.api.create({
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { name: "web", namespace: ns },
+    spec: { ports: [{ name: "http", port: 80, targetPort: PORT, protocol: "TCP" }] },
+  } as never);
   await c.api.create({
     apiVersion: "apps/v1",
     kind: "ReplicaSet",
     metadata: { name: "web", namespace: ns },
-    spec: { replicas, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: "web", image: "busybox:1.36", ports: [{ name: "http", containerPort: PORT }] }] } } },
+    spec: {
+      replicas,
+      selector: { matchLabels: labels },
+      template: {
+        metadata: { labels },
+        spec: { containers: [{ name: "web", image: "busybox:1.36", ports: [{ name: "http", containerPort: PORT }] }] },
+      },
+    },
   } as never);
-  const ready = await waitFor(async () => {
-    const w = await c.reader.read(ns);
-    return w && w.pods.filter((p) => p.ready && p.ip).length === replicas && w;
-  }, { timeoutMs: 90_000, what: `${replicas} ready pods in ${ns}` });
+  const ready = await waitFor(
+    async () => {
+      const w = await c.reader.read(ns);
+      return w && w.pods.filter((p) => p.ready && p.ip).length === replicas && w;
+    },
+    { timeoutMs: 90_000, what: `${replicas} ready pods in ${ns}` },
+  );
   const pods = ready.pods.map((p) => ({ name: p.name, ip: p.ip! })).sort((a, b) => a.name.localeCompare(b.name));
   const setSick = async (sick: ReadonlySet<number>) => {
-    for (const [i, p] of pods.entries()) await c.cp.podServers.set(p.ip, sick.has(i) ? { status: 503, body: "unhealthy\n" } : { status: 200, body: "ok\n" });
+    for (const [i, p] of pods.entries())
+      await c.cp.podServers.set(
+        p.ip,
+        sick.has(i) ? { status: 503, body: "unhealthy\n" } : { status: 200, body: "ok\n" },
+      );
   };
   await setSick(new Set());
   await c.api.create({
@@ -216,11 +251,15 @@ export async function runRealSeeds(o: RealRunOptions): Promise<number> {
         continue;
       }
       failed++;
-      o.log(`FAIL ${tag}  replay: npm run simulate -- --cluster real --seed ${seed}${o.plant ? ` --plant ${o.plant}` : ""}`);
+      o.log(
+        `FAIL ${tag}  replay: npm run simulate -- --cluster real --seed ${seed}${o.plant ? ` --plant ${o.plant}` : ""}`,
+      );
       for (const v of r.violations) o.log(`  ${v}`);
     }
     const total = (Date.now() - began) / 1000;
-    o.log(`${o.seeds} seeds on the real control plane, ${failed} failing, ${total.toFixed(1)} s (${(total / Math.max(1, o.seeds)).toFixed(1)} s per seed)`);
+    o.log(
+      `${o.seeds} seeds on the real control plane, ${failed} failing, ${total.toFixed(1)} s (${(total / Math.max(1, o.seeds)).toFixed(1)} s per seed)`,
+    );
   } finally {
     await c?.op.stop();
     await c?.proxy.stop();

@@ -49,9 +49,17 @@ export class Replica {
 
   static async start(o: ReplicaOptions): Promise<Replica> {
     const relay = await Relay.open(o.apiUrl);
-    const flags = ["--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--operator-namespace", "healthprobe-system"];
+    const flags = [
+      "--metrics-bind-address",
+      "0",
+      "--health-probe-bind-address",
+      "0",
+      "--operator-namespace",
+      "healthprobe-system",
+    ];
     flags.push("--max-replacements-per-12h", String(o.maxReplacementsPer12h));
-    if (o.maxReplacementsPer12hPerNamespace !== undefined) flags.push("--max-replacements-per-12h-per-namespace", String(o.maxReplacementsPer12hPerNamespace));
+    if (o.maxReplacementsPer12hPerNamespace !== undefined)
+      flags.push("--max-replacements-per-12h-per-namespace", String(o.maxReplacementsPer12hPerNamespace));
     if (o.leaderElect) flags.push("--leader-elect");
     const parsed = parseConfig(flags, {});
     if (!parsed.ok) throw new Error(parsed.message);
@@ -105,9 +113,14 @@ export class Replica {
     if (!this.op || this.crashed) return { adds: 0, done: 0 };
     const reg = this.op.metrics.registry;
     // Every queue's adds against every controller's finished reconciles.
-    const adds = (await reg.getSingleMetric("healthprobe_workqueue_adds_total")?.get())?.values.reduce((n, v) => n + v.value, 0) ?? 0;
+    const adds =
+      (await reg.getSingleMetric("healthprobe_workqueue_adds_total")?.get())?.values.reduce((n, v) => n + v.value, 0) ??
+      0;
     const hist = await reg.getSingleMetric("healthprobe_reconcile_duration_seconds")?.get();
-    const done = hist?.values.filter((v) => (v as { metricName?: string }).metricName?.endsWith("_count")).reduce((n, v) => n + v.value, 0) ?? 0;
+    const done =
+      hist?.values
+        .filter((v) => (v as { metricName?: string }).metricName?.endsWith("_count"))
+        .reduce((n, v) => n + v.value, 0) ?? 0;
     return { adds, done };
   }
 

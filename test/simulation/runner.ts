@@ -93,7 +93,9 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
     judge(run, o, o.steps + 1, true);
     return result(run, o, actions, realNow() - started);
   } finally {
-    if (process.env.SIM_DUMP_LOGS) for (const r of run?.env.fleet.all ?? []) console.log(`--- ${r.user}\n${r.logs.slice(-Number(process.env.SIM_DUMP_LOGS)).join("")}`);
+    if (process.env.SIM_DUMP_LOGS)
+      for (const r of run?.env.fleet.all ?? [])
+        console.log(`--- ${r.user}\n${r.logs.slice(-Number(process.env.SIM_DUMP_LOGS)).join("")}`);
     await run?.env.fleet.stop();
     await servers.close();
     await run?.env.cluster.stop();
@@ -102,8 +104,21 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
 }
 
 async function setUp(o: SeedOptions, sim: SimClock, servers: PodServers, leaderElect: boolean): Promise<Run> {
-  const cluster = await startCluster({ simulateKubelet: true, controllers: false, terminationDelayMs: 2_000, podCidr: uniquePodCidr(), namespace: NS });
-  const observer = new Observer(cluster.server, NS, sim.clock, servers, MAX_REPLACEMENTS_PER_12H, MAX_REPLACEMENTS_PER_12H_PER_NAMESPACE);
+  const cluster = await startCluster({
+    simulateKubelet: true,
+    controllers: false,
+    terminationDelayMs: 2_000,
+    podCidr: uniquePodCidr(),
+    namespace: NS,
+  });
+  const observer = new Observer(
+    cluster.server,
+    NS,
+    sim.clock,
+    servers,
+    MAX_REPLACEMENTS_PER_12H,
+    MAX_REPLACEMENTS_PER_12H_PER_NAMESPACE,
+  );
   const fleet = new Fleet({
     apiUrl: cluster.server.url,
     clock: sim.clock,
@@ -114,13 +129,30 @@ async function setUp(o: SeedOptions, sim: SimClock, servers: PodServers, leaderE
     onStart: (user, at) => observer.probingStarts.push({ user, at }),
   });
   const core = kubeConfigFor(cluster.server).makeApiClient(CoreV1Api);
-  const env: SimEnv = { cluster, clock: sim.clock, core, servers, fleet, modes: new Map(), ips: new Map(), owners: { replicaSets: {}, node: undefined } };
+  const env: SimEnv = {
+    cluster,
+    clock: sim.clock,
+    core,
+    servers,
+    fleet,
+    modes: new Map(),
+    ips: new Map(),
+    owners: { replicaSets: {}, node: undefined },
+  };
   const afterTick = async () => {
     await servePods(env);
     observer.observe();
   };
   const settle: SettleDeps = { clock: sim.clock, requestLog: cluster.server.requestLog, servers, fleet, afterTick };
-  return { sim, env, observer, settle, stats: { ticks: 0, unsettled: 0, quietMs: 0, probeWaitMs: 0 }, leaderElect, violations: [] };
+  return {
+    sim,
+    env,
+    observer,
+    settle,
+    stats: { ticks: 0, unsettled: 0, quietMs: 0, probeWaitMs: 0 },
+    leaderElect,
+    violations: [],
+  };
 }
 
 /** The end of the history: faults stop, every pod answers, a writer runs long enough. */
@@ -159,7 +191,9 @@ function result(run: Run, o: SeedOptions, actions: string[], realMs: number): Se
     replicas: env.fleet.all.length,
     failpointCrashes: env.fleet.all.filter((r) => r.crashedAt).length,
     probes: env.servers.hits.length,
-    sliceWrites: requestsBy(env.cluster.server.requestLog, { writes: true, resource: "endpointslices" }).filter((e) => e.user.startsWith(OPERATOR_USER_PREFIX)).length,
+    sliceWrites: requestsBy(env.cluster.server.requestLog, { writes: true, resource: "endpointslices" }).filter((e) =>
+      e.user.startsWith(OPERATOR_USER_PREFIX),
+    ).length,
   };
 }
 

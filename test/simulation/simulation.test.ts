@@ -16,7 +16,9 @@ describe("whole-system simulation", () => {
     "seed %i keeps every invariant not known to be open",
     async (seed) => {
       const result = await runSeed({ seed, steps: STEPS, skip: new Set(KNOWN_OPEN.keys()) });
-      const report = result.violations.map((v) => `${v.invariant} at step ${v.step}: ${v.evidence} (replay: ${replayCommand(seed, STEPS)})`);
+      const report = result.violations.map(
+        (v) => `${v.invariant} at step ${v.step}: ${v.evidence} (replay: ${replayCommand(seed, STEPS)})`,
+      );
       expect(report).toEqual([]);
       // Not a vacuous pass: the operator probed pods and wrote slices.
       expect(result.probes).toBeGreaterThan(0);

@@ -50,7 +50,10 @@ export interface PolicyView {
   status: {
     observedGeneration: number | undefined;
     /** type -> status, reason, observedGeneration, lastTransitionTime (epoch ms). */
-    conditions: Record<string, { status: string; reason: string; observedGeneration: number | undefined; since: number }>;
+    conditions: Record<
+      string,
+      { status: string; reason: string; observedGeneration: number | undefined; since: number }
+    >;
     /** Pod name -> state as the policy reports it. */
     pods: Record<string, HealthState>;
     /** Pod name -> whether the policy reports keeping it out of rotation (drained, or not admitted). */
@@ -138,7 +141,8 @@ export function slicesOf(world: World, service: string): SliceView[] {
 /** Endpoint readiness by pod name across the Service's slices. */
 export function readinessIn(world: World, service: string): Map<string, boolean> {
   const out = new Map<string, boolean>();
-  for (const s of slicesOf(world, service)) for (const e of s.endpoints) out.set(e.pod, out.get(e.pod) === true || e.ready);
+  for (const s of slicesOf(world, service))
+    for (const e of s.endpoints) out.set(e.pod, out.get(e.pod) === true || e.ready);
   return out;
 }
 
@@ -149,7 +153,12 @@ export function readinessIn(world: World, service: string): Map<string, boolean>
 export const RECOVERY_LAG_MS = 15_000;
 
 /** Whether the pod server at `ip` answered "healthy" throughout [from, to], by its mode changes. */
-export function healthyThroughout(modeChanges: Snapshot["modeChanges"], ip: string | undefined, from: number, to: number): boolean {
+export function healthyThroughout(
+  modeChanges: Snapshot["modeChanges"],
+  ip: string | undefined,
+  from: number,
+  to: number,
+): boolean {
   if (!ip) return false;
   let atStart: string | undefined;
   for (const m of modeChanges) {
@@ -167,7 +176,12 @@ export function healthyThroughout(modeChanges: Snapshot["modeChanges"], ip: stri
  * target answered healthy throughout the last RECOVERY_LAG_MS (seed 2207: every server failing,
  * the slices already dark, the status still from before).
  */
-export function mayFailClosed(policy: PolicyView, targets: readonly PodView[], s: Pick<Snapshot, "modeChanges" | "world">, isReady: (p: PodView) => boolean = (p) => p.ready): boolean {
+export function mayFailClosed(
+  policy: PolicyView,
+  targets: readonly PodView[],
+  s: Pick<Snapshot, "modeChanges" | "world">,
+  isReady: (p: PodView) => boolean = (p) => p.ready,
+): boolean {
   if (policy.whenAllUnhealthy !== "FailClosed") return false;
   const ready = targets.filter(isReady);
   if (conditionTrue(policy, "FailClosed") || !ready.some((p) => policy.status.pods[p.name] === "Healthy")) return true;
@@ -186,6 +200,10 @@ export function managingPolicy(world: World, service: string): PolicyView | unde
   const svc = world.services.find((s) => s.name === service);
   if (!svc || svc.hasSelector) return undefined;
   return world.policies.find(
-    (p) => p.serviceName === service && (p.method ?? "EndpointSlice") === "EndpointSlice" && conditionTrue(p, "Ready") && p.status.conditions.Ready?.observedGeneration === p.generation,
+    (p) =>
+      p.serviceName === service &&
+      (p.method ?? "EndpointSlice") === "EndpointSlice" &&
+      conditionTrue(p, "Ready") &&
+      p.status.conditions.Ready?.observedGeneration === p.generation,
   );
 }

@@ -2,7 +2,11 @@
 // World the invariants judge, and records every eviction or pod delete an operator replica
 // sends, with the objects as they were just before the API served it.
 import type { RequestLogEntry, StoreReader } from "../apiserver/index.js";
-import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME, MANAGED_BY_OPERATOR } from "../../operator/src/domain/endpoint-slice-types.js";
+import {
+  LABEL_MANAGED_BY,
+  LABEL_SERVICE_NAME,
+  MANAGED_BY_OPERATOR,
+} from "../../operator/src/domain/endpoint-slice-types.js";
 import type { EvictionRecord, HealthState, OwnerKind, PodView, PolicyView, World } from "./snapshot.js";
 
 type Obj = Record<string, any>;
@@ -33,7 +37,9 @@ function podView(pod: Obj): PodView {
     ip: pod.status?.podIP || undefined,
     labels: { ...(pod.metadata.labels ?? {}) },
     ready: (pod.status?.conditions ?? []).some((c: Obj) => c.type === "Ready" && c.status === "True"),
-    containersReady: (pod.status?.conditions ?? []).some((c: Obj) => c.type === "ContainersReady" && c.status === "True"),
+    containersReady: (pod.status?.conditions ?? []).some(
+      (c: Obj) => c.type === "ContainersReady" && c.status === "True",
+    ),
     ...gateOf(pod),
     terminating: Boolean(pod.metadata.deletionTimestamp),
     owner: ownerOf(pod),
@@ -43,7 +49,12 @@ function podView(pod: Obj): PodView {
 function policyView(p: Obj): PolicyView {
   const conditions: PolicyView["status"]["conditions"] = {};
   for (const c of p.status?.conditions ?? []) {
-    conditions[c.type] = { status: c.status, reason: c.reason ?? "", observedGeneration: c.observedGeneration, since: ms(c.lastTransitionTime) };
+    conditions[c.type] = {
+      status: c.status,
+      reason: c.reason ?? "",
+      observedGeneration: c.observedGeneration,
+      since: ms(c.lastTransitionTime),
+    };
   }
   const pods: Record<string, HealthState> = {};
   const routedOut: Record<string, boolean> = {};
@@ -65,8 +76,21 @@ function policyView(p: Obj): PolicyView {
     created: ms(p.metadata.creationTimestamp),
     maxUnhealthyPercent: p.spec?.drain?.maxUnhealthyPercent ?? 50,
     whenAllUnhealthy: p.spec?.drain?.whenAllUnhealthy === "FailClosed" ? "FailClosed" : "FailOpen",
-    replacement: { enabled: r.enabled !== false, maxPerHour: r.maxPerHour ?? 1, maxPerDay: r.maxPerDay ?? 3, pauseAboveUnhealthyPercent: r.pauseAboveUnhealthyPercent ?? 50 },
-    status: { observedGeneration: p.status?.observedGeneration, conditions, pods, routedOut, targets: p.status?.targets, drained: p.status?.drained, quarantinedOut },
+    replacement: {
+      enabled: r.enabled !== false,
+      maxPerHour: r.maxPerHour ?? 1,
+      maxPerDay: r.maxPerDay ?? 3,
+      pauseAboveUnhealthyPercent: r.pauseAboveUnhealthyPercent ?? 50,
+    },
+    status: {
+      observedGeneration: p.status?.observedGeneration,
+      conditions,
+      pods,
+      routedOut,
+      targets: p.status?.targets,
+      drained: p.status?.drained,
+      quarantinedOut,
+    },
   };
 }
 
@@ -77,12 +101,17 @@ export function readWorld(store: StoreReader, namespace: string, at: number): Wo
     .map((s: Obj) => ({
       name: s.metadata.name,
       service: s.metadata.labels?.[LABEL_SERVICE_NAME] ?? "",
-      endpoints: (s.endpoints ?? []).map((e: Obj) => ({ pod: e.targetRef?.name ?? e.addresses?.[0] ?? "", ready: e.conditions?.ready === true })),
+      endpoints: (s.endpoints ?? []).map((e: Obj) => ({
+        pod: e.targetRef?.name ?? e.addresses?.[0] ?? "",
+        ready: e.conditions?.ready === true,
+      })),
     }));
   return {
     at,
     pods: store.list(PODS, namespace).map(podView),
-    services: store.list(SERVICES, namespace).map((s: Obj) => ({ name: s.metadata.name, hasSelector: Object.keys(s.spec?.selector ?? {}).length > 0 })),
+    services: store
+      .list(SERVICES, namespace)
+      .map((s: Obj) => ({ name: s.metadata.name, hasSelector: Object.keys(s.spec?.selector ?? {}).length > 0 })),
     slices,
     policies: store.list(POLICIES, namespace).map(policyView),
   };
@@ -93,7 +122,12 @@ export function readWorld(store: StoreReader, namespace: string, at: number): Wo
  * objects as they were before it (read at the previous request, since the API serves one
  * request's mutation and its log entry in one synchronous run).
  */
-export function recordEvictions(log: RequestLogEntry[], store: StoreReader, namespace: string, isOperator: (user: string) => boolean): EvictionRecord[] {
+export function recordEvictions(
+  log: RequestLogEntry[],
+  store: StoreReader,
+  namespace: string,
+  isOperator: (user: string) => boolean,
+): EvictionRecord[] {
   const records: EvictionRecord[] = [];
   let before = readWorld(store, namespace, Date.now());
   let signature = worldSignature(before);
@@ -106,8 +140,18 @@ export function recordEvictions(log: RequestLogEntry[], store: StoreReader, name
       if ((evict || del) && isOperator(e.user) && e.namespace === namespace) {
         // In-process changes (the kubelet stand-in, the ReplicaSet controller) since the last logged
         // write are caught here, the evicted pod aside (the request has already been served).
-        const unseen = worldSignature(readWorld(store, namespace, Date.now()), e.name) !== worldSignature(before, e.name);
-        records.push({ at: Date.parse(e.time), user: e.user, namespace: e.namespace, pod: e.name, code: e.code, verb: evict ? "evict" : "delete", before, stableSince: unseen ? Date.parse(e.time) : stableSince });
+        const unseen =
+          worldSignature(readWorld(store, namespace, Date.now()), e.name) !== worldSignature(before, e.name);
+        records.push({
+          at: Date.parse(e.time),
+          user: e.user,
+          namespace: e.namespace,
+          pod: e.name,
+          code: e.code,
+          verb: evict ? "evict" : "delete",
+          before,
+          stableSince: unseen ? Date.parse(e.time) : stableSince,
+        });
       }
     }
     const n = push(...entries);
@@ -123,7 +167,10 @@ export function recordEvictions(log: RequestLogEntry[], store: StoreReader, name
 
 /** What changes a policy's targets or its reading of them: pods and policy generations (not status, slices or Events). */
 function worldSignature(w: World, except?: string): string {
-  const pods = w.pods.filter((p) => p.name !== except).map((p) => `${p.name}/${p.uid}/${p.ip ?? ""}/${p.terminating}/${JSON.stringify(p.labels)}`).sort();
+  const pods = w.pods
+    .filter((p) => p.name !== except)
+    .map((p) => `${p.name}/${p.uid}/${p.ip ?? ""}/${p.terminating}/${JSON.stringify(p.labels)}`)
+    .sort();
   const policies = w.policies.map((p) => `${p.name}/${p.uid}/${p.generation}`).sort();
   return JSON.stringify([pods, policies]);
 }

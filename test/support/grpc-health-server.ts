@@ -4,10 +4,19 @@
 //   a ServingStatus (SERVING, NOT_SERVING, SERVICE_UNKNOWN, UNKNOWN), "hang" (never answers),
 //   a status after a real delay, or a gRPC error code (the call fails with it); a service never set fails with NOT_FOUND,
 //   as the reference health server does.
-import { Metadata, Server, ServerCredentials, status as grpcStatus, type ServerUnaryCall, type sendUnaryData, type ServiceDefinition } from "@grpc/grpc-js";
+import {
+  Metadata,
+  Server,
+  ServerCredentials,
+  status as grpcStatus,
+  type ServerUnaryCall,
+  type sendUnaryData,
+  type ServiceDefinition,
+} from "@grpc/grpc-js";
 
 export const SERVING_STATUS = { UNKNOWN: 0, SERVING: 1, NOT_SERVING: 2, SERVICE_UNKNOWN: 3 } as const;
-export type HealthAnswer = keyof typeof SERVING_STATUS | "hang" | { error: number } | { status: keyof typeof SERVING_STATUS; afterMs: number };
+export type HealthAnswer =
+  keyof typeof SERVING_STATUS | "hang" | { error: number } | { status: keyof typeof SERVING_STATUS; afterMs: number };
 
 export interface SeenCall {
   service: string;
@@ -37,7 +46,9 @@ const healthService: ServiceDefinition = {
   },
 };
 
-export async function startGrpcHealthServer(opts: { tls?: { key: string; cert: string }; host?: string } = {}): Promise<GrpcHealthServer> {
+export async function startGrpcHealthServer(
+  opts: { tls?: { key: string; cert: string }; host?: string } = {},
+): Promise<GrpcHealthServer> {
   const answers = new Map<string, HealthAnswer>([["", "SERVING"]]);
   const calls: SeenCall[] = [];
   const hanging = new Set<ServerUnaryCall<{ service: string }, number>>();
@@ -49,21 +60,29 @@ export async function startGrpcHealthServer(opts: { tls?: { key: string; cert: s
       const answer = answers.get(call.request.service) ?? { error: grpcStatus.NOT_FOUND };
       if (answer === "hang") return void hanging.add(call);
       if (typeof answer === "string") return callback(null, SERVING_STATUS[answer]);
-      if ("error" in answer) return callback({ code: answer.error, details: "as the test set", metadata: new Metadata() });
+      if ("error" in answer)
+        return callback({ code: answer.error, details: "as the test set", metadata: new Metadata() });
       setTimeout(() => callback(null, SERVING_STATUS[answer.status]), answer.afterMs);
     },
   });
-  const creds = opts.tls ? ServerCredentials.createSsl(null, [{ private_key: Buffer.from(opts.tls.key), cert_chain: Buffer.from(opts.tls.cert) }]) : ServerCredentials.createInsecure();
-  const port = await new Promise<number>((resolve, reject) => server.bindAsync(`${opts.host ?? "127.0.0.1"}:0`, creds, (err, p) => (err ? reject(err) : resolve(p))));
+  const creds = opts.tls
+    ? ServerCredentials.createSsl(null, [
+        { private_key: Buffer.from(opts.tls.key), cert_chain: Buffer.from(opts.tls.cert) },
+      ])
+    : ServerCredentials.createInsecure();
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(`${opts.host ?? "127.0.0.1"}:0`, creds, (err, p) => (err ? reject(err) : resolve(p))),
+  );
   return {
     port,
     calls,
     set: (service, answer) => void answers.set(service, answer),
-    close: () => new Promise<void>((resolve) => {
-      server.forceShutdown();
-      hanging.clear();
-      resolve();
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.forceShutdown();
+        hanging.clear();
+        resolve();
+      }),
   };
 }
 

@@ -13,18 +13,23 @@ export type Obj = KubernetesObject & Record<string, any>;
  * field `_default`), leaving the server with a CRD that defaults nothing.
  */
 export function loadCrd(): Obj {
-  return loadYaml(readFileSync(new URL("../../crds/healthprobe.io_healthprobepolicies.yaml", import.meta.url), "utf8")) as Obj;
+  return loadYaml(
+    readFileSync(new URL("../../crds/healthprobe.io_healthprobepolicies.yaml", import.meta.url), "utf8"),
+  ) as Obj;
 }
 
 /** Creates the CRD and waits until HealthProbePolicies are served. */
 export async function installCrd(api: KubernetesObjectApi): Promise<void> {
   await api.create(loadCrd());
-  await waitFor(() => api.list("healthprobe.io/v1alpha1", "HealthProbePolicy").then(() => true), { what: "the HealthProbePolicy CRD to be served" });
+  await waitFor(() => api.list("healthprobe.io/v1alpha1", "HealthProbePolicy").then(() => true), {
+    what: "the HealthProbePolicy CRD to be served",
+  });
 }
 
 /** Endpoint readiness by pod name across these EndpointSlices. */
 export function readinessOf(slices: readonly Obj[]): Map<string, boolean> {
   const out = new Map<string, boolean>();
-  for (const s of slices) for (const e of s.endpoints ?? []) if (e.targetRef?.name) out.set(e.targetRef.name, e.conditions?.ready === true);
+  for (const s of slices)
+    for (const e of s.endpoints ?? []) if (e.targetRef?.name) out.set(e.targetRef.name, e.conditions?.ready === true);
   return out;
 }

@@ -7,7 +7,6 @@ import type { TestApiServer } from "../apiserver/index.js";
 import { repoRoot } from "./paths.js";
 import { waitFor } from "./wait-for.js";
 
-
 export interface OperatorProcessOptions {
   /** Where the kubeconfig for `user` comes from: the API test server, or any cluster that can write one. */
   server: Pick<TestApiServer, "writeKubeconfig">;
@@ -84,7 +83,9 @@ export function startOperatorProcess(opts: OperatorProcessOptions): OperatorProc
     }
   });
   child.stderr!.on("data", (chunk: Buffer) => output.push(chunk.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once("exit", (code, signal) => resolve({ code, signal })),
+  );
   if (file) child.once("close", () => file.end());
   const running = () => child.exitCode === null && child.signalCode === null;
   return {
@@ -102,7 +103,10 @@ export function startOperatorProcess(opts: OperatorProcessOptions): OperatorProc
         { timeoutMs, what: `operator ${user} to start` },
       );
       const healthPort = line.healthPort as number;
-      await waitFor(async () => (await fetch(`http://127.0.0.1:${healthPort}/readyz`)).status === 200, { timeoutMs, what: `operator ${user} caches synced` });
+      await waitFor(async () => (await fetch(`http://127.0.0.1:${healthPort}/readyz`)).status === 200, {
+        timeoutMs,
+        what: `operator ${user} caches synced`,
+      });
       return { identity: line.identity as string, healthPort };
     },
     async stop(signal: NodeJS.Signals = "SIGTERM") {

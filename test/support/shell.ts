@@ -11,7 +11,10 @@ export interface ShellResult {
 
 export function sh(command: string): Promise<ShellResult> {
   return new Promise((resolve) => {
-    const child = spawn("sh", ["-c", command], { cwd: repoRoot, env: { ...process.env, npm_config_update_notifier: "false" } });
+    const child = spawn("sh", ["-c", command], {
+      cwd: repoRoot,
+      env: { ...process.env, npm_config_update_notifier: "false" },
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));

@@ -9,9 +9,19 @@ export interface Target {
 }
 
 /** Accepts every connection; counts them, those still open, and the bytes clients sent. */
-export async function startAcceptingListener(host = "127.0.0.1"): Promise<Target & { accepted: number; open: number; bytesReceived: number }> {
+export async function startAcceptingListener(
+  host = "127.0.0.1",
+): Promise<Target & { accepted: number; open: number; bytesReceived: number }> {
   const sockets = new Set<Socket>();
-  const t = { port: 0, accepted: 0, bytesReceived: 0, close: async () => {}, get open() { return sockets.size; } };
+  const t = {
+    port: 0,
+    accepted: 0,
+    bytesReceived: 0,
+    close: async () => {},
+    get open() {
+      return sockets.size;
+    },
+  };
   const server = createServer((s) => {
     t.accepted++;
     sockets.add(s);
@@ -21,10 +31,11 @@ export async function startAcceptingListener(host = "127.0.0.1"): Promise<Target
   });
   await new Promise<void>((resolve) => server.listen(0, host, () => resolve()));
   t.port = (server.address() as AddressInfo).port;
-  t.close = () => new Promise<void>((resolve) => {
-    for (const s of sockets) s.destroy();
-    server.close(() => resolve());
-  });
+  t.close = () =>
+    new Promise<void>((resolve) => {
+      for (const s of sockets) s.destroy();
+      server.close(() => resolve());
+    });
   return t;
 }
 

@@ -72,7 +72,10 @@ async function removeCgroups(name: string): Promise<void> {
 async function removePodNamespaces(nodeNs: string): Promise<void> {
   if (!existsSync("/run/netns")) return;
   for (const ns of readdirSync("/run/netns").filter((n) => n.startsWith("cni-"))) {
-    const links = await run("ip", ["-n", ns, "link", "show"]).then((r) => r.stdout, () => "");
+    const links = await run("ip", ["-n", ns, "link", "show"]).then(
+      (r) => r.stdout,
+      () => "",
+    );
     if (links.includes(`link-netns ${nodeNs}`)) await run("ip", ["netns", "del", ns]).catch(() => undefined);
   }
 }

@@ -43,16 +43,26 @@ export interface RealNodeCluster {
 export function nodeBinaries(): string {
   const fromEnv = process.env.HEALTHPROBE_NODE_BIN;
   if (fromEnv) return fromEnv;
-  const out = spawnSync("bash", [join(here, "..", "build-node.sh")], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
-  if (out.status !== 0) throw new Error(`hack/control-plane/build-node.sh failed with exit status ${out.status ?? out.signal}`);
+  const out = spawnSync("bash", [join(here, "..", "build-node.sh")], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  if (out.status !== 0)
+    throw new Error(`hack/control-plane/build-node.sh failed with exit status ${out.status ?? out.signal}`);
   return out.stdout.trim().split("\n").pop()!;
 }
 
 function writeCredentials(dir: string): { tokens: Map<string, string>; tokenFile: string } {
   const tokens = new Map(USERS.map((u) => [u, randomBytes(16).toString("hex")]));
   const tokenFile = join(dir, "tokens.csv");
-  writeFileSync(tokenFile, [...tokens].map(([u, t], i) => `${t},${u},uid-${i},"system:masters"`).join("\n") + "\n", { mode: 0o600 });
-  const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048, privateKeyEncoding: { type: "pkcs8", format: "pem" }, publicKeyEncoding: { type: "spki", format: "pem" } });
+  writeFileSync(tokenFile, [...tokens].map(([u, t], i) => `${t},${u},uid-${i},"system:masters"`).join("\n") + "\n", {
+    mode: 0o600,
+  });
+  const { privateKey, publicKey } = generateKeyPairSync("rsa", {
+    modulusLength: 2048,
+    privateKeyEncoding: { type: "pkcs8", format: "pem" },
+    publicKeyEncoding: { type: "spki", format: "pem" },
+  });
   writeFileSync(join(dir, "sa.key"), privateKey, { mode: 0o600 });
   writeFileSync(join(dir, "sa.pub"), publicKey);
   return { tokens, tokenFile };
@@ -70,10 +80,19 @@ interface Parts {
 async function drainPods(core: CoreV1Api, containerd: Component | undefined): Promise<void> {
   const pods = await core.listPodForAllNamespaces().catch(() => ({ items: [] }));
   for (const p of pods.items) {
-    await core.deleteNamespacedPod({ name: p.metadata!.name!, namespace: p.metadata!.namespace!, gracePeriodSeconds: 0 }).catch(() => undefined);
+    await core
+      .deleteNamespacedPod({ name: p.metadata!.name!, namespace: p.metadata!.namespace!, gracePeriodSeconds: 0 })
+      .catch(() => undefined);
   }
   if (!containerd || pods.items.length === 0) return;
-  await waitFor(() => core.listPodForAllNamespaces().then((l) => l.items.length === 0, () => true), { timeoutMs: 30_000, intervalMs: 250, what: "pods to be deleted" }).catch(() => undefined);
+  await waitFor(
+    () =>
+      core.listPodForAllNamespaces().then(
+        (l) => l.items.length === 0,
+        () => true,
+      ),
+    { timeoutMs: 30_000, intervalMs: 250, what: "pods to be deleted" },
+  ).catch(() => undefined);
 }
 
 async function stopParts(parts: Parts): Promise<void> {
@@ -92,7 +111,11 @@ function importArchive(socket: string, path: string): void {
 }
 
 function importImages(socket: string): void {
-  const out = spawnSync("npx", ["tsx", join(here, "..", "..", "images", "main.ts"), "import", "--address", socket, "pause", "workload"], { encoding: "utf8", cwd: join(here, "..", "..", "..") });
+  const out = spawnSync(
+    "npx",
+    ["tsx", join(here, "..", "..", "images", "main.ts"), "import", "--address", socket, "pause", "workload"],
+    { encoding: "utf8", cwd: join(here, "..", "..", "..") },
+  );
   if (out.status !== 0) throw new Error(`importing the pause and workload images failed: ${out.stderr}`);
 }
 
@@ -120,28 +143,46 @@ export async function startRealNode(): Promise<RealNodeCluster> {
     writeFileSync(join(slot.dir, MARKER), "");
     const ns = (parts.ns = await createNodeNamespace(slot.slot));
     const { tokens, tokenFile } = writeCredentials(slot.dir);
-    const inside = (user: string): string => c.kubeconfigYaml(`https://127.0.0.1:${c.API_PORT}`, user, tokens.get(user)!);
+    const inside = (user: string): string =>
+      c.kubeconfigYaml(`https://127.0.0.1:${c.API_PORT}`, user, tokens.get(user)!);
     parts.components.push(c.startEtcd(slot, ns, cpBin), c.startApiServer(slot, ns, cpBin, tokenFile));
     const socket = join(slot.dir, "api.sock");
     parts.components.push(c.startApiForwarder(slot, ns, socket));
     parts.bridge = await startHostBridge(socket);
     const url = `https://127.0.0.1:${parts.bridge.port}`;
-    const kubeconfig = (user = "admin"): string => c.kubeconfigYaml(url, user, tokens.get(user) ?? tokens.get("admin")!);
+    const kubeconfig = (user = "admin"): string =>
+      c.kubeconfigYaml(url, user, tokens.get(user) ?? tokens.get("admin")!);
     const kc = new KubeConfig();
     kc.loadFromString(kubeconfig());
     const core = (parts.core = kc.makeApiClient(CoreV1Api));
-    await waitReady(parts, "kube-apiserver to serve through the bridge", () => core.readNamespace({ name: "default" }).then(() => true, () => false));
-    parts.components.push(c.startControllerManager(slot, ns, cpBin, inside("controller-manager")), c.startScheduler(slot, ns, nodeBin, inside("scheduler")));
+    await waitReady(parts, "kube-apiserver to serve through the bridge", () =>
+      core.readNamespace({ name: "default" }).then(
+        () => true,
+        () => false,
+      ),
+    );
+    parts.components.push(
+      c.startControllerManager(slot, ns, cpBin, inside("controller-manager")),
+      c.startScheduler(slot, ns, nodeBin, inside("scheduler")),
+    );
     const containerdBin = existsSync(join(nodeBin, "containerd")) ? join(nodeBin, "containerd") : "/usr/bin/containerd";
     const containerd = await startContainerd(slot, ns, containerdBin);
     parts.components.push(containerd.component);
     importImages(containerd.socket);
-    parts.components.push(c.startKubelet(slot, ns, nodeBin, inside("kubelet")), c.startKubeProxy(slot, ns, nodeBin, inside("kube-proxy")));
+    parts.components.push(
+      c.startKubelet(slot, ns, nodeBin, inside("kubelet")),
+      c.startKubeProxy(slot, ns, nodeBin, inside("kube-proxy")),
+    );
     await waitReady(parts, `node ${c.NODE_NAME} to be Ready (log: ${join(slot.dir, "kubelet.log")})`, async () => {
       const node = await core.readNode({ name: c.NODE_NAME }).catch(() => undefined);
       return node?.status?.conditions?.some((x) => x.type === "Ready" && x.status === "True") ?? false;
     });
-    await waitReady(parts, "the default ServiceAccount", () => core.readNamespacedServiceAccount({ name: "default", namespace: "default" }).then(() => true, () => false));
+    await waitReady(parts, "the default ServiceAccount", () =>
+      core.readNamespacedServiceAccount({ name: "default", namespace: "default" }).then(
+        () => true,
+        () => false,
+      ),
+    );
     let stopping: Promise<void> | undefined;
     return {
       url,

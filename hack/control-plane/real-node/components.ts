@@ -90,13 +90,23 @@ export function startControllerManager(slot: RunSlot, ns: NodeNamespace, bin: st
 export function startScheduler(slot: RunSlot, ns: NodeNamespace, bin: string, kubeconfig: string): Component {
   const file = join(slot.dir, "scheduler.kubeconfig");
   writeFileSync(file, kubeconfig, { mode: 0o600 });
-  return inNs(slot, ns, "kube-scheduler", join(bin, "kube-scheduler"), [`--kubeconfig=${file}`, "--leader-elect=false", "--secure-port=0"]);
+  return inNs(slot, ns, "kube-scheduler", join(bin, "kube-scheduler"), [
+    `--kubeconfig=${file}`,
+    "--leader-elect=false",
+    "--secure-port=0",
+  ]);
 }
 
 /** The API server's forwarder inside the namespace: a unix socket in the run's directory to its TCP port. */
 export function startApiForwarder(slot: RunSlot, ns: NodeNamespace, socket: string): Component {
   const loader = join(repoRoot, "node_modules", "tsx", "dist", "loader.mjs");
-  return inNs(slot, ns, "api-forwarder", process.execPath, ["--import", `file://${loader}`, join(here, "bridge.ts"), socket, String(API_PORT)]);
+  return inNs(slot, ns, "api-forwarder", process.execPath, [
+    "--import",
+    `file://${loader}`,
+    join(here, "bridge.ts"),
+    socket,
+    String(API_PORT),
+  ]);
 }
 
 /**
@@ -110,7 +120,8 @@ export function createCgroupRoot(ns: NodeNamespace): void {
     const dir = join(parent, ns.name);
     mkdirSync(dir, { recursive: true });
     for (const f of ["cpuset.cpus", "cpuset.mems"]) {
-      if (existsSync(join(parent, f))) writeFileSync(join(dir, f), readFileSync(join(parent, f), "utf8").trim() || "\n");
+      if (existsSync(join(parent, f)))
+        writeFileSync(join(dir, f), readFileSync(join(parent, f), "utf8").trim() || "\n");
     }
   }
 }

@@ -104,27 +104,48 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 }
 
 /** Writes the config, starts containerd (`bin`: its binary) in the namespace and waits for its socket. */
-export async function startContainerd(slot: RunSlot, ns: NodeNamespace, bin = "/usr/bin/containerd"): Promise<Containerd> {
+export async function startContainerd(
+  slot: RunSlot,
+  ns: NodeNamespace,
+  bin = "/usr/bin/containerd",
+): Promise<Containerd> {
   const dir = join(slot.dir, "containerd");
   const cniConfDir = join(dir, "cni");
   mkdirSync(cniConfDir, { recursive: true });
-  writeFileSync(join(cniConfDir, "10-hpcp.conflist"), JSON.stringify(cniConfig(ns.podCidr, join(dir, "cni-leases")), null, 2));
+  writeFileSync(
+    join(cniConfDir, "10-hpcp.conflist"),
+    JSON.stringify(cniConfig(ns.podCidr, join(dir, "cni-leases")), null, 2),
+  );
   writeFileSync(join(dir, "config.toml"), configToml(dir, cniConfDir, process.env.HEALTHPROBE_NODE_RUNC ?? "runc"));
   const socket = join(dir, "containerd.sock");
   // A containerd of our own build finds its own shim (containerd-shim-runc-v2) beside it first.
   const path = `${dirname(bin)}:${process.env.PATH ?? "/usr/sbin:/usr/bin:/sbin:/bin"}`;
-  const component = startComponent(slot, "containerd", "nsenter", inNamespace(ns.path, "env", [`PATH=${path}`, bin, "--config", join(dir, "config.toml")]));
+  const component = startComponent(
+    slot,
+    "containerd",
+    "nsenter",
+    inNamespace(ns.path, "env", [`PATH=${path}`, bin, "--config", join(dir, "config.toml")]),
+  );
   const ctr = async (args: string[]): Promise<string> => {
     try {
       return (await run("ctr", ["--address", socket, "--namespace", "k8s.io", ...args])).stdout;
     } catch (err) {
-      throw new Error(`ctr ${args.join(" ")} failed: ${String((err as { stderr?: string }).stderr ?? (err as Error).message).trim()}`, { cause: err });
+      throw new Error(
+        `ctr ${args.join(" ")} failed: ${String((err as { stderr?: string }).stderr ?? (err as Error).message).trim()}`,
+        { cause: err },
+      );
     }
   };
   await waitFor(
     async () => {
       if (component.exited()) throw new Error(`containerd exited:\n${component.tail()}`);
-      return existsSync(socket) && (await ctr(["version"]).then(() => true, () => false));
+      return (
+        existsSync(socket) &&
+        (await ctr(["version"]).then(
+          () => true,
+          () => false,
+        ))
+      );
     },
     { timeoutMs: 30_000, intervalMs: 200, what: `containerd to serve on ${socket} (log: ${component.logFile})` },
   );

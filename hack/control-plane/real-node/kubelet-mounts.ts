@@ -44,7 +44,14 @@ export function inKubeletMountNamespace(dir: string, cmd: string, args: string[]
     writeFileSync(file, `${value}\n`);
     lines.push(`mount --bind ${JSON.stringify(file)} /proc/sys/${key}`);
   }
-  for (const d of HIDDEN_DIRS) lines.push(`mount --make-private "$(findmnt -n -o TARGET -T ${d})"`, `mount -t tmpfs -o mode=0755,size=16m tmpfs ${d}`);
+  for (const d of HIDDEN_DIRS)
+    lines.push(
+      `mount --make-private "$(findmnt -n -o TARGET -T ${d})"`,
+      `mount -t tmpfs -o mode=0755,size=16m tmpfs ${d}`,
+    );
   lines.push('exec "$@"');
-  return { cmd: "unshare", args: ["--mount", "--propagation", "unchanged", "--", "sh", "-c", lines.join("\n"), "sh", cmd, ...args] };
+  return {
+    cmd: "unshare",
+    args: ["--mount", "--propagation", "unchanged", "--", "sh", "-c", lines.join("\n"), "sh", cmd, ...args],
+  };
 }

@@ -19,7 +19,9 @@ async function main(): Promise<void> {
   node.writeKubeconfig(values.kubeconfig);
   console.log(`real node ready in ${(node.startMs / 1000).toFixed(1)} s at ${node.url}`);
   console.log(`  kubeconfig (admin): ${values.kubeconfig}`);
-  console.log(`  node ${node.nodeName} (${node.namespace.nodeIp}), pods on ${node.namespace.podCidr} in network namespace ${node.namespace.name}`);
+  console.log(
+    `  node ${node.nodeName} (${node.namespace.nodeIp}), pods on ${node.namespace.podCidr} in network namespace ${node.namespace.name}`,
+  );
   console.log(`  logs: ${node.dir}`);
   console.log("Ctrl-C stops it and removes everything it created.");
   await interrupted();

@@ -34,10 +34,16 @@ async function sh(cmd: string, args: string[]): Promise<string> {
 }
 
 /** nsenter's arguments that run `cmd` in the namespace at `path` (its mount namespace stays the host's). */
-export const inNamespace = (path: string, cmd: string, args: string[]): string[] => [`--net=${path}`, "--", cmd, ...args];
+export const inNamespace = (path: string, cmd: string, args: string[]): string[] => [
+  `--net=${path}`,
+  "--",
+  cmd,
+  ...args,
+];
 
 export async function createNodeNamespace(slot: number): Promise<NodeNamespace> {
-  if (!Number.isInteger(slot) || slot < 0 || slot > 249) throw new Error(`node namespace slot ${slot} is not an integer from 0 to 249`);
+  if (!Number.isInteger(slot) || slot < 0 || slot > 249)
+    throw new Error(`node namespace slot ${slot} is not an integer from 0 to 249`);
   if (process.getuid?.() !== 0) throw new Error("the real node needs root (ip netns, containerd, kubelet)");
   const name = namespaceName(slot);
   const path = `/run/netns/${name}`;

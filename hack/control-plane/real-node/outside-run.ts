@@ -10,7 +10,14 @@ import { join } from "node:path";
 const SHIM_SOCKETS = "/run/containerd/s";
 const CNI_RESULTS = "/var/lib/cni/results";
 // Emptied parents go too, deepest first; ones holding anything else stay.
-const PARENTS = [SHIM_SOCKETS, "/run/containerd/runc/k8s.io", "/run/containerd/runc", "/run/containerd", CNI_RESULTS, "/var/lib/cni"];
+const PARENTS = [
+  SHIM_SOCKETS,
+  "/run/containerd/runc/k8s.io",
+  "/run/containerd/runc",
+  "/run/containerd",
+  CNI_RESULTS,
+  "/var/lib/cni",
+];
 const ID = /^[0-9a-f]{64}$/;
 
 /** Sandbox and container IDs under containerd's root and state directories of the run. */
@@ -41,11 +48,15 @@ function candidates(dir: string, ids: Set<string>): string[] {
   const out: string[] = [];
   for (const id of ids) {
     // containerd's shim.SocketAddress: sha256 of "<containerd address>/<namespace>/<id>[/debug]".
-    out.push(join(SHIM_SOCKETS, sha256(join(address, "k8s.io", id))), join(SHIM_SOCKETS, sha256(join(address, "k8s.io", id, "debug"))));
+    out.push(
+      join(SHIM_SOCKETS, sha256(join(address, "k8s.io", id))),
+      join(SHIM_SOCKETS, sha256(join(address, "k8s.io", id, "debug"))),
+    );
   }
   if (existsSync(CNI_RESULTS)) {
     // libcni's cache: <network>-<container id>-<interface>.
-    for (const f of readdirSync(CNI_RESULTS)) if ([...ids].some((id) => f.includes(`-${id}-`))) out.push(join(CNI_RESULTS, f));
+    for (const f of readdirSync(CNI_RESULTS))
+      if ([...ids].some((id) => f.includes(`-${id}-`))) out.push(join(CNI_RESULTS, f));
   }
   return out;
 }

@@ -6,7 +6,11 @@ import type { AccessReviewer, AccessReviewResult, ReviewedUser, TokenReviewResul
 import type { KubeClient } from "./kube-client.js";
 
 interface TokenReviewJson {
-  status?: { authenticated?: boolean; user?: { username?: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> }; error?: string };
+  status?: {
+    authenticated?: boolean;
+    user?: { username?: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> };
+    error?: string;
+  };
 }
 
 interface SubjectAccessReviewJson {
@@ -18,10 +22,14 @@ export class KubeAccessReviewer implements AccessReviewer {
 
   async reviewToken(token: string, signal?: AbortSignal): Promise<TokenReviewResult> {
     const body = { apiVersion: "authentication.k8s.io/v1", kind: "TokenReview", spec: { token } };
-    const out = await this.client.request<TokenReviewJson>("POST", "/apis/authentication.k8s.io/v1/tokenreviews", { body, ...(signal ? { signal } : {}) });
+    const out = await this.client.request<TokenReviewJson>("POST", "/apis/authentication.k8s.io/v1/tokenreviews", {
+      body,
+      ...(signal ? { signal } : {}),
+    });
     const status = out?.status;
     const username = status?.user?.username;
-    if (status?.authenticated !== true || !username) return status?.error ? { authenticated: false, error: status.error } : { authenticated: false };
+    if (status?.authenticated !== true || !username)
+      return status?.error ? { authenticated: false, error: status.error } : { authenticated: false };
     const user: ReviewedUser = { username };
     if (status.user?.uid) user.uid = status.user.uid;
     if (status.user?.groups) user.groups = [...status.user.groups];
@@ -29,10 +37,24 @@ export class KubeAccessReviewer implements AccessReviewer {
     return { authenticated: true, user };
   }
 
-  async reviewAccess(user: ReviewedUser, nonResource: { path: string; verb: string }, signal?: AbortSignal): Promise<AccessReviewResult> {
-    const spec = { user: user.username, ...(user.uid ? { uid: user.uid } : {}), groups: user.groups ?? [], ...(user.extra ? { extra: user.extra } : {}), nonResourceAttributes: nonResource };
+  async reviewAccess(
+    user: ReviewedUser,
+    nonResource: { path: string; verb: string },
+    signal?: AbortSignal,
+  ): Promise<AccessReviewResult> {
+    const spec = {
+      user: user.username,
+      ...(user.uid ? { uid: user.uid } : {}),
+      groups: user.groups ?? [],
+      ...(user.extra ? { extra: user.extra } : {}),
+      nonResourceAttributes: nonResource,
+    };
     const body = { apiVersion: "authorization.k8s.io/v1", kind: "SubjectAccessReview", spec };
-    const out = await this.client.request<SubjectAccessReviewJson>("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", { body, ...(signal ? { signal } : {}) });
+    const out = await this.client.request<SubjectAccessReviewJson>(
+      "POST",
+      "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+      { body, ...(signal ? { signal } : {}) },
+    );
     const status = out?.status;
     const reason = status?.reason || status?.evaluationError;
     return { allowed: status?.allowed === true && status?.denied !== true, ...(reason ? { reason } : {}) };

@@ -32,10 +32,7 @@ export interface PodConditionPatch {
 
 const STRATEGIC_MERGE = "application/strategic-merge-patch+json";
 
-export type EvictionOutcome =
-  | { outcome: "evicted" }
-  | { outcome: "gone" }
-  | { outcome: "blocked"; message: string };
+export type EvictionOutcome = { outcome: "evicted" } | { outcome: "gone" } | { outcome: "blocked"; message: string };
 
 export class ApiWriteError extends Error {
   constructor(
@@ -89,7 +86,10 @@ export class ClusterWriter {
    * Replaces the policy's status with optimistic concurrency (the cached resourceVersion):
    * the ledger in status must never be lost to a concurrent writer, so a 409 surfaces.
    */
-  async replacePolicyStatus(policy: { metadata: { name: string; namespace: string } }, status: object): Promise<{ resourceVersion?: string }> {
+  async replacePolicyStatus(
+    policy: { metadata: { name: string; namespace: string } },
+    status: object,
+  ): Promise<{ resourceVersion?: string }> {
     const { name, namespace } = policy.metadata;
     try {
       const path = `/apis/${GROUP}/${VERSION}/namespaces/${enc(namespace)}/${PLURAL}/${enc(name)}/status`;
@@ -119,7 +119,11 @@ export class ClusterWriter {
 
   async deletePod(namespace: string, name: string, uid: string): Promise<EvictionOutcome> {
     try {
-      await this.client.delete(`${corePath(namespace, "pods")}/${enc(name)}`, { apiVersion: "v1", kind: "DeleteOptions", preconditions: { uid } });
+      await this.client.delete(`${corePath(namespace, "pods")}/${enc(name)}`, {
+        apiVersion: "v1",
+        kind: "DeleteOptions",
+        preconditions: { uid },
+      });
       return { outcome: "evicted" };
     } catch (err) {
       if (isPodGone(err)) return { outcome: "gone" };
@@ -134,10 +138,19 @@ export class ClusterWriter {
    * The uid in the patch keeps a recreated pod of the same name from getting the verdict.
    * "gone" when the pod no longer exists.
    */
-  async patchPodCondition(namespace: string, name: string, uid: string, condition: PodConditionPatch): Promise<"patched" | "gone"> {
+  async patchPodCondition(
+    namespace: string,
+    name: string,
+    uid: string,
+    condition: PodConditionPatch,
+  ): Promise<"patched" | "gone"> {
     try {
       const body = { metadata: { uid }, status: { conditions: [condition] } };
-      await this.client.request("PATCH", `${corePath(namespace, "pods")}/${enc(name)}/status`, { body, contentType: STRATEGIC_MERGE, query: { fieldManager: FIELD_MANAGER } });
+      await this.client.request("PATCH", `${corePath(namespace, "pods")}/${enc(name)}/status`, {
+        body,
+        contentType: STRATEGIC_MERGE,
+        query: { fieldManager: FIELD_MANAGER },
+      });
       return "patched";
     } catch (err) {
       if (statusCodeOf(err) === 404) return "gone";
@@ -155,28 +168,53 @@ export class ClusterWriter {
   }
 
   /** Creates or updates (optimistic concurrency via the given resourceVersion) a ConfigMap's data. */
-  async writeConfigMap(namespace: string, name: string, data: Record<string, string>, resourceVersion: string | undefined): Promise<ConfigMap> {
+  async writeConfigMap(
+    namespace: string,
+    name: string,
+    data: Record<string, string>,
+    resourceVersion: string | undefined,
+  ): Promise<ConfigMap> {
     const body = {
       apiVersion: "v1",
       kind: "ConfigMap",
-      metadata: { name, namespace, resourceVersion, labels: { "app.kubernetes.io/managed-by": "healthprobe-operator" } },
+      metadata: {
+        name,
+        namespace,
+        resourceVersion,
+        labels: { "app.kubernetes.io/managed-by": "healthprobe-operator" },
+      },
       data,
     };
     try {
       // An undefined resourceVersion is left out of the JSON: a create.
-      if (resourceVersion === undefined) return await this.client.post<ConfigMap>(corePath(namespace, "configmaps"), body, { fieldManager: FIELD_MANAGER });
-      return await this.client.put<ConfigMap>(`${corePath(namespace, "configmaps")}/${enc(name)}`, body, { fieldManager: FIELD_MANAGER });
+      if (resourceVersion === undefined)
+        return await this.client.post<ConfigMap>(corePath(namespace, "configmaps"), body, {
+          fieldManager: FIELD_MANAGER,
+        });
+      return await this.client.put<ConfigMap>(`${corePath(namespace, "configmaps")}/${enc(name)}`, body, {
+        fieldManager: FIELD_MANAGER,
+      });
     } catch (err) {
       throw wrap(`writing ConfigMap ${namespace}/${name}`, err);
     }
   }
 
   /** One key of a Secret, decoded, with its allowed-policies annotation; undefined when the Secret is missing. */
-  async readSecretKey(namespace: string, name: string, key: string): Promise<{ allowedPolicies: string | undefined; value: Buffer | undefined } | { forbidden: string } | undefined> {
+  async readSecretKey(
+    namespace: string,
+    name: string,
+    key: string,
+  ): Promise<{ allowedPolicies: string | undefined; value: Buffer | undefined } | { forbidden: string } | undefined> {
     try {
-      const secret = await this.client.get<{ metadata?: { annotations?: Record<string, string> }; data?: Record<string, string> }>(`${corePath(namespace, "secrets")}/${enc(name)}`);
+      const secret = await this.client.get<{
+        metadata?: { annotations?: Record<string, string> };
+        data?: Record<string, string>;
+      }>(`${corePath(namespace, "secrets")}/${enc(name)}`);
       const b64 = secret.data?.[key];
-      return { allowedPolicies: secret.metadata?.annotations?.[ALLOWED_POLICIES_ANNOTATION], value: b64 === undefined ? undefined : Buffer.from(b64, "base64") };
+      return {
+        allowedPolicies: secret.metadata?.annotations?.[ALLOWED_POLICIES_ANNOTATION],
+        value: b64 === undefined ? undefined : Buffer.from(b64, "base64"),
+      };
     } catch (err) {
       if (statusCodeOf(err) === 404) return undefined;
       // Refused by RBAC: the policy's problem to report, not an error to retry with back-off.

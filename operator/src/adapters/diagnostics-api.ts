@@ -37,7 +37,8 @@ interface EventJson {
 
 /** A failed call, worded for the capture's summary: "HTTP 500: <the server's message>" or the error's message. */
 export function describeFailure(err: unknown): string {
-  if ((err as { name?: string })?.name === "AbortError" || (err as { name?: string })?.name === "TimeoutError") return "aborted at the capture deadline";
+  if ((err as { name?: string })?.name === "AbortError" || (err as { name?: string })?.name === "TimeoutError")
+    return "aborted at the capture deadline";
   const code = statusCodeOf(err);
   const message = statusOf(err)?.message ?? (err instanceof Error ? err.message : String(err));
   return code !== undefined ? `HTTP ${code}: ${message}` : message;
@@ -63,7 +64,8 @@ function bounded<T>(call: () => Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
-const podPath = (namespace: string, name: string) => `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}`;
+const podPath = (namespace: string, name: string) =>
+  `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}`;
 
 export class DiagnosticsApi {
   constructor(private readonly client: KubeClient) {}
@@ -82,7 +84,13 @@ export class DiagnosticsApi {
     };
   }
 
-  async readLog(namespace: string, name: string, container: string, opts: { previous: boolean; tailLines: number; limitBytes: number }, signal: AbortSignal): Promise<string> {
+  async readLog(
+    namespace: string,
+    name: string,
+    container: string,
+    opts: { previous: boolean; tailLines: number; limitBytes: number },
+    signal: AbortSignal,
+  ): Promise<string> {
     const query = { container, previous: opts.previous, tailLines: opts.tailLines, limitBytes: opts.limitBytes };
     return bounded(() => this.client.text(`${podPath(namespace, name)}/log`, query, signal), signal);
   }
@@ -90,25 +98,56 @@ export class DiagnosticsApi {
   /** Events regarding the pod (by uid), through events.k8s.io as they are stored for both APIs. */
   async listPodEvents(namespace: string, uid: string, signal: AbortSignal): Promise<CapturedEvent[]> {
     const path = `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/events`;
-    const list = await bounded(() => this.client.request<{ items?: EventJson[] }>("GET", path, { query: { fieldSelector: `regarding.uid=${uid}` }, signal }), signal);
+    const list = await bounded(
+      () =>
+        this.client.request<{ items?: EventJson[] }>("GET", path, {
+          query: { fieldSelector: `regarding.uid=${uid}` },
+          signal,
+        }),
+      signal,
+    );
     return (list.items ?? []).map((e) => {
-      const at = e.series?.lastObservedTime ?? e.deprecatedLastTimestamp ?? e.eventTime ?? e.deprecatedFirstTimestamp ?? e.metadata?.creationTimestamp;
+      const at =
+        e.series?.lastObservedTime ??
+        e.deprecatedLastTimestamp ??
+        e.eventTime ??
+        e.deprecatedFirstTimestamp ??
+        e.metadata?.creationTimestamp;
       const time = at === undefined ? undefined : Date.parse(at);
-      return { time: time === undefined || Number.isNaN(time) ? undefined : time, type: e.type, reason: e.reason, note: e.note, count: e.series?.count ?? e.deprecatedCount };
+      return {
+        time: time === undefined || Number.isNaN(time) ? undefined : time,
+        type: e.type,
+        reason: e.reason,
+        note: e.note,
+        count: e.series?.count ?? e.deprecatedCount,
+      };
     });
   }
 
   /** Creates the ConfigMap; "exists" when one of that name is already there (a retried replacement of the same pod). */
-  async createConfigMap(namespace: string, cm: DiagnosticsConfigMapBody, signal: AbortSignal): Promise<"created" | "exists"> {
+  async createConfigMap(
+    namespace: string,
+    cm: DiagnosticsConfigMapBody,
+    signal: AbortSignal,
+  ): Promise<"created" | "exists"> {
     const body = {
       apiVersion: "v1",
       kind: "ConfigMap",
-      metadata: { name: cm.name, namespace, labels: cm.labels, annotations: cm.annotations, ownerReferences: cm.ownerReferences },
+      metadata: {
+        name: cm.name,
+        namespace,
+        labels: cm.labels,
+        annotations: cm.annotations,
+        ownerReferences: cm.ownerReferences,
+      },
       data: cm.data,
     };
     const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/configmaps`;
     try {
-      await bounded(() => this.client.request("POST", path, { body, query: { fieldManager: FIELD_MANAGER }, signal }), signal);
+      await bounded(
+        () => this.client.request("POST", path, { body, query: { fieldManager: FIELD_MANAGER }, signal }),
+        signal,
+      );
       return "created";
     } catch (err) {
       if (statusCodeOf(err) === 409) return "exists";
@@ -119,7 +158,10 @@ export class DiagnosticsApi {
   /** Deletes one ConfigMap with a uid precondition; already gone (404) or replaced (409) is success. */
   async deleteConfigMap(namespace: string, name: string, uid: string): Promise<void> {
     try {
-      await this.client.delete(`/api/v1/namespaces/${encodeURIComponent(namespace)}/configmaps/${encodeURIComponent(name)}`, { preconditions: { uid } });
+      await this.client.delete(
+        `/api/v1/namespaces/${encodeURIComponent(namespace)}/configmaps/${encodeURIComponent(name)}`,
+        { preconditions: { uid } },
+      );
     } catch (err) {
       const code = statusCodeOf(err);
       if (code === 404 || code === 409) return;

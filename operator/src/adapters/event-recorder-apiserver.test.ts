@@ -23,14 +23,35 @@ afterAll(async () => {
   await server.stop();
 });
 
-const policy = { apiVersion: "healthprobe.io/v1alpha1", kind: "HealthProbePolicy", namespace: "shop", name: "web", uid: "0d9c1b6e-policy" };
+const policy = {
+  apiVersion: "healthprobe.io/v1alpha1",
+  kind: "HealthProbePolicy",
+  namespace: "shop",
+  name: "web",
+  uid: "0d9c1b6e-policy",
+};
 
 describe("event recorder against the API test server", () => {
   it("writes one aggregated Event the server accepts, with the series count of every occurrence", async () => {
     let writes = 0;
-    const recorder = new EventRecorder({ sink: kubeEventSink(client), identity: "replica-a", writable: true, heartbeatMs: 100, metrics: { eventWrites: { inc: () => writes++ } } });
-    for (let i = 0; i < 50; i++) recorder.record({ regarding: policy, type: "Warning", reason: "DrainCapped", action: "Drain", note: "3 of 4 endpoints would be drained; cap is 1" });
-    await waitFor(() => server.store.list(EVENTS, "shop").find((e) => e.series?.count === 50), { what: "the series count to reach 50" });
+    const recorder = new EventRecorder({
+      sink: kubeEventSink(client),
+      identity: "replica-a",
+      writable: true,
+      heartbeatMs: 100,
+      metrics: { eventWrites: { inc: () => writes++ } },
+    });
+    for (let i = 0; i < 50; i++)
+      recorder.record({
+        regarding: policy,
+        type: "Warning",
+        reason: "DrainCapped",
+        action: "Drain",
+        note: "3 of 4 endpoints would be drained; cap is 1",
+      });
+    await waitFor(() => server.store.list(EVENTS, "shop").find((e) => e.series?.count === 50), {
+      what: "the series count to reach 50",
+    });
     await recorder.stop();
 
     const events = server.store.list(EVENTS, "shop").filter((e) => e.reason === "DrainCapped");
@@ -52,7 +73,14 @@ describe("event recorder against the API test server", () => {
 
   it("reads back through the events API with a real client", async () => {
     const recorder = new EventRecorder({ sink: kubeEventSink(client), identity: "replica-a", writable: true });
-    recorder.record({ regarding: { apiVersion: "v1", kind: "Pod", namespace: "shop", name: "web-1", uid: "pod-uid" }, related: policy, type: "Normal", reason: "Restored", action: "Restore", note: "probe succeeded 2 times" });
+    recorder.record({
+      regarding: { apiVersion: "v1", kind: "Pod", namespace: "shop", name: "web-1", uid: "pod-uid" },
+      related: policy,
+      type: "Normal",
+      reason: "Restored",
+      action: "Restore",
+      note: "probe succeeded 2 times",
+    });
     await recorder.stop();
     const list = await apis.events.listNamespacedEvent({ namespace: "shop" });
     const restored = list.items.filter((e) => e.reason === "Restored");

@@ -31,14 +31,28 @@ function aSink() {
 const aPod = (name = "web-1") => ({ apiVersion: "v1", kind: "Pod", namespace: "shop", name, uid: `uid-${name}` });
 
 function anEvent(over: Partial<EventInput> = {}): EventInput {
-  return { regarding: aPod(), type: "Warning", reason: "Drained", action: "Drain", note: "probe failed 3 times", ...over };
+  return {
+    regarding: aPod(),
+    type: "Warning",
+    reason: "Drained",
+    action: "Drain",
+    note: "probe failed 3 times",
+    ...over,
+  };
 }
 
 function aRecorder(extra: Partial<ConstructorParameters<typeof EventRecorder>[0]> = {}) {
   const clock = new FakeClock();
   const sink = aSink();
   let writes = 0;
-  const recorder = new EventRecorder({ sink, clock, identity: "replica-a", writable: true, metrics: { eventWrites: { inc: () => writes++ } }, ...extra });
+  const recorder = new EventRecorder({
+    sink,
+    clock,
+    identity: "replica-a",
+    writable: true,
+    metrics: { eventWrites: { inc: () => writes++ } },
+    ...extra,
+  });
   return { clock, sink, recorder, writes: () => writes };
 }
 
@@ -64,7 +78,11 @@ describe("EventRecorder", () => {
 
   it("writes an events.k8s.io/v1 Event naming the controller, the replica, the action and the object", async () => {
     const { sink, recorder, clock } = aRecorder();
-    recorder.record(anEvent({ related: { apiVersion: "healthprobe.io/v1alpha1", kind: "HealthProbePolicy", namespace: "shop", name: "web" } }));
+    recorder.record(
+      anEvent({
+        related: { apiVersion: "healthprobe.io/v1alpha1", kind: "HealthProbePolicy", namespace: "shop", name: "web" },
+      }),
+    );
     await flushMicrotasks();
     const [key, event] = [...sink.events.entries()][0]!;
     expect(key).toMatch(/^shop\/web-1\.[0-9a-f]+$/);

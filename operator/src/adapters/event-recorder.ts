@@ -147,7 +147,16 @@ export class EventRecorder {
       return;
     }
     const event: EventInput = { ...input, note: truncateNote(input.note) };
-    const key = JSON.stringify([event.type, event.action, event.reason, event.note, this.reportingController, this.identity, refKey(event.regarding), refKey(event.related)]);
+    const key = JSON.stringify([
+      event.type,
+      event.action,
+      event.reason,
+      event.note,
+      this.reportingController,
+      this.identity,
+      refKey(event.regarding),
+      refKey(event.related),
+    ]);
     const now = this.clock.now();
     const existing = this.series.get(key);
     if (existing && now - existing.lastObservedAt <= this.seriesWindowMs) {
@@ -164,7 +173,10 @@ export class EventRecorder {
     // The spam filter drops a new Event outright; a pending series count waits for a token instead.
     if (!this.takeToken(objectKey, now)) {
       this.counters.dropped++;
-      this.logger?.debug({ regarding: event.regarding, reason: event.reason }, "event dropped by the per-object rate limit");
+      this.logger?.debug(
+        { regarding: event.regarding, reason: event.reason },
+        "event dropped by the per-object rate limit",
+      );
       return;
     }
     const s: Series = {
@@ -270,7 +282,10 @@ export class EventRecorder {
           try {
             this.metrics?.eventWrites?.inc();
             this.counters.patches++;
-            await this.sink.patchSeries(s.namespace, s.name, { count: target, lastObservedTime: microTime(lastObservedAt) });
+            await this.sink.patchSeries(s.namespace, s.name, {
+              count: target,
+              lastObservedTime: microTime(lastObservedAt),
+            });
           } catch (err) {
             if (!isNotFound(err)) throw err;
             // The Event expired or was deleted: start it again, carrying the series (as client-go does).
@@ -292,7 +307,10 @@ export class EventRecorder {
         if (!isRetryable(err) || s.tries >= this.maxTries) {
           // The server rejected it or kept failing: abandon this count rather than retrying forever.
           s.written = s.count;
-          this.logger?.warn({ err, reason: s.base.reason, regarding: s.base.regarding }, "writing event failed; giving up");
+          this.logger?.warn(
+            { err, reason: s.base.reason, regarding: s.base.regarding },
+            "writing event failed; giving up",
+          );
         } else {
           this.logger?.debug({ err, reason: s.base.reason, tries: s.tries }, "writing event failed; will retry");
         }

@@ -58,7 +58,11 @@ export function kubeEventSink(client: KubeClient): EventSink {
     async patchSeries(namespace, name, series) {
       try {
         // JSON patch "add" on a member replaces it when present: no content-type negotiation needed.
-        await client.patch(`${events(namespace)}/${encodeURIComponent(name)}`, [{ op: "add", path: "/series", value: series }], "application/json-patch+json");
+        await client.patch(
+          `${events(namespace)}/${encodeURIComponent(name)}`,
+          [{ op: "add", path: "/series", value: series }],
+          "application/json-patch+json",
+        );
       } catch (err) {
         throw new Error(`patching Event ${namespace}/${name}`, { cause: err });
       }

@@ -19,7 +19,11 @@ describe("decodeHealthCheckResponse", () => {
     ["an absent status as UNKNOWN", framed(), 0],
     ["the last of two status fields", framed(0x08, 0x01, 0x08, 0x02), 2],
     ["a status in a non-minimal varint", framed(0x08, 0x81, 0x00), 1],
-    ["a status after unknown fields of every wire type", framed(0x10, 0x05, 0x1a, 0x02, 0x61, 0x62, 0x21, 1, 2, 3, 4, 5, 6, 7, 8, 0x2d, 1, 2, 3, 4, 0x08, 0x03), 3],
+    [
+      "a status after unknown fields of every wire type",
+      framed(0x10, 0x05, 0x1a, 0x02, 0x61, 0x62, 0x21, 1, 2, 3, 4, 5, 6, 7, 8, 0x2d, 1, 2, 3, 4, 0x08, 0x03),
+      3,
+    ],
   ])("reads %s", (_n, body, status) => expect(decodeHealthCheckResponse(body)).toBe(status));
 
   it.each([
@@ -32,10 +36,26 @@ describe("decodeHealthCheckResponse", () => {
     ["an unknown wire type", framed(0x0b), "gRPC: invalid HealthCheckResponse"],
     // Regressions from the differential test against protobuf-es (test/fuzz/grpc-health-differential.test.ts):
     // each was once read as SERVING, or as a status protobuf-es reads as SERVING.
-    ["field number 0 after a SERVING status", framed(0x08, 0x01, 0x01, 0, 0, 0, 0, 0, 0, 0, 0), "gRPC: invalid HealthCheckResponse"],
-    ["a status field sent as fixed64 after a SERVING one", framed(0x08, 0x01, 0x09, 0, 0, 0, 0, 0, 0, 0, 0), "gRPC: invalid HealthCheckResponse"],
+    [
+      "field number 0 after a SERVING status",
+      framed(0x08, 0x01, 0x01, 0, 0, 0, 0, 0, 0, 0, 0),
+      "gRPC: invalid HealthCheckResponse",
+    ],
+    [
+      "a status field sent as fixed64 after a SERVING one",
+      framed(0x08, 0x01, 0x09, 0, 0, 0, 0, 0, 0, 0, 0),
+      "gRPC: invalid HealthCheckResponse",
+    ],
     ["a status field sent length-delimited (packed)", framed(0x0a, 0x01, 0x01), "gRPC: invalid HealthCheckResponse"],
-    ["a status past 2^31-1 (2^32+1, which int32 truncation reads as SERVING)", framed(0x08, 0x81, 0x80, 0x80, 0x80, 0x10), "gRPC: invalid HealthCheckResponse"],
-    ["a negative status", framed(0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01), "gRPC: invalid HealthCheckResponse"],
+    [
+      "a status past 2^31-1 (2^32+1, which int32 truncation reads as SERVING)",
+      framed(0x08, 0x81, 0x80, 0x80, 0x80, 0x10),
+      "gRPC: invalid HealthCheckResponse",
+    ],
+    [
+      "a negative status",
+      framed(0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01),
+      "gRPC: invalid HealthCheckResponse",
+    ],
   ])("refuses %s", (_n, body, message) => expect(decodeHealthCheckResponse(body)).toEqual(new Error(message)));
 });

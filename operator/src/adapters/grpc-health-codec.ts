@@ -6,7 +6,8 @@
 /** The framed request: the service as field 1 (omitted when empty, as proto3 does). */
 export function encodeHealthCheckRequest(service: string): Buffer {
   const name = Buffer.from(service, "utf8");
-  const body = name.length === 0 ? Buffer.alloc(0) : Buffer.concat([Buffer.from([0x0a]), encodeVarint(name.length), name]);
+  const body =
+    name.length === 0 ? Buffer.alloc(0) : Buffer.concat([Buffer.from([0x0a]), encodeVarint(name.length), name]);
   const frame = Buffer.allocUnsafe(5 + body.length);
   frame[0] = 0;
   frame.writeUInt32BE(body.length, 1);
@@ -22,7 +23,8 @@ export function decodeHealthCheckResponse(body: Buffer): number | Error {
   if (body.length < 5) return new Error(body.length === 0 ? "gRPC: no response message" : "gRPC: truncated message");
   if (body[0] !== 0) return new Error("gRPC: compressed response message");
   const length = body.readUInt32BE(1);
-  if (body.length !== 5 + length) return new Error(body.length < 5 + length ? "gRPC: truncated message" : "gRPC: more than one response message");
+  if (body.length !== 5 + length)
+    return new Error(body.length < 5 + length ? "gRPC: truncated message" : "gRPC: more than one response message");
   return decodeStatus(body.subarray(5));
 }
 
@@ -40,7 +42,8 @@ function decodeStatus(msg: Buffer): number | Error {
     const wireType = tag.value % 8;
     // Field 0 does not exist; field 1 is the status, a varint only: read as anything else (as
     // protobuf-es does, it does not check the wire type) it could say SERVING by accident.
-    if (field === 0 || field > MAX_FIELD_NUMBER || (field === 1 && wireType !== 0)) return new Error("gRPC: invalid HealthCheckResponse");
+    if (field === 0 || field > MAX_FIELD_NUMBER || (field === 1 && wireType !== 0))
+      return new Error("gRPC: invalid HealthCheckResponse");
     if (wireType === 0) {
       const v = readVarint(msg, at);
       if (!v) return new Error("gRPC: invalid HealthCheckResponse");

@@ -44,7 +44,17 @@ afterAll(async () => {
 });
 
 const probe = createProber();
-const aRequest = (o: Partial<ProbeRequest> = {}): ProbeRequest => ({ type: "GRPC", scheme: "HTTP", address: "127.0.0.1", port: plain.port, path: "", method: "GET", headers: [], grpcService: "", ...o });
+const aRequest = (o: Partial<ProbeRequest> = {}): ProbeRequest => ({
+  type: "GRPC",
+  scheme: "HTTP",
+  address: "127.0.0.1",
+  port: plain.port,
+  path: "",
+  method: "GET",
+  headers: [],
+  grpcService: "",
+  ...o,
+});
 
 async function run(req: ProbeRequest, judgement: Partial<ProbeJudgement> = {}): Promise<ProbeOutcome> {
   const j: ProbeJudgement = { timeoutMs: 2000, statusCodes: [], ...judgement };
@@ -55,13 +65,41 @@ describe("a gRPC health probe", () => {
   const cases: Array<{ name: string; service: string; kind?: ProbeFailureKind; failureClass: string }> = [
     { name: "the server's overall health SERVING passes", service: "", failureClass: "gRPC SERVING" },
     { name: "a named service SERVING passes", service: "shop.Cart", failureClass: "gRPC SERVING" },
-    { name: "NOT_SERVING fails by its name", service: "shop.Down", kind: "grpc_status", failureClass: "gRPC NOT_SERVING" },
-    { name: "SERVICE_UNKNOWN fails by its name", service: "shop.Gone", kind: "grpc_status", failureClass: "gRPC SERVICE_UNKNOWN" },
-    { name: "the health status UNKNOWN fails", service: "shop.Unset", kind: "grpc_status", failureClass: "gRPC health UNKNOWN" },
-    { name: "a service the server does not know fails with the call's status", service: "shop.Nope", kind: "grpc_error", failureClass: "gRPC NOT_FOUND" },
-    { name: "a call refused with PERMISSION_DENIED fails with it", service: "shop.Locked", kind: "grpc_error", failureClass: "gRPC PERMISSION_DENIED" },
+    {
+      name: "NOT_SERVING fails by its name",
+      service: "shop.Down",
+      kind: "grpc_status",
+      failureClass: "gRPC NOT_SERVING",
+    },
+    {
+      name: "SERVICE_UNKNOWN fails by its name",
+      service: "shop.Gone",
+      kind: "grpc_status",
+      failureClass: "gRPC SERVICE_UNKNOWN",
+    },
+    {
+      name: "the health status UNKNOWN fails",
+      service: "shop.Unset",
+      kind: "grpc_status",
+      failureClass: "gRPC health UNKNOWN",
+    },
+    {
+      name: "a service the server does not know fails with the call's status",
+      service: "shop.Nope",
+      kind: "grpc_error",
+      failureClass: "gRPC NOT_FOUND",
+    },
+    {
+      name: "a call refused with PERMISSION_DENIED fails with it",
+      service: "shop.Locked",
+      kind: "grpc_error",
+      failureClass: "gRPC PERMISSION_DENIED",
+    },
   ];
-  describe.each([["plaintext (h2c)", () => aRequest()], ["TLS (ALPN h2)", () => aRequest({ scheme: "HTTPS", port: tls.port })]])("over %s", (_over, base) => {
+  describe.each([
+    ["plaintext (h2c)", () => aRequest()],
+    ["TLS (ALPN h2)", () => aRequest({ scheme: "HTTPS", port: tls.port })],
+  ])("over %s", (_over, base) => {
     it.each(cases)("$name", async ({ service, kind, failureClass }) => {
       const outcome = await run({ ...base(), grpcService: service });
       expect(outcome).toMatchObject({ success: kind === undefined, failureClass });
@@ -79,7 +117,14 @@ describe("a gRPC health probe", () => {
 
   it("sends the host as :authority, the headers as metadata, our User-Agent and a signature the app can verify", async () => {
     const key = new TextEncoder().encode("probe-signing-key");
-    const outcome = await run(aRequest({ grpcService: "shop.Cart", host: "cart.example:8443", headers: [{ name: "X-Env", value: "prod" }], signatureKey: key }));
+    const outcome = await run(
+      aRequest({
+        grpcService: "shop.Cart",
+        host: "cart.example:8443",
+        headers: [{ name: "X-Env", value: "prod" }],
+        signatureKey: key,
+      }),
+    );
     expect(outcome.success).toBe(true);
     const call = plain.calls.findLast((c) => c.service === "shop.Cart");
     expect(call?.authority).toBe("cart.example:8443");
@@ -91,7 +136,9 @@ describe("a gRPC health probe", () => {
   });
 
   it("verifies TLS against the caBundle and the host, and fails on a name the certificate lacks", async () => {
-    expect(await run(aRequest({ scheme: "HTTPS", port: tls.port, host: "probe.test", caBundle: CA }))).toMatchObject({ success: true });
+    expect(await run(aRequest({ scheme: "HTTPS", port: tls.port, host: "probe.test", caBundle: CA }))).toMatchObject({
+      success: true,
+    });
     expect(await run(aRequest({ scheme: "HTTPS", port: tls.port, host: "other.test", caBundle: CA }))).toMatchObject({
       success: false,
       failureKind: "tls",
@@ -100,13 +147,32 @@ describe("a gRPC health probe", () => {
   });
 
   it("fails as connect ECONNREFUSED on a port nothing listens on", async () => {
-    expect(await run(aRequest({ port: await refusedPort() }))).toMatchObject({ success: false, failureKind: "connect", failureClass: "connect ECONNREFUSED" });
+    expect(await run(aRequest({ port: await refusedPort() }))).toMatchObject({
+      success: false,
+      failureKind: "connect",
+      failureClass: "connect ECONNREFUSED",
+    });
   });
 
   it.each([
-    ["plaintext to a TLS server", () => aRequest({ port: tls.port }), "connect", "connection closed before the response"],
-    ["plaintext to an HTTP/1.1 server", () => aRequest({ port: http1Port }), "other", "not an HTTP/2 server: Protocol error"],
-    ["TLS to a plaintext server", () => aRequest({ scheme: "HTTPS", port: plain.port }), "tls", "TLS: wrong version number"],
+    [
+      "plaintext to a TLS server",
+      () => aRequest({ port: tls.port }),
+      "connect",
+      "connection closed before the response",
+    ],
+    [
+      "plaintext to an HTTP/1.1 server",
+      () => aRequest({ port: http1Port }),
+      "other",
+      "not an HTTP/2 server: Protocol error",
+    ],
+    [
+      "TLS to a plaintext server",
+      () => aRequest({ scheme: "HTTPS", port: plain.port }),
+      "tls",
+      "TLS: wrong version number",
+    ],
   ])("fails, naming why, for %s", async (_name, req, failureKind, failureClass) => {
     expect(await run(req())).toMatchObject({ success: false, failureKind, failureClass });
   });

@@ -6,7 +6,14 @@
 //
 // node:http2 with a hand-written codec (grpc-health-codec.ts) rather than a gRPC library: the
 // call is one request message of a few bytes and one response of two.
-import { connect as http2Connect, constants, type ClientHttp2Session, type ClientHttp2Stream, type IncomingHttpHeaders, type OutgoingHttpHeaders } from "node:http2";
+import {
+  connect as http2Connect,
+  constants,
+  type ClientHttp2Session,
+  type ClientHttp2Stream,
+  type IncomingHttpHeaders,
+  type OutgoingHttpHeaders,
+} from "node:http2";
 import { connect as netConnect, type Socket } from "node:net";
 import { performance } from "node:perf_hooks";
 import { connect as tlsConnect } from "node:tls";
@@ -32,15 +39,20 @@ export function createGrpcProber(opts: HttpProberOptions = {}): ProbeExecutor {
         ":method": "POST",
         ":path": GRPC_HEALTH_CHECK_PATH,
         ":scheme": req.scheme === "HTTPS" ? "https" : "http",
-        ":authority": req.host || (req.address.includes(":") ? `[${req.address}]:${req.port}` : `${req.address}:${req.port}`),
+        ":authority":
+          req.host || (req.address.includes(":") ? `[${req.address}]:${req.port}` : `${req.address}:${req.port}`),
         "content-type": "application/grpc",
         te: "trailers",
         "user-agent": userAgent,
         "grpc-timeout": `${Math.min(timeoutMs, 99_999_999)}m`,
       };
       for (const h of req.headers) headers[h.name.toLowerCase()] = h.value;
-      if (req.signatureKey) headers["x-healthprobe-signature"] = probeSignature(req.signatureKey, now(), "POST", GRPC_HEALTH_CHECK_PATH);
-      const socket = req.scheme === "HTTPS" ? tlsConnect({ ...tlsOptionsFor(req, contextFor(req.caBundle ?? "")), ALPNProtocols: ["h2"] }) : netConnect({ host: req.address, port: req.port });
+      if (req.signatureKey)
+        headers["x-healthprobe-signature"] = probeSignature(req.signatureKey, now(), "POST", GRPC_HEALTH_CHECK_PATH);
+      const socket =
+        req.scheme === "HTTPS"
+          ? tlsConnect({ ...tlsOptionsFor(req, contextFor(req.caBundle ?? "")), ALPNProtocols: ["h2"] })
+          : netConnect({ host: req.address, port: req.port });
       new GrpcAttempt(req, socket, headers, { start: performance.now(), timeoutMs, now }, resolve);
     });
 }
@@ -77,10 +89,13 @@ class GrpcAttempt {
     socket.setNoDelay(true);
     socket.once("connect", () => (this.tcpUp = true));
     socket.on("error", this.onSocketError);
-    this.session = http2Connect(`${req.scheme === "HTTPS" ? "https" : "http"}://${req.address.includes(":") ? `[${req.address}]` : req.address}:${req.port}`, {
-      createConnection: () => socket,
-      settings: { enablePush: false },
-    });
+    this.session = http2Connect(
+      `${req.scheme === "HTTPS" ? "https" : "http"}://${req.address.includes(":") ? `[${req.address}]` : req.address}:${req.port}`,
+      {
+        createConnection: () => socket,
+        settings: { enablePush: false },
+      },
+    );
     this.session.on("error", this.onSessionError);
     this.session.once("connect", () => (this.sentAtMs = this.elapsed()));
     const stream = this.session.request(headers);
@@ -102,21 +117,30 @@ class GrpcAttempt {
   };
 
   private readonly onData = (chunk: Buffer) => {
-    if (this.received + chunk.length > MAX_RESPONSE_BYTES) return this.fail("other", "gRPC: response message over 64 KiB");
+    if (this.received + chunk.length > MAX_RESPONSE_BYTES)
+      return this.fail("other", "gRPC: response message over 64 KiB");
     this.chunks.push(chunk);
     this.received += chunk.length;
   };
 
   private onClose(stream: ClientHttp2Stream): void {
     if (this.settled) return;
-    if (this.httpStatus !== undefined && this.httpStatus !== 200) return this.fail("other", `not a gRPC answer: HTTP ${this.httpStatus}`);
+    if (this.httpStatus !== undefined && this.httpStatus !== 200)
+      return this.fail("other", `not a gRPC answer: HTTP ${this.httpStatus}`);
     if (this.grpcStatus === undefined) {
       const code = stream.rstCode ?? constants.NGHTTP2_NO_ERROR;
-      if (this.socket.destroyed || code === constants.NGHTTP2_NO_ERROR) return this.fail("connect", "connection closed before the response");
+      if (this.socket.destroyed || code === constants.NGHTTP2_NO_ERROR)
+        return this.fail("connect", "connection closed before the response");
       return this.fail("other", `gRPC: stream reset (HTTP/2 error ${code})`);
     }
     const end = this.elapsed();
-    const r: RawProbeResult = { kind: "grpc", grpcStatus: this.grpcStatus, sentAtMs: this.sentAtMs ?? end, endAtMs: end, finishedAt: this.o.now() };
+    const r: RawProbeResult = {
+      kind: "grpc",
+      grpcStatus: this.grpcStatus,
+      sentAtMs: this.sentAtMs ?? end,
+      endAtMs: end,
+      finishedAt: this.o.now(),
+    };
     if (this.grpcStatus === 0) {
       const status = decodeHealthCheckResponse(Buffer.concat(this.chunks));
       if (status instanceof Error) return this.fail("other", status.message);
@@ -127,13 +151,23 @@ class GrpcAttempt {
 
   private readonly onSocketError = (err: NodeJS.ErrnoException & { reason?: string }) => {
     if (this.settled) return;
-    const failure = classifySocketError(err, this.req.scheme === "HTTPS", this.sentAtMs !== undefined, !this.tcpUp, verifyNameOf(this.req));
+    const failure = classifySocketError(
+      err,
+      this.req.scheme === "HTTPS",
+      this.sentAtMs !== undefined,
+      !this.tcpUp,
+      verifyNameOf(this.req),
+    );
     this.fail(failure.kind, failure.message);
   };
 
   private readonly onSessionError = (err: NodeJS.ErrnoException) => {
     if (this.settled) return;
-    if (err.code === "ERR_HTTP2_ERROR" || err.code === "ERR_HTTP2_SESSION_ERROR" || err.code === "ERR_HTTP2_STREAM_ERROR") {
+    if (
+      err.code === "ERR_HTTP2_ERROR" ||
+      err.code === "ERR_HTTP2_SESSION_ERROR" ||
+      err.code === "ERR_HTTP2_STREAM_ERROR"
+    ) {
       return this.fail("other", `not an HTTP/2 server: ${err.message}`);
     }
     this.onSocketError(err);

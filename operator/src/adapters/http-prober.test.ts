@@ -27,7 +27,12 @@ let httpsPort: number;
 const seen: Seen[] = [];
 
 function handler(req: IncomingMessage, res: ServerResponse): void {
-  seen.push({ method: req.method ?? "", url: req.url ?? "", headers: req.headers, servername: (req.socket as TLSSocket).servername });
+  seen.push({
+    method: req.method ?? "",
+    url: req.url ?? "",
+    headers: req.headers,
+    servername: (req.socket as TLSSocket).servername,
+  });
   const url = new URL(req.url ?? "/", "http://x");
   const status = Number(url.searchParams.get("status") ?? 200);
   if (url.pathname === "/chunked") {
@@ -77,7 +82,15 @@ afterAll(async () => {
 const probe = createHttpProber();
 
 function aRequest(overrides: Partial<ProbeRequest> = {}): ProbeRequest {
-  return { scheme: "HTTP", address: "127.0.0.1", port: httpPort, path: "/healthz", method: "GET", headers: [], ...overrides };
+  return {
+    scheme: "HTTP",
+    address: "127.0.0.1",
+    port: httpPort,
+    path: "/healthz",
+    method: "GET",
+    headers: [],
+    ...overrides,
+  };
 }
 
 function aJudgement(overrides: Partial<ProbeJudgement> = {}): ProbeJudgement {
@@ -90,15 +103,57 @@ async function run(req: ProbeRequest, judgement: ProbeJudgement = aJudgement()):
 }
 
 describe("status codes", () => {
-  const cases: Array<{ name: string; path: string; codes?: Array<[number, number]>; success: boolean; failureClass: string }> = [
+  const cases: Array<{
+    name: string;
+    path: string;
+    codes?: Array<[number, number]>;
+    success: boolean;
+    failureClass: string;
+  }> = [
     { name: "a 200 passes the 2xx default", path: "/healthz", success: true, failureClass: "HTTP 200" },
     { name: "a 503 fails with its code", path: "/healthz?status=503", success: false, failureClass: "HTTP 503" },
-    { name: "a 301 is not followed and fails by default", path: "/redirect?status=301", success: false, failureClass: "redirect 301 not followed" },
-    { name: "a 302 is not followed and fails by default", path: "/redirect?status=302", success: false, failureClass: "redirect 302 not followed" },
-    { name: "a 307 is not followed and fails by default", path: "/redirect?status=307", success: false, failureClass: "redirect 307 not followed" },
-    { name: "a 302 passes when listed", path: "/redirect?status=302", codes: [[200, 200], [302, 302]], success: true, failureClass: "HTTP 302" },
-    { name: "a 302 passes a 200-399 range", path: "/redirect?status=302", codes: [[200, 399]], success: true, failureClass: "HTTP 302" },
-    { name: "a 404 fails a 200-399 range", path: "/healthz?status=404", codes: [[200, 399]], success: false, failureClass: "HTTP 404" },
+    {
+      name: "a 301 is not followed and fails by default",
+      path: "/redirect?status=301",
+      success: false,
+      failureClass: "redirect 301 not followed",
+    },
+    {
+      name: "a 302 is not followed and fails by default",
+      path: "/redirect?status=302",
+      success: false,
+      failureClass: "redirect 302 not followed",
+    },
+    {
+      name: "a 307 is not followed and fails by default",
+      path: "/redirect?status=307",
+      success: false,
+      failureClass: "redirect 307 not followed",
+    },
+    {
+      name: "a 302 passes when listed",
+      path: "/redirect?status=302",
+      codes: [
+        [200, 200],
+        [302, 302],
+      ],
+      success: true,
+      failureClass: "HTTP 302",
+    },
+    {
+      name: "a 302 passes a 200-399 range",
+      path: "/redirect?status=302",
+      codes: [[200, 399]],
+      success: true,
+      failureClass: "HTTP 302",
+    },
+    {
+      name: "a 404 fails a 200-399 range",
+      path: "/healthz?status=404",
+      codes: [[200, 399]],
+      success: false,
+      failureClass: "HTTP 404",
+    },
   ];
   it.each(cases)("$name", async ({ path, codes, success, failureClass }) => {
     const outcome = await run(aRequest({ path }), aJudgement(codes ? { statusCodes: codes } : {}));
@@ -122,7 +177,16 @@ describe("what the server sees", () => {
 
   it("sends the host as Host header while connecting to the address, and the configured headers", async () => {
     seen.length = 0;
-    await run(aRequest({ path: "/host-check", host: "app.example.com", headers: [{ name: "X-Env", value: "prod" }, { name: "Authorization", value: "Bearer s3cret" }] }));
+    await run(
+      aRequest({
+        path: "/host-check",
+        host: "app.example.com",
+        headers: [
+          { name: "X-Env", value: "prod" },
+          { name: "Authorization", value: "Bearer s3cret" },
+        ],
+      }),
+    );
     const req = seen.find((s) => s.url === "/host-check");
     expect(req?.headers.host).toBe("app.example.com");
     expect(req?.headers["x-env"]).toBe("prod");
@@ -179,7 +243,12 @@ describe("bodyContains", () => {
 
   it("is not found past the first 64 KiB", async () => {
     const outcome = await run(aRequest({ path: "/big-then-needle" }), aJudgement({ bodyContains: "Healthy" }));
-    expect(outcome).toMatchObject({ success: false, statusCode: 200, failureKind: "body", failureClass: 'body did not contain "Healthy"' });
+    expect(outcome).toMatchObject({
+      success: false,
+      statusCode: 200,
+      failureKind: "body",
+      failureClass: 'body did not contain "Healthy"',
+    });
   });
 
   it("fails when absent", async () => {
@@ -210,12 +279,20 @@ describe("HTTPS", () => {
 
   it("fails with unknown authority when the caBundle is another CA", async () => {
     const outcome = await run(tls({ host: "probe.test", caBundle: OTHER_CA }));
-    expect(outcome).toMatchObject({ success: false, failureKind: "tls", failureClass: "TLS: certificate signed by unknown authority" });
+    expect(outcome).toMatchObject({
+      success: false,
+      failureKind: "tls",
+      failureClass: "TLS: certificate signed by unknown authority",
+    });
   });
 
   it("fails when the certificate does not name the host", async () => {
     const outcome = await run(tls({ host: "other.test", caBundle: CA }));
-    expect(outcome).toMatchObject({ success: false, failureKind: "tls", failureClass: "TLS: certificate is not valid for other.test" });
+    expect(outcome).toMatchObject({
+      success: false,
+      failureKind: "tls",
+      failureClass: "TLS: certificate is not valid for other.test",
+    });
   });
 
   it("names a TLS failure when the server speaks plain HTTP", async () => {
@@ -254,7 +331,12 @@ describe("hostile and broken targets", () => {
   it("times out on a server that never answers", async () => {
     const port = await netTarget(() => {});
     const { outcome, ms } = await timed(aRequest({ port }), aJudgement({ timeoutMs: 300 }));
-    expect(outcome).toMatchObject({ success: false, failureKind: "timeout", failureClass: "timeout after 300ms", result: "timeout after 300ms" });
+    expect(outcome).toMatchObject({
+      success: false,
+      failureKind: "timeout",
+      failureClass: "timeout after 300ms",
+      result: "timeout after 300ms",
+    });
     expect(ms).toBeLessThan(1500);
   });
 
@@ -266,7 +348,10 @@ describe("hostile and broken targets", () => {
       const text = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
       let i = 0;
       socket.write(text[i++] as string);
-      const t = setInterval(() => (i < text.length && !socket.destroyed ? socket.write(text[i++] as string) : clearInterval(t)), every);
+      const t = setInterval(
+        () => (i < text.length && !socket.destroyed ? socket.write(text[i++] as string) : clearInterval(t)),
+        every,
+      );
       socket.on("close", () => clearInterval(t));
     });
     const { outcome, ms } = await timed(aRequest({ port }), aJudgement({ timeoutMs }));
@@ -306,7 +391,10 @@ describe("hostile and broken targets", () => {
       socket.write("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
       const t = setInterval(() => (socket.destroyed ? clearInterval(t) : socket.write("1\r\nx\r\n")), 30);
       socket.on("close", () => clearInterval(t));
-      setTimeout(() => socket.destroyed || socket.write(`${(70 * 1024).toString(16)}\r\n${"a".repeat(70 * 1024)}\r\n`), 250);
+      setTimeout(
+        () => socket.destroyed || socket.write(`${(70 * 1024).toString(16)}\r\n${"a".repeat(70 * 1024)}\r\n`),
+        250,
+      );
     });
     const { outcome } = await timed(aRequest({ port }), aJudgement({ timeoutMs: 3000 }));
     expect(outcome).toMatchObject({ success: true, failureClass: "HTTP 200" });

@@ -48,7 +48,10 @@ export function createHttpProber(opts: HttpProberOptions = {}): ProbeExecutor {
     if (head === undefined) {
       const text = buildHead(req, userAgent);
       // Unsigned requests never change: encode them once.
-      head = typeof text === "string" ? { text, bytes: req.signatureKey ? undefined : Buffer.from(`${text}\r\n`, "latin1") } : text;
+      head =
+        typeof text === "string"
+          ? { text, bytes: req.signatureKey ? undefined : Buffer.from(`${text}\r\n`, "latin1") }
+          : text;
       heads.set(req, head);
     }
     return head;
@@ -57,7 +60,14 @@ export function createHttpProber(opts: HttpProberOptions = {}): ProbeExecutor {
   return (req, timeoutMs, readBody) => {
     const start = performance.now();
     const head = headFor(req);
-    if (head instanceof Error) return Promise.resolve({ kind: "error", failureKind: "other", error: head.message, endAtMs: 0, finishedAt: now() });
+    if (head instanceof Error)
+      return Promise.resolve({
+        kind: "error",
+        failureKind: "other",
+        error: head.message,
+        endAtMs: 0,
+        finishedAt: now(),
+      });
     let request: Buffer;
     if (head.bytes) request = head.bytes;
     else {
@@ -65,7 +75,9 @@ export function createHttpProber(opts: HttpProberOptions = {}): ProbeExecutor {
       request = Buffer.from(`${head.text}X-Healthprobe-Signature: ${signature}\r\n\r\n`, "latin1");
     }
     const secureContext = req.scheme === "HTTPS" ? contextFor(req.caBundle ?? "") : undefined;
-    return new Promise<RawProbeResult>((resolve) => new ProbeAttempt(req, request, { start, timeoutMs, readBody, secureContext, now }, resolve));
+    return new Promise<RawProbeResult>(
+      (resolve) => new ProbeAttempt(req, request, { start, timeoutMs, readBody, secureContext, now }, resolve),
+    );
   };
 }
 
@@ -118,7 +130,10 @@ class ProbeAttempt {
     const socket = netConnect({
       host: this.req.address,
       port: this.req.port,
-      onread: { buffer: readBuffer, callback: (n: number, buf: Uint8Array) => (this.onData((buf as Buffer).subarray(0, n)), true) },
+      onread: {
+        buffer: readBuffer,
+        callback: (n: number, buf: Uint8Array) => (this.onData((buf as Buffer).subarray(0, n)), true),
+      },
     });
     socket.on("connect", this.send);
     return socket;
@@ -143,13 +158,20 @@ class ProbeAttempt {
 
   private readonly onEnd = () => {
     if (this.settled) return;
-    if (this.parser.end(this.elapsed) === "done") return this.finish(this.parser.result(this.sentAtMs ?? 0, this.o.now()));
+    if (this.parser.end(this.elapsed) === "done")
+      return this.finish(this.parser.result(this.sentAtMs ?? 0, this.o.now()));
     this.fail(this.parser.problemKind, this.parser.problem);
   };
 
   private readonly onError = (err: NodeJS.ErrnoException & { reason?: string }) => {
     if (this.settled) return;
-    const failure = classifySocketError(err, this.req.scheme === "HTTPS", this.connected, !this.tcpUp, verifyNameOf(this.req));
+    const failure = classifySocketError(
+      err,
+      this.req.scheme === "HTTPS",
+      this.connected,
+      !this.tcpUp,
+      verifyNameOf(this.req),
+    );
     this.fail(failure.kind, failure.message);
   };
 
@@ -188,7 +210,8 @@ function buildHead(req: ProbeRequest, userAgent: string): string | Error {
   if (!isFieldValue(host)) return new Error("invalid Host header value");
   let head = `${req.method} ${req.path} HTTP/1.1\r\nHost: ${host}\r\nUser-Agent: ${userAgent}\r\nAccept: */*\r\nConnection: close\r\n`;
   for (const h of req.headers) {
-    if (!/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(h.name)) return new Error(`invalid header name ${JSON.stringify(h.name)}`);
+    if (!/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(h.name))
+      return new Error(`invalid header name ${JSON.stringify(h.name)}`);
     // Values are secret: name the header, never echo the value.
     if (!isFieldValue(h.value)) return new Error(`invalid value for header ${h.name}`);
     head += `${h.name}: ${h.value}\r\n`;

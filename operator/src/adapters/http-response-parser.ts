@@ -3,7 +3,14 @@
 // allocates little. As strict as llhttp or stricter (http-wire-syntax.ts): a response Node's
 // own client would refuse is never called healthy.
 import { MAX_BODY_BYTES, type ProbeErrorKind, type RawProbeResult } from "../domain/probe-request.js";
-import { afterStatusLine, chunkLineSize, readFieldLines, sectionEnd, statusLineCode, type FramingFields } from "./http-wire-syntax.js";
+import {
+  afterStatusLine,
+  chunkLineSize,
+  readFieldLines,
+  sectionEnd,
+  statusLineCode,
+  type FramingFields,
+} from "./http-wire-syntax.js";
 
 const MAX_HEAD_BYTES = 16 * 1024;
 const MAX_CHUNK_LINE = 1024;

@@ -8,7 +8,8 @@ const LF = 10;
 
 /** tchar of RFC 9110 5.6.2. */
 const TOKEN = new Uint8Array(256);
-for (const c of "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") TOKEN[c.charCodeAt(0)] = 1;
+for (const c of "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+  TOKEN[c.charCodeAt(0)] = 1;
 /** field-vchar, SP and HTAB: what a field value or a reason phrase may hold. */
 const FIELD_TEXT = new Uint8Array(256);
 for (let c = 0; c < 256; c++) FIELD_TEXT[c] = c === 9 || (c >= 0x20 && c !== 0x7f) ? 1 : 0;
@@ -77,13 +78,15 @@ export function readFieldLines(buf: Buffer, from: number, end: number, framing: 
     if (framing) {
       const name = colon - at === 14 || colon - at === 17 ? buf.toString("latin1", at, colon).toLowerCase() : "";
       if (name === "content-length") framing.contentLengths.push(buf.toString("latin1", v, vEnd));
-      else if (name === "transfer-encoding") framing.transferCodings.push(...buf.toString("latin1", v, vEnd).split(","));
+      else if (name === "transfer-encoding")
+        framing.transferCodings.push(...buf.toString("latin1", v, vEnd).split(","));
     }
     at = lineEnd + 2;
   }
 }
 
-const CHUNK_LINE = /^[0-9A-Fa-f]{1,16}(?:;[!#$%&'*+\-.^_`|~0-9A-Za-z]+(?:=(?:[!#$%&'*+\-.^_`|~0-9A-Za-z]+|"(?:[\t !#-[\]-~\x80-\xff]|\\[\t -~\x80-\xff])*"))?)*\r$/;
+const CHUNK_LINE =
+  /^[0-9A-Fa-f]{1,16}(?:;[!#$%&'*+\-.^_`|~0-9A-Za-z]+(?:=(?:[!#$%&'*+\-.^_`|~0-9A-Za-z]+|"(?:[\t !#-[\]-~\x80-\xff]|\\[\t -~\x80-\xff])*"))?)*\r$/;
 const CHUNK_SIZE = /^[0-9A-Fa-f]{1,16}(?:;|\r$)/;
 
 /** The size of a chunk line (latin1, without its LF), or why it is not one. */

@@ -35,7 +35,8 @@ let nsCounter = 0;
 async function aNamespaceWith(names: string[]): Promise<string> {
   const namespace = `informer-${++nsCounter}`;
   await apis.core.createNamespace({ body: { metadata: { name: namespace } } });
-  for (const name of names) await apis.core.createNamespacedConfigMap({ namespace, body: { metadata: { name }, data: { v: "1" } } });
+  for (const name of names)
+    await apis.core.createNamespacedConfigMap({ namespace, body: { metadata: { name }, data: { v: "1" } } });
   return namespace;
 }
 
@@ -56,16 +57,27 @@ const serverState = (namespace: string) =>
     .list(CONFIGMAPS, namespace)
     .map((o) => `${o.metadata.name}@${o.metadata.resourceVersion}`)
     .sort();
-const cacheState = (informer: Informer<V1ConfigMap>) => informer.list().map((o) => `${o.metadata!.name}@${o.metadata!.resourceVersion}`).sort();
+const cacheState = (informer: Informer<V1ConfigMap>) =>
+  informer
+    .list()
+    .map((o) => `${o.metadata!.name}@${o.metadata!.resourceVersion}`)
+    .sort();
 
 async function cacheMatchesServer(informer: Informer<V1ConfigMap>, namespace: string): Promise<void> {
-  await waitFor(() => JSON.stringify(cacheState(informer)) === JSON.stringify(serverState(namespace)), { timeoutMs: 15_000, what: "cache to equal the server's objects" });
+  await waitFor(() => JSON.stringify(cacheState(informer)) === JSON.stringify(serverState(namespace)), {
+    timeoutMs: 15_000,
+    what: "cache to equal the server's objects",
+  });
 }
 
 async function mutate(namespace: string): Promise<void> {
   await apis.core.deleteNamespacedConfigMap({ namespace, name: "a" });
   await apis.core.deleteNamespacedConfigMap({ namespace, name: "b" });
-  await apis.core.patchNamespacedConfigMap({ namespace, name: "c", body: [{ op: "replace", path: "/data/v", value: "2" }] });
+  await apis.core.patchNamespacedConfigMap({
+    namespace,
+    name: "c",
+    body: [{ op: "replace", path: "/data/v", value: "2" }],
+  });
   await apis.core.createNamespacedConfigMap({ namespace, body: { metadata: { name: "f" } } });
 }
 
@@ -86,7 +98,14 @@ describe("informer against the API test server", () => {
     const informer = startInformer<V1ConfigMap>({
       client: kubeClientOf(kc),
       path: `/api/v1/namespaces/${ns}/configmaps`,
-      transform: (cm) => ({ metadata: { name: cm.metadata!.name!, namespace: cm.metadata!.namespace!, uid: cm.metadata!.uid!, resourceVersion: cm.metadata!.resourceVersion! } }),
+      transform: (cm) => ({
+        metadata: {
+          name: cm.metadata!.name!,
+          namespace: cm.metadata!.namespace!,
+          uid: cm.metadata!.uid!,
+          resourceVersion: cm.metadata!.resourceVersion!,
+        },
+      }),
       onEvent: (_type, obj) => seen.push(obj as Record<string, unknown>),
       logger: quiet,
     });
@@ -96,7 +115,11 @@ describe("informer against the API test server", () => {
     await cacheMatchesServer(informer, ns);
     expect(informer.list().map((cm) => Object.keys(cm).sort())).toEqual([["metadata"], ["metadata"]]);
     expect(informer.get(ns, "b")?.data).toBeUndefined();
-    expect(seen.every((o) => o.data === undefined && (o.metadata as { managedFields?: unknown }).managedFields === undefined)).toBe(true);
+    expect(
+      seen.every(
+        (o) => o.data === undefined && (o.metadata as { managedFields?: unknown }).managedFields === undefined,
+      ),
+    ).toBe(true);
   });
 
   it("delivers deletes that happened while the watch was down once a 410 forces a relist", async () => {
@@ -109,15 +132,26 @@ describe("informer against the API test server", () => {
     server.faults.failRate({ verb: "watch", resource: "configmaps", rate: 1, code: 503 });
     const failedBefore = server.requestLog.filter((e) => e.verb === "watch" && e.code >= 500).length;
     server.faults.dropWatches();
-    await waitFor(() => server.requestLog.filter((e) => e.verb === "watch" && e.code >= 500).length > failedBefore, { what: "a failed watch" });
+    await waitFor(() => server.requestLog.filter((e) => e.verb === "watch" && e.code >= 500).length > failedBefore, {
+      what: "a failed watch",
+    });
     await mutate(ns);
     server.faults.clear();
     server.faults.expireNextWatch();
 
     await cacheMatchesServer(informer, ns);
     // The server logs a request when its response ends, which may be just after the client has used it.
-    await waitFor(() => server.requestLog.filter((e) => e.verb === "list" && e.namespace === ns).length > listsBefore, { what: "a relist" });
-    expect(events).toEqual(expect.arrayContaining([["delete", "a"], ["delete", "b"], ["update", "c"], ["add", "f"]]));
+    await waitFor(() => server.requestLog.filter((e) => e.verb === "list" && e.namespace === ns).length > listsBefore, {
+      what: "a relist",
+    });
+    expect(events).toEqual(
+      expect.arrayContaining([
+        ["delete", "a"],
+        ["delete", "b"],
+        ["update", "c"],
+        ["add", "f"],
+      ]),
+    );
     expect(informer.get(ns, "a")).toBeUndefined();
     expect(informer.get(ns, "c")?.data).toEqual({ v: "2" });
     expect(informer.restarts()).toBeGreaterThanOrEqual(1);
@@ -131,7 +165,9 @@ describe("informer against the API test server", () => {
     server.faults.failRate({ verb: "watch", resource: "configmaps", rate: 1, code: 503 });
     const failedBefore = server.requestLog.filter((e) => e.verb === "watch" && e.code >= 500).length;
     server.faults.dropWatches();
-    await waitFor(() => server.requestLog.filter((e) => e.verb === "watch" && e.code >= 500).length > failedBefore, { what: "a failed watch" });
+    await waitFor(() => server.requestLog.filter((e) => e.verb === "watch" && e.code >= 500).length > failedBefore, {
+      what: "a failed watch",
+    });
     await apis.core.deleteNamespacedConfigMap({ namespace: ns, name: "a" });
     await apis.core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: "a" }, data: { v: "new" } } });
     server.faults.clear();
@@ -139,7 +175,10 @@ describe("informer against the API test server", () => {
     await cacheMatchesServer(informer, ns);
     const newUid = informer.get(ns, "a")!.metadata!.uid;
     expect(newUid).not.toBe(oldUid);
-    expect(events.slice(2)).toEqual([["delete", "a"], ["add", "a"]]);
+    expect(events.slice(2)).toEqual([
+      ["delete", "a"],
+      ["add", "a"],
+    ]);
   });
 
   it("resumes after a dropped watch and ends with exactly the server's objects", async () => {
@@ -149,7 +188,14 @@ describe("informer against the API test server", () => {
     server.faults.dropWatches();
     await mutate(ns);
     await cacheMatchesServer(informer, ns);
-    expect(events).toEqual(expect.arrayContaining([["delete", "a"], ["delete", "b"], ["update", "c"], ["add", "f"]]));
+    expect(events).toEqual(
+      expect.arrayContaining([
+        ["delete", "a"],
+        ["delete", "b"],
+        ["update", "c"],
+        ["add", "f"],
+      ]),
+    );
   });
 
   it("keeps retrying a failing list with backoff and syncs once the server recovers", async () => {
@@ -165,13 +211,19 @@ describe("informer against the API test server", () => {
     const ns = await aNamespaceWith(["a"]);
     server.faults.failRate({ verb: "list", resource: "configmaps", rate: 1, code: 503 });
     const { informer } = anInformer(ns);
-    const health = await startHealthServer({ address: { disabled: false, host: "127.0.0.1", port: 0 }, isReady: () => informer.hasSynced() });
+    const health = await startHealthServer({
+      address: { disabled: false, host: "127.0.0.1", port: 0 },
+      isReady: () => informer.hasSynced(),
+    });
     running.push({ stop: () => health!.close() });
     await waitFor(() => informer.restarts() >= 1, { what: "a failed list" });
     expect(await status(health!.port, "/readyz")).toBe(503);
     expect(informer.hasSynced()).toBe(false);
     server.faults.clear();
-    await waitFor(async () => (await status(health!.port, "/readyz")) === 200, { timeoutMs: 15_000, what: "/readyz 200" });
+    await waitFor(async () => (await status(health!.port, "/readyz")) === 200, {
+      timeoutMs: 15_000,
+      what: "/readyz 200",
+    });
     expect(informer.hasSynced()).toBe(true);
   });
 
@@ -179,11 +231,14 @@ describe("informer against the API test server", () => {
     const ns = await aNamespaceWith(["a"]);
     const { informer } = anInformer(ns, "stopped-replica");
     await waitForCacheSync([informer], 10_000);
-    await waitFor(() => server.requestLog.some((e) => e.user === "stopped-replica" && e.verb === "watch"), { what: "the watch to connect" });
+    await waitFor(() => server.requestLog.some((e) => e.user === "stopped-replica" && e.verb === "watch"), {
+      what: "the watch to connect",
+    });
     await informer.stop();
     const stoppedAt = Date.now();
     // Requests are logged with their start time; a watch that was connecting at stop() started before it.
-    const startedAfterStop = () => server.requestLog.filter((e) => e.user === "stopped-replica" && Date.parse(e.time) > stoppedAt);
+    const startedAfterStop = () =>
+      server.requestLog.filter((e) => e.user === "stopped-replica" && Date.parse(e.time) > stoppedAt);
     await apis.core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: "late" } } });
     server.faults.dropWatches();
     // A second, live informer proves the change was observable while the stopped one stayed silent.

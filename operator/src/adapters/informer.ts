@@ -64,14 +64,21 @@ const WATCH_INACTIVITY_MS = 30_000;
 export async function listRaw<T extends KubernetesObject>(
   client: KubeClient,
   path: string,
-  opts: { labelSelector?: string | undefined; fieldSelector?: string | undefined; pageSize?: number; transform?: ((obj: T) => T) | undefined } = {},
+  opts: {
+    labelSelector?: string | undefined;
+    fieldSelector?: string | undefined;
+    pageSize?: number;
+    transform?: ((obj: T) => T) | undefined;
+  } = {},
 ): Promise<KubernetesListObject<T>> {
   const items: T[] = [];
   let cont: string | undefined;
   let resourceVersion = "";
   let first: Record<string, unknown> | undefined;
   do {
-    const page = await client.get<{ metadata?: { resourceVersion?: string; continue?: string }; items?: T[] } & Record<string, unknown>>(path, {
+    const page = await client.get<
+      { metadata?: { resourceVersion?: string; continue?: string }; items?: T[] } & Record<string, unknown>
+    >(path, {
       limit: opts.pageSize ?? 500,
       labelSelector: opts.labelSelector || undefined,
       fieldSelector: opts.fieldSelector || undefined,
@@ -82,7 +89,12 @@ export async function listRaw<T extends KubernetesObject>(
     resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
     cont = page.metadata?.continue || undefined;
   } while (cont);
-  return { apiVersion: first?.apiVersion as string | undefined, kind: first?.kind as string | undefined, metadata: { resourceVersion }, items };
+  return {
+    apiVersion: first?.apiVersion as string | undefined,
+    kind: first?.kind as string | undefined,
+    metadata: { resourceVersion },
+    items,
+  };
 }
 
 /** The cache: objects by namespace, then name. */
@@ -137,7 +149,12 @@ export function startInformer<T extends KubernetesObject>(opts: StartInformerOpt
         const listed = await opts.list!();
         return { ...listed, items: listed.items.map(transform) };
       }
-    : () => listRaw<T>(opts.client, opts.path, { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, transform });
+    : () =>
+        listRaw<T>(opts.client, opts.path, {
+          labelSelector: opts.labelSelector,
+          fieldSelector: opts.fieldSelector,
+          transform,
+        });
   const reconnectDelay = opts.reconnectDelay ?? ((ms: number) => sleep(Math.min(ms, 1000)));
 
   const store = new ObjectStore<T>();
@@ -166,7 +183,11 @@ export function startInformer<T extends KubernetesObject>(opts: StartInformerOpt
     else if (previous.metadata?.uid && o.metadata?.uid && previous.metadata.uid !== o.metadata.uid) {
       opts.onEvent("delete", previous, previous);
       opts.onEvent("add", o, undefined);
-    } else if (previous.metadata?.resourceVersion === undefined || previous.metadata.resourceVersion !== o.metadata?.resourceVersion) opts.onEvent("update", o, previous);
+    } else if (
+      previous.metadata?.resourceVersion === undefined ||
+      previous.metadata.resourceVersion !== o.metadata?.resourceVersion
+    )
+      opts.onEvent("update", o, previous);
   };
   const remove = (o: T) => {
     const previous = store.delete(o);
@@ -194,7 +215,12 @@ export function startInformer<T extends KubernetesObject>(opts: StartInformerOpt
     let events = 0;
     resetTimer();
     try {
-      const query = { resourceVersion, allowWatchBookmarks: true, labelSelector: opts.labelSelector || undefined, fieldSelector: opts.fieldSelector || undefined };
+      const query = {
+        resourceVersion,
+        allowWatchBookmarks: true,
+        labelSelector: opts.labelSelector || undefined,
+        fieldSelector: opts.fieldSelector || undefined,
+      };
       for await (const e of opts.client.watch<T & { code?: number }>(opts.path, query, controller.signal)) {
         if (stopped) break;
         resetTimer();
@@ -278,7 +304,11 @@ export function startInformer<T extends KubernetesObject>(opts: StartInformerOpt
 }
 
 /** Resolves true once every informer has synced, false if the deadline passes first. */
-export async function waitForCacheSync(informers: ReadonlyArray<Pick<Informer<any>, "hasSynced">>, timeoutMs: number, pollMs = 20): Promise<boolean> {
+export async function waitForCacheSync(
+  informers: ReadonlyArray<Pick<Informer<any>, "hasSynced">>,
+  timeoutMs: number,
+  pollMs = 20,
+): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (informers.every((i) => i.hasSynced())) return true;

@@ -132,7 +132,13 @@ function headersOf(res: Response): Record<string, string> {
   return out;
 }
 
-function apiError(method: string, path: string, status: number, text: string, headers: Record<string, string>): KubeApiError {
+function apiError(
+  method: string,
+  path: string,
+  status: number,
+  text: string,
+  headers: Record<string, string>,
+): KubeApiError {
   let message: string;
   try {
     message = String((JSON.parse(text) as { message?: string }).message ?? "");

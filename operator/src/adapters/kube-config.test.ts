@@ -44,12 +44,21 @@ describe("loadKubeConfig", () => {
   });
 
   it("names the file when it cannot be loaded", () => {
-    expect(() => loadKubeConfig({ kubeconfig: "does-not-exist.yaml" })).toThrow("loading kubeconfig does-not-exist.yaml");
+    expect(() => loadKubeConfig({ kubeconfig: "does-not-exist.yaml" })).toThrow(
+      "loading kubeconfig does-not-exist.yaml",
+    );
   });
 
   it("builds the API clients the operator uses", () => {
     const apis = makeApis(loadKubeConfig({ kubeconfigYaml: yaml("http://127.0.0.1:1234") }));
     expect(apis.core).toBeInstanceOf(CoreV1Api);
-    expect(Object.keys(apis).sort()).toEqual(["coordination", "core", "customObjects", "discovery", "events", "policy"]);
+    expect(Object.keys(apis).sort()).toEqual([
+      "coordination",
+      "core",
+      "customObjects",
+      "discovery",
+      "events",
+      "policy",
+    ]);
   });
 });

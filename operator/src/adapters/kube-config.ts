@@ -40,7 +40,8 @@ export function loadKubeConfig(opts: LoadKubeConfigOptions = {}): KubeConfig {
   } catch (cause) {
     throw new Error(`loading kubeconfig${opts.kubeconfig ? ` ${opts.kubeconfig}` : ""}`, { cause });
   }
-  if (!kc.getCurrentCluster()) throw new Error("loading kubeconfig: no current cluster (pass --kubeconfig or run in a cluster)");
+  if (!kc.getCurrentCluster())
+    throw new Error("loading kubeconfig: no current cluster (pass --kubeconfig or run in a cluster)");
   return kc;
 }
 

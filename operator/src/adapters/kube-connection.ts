@@ -38,13 +38,21 @@ export async function connectKube(opts: ConnectOptions = {}): Promise<KubeConnec
   const where = opts.kubeconfig ? ` ${opts.kubeconfig}` : "";
   let simple: KubeConnection | "fallback";
   try {
-    if (opts.kubeconfigYaml !== undefined) simple = fromKubeconfig(parseYaml(opts.kubeconfigYaml) as KubeconfigFile, process.cwd());
-    else if (opts.kubeconfig) simple = fromKubeconfig(parseYaml(readFileSync(opts.kubeconfig, "utf8")) as KubeconfigFile, dirname(opts.kubeconfig));
+    if (opts.kubeconfigYaml !== undefined)
+      simple = fromKubeconfig(parseYaml(opts.kubeconfigYaml) as KubeconfigFile, process.cwd());
+    else if (opts.kubeconfig)
+      simple = fromKubeconfig(
+        parseYaml(readFileSync(opts.kubeconfig, "utf8")) as KubeconfigFile,
+        dirname(opts.kubeconfig),
+      );
     else if (env.KUBERNETES_SERVICE_HOST && existsSync(join(SERVICE_ACCOUNT, "token"))) simple = inCluster(env);
     else {
       const files = (env.KUBECONFIG ?? "").split(":").filter((f) => f !== "");
       const file = files.length === 0 ? join(homedir(), ".kube", "config") : files.length === 1 ? files[0]! : undefined;
-      simple = file && existsSync(file) ? fromKubeconfig(parseYaml(readFileSync(file, "utf8")) as KubeconfigFile, dirname(file)) : "fallback";
+      simple =
+        file && existsSync(file)
+          ? fromKubeconfig(parseYaml(readFileSync(file, "utf8")) as KubeconfigFile, dirname(file))
+          : "fallback";
     }
   } catch (cause) {
     throw new Error(`loading kubeconfig${where}`, { cause });
@@ -62,16 +70,24 @@ interface KubeconfigFile {
 function fromKubeconfig(file: KubeconfigFile, baseDir: string): KubeConnection | "fallback" {
   const context = file.contexts?.find((c) => c.name === file["current-context"])?.context;
   const cluster = file.clusters?.find((c) => c.name === context?.cluster)?.cluster;
-  if (!cluster || typeof cluster.server !== "string") throw new Error("no current cluster (pass --kubeconfig or run in a cluster)");
+  if (!cluster || typeof cluster.server !== "string")
+    throw new Error("no current cluster (pass --kubeconfig or run in a cluster)");
   const user = file.users?.find((u) => u.name === context?.user)?.user ?? {};
-  const needsClientNode = ["exec", "auth-provider", "username", "password", "as", "impersonate"].some((k) => user[k] !== undefined) || cluster["proxy-url"] !== undefined;
+  const needsClientNode =
+    ["exec", "auth-provider", "username", "password", "as", "impersonate"].some((k) => user[k] !== undefined) ||
+    cluster["proxy-url"] !== undefined;
   if (needsClientNode) return "fallback";
   const server = cluster.server.replace(/\/$/, "");
   const skipVerify = cluster["insecure-skip-tls-verify"] === true;
-  if (server.startsWith("http:") && !skipVerify) throw new Error("HTTP protocol is not allowed when skipTLSVerify is not set or false");
+  if (server.startsWith("http:") && !skipVerify)
+    throw new Error("HTTP protocol is not allowed when skipTLSVerify is not set or false");
   const path = (p: unknown) => (isAbsolute(String(p)) ? String(p) : join(baseDir, String(p)));
   const material = (data: unknown, file: unknown): Buffer | undefined =>
-    typeof data === "string" ? Buffer.from(data, "base64") : typeof file === "string" ? readFileSync(path(file)) : undefined;
+    typeof data === "string"
+      ? Buffer.from(data, "base64")
+      : typeof file === "string"
+        ? readFileSync(path(file))
+        : undefined;
   const tls: TlsOptions = {};
   const ca = material(cluster["certificate-authority-data"], cluster["certificate-authority"]);
   const cert = material(user["client-certificate-data"], user["client-certificate"]);
@@ -92,7 +108,11 @@ function inCluster(env: Record<string, string | undefined>): KubeConnection {
   // As client-node: these ports are plain HTTP.
   const scheme = port === "80" || port === "8080" || port === "8001" ? "http" : "https";
   const server = `${scheme}://${isIPv6(host) ? `[${host}]` : host}:${port}`;
-  return connection(server, { ca: readFileSync(join(SERVICE_ACCOUNT, "ca.crt")) }, bearer(undefined, join(SERVICE_ACCOUNT, "token")));
+  return connection(
+    server,
+    { ca: readFileSync(join(SERVICE_ACCOUNT, "ca.crt")) },
+    bearer(undefined, join(SERVICE_ACCOUNT, "token")),
+  );
 }
 
 /** Authorization headers from a token, or a token file read again at most once a minute (it rotates). */
@@ -105,7 +125,8 @@ function bearer(token: string | undefined, tokenFile: string | undefined): () =>
   let cached: { at: number; headers: Record<string, string> } | undefined;
   return () => {
     const now = Date.now();
-    if (!cached || now - cached.at >= TOKEN_FILE_TTL_MS) cached = { at: now, headers: { authorization: `Bearer ${readFileSync(tokenFile, "utf8").trim()}` } };
+    if (!cached || now - cached.at >= TOKEN_FILE_TTL_MS)
+      cached = { at: now, headers: { authorization: `Bearer ${readFileSync(tokenFile, "utf8").trim()}` } };
     return Promise.resolve(cached.headers);
   };
 }
@@ -114,7 +135,11 @@ function connection(server: string, tls: TlsOptions, headers: () => Promise<Reco
   // No cap on connections: each watch holds one for as long as it runs, and a write must never queue
   // behind them. An idle connection is given up after 1 s: a server that closes idle ones (Node's
   // default is 5 s) would otherwise race a request sent on one, failing it with a reset.
-  const dispatcher: Dispatcher = new Agent({ keepAliveTimeout: 1_000, keepAliveMaxTimeout: 1_000, connect: { ...tls, keepAlive: true, keepAliveInitialDelay: 30_000 } });
+  const dispatcher: Dispatcher = new Agent({
+    keepAliveTimeout: 1_000,
+    keepAliveMaxTimeout: 1_000,
+    connect: { ...tls, keepAlive: true, keepAliveInitialDelay: 30_000 },
+  });
   return { server, dispatcher, headers, close: () => dispatcher.close() };
 }
 

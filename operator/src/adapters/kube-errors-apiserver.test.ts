@@ -2,7 +2,16 @@ import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { startApiServer, type TestApiServer } from "../../../test/apiserver/index.js";
 import { kubeClientOf, loadKubeConfig, makeApis, type KubeApis } from "./kube-config.js";
 import { listRaw } from "./informer.js";
-import { isAlreadyExists, isConflict, isGone, isNotFound, isTooManyRequests, reasonOf, retryAfterSecondsOf, statusCodeOf } from "./kube-errors.js";
+import {
+  isAlreadyExists,
+  isConflict,
+  isGone,
+  isNotFound,
+  isTooManyRequests,
+  reasonOf,
+  retryAfterSecondsOf,
+  statusCodeOf,
+} from "./kube-errors.js";
 
 let server: TestApiServer;
 let apis: KubeApis;
@@ -34,12 +43,27 @@ describe("kube errors from real API responses", () => {
   });
 
   it("tells AlreadyExists from a stale-resourceVersion Conflict", async () => {
-    const created = await apis.core.createNamespacedConfigMap({ namespace: "default", body: { metadata: { name: "twice" } } });
-    const exists = await errorOf(apis.core.createNamespacedConfigMap({ namespace: "default", body: { metadata: { name: "twice" } } }));
+    const created = await apis.core.createNamespacedConfigMap({
+      namespace: "default",
+      body: { metadata: { name: "twice" } },
+    });
+    const exists = await errorOf(
+      apis.core.createNamespacedConfigMap({ namespace: "default", body: { metadata: { name: "twice" } } }),
+    );
     expect([isAlreadyExists(exists), isConflict(exists)]).toEqual([true, false]);
 
-    await apis.core.replaceNamespacedConfigMap({ namespace: "default", name: "twice", body: { ...created, data: { v: "1" } } });
-    const stale = await errorOf(apis.core.replaceNamespacedConfigMap({ namespace: "default", name: "twice", body: { ...created, data: { v: "2" } } }));
+    await apis.core.replaceNamespacedConfigMap({
+      namespace: "default",
+      name: "twice",
+      body: { ...created, data: { v: "1" } },
+    });
+    const stale = await errorOf(
+      apis.core.replaceNamespacedConfigMap({
+        namespace: "default",
+        name: "twice",
+        body: { ...created, data: { v: "2" } },
+      }),
+    );
     expect([isConflict(stale), isAlreadyExists(stale)]).toEqual([true, false]);
   });
 
@@ -52,7 +76,8 @@ describe("kube errors from real API responses", () => {
 
   it("recognises Gone from an expired list continuation", async () => {
     const kc = loadKubeConfig({ kubeconfigYaml: server.kubeconfig("operator") });
-    for (let i = 0; i < 3; i++) await apis.core.createNamespacedConfigMap({ namespace: "default", body: { metadata: { name: `page-${i}` } } });
+    for (let i = 0; i < 3; i++)
+      await apis.core.createNamespacedConfigMap({ namespace: "default", body: { metadata: { name: `page-${i}` } } });
     server.faults.expireWatchesBefore(Number(server.store.resourceVersion()) + 1);
     try {
       const err = await errorOf(listRaw(kubeClientOf(kc), "/api/v1/namespaces/default/configmaps", { pageSize: 1 }));

@@ -1,9 +1,32 @@
 import { describe, it, expect } from "@jest/globals";
 import { ApiException } from "@kubernetes/client-node";
-import { isAlreadyExists, isConflict, isGone, isNotFound, isRetryable, isTooManyRequests, reasonOf, retryAfterSecondsOf, statusCodeOf } from "./kube-errors.js";
+import {
+  isAlreadyExists,
+  isConflict,
+  isGone,
+  isNotFound,
+  isRetryable,
+  isTooManyRequests,
+  reasonOf,
+  retryAfterSecondsOf,
+  statusCodeOf,
+} from "./kube-errors.js";
 
-function anApiException(code: number, reason: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
-  const body = JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Failure", reason, code, message: `${reason} message`, ...extra });
+function anApiException(
+  code: number,
+  reason: string,
+  extra: Record<string, unknown> = {},
+  headers: Record<string, string> = {},
+) {
+  const body = JSON.stringify({
+    kind: "Status",
+    apiVersion: "v1",
+    status: "Failure",
+    reason,
+    code,
+    message: `${reason} message`,
+    ...extra,
+  });
   return new ApiException<string>(code, "Unknown API Status Code!", body, headers);
 }
 
@@ -11,7 +34,11 @@ describe("kube errors", () => {
   it.each<[string, unknown, number | undefined]>([
     ["an ApiException", anApiException(404, "NotFound"), 404],
     ["a watch failure", Object.assign(new Error("Gone"), { statusCode: 410 }), 410],
-    ["an error wrapping an ApiException", new Error("patching EndpointSlice shop/web-1", { cause: anApiException(409, "Conflict") }), 409],
+    [
+      "an error wrapping an ApiException",
+      new Error("patching EndpointSlice shop/web-1", { cause: anApiException(409, "Conflict") }),
+      409,
+    ],
     ["a transport error", Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }), undefined],
     ["a non-error", "boom", undefined],
   ])("reads the status code of %s", (_name, err, code) => {
@@ -32,7 +59,14 @@ describe("kube errors", () => {
       isGone: isGone(err),
       isTooManyRequests: isTooManyRequests(err),
     };
-    expect(actual).toEqual({ isNotFound: false, isConflict: false, isAlreadyExists: false, isGone: false, isTooManyRequests: false, ...expected });
+    expect(actual).toEqual({
+      isNotFound: false,
+      isConflict: false,
+      isAlreadyExists: false,
+      isGone: false,
+      isTooManyRequests: false,
+      ...expected,
+    });
   });
 
   it("reads the reason and the server's retry hint", () => {

@@ -9,7 +9,13 @@ export interface KubeStatus {
   message?: string;
   reason?: string;
   code?: number;
-  details?: { name?: string; kind?: string; group?: string; retryAfterSeconds?: number; causes?: Array<{ reason?: string; message?: string; field?: string }> };
+  details?: {
+    name?: string;
+    kind?: string;
+    group?: string;
+    retryAfterSeconds?: number;
+    causes?: Array<{ reason?: string; message?: string; field?: string }>;
+  };
 }
 
 function* chain(err: unknown): Generator<unknown> {
@@ -59,7 +65,8 @@ export const isNotFound = (err: unknown): boolean => statusCodeOf(err) === 404;
 export const isGone = (err: unknown): boolean => statusCodeOf(err) === 410;
 export const isTooManyRequests = (err: unknown): boolean => statusCodeOf(err) === 429;
 // 409 covers both a stale resourceVersion (Conflict) and a create of an existing name (AlreadyExists).
-export const isAlreadyExists = (err: unknown): boolean => statusCodeOf(err) === 409 && reasonOf(err) === "AlreadyExists";
+export const isAlreadyExists = (err: unknown): boolean =>
+  statusCodeOf(err) === 409 && reasonOf(err) === "AlreadyExists";
 export const isConflict = (err: unknown): boolean => statusCodeOf(err) === 409 && reasonOf(err) !== "AlreadyExists";
 export const isInvalid = (err: unknown): boolean => statusCodeOf(err) === 422;
 export const isForbidden = (err: unknown): boolean => statusCodeOf(err) === 403;

@@ -50,7 +50,11 @@ function tracked(store: LeaseStore): LeaseStore {
     );
     return p;
   };
-  return { get: () => track(store.get()), create: (l) => track(store.create(l)), update: (l) => track(store.update(l)) };
+  return {
+    get: () => track(store.get()),
+    create: (l) => track(store.create(l)),
+    update: (l) => track(store.update(l)),
+  };
 }
 
 /** Fails the test at once if two electors lead together, whenever one starts leading or the clock moves. */
@@ -60,7 +64,11 @@ function expectOneLeader(): void {
 }
 
 /** One replica: its own client (user = identity) and elector on the test's clock, with short test durations. */
-function aReplica(identity: string, lease: string, durations = { leaseDurationMs: 1500, renewDeadlineMs: 1000, retryPeriodMs: 200 }) {
+function aReplica(
+  identity: string,
+  lease: string,
+  durations = { leaseDurationMs: 1500, renewDeadlineMs: 1000, retryPeriodMs: 200 },
+) {
   const kc = loadKubeConfig({ kubeconfigYaml: server.kubeconfig(identity) });
   const log: string[] = [];
   let stoppedAt: number | undefined;
@@ -100,7 +108,8 @@ async function runUntil(until: () => boolean, what: string, limitMs = 30_000): P
   }
 }
 
-const renewalsBy = (identity: string) => server.requestLog.filter((e) => e.resource === "leases" && e.verb === "update" && e.user === identity).length;
+const renewalsBy = (identity: string) =>
+  server.requestLog.filter((e) => e.resource === "leases" && e.verb === "update" && e.user === identity).length;
 
 describe("leader election on the API test server", () => {
   it("creates, reads and updates a Lease with optimistic concurrency", async () => {
@@ -109,8 +118,19 @@ describe("leader election on the API test server", () => {
     const store = kubeLeaseStore(kubeClientOf(kc), NAMESPACE, name);
     expect(await store.get()).toBeUndefined();
     const now = Date.now();
-    const created = await store.create({ holderIdentity: "a", leaseDurationSeconds: 15, acquireTime: now, renewTime: now, leaseTransitions: 0 });
-    expect(created).toMatchObject({ holderIdentity: "a", leaseDurationSeconds: 15, renewTime: now, leaseTransitions: 0 });
+    const created = await store.create({
+      holderIdentity: "a",
+      leaseDurationSeconds: 15,
+      acquireTime: now,
+      renewTime: now,
+      leaseTransitions: 0,
+    });
+    expect(created).toMatchObject({
+      holderIdentity: "a",
+      leaseDurationSeconds: 15,
+      renewTime: now,
+      leaseTransitions: 0,
+    });
     await expect(store.create(created)).rejects.toBeInstanceOf(LeaseConflictError);
     const updated = await store.update({ ...created, renewTime: now + 2000 });
     expect(updated.renewTime).toBe(now + 2000);
@@ -154,7 +174,10 @@ describe("leader election on the API test server", () => {
     const releasedAt = clock.now();
     await a.elector.release();
     expect(a.elector.isLeader()).toBe(false);
-    expect(server.store.get(LEASES, NAMESPACE, lease)!.spec).toMatchObject({ holderIdentity: "", leaseDurationSeconds: 1 });
+    expect(server.store.get(LEASES, NAMESPACE, lease)!.spec).toMatchObject({
+      holderIdentity: "",
+      leaseDurationSeconds: 1,
+    });
     // Within a retry period or two of lease time, not the 60 s a's lease had left.
     await runUntil(() => b.elector.isLeader(), "b to take over", durations.leaseDurationMs / 2);
     expect(clock.now() - releasedAt).toBeLessThanOrEqual(durations.retryPeriodMs * 2.2 + STEP_MS);

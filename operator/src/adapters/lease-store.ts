@@ -7,7 +7,13 @@ interface V1Lease {
   apiVersion?: string;
   kind?: string;
   metadata?: { name?: string; namespace?: string; resourceVersion?: string | undefined; [k: string]: unknown };
-  spec?: { holderIdentity?: string; leaseDurationSeconds?: number; acquireTime?: string | undefined; renewTime?: string | undefined; leaseTransitions?: number };
+  spec?: {
+    holderIdentity?: string;
+    leaseDurationSeconds?: number;
+    acquireTime?: string | undefined;
+    renewTime?: string | undefined;
+    leaseTransitions?: number;
+  };
 }
 
 /** RFC 3339 with microseconds, as metav1.MicroTime is written. */
@@ -68,7 +74,8 @@ export function kubeLeaseStore(client: KubeClient, namespace: string, name: stri
         last = await client.post<V1Lease>(leases, body);
         return toRecord(last);
       } catch (err) {
-        if (isAlreadyExists(err) || isConflict(err)) throw new LeaseConflictError(`creating ${where}: already exists`, { cause: err });
+        if (isAlreadyExists(err) || isConflict(err))
+          throw new LeaseConflictError(`creating ${where}: already exists`, { cause: err });
         throw new Error(`creating ${where}`, { cause: err });
       }
     },

@@ -9,7 +9,13 @@ export function timeoutResult(timeoutMs: number, sentAtMs: number | undefined, f
 }
 
 /** A failure the prober names, at `endAtMs` from the start of the attempt. */
-export function errorResult(failureKind: ProbeErrorKind, error: string, endAtMs: number, sentAtMs: number | undefined, finishedAt: number): RawProbeResult {
+export function errorResult(
+  failureKind: ProbeErrorKind,
+  error: string,
+  endAtMs: number,
+  sentAtMs: number | undefined,
+  finishedAt: number,
+): RawProbeResult {
   const r: RawProbeResult = { kind: "error", failureKind, error, endAtMs, finishedAt };
   if (sentAtMs !== undefined) r.sentAtMs = sentAtMs;
   return r;

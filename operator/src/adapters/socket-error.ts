@@ -28,11 +28,13 @@ export function classifySocketError(
 ): SocketFailure {
   const code = err.code ?? "";
   if (UNKNOWN_AUTHORITY.has(code)) return { kind: "tls", message: "TLS: certificate signed by unknown authority" };
-  if (code === "ERR_TLS_CERT_ALTNAME_INVALID") return { kind: "tls", message: `TLS: certificate is not valid for ${verifyName}` };
+  if (code === "ERR_TLS_CERT_ALTNAME_INVALID")
+    return { kind: "tls", message: `TLS: certificate is not valid for ${verifyName}` };
   if (code === "CERT_HAS_EXPIRED") return { kind: "tls", message: "TLS: certificate has expired" };
   if (code === "CERT_NOT_YET_VALID") return { kind: "tls", message: "TLS: certificate is not yet valid" };
   if (tcpConnecting) return { kind: "connect", message: `connect ${code || err.message}` };
-  if (code.startsWith("ERR_SSL_") || code.startsWith("ERR_TLS_")) return { kind: "tls", message: `TLS: ${err.reason ?? code}` };
+  if (code.startsWith("ERR_SSL_") || code.startsWith("ERR_TLS_"))
+    return { kind: "tls", message: `TLS: ${err.reason ?? code}` };
   if (tls && !requestSent) return { kind: "tls", message: `TLS: handshake failed (${code || err.message})` };
   if (code === "ECONNRESET") return { kind: "connect", message: "connection reset by peer" };
   return { kind: "other", message: `read ${code || err.message}` };

@@ -15,7 +15,15 @@ beforeAll(async () => {
 afterAll(() => servers.close());
 
 const probe = createProber();
-const aRequest = (port: number): ProbeRequest => ({ type: "TCP", scheme: "HTTP", address: "127.0.0.1", port, path: "", method: "GET", headers: [] });
+const aRequest = (port: number): ProbeRequest => ({
+  type: "TCP",
+  scheme: "HTTP",
+  address: "127.0.0.1",
+  port,
+  path: "",
+  method: "GET",
+  headers: [],
+});
 const judgement = (o: Partial<ProbeJudgement> = {}): ProbeJudgement => ({ timeoutMs: 400, statusCodes: [], ...o });
 
 describe("a TCP probe", () => {
@@ -25,7 +33,10 @@ describe("a TCP probe", () => {
     expect(outcome).toMatchObject({ success: true, failureClass: "TCP connected" });
     expect(outcome.result).toMatch(/^TCP connected in \d+ ms$/);
     // The server side sees the connection once its accept has run, which may be after the probe ended.
-    await waitFor(() => servers.accepting.accepted === before + 1 && servers.accepting.open === 0, { timeoutMs: 5_000, what: "the connection accepted and closed" });
+    await waitFor(() => servers.accepting.accepted === before + 1 && servers.accepting.open === 0, {
+      timeoutMs: 5_000,
+      what: "the connection accepted and closed",
+    });
     expect(servers.accepting.bytesReceived).toBe(0);
   });
 

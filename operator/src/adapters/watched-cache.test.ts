@@ -31,7 +31,10 @@ afterAll(async () => {
 });
 
 function aCache(namespaces: string[], user: string): { cache: WatchedInformer<V1ConfigMap>; changes: string[] } {
-  const cache = startWatchedCacheIn<V1ConfigMap>(namespaces, pathOf, { client: kubeClientOf(loadKubeConfig({ kubeconfigYaml: server.kubeconfig(user) })), logger: quiet });
+  const cache = startWatchedCacheIn<V1ConfigMap>(namespaces, pathOf, {
+    client: kubeClientOf(loadKubeConfig({ kubeconfigYaml: server.kubeconfig(user) })),
+    logger: quiet,
+  });
   running.push(cache);
   const changes: string[] = [];
   cache.onChange((cm, type) => changes.push(`${type} ${cm.metadata!.namespace}/${cm.metadata!.name}`));
@@ -40,8 +43,17 @@ function aCache(namespaces: string[], user: string): { cache: WatchedInformer<V1
 
 // A synced cache has listed; its watch may still be on the way, so wait until `count` distinct requests are logged.
 async function requestsOf(user: string, count: number): Promise<string[]> {
-  const distinct = () => [...new Set(server.requestLog.filter((e) => e.user === user && e.resource === "configmaps").map((e) => `${e.verb} ${e.namespace}`))].sort();
-  await waitFor(() => distinct().length >= count, { what: `${count} kinds of configmaps requests from ${user}` }).catch(() => {});
+  const distinct = () =>
+    [
+      ...new Set(
+        server.requestLog
+          .filter((e) => e.user === user && e.resource === "configmaps")
+          .map((e) => `${e.verb} ${e.namespace}`),
+      ),
+    ].sort();
+  await waitFor(() => distinct().length >= count, { what: `${count} kinds of configmaps requests from ${user}` }).catch(
+    () => {},
+  );
   return distinct();
 }
 

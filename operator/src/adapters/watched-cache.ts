@@ -6,9 +6,14 @@ import { startInformer, type Informer, type StartInformerOptions } from "./infor
 
 export type WatchedInformer<T extends KubernetesObject> = WatchedCache<T> & Informer<T>;
 
-export function startWatchedCache<T extends KubernetesObject>(opts: Omit<StartInformerOptions<T>, "onEvent">): WatchedInformer<T> {
+export function startWatchedCache<T extends KubernetesObject>(
+  opts: Omit<StartInformerOptions<T>, "onEvent">,
+): WatchedInformer<T> {
   const handlers: Array<(obj: T, type: ChangeType, old: T | undefined) => void> = [];
-  const informer = startInformer<T>({ ...opts, onEvent: (type, obj, old) => handlers.forEach((h) => h(obj, type, old)) });
+  const informer = startInformer<T>({
+    ...opts,
+    onEvent: (type, obj, old) => handlers.forEach((h) => h(obj, type, old)),
+  });
   return { ...informer, onChange: (h) => void handlers.push(h) };
 }
 
@@ -30,7 +35,8 @@ export function startWatchedCacheIn<T extends KubernetesObject>(
   return {
     // No namespace: a cluster-scoped name, which a namespaced kind never has (as one informer over all namespaces answers).
     get: (namespace, name) => (namespace ? byNamespace.get(namespace)?.get(namespace, name) : undefined),
-    list: (namespace) => (namespace ? (byNamespace.get(namespace)?.list(namespace) ?? []) : all.flatMap((i) => i.list())),
+    list: (namespace) =>
+      namespace ? (byNamespace.get(namespace)?.list(namespace) ?? []) : all.flatMap((i) => i.list()),
     hasSynced: () => all.every((i) => i.hasSynced()),
     restarts: () => all.reduce((n, i) => n + i.restarts(), 0),
     stop: async () => {

@@ -45,7 +45,10 @@ function decode(secret: Secret): CertificateSecret {
   return { resourceVersion: secret.metadata?.resourceVersion ?? "", data };
 }
 
-export function kubeWebhookCertificateStore(client: KubeClient, where: { namespace: string; secretName: string; configurationName: string }): WebhookCertificateStore {
+export function kubeWebhookCertificateStore(
+  client: KubeClient,
+  where: { namespace: string; secretName: string; configurationName: string },
+): WebhookCertificateStore {
   const { namespace, secretName: name, configurationName } = where;
   const secrets = `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets`;
   const configurationPath = `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${encodeURIComponent(configurationName)}`;
@@ -65,8 +68,15 @@ export function kubeWebhookCertificateStore(client: KubeClient, where: { namespa
         apiVersion: "v1",
         kind: "Secret",
         type: "kubernetes.io/tls",
-        metadata: { name, namespace, labels: { "app.kubernetes.io/managed-by": "healthprobe-operator" }, ...(resourceVersion ? { resourceVersion } : {}) },
-        data: Object.fromEntries(Object.entries(values).map(([k, v]) => [k, Buffer.from(v, "utf8").toString("base64")])),
+        metadata: {
+          name,
+          namespace,
+          labels: { "app.kubernetes.io/managed-by": "healthprobe-operator" },
+          ...(resourceVersion ? { resourceVersion } : {}),
+        },
+        data: Object.fromEntries(
+          Object.entries(values).map(([k, v]) => [k, Buffer.from(v, "utf8").toString("base64")]),
+        ),
       };
       try {
         const written = resourceVersion
@@ -74,7 +84,8 @@ export function kubeWebhookCertificateStore(client: KubeClient, where: { namespa
           : await client.post<Secret>(secrets, body, manager);
         return decode(written);
       } catch (err) {
-        if (isAlreadyExists(err) || isConflict(err)) throw new StoreConflictError(`writing ${secretRef}: another replica wrote it first`, { cause: err });
+        if (isAlreadyExists(err) || isConflict(err))
+          throw new StoreConflictError(`writing ${secretRef}: another replica wrote it first`, { cause: err });
         throw new Error(`${resourceVersion ? "updating" : "creating"} ${secretRef}`, { cause: err });
       }
     },

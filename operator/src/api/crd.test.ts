@@ -13,7 +13,8 @@ const root = version.schema.openAPIV3Schema as Schema;
 /** Every schema node with its path, e.g. "spec.probe.headers[*].name". */
 function nodes(schema: Schema, path: string, out: Array<[string, Schema]> = []): Array<[string, Schema]> {
   out.push([path, schema]);
-  for (const [name, child] of Object.entries((schema.properties ?? {}) as Record<string, Schema>)) nodes(child, path ? `${path}.${name}` : name, out);
+  for (const [name, child] of Object.entries((schema.properties ?? {}) as Record<string, Schema>))
+    nodes(child, path ? `${path}.${name}` : name, out);
   if (schema.items) nodes(schema.items, `${path}[*]`, out);
   if (typeof schema.additionalProperties === "object") nodes(schema.additionalProperties, `${path}[*]`, out);
   return out;
@@ -24,18 +25,23 @@ function structuralProblem(s: Schema): string | undefined {
   const intOrString = s["x-kubernetes-int-or-string"] === true;
   if (intOrString) {
     if (s.type !== undefined) return "int-or-string with a type";
-    if (JSON.stringify(s.anyOf) !== JSON.stringify([{ type: "integer" }, { type: "string" }])) return "int-or-string without anyOf integer|string";
+    if (JSON.stringify(s.anyOf) !== JSON.stringify([{ type: "integer" }, { type: "string" }]))
+      return "int-or-string without anyOf integer|string";
   } else {
-    if (!["object", "array", "string", "integer", "number", "boolean"].includes(s.type)) return `type ${JSON.stringify(s.type)}`;
+    if (!["object", "array", "string", "integer", "number", "boolean"].includes(s.type))
+      return `type ${JSON.stringify(s.type)}`;
     if (s.anyOf) return "anyOf";
   }
-  for (const k of ["oneOf", "allOf", "not", "$ref", "$defs", "$schema", "nullable", "propertyNames"]) if (k in s) return k;
-  if (s.additionalProperties !== undefined && (typeof s.additionalProperties !== "object" || s.properties)) return "additionalProperties other than a map's value schema";
+  for (const k of ["oneOf", "allOf", "not", "$ref", "$defs", "$schema", "nullable", "propertyNames"])
+    if (k in s) return k;
+  if (s.additionalProperties !== undefined && (typeof s.additionalProperties !== "object" || s.properties))
+    return "additionalProperties other than a map's value schema";
   if (s.type === "array" && !s.items) return "array without items";
   if (s["x-kubernetes-preserve-unknown-fields"]) return "x-kubernetes-preserve-unknown-fields";
   if (s["x-kubernetes-list-type"] === "map") {
     const keys: string[] = s["x-kubernetes-list-map-keys"] ?? [];
-    if (keys.length === 0 || !keys.every((k) => s.items?.required?.includes(k))) return "list-type map without required map keys";
+    if (keys.length === 0 || !keys.every((k) => s.items?.required?.includes(k)))
+      return "list-type map without required map keys";
   }
   return undefined;
 }
@@ -55,12 +61,17 @@ function applyDefaults(schema: Schema, value: unknown): unknown {
   return out;
 }
 
-const minimalSpec = { serviceName: "web", selector: { matchLabels: { app: "web" } }, probe: { port: 8080, path: "/healthz" } };
+const minimalSpec = {
+  serviceName: "web",
+  selector: { matchLabels: { app: "web" } },
+  probe: { port: 8080, path: "/healthz" },
+};
 
 describe("the committed CRD", () => {
   it(`is what the schema generates (run \`make crds\` after changing the API)`, () => {
     const committed = readFileSync(new URL(`../../../${CRD_FILE}`, import.meta.url), "utf8");
-    if (committed !== renderCrdYaml()) throw new Error(`${CRD_FILE} is out of date: run \`make crds\` and commit the result`);
+    if (committed !== renderCrdYaml())
+      throw new Error(`${CRD_FILE} is out of date: run \`make crds\` and commit the result`);
   });
 
   it("starts with the do-not-edit header", () => {
@@ -91,7 +102,9 @@ describe("buildCrd", () => {
   });
 
   it("prints Service, Targets, Healthy, Drained, Replaced(24h), Ready and Age, and more with -o wide", () => {
-    expect(version.additionalPrinterColumns.map((c: Schema) => `${c.name}=${c.jsonPath}:${c.type}:${c.priority ?? 0}`)).toEqual([
+    expect(
+      version.additionalPrinterColumns.map((c: Schema) => `${c.name}=${c.jsonPath}:${c.type}:${c.priority ?? 0}`),
+    ).toEqual([
       "Service=.spec.serviceName:string:0",
       "Targets=.status.targets:integer:0",
       "Healthy=.status.healthy:integer:0",
@@ -113,7 +126,9 @@ describe("buildCrd", () => {
   it("points every printer column at a field of the schema", () => {
     const paths = new Set(nodes(root, "").map(([p]) => p));
     for (const c of version.additionalPrinterColumns as Schema[]) {
-      const path = String(c.jsonPath).replace(/^\./, "").replace(/\[\?.*\]/, "[*]");
+      const path = String(c.jsonPath)
+        .replace(/^\./, "")
+        .replace(/\[\?.*\]/, "[*]");
       if (!path.startsWith("metadata.")) expect(paths.has(path) ? path : `missing ${path}`).toBe(path);
     }
   });
@@ -169,7 +184,12 @@ describe("buildCrd", () => {
 
   it("bounds every string a CEL rule reads, so the API server's cost estimate stays small", () => {
     const unbounded = nodes(root, "")
-      .filter(([, s]) => (s.type === "string" || s["x-kubernetes-int-or-string"]) && s.maxLength === undefined && s.format === undefined)
+      .filter(
+        ([, s]) =>
+          (s.type === "string" || s["x-kubernetes-int-or-string"]) &&
+          s.maxLength === undefined &&
+          s.format === undefined,
+      )
       .filter(([p]) => p.startsWith("spec."))
       .map(([p]) => p);
     expect(unbounded).toEqual([]);
@@ -177,26 +197,37 @@ describe("buildCrd", () => {
 
   it("defaults to exactly what parsePolicySpec defaults to, but for the HTTP-only defaults the operator applies", () => {
     const parsed = parsePolicySpec(minimalSpec);
-    const defaulted = applyDefaults(root.properties.spec, minimalSpec) as { probe: { method?: string; match: Record<string, unknown> } };
+    const defaulted = applyDefaults(root.properties.spec, minimalSpec) as {
+      probe: { method?: string; match: Record<string, unknown> };
+    };
     expect(defaulted.probe.method).toBeUndefined();
     expect(defaulted.probe.match.statusCodes).toBeUndefined();
-    const httpDefaults = { ...defaulted, probe: { ...defaulted.probe, method: "GET", match: { ...defaulted.probe.match, statusCodes: ["200-299"] } } };
+    const httpDefaults = {
+      ...defaulted,
+      probe: { ...defaulted.probe, method: "GET", match: { ...defaulted.probe.match, statusCodes: ["200-299"] } },
+    };
     expect(parsed.ok && parsed.spec).toEqual(httpDefaults);
   });
 
-  it.each(Object.entries(CROSS_FIELD_RULES) as Array<[string, CrossFieldRule]>)("carries the CEL rule %s at its scope", (_name, rule) => {
-    const node = nodes(root, "").find(([p]) => p === rule.scope)?.[1];
-    const expected: Schema = { rule: rule.rule, message: rule.message };
-    if (rule.messageExpression) expected.messageExpression = rule.messageExpression;
-    if (rule.fieldPath) expected.fieldPath = rule.fieldPath;
-    expect(node?.["x-kubernetes-validations"]).toContainEqual(expected);
-  });
+  it.each(Object.entries(CROSS_FIELD_RULES) as Array<[string, CrossFieldRule]>)(
+    "carries the CEL rule %s at its scope",
+    (_name, rule) => {
+      const node = nodes(root, "").find(([p]) => p === rule.scope)?.[1];
+      const expected: Schema = { rule: rule.rule, message: rule.message };
+      if (rule.messageExpression) expected.messageExpression = rule.messageExpression;
+      if (rule.fieldPath) expected.fieldPath = rule.fieldPath;
+      expect(node?.["x-kubernetes-validations"]).toContainEqual(expected);
+    },
+  );
 });
 
 // ---------------------------------------------------------------------------------------
 // The CEL rules, evaluated as the API server would, must agree with parsePolicySpec.
 
-type Cel = { run: (expr: string, vars: Record<string, unknown>, opts: { funcs: unknown }) => unknown; strings: unknown };
+type Cel = {
+  run: (expr: string, vars: Record<string, unknown>, opts: { funcs: unknown }) => unknown;
+  strings: unknown;
+};
 // Imported one after the other: jest's ESM loader fails on concurrent imports sharing modules.
 async function loadCel(): Promise<Cel> {
   const core = await import("@bufbuild/cel");
@@ -236,53 +267,217 @@ const celCases: Array<[string, Record<string, unknown>, string[]]> = [
   ["port name with --", withProbe({ port: "a--b" }), ["spec.probe.port"]],
   ["port name of digits", withProbe({ port: "8080" }), ["spec.probe.port"]],
   ["timeoutSeconds equal to periodSeconds", withProbe({ periodSeconds: 10, timeoutSeconds: 10 }), []],
-  ["timeoutSeconds above periodSeconds", withProbe({ periodSeconds: 10, timeoutSeconds: 11 }), ["spec.probe.timeoutSeconds"]],
+  [
+    "timeoutSeconds above periodSeconds",
+    withProbe({ periodSeconds: 10, timeoutSeconds: 11 }),
+    ["spec.probe.timeoutSeconds"],
+  ],
   ["the default timeout above a shorter period", withProbe({ periodSeconds: 10 }), ["spec.probe.timeoutSeconds"]],
   ["HEAD without body match", withProbe({ method: "HEAD" }), []],
-  ["HEAD with body match", withProbe({ method: "HEAD", match: { bodyContains: "ok" } }), ["spec.probe.match.bodyContains"]],
+  [
+    "HEAD with body match",
+    withProbe({ method: "HEAD", match: { bodyContains: "ok" } }),
+    ["spec.probe.match.bodyContains"],
+  ],
   ["GET with body match", withProbe({ match: { bodyContains: "ok" } }), []],
   ["tls with HTTPS", withProbe({ scheme: "HTTPS", tls: { caBundle: "pem" } }), []],
   ["tls with HTTP", withProbe({ tls: {} }), ["spec.probe.tls"]],
   ["a header with a value", withProbe({ headers: [{ name: "X", value: "v" }] }), []],
   ["a header without value", withProbe({ headers: [{ name: "X" }] }), ["spec.probe.headers[0]"]],
-  ["a header with both", withProbe({ headers: [{ name: "X", value: "v", valueFrom: { secretKeyRef: { name: "s", key: "k" } } }] }), ["spec.probe.headers[0]"]],
-  ["headers differing only in case", withProbe({ headers: [{ name: "X-Env", value: "a" }, { name: "x-env", value: "b" }] }), ["spec.probe.headers"]],
-  ["a reserved header Host", withProbe({ headers: [{ name: "X-Env", value: "a" }, { name: "Host", value: "b" }] }), ["spec.probe.headers[1].name"]],
-  ["a reserved header Content-Length", withProbe({ headers: [{ name: "X-Env", value: "a" }, { name: "Content-Length", value: "b" }] }), ["spec.probe.headers[1].name"]],
-  ["a reserved header Transfer-Encoding", withProbe({ headers: [{ name: "X-Env", value: "a" }, { name: "Transfer-Encoding", value: "b" }] }), ["spec.probe.headers[1].name"]],
-  ["a reserved header Connection", withProbe({ headers: [{ name: "X-Env", value: "a" }, { name: "Connection", value: "b" }] }), ["spec.probe.headers[1].name"]],
-  ["a reserved header Keep-Alive", withProbe({ headers: [{ name: "X-Env", value: "a" }, { name: "Keep-Alive", value: "b" }] }), ["spec.probe.headers[1].name"]],
-  ["a reserved header Upgrade", withProbe({ headers: [{ name: "X-Env", value: "a" }, { name: "Upgrade", value: "b" }] }), ["spec.probe.headers[1].name"]],
-  ["a reserved header TE", withProbe({ headers: [{ name: "X-Env", value: "a" }, { name: "TE", value: "b" }] }), ["spec.probe.headers[1].name"]],
-  ["a reserved header Trailer", withProbe({ headers: [{ name: "X-Env", value: "a" }, { name: "Trailer", value: "b" }] }), ["spec.probe.headers[1].name"]],
-  ["a reserved header Expect", withProbe({ headers: [{ name: "X-Env", value: "a" }, { name: "Expect", value: "b" }] }), ["spec.probe.headers[1].name"]],
-  ["a reserved header in lower case", withProbe({ headers: [{ name: "keep-alive", value: "b" }] }), ["spec.probe.headers[0].name"]],
-  ["a header merely starting like a reserved one", withProbe({ headers: [{ name: "Hostname", value: "b" }, { name: "TE-X", value: "c" }] }), []],
-  ["distinct headers", withProbe({ headers: [{ name: "X-Env", value: "a" }, { name: "X-Other", value: "b" }] }), []],
+  [
+    "a header with both",
+    withProbe({ headers: [{ name: "X", value: "v", valueFrom: { secretKeyRef: { name: "s", key: "k" } } }] }),
+    ["spec.probe.headers[0]"],
+  ],
+  [
+    "headers differing only in case",
+    withProbe({
+      headers: [
+        { name: "X-Env", value: "a" },
+        { name: "x-env", value: "b" },
+      ],
+    }),
+    ["spec.probe.headers"],
+  ],
+  [
+    "a reserved header Host",
+    withProbe({
+      headers: [
+        { name: "X-Env", value: "a" },
+        { name: "Host", value: "b" },
+      ],
+    }),
+    ["spec.probe.headers[1].name"],
+  ],
+  [
+    "a reserved header Content-Length",
+    withProbe({
+      headers: [
+        { name: "X-Env", value: "a" },
+        { name: "Content-Length", value: "b" },
+      ],
+    }),
+    ["spec.probe.headers[1].name"],
+  ],
+  [
+    "a reserved header Transfer-Encoding",
+    withProbe({
+      headers: [
+        { name: "X-Env", value: "a" },
+        { name: "Transfer-Encoding", value: "b" },
+      ],
+    }),
+    ["spec.probe.headers[1].name"],
+  ],
+  [
+    "a reserved header Connection",
+    withProbe({
+      headers: [
+        { name: "X-Env", value: "a" },
+        { name: "Connection", value: "b" },
+      ],
+    }),
+    ["spec.probe.headers[1].name"],
+  ],
+  [
+    "a reserved header Keep-Alive",
+    withProbe({
+      headers: [
+        { name: "X-Env", value: "a" },
+        { name: "Keep-Alive", value: "b" },
+      ],
+    }),
+    ["spec.probe.headers[1].name"],
+  ],
+  [
+    "a reserved header Upgrade",
+    withProbe({
+      headers: [
+        { name: "X-Env", value: "a" },
+        { name: "Upgrade", value: "b" },
+      ],
+    }),
+    ["spec.probe.headers[1].name"],
+  ],
+  [
+    "a reserved header TE",
+    withProbe({
+      headers: [
+        { name: "X-Env", value: "a" },
+        { name: "TE", value: "b" },
+      ],
+    }),
+    ["spec.probe.headers[1].name"],
+  ],
+  [
+    "a reserved header Trailer",
+    withProbe({
+      headers: [
+        { name: "X-Env", value: "a" },
+        { name: "Trailer", value: "b" },
+      ],
+    }),
+    ["spec.probe.headers[1].name"],
+  ],
+  [
+    "a reserved header Expect",
+    withProbe({
+      headers: [
+        { name: "X-Env", value: "a" },
+        { name: "Expect", value: "b" },
+      ],
+    }),
+    ["spec.probe.headers[1].name"],
+  ],
+  [
+    "a reserved header in lower case",
+    withProbe({ headers: [{ name: "keep-alive", value: "b" }] }),
+    ["spec.probe.headers[0].name"],
+  ],
+  [
+    "a header merely starting like a reserved one",
+    withProbe({
+      headers: [
+        { name: "Hostname", value: "b" },
+        { name: "TE-X", value: "c" },
+      ],
+    }),
+    [],
+  ],
+  [
+    "distinct headers",
+    withProbe({
+      headers: [
+        { name: "X-Env", value: "a" },
+        { name: "X-Other", value: "b" },
+      ],
+    }),
+    [],
+  ],
   ["an ordered range", withProbe({ match: { statusCodes: ["200", "300-399"] } }), []],
   ["a reversed range", withProbe({ match: { statusCodes: ["200", "399-300"] } }), ["spec.probe.match.statusCodes[1]"]],
   ["a window of 4/2", withSpec({ evaluation: { window: { sampleSize: 4, successfulSamplesRequired: 2 } } }), []],
-  ["a window of 3/4", withSpec({ evaluation: { window: { sampleSize: 3, successfulSamplesRequired: 4 } } }), ["spec.evaluation.window.successfulSamplesRequired"]],
-  ["a window of 1 with the default 2 required", withSpec({ evaluation: { window: { sampleSize: 1 } } }), ["spec.evaluation.window.successfulSamplesRequired"]],
+  [
+    "a window of 3/4",
+    withSpec({ evaluation: { window: { sampleSize: 3, successfulSamplesRequired: 4 } } }),
+    ["spec.evaluation.window.successfulSamplesRequired"],
+  ],
+  [
+    "a window of 1 with the default 2 required",
+    withSpec({ evaluation: { window: { sampleSize: 1 } } }),
+    ["spec.evaluation.window.successfulSamplesRequired"],
+  ],
   ["after 30s", withSpec({ replacement: { after: "30s" } }), []],
   ["after 29s", withSpec({ replacement: { after: "29s" } }), ["spec.replacement.after"]],
   ["after 168h1s", withSpec({ replacement: { after: "168h1s" } }), ["spec.replacement.after"]],
   ["after 1h30m", withSpec({ replacement: { after: "1h30m" } }), []],
   ["flapQuarantine with its defaults", withSpec({ evaluation: { flapQuarantine: {} } }), []],
-  ["a flap window of 10s and a back-off of 1s", withSpec({ evaluation: { flapQuarantine: { window: "10s", maxBackoff: "1s" } } }), []],
-  ["a flap window of 9s", withSpec({ evaluation: { flapQuarantine: { window: "9s" } } }), ["spec.evaluation.flapQuarantine.window"]],
-  ["a flap back-off of 24h1s", withSpec({ evaluation: { flapQuarantine: { maxBackoff: "24h1s" } } }), ["spec.evaluation.flapQuarantine.maxBackoff"]],
-  ["maxPerDay below maxPerHour", withSpec({ replacement: { maxPerHour: 2, maxPerDay: 1 } }), ["spec.replacement.maxPerDay"]],
-  ["maxPerDay 0 with the default maxPerHour", withSpec({ replacement: { maxPerDay: 0 } }), ["spec.replacement.maxPerDay"]],
+  [
+    "a flap window of 10s and a back-off of 1s",
+    withSpec({ evaluation: { flapQuarantine: { window: "10s", maxBackoff: "1s" } } }),
+    [],
+  ],
+  [
+    "a flap window of 9s",
+    withSpec({ evaluation: { flapQuarantine: { window: "9s" } } }),
+    ["spec.evaluation.flapQuarantine.window"],
+  ],
+  [
+    "a flap back-off of 24h1s",
+    withSpec({ evaluation: { flapQuarantine: { maxBackoff: "24h1s" } } }),
+    ["spec.evaluation.flapQuarantine.maxBackoff"],
+  ],
+  [
+    "maxPerDay below maxPerHour",
+    withSpec({ replacement: { maxPerHour: 2, maxPerDay: 1 } }),
+    ["spec.replacement.maxPerDay"],
+  ],
+  [
+    "maxPerDay 0 with the default maxPerHour",
+    withSpec({ replacement: { maxPerDay: 0 } }),
+    ["spec.replacement.maxPerDay"],
+  ],
   ["an empty selector", withSpec({ selector: {} }), ["spec.selector"]],
   ["empty selector lists", withSpec({ selector: { matchLabels: {}, matchExpressions: [] } }), ["spec.selector"]],
   ["an Exists requirement", withSpec({ selector: { matchExpressions: [{ key: "a", operator: "Exists" }] } }), []],
-  ["In without values", withSpec({ selector: { matchExpressions: [{ key: "a", operator: "In" }] } }), ["spec.selector.matchExpressions[0].values"]],
+  [
+    "In without values",
+    withSpec({ selector: { matchExpressions: [{ key: "a", operator: "In" }] } }),
+    ["spec.selector.matchExpressions[0].values"],
+  ],
   ["method ReadinessGate without a Service", withoutService({ drain: { method: "ReadinessGate" } }), []],
   ["method ReadinessGate with a Service", withSpec({ drain: { method: "ReadinessGate" } }), []],
-  ["method EndpointSlice without a Service", withoutService({ drain: { method: "EndpointSlice" } }), ["spec.serviceName"]],
+  [
+    "method EndpointSlice without a Service",
+    withoutService({ drain: { method: "EndpointSlice" } }),
+    ["spec.serviceName"],
+  ],
   ["the default method without a Service", withoutService({}), ["spec.serviceName"]],
-  ["DoesNotExist with values", withSpec({ selector: { matchExpressions: [{ key: "a", operator: "DoesNotExist", values: ["x"] }] } }), ["spec.selector.matchExpressions[0].values"]],
+  [
+    "DoesNotExist with values",
+    withSpec({ selector: { matchExpressions: [{ key: "a", operator: "DoesNotExist", values: ["x"] }] } }),
+    ["spec.selector.matchExpressions[0].values"],
+  ],
   ...probeTypeCases(),
 ];
 
@@ -301,21 +496,52 @@ function probeTypeCases(): Array<[string, Record<string, unknown>, string[]]> {
     ["a TCP probe with headers", tcp({ headers: [{ name: "X", value: "v" }] }), ["spec.probe.headers"]],
     ["a TCP probe with a host", tcp({ host: "a.example" }), ["spec.probe.host"]],
     ["a TCP probe with a signature", tcp({ signature: sig }), ["spec.probe.signature"]],
-    ["a TCP probe over HTTPS with tls", tcp({ scheme: "HTTPS", tls: { caBundle: "pem" } }), ["spec.probe.scheme", "spec.probe.tls"]],
+    [
+      "a TCP probe over HTTPS with tls",
+      tcp({ scheme: "HTTPS", tls: { caBundle: "pem" } }),
+      ["spec.probe.scheme", "spec.probe.tls"],
+    ],
     ["a TCP probe with grpc settings", tcp({ grpc: { service: "x" } }), ["spec.probe.grpc"]],
     ["a gRPC probe", grpc(), []],
-    ["a gRPC probe with a service, TLS, host, metadata and a signature", grpc({ scheme: "HTTPS", tls: { caBundle: "pem" }, host: "a.example", grpc: { service: "shop.Cart" }, headers: [{ name: "X", value: "v" }], signature: sig }), []],
+    [
+      "a gRPC probe with a service, TLS, host, metadata and a signature",
+      grpc({
+        scheme: "HTTPS",
+        tls: { caBundle: "pem" },
+        host: "a.example",
+        grpc: { service: "shop.Cart" },
+        headers: [{ name: "X", value: "v" }],
+        signature: sig,
+      }),
+      [],
+    ],
     ["a gRPC probe with a path", grpc({ path: "/healthz" }), ["spec.probe.path"]],
     ["a gRPC probe with a method", grpc({ method: "HEAD" }), ["spec.probe.method"]],
     ["a gRPC probe with status codes", grpc({ match: { statusCodes: ["200"] } }), ["spec.probe.match.statusCodes"]],
     ["a gRPC probe with bodyContains", grpc({ match: { bodyContains: "ok" } }), ["spec.probe.match.bodyContains"]],
-    ["a gRPC probe with a Content-Type header", grpc({ headers: [{ name: "Content-Type", value: "x" }] }), ["spec.probe.headers"]],
-    ["a gRPC probe with a grpc-timeout header", grpc({ headers: [{ name: "grpc-timeout", value: "1S" }] }), ["spec.probe.headers"]],
+    [
+      "a gRPC probe with a Content-Type header",
+      grpc({ headers: [{ name: "Content-Type", value: "x" }] }),
+      ["spec.probe.headers"],
+    ],
+    [
+      "a gRPC probe with a grpc-timeout header",
+      grpc({ headers: [{ name: "grpc-timeout", value: "1S" }] }),
+      ["spec.probe.headers"],
+    ],
     ["an HTTP probe without a path", withSpec({ probe: { port: 8080 } }), ["spec.probe.path"]],
     ["an HTTP probe with grpc settings", withProbe({ grpc: {} }), ["spec.probe.grpc"]],
     ["a latency threshold below the timeout", withProbe({ match: { maxLatencyMilliseconds: 59_999 } }), []],
-    ["a latency threshold equal to the timeout", withProbe({ match: { maxLatencyMilliseconds: 60_000 } }), ["spec.probe.match.maxLatencyMilliseconds"]],
-    ["a latency threshold above a short timeout", withProbe({ periodSeconds: 1, timeoutSeconds: 1, match: { maxLatencyMilliseconds: 1500 } }), ["spec.probe.match.maxLatencyMilliseconds"]],
+    [
+      "a latency threshold equal to the timeout",
+      withProbe({ match: { maxLatencyMilliseconds: 60_000 } }),
+      ["spec.probe.match.maxLatencyMilliseconds"],
+    ],
+    [
+      "a latency threshold above a short timeout",
+      withProbe({ periodSeconds: 1, timeoutSeconds: 1, match: { maxLatencyMilliseconds: 1500 } }),
+      ["spec.probe.match.maxLatencyMilliseconds"],
+    ],
   ];
 }
 
@@ -329,10 +555,20 @@ describe("the CRD's CEL rules (evaluated with @bufbuild/cel)", () => {
 });
 
 /** The failing rules' messages by field: a messageExpression's result, as the API server prints it, else the message. */
-function celMessages(c: Cel, schema: Schema, value: unknown, path: string, out: Map<string, string> = new Map()): Map<string, string> {
+function celMessages(
+  c: Cel,
+  schema: Schema,
+  value: unknown,
+  path: string,
+  out: Map<string, string> = new Map(),
+): Map<string, string> {
   for (const r of (schema["x-kubernetes-validations"] ?? []) as Schema[]) {
     const self = toCel(schema, value);
-    if (c.run(r.rule, { self }, { funcs: c.strings }) !== true) out.set(`${path}${r.fieldPath ?? ""}`, r.messageExpression ? String(c.run(r.messageExpression, { self }, { funcs: c.strings })) : r.message);
+    if (c.run(r.rule, { self }, { funcs: c.strings }) !== true)
+      out.set(
+        `${path}${r.fieldPath ?? ""}`,
+        r.messageExpression ? String(c.run(r.messageExpression, { self }, { funcs: c.strings })) : r.message,
+      );
   }
   if (Array.isArray(value)) value.forEach((x, i) => celMessages(c, schema.items ?? {}, x, `${path}[${i}]`, out));
   else if (typeof value === "object" && value !== null) {
@@ -346,12 +582,27 @@ function celMessages(c: Cel, schema: Schema, value: unknown, path: string, out: 
 
 describe("the CRD's refusal messages", () => {
   it.each([
-    ["a reversed range", withProbe({ match: { statusCodes: ["399-300"] } }), "spec.probe.match.statusCodes[0]", "range 399-300 must be ordered low-high"],
-    ["after 29s", withSpec({ replacement: { after: "29s" } }), "spec.replacement.after", "after 29s: must be between 30s and 168h"],
-  ])("carry the values for %s, in the CEL messageExpression and in parsePolicySpec alike", (_name, spec, field, message) => {
-    const defaulted = applyDefaults(root.properties.spec, spec);
-    expect(celMessages(cel, root.properties.spec, defaulted, "spec").get(field)).toBe(message);
-    const parsed = parsePolicySpec(spec);
-    expect(parsed.ok ? undefined : parsed.errors.find((e) => e.field === field)?.message).toMatch(new RegExp(`^Invalid value: [^:]+: ${message.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`));
-  });
+    [
+      "a reversed range",
+      withProbe({ match: { statusCodes: ["399-300"] } }),
+      "spec.probe.match.statusCodes[0]",
+      "range 399-300 must be ordered low-high",
+    ],
+    [
+      "after 29s",
+      withSpec({ replacement: { after: "29s" } }),
+      "spec.replacement.after",
+      "after 29s: must be between 30s and 168h",
+    ],
+  ])(
+    "carry the values for %s, in the CEL messageExpression and in parsePolicySpec alike",
+    (_name, spec, field, message) => {
+      const defaulted = applyDefaults(root.properties.spec, spec);
+      expect(celMessages(cel, root.properties.spec, defaulted, "spec").get(field)).toBe(message);
+      const parsed = parsePolicySpec(spec);
+      expect(parsed.ok ? undefined : parsed.errors.find((e) => e.field === field)?.message).toMatch(
+        new RegExp(`^Invalid value: [^:]+: ${message.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`),
+      );
+    },
+  );
 });

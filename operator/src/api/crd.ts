@@ -21,7 +21,14 @@ export function buildCrd(): Record<string, unknown> {
     metadata: { annotations: { [GENERATED_BY_ANNOTATION]: GENERATOR }, name: CRD_NAME },
     spec: {
       group: GROUP,
-      names: { categories: [CATEGORY], kind: KIND, listKind: LIST_KIND, plural: PLURAL, shortNames: [SHORT_NAME], singular: SINGULAR },
+      names: {
+        categories: [CATEGORY],
+        kind: KIND,
+        listKind: LIST_KIND,
+        plural: PLURAL,
+        shortNames: [SHORT_NAME],
+        singular: SINGULAR,
+      },
       scope: "Namespaced",
       versions: [
         {
@@ -37,12 +44,37 @@ export function buildCrd(): Record<string, unknown> {
             { jsonPath: ".status.unhealthy", name: "Unhealthy", type: "integer", priority: 1 },
             { jsonPath: ".status.unknown", name: "Unknown", type: "integer", priority: 1 },
             { jsonPath: '.status.conditions[?(@.type=="Ready")].reason', name: "Reason", type: "string", priority: 1 },
-            { jsonPath: '.status.conditions[?(@.type=="Degraded")].status', name: "Degraded", type: "string", priority: 1 },
-            { jsonPath: '.status.conditions[?(@.type=="FailOpen")].status', name: "FailOpen", type: "string", priority: 1 },
+            {
+              jsonPath: '.status.conditions[?(@.type=="Degraded")].status',
+              name: "Degraded",
+              type: "string",
+              priority: 1,
+            },
+            {
+              jsonPath: '.status.conditions[?(@.type=="FailOpen")].status',
+              name: "FailOpen",
+              type: "string",
+              priority: 1,
+            },
             // A policy reports FailClosed in place of FailOpen (drain.whenAllUnhealthy: FailClosed); the other column is empty.
-            { jsonPath: '.status.conditions[?(@.type=="FailClosed")].status', name: "FailClosed", type: "string", priority: 1 },
-            { jsonPath: '.status.conditions[?(@.type=="DrainCapped")].status', name: "Capped", type: "string", priority: 1 },
-            { jsonPath: '.status.conditions[?(@.type=="ReplacementBlocked")].reason', name: "Replacement", type: "string", priority: 1 },
+            {
+              jsonPath: '.status.conditions[?(@.type=="FailClosed")].status',
+              name: "FailClosed",
+              type: "string",
+              priority: 1,
+            },
+            {
+              jsonPath: '.status.conditions[?(@.type=="DrainCapped")].status',
+              name: "Capped",
+              type: "string",
+              priority: 1,
+            },
+            {
+              jsonPath: '.status.conditions[?(@.type=="ReplacementBlocked")].reason',
+              name: "Replacement",
+              type: "string",
+              priority: 1,
+            },
           ],
           name: VERSION,
           schema: { openAPIV3Schema: buildOpenApiSchema() },
@@ -65,7 +97,8 @@ export function renderCrdYaml(): string {
 /** The structural openAPIV3Schema of the whole object. */
 export function buildOpenApiSchema(): Schema {
   return sortKeys({
-    description: "HealthProbePolicy probes the pods behind a selector-less Service over HTTP(S), takes Unhealthy ones out of the Service's EndpointSlices and replaces pods that stay Unhealthy, within budgets.",
+    description:
+      "HealthProbePolicy probes the pods behind a selector-less Service over HTTP(S), takes Unhealthy ones out of the Service's EndpointSlices and replaces pods that stay Unhealthy, within budgets.",
     type: "object",
     properties: {
       apiVersion: {
@@ -74,7 +107,8 @@ export function buildOpenApiSchema(): Schema {
         type: "string",
       },
       kind: {
-        description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. In CamelCase.",
+        description:
+          "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. In CamelCase.",
         type: "string",
       },
       metadata: { type: "object" },
@@ -98,7 +132,9 @@ function toStructural(node: Schema, path: string): Schema {
         if (typeof v === "object" && v !== null) out[k] = toStructural(v as Schema, `${path}[*]`);
         break;
       case "properties":
-        out[k] = Object.fromEntries(Object.entries(v as Record<string, Schema>).map(([name, s]) => [name, toStructural(s, `${path}.${name}`)]));
+        out[k] = Object.fromEntries(
+          Object.entries(v as Record<string, Schema>).map(([name, s]) => [name, toStructural(s, `${path}.${name}`)]),
+        );
         break;
       case "items":
         out[k] = toStructural(v as Schema, `${path}[*]`);
@@ -136,7 +172,8 @@ function toStructural(node: Schema, path: string): Schema {
   if (out.type === "integer") {
     const max = typeof out.maximum === "number" ? out.maximum : undefined;
     const min = typeof out.minimum === "number" ? out.minimum : undefined;
-    out.format = max !== undefined && max <= INT32_MAX && (min === undefined || min >= -INT32_MAX - 1) ? "int32" : "int64";
+    out.format =
+      max !== undefined && max <= INT32_MAX && (min === undefined || min >= -INT32_MAX - 1) ? "int32" : "int64";
   }
   if (out.type === undefined && out["x-kubernetes-int-or-string"] !== true) {
     throw new Error(`building the CRD schema at ${path}: every node needs a type`);

@@ -25,7 +25,17 @@ export interface CrossFieldRule {
 }
 
 /** Header names `headers` may not use, lower case: Host has its own field, the rest would break the framing. */
-export const RESERVED_HEADERS = ["host", "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade", "te", "trailer", "expect"] as const;
+export const RESERVED_HEADERS = [
+  "host",
+  "content-length",
+  "transfer-encoding",
+  "connection",
+  "keep-alive",
+  "upgrade",
+  "te",
+  "trailer",
+  "expect",
+] as const;
 
 export const CROSS_FIELD_RULES = {
   selectorNotEmpty: {
@@ -48,7 +58,8 @@ export const CROSS_FIELD_RULES = {
   portValue: {
     scope: "spec.probe.port",
     rule: "type(self) == int ? (self >= 1 && self <= 65535) : (size(self) <= 15 && self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$') && self.matches('[a-z]') && !self.contains('--'))",
-    message: "must be a port number 1-65535 or a container port name (at most 15 lowercase letters, digits and '-', with a letter)",
+    message:
+      "must be a port number 1-65535 or a container port name (at most 15 lowercase letters, digits and '-', with a letter)",
   },
   headerValueXorValueFrom: {
     scope: "spec.probe.headers[*]",
@@ -58,7 +69,8 @@ export const CROSS_FIELD_RULES = {
   headerNameNotReserved: {
     scope: "spec.probe.headers[*].name",
     rule: `!(self.lowerAscii() in [${RESERVED_HEADERS.map((h) => `'${h}'`).join(", ")}])`,
-    message: "must not be Host (use spec.probe.host), Content-Length, Transfer-Encoding, Connection, Keep-Alive, Upgrade, TE, Trailer or Expect: the prober owns the request framing",
+    message:
+      "must not be Host (use spec.probe.host), Content-Length, Transfer-Encoding, Connection, Keep-Alive, Upgrade, TE, Trailer or Expect: the prober owns the request framing",
     messageExpression:
       "'header ' + self + ' is reserved: must not be Host (use spec.probe.host), Content-Length, Transfer-Encoding, Connection, Keep-Alive, Upgrade, TE, Trailer or Expect: the prober owns the request framing'",
   },
@@ -145,7 +157,8 @@ export const CROSS_FIELD_RULES = {
     // has(): the API server checks the rule before nested defaults fill drain in; no method means EndpointSlice.
     rule: "has(self.serviceName) || (has(self.drain) && has(self.drain.method) && self.drain.method == 'ReadinessGate')",
     fieldPath: ".serviceName",
-    message: "must be set when spec.drain.method is EndpointSlice (the default): the operator writes that Service's EndpointSlices",
+    message:
+      "must be set when spec.drain.method is EndpointSlice (the default): the operator writes that Service's EndpointSlices",
   },
   ...PROBE_TYPE_RULES,
 } as const satisfies Record<string, CrossFieldRule>;
@@ -172,7 +185,13 @@ export function invalidValue(value: unknown, why: string): string {
 }
 
 /** `self` is the value at the rule's scope: a rule with `explain` words the refusal from it. */
-export function fail(ctx: z.RefinementCtx, path: Array<string | number>, value: unknown, rule: RuleName, self?: unknown): void {
+export function fail(
+  ctx: z.RefinementCtx,
+  path: Array<string | number>,
+  value: unknown,
+  rule: RuleName,
+  self?: unknown,
+): void {
   const r: CrossFieldRule = CROSS_FIELD_RULES[rule];
   const why = r.explain && self !== undefined ? r.explain(self) : r.message;
   ctx.addIssue({ code: "custom", path, message: invalidValue(value, why), params: { formatted: true } });

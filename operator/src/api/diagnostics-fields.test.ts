@@ -14,9 +14,18 @@ describe("spec.replacement.keepDiagnostics and diagnosticsRetention", () => {
   });
 
   it.each([
-    ["59s", 'spec.replacement.diagnosticsRetention: Invalid value: "59s": diagnosticsRetention 59s: must be between 1m and 720h'],
-    ["721h", 'spec.replacement.diagnosticsRetention: Invalid value: "721h": diagnosticsRetention 721h: must be between 1m and 720h'],
-    ["a day", 'spec.replacement.diagnosticsRetention: Invalid value: "a day": must be a duration such as "24h", "90m" or "1h30m"'],
+    [
+      "59s",
+      'spec.replacement.diagnosticsRetention: Invalid value: "59s": diagnosticsRetention 59s: must be between 1m and 720h',
+    ],
+    [
+      "721h",
+      'spec.replacement.diagnosticsRetention: Invalid value: "721h": diagnosticsRetention 721h: must be between 1m and 720h',
+    ],
+    [
+      "a day",
+      'spec.replacement.diagnosticsRetention: Invalid value: "a day": must be a duration such as "24h", "90m" or "1h30m"',
+    ],
   ])("refuse a retention of %s, naming the field", (d, message) => {
     const parsed = parsePolicySpec({ ...base, replacement: { diagnosticsRetention: d } });
     expect(parsed.ok ? "" : parsed.message).toBe(message);

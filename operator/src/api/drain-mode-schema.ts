@@ -29,10 +29,19 @@ function boundedDuration(rule: RuleName, minMs: number, maxMs: number, descripti
 
 export const flapQuarantineSchema = z
   .strictObject({
-    flaps: intIn(2, 100).default(3).meta(
-      desc("Flaps inside `window` that quarantine a pod, 2-100 (default 3). A flap is a return to Unhealthy after a recovery: a transition Healthy -> Unhealthy of a pod that was Unhealthy before that Healthy spell."),
-    ),
-    window: boundedDuration("flapWindowRange", 10_000, 86_400_000, `How far back flaps are counted: a duration from "10s" to "24h". Default 10m.`).default("10m"),
+    flaps: intIn(2, 100)
+      .default(3)
+      .meta(
+        desc(
+          "Flaps inside `window` that quarantine a pod, 2-100 (default 3). A flap is a return to Unhealthy after a recovery: a transition Healthy -> Unhealthy of a pod that was Unhealthy before that Healthy spell.",
+        ),
+      ),
+    window: boundedDuration(
+      "flapWindowRange",
+      10_000,
+      86_400_000,
+      `How far back flaps are counted: a duration from "10s" to "24h". Default 10m.`,
+    ).default("10m"),
     maxBackoff: boundedDuration(
       "flapBackoffRange",
       1_000,

@@ -20,9 +20,12 @@ describe("parseDuration", () => {
     expect(parseDuration(input)).toBe(ms);
   });
 
-  it.each(["", "1", "h", "-1h", "+1h", "1d", "1 h", "1H", "1h ", ".5h", "1.h"])("rejects %j, naming the input", (input) => {
-    expect(() => parseDuration(input)).toThrow(`parsing duration "${input}"`);
-  });
+  it.each(["", "1", "h", "-1h", "+1h", "1d", "1 h", "1H", "1h ", ".5h", "1.h"])(
+    "rejects %j, naming the input",
+    (input) => {
+      expect(() => parseDuration(input)).toThrow(`parsing duration "${input}"`);
+    },
+  );
 });
 
 describe("formatDuration", () => {
@@ -39,9 +42,12 @@ describe("formatDuration", () => {
     expect(formatDuration(ms)).toBe(text);
   });
 
-  it.each([0, 250, 1500, 30_000, 3_600_000, 5_400_000, 3_661_000, 604_800_000])("round-trips %d ms through parseDuration", (ms) => {
-    expect(parseDuration(formatDuration(ms))).toBe(ms);
-  });
+  it.each([0, 250, 1500, 30_000, 3_600_000, 5_400_000, 3_661_000, 604_800_000])(
+    "round-trips %d ms through parseDuration",
+    (ms) => {
+      expect(parseDuration(formatDuration(ms))).toBe(ms);
+    },
+  );
 
   it.each([-1, Number.NaN, Number.POSITIVE_INFINITY])("refuses %d", (ms) => {
     expect(() => formatDuration(ms)).toThrow("formatting duration");
@@ -52,7 +58,10 @@ describe("formatDuration and parseDuration, for any whole number of milliseconds
   it("round-trip exactly", async () => {
     const fc = (await import("fast-check")).default;
     fc.assert(
-      fc.property(fc.oneof(fc.integer({ min: 0, max: 100_000 }), fc.integer({ min: 0, max: 10 * 24 * 3_600_000 })), (ms) => parseDuration(formatDuration(ms)) === ms),
+      fc.property(
+        fc.oneof(fc.integer({ min: 0, max: 100_000 }), fc.integer({ min: 0, max: 10 * 24 * 3_600_000 })),
+        (ms) => parseDuration(formatDuration(ms)) === ms,
+      ),
       { numRuns: 2000 },
     );
   });

@@ -31,7 +31,8 @@ export function parseDuration(s: string): number {
 
 /** Formats milliseconds compactly in the same syntax: 5400000 -> "1h30m", 1500 -> "1.5s". */
 export function formatDuration(ms: number): string {
-  if (!Number.isFinite(ms) || ms < 0) throw new Error(`formatting duration ${ms}: must be a finite, non-negative number`);
+  if (!Number.isFinite(ms) || ms < 0)
+    throw new Error(`formatting duration ${ms}: must be a finite, non-negative number`);
   if (ms === 0) return "0s";
   if (ms < 1000) return `${trim(ms)}ms`;
   const hours = Math.floor(ms / 3_600_000);

@@ -7,7 +7,11 @@ import type { HealthProbePolicySpec } from "./policy-schema.js";
 
 const examplesDir = new URL("../../../examples/", import.meta.url);
 
-function load(file: string): { service: Record<string, any>; policy: Record<string, any>; spec: HealthProbePolicySpec } {
+function load(file: string): {
+  service: Record<string, any>;
+  policy: Record<string, any>;
+  spec: HealthProbePolicySpec;
+} {
   const docs = parseAllDocuments(readFileSync(new URL(file, examplesDir), "utf8"));
   if (!Array.isArray(docs)) throw new Error(`${file}: not a YAML stream`);
   for (const d of docs) if (d.errors.length > 0) throw new Error(`${file}: ${d.errors[0]?.message}`);
@@ -23,12 +27,31 @@ function load(file: string): { service: Record<string, any>; policy: Record<stri
 const presets: Array<[string, (s: HealthProbePolicySpec) => unknown, unknown]> = [
   [
     "app-service-defaults.yaml",
-    (s) => [s.probe.periodSeconds, s.probe.timeoutSeconds, s.probe.method, s.probe.match.statusCodes, s.evaluation.failureThreshold, s.evaluation.successThreshold, s.drain.maxUnhealthyPercent, s.replacement.after, s.replacement.maxPerHour, s.replacement.maxPerDay, s.replacement.method, s.dryRun],
+    (s) => [
+      s.probe.periodSeconds,
+      s.probe.timeoutSeconds,
+      s.probe.method,
+      s.probe.match.statusCodes,
+      s.evaluation.failureThreshold,
+      s.evaluation.successThreshold,
+      s.drain.maxUnhealthyPercent,
+      s.replacement.after,
+      s.replacement.maxPerHour,
+      s.replacement.maxPerDay,
+      s.replacement.method,
+      s.dryRun,
+    ],
     [60, 60, "GET", ["200-299"], 10, 1, 50, "1h", 1, 3, "Evict", false],
   ],
   [
     "application-gateway.yaml",
-    (s) => [s.probe.periodSeconds, s.probe.timeoutSeconds, s.evaluation.failureThreshold, s.probe.match.statusCodes, s.evaluation.window],
+    (s) => [
+      s.probe.periodSeconds,
+      s.probe.timeoutSeconds,
+      s.evaluation.failureThreshold,
+      s.probe.match.statusCodes,
+      s.evaluation.window,
+    ],
     [30, 30, 3, ["200-399"], undefined],
   ],
   [
@@ -38,14 +61,23 @@ const presets: Array<[string, (s: HealthProbePolicySpec) => unknown, unknown]> =
   ],
   [
     "grpc.yaml",
-    (s) => [s.probe.type, s.probe.grpc, s.probe.path, s.probe.match.maxLatencyMilliseconds, s.probe.timeoutSeconds, s.evaluation.failureThreshold],
+    (s) => [
+      s.probe.type,
+      s.probe.grpc,
+      s.probe.path,
+      s.probe.match.maxLatencyMilliseconds,
+      s.probe.timeoutSeconds,
+      s.evaluation.failureThreshold,
+    ],
     ["GRPC", { service: "shop.Cart" }, undefined, 500, 5, 3],
   ],
 ];
 
 describe("examples", () => {
   it("cover every file in examples/", () => {
-    const files = readdirSync(examplesDir).filter((f) => f.endsWith(".yaml")).sort();
+    const files = readdirSync(examplesDir)
+      .filter((f) => f.endsWith(".yaml"))
+      .sort();
     expect(files).toEqual(presets.map(([f]) => f).sort());
   });
 

@@ -47,7 +47,27 @@ export const CONDITION_TYPES = {
 } as const;
 
 /** Reasons of the ReplacementBlocked condition. */
-export const REPLACEMENT_BLOCKED_REASONS = ["Budget", "PodDisruptionBudget", "Veto", "NoController", "FailOpen", "FailClosed"] as const;
+export const REPLACEMENT_BLOCKED_REASONS = [
+  "Budget",
+  "PodDisruptionBudget",
+  "Veto",
+  "NoController",
+  "FailOpen",
+  "FailClosed",
+] as const;
 
 /** Event reasons, on the policy and on the pod involved. */
-export const EVENT_REASONS = ["Drained", "Restored", "DrainCapped", "FailOpen", "FailClosed", "Quarantined", "Replaced", "ReplacementBlocked", "InvalidSpec", "SecretNotPermitted", "SecretForbidden", "GateMissing"] as const;
+export const EVENT_REASONS = [
+  "Drained",
+  "Restored",
+  "DrainCapped",
+  "FailOpen",
+  "FailClosed",
+  "Quarantined",
+  "Replaced",
+  "ReplacementBlocked",
+  "InvalidSpec",
+  "SecretNotPermitted",
+  "SecretForbidden",
+  "GateMissing",
+] as const;

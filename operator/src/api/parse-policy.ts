@@ -36,7 +36,8 @@ export function parsePolicy(obj: unknown): ParsePolicyResult {
   }
   const o = obj as Record<string, unknown>;
   const errors: FieldError[] = [];
-  if (o.apiVersion !== API_VERSION) errors.push({ field: "apiVersion", message: unsupported(o.apiVersion, [API_VERSION]) });
+  if (o.apiVersion !== API_VERSION)
+    errors.push({ field: "apiVersion", message: unsupported(o.apiVersion, [API_VERSION]) });
   if (o.kind !== KIND) errors.push({ field: "kind", message: unsupported(o.kind, [KIND]) });
 
   const meta = objectMetaSchema.safeParse(o.metadata ?? {}, { reportInput: true });
@@ -46,7 +47,8 @@ export function parsePolicy(obj: unknown): ParsePolicyResult {
   if (o.spec === undefined) errors.push({ field: "spec", message: "Required value" });
   else if (spec && !spec.ok) errors.push(...spec.errors);
 
-  const status = o.status === undefined ? undefined : healthProbePolicyStatusSchema.safeParse(o.status, { reportInput: true });
+  const status =
+    o.status === undefined ? undefined : healthProbePolicyStatusSchema.safeParse(o.status, { reportInput: true });
   if (status && !status.success) errors.push(...status.error.issues.flatMap((i) => toFieldErrors(i, "status")));
 
   if (errors.length > 0 || !meta.success || !spec?.ok) return failure(errors);
@@ -97,7 +99,10 @@ function toFieldErrors(issue: z.core.$ZodIssue, root: string): FieldError[] {
       if (input === undefined) return [{ field, message: "Required value" }];
       return [{ field, message: invalidValue(input, issue.message) }];
     case "unrecognized_keys":
-      return issue.keys.map((k) => ({ field: fieldPath(field, [k]), message: "Forbidden: field not declared in schema" }));
+      return issue.keys.map((k) => ({
+        field: fieldPath(field, [k]),
+        message: "Forbidden: field not declared in schema",
+      }));
     case "custom":
       if (issue.params?.formatted) return [{ field, message: issue.message }];
       return [{ field, message: invalidValue(input, issue.message) }];
@@ -110,11 +115,16 @@ function tooSmall(issue: z.core.$ZodIssueTooSmall, input: unknown): string {
   const min = Number(issue.minimum);
   switch (issue.origin) {
     case "string":
-      return min === 1 && input === "" ? "Required value" : invalidValue(input, `must be at least ${min} characters long`);
+      return min === 1 && input === ""
+        ? "Required value"
+        : invalidValue(input, `must be at least ${min} characters long`);
     case "array":
-      return min === 1 && Array.isArray(input) && input.length === 0 ? "Required value" : invalidValue(input, `must have at least ${min} items`);
+      return min === 1 && Array.isArray(input) && input.length === 0
+        ? "Required value"
+        : invalidValue(input, `must have at least ${min} items`);
     default:
-      if (issue.origin === "number" && typeof input === "number" && !Number.isInteger(input)) return invalidValue(input, "must be an integer");
+      if (issue.origin === "number" && typeof input === "number" && !Number.isInteger(input))
+        return invalidValue(input, "must be an integer");
       return invalidValue(input, `must be greater than or equal to ${min}`);
   }
 }

@@ -5,7 +5,12 @@ import { API_VERSION, DRAIN_METHODS, KIND } from "./group.js";
 import { DURATION_PATTERN, parseDuration } from "./duration.js";
 import { CROSS_FIELD_RULES, RESERVED_HEADERS, cel, fail, invalidValue } from "./cross-field-rules.js";
 import { DNS1035_LABEL } from "./dns-names.js";
-import { conditionSchema, healthProbePolicyStatusSchema, podStatusEntrySchema, replacementRecordSchema } from "./policy-status-schema.js";
+import {
+  conditionSchema,
+  healthProbePolicyStatusSchema,
+  podStatusEntrySchema,
+  replacementRecordSchema,
+} from "./policy-status-schema.js";
 import { desc, intIn, oneOf } from "./schema-helpers.js";
 import { flapQuarantineSchema, whenAllUnhealthySchema } from "./drain-mode-schema.js";
 import { diagnosticsRetentionSchema, keepDiagnosticsSchema } from "./diagnostics-schema.js";
@@ -29,7 +34,8 @@ const windowSchema = z
     ...cel("windowSamples"),
   })
   .superRefine((w, ctx) => {
-    if (w.successfulSamplesRequired > w.sampleSize) fail(ctx, ["successfulSamplesRequired"], w.successfulSamplesRequired, "windowSamples", w);
+    if (w.successfulSamplesRequired > w.sampleSize)
+      fail(ctx, ["successfulSamplesRequired"], w.successfulSamplesRequired, "windowSamples", w);
   });
 
 const evaluationSchema = z
@@ -39,7 +45,11 @@ const evaluationSchema = z
     window: windowSchema.optional(),
     startupGraceSeconds: intIn(0, 86400)
       .default(0)
-      .meta(desc("A pod younger than this (seconds) is never marked Unhealthy; it still stays out of rotation until its first success.")),
+      .meta(
+        desc(
+          "A pod younger than this (seconds) is never marked Unhealthy; it still stays out of rotation until its first success.",
+        ),
+      ),
     flapQuarantine: flapQuarantineSchema.optional(),
   })
   .prefault({})
@@ -47,25 +57,43 @@ const evaluationSchema = z
 
 const drainSchema = z
   .strictObject({
-    enabled: z.boolean().default(true).meta(desc("Takes Unhealthy pods out of rotation (endpoint ready=false, or the pod condition healthprobe.io/ready False).")),
+    enabled: z
+      .boolean()
+      .default(true)
+      .meta(
+        desc(
+          "Takes Unhealthy pods out of rotation (endpoint ready=false, or the pod condition healthprobe.io/ready False).",
+        ),
+      ),
     method: oneOf(
       DRAIN_METHODS,
       "EndpointSlice: the operator writes the EndpointSlices of spec.serviceName, a Service without spec.selector. ReadinessGate: the operator sets the pod condition healthprobe.io/ready, which the kubelet folds into Ready for pods with that readiness gate, so every Service and client sees it.",
     ).default("EndpointSlice"),
     maxUnhealthyPercent: intIn(1, 100)
       .default(50)
-      .meta(desc("At most this percentage of the targets (rounded down) is drained; the longest-unhealthy go first, the rest stay in rotation. 1-100.")),
+      .meta(
+        desc(
+          "At most this percentage of the targets (rounded down) is drained; the longest-unhealthy go first, the rest stay in rotation. 1-100.",
+        ),
+      ),
     whenAllUnhealthy: whenAllUnhealthySchema,
   })
   .prefault({})
-  .meta(desc("Taking Unhealthy pods out of rotation, by the method chosen. When no target is Healthy, nothing is drained (fail open) unless whenAllUnhealthy is FailClosed."));
+  .meta(
+    desc(
+      "Taking Unhealthy pods out of rotation, by the method chosen. When no target is Healthy, nothing is drained (fail open) unless whenAllUnhealthy is FailClosed.",
+    ),
+  );
 
 const afterSchema = z
   .string()
   .max(64)
   .regex(new RegExp(DURATION_PATTERN), `must be a duration such as "1h", "90m" or "1h30m"`)
   .default("1h")
-  .meta({ ...desc(`Continuous Unhealthy time before a pod is replaced: a duration from "30s" to "168h", e.g. "1h", "90m".`), ...cel("afterRange") })
+  .meta({
+    ...desc(`Continuous Unhealthy time before a pod is replaced: a duration from "30s" to "168h", e.g. "1h", "90m".`),
+    ...cel("afterRange"),
+  })
   .superRefine((a, ctx) => {
     // An unparsable value is already reported by the pattern.
     if (!new RegExp(DURATION_PATTERN).test(a)) return;
@@ -78,7 +106,9 @@ const replacementSchema = z
     enabled: z.boolean().default(true).meta(desc("Replaces pods that stay Unhealthy for `after`, within the budgets.")),
     after: afterSchema,
     maxPerHour: intIn(0, 1000).default(1).meta(desc("Replacements allowed in any sliding 60 minutes, 0-1000.")),
-    maxPerDay: intIn(0, 10000).default(3).meta(desc("Replacements allowed in any sliding 24 hours, 0-10000 and at least maxPerHour.")),
+    maxPerDay: intIn(0, 10000)
+      .default(3)
+      .meta(desc("Replacements allowed in any sliding 24 hours, 0-10000 and at least maxPerHour.")),
     method: oneOf(
       ["Evict", "Delete"],
       "Evict (Eviction API, honours PodDisruptionBudgets) or Delete. The pod's controller recreates it; a pod without one is never replaced.",
@@ -94,7 +124,10 @@ const replacementSchema = z
     diagnosticsRetention: diagnosticsRetentionSchema,
   })
   .prefault({})
-  .meta({ ...desc("Replacing pods that stay Unhealthy, so their controller recreates them."), ...cel("dailyAtLeastHourly") })
+  .meta({
+    ...desc("Replacing pods that stay Unhealthy, so their controller recreates them."),
+    ...cel("dailyAtLeastHourly"),
+  })
   .superRefine((r, ctx) => {
     if (r.maxPerDay < r.maxPerHour) fail(ctx, ["maxPerDay"], r.maxPerDay, "dailyAtLeastHourly", r);
   });
@@ -116,17 +149,30 @@ export const healthProbePolicySpecSchema = z
     dryRun: z
       .boolean()
       .default(false)
-      .meta(desc("Probe, decide and report (status, events, metrics) but change nothing: endpoints stay as kubelet says, nothing is replaced.")),
+      .meta(
+        desc(
+          "Probe, decide and report (status, events, metrics) but change nothing: endpoints stay as kubelet says, nothing is replaced.",
+        ),
+      ),
     probe: probeSchema,
     evaluation: evaluationSchema,
     drain: drainSchema,
     replacement: replacementSchema,
   })
-  .meta({ ...desc("Desired behaviour: which pods to probe, how, and what to do with Unhealthy ones."), ...cel("serviceNameForEndpointSlice") })
+  .meta({
+    ...desc("Desired behaviour: which pods to probe, how, and what to do with Unhealthy ones."),
+    ...cel("serviceNameForEndpointSlice"),
+  })
   .superRefine((s, ctx) => {
     // Worded as Kubernetes words a missing field: "Required value: <why>".
     const why = CROSS_FIELD_RULES.serviceNameForEndpointSlice.message;
-    if (s.serviceName === undefined && s.drain.method !== "ReadinessGate") ctx.addIssue({ code: "custom", path: ["serviceName"], message: `Required value: ${why}`, params: { formatted: true } });
+    if (s.serviceName === undefined && s.drain.method !== "ReadinessGate")
+      ctx.addIssue({
+        code: "custom",
+        path: ["serviceName"],
+        message: `Required value: ${why}`,
+        params: { formatted: true },
+      });
   });
 
 // ---------------------------------------------------------------------------------------

@@ -11,10 +11,22 @@ export const conditionSchema = z
       .string()
       .min(1)
       .max(316)
-      .regex(/^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$/, "must be a condition type")
-      .meta(desc("Condition type: Ready, Degraded, FailOpen (or FailClosed with spec.drain.whenAllUnhealthy FailClosed), DrainCapped, ReplacementBlocked, RolloutSuspect, GateMissing or DisagreesWithKubelet.")),
+      .regex(
+        /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$/,
+        "must be a condition type",
+      )
+      .meta(
+        desc(
+          "Condition type: Ready, Degraded, FailOpen (or FailClosed with spec.drain.whenAllUnhealthy FailClosed), DrainCapped, ReplacementBlocked, RolloutSuspect, GateMissing or DisagreesWithKubelet.",
+        ),
+      ),
     status: oneOf(["True", "False", "Unknown"], "True, False or Unknown."),
-    observedGeneration: z.number().int().min(0).optional().meta(desc("The metadata.generation the condition was set for.")),
+    observedGeneration: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .meta(desc("The metadata.generation the condition was set for.")),
     lastTransitionTime: time("When the condition last changed status."),
     reason: z
       .string()
@@ -34,18 +46,31 @@ export const podStatusEntrySchema = z
     state: oneOf(["Unknown", "Healthy", "Unhealthy"], "Health state for this policy: Unknown, Healthy or Unhealthy."),
     since: time("Time of the last state change."),
     drained: z.boolean().meta(desc("Whether the pod is out of rotation because of this policy.")),
-    lastResult: z.string().max(256).optional().meta(desc(`Class of the last probe outcome, e.g. "HTTP 503", "connect ECONNREFUSED", "timeout after 60s".`)),
+    lastResult: z
+      .string()
+      .max(256)
+      .optional()
+      .meta(desc(`Class of the last probe outcome, e.g. "HTTP 503", "connect ECONNREFUSED", "timeout after 60s".`)),
     unhealthySince: time("When the pod became Unhealthy; cleared on any return to Healthy.").optional(),
     replaceAfter: time("When the replacement window ends for this pod.").optional(),
-    quarantinedUntil: time("When the pod's flap quarantine ends (spec.evaluation.flapQuarantine); present only while it lasts.").optional(),
+    quarantinedUntil: time(
+      "When the pod's flap quarantine ends (spec.evaluation.flapQuarantine); present only while it lasts.",
+    ).optional(),
     reason: z.string().max(1024).optional().meta(desc("Why the pod is (or is not) drained or replaced.")),
     disagreesWithKubelet: z
       .strictObject({
         since: time("When the verdict and kubelet readiness began to disagree."),
-        kind: oneOf(["ProbeHealthyKubeletNotReady", "ProbeUnhealthyKubeletReady"], "ProbeHealthyKubeletNotReady or ProbeUnhealthyKubeletReady."),
+        kind: oneOf(
+          ["ProbeHealthyKubeletNotReady", "ProbeUnhealthyKubeletReady"],
+          "ProbeHealthyKubeletNotReady or ProbeUnhealthyKubeletReady.",
+        ),
       })
       .optional()
-      .meta(desc("Set while this policy's verdict and the pod's Ready condition have disagreed for longer than one probe period (the shadow report).")),
+      .meta(
+        desc(
+          "Set while this policy's verdict and the pod's Ready condition have disagreed for longer than one probe period (the shadow report).",
+        ),
+      ),
   })
   .meta(desc("Health of one target pod."));
 
@@ -61,7 +86,11 @@ export const replacementRecordSchema = z
 export const diagnosticsRecordSchema = z
   .strictObject({
     pod: z.string().min(1).max(253).meta(desc("Name of the replaced pod.")),
-    configMap: z.string().min(1).max(253).meta(desc("The ConfigMap in the policy's namespace holding its diagnostics.")),
+    configMap: z
+      .string()
+      .min(1)
+      .max(253)
+      .meta(desc("The ConfigMap in the policy's namespace holding its diagnostics.")),
     time: time("When they were captured, just before the replacement."),
   })
   .meta(desc("Diagnostics kept for one replaced pod."));
@@ -75,7 +104,13 @@ export const healthProbePolicyStatusSchema = z
       .array(conditionSchema)
       .max(16)
       .optional()
-      .meta({ ...desc("Ready, Degraded, FailOpen (or FailClosed), DrainCapped, ReplacementBlocked, RolloutSuspect, GateMissing and DisagreesWithKubelet."), "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] }),
+      .meta({
+        ...desc(
+          "Ready, Degraded, FailOpen (or FailClosed), DrainCapped, ReplacementBlocked, RolloutSuspect, GateMissing and DisagreesWithKubelet.",
+        ),
+        "x-kubernetes-list-type": "map",
+        "x-kubernetes-list-map-keys": ["type"],
+      }),
     targets: count("Selected pods that are Running with a pod IP and not terminating."),
     healthy: count("Targets in state Healthy."),
     unhealthy: count("Targets in state Unhealthy."),
@@ -89,21 +124,35 @@ export const healthProbePolicyStatusSchema = z
         total: count("Its endpoints in those EndpointSlices, ready or not."),
       })
       .optional()
-      .meta(desc("Drain method ReadinessGate with spec.serviceName: that Service's endpoints as Kubernetes serves them.")),
+      .meta(
+        desc("Drain method ReadinessGate with spec.serviceName: that Service's endpoints as Kubernetes serves them."),
+      ),
     pods: z
       .array(podStatusEntrySchema)
       .max(1000)
       .optional()
-      .meta({ ...desc("Per-pod health, at most 1000 entries, non-Healthy first."), "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"] }),
+      .meta({
+        ...desc("Per-pod health, at most 1000 entries, non-Healthy first."),
+        "x-kubernetes-list-type": "map",
+        "x-kubernetes-list-map-keys": ["name"],
+      }),
     replacements: z
       .array(replacementRecordSchema)
       .max(10000)
       .optional()
-      .meta({ ...desc("The replacement ledger of the last 24 hours, which the budgets are enforced from."), "x-kubernetes-list-type": "atomic" }),
+      .meta({
+        ...desc("The replacement ledger of the last 24 hours, which the budgets are enforced from."),
+        "x-kubernetes-list-type": "atomic",
+      }),
     diagnostics: z
       .array(diagnosticsRecordSchema)
       .max(20)
       .optional()
-      .meta({ ...desc("Diagnostics ConfigMaps kept for replaced pods, newest first (at most 20, for spec.replacement.diagnosticsRetention)."), "x-kubernetes-list-type": "atomic" }),
+      .meta({
+        ...desc(
+          "Diagnostics ConfigMaps kept for replaced pods, newest first (at most 20, for spec.replacement.diagnosticsRetention).",
+        ),
+        "x-kubernetes-list-type": "atomic",
+      }),
   })
   .meta(desc("Observed state, written by the operator."));

@@ -32,7 +32,8 @@ export const PROBE_TYPE_FIELDS = {
 function typedFieldRule(f: TypedField): CrossFieldRule {
   const field = f.path.join(".");
   const others = PROBE_TYPES.filter((t) => !f.types.includes(t));
-  const allowed = f.types.length === 1 ? `self.type == '${f.types[0]}'` : `self.type in [${f.types.map((t) => `'${t}'`).join(", ")}]`;
+  const allowed =
+    f.types.length === 1 ? `self.type == '${f.types[0]}'` : `self.type in [${f.types.map((t) => `'${t}'`).join(", ")}]`;
   const message =
     f.types.length === 1
       ? `may only be set when spec.probe.type is ${f.types[0]}`
@@ -40,10 +41,9 @@ function typedFieldRule(f: TypedField): CrossFieldRule {
   return { scope: "spec.probe", rule: `${allowed} || !has(self.${field})`, fieldPath: `.${field}`, message };
 }
 
-const typedFieldRules = Object.fromEntries(Object.entries(PROBE_TYPE_FIELDS).map(([name, f]) => [name, typedFieldRule(f)])) as Record<
-  keyof typeof PROBE_TYPE_FIELDS,
-  CrossFieldRule
->;
+const typedFieldRules = Object.fromEntries(
+  Object.entries(PROBE_TYPE_FIELDS).map(([name, f]) => [name, typedFieldRule(f)]),
+) as Record<keyof typeof PROBE_TYPE_FIELDS, CrossFieldRule>;
 
 /** gRPC metadata names the prober owns (HTTP/2 connection headers are refused for every type). */
 export const GRPC_RESERVED_HEADER_PREFIX = "grpc-";

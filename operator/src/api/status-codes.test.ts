@@ -5,7 +5,14 @@ describe("parseStatusCodes", () => {
   it.each([
     [["200-299"], [[200, 299]]],
     [["200"], [[200, 200]]],
-    [["200", "301-302", "404"], [[200, 200], [301, 302], [404, 404]]],
+    [
+      ["200", "301-302", "404"],
+      [
+        [200, 200],
+        [301, 302],
+        [404, 404],
+      ],
+    ],
     [["100-599"], [[100, 599]]],
     [["204-204"], [[204, 204]]],
   ])("reads %j as inclusive ranges", (list, ranges) => {
@@ -65,10 +72,12 @@ describe("matchesStatus, for any codes and ranges", () => {
     const entry = fc.tuple(code, code).map(([a, b]) => (a === b ? String(a) : `${Math.min(a, b)}-${Math.max(a, b)}`));
     fc.assert(
       fc.property(fc.array(entry, { maxLength: 5 }), code, (entries, probe) => {
-        const listed = new Set(entries.flatMap((e) => {
-          const [lo, hi = lo] = e.split("-").map(Number) as [number, number?];
-          return Array.from({ length: hi - lo + 1 }, (_, i) => lo + i);
-        }));
+        const listed = new Set(
+          entries.flatMap((e) => {
+            const [lo, hi = lo] = e.split("-").map(Number) as [number, number?];
+            return Array.from({ length: hi - lo + 1 }, (_, i) => lo + i);
+          }),
+        );
         return matchesStatus(probe, parseStatusCodes(entries)) === listed.has(probe);
       }),
       { numRuns: 500 },

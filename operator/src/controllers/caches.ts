@@ -1,6 +1,13 @@
 // The caches the controllers read, as ports: an ObjectCache each controller part may register
 // change handlers on. The informers behind them live in the adapters.
-import type { KubeObject, ObjectCache, PodObject, PolicyObject, ReplicaSetObject, ServiceObject } from "./kube-objects.js";
+import type {
+  KubeObject,
+  ObjectCache,
+  PodObject,
+  PolicyObject,
+  ReplicaSetObject,
+  ServiceObject,
+} from "./kube-objects.js";
 
 export type ChangeType = "add" | "update" | "delete";
 

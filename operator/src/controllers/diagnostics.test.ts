@@ -18,9 +18,16 @@ class FakePort implements DiagnosticsPort {
   created: DiagnosticsConfigMapBody[] = [];
   deleted: string[] = [];
   calls = 0;
-  logs: (container: string, previous: boolean) => Promise<string> = async (c, previous) => `${c}${previous ? " previous" : ""} line\n`;
-  pod: () => Promise<PodSnapshot> = async () => ({ containers: ["app"], restarts: new Map([["app", 1]]), status: { conditions: [{ type: "Ready", status: "False" }] } });
-  events: () => Promise<CapturedEvent[]> = async () => [{ time: T0, type: "Warning", reason: "BackOff", note: "restarting" }];
+  logs: (container: string, previous: boolean) => Promise<string> = async (c, previous) =>
+    `${c}${previous ? " previous" : ""} line\n`;
+  pod: () => Promise<PodSnapshot> = async () => ({
+    containers: ["app"],
+    restarts: new Map([["app", 1]]),
+    status: { conditions: [{ type: "Ready", status: "False" }] },
+  });
+  events: () => Promise<CapturedEvent[]> = async () => [
+    { time: T0, type: "Warning", reason: "BackOff", note: "restarting" },
+  ];
   async readPod(_ns: string, _name: string, signal: AbortSignal) {
     this.calls++;
     return race(this.pod(), signal);
@@ -46,7 +53,10 @@ class FakePort implements DiagnosticsPort {
 }
 
 function race<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
-  return Promise.race([p, new Promise<T>((_, reject) => signal.addEventListener("abort", () => reject(new Error("aborted")), { once: true }))]);
+  return Promise.race([
+    p,
+    new Promise<T>((_, reject) => signal.addEventListener("abort", () => reject(new Error("aborted")), { once: true })),
+  ]);
 }
 
 function aPolicy(replacement: Record<string, unknown> = {}): ParsedPolicy {
@@ -58,7 +68,13 @@ function aPolicy(replacement: Record<string, unknown> = {}): ParsedPolicy {
 function setUp(configMaps: KubeObject[] = [], timeoutMs?: number) {
   const port = new FakePort();
   const health = new HealthStore();
-  const diagnostics = new Diagnostics({ api: port, configMaps: new MemoryCache(configMaps), pods: new MemoryCache([aPodObject("web-0")]), health, ...(timeoutMs !== undefined ? { timeoutMs } : {}) });
+  const diagnostics = new Diagnostics({
+    api: port,
+    configMaps: new MemoryCache(configMaps),
+    pods: new MemoryCache([aPodObject("web-0")]),
+    health,
+    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+  });
   return { port, diagnostics };
 }
 
@@ -68,8 +84,13 @@ function aStored(name: string, agoMs: number, policyUid = "uid-web"): KubeObject
       name,
       namespace: NS,
       uid: `uid-${name}`,
-      annotations: { "healthprobe.io/captured-at": new Date(T0 - agoMs).toISOString(), "healthprobe.io/pod-name": `pod-${name}` },
-      ownerReferences: [{ apiVersion: "healthprobe.io/v1alpha1", kind: "HealthProbePolicy", name: "web", uid: policyUid }],
+      annotations: {
+        "healthprobe.io/captured-at": new Date(T0 - agoMs).toISOString(),
+        "healthprobe.io/pod-name": `pod-${name}`,
+      },
+      ownerReferences: [
+        { apiVersion: "healthprobe.io/v1alpha1", kind: "HealthProbePolicy", name: "web", uid: policyUid },
+      ],
     },
   };
 }
@@ -80,13 +101,20 @@ describe("Diagnostics.capture", () => {
     const out = await diagnostics.capture(quietLogger(), aPolicy(), POD, T0);
     expect(out).toEqual({ configMap: diagnosticsConfigMapName("web", "web-0", "uid-web-0"), problems: [] });
     expect(port.created).toHaveLength(1);
-    expect(Object.keys(port.created[0]!.data).sort()).toEqual(["conditions", "events", "logs.app", "logs.app.previous", "summary"]);
+    expect(Object.keys(port.created[0]!.data).sort()).toEqual([
+      "conditions",
+      "events",
+      "logs.app",
+      "logs.app.previous",
+      "summary",
+    ]);
     expect(port.created[0]!.data["logs.app.previous"]).toBe("app previous line\n");
   });
 
   it("keeps what it could read when a log read fails, and lists the failure", async () => {
     const { port, diagnostics } = setUp();
-    port.logs = async (_c, previous) => (previous ? Promise.reject(new Error("HTTP 400: previous terminated container not found")) : "now\n");
+    port.logs = async (_c, previous) =>
+      previous ? Promise.reject(new Error("HTTP 400: previous terminated container not found")) : "now\n";
     const out = await diagnostics.capture(quietLogger(), aPolicy(), POD, T0);
     expect(out?.configMap).toBeDefined();
     expect(out?.problems).toEqual(["logs.app.previous: HTTP 400: previous terminated container not found"]);
@@ -103,7 +131,7 @@ describe("Diagnostics.capture", () => {
 
   it("names the logs from the cached pod when the pod cannot be read (no previous logs then)", async () => {
     const { port, diagnostics } = setUp();
-    port.pod = () => Promise.reject(new Error("HTTP 404: pods \"web-0\" not found"));
+    port.pod = () => Promise.reject(new Error('HTTP 404: pods "web-0" not found'));
     const out = await diagnostics.capture(quietLogger(), aPolicy(), POD, T0);
     expect(out?.problems).toEqual(['conditions: HTTP 404: pods "web-0" not found']);
     expect(Object.keys(port.created[0]!.data).sort()).toEqual(["events", "logs.app", "summary"]);
@@ -130,7 +158,10 @@ describe("Diagnostics.retain", () => {
     const { port, diagnostics } = setUp([aStored("a", 25 * H), aStored("b", H), aStored("other", 30 * H, "uid-other")]);
     const out = await diagnostics.retain(quietLogger(), aPolicy(), T0, true);
     expect(port.deleted).toEqual(["a"]);
-    expect(out).toEqual({ diagnostics: [{ pod: "pod-b", configMap: "b", time: "2026-12-01T09:00:00Z" }], requeueAt: T0 + 23 * H });
+    expect(out).toEqual({
+      diagnostics: [{ pod: "pod-b", configMap: "b", time: "2026-12-01T09:00:00Z" }],
+      requeueAt: T0 + 23 * H,
+    });
   });
 
   it("plans but deletes nothing when not the leader", async () => {

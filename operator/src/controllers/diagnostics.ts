@@ -33,7 +33,13 @@ const RETRY_MS = 10_000;
 
 export interface DiagnosticsPort {
   readPod(namespace: string, name: string, signal: AbortSignal): Promise<PodSnapshot>;
-  readLog(namespace: string, name: string, container: string, opts: { previous: boolean; tailLines: number; limitBytes: number }, signal: AbortSignal): Promise<string>;
+  readLog(
+    namespace: string,
+    name: string,
+    container: string,
+    opts: { previous: boolean; tailLines: number; limitBytes: number },
+    signal: AbortSignal,
+  ): Promise<string>;
   listPodEvents(namespace: string, uid: string, signal: AbortSignal): Promise<CapturedEvent[]>;
   createConfigMap(namespace: string, cm: DiagnosticsConfigMapBody, signal: AbortSignal): Promise<"created" | "exists">;
   deleteConfigMap(namespace: string, name: string, uid: string): Promise<void>;
@@ -60,7 +66,12 @@ export class Diagnostics {
   constructor(private readonly o: DiagnosticsOptions) {}
 
   /** Captures the pod's evidence into a ConfigMap; never throws, and returns within the deadline. Undefined when keepDiagnostics is off. */
-  async capture(log: Logger, policy: ParsedPolicy, pod: { name: string; uid: string }, now: number): Promise<DiagnosticsOutcome | undefined> {
+  async capture(
+    log: Logger,
+    policy: ParsedPolicy,
+    pod: { name: string; uid: string },
+    now: number,
+  ): Promise<DiagnosticsOutcome | undefined> {
     if (!policy.spec.replacement.keepDiagnostics) return undefined;
     const ns = policy.obj.metadata.namespace;
     const name = diagnosticsConfigMapName(policy.obj.metadata.name, pod.name, pod.uid);
@@ -79,23 +90,47 @@ export class Diagnostics {
       log.warn({ pod: pod.name, problems }, "diagnostics not kept");
       return { problems };
     }
-    if (cm.problems.length > 0) log.warn({ pod: pod.name, configMap: name, problems: cm.problems }, "diagnostics incomplete");
+    if (cm.problems.length > 0)
+      log.warn({ pod: pod.name, configMap: name, problems: cm.problems }, "diagnostics incomplete");
     return { configMap: name, problems: cm.problems };
   }
 
   /** The pod, its Events and its logs, read side by side until the signal ends them. */
-  private async read(policy: ParsedPolicy, pod: { name: string; uid: string }, now: number, signal: AbortSignal): Promise<DiagnosticsCapture> {
+  private async read(
+    policy: ParsedPolicy,
+    pod: { name: string; uid: string },
+    now: number,
+    signal: AbortSignal,
+  ): Promise<DiagnosticsCapture> {
     const ns = policy.obj.metadata.namespace;
     const readMs = Math.floor((this.o.timeoutMs ?? CAPTURE_TIMEOUT_MS) * READ_SHARE);
-    const fail = (err: unknown) => (signal.aborted ? `timed out after ${formatDuration(readMs)}` : this.o.api.describeFailure(err));
-    const [snapshot, events] = await Promise.allSettled([this.o.api.readPod(ns, pod.name, signal), this.o.api.listPodEvents(ns, pod.uid, signal)]);
-    const logs = await this.readLogs(ns, pod.name, snapshot.status === "fulfilled" ? snapshot.value : undefined, signal, fail);
+    const fail = (err: unknown) =>
+      signal.aborted ? `timed out after ${formatDuration(readMs)}` : this.o.api.describeFailure(err);
+    const [snapshot, events] = await Promise.allSettled([
+      this.o.api.readPod(ns, pod.name, signal),
+      this.o.api.listPodEvents(ns, pod.uid, signal),
+    ]);
+    const logs = await this.readLogs(
+      ns,
+      pod.name,
+      snapshot.status === "fulfilled" ? snapshot.value : undefined,
+      signal,
+      fail,
+    );
     const h = this.o.health.get(policy.key, pod.uid);
     const c: DiagnosticsCapture = {
-      policy: { name: policy.obj.metadata.name, uid: policy.obj.metadata.uid ?? "", apiVersion: policy.obj.apiVersion ?? API_VERSION, kind: policy.obj.kind ?? KIND },
+      policy: {
+        name: policy.obj.metadata.name,
+        uid: policy.obj.metadata.uid ?? "",
+        apiVersion: policy.obj.apiVersion ?? API_VERSION,
+        kind: policy.obj.kind ?? KIND,
+      },
       pod,
       capturedAt: now,
-      verdict: h?.unhealthySince !== undefined ? `Unhealthy since ${formatInstant(h.unhealthySince)} (${h.stateResult ?? "no result"}), replaced after ${policy.spec.replacement.after}` : `${h?.state ?? "Unknown"}`,
+      verdict:
+        h?.unhealthySince !== undefined
+          ? `Unhealthy since ${formatInstant(h.unhealthySince)} (${h.stateResult ?? "no result"}), replaced after ${policy.spec.replacement.after}`
+          : `${h?.state ?? "Unknown"}`,
       logs,
       probe: this.o.health.target(policy.key, pod.uid) as Record<string, unknown> | undefined,
     };
@@ -106,12 +141,29 @@ export class Diagnostics {
     return c;
   }
 
-  private async readLogs(ns: string, name: string, snapshot: PodSnapshot | undefined, signal: AbortSignal, fail: (err: unknown) => string): Promise<CapturedLog[]> {
+  private async readLogs(
+    ns: string,
+    name: string,
+    snapshot: PodSnapshot | undefined,
+    signal: AbortSignal,
+    fail: (err: unknown) => string,
+  ): Promise<CapturedLog[]> {
     // Without a fresh read, the cached pod still names its containers (restart counts unknown: no previous logs).
-    const containers = snapshot?.containers ?? (this.o.pods.get(ns, name)?.spec?.containers ?? []).map((c) => c.name ?? "").filter((c) => c !== "");
-    const wanted = containers.flatMap((container) => ((snapshot?.restarts.get(container) ?? 0) > 0 ? [{ container, previous: false }, { container, previous: true }] : [{ container, previous: false }]));
+    const containers =
+      snapshot?.containers ??
+      (this.o.pods.get(ns, name)?.spec?.containers ?? []).map((c) => c.name ?? "").filter((c) => c !== "");
+    const wanted = containers.flatMap((container) =>
+      (snapshot?.restarts.get(container) ?? 0) > 0
+        ? [
+            { container, previous: false },
+            { container, previous: true },
+          ]
+        : [{ container, previous: false }],
+    );
     const opts = { tailLines: LOG_TAIL_LINES, limitBytes: LOG_BUDGET_BYTES };
-    const results = await Promise.allSettled(wanted.map((w) => this.o.api.readLog(ns, name, w.container, { ...opts, previous: w.previous }, signal)));
+    const results = await Promise.allSettled(
+      wanted.map((w) => this.o.api.readLog(ns, name, w.container, { ...opts, previous: w.previous }, signal)),
+    );
     return wanted.map((w, i) => {
       const r = results[i]!;
       return r.status === "fulfilled" ? { ...w, text: r.value } : { ...w, error: fail(r.reason) };
@@ -122,13 +174,24 @@ export class Diagnostics {
    * Plans retention from the cache and, on the leader, deletes what the plan says. Returns what
    * status lists and when to look again (the next expiry, or a retry after a failed delete).
    */
-  async retain(log: Logger, policy: ParsedPolicy, now: number, apply: boolean): Promise<{ diagnostics: StatusDiagnostics[]; requeueAt?: number }> {
+  async retain(
+    log: Logger,
+    policy: ParsedPolicy,
+    now: number,
+    apply: boolean,
+  ): Promise<{ diagnostics: StatusDiagnostics[]; requeueAt?: number }> {
     const ns = policy.obj.metadata.namespace;
     const items = this.o.configMaps
       .list(ns)
-      .filter((cm) => (cm.metadata?.ownerReferences ?? []).some((r) => r.uid === policy.obj.metadata.uid && r.kind === KIND))
+      .filter((cm) =>
+        (cm.metadata?.ownerReferences ?? []).some((r) => r.uid === policy.obj.metadata.uid && r.kind === KIND),
+      )
       .map(storedOf);
-    const plan = planDiagnosticsRetention({ items, now, retentionMs: parseDuration(policy.spec.replacement.diagnosticsRetention) });
+    const plan = planDiagnosticsRetention({
+      items,
+      now,
+      retentionMs: parseDuration(policy.spec.replacement.diagnosticsRetention),
+    });
     let requeueAt = plan.requeueAt;
     if (apply) {
       for (const d of plan.delete) {
@@ -136,7 +199,10 @@ export class Diagnostics {
           await this.o.api.deleteConfigMap(ns, d.name, d.uid);
           log.info({ configMap: d.name, pod: d.pod, reason: d.reason }, "diagnostics deleted");
         } catch (err) {
-          log.warn({ configMap: d.name, err: this.o.api.describeFailure(err) }, "deleting diagnostics failed; retrying");
+          log.warn(
+            { configMap: d.name, err: this.o.api.describeFailure(err) },
+            "deleting diagnostics failed; retrying",
+          );
           requeueAt = Math.min(requeueAt ?? Infinity, now + RETRY_MS);
         }
       }
@@ -148,5 +214,10 @@ export class Diagnostics {
 
 function storedOf(cm: KubeObject): StoredDiagnostics {
   const at = timeOf(cm.metadata?.annotations?.[ANNOTATION_CAPTURED_AT]) ?? timeOf(cm.metadata?.creationTimestamp) ?? 0;
-  return { name: nameOf(cm), uid: uidOf(cm), pod: cm.metadata?.annotations?.[ANNOTATION_POD_NAME] ?? nameOf(cm), capturedAt: at };
+  return {
+    name: nameOf(cm),
+    uid: uidOf(cm),
+    pod: cm.metadata?.annotations?.[ANNOTATION_POD_NAME] ?? nameOf(cm),
+    capturedAt: at,
+  };
 }

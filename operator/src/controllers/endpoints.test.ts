@@ -1,5 +1,10 @@
 import { describe, expect, it } from "@jest/globals";
-import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME, MANAGED_BY_OPERATOR, type EndpointSliceObject } from "../domain/endpoint-slice-types.js";
+import {
+  LABEL_MANAGED_BY,
+  LABEL_SERVICE_NAME,
+  MANAGED_BY_OPERATOR,
+  type EndpointSliceObject,
+} from "../domain/endpoint-slice-types.js";
 import { FakeClock } from "../runtime/testing/fake-clock.js";
 import { Endpoints, rotationOf } from "./endpoints.js";
 import type { KubeObject } from "./kube-objects.js";
@@ -18,7 +23,11 @@ function anOldSlice(name: string, pods: Array<{ name: string; ready: boolean }>)
     metadata: { name, namespace: NS, labels: { ...LABELS }, ownerReferences: [], resourceVersion: "5" },
     addressType: "IPv4",
     ports: [{ name: "old", port: 9090, protocol: "TCP" }],
-    endpoints: pods.map((p) => ({ addresses: ["10.0.0.9"], conditions: { ready: p.ready, serving: true, terminating: false }, targetRef: { kind: "Pod", namespace: NS, name: p.name, uid: `uid-${p.name}` } })),
+    endpoints: pods.map((p) => ({
+      addresses: ["10.0.0.9"],
+      conditions: { ready: p.ready, serving: true, terminating: false },
+      targetRef: { kind: "Pod", namespace: NS, name: p.name, uid: `uid-${p.name}` },
+    })),
   } as EndpointSliceObject;
 }
 
@@ -34,7 +43,12 @@ describe("the endpoints part", () => {
   it("creates the replacement slice before it deletes the old one", async () => {
     const old = anOldSlice("web-old", [{ name: "web-a", ready: true }]);
     const { endpoints, writer } = anEndpoints([old]);
-    await endpoints.apply(quietLogger(), { service: aServiceObject(), pods: [aPodObject("web-a")], admitted: () => true, existing: [old] });
+    await endpoints.apply(quietLogger(), {
+      service: aServiceObject(),
+      pods: [aPodObject("web-a")],
+      admitted: () => true,
+      existing: [old],
+    });
     expect(writer.calls.map((c) => c.split(" ")[0])).toEqual(["create", "delete"]);
     expect(writer.calls[1]).toBe("delete web-old");
   });
@@ -43,7 +57,14 @@ describe("the endpoints part", () => {
     const old = anOldSlice("web-old", [{ name: "web-a", ready: true }]);
     const { endpoints, writer } = anEndpoints([old]);
     writer.failNext = { prefix: "create", error: new Error("create refused") };
-    await expect(endpoints.apply(quietLogger(), { service: aServiceObject(), pods: [aPodObject("web-a")], admitted: () => true, existing: [old] })).rejects.toThrow("create refused");
+    await expect(
+      endpoints.apply(quietLogger(), {
+        service: aServiceObject(),
+        pods: [aPodObject("web-a")],
+        admitted: () => true,
+        existing: [old],
+      }),
+    ).rejects.toThrow("create refused");
     expect(writer.slices.has("web-old")).toBe(true);
     expect(writer.calls.filter((c) => c.startsWith("delete"))).toEqual([]);
   });
@@ -51,7 +72,12 @@ describe("the endpoints part", () => {
   it("applies the plan as planned: an admitted pod is ready, a drained one is listed not ready", async () => {
     const { endpoints, writer } = anEndpoints();
     const pods = [aPodObject("web-a", { ip: "10.0.0.1" }), aPodObject("web-b", { ip: "10.0.0.2" })];
-    await endpoints.apply(quietLogger(), { service: aServiceObject(), pods, admitted: (uid) => uid === "uid-web-a", existing: [] });
+    await endpoints.apply(quietLogger(), {
+      service: aServiceObject(),
+      pods,
+      admitted: (uid) => uid === "uid-web-a",
+      existing: [],
+    });
     const written = [...writer.slices.values()] as unknown as EndpointSliceObject[];
     const rotation = rotationOf(written);
     expect([...rotation.ready]).toEqual(["uid-web-a"]);
@@ -60,7 +86,12 @@ describe("the endpoints part", () => {
 
   it("calls the cache stale until it shows what was just written", async () => {
     const { endpoints, writer, slices } = anEndpoints();
-    await endpoints.apply(quietLogger(), { service: aServiceObject(), pods: [aPodObject("web-a")], admitted: () => true, existing: [] });
+    await endpoints.apply(quietLogger(), {
+      service: aServiceObject(),
+      pods: [aPodObject("web-a")],
+      admitted: () => true,
+      existing: [],
+    });
     expect(endpoints.isStale(NS, "web", endpoints.current(NS, "web"))).toBe(true);
     for (const s of writer.slices.values()) slices.put(s as KubeObject);
     expect(endpoints.isStale(NS, "web", endpoints.current(NS, "web"))).toBe(false);
@@ -68,18 +99,36 @@ describe("the endpoints part", () => {
 
   it("removes every slice of a Service it no longer manages, and only that Service's", async () => {
     const web = anOldSlice("web-1", []);
-    const api = { ...anOldSlice("api-1", []), metadata: { ...anOldSlice("api-1", []).metadata, labels: { ...LABELS, [LABEL_SERVICE_NAME]: "api" } } };
+    const api = {
+      ...anOldSlice("api-1", []),
+      metadata: { ...anOldSlice("api-1", []).metadata, labels: { ...LABELS, [LABEL_SERVICE_NAME]: "api" } },
+    };
     const { endpoints, writer } = anEndpoints([web, api]);
     expect(await endpoints.removeAll(quietLogger(), NS, "web", "no policy manages its Service")).toBe(1);
     expect(writer.calls).toEqual(["delete web-1"]);
-    expect(endpoints.managedServices(NS).map((s) => s.service).sort()).toEqual(["api", "web"]);
+    expect(
+      endpoints
+        .managedServices(NS)
+        .map((s) => s.service)
+        .sort(),
+    ).toEqual(["api", "web"]);
   });
 });
 
 describe("rotationOf", () => {
   it.each([
     { name: "no slices: nothing in rotation", slices: [], ready: [], notReady: [] },
-    { name: "ready and not-ready endpoints are told apart", slices: [anOldSlice("s", [{ name: "a", ready: true }, { name: "b", ready: false }])], ready: ["uid-a"], notReady: ["uid-b"] },
+    {
+      name: "ready and not-ready endpoints are told apart",
+      slices: [
+        anOldSlice("s", [
+          { name: "a", ready: true },
+          { name: "b", ready: false },
+        ]),
+      ],
+      ready: ["uid-a"],
+      notReady: ["uid-b"],
+    },
   ])("$name", ({ slices, ready, notReady }) => {
     const r = rotationOf(slices);
     expect([...r.ready]).toEqual(ready);

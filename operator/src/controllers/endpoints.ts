@@ -3,11 +3,25 @@
 // failing create never leaves the Service without endpoints. A write tracker keeps a reconcile
 // from planning on a cache that has not caught up with this process's own writes.
 import { planEndpointSlices } from "../domain/endpoint-slice-plan.js";
-import { DEFAULT_MAX_ENDPOINTS_PER_SLICE, LABEL_MANAGED_BY, LABEL_SERVICE_NAME, MANAGED_BY_OPERATOR } from "../domain/endpoint-slice-types.js";
+import {
+  DEFAULT_MAX_ENDPOINTS_PER_SLICE,
+  LABEL_MANAGED_BY,
+  LABEL_SERVICE_NAME,
+  MANAGED_BY_OPERATOR,
+} from "../domain/endpoint-slice-types.js";
 import type { EndpointSliceObject, SlicePod, SliceService } from "../domain/endpoint-slice-types.js";
 import type { Clock } from "../runtime/clock.js";
 import type { Logger } from "../runtime/logger.js";
-import { isKubeletReady, nameOf, podIPsOf, uidOf, type KubeObject, type ObjectCache, type PodObject, type ServiceObject } from "./kube-objects.js";
+import {
+  isKubeletReady,
+  nameOf,
+  podIPsOf,
+  uidOf,
+  type KubeObject,
+  type ObjectCache,
+  type PodObject,
+  type ServiceObject,
+} from "./kube-objects.js";
 import { conflictIsStale, type PolicyWriter } from "./policy-writer.js";
 import { SliceWriteTracker } from "./slice-write-tracker.js";
 
@@ -49,7 +63,11 @@ export class Endpoints {
   current(namespace: string, service: string): EndpointSliceObject[] {
     return this.o.slices
       .list(namespace)
-      .filter((s) => s.metadata?.labels?.[LABEL_MANAGED_BY] === MANAGED_BY_OPERATOR && s.metadata?.labels?.[LABEL_SERVICE_NAME] === service) as unknown as EndpointSliceObject[];
+      .filter(
+        (s) =>
+          s.metadata?.labels?.[LABEL_MANAGED_BY] === MANAGED_BY_OPERATOR &&
+          s.metadata?.labels?.[LABEL_SERVICE_NAME] === service,
+      ) as unknown as EndpointSliceObject[];
   }
 
   /** Whether the cache has not yet caught up with this process's writes to the Service's slices. */
@@ -83,12 +101,14 @@ export class Endpoints {
       maxEndpointsPerSlice: this.o.maxEndpointsPerSlice ?? DEFAULT_MAX_ENDPOINTS_PER_SLICE,
     });
     for (const c of plan.create) this.tracker.wrote(key, (await this.o.writer.createEndpointSlice(c)) as never);
-    for (const u of plan.update) this.tracker.wrote(key, (await conflictIsStale(() => this.o.writer.replaceEndpointSlice(u))) as never);
+    for (const u of plan.update)
+      this.tracker.wrote(key, (await conflictIsStale(() => this.o.writer.replaceEndpointSlice(u))) as never);
     for (const d of plan.delete) {
       await this.o.writer.deleteEndpointSlice(d.namespace, d.name);
       this.tracker.deleted(key, d.name);
     }
-    for (const change of plan.changes) log.info({ slice: change.slice, action: change.action, reason: change.reason }, "EndpointSlice written");
+    for (const change of plan.changes)
+      log.info({ slice: change.slice, action: change.action, reason: change.reason }, "EndpointSlice written");
   }
 
   /** Deletes every slice this operator wrote for the Service (it manages it no longer). */
@@ -152,7 +172,9 @@ function toSlicePod(pod: PodObject): SlicePod {
     podIPs: podIPsOf(pod),
     kubeletReady: isKubeletReady(pod),
     terminating: !!pod.metadata?.deletionTimestamp,
-    containers: (pod.spec?.containers ?? []).map((c) => ({ ports: (c.ports ?? []).map((port) => ({ ...port })) })) as SlicePod["containers"],
+    containers: (pod.spec?.containers ?? []).map((c) => ({
+      ports: (c.ports ?? []).map((port) => ({ ...port })),
+    })) as SlicePod["containers"],
   };
   if (pod.metadata?.resourceVersion) p.resourceVersion = pod.metadata.resourceVersion;
   if (pod.spec?.nodeName) p.nodeName = pod.spec.nodeName;

@@ -22,7 +22,13 @@ export function gateHolders(policies: ObjectCache<PolicyObject>, namespace: stri
 function asHolder(obj: PolicyObject): ParsedPolicy | undefined {
   if (obj.metadata?.deletionTimestamp) return undefined;
   const parsed = parsePolicy(obj);
-  if (!parsed.ok || parsed.policy.spec.drain.method !== "ReadinessGate" || parsed.policy.spec.dryRun || cannotProbe(obj)) return undefined;
+  if (
+    !parsed.ok ||
+    parsed.policy.spec.drain.method !== "ReadinessGate" ||
+    parsed.policy.spec.dryRun ||
+    cannotProbe(obj)
+  )
+    return undefined;
   return parsed.policy;
 }
 
@@ -42,8 +48,13 @@ export function isGatePolicy(obj: PolicyObject): boolean {
 }
 
 function cannotProbe(obj: PolicyObject): boolean {
-  const ready = ((obj.status?.conditions ?? []) as Array<{ type?: string; status?: string; reason?: string }>).find((c) => c.type === "Ready");
-  return ready?.status === "False" && (ready.reason === "SecretNotFound" || ready.reason === "SecretNotPermitted" || ready.reason === "SecretForbidden");
+  const ready = ((obj.status?.conditions ?? []) as Array<{ type?: string; status?: string; reason?: string }>).find(
+    (c) => c.type === "Ready",
+  );
+  return (
+    ready?.status === "False" &&
+    (ready.reason === "SecretNotFound" || ready.reason === "SecretNotPermitted" || ready.reason === "SecretForbidden")
+  );
 }
 
 /** The key of the policy that holds the pod, if any. */

@@ -6,7 +6,14 @@
 import { planGateRelease } from "../domain/gate-plan.js";
 import { newReconcileId, type Logger } from "../runtime/logger.js";
 import type { ReconcileResult } from "../runtime/work-queue.js";
-import { hasReadinessGate, nameOf, uidOf, type ObjectCache, type PodObject, type PolicyObject } from "./kube-objects.js";
+import {
+  hasReadinessGate,
+  nameOf,
+  uidOf,
+  type ObjectCache,
+  type PodObject,
+  type PolicyObject,
+} from "./kube-objects.js";
 import { gateHolders, holderOf } from "./gate-holders.js";
 import type { ReadinessGates } from "./readiness-gates.js";
 

@@ -52,7 +52,13 @@ export interface PodCondition {
 export interface ServiceObject extends KubeObject {
   spec?: {
     selector?: Record<string, string>;
-    ports?: Array<{ name?: string; port: number; targetPort?: number | string; protocol?: string; appProtocol?: string }>;
+    ports?: Array<{
+      name?: string;
+      port: number;
+      targetPort?: number | string;
+      protocol?: string;
+      appProtocol?: string;
+    }>;
     ipFamilies?: string[];
   };
 }
@@ -153,7 +159,10 @@ export function drainMethodOf(policy: PolicyObject): string {
 // transforms strip managedFields. Anything a controller reads must survive here; the tests in
 // kube-objects.test.ts pin each kind's fields.
 
-function slimMeta(m: ObjectMeta | undefined, keep: { annotations?: boolean; ownerReferences?: boolean; generation?: boolean } = {}): ObjectMeta {
+function slimMeta(
+  m: ObjectMeta | undefined,
+  keep: { annotations?: boolean; ownerReferences?: boolean; generation?: boolean } = {},
+): ObjectMeta {
   const out: ObjectMeta = {};
   if (!m) return out;
   if (m.name !== undefined) out.name = m.name;
@@ -198,7 +207,9 @@ export function slimPod(pod: PodObject): PodObject {
         if (c.name !== undefined) container.name = c.name;
         if (c.ports !== undefined) {
           container.ports = c.ports.map((p) => {
-            const port: { name?: string; containerPort: number; protocol?: string } = { containerPort: p.containerPort };
+            const port: { name?: string; containerPort: number; protocol?: string } = {
+              containerPort: p.containerPort,
+            };
             if (p.name !== undefined) port.name = p.name;
             if (p.protocol !== undefined) port.protocol = p.protocol;
             return port;
@@ -207,7 +218,8 @@ export function slimPod(pod: PodObject): PodObject {
         return container;
       });
     }
-    if (spec.readinessGates !== undefined) s.readinessGates = spec.readinessGates.map((g) => ({ conditionType: g.conditionType }));
+    if (spec.readinessGates !== undefined)
+      s.readinessGates = spec.readinessGates.map((g) => ({ conditionType: g.conditionType }));
     out.spec = s;
   }
   const status = pod.status;
@@ -228,7 +240,10 @@ export function slimPod(pod: PodObject): PodObject {
  * with timestamps. Only the operator's own gate condition keeps its reason and message (to
  * write it only when it differs).
  */
-function slimConditions(conditions: readonly PodCondition[], gates: ReadonlyArray<{ conditionType: string }> | undefined): PodCondition[] {
+function slimConditions(
+  conditions: readonly PodCondition[],
+  gates: ReadonlyArray<{ conditionType: string }> | undefined,
+): PodCondition[] {
   const read = new Set(["Ready", "ContainersReady", ...(gates ?? []).map((g) => g.conditionType)]);
   return conditions
     .filter((c) => read.has(c.type) || c.type === READINESS_GATE_CONDITION)
@@ -236,7 +251,8 @@ function slimConditions(conditions: readonly PodCondition[], gates: ReadonlyArra
       const out: PodCondition = { type: c.type, status: c.status };
       if (c.type === READINESS_GATE_CONDITION && c.reason !== undefined) out.reason = c.reason;
       if (c.type === READINESS_GATE_CONDITION && c.message !== undefined) out.message = c.message;
-      if ((c.type === "Ready" || c.type === "ContainersReady") && c.lastTransitionTime !== undefined) out.lastTransitionTime = c.lastTransitionTime;
+      if ((c.type === "Ready" || c.type === "ContainersReady") && c.lastTransitionTime !== undefined)
+        out.lastTransitionTime = c.lastTransitionTime;
       return out;
     });
 }

@@ -20,7 +20,12 @@ export function addTo2(sets: Map<string, Map<string, Set<string>>>, outer: strin
   addTo(inside, inner, value);
 }
 
-export function removeFrom2(sets: Map<string, Map<string, Set<string>>>, outer: string, inner: string, value: string): void {
+export function removeFrom2(
+  sets: Map<string, Map<string, Set<string>>>,
+  outer: string,
+  inner: string,
+  value: string,
+): void {
   const inside = sets.get(outer);
   if (!inside) return;
   removeFrom(inside, inner, value);

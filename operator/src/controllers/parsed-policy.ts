@@ -34,9 +34,19 @@ export function parsePolicy(obj: PolicyObject): ParseResult {
 function parseUncached(obj: PolicyObject): ParseResult {
   const parsed = parsePolicySpec(obj.spec);
   if (!parsed.ok) return { ok: false, message: parsed.message };
-  const policy: ParsedPolicy = { obj: obj as NamedPolicy, key: keyOf(obj), spec: parsed.spec, afterMs: parseDuration(parsed.spec.replacement.after) };
+  const policy: ParsedPolicy = {
+    obj: obj as NamedPolicy,
+    key: keyOf(obj),
+    spec: parsed.spec,
+    afterMs: parseDuration(parsed.spec.replacement.after),
+  };
   const fq = parsed.spec.evaluation.flapQuarantine;
-  if (fq) policy.flapQuarantine = { flaps: fq.flaps, windowMs: parseDuration(fq.window), maxBackoffMs: parseDuration(fq.maxBackoff) };
+  if (fq)
+    policy.flapQuarantine = {
+      flaps: fq.flaps,
+      windowMs: parseDuration(fq.window),
+      maxBackoffMs: parseDuration(fq.maxBackoff),
+    };
   return { ok: true, policy };
 }
 

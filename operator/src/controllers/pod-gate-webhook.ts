@@ -7,7 +7,12 @@ import { parsePolicy } from "./parsed-policy.js";
 import type { KubeObject, ObjectCache, PolicyObject } from "./kube-objects.js";
 import { planGateInjection, type GateInjection, type GatePolicy } from "../domain/readiness-gate-injection.js";
 import type { LabelSelector } from "../domain/label-selector.js";
-import { admissionResponse, parseAdmissionReview, type AdmissionRequest, type AdmissionReviewResponse } from "../runtime/admission-review.js";
+import {
+  admissionResponse,
+  parseAdmissionReview,
+  type AdmissionRequest,
+  type AdmissionReviewResponse,
+} from "../runtime/admission-review.js";
 import type { Logger } from "../runtime/logger.js";
 
 export type WebhookOutcome = "patched" | "skipped" | "error";
@@ -48,7 +53,10 @@ function decide(request: AdmissionRequest, deps: PodGateWebhookDeps): GateInject
   const name = `${namespace}/${pod.metadata?.name || `${pod.metadata?.generateName ?? ""}*`}`;
   if (!deps.synced()) return { inject: false, reason: "the policy cache has not synced yet", pod: name };
   const policies = deps.policies.list(namespace).map(gatePolicyOf);
-  return { ...planGateInjection(policies, { labels: pod.metadata?.labels, readinessGates: pod.spec?.readinessGates }), pod: name };
+  return {
+    ...planGateInjection(policies, { labels: pod.metadata?.labels, readinessGates: pod.spec?.readinessGates }),
+    pod: name,
+  };
 }
 
 export function handlePodAdmission(body: unknown, deps: PodGateWebhookDeps): WebhookAnswer {
@@ -57,7 +65,9 @@ export function handlePodAdmission(body: unknown, deps: PodGateWebhookDeps): Web
     deps.logger.warn({ reason: parsed.message }, "admission review not understood; allowing the request unchanged");
     deps.onOutcome?.("error");
     // Without a uid there is nothing kube-apiserver would accept; it then applies the failure policy (Ignore).
-    return parsed.uid ? { status: 200, body: admissionResponse(parsed.uid) } : { status: 400, body: `${parsed.message}\n` };
+    return parsed.uid
+      ? { status: 200, body: admissionResponse(parsed.uid) }
+      : { status: 400, body: `${parsed.message}\n` };
   }
   const { request } = parsed;
   const { kind } = request.kind;
@@ -68,7 +78,10 @@ export function handlePodAdmission(body: unknown, deps: PodGateWebhookDeps): Web
   try {
     const plan = decide(request, deps);
     deps.onOutcome?.(plan.inject ? "patched" : "skipped");
-    deps.logger.debug({ pod: plan.pod, uid: request.uid, inject: plan.inject, reason: plan.reason, dryRun: request.dryRun }, "pod admission");
+    deps.logger.debug(
+      { pod: plan.pod, uid: request.uid, inject: plan.inject, reason: plan.reason, dryRun: request.dryRun },
+      "pod admission",
+    );
     return { status: 200, body: admissionResponse(request.uid, plan.inject ? plan.patch : undefined) };
   } catch (err) {
     deps.logger.error({ err, uid: request.uid }, "pod admission failed; allowing the pod without the readiness gate");

@@ -25,10 +25,29 @@ describe("PodLabelIndex.matching", () => {
   ];
   const cases: Array<{ name: string; selector: LabelSelector; want: string[] }> = [
     { name: "finds the pods carrying one label", selector: { matchLabels: { app: "web" } }, want: ["web-1", "web-2"] },
-    { name: "finds the pods carrying every label of matchLabels", selector: { matchLabels: { app: "web", tier: "front" } }, want: ["web-1"] },
-    { name: "applies matchExpressions to the candidates", selector: { matchLabels: { tier: "front" }, matchExpressions: [{ key: "app", operator: "NotIn", values: ["api"] }] }, want: ["web-1"] },
-    { name: "reads the whole namespace for a selector without matchLabels", selector: { matchExpressions: [{ key: "app", operator: "DoesNotExist" }] }, want: ["bare"] },
-    { name: "finds nothing for a label no pod carries", selector: { matchLabels: { app: "web", tier: "none" } }, want: [] },
+    {
+      name: "finds the pods carrying every label of matchLabels",
+      selector: { matchLabels: { app: "web", tier: "front" } },
+      want: ["web-1"],
+    },
+    {
+      name: "applies matchExpressions to the candidates",
+      selector: {
+        matchLabels: { tier: "front" },
+        matchExpressions: [{ key: "app", operator: "NotIn", values: ["api"] }],
+      },
+      want: ["web-1"],
+    },
+    {
+      name: "reads the whole namespace for a selector without matchLabels",
+      selector: { matchExpressions: [{ key: "app", operator: "DoesNotExist" }] },
+      want: ["bare"],
+    },
+    {
+      name: "finds nothing for a label no pod carries",
+      selector: { matchLabels: { app: "web", tier: "none" } },
+      want: [],
+    },
   ];
   it.each(cases)("$name", ({ selector, want }) => {
     expect(names(anIndex(pods).index.matching(NS, selector))).toEqual(want);

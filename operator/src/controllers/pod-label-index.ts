@@ -26,8 +26,12 @@ export class PodLabelIndex {
     const key = `${namespace}/${name}`;
     const before = this.indexed.get(key);
     const after = type === "delete" ? undefined : (pod.metadata?.labels ?? {});
-    if (before) for (const [k, v] of Object.entries(before)) if (after?.[k] !== v) removeFrom2(this.byLabel, namespace, `${k}=${v}`, name);
-    if (after) for (const [k, v] of Object.entries(after)) if (before?.[k] !== v) addTo2(this.byLabel, namespace, `${k}=${v}`, name);
+    if (before)
+      for (const [k, v] of Object.entries(before))
+        if (after?.[k] !== v) removeFrom2(this.byLabel, namespace, `${k}=${v}`, name);
+    if (after)
+      for (const [k, v] of Object.entries(after))
+        if (before?.[k] !== v) addTo2(this.byLabel, namespace, `${k}=${v}`, name);
     if (after) this.indexed.set(key, after);
     else this.indexed.delete(key);
   }
@@ -40,7 +44,8 @@ export class PodLabelIndex {
   /** The namespace's pods the selector matches. */
   matching(namespace: string, selector: LabelSelector): PodObject[] {
     const labels = Object.entries(selector.matchLabels ?? {});
-    if (labels.length === 0) return this.pods.list(namespace).filter((p) => matchesLabelSelector(selector, p.metadata?.labels));
+    if (labels.length === 0)
+      return this.pods.list(namespace).filter((p) => matchesLabelSelector(selector, p.metadata?.labels));
     // The rarest label's pods are the candidates; the whole selector decides.
     let smallest: ReadonlySet<string> | undefined;
     for (const [k, v] of labels) {

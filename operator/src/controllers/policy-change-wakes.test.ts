@@ -10,8 +10,15 @@ type Change = (policies: MemoryCache<PolicyObject>) => void;
 /** The Service-slices and gate-release wiring over in-memory caches, with one policy of each drain method already seen. */
 function setUp() {
   const policies = new MemoryCache<PolicyObject>();
-  const caches = { policies, pods: new MemoryCache<PodObject>(), slices: new MemoryCache<KubeObject>(), services: new MemoryCache<ServiceObject>() } as unknown as Caches;
-  const controller = { endpoints: { managedServices: () => [{ namespace: "shop", service: "web" }] } } as unknown as PolicyController;
+  const caches = {
+    policies,
+    pods: new MemoryCache<PodObject>(),
+    slices: new MemoryCache<KubeObject>(),
+    services: new MemoryCache<ServiceObject>(),
+  } as unknown as Caches;
+  const controller = {
+    endpoints: { managedServices: () => [{ namespace: "shop", service: "web" }] },
+  } as unknown as PolicyController;
   const services: string[] = [];
   const namespaces: string[] = [];
   watchForServiceSlices(caches, controller, { add: (k) => void services.push(k) });
@@ -25,7 +32,10 @@ function setUp() {
 
 const statusWrite: Change = (p) => {
   p.put({ ...aPolicyObject("web"), status: { targets: 3, healthy: 3 } });
-  p.put({ ...aPolicyObject("gated", { serviceName: "api", drain: { method: "ReadinessGate" } }), status: { targets: 3, healthy: 2 } });
+  p.put({
+    ...aPolicyObject("gated", { serviceName: "api", drain: { method: "ReadinessGate" } }),
+    status: { targets: 3, healthy: 2 },
+  });
 };
 
 describe("which policy changes wake the Service-slices and gate-release controllers", () => {
@@ -39,8 +49,14 @@ describe("which policy changes wake the Service-slices and gate-release controll
   it.each<{ name: string; change: Change }>([
     { name: "the policy deleted", change: (p) => p.remove("shop", "web") },
     { name: "naming another Service", change: (p) => p.put(aPolicyObject("web", { serviceName: "shop-2" })) },
-    { name: "switched to ReadinessGate", change: (p) => p.put(aPolicyObject("web", { drain: { method: "ReadinessGate" } })) },
-    { name: "being deleted", change: (p) => p.put(aPolicyObject("web", {}, { deletionTimestamp: "2026-01-02T00:00:00Z" })) },
+    {
+      name: "switched to ReadinessGate",
+      change: (p) => p.put(aPolicyObject("web", { drain: { method: "ReadinessGate" } })),
+    },
+    {
+      name: "being deleted",
+      change: (p) => p.put(aPolicyObject("web", {}, { deletionTimestamp: "2026-01-02T00:00:00Z" })),
+    },
     { name: "a new policy", change: (p) => p.put(aPolicyObject("web-2")) },
   ])("a change of what owns a Service wakes the managed Services: $name", ({ change }) => {
     const { policies, services } = setUp();
@@ -50,8 +66,22 @@ describe("which policy changes wake the Service-slices and gate-release controll
 
   it.each<{ name: string; change: Change }>([
     { name: "the gate policy deleted", change: (p) => p.remove("shop", "gated") },
-    { name: "set to dryRun", change: (p) => p.put(aPolicyObject("gated", { serviceName: "api", drain: { method: "ReadinessGate" }, dryRun: true })) },
-    { name: "given another selector", change: (p) => p.put(aPolicyObject("gated", { serviceName: "api", drain: { method: "ReadinessGate" }, selector: { matchLabels: { app: "api" } } })) },
+    {
+      name: "set to dryRun",
+      change: (p) =>
+        p.put(aPolicyObject("gated", { serviceName: "api", drain: { method: "ReadinessGate" }, dryRun: true })),
+    },
+    {
+      name: "given another selector",
+      change: (p) =>
+        p.put(
+          aPolicyObject("gated", {
+            serviceName: "api",
+            drain: { method: "ReadinessGate" },
+            selector: { matchLabels: { app: "api" } },
+          }),
+        ),
+    },
   ])("a change of which pods a policy holds wakes the namespace's gate release: $name", ({ change }) => {
     const { policies, namespaces } = setUp();
     change(policies);

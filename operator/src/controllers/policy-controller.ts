@@ -23,14 +23,22 @@ import { Rollouts } from "./rollouts.js";
 import { ServiceOwnership } from "./service-ownership.js";
 import { ServiceSlices } from "./service-slices.js";
 import { StatusVersions } from "./status-versions.js";
-import { enqueueManagedServices as wakeEnqueueManaged, registerWakeRules, WAKE_RULES, type WakeContext } from "./wake-rules.js";
+import {
+  enqueueManagedServices as wakeEnqueueManaged,
+  registerWakeRules,
+  WAKE_RULES,
+  type WakeContext,
+} from "./wake-rules.js";
 
 export interface PolicyControllerOptions {
   caches: Caches;
   writer: PolicyWriter;
   /** Pod logs, Events and the diagnostics ConfigMaps kept before a replacement (none kept without it). */
   diagnosticsApi?: DiagnosticsPort | undefined;
-  scheduler: { setTargets(owner: string, targets: ProbeTarget[]): void; probeNow(owner: string, ids: readonly string[]): void };
+  scheduler: {
+    setTargets(owner: string, targets: ProbeTarget[]): void;
+    probeNow(owner: string, ids: readonly string[]): void;
+  };
   health: HealthStore;
   events: { record(input: EventInput): void };
   metrics?: OperatorMetrics | undefined;
@@ -75,9 +83,26 @@ export function buildPolicyController(o: PolicyControllerOptions): PolicyControl
     onOperatorRemaining: (n) => metrics?.operatorReplacementBudgetRemaining.set(n),
     ...(o.ledgerConfigMapName ? { configMapName: o.ledgerConfigMapName } : {}),
   });
-  const endpoints = new Endpoints({ slices: caches.slices, nodes: caches.nodes, writer, clock, ...(o.maxEndpointsPerSlice ? { maxEndpointsPerSlice: o.maxEndpointsPerSlice } : {}) });
-  const probeTargets = new ProbeTargets({ policies: caches.policies, pods: caches.pods, secrets: writer, scheduler: o.scheduler, health: o.health, clock, ...(o.secretTtlMs ? { secretTtlMs: o.secretTtlMs } : {}), ...(o.maxProbeTimeoutMs ? { maxProbeTimeoutMs: o.maxProbeTimeoutMs } : {}) });
-  const diagnostics = o.diagnosticsApi ? new Diagnostics({ api: o.diagnosticsApi, configMaps: caches.diagnostics, pods: caches.pods, health: o.health }) : undefined;
+  const endpoints = new Endpoints({
+    slices: caches.slices,
+    nodes: caches.nodes,
+    writer,
+    clock,
+    ...(o.maxEndpointsPerSlice ? { maxEndpointsPerSlice: o.maxEndpointsPerSlice } : {}),
+  });
+  const probeTargets = new ProbeTargets({
+    policies: caches.policies,
+    pods: caches.pods,
+    secrets: writer,
+    scheduler: o.scheduler,
+    health: o.health,
+    clock,
+    ...(o.secretTtlMs ? { secretTtlMs: o.secretTtlMs } : {}),
+    ...(o.maxProbeTimeoutMs ? { maxProbeTimeoutMs: o.maxProbeTimeoutMs } : {}),
+  });
+  const diagnostics = o.diagnosticsApi
+    ? new Diagnostics({ api: o.diagnosticsApi, configMaps: caches.diagnostics, pods: caches.pods, health: o.health })
+    : undefined;
   const replacer = new Replacer({
     policies: caches.policies,
     pods: caches.pods,
@@ -96,10 +121,33 @@ export function buildPolicyController(o: PolicyControllerOptions): PolicyControl
     ...(o.pdbBackoffMs ? { pdbBackoffMs: o.pdbBackoffMs } : {}),
     ...(o.maxPdbBackoffMs ? { maxPdbBackoffMs: o.maxPdbBackoffMs } : {}),
   });
-  const status = new PolicyStatusPart({ versions, events: o.events, metrics, isLeader, ...(o.statusIntervalMs ? { statusIntervalMs: o.statusIntervalMs } : {}) });
+  const status = new PolicyStatusPart({
+    versions,
+    events: o.events,
+    metrics,
+    isLeader,
+    ...(o.statusIntervalMs ? { statusIntervalMs: o.statusIntervalMs } : {}),
+  });
   const gates = new ReadinessGates({ writer, clock });
   const rollouts = new Rollouts({ replicaSets: caches.replicaSets, health: o.health });
-  const policies = new PolicyReconciler({ policies: caches.policies, services: caches.services, builtInSlices: caches.builtInSlices, ownership, probeTargets, endpoints, gates, replacer, rollouts, diagnostics, status, health: o.health, metrics, clock, logger, isLeader });
+  const policies = new PolicyReconciler({
+    policies: caches.policies,
+    services: caches.services,
+    builtInSlices: caches.builtInSlices,
+    ownership,
+    probeTargets,
+    endpoints,
+    gates,
+    replacer,
+    rollouts,
+    diagnostics,
+    status,
+    health: o.health,
+    metrics,
+    clock,
+    logger,
+    isLeader,
+  });
   const serviceSlices = new ServiceSlices({ services: caches.services, ownership, endpoints, logger, isLeader });
   const gateRelease = new GateRelease({ policies: caches.policies, pods: caches.pods, gates, logger, isLeader });
   return { policies, serviceSlices, gateRelease, ledgers, probeTargets, endpoints };
@@ -107,7 +155,11 @@ export function buildPolicyController(o: PolicyControllerOptions): PolicyControl
 
 /** What the wake rules read of the controller's parts. */
 function wakeContext(caches: Caches, controller: PolicyController | undefined): WakeContext {
-  return { caches, policiesForPod: (pod) => controller?.probeTargets.policiesForPod(pod) ?? [], managedServices: (ns) => controller?.endpoints.managedServices(ns) ?? [] };
+  return {
+    caches,
+    policiesForPod: (pod) => controller?.probeTargets.policiesForPod(pod) ?? [],
+    managedServices: (ns) => controller?.endpoints.managedServices(ns) ?? [],
+  };
 }
 
 /** Policy keys for every change that can matter to a policy (the rules in wake-rules.ts). */

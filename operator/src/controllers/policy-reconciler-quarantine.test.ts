@@ -14,13 +14,24 @@ function restartedOperator() {
   const names = ["web-a", "web-b", "web-c", "web-d"];
   const policy: PolicyObject = {
     ...aPolicyObject("web", { evaluation: { flapQuarantine: { flaps: 3, window: "10m", maxBackoff: "10m" } } }),
-    status: { pods: names.map((name) => ({ name, uid: `uid-${name}`, state: "Healthy", since, drained: name === "web-b", reason: "", ...(name === "web-b" ? { quarantinedUntil: UNTIL } : {}) })) },
+    status: {
+      pods: names.map((name) => ({
+        name,
+        uid: `uid-${name}`,
+        state: "Healthy",
+        since,
+        drained: name === "web-b",
+        reason: "",
+        ...(name === "web-b" ? { quarantinedUntil: UNTIL } : {}),
+      })),
+    },
   };
   return setUp({ policies: [policy], pods: names.map((n, i) => aPodObject(n, { ip: `10.0.0.${i + 1}` })) });
 }
 
 type Pod = { name: string; drained: boolean; reason: string; quarantinedUntil?: string };
-const podOf = (w: MemoryWriter, name: string) => ((w.statuses.get(`${NS}/web`)!.status as { pods: Pod[] }).pods.find((p) => p.name === name))!;
+const podOf = (w: MemoryWriter, name: string) =>
+  (w.statuses.get(`${NS}/web`)!.status as { pods: Pod[] }).pods.find((p) => p.name === name)!;
 
 describe("flap quarantine across a restart", () => {
   it("holds the pod out until quarantinedUntil read back from status, wakes up then, and lets it back", async () => {

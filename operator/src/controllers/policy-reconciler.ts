@@ -16,7 +16,20 @@ import { newReconcileId, type Logger } from "../runtime/logger.js";
 import type { OperatorMetrics } from "../runtime/metrics.js";
 import type { ReconcileResult } from "../runtime/work-queue.js";
 import { Endpoints, rotationOf } from "./endpoints.js";
-import { hasReadinessGate, isKubeletReady, isReadyBesidesGate, nameOf, podIPsOf, splitKey, uidOf, type KubeObject, type ObjectCache, type PodObject, type PolicyObject, type ServiceObject } from "./kube-objects.js";
+import {
+  hasReadinessGate,
+  isKubeletReady,
+  isReadyBesidesGate,
+  nameOf,
+  podIPsOf,
+  splitKey,
+  uidOf,
+  type KubeObject,
+  type ObjectCache,
+  type PodObject,
+  type PolicyObject,
+  type ServiceObject,
+} from "./kube-objects.js";
 import { parsePolicy, type ParsedPolicy } from "./parsed-policy.js";
 import type { PolicyStatusPart, StatusReport } from "./policy-status.js";
 import { shadowOf, type ShadowView } from "./kubelet-shadow.js";
@@ -89,12 +102,18 @@ export class PolicyReconciler {
     const parsed = parsePolicy(obj);
     if (!parsed.ok) {
       this.o.probeTargets.stop(key);
-      return this.o.status.write(log, obj as ParsedPolicy["obj"], { readiness: { reason: "InvalidSpec", message: parsed.message } }, now);
+      return this.o.status.write(
+        log,
+        obj as ParsedPolicy["obj"],
+        { readiness: { reason: "InvalidSpec", message: parsed.message } },
+        now,
+      );
     }
     const policy = parsed.policy;
     const serviceName = policy.spec.serviceName;
     const gated = policy.spec.drain.method === "ReadinessGate";
-    const problem = gated || serviceName === undefined ? undefined : this.o.ownership.problemFor(namespace, name, serviceName);
+    const problem =
+      gated || serviceName === undefined ? undefined : this.o.ownership.problemFor(namespace, name, serviceName);
     const whenAllUnhealthy = policy.spec.drain.whenAllUnhealthy;
     if (problem) {
       this.o.probeTargets.stop(key);
@@ -110,7 +129,12 @@ export class PolicyReconciler {
       // not an invalid spec: Ready=False, SecretNotFound, SecretNotPermitted or SecretForbidden, until it heals.
       const reason = probes.reason === "PortNotResolved" ? "InvalidSpec" : probes.reason;
       if (!gated) await this.letGo(log, namespace, serviceName!, selection);
-      const result = await this.o.status.write(log, policy.obj, { readiness: { reason, message: `${probes.field}: ${probes.message}` }, whenAllUnhealthy }, now);
+      const result = await this.o.status.write(
+        log,
+        policy.obj,
+        { readiness: { reason, message: `${probes.field}: ${probes.message}` }, whenAllUnhealthy },
+        now,
+      );
       // Nothing wakes the policy when the Secret is created or annotated: retry, so it heals by itself.
       return { requeueAfterMs: Math.min(result?.requeueAfterMs ?? MISSING_SECRET_RETRY_MS, MISSING_SECRET_RETRY_MS) };
     }
@@ -119,7 +143,13 @@ export class PolicyReconciler {
     // FailOpen) last ended: a verdict from before it drains nothing and replaces nothing.
     const lastOutage = this.o.status.lastCondition(policy.obj, whenAllUnhealthy);
     const recoveredAt = computeRecoveredAt(lastOutage, now);
-    const known: KnownPods = { probing, notProbed: probes.notProbed, recoveredAt, quarantines: this.quarantines(policy, selection.targets, now), timeoutCapped: probes.timeoutCapped };
+    const known: KnownPods = {
+      probing,
+      notProbed: probes.notProbed,
+      recoveredAt,
+      quarantines: this.quarantines(policy, selection.targets, now),
+      timeoutCapped: probes.timeoutCapped,
+    };
     // Nothing is replaced until the status says fail-open (or fail-closed) has ended (it is written after replacement).
     const reported = reportedOutage(lastOutage ? [lastOutage] : [], [whenAllUnhealthy]);
     const outage = (drain: DrainPlan) => outageFlags(standingOutage(drainOutage(drain), reported));
@@ -132,9 +162,33 @@ export class PolicyReconciler {
     // watch event wakes the policy again (the status, which does not depend on it, goes on).
     const stale = this.o.isLeader() && this.o.endpoints.isStale(namespace, serviceName!, slices);
     const service = this.o.services.get(namespace, serviceName!)!;
-    const rotate = stale ? undefined : () => this.o.endpoints.apply(log, { service, pods: selection.selected, admitted: admittedBy(policy, drain), existing: slices });
-    const result = await this.act(log, policy, selection, rotate, { drain, ...outage(drain), recoveredAt, notProbed: probes.notProbed, quarantines: known.quarantines, timeoutCapped: known.timeoutCapped }, now);
-    return stale ? { requeueAfterMs: Math.min(result?.requeueAfterMs ?? STALE_SLICES_RETRY_MS, STALE_SLICES_RETRY_MS) } : result;
+    const rotate = stale
+      ? undefined
+      : () =>
+          this.o.endpoints.apply(log, {
+            service,
+            pods: selection.selected,
+            admitted: admittedBy(policy, drain),
+            existing: slices,
+          });
+    const result = await this.act(
+      log,
+      policy,
+      selection,
+      rotate,
+      {
+        drain,
+        ...outage(drain),
+        recoveredAt,
+        notProbed: probes.notProbed,
+        quarantines: known.quarantines,
+        timeoutCapped: known.timeoutCapped,
+      },
+      now,
+    );
+    return stale
+      ? { requeueAfterMs: Math.min(result?.requeueAfterMs ?? STALE_SLICES_RETRY_MS, STALE_SLICES_RETRY_MS) }
+      : result;
   }
 
   /**
@@ -183,10 +237,23 @@ export class PolicyReconciler {
         failed = err;
       }
     };
-    const ungated = selection.selected.filter((p) => !p.metadata?.deletionTimestamp && !hasReadinessGate(p)).map(nameOf);
+    const ungated = selection.selected
+      .filter((p) => !p.metadata?.deletionTimestamp && !hasReadinessGate(p))
+      .map(nameOf);
     const serviceName = policy.spec.serviceName;
-    const gate = { ungated, ...(serviceName ? { serviceEndpoints: serviceEndpointsOf(this.o.builtInSlices, namespace, serviceName) } : {}) };
-    const plan: ActPlan = { drain, ...outage(drain), recoveredAt: known.recoveredAt, notProbed: known.notProbed, quarantines: known.quarantines, timeoutCapped: known.timeoutCapped, gate };
+    const gate = {
+      ungated,
+      ...(serviceName ? { serviceEndpoints: serviceEndpointsOf(this.o.builtInSlices, namespace, serviceName) } : {}),
+    };
+    const plan: ActPlan = {
+      drain,
+      ...outage(drain),
+      recoveredAt: known.recoveredAt,
+      notProbed: known.notProbed,
+      quarantines: known.quarantines,
+      timeoutCapped: known.timeoutCapped,
+      gate,
+    };
     const result = await this.act(log, policy, selection, rotate, plan, now);
     if (failed !== undefined) throw failed;
     return result;
@@ -213,7 +280,9 @@ export class PolicyReconciler {
    * restarted or new leader, seeded from status, drains the same pods with the same reasons as the
    * replica before it; when its latest result came; why it is not probed.
    */
-  private withEvidence<T extends Pick<DrainTarget, "uid" | "unhealthySince" | "lastResultAt" | "notProbed" | "quarantine">>(policy: ParsedPolicy, t: T, known: KnownPods): T {
+  private withEvidence<
+    T extends Pick<DrainTarget, "uid" | "unhealthySince" | "lastResultAt" | "notProbed" | "quarantine">,
+  >(policy: ParsedPolicy, t: T, known: KnownPods): T {
     const unhealthySince = this.o.health.get(policy.key, t.uid)?.unhealthySince;
     if (unhealthySince !== undefined) t.unhealthySince = Math.floor(unhealthySince / 1000) * 1000;
     const lastResultAt = this.o.health.evidence(policy.key, t.uid)?.lastResultAt;
@@ -249,21 +318,41 @@ export class PolicyReconciler {
     if (this.o.isLeader() && rotate) {
       await rotate();
       // Replacement: the ledgers are charged and persisted before any eviction.
-      replacement = await this.o.replacer.run(log, policy, selection.targets, now, { failOpen: plan.failOpen, failClosed: plan.failClosed, recoveredAt: plan.recoveredAt, rollouts });
-      if (replacement) this.o.status.recordReplacements(policy.obj, policy.spec.replacement.after, replacement.outcomes);
+      replacement = await this.o.replacer.run(log, policy, selection.targets, now, {
+        failOpen: plan.failOpen,
+        failClosed: plan.failClosed,
+        recoveredAt: plan.recoveredAt,
+        rollouts,
+      });
+      if (replacement)
+        this.o.status.recordReplacements(policy.obj, policy.spec.replacement.after, replacement.outcomes);
     }
     const shadow = shadowOf(policy, selection.targets, this.o.health, now);
     const pods = this.statusPods(policy, selection.targets, drain, notProbed, plan.quarantines, shadow);
     this.o.status.recordTargets(policy.key, pods, drain);
-    const report: StatusReport = { readiness: { reason: "Reconciled", ...(plan.timeoutCapped !== undefined ? { notes: [plan.timeoutCapped] } : {}) }, pods, drain, rollouts };
-    if (plan.gate) report.gateMissing = { ungated: plan.gate.ungated, selected: selection.selected.filter((p) => !p.metadata?.deletionTimestamp).length };
+    const report: StatusReport = {
+      readiness: { reason: "Reconciled", ...(plan.timeoutCapped !== undefined ? { notes: [plan.timeoutCapped] } : {}) },
+      pods,
+      drain,
+      rollouts,
+    };
+    if (plan.gate)
+      report.gateMissing = {
+        ungated: plan.gate.ungated,
+        selected: selection.selected.filter((p) => !p.metadata?.deletionTimestamp).length,
+      };
     const kept = await this.o.diagnostics?.retain(log, policy, now, this.o.isLeader());
     if (kept) report.diagnostics = kept.diagnostics;
     if (plan.gate?.serviceEndpoints) report.serviceEndpoints = plan.gate.serviceEndpoints;
     if (replacement) report.replacementCondition = replacement.condition;
     else if (this.o.isLeader() && !rotate) report.replacementCondition = "unchanged";
     const result = await this.o.status.write(log, policy.obj, report, now);
-    const requeues = [result?.requeueAfterMs, replacement?.requeueAt !== undefined ? replacement.requeueAt - now : undefined, shadow.nextAt !== undefined ? shadow.nextAt - now : undefined, kept?.requeueAt !== undefined ? kept.requeueAt - now : undefined];
+    const requeues = [
+      result?.requeueAfterMs,
+      replacement?.requeueAt !== undefined ? replacement.requeueAt - now : undefined,
+      shadow.nextAt !== undefined ? shadow.nextAt - now : undefined,
+      kept?.requeueAt !== undefined ? kept.requeueAt - now : undefined,
+    ];
     // A Window wait for a pod that is not yet due is also a requeue.
     for (const p of pods) if (p.replaceAfter !== undefined && p.replaceAfter > now) requeues.push(p.replaceAfter - now);
     // So is the end of a flap quarantine: the pod returns to rotation then.
@@ -272,7 +361,12 @@ export class PolicyReconciler {
     return delays.length > 0 ? { requeueAfterMs: Math.max(1, Math.min(...delays)) } : undefined;
   }
 
-  private drainPlan(policy: ParsedPolicy, selection: Selection, slices: readonly EndpointSliceObject[], known: KnownPods): DrainPlan {
+  private drainPlan(
+    policy: ParsedPolicy,
+    selection: Selection,
+    slices: readonly EndpointSliceObject[],
+    known: KnownPods,
+  ): DrainPlan {
     const rotation = rotationOf(slices);
     const slicesWritten = slices.length > 0;
     return planDrain({
@@ -300,7 +394,11 @@ export class PolicyReconciler {
   }
 
   /** The targets in flap quarantine now, by uid (none when spec.evaluation.flapQuarantine is off). */
-  private quarantines(policy: ParsedPolicy, targets: readonly PodObject[], now: number): Map<string, QuarantineVerdict> {
+  private quarantines(
+    policy: ParsedPolicy,
+    targets: readonly PodObject[],
+    now: number,
+  ): Map<string, QuarantineVerdict> {
     const out = new Map<string, QuarantineVerdict>();
     const settings = policy.flapQuarantine;
     if (!settings) return out;
@@ -312,7 +410,14 @@ export class PolicyReconciler {
     return out;
   }
 
-  private statusPods(policy: ParsedPolicy, targets: readonly PodObject[], drain: DrainPlan, notProbed: ReadonlyMap<string, string>, quarantines: ReadonlyMap<string, QuarantineVerdict>, shadow: ShadowView): StatusPodInput[] {
+  private statusPods(
+    policy: ParsedPolicy,
+    targets: readonly PodObject[],
+    drain: DrainPlan,
+    notProbed: ReadonlyMap<string, string>,
+    quarantines: ReadonlyMap<string, QuarantineVerdict>,
+    shadow: ShadowView,
+  ): StatusPodInput[] {
     return targets.map((p) => {
       const uid = uidOf(p);
       const h = this.o.health.get(policy.key, uid)!;
@@ -329,7 +434,11 @@ export class PolicyReconciler {
         const after = computeReplaceAfter(h.unhealthySince, policy.afterMs);
         if (after !== undefined) input.replaceAfter = after;
         // dryRun replaces nothing, and says when it would have.
-        if (after !== undefined && policy.spec.dryRun && input.decision) input.decision = { ...input.decision, reason: `${input.decision.reason}; would be replaced at ${formatInstant(after)}` };
+        if (after !== undefined && policy.spec.dryRun && input.decision)
+          input.decision = {
+            ...input.decision,
+            reason: `${input.decision.reason}; would be replaced at ${formatInstant(after)}`,
+          };
       }
       return input;
     });
@@ -350,7 +459,12 @@ function drainOutage(drain: DrainPlan): Outage | undefined {
 
 /** Whether the policy admits a selected pod to rotation. */
 function admittedBy(policy: ParsedPolicy, drain: DrainPlan): (uid: string) => boolean {
-  const previous = new Map(((policy.obj.status?.pods ?? []) as Array<{ uid: string; state: string; drained?: boolean }>).map((p) => [p.uid, p]));
+  const previous = new Map(
+    ((policy.obj.status?.pods ?? []) as Array<{ uid: string; state: string; drained?: boolean }>).map((p) => [
+      p.uid,
+      p,
+    ]),
+  );
   return (uid) => {
     const d = drain.decisions.get(uid);
     if (d) return d.admitted;

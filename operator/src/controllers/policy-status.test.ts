@@ -16,7 +16,12 @@ function setUp(leader = true) {
   writer.seedPolicy("shop/web", "1");
   const clock = new FakeClock(NOW);
   const events: EventInput[] = [];
-  const part = new PolicyStatusPart({ versions: new StatusVersions(writer, clock), events: { record: (e) => events.push(e) }, isLeader: () => leader, statusIntervalMs: 1_000 });
+  const part = new PolicyStatusPart({
+    versions: new StatusVersions(writer, clock),
+    events: { record: (e) => events.push(e) },
+    isLeader: () => leader,
+    statusIntervalMs: 1_000,
+  });
   const policy = aPolicyObject("web", {}, { resourceVersion: "1" }) as NamedPolicy;
   return { writer, part, events, policy, clock };
 }
@@ -36,7 +41,12 @@ describe("the status-and-Events part", () => {
   it("writes nothing when the status it would write is the one last written", async () => {
     const { writer, part, policy } = setUp();
     await part.write(quietLogger(), policy, { readiness: { reason: "Reconciled" }, pods: [aStatusPodInput()] }, NOW);
-    await part.write(quietLogger(), policy, { readiness: { reason: "Reconciled" }, pods: [aStatusPodInput()] }, NOW + 5_000);
+    await part.write(
+      quietLogger(),
+      policy,
+      { readiness: { reason: "Reconciled" }, pods: [aStatusPodInput()] },
+      NOW + 5_000,
+    );
     expect(statusWrites(writer)).toBe(1);
   });
 
@@ -50,16 +60,41 @@ describe("the status-and-Events part", () => {
 
   it("records an InvalidSpec Event on the policy when the spec turns invalid", async () => {
     const { part, policy, events } = setUp();
-    await part.write(quietLogger(), policy, { readiness: { reason: "InvalidSpec", message: "spec.probe.port: required" } }, NOW);
+    await part.write(
+      quietLogger(),
+      policy,
+      { readiness: { reason: "InvalidSpec", message: "spec.probe.port: required" } },
+      NOW,
+    );
     expect(events.map((e) => [e.reason, e.regarding.kind])).toContainEqual(["InvalidSpec", "HealthProbePolicy"]);
   });
 
   it.each([
-    { name: "an eviction is a Normal Replaced Event on the policy and on the pod", outcome: { outcome: "evicted" as const }, reason: "Replaced", type: "Normal" },
-    { name: "a PDB refusal is a Warning ReplacementBlocked Event", outcome: { outcome: "pdb_blocked" as const, message: "no", waitUntil: NOW, backoffMs: 5 }, reason: "ReplacementBlocked", type: "Warning" },
+    {
+      name: "an eviction is a Normal Replaced Event on the policy and on the pod",
+      outcome: { outcome: "evicted" as const },
+      reason: "Replaced",
+      type: "Normal",
+    },
+    {
+      name: "a PDB refusal is a Warning ReplacementBlocked Event",
+      outcome: { outcome: "pdb_blocked" as const, message: "no", waitUntil: NOW, backoffMs: 5 },
+      reason: "ReplacementBlocked",
+      type: "Warning",
+    },
   ])("$name", ({ outcome, reason, type }) => {
     const { part, policy, events } = setUp();
-    const attempt = { podUid: "uid-web-a", podName: "web-a", method: "Evict" as const, charge: { policies: ["shop/web"], operator: true, entry: { pod: "web-a", uid: "uid-web-a", time: NOW, method: "Evict" as const }, reattempt: false } };
+    const attempt = {
+      podUid: "uid-web-a",
+      podName: "web-a",
+      method: "Evict" as const,
+      charge: {
+        policies: ["shop/web"],
+        operator: true,
+        entry: { pod: "web-a", uid: "uid-web-a", time: NOW, method: "Evict" as const },
+        reattempt: false,
+      },
+    };
     part.recordReplacements(policy, "1h", [{ attempt, ...outcome }]);
     expect(events.map((e) => [e.regarding.kind, e.reason, e.type])).toEqual([
       ["HealthProbePolicy", reason, type],
@@ -69,7 +104,17 @@ describe("the status-and-Events part", () => {
 
   it("records no Event when the pod was already gone", () => {
     const { part, policy, events } = setUp();
-    const attempt = { podUid: "u", podName: "p", method: "Evict" as const, charge: { policies: [], operator: false, entry: { pod: "p", uid: "u", time: NOW, method: "Evict" as const }, reattempt: false } };
+    const attempt = {
+      podUid: "u",
+      podName: "p",
+      method: "Evict" as const,
+      charge: {
+        policies: [],
+        operator: false,
+        entry: { pod: "p", uid: "u", time: NOW, method: "Evict" as const },
+        reattempt: false,
+      },
+    };
     part.recordReplacements(policy, "1h", [{ attempt, outcome: "gone" }]);
     expect(events).toEqual([]);
   });
@@ -78,9 +123,23 @@ describe("the status-and-Events part", () => {
 describe("the status-and-Events part on a stale slice cache", () => {
   it("keeps the last ReplacementBlocked condition when the replacement part did not run", async () => {
     const { writer, part, policy } = setUp();
-    const blocked = { blocked: true, reason: "Budget", message: "1 due replacement is waiting: web-a: hourly budget used" };
-    await part.write(quietLogger(), policy, { readiness: { reason: "Reconciled" }, pods: [aStatusPodInput()], replacementCondition: blocked }, NOW);
-    await part.write(quietLogger(), policy, { readiness: { reason: "Reconciled" }, pods: [aStatusPodInput()], replacementCondition: "unchanged" }, NOW + 5_000);
+    const blocked = {
+      blocked: true,
+      reason: "Budget",
+      message: "1 due replacement is waiting: web-a: hourly budget used",
+    };
+    await part.write(
+      quietLogger(),
+      policy,
+      { readiness: { reason: "Reconciled" }, pods: [aStatusPodInput()], replacementCondition: blocked },
+      NOW,
+    );
+    await part.write(
+      quietLogger(),
+      policy,
+      { readiness: { reason: "Reconciled" }, pods: [aStatusPodInput()], replacementCondition: "unchanged" },
+      NOW + 5_000,
+    );
     expect(statusWrites(writer)).toBe(1);
   });
 });
@@ -93,14 +152,29 @@ describe("the status-and-Events part on a suspect rollout", () => {
     pods: Array.from({ length: pods }, (_, i) => ({ uid: `uid-new-${i}`, name: `web-5c8d-${i}` })),
     older: [{ replicaSet: "web-7d9f", healthy: 2 }],
   });
-  const report = (rollouts: ReturnType<typeof suspect>[]) => ({ readiness: { reason: "Reconciled" as const }, pods: [aStatusPodInput()], rollouts });
+  const report = (rollouts: ReturnType<typeof suspect>[]) => ({
+    readiness: { reason: "Reconciled" as const },
+    pods: [aStatusPodInput()],
+    rollouts,
+  });
 
   it("sets RolloutSuspect and warns the Deployment and the policy once per suspect ReplicaSet, not again as its pods change", async () => {
     const { writer, part, policy, events } = setUp();
     await part.write(quietLogger(), policy, report([suspect(1)]), NOW);
-    const condition = (writer.statuses.get("shop/web")!.status as { conditions: Array<{ type: string; status: string; message: string }> }).conditions.find((c) => c.type === "RolloutSuspect");
-    expect(condition).toMatchObject({ status: "True", message: expect.stringMatching(/^ReplicaSet web-5c8d \(revision 2\) of Deployment web: 1 pod Unhealthy/) });
-    expect(events.filter((e) => e.reason === "RolloutSuspect").map((e) => [e.type, e.regarding.kind, e.regarding.name, e.regarding.uid, e.related?.kind])).toEqual([
+    const condition = (
+      writer.statuses.get("shop/web")!.status as {
+        conditions: Array<{ type: string; status: string; message: string }>;
+      }
+    ).conditions.find((c) => c.type === "RolloutSuspect");
+    expect(condition).toMatchObject({
+      status: "True",
+      message: expect.stringMatching(/^ReplicaSet web-5c8d \(revision 2\) of Deployment web: 1 pod Unhealthy/),
+    });
+    expect(
+      events
+        .filter((e) => e.reason === "RolloutSuspect")
+        .map((e) => [e.type, e.regarding.kind, e.regarding.name, e.regarding.uid, e.related?.kind]),
+    ).toEqual([
       ["Warning", "Deployment", "web", "uid-deploy", "HealthProbePolicy"],
       ["Warning", "HealthProbePolicy", "web", "uid-web", "Deployment"],
     ]);
@@ -114,7 +188,12 @@ describe("the status-and-Events part on a suspect rollout", () => {
     const { writer, part, policy, events } = setUp();
     await part.write(quietLogger(), policy, report([suspect(1)]), NOW);
     await part.write(quietLogger(), policy, report([]), NOW + 5_000);
-    const status = () => (writer.statuses.get("shop/web")!.status as { conditions: Array<{ type: string; status: string; reason: string }> }).conditions.find((c) => c.type === "RolloutSuspect");
+    const status = () =>
+      (
+        writer.statuses.get("shop/web")!.status as {
+          conditions: Array<{ type: string; status: string; reason: string }>;
+        }
+      ).conditions.find((c) => c.type === "RolloutSuspect");
     expect(status()).toMatchObject({ status: "False", reason: "NoSuspectRollout" });
     await part.write(quietLogger(), policy, report([suspect(1)]), NOW + 10_000);
     expect(events.filter((e) => e.reason === "RolloutSuspect")).toHaveLength(4);

@@ -8,7 +8,16 @@ import { DISAGREEMENT_KINDS } from "../domain/kubelet-disagreement.js";
 import { diagnosticsProblemNote, planEvents, replacedNote, type PlannedEvent } from "../domain/events.js";
 import { planStatusLedger } from "../domain/ledger.js";
 import { newSuspects, rolloutEventNote, type RolloutSuspect } from "../domain/rollout.js";
-import { computeStatus, statusEqual, type GateMissingInput, type PolicyStatus, type ServiceEndpoints, type ReadinessInput, type StatusDiagnostics, type StatusPodInput } from "../domain/status.js";
+import {
+  computeStatus,
+  statusEqual,
+  type GateMissingInput,
+  type PolicyStatus,
+  type ServiceEndpoints,
+  type ReadinessInput,
+  type StatusDiagnostics,
+  type StatusPodInput,
+} from "../domain/status.js";
 import type { Condition } from "../domain/types.js";
 import type { Logger } from "../runtime/logger.js";
 import type { OperatorMetrics } from "../runtime/metrics.js";
@@ -23,7 +32,8 @@ const DRAIN_EVENTS = new Set<string>(["Drained", "Restored", "DrainCapped", "Fai
 export interface PolicyStatusOptions {
   versions: StatusVersions;
   events: { record(input: EventInput): void };
-  metrics?: Pick<OperatorMetrics, "targets" | "drainedTargets" | "quarantinedTargets" | "kubeletDisagreements"> | undefined;
+  metrics?:
+    Pick<OperatorMetrics, "targets" | "drainedTargets" | "quarantinedTargets" | "kubeletDisagreements"> | undefined;
   isLeader: () => boolean;
   /** Minimum spacing of status writes per policy. */
   statusIntervalMs?: number;
@@ -56,7 +66,14 @@ export class PolicyStatusPart {
     const key = keyOf(obj);
     const over = this.o.versions.read(obj);
     const previous = over.status as PolicyStatus | undefined;
-    const input: Parameters<typeof computeStatus>[0] = { generation: obj.metadata.generation ?? 0, now, previous, readiness: report.readiness, pods: report.pods ?? [], drain: report.drain };
+    const input: Parameters<typeof computeStatus>[0] = {
+      generation: obj.metadata.generation ?? 0,
+      now,
+      previous,
+      readiness: report.readiness,
+      pods: report.pods ?? [],
+      drain: report.drain,
+    };
     if (report.whenAllUnhealthy !== undefined) input.whenAllUnhealthy = report.whenAllUnhealthy;
     // The ledger is written by the replacement part; status carries it as it stands. An unreadable one
     // is kept as it is and blocks every replacement until it is repaired.
@@ -66,11 +83,18 @@ export class PolicyStatusPart {
     const diagnostics = report.diagnostics ?? previous?.diagnostics;
     if (diagnostics) input.diagnostics = diagnostics;
     if (report.serviceEndpoints) input.serviceEndpoints = report.serviceEndpoints;
-    const cond = report.replacementCondition === "unchanged" ? lastReplacementCondition(previous) : report.replacementCondition;
+    const cond =
+      report.replacementCondition === "unchanged" ? lastReplacementCondition(previous) : report.replacementCondition;
     if (statusLedger.unreadable !== undefined) {
-      input.replacementBlocked = { blocked: true, reason: "Budget", message: `status.replacements cannot be read (${statusLedger.unreadable}); nothing is replaced until it can be` };
+      input.replacementBlocked = {
+        blocked: true,
+        reason: "Budget",
+        message: `status.replacements cannot be read (${statusLedger.unreadable}); nothing is replaced until it can be`,
+      };
     } else if (cond) {
-      input.replacementBlocked = cond.blocked ? { blocked: true, reason: cond.reason as "Budget", message: cond.message } : { blocked: false, message: cond.message };
+      input.replacementBlocked = cond.blocked
+        ? { blocked: true, reason: cond.reason as "Budget", message: cond.message }
+        : { blocked: false, message: cond.message };
     }
     if (report.rollouts) input.rolloutSuspects = report.rollouts;
     const next = computeStatus(input);
@@ -87,13 +111,27 @@ export class PolicyStatusPart {
   }
 
   /** A Warning on the Deployment and on the policy for each suspect rollout the status did not name yet. */
-  private announceRollouts(obj: NamedPolicy, previous: PolicyStatus | undefined, suspects: readonly RolloutSuspect[]): void {
+  private announceRollouts(
+    obj: NamedPolicy,
+    previous: PolicyStatus | undefined,
+    suspects: readonly RolloutSuspect[],
+  ): void {
     const was = findCondition(previous?.conditions, "RolloutSuspect");
     const policyRef = policyRefOf(obj);
     for (const s of newSuspects(was?.status === "True" ? was.message : undefined, suspects)) {
-      const deployment: ObjectRef = { apiVersion: "apps/v1", kind: "Deployment", namespace: obj.metadata.namespace, name: s.deployment.name };
+      const deployment: ObjectRef = {
+        apiVersion: "apps/v1",
+        kind: "Deployment",
+        namespace: obj.metadata.namespace,
+        name: s.deployment.name,
+      };
       if (s.deployment.uid !== undefined) deployment.uid = s.deployment.uid;
-      const e = { type: "Warning" as const, reason: "RolloutSuspect", action: "Replace", note: rolloutEventNote(s, keyOf(obj)) };
+      const e = {
+        type: "Warning" as const,
+        reason: "RolloutSuspect",
+        action: "Replace",
+        note: rolloutEventNote(s, keyOf(obj)),
+      };
       this.o.events.record({ regarding: deployment, related: policyRef, ...e });
       this.o.events.record({ regarding: policyRef, related: deployment, ...e });
     }
@@ -104,12 +142,28 @@ export class PolicyStatusPart {
     for (const o of outcomes) {
       const { podName, podUid, method } = o.attempt;
       if (o.outcome === "pdb_blocked") {
-        this.podEvent(obj, podName, podUid, { type: "Warning", reason: "ReplacementBlocked", note: `eviction of pod ${podName} refused by a PodDisruptionBudget: ${o.message}` });
+        this.podEvent(obj, podName, podUid, {
+          type: "Warning",
+          reason: "ReplacementBlocked",
+          note: `eviction of pod ${podName} refused by a PodDisruptionBudget: ${o.message}`,
+        });
       } else if (o.outcome === "evicted") {
-        this.podEvent(obj, podName, podUid, { type: "Normal", reason: "Replaced", note: replacedNote(podName, method, after, o.diagnostics?.configMap) });
+        this.podEvent(obj, podName, podUid, {
+          type: "Normal",
+          reason: "Replaced",
+          note: replacedNote(podName, method, after, o.diagnostics?.configMap),
+        });
       }
       const problem = "diagnostics" in o && o.diagnostics ? diagnosticsProblemNote(podName, o.diagnostics) : undefined;
-      if (problem) this.o.events.record({ regarding: policyRefOf(obj), related: { apiVersion: "v1", kind: "Pod", namespace: obj.metadata.namespace, name: podName, uid: podUid }, type: "Warning", reason: "DiagnosticsFailed", action: "Replace", note: problem });
+      if (problem)
+        this.o.events.record({
+          regarding: policyRefOf(obj),
+          related: { apiVersion: "v1", kind: "Pod", namespace: obj.metadata.namespace, name: podName, uid: podUid },
+          type: "Warning",
+          reason: "DiagnosticsFailed",
+          action: "Replace",
+          note: problem,
+        });
     }
   }
 
@@ -121,10 +175,12 @@ export class PolicyStatusPart {
   recordTargets(key: string, pods: readonly StatusPodInput[], drain: DrainPlan): void {
     const m = this.o.metrics;
     if (!m) return;
-    for (const state of ["Healthy", "Unhealthy", "Unknown"] as const) m.targets.set({ policy: key, state }, pods.filter((p) => p.health.state === state).length);
+    for (const state of ["Healthy", "Unhealthy", "Unknown"] as const)
+      m.targets.set({ policy: key, state }, pods.filter((p) => p.health.state === state).length);
     m.drainedTargets.set({ policy: key }, drain.drainedCount);
     m.quarantinedTargets.set({ policy: key }, pods.filter((p) => p.quarantinedUntil !== undefined).length);
-    for (const kind of DISAGREEMENT_KINDS) m.kubeletDisagreements.set({ policy: key, kind }, pods.filter((p) => p.disagreement?.kind === kind).length);
+    for (const kind of DISAGREEMENT_KINDS)
+      m.kubeletDisagreements.set({ policy: key, kind }, pods.filter((p) => p.disagreement?.kind === kind).length);
   }
 
   forget(key: string): void {
@@ -138,25 +194,56 @@ export class PolicyStatusPart {
       this.o.events.record({ regarding: policyRef, type: e.type, reason: e.reason, action, note: e.note });
       return;
     }
-    const podRef: ObjectRef = { apiVersion: "v1", kind: "Pod", namespace: obj.metadata.namespace, name: e.regarding.podName, uid: e.regarding.podUid };
-    this.o.events.record({ regarding: podRef, related: policyRef, type: e.type, reason: e.reason, action, note: e.note });
+    const podRef: ObjectRef = {
+      apiVersion: "v1",
+      kind: "Pod",
+      namespace: obj.metadata.namespace,
+      name: e.regarding.podName,
+      uid: e.regarding.podUid,
+    };
+    this.o.events.record({
+      regarding: podRef,
+      related: policyRef,
+      type: e.type,
+      reason: e.reason,
+      action,
+      note: e.note,
+    });
   }
 
-  private podEvent(obj: NamedPolicy, podName: string, podUid: string, e: { type: "Normal" | "Warning"; reason: string; note: string }): void {
+  private podEvent(
+    obj: NamedPolicy,
+    podName: string,
+    podUid: string,
+    e: { type: "Normal" | "Warning"; reason: string; note: string },
+  ): void {
     const policyRef = policyRefOf(obj);
-    const podRef: ObjectRef = { apiVersion: "v1", kind: "Pod", namespace: obj.metadata.namespace, name: podName, uid: podUid };
+    const podRef: ObjectRef = {
+      apiVersion: "v1",
+      kind: "Pod",
+      namespace: obj.metadata.namespace,
+      name: podName,
+      uid: podUid,
+    };
     this.o.events.record({ regarding: policyRef, related: podRef, action: "Replace", ...e });
     this.o.events.record({ regarding: podRef, related: policyRef, action: "Replace", ...e });
   }
 }
 
 function policyRefOf(obj: NamedPolicy): ObjectRef {
-  const ref: ObjectRef = { apiVersion: API_VERSION, kind: KIND, namespace: obj.metadata.namespace, name: obj.metadata.name };
+  const ref: ObjectRef = {
+    apiVersion: API_VERSION,
+    kind: KIND,
+    namespace: obj.metadata.namespace,
+    name: obj.metadata.name,
+  };
   if (obj.metadata.uid) ref.uid = obj.metadata.uid;
   return ref;
 }
 
-function lastReplacementCondition(status: Partial<PolicyStatus> | undefined): { blocked: boolean; reason: string; message: string } | undefined {
+function lastReplacementCondition(
+  status: Partial<PolicyStatus> | undefined,
+): { blocked: boolean; reason: string; message: string } | undefined {
   const c = status?.conditions?.find((x) => x.type === "ReplacementBlocked");
   return c ? { blocked: c.status === "True", reason: c.reason, message: c.message } : undefined;
 }

@@ -6,12 +6,28 @@ export interface PolicyWriter {
   createEndpointSlice(slice: object): Promise<unknown>;
   replaceEndpointSlice(slice: object): Promise<unknown>;
   deleteEndpointSlice(namespace: string, name: string): Promise<void>;
-  replacePolicyStatus(policy: { metadata: { name: string; namespace: string; resourceVersion?: string } }, status: object): Promise<{ resourceVersion?: string | undefined }>;
+  replacePolicyStatus(
+    policy: { metadata: { name: string; namespace: string; resourceVersion?: string } },
+    status: object,
+  ): Promise<{ resourceVersion?: string | undefined }>;
   evictPod(namespace: string, name: string, uid: string): Promise<EvictionOutcome>;
   deletePod(namespace: string, name: string, uid: string): Promise<EvictionOutcome>;
-  patchPodCondition(namespace: string, name: string, uid: string, condition: PodConditionPatch): Promise<"patched" | "gone">;
-  readConfigMap(namespace: string, name: string): Promise<{ metadata?: { resourceVersion?: string }; data?: Record<string, string> } | undefined>;
-  writeConfigMap(namespace: string, name: string, data: Record<string, string>, resourceVersion: string | undefined): Promise<unknown>;
+  patchPodCondition(
+    namespace: string,
+    name: string,
+    uid: string,
+    condition: PodConditionPatch,
+  ): Promise<"patched" | "gone">;
+  readConfigMap(
+    namespace: string,
+    name: string,
+  ): Promise<{ metadata?: { resourceVersion?: string }; data?: Record<string, string> } | undefined>;
+  writeConfigMap(
+    namespace: string,
+    name: string,
+    data: Record<string, string>,
+    resourceVersion: string | undefined,
+  ): Promise<unknown>;
   /** The Secret's allowed-policies annotation and one key's value; undefined when the Secret is missing; forbidden when the API server refuses the read (403). */
   readSecretKey(namespace: string, name: string, key: string): Promise<SecretKeyRead | SecretForbidden | undefined>;
 }
@@ -41,11 +57,16 @@ export async function conflictIsStale<T>(write: () => Promise<T>): Promise<T> {
   try {
     return await write();
   } catch (err) {
-    if ((err as { code?: number }).code === 409) throw new StaleCacheError("write conflicted with a newer object; requeue", { cause: err });
+    if ((err as { code?: number }).code === 409)
+      throw new StaleCacheError("write conflicted with a newer object; requeue", { cause: err });
     throw err;
   }
 }
 
-export function metadataOf(o: unknown): { name?: string; resourceVersion?: string; generation?: number; uid?: string } | undefined {
-  return (o as { metadata?: { name?: string; resourceVersion?: string; generation?: number; uid?: string } } | undefined)?.metadata;
+export function metadataOf(
+  o: unknown,
+): { name?: string; resourceVersion?: string; generation?: number; uid?: string } | undefined {
+  return (
+    o as { metadata?: { name?: string; resourceVersion?: string; generation?: number; uid?: string } } | undefined
+  )?.metadata;
 }

@@ -14,7 +14,14 @@ function setUp(pods: PodObject[], policies: PolicyObject[] = [aPolicyObject()]) 
   const writer = new MemoryWriter();
   const clock = new FakeClock();
   const podCache = new MemoryCache(pods);
-  const part = new ProbeTargets({ policies: new MemoryCache(policies), pods: podCache, secrets: writer, scheduler: { setTargets: (o, t) => void scheduled.set(o, t), probeNow: () => {} }, health: new HealthStore(), clock });
+  const part = new ProbeTargets({
+    policies: new MemoryCache(policies),
+    pods: podCache,
+    secrets: writer,
+    scheduler: { setTargets: (o, t) => void scheduled.set(o, t), probeNow: () => {} },
+    health: new HealthStore(),
+    clock,
+  });
   return { part, scheduled, writer, clock, podCache };
 }
 
@@ -28,8 +35,16 @@ describe("the probe-targets part", () => {
   it.each([
     { name: "a Running, Ready pod with an IP is a target", pod: aPodObject("a"), target: true },
     { name: "a Pending pod is selected but not a target", pod: aPodObject("a", { phase: "Pending" }), target: false },
-    { name: "a terminating pod is selected but not a target", pod: aPodObject("a", { terminating: true }), target: false },
-    { name: "a kubelet-NotReady pod is still a target (the policy probes it)", pod: aPodObject("a", { ready: false }), target: true },
+    {
+      name: "a terminating pod is selected but not a target",
+      pod: aPodObject("a", { terminating: true }),
+      target: false,
+    },
+    {
+      name: "a kubelet-NotReady pod is still a target (the policy probes it)",
+      pod: aPodObject("a", { ready: false }),
+      target: true,
+    },
   ])("$name", ({ pod, target }) => {
     const { part } = setUp([pod]);
     const s = part.select("shop/web", NS, specOf());
@@ -44,7 +59,11 @@ describe("the probe-targets part", () => {
 
   it("keeps the selection right as pods are added, relabelled and deleted after the first reconcile", () => {
     const { part, podCache } = setUp([aPodObject("a"), aPodObject("b")]);
-    const names = (extra: Record<string, unknown> = {}) => part.select("shop/web", NS, specOf(extra)).selected.map((p) => p.metadata?.name).sort();
+    const names = (extra: Record<string, unknown> = {}) =>
+      part
+        .select("shop/web", NS, specOf(extra))
+        .selected.map((p) => p.metadata?.name)
+        .sort();
     expect(names()).toEqual(["a", "b"]);
     podCache.put(aPodObject("c"));
     podCache.put(aPodObject("a", { labels: { app: "api" } }));
@@ -56,8 +75,16 @@ describe("the probe-targets part", () => {
   });
 
   it("tells another policy's targets now: from the namespace before its first selection, from its index after", () => {
-    const { part, podCache } = setUp([aPodObject("a"), aPodObject("b", { phase: "Pending" }), aPodObject("c", { labels: { app: "api" } })]);
-    const names = () => part.targetsOf("shop/web", NS, specOf()).map((p) => p.metadata?.name).sort();
+    const { part, podCache } = setUp([
+      aPodObject("a"),
+      aPodObject("b", { phase: "Pending" }),
+      aPodObject("c", { labels: { app: "api" } }),
+    ]);
+    const names = () =>
+      part
+        .targetsOf("shop/web", NS, specOf())
+        .map((p) => p.metadata?.name)
+        .sort();
     expect(names()).toEqual(["a"]);
     part.select("shop/web", NS, specOf());
     podCache.put(aPodObject("d"));
@@ -68,12 +95,21 @@ describe("the probe-targets part", () => {
     const other = aPodObject("b");
     other.spec!.containers = [{ name: "app", ports: [{ name: "metrics", containerPort: 9090 }] }];
     const { part } = setUp([aPodObject("a"), other]);
-    const plan = await part.plan(NS, "web", specOf({ probe: { port: "http", path: "/healthz" } }), [aPodObject("a"), other]);
+    const plan = await part.plan(NS, "web", specOf({ probe: { port: "http", path: "/healthz" } }), [
+      aPodObject("a"),
+      other,
+    ]);
     expect(plan.ok && plan.targets.map((t) => t.id)).toEqual(["uid-a"]);
   });
 
   it("fails the policy on a missing header Secret, naming the field, and reads it again after the retry interval", async () => {
-    const spec = specOf({ probe: { port: 8080, path: "/healthz", headers: [{ name: "Authorization", valueFrom: { secretKeyRef: { name: "auth", key: "token" } } }] } });
+    const spec = specOf({
+      probe: {
+        port: 8080,
+        path: "/healthz",
+        headers: [{ name: "Authorization", valueFrom: { secretKeyRef: { name: "auth", key: "token" } } }],
+      },
+    });
     const { part, writer, clock } = setUp([aPodObject("a")]);
     const first = await part.plan(NS, "web", spec, [aPodObject("a")]);
     expect(first.ok ? "" : first.field).toBe("spec.probe.headers[0].valueFrom.secretKeyRef");
@@ -85,7 +121,16 @@ describe("the probe-targets part", () => {
   });
 
   it("refuses a Secret that does not name the policy (SecretNotPermitted, naming the field and the fix), with or without targets, and uses it once annotated", async () => {
-    const spec = specOf({ probe: { port: 8080, path: "/healthz", headers: [{ name: "X-Env", value: "prod" }, { name: "Authorization", valueFrom: { secretKeyRef: { name: "auth", key: "token" } } }] } });
+    const spec = specOf({
+      probe: {
+        port: 8080,
+        path: "/healthz",
+        headers: [
+          { name: "X-Env", value: "prod" },
+          { name: "Authorization", valueFrom: { secretKeyRef: { name: "auth", key: "token" } } },
+        ],
+      },
+    });
     const { part, writer, clock } = setUp([aPodObject("a")]);
     writer.secrets.set(`${NS}/auth/token`, new TextEncoder().encode("Bearer x"));
     for (const targets of [[aPodObject("a")], []]) {
@@ -94,22 +139,31 @@ describe("the probe-targets part", () => {
         ok: false,
         reason: "SecretNotPermitted",
         field: "spec.probe.headers[1].valueFrom.secretKeyRef",
-        message: 'Secret "auth" does not allow policy "web" to use it; its owner can allow it: kubectl annotate secret auth healthprobe.io/allowed-policies=web',
+        message:
+          'Secret "auth" does not allow policy "web" to use it; its owner can allow it: kubectl annotate secret auth healthprobe.io/allowed-policies=web',
       });
     }
     writer.secretAllowedPolicies.set(`${NS}/auth`, "api, web");
     clock.advance(5_000);
     const planned = await part.plan(NS, "web", spec, [aPodObject("a")]);
-    expect(planned.ok && planned.targets[0]!.request.headers).toEqual([{ name: "X-Env", value: "prod" }, { name: "Authorization", value: "Bearer x" }]);
+    expect(planned.ok && planned.targets[0]!.request.headers).toEqual([
+      { name: "X-Env", value: "prod" },
+      { name: "Authorization", value: "Bearer x" },
+    ]);
   });
 
   it("refuses a signature Secret that allows other policies only, and sees an annotation removed within the Secret TTL", async () => {
-    const spec = specOf({ probe: { port: 8080, path: "/healthz", signature: { secretRef: { name: "sig", key: "key" } } } });
+    const spec = specOf({
+      probe: { port: 8080, path: "/healthz", signature: { secretRef: { name: "sig", key: "key" } } },
+    });
     const { part, writer, clock } = setUp([aPodObject("a")]);
     writer.secrets.set(`${NS}/sig/key`, new TextEncoder().encode("k"));
     writer.secretAllowedPolicies.set(`${NS}/sig`, "api");
     const refused = await part.plan(NS, "web", spec, [aPodObject("a")]);
-    expect(!refused.ok && [refused.reason, refused.field]).toEqual(["SecretNotPermitted", "spec.probe.signature.secretRef"]);
+    expect(!refused.ok && [refused.reason, refused.field]).toEqual([
+      "SecretNotPermitted",
+      "spec.probe.signature.secretRef",
+    ]);
     writer.secretAllowedPolicies.set(`${NS}/sig`, "*");
     clock.advance(5_000);
     expect((await part.plan(NS, "web", spec, [aPodObject("a")])).ok).toBe(true);
@@ -119,7 +173,13 @@ describe("the probe-targets part", () => {
   });
 
   it("fails the policy on a Secret the API server refuses the operator (SecretForbidden, naming the field and the RBAC it lacks), and reads it again after the retry interval", async () => {
-    const spec = specOf({ probe: { port: 8080, path: "/healthz", headers: [{ name: "Authorization", valueFrom: { secretKeyRef: { name: "auth", key: "token" } } }] } });
+    const spec = specOf({
+      probe: {
+        port: 8080,
+        path: "/healthz",
+        headers: [{ name: "Authorization", valueFrom: { secretKeyRef: { name: "auth", key: "token" } } }],
+      },
+    });
     const { part, writer, clock } = setUp([aPodObject("a")]);
     writer.forbiddenSecrets.add(`${NS}/auth`);
     writer.secrets.set(`${NS}/auth/token`, new TextEncoder().encode("Bearer x"));
@@ -140,20 +200,58 @@ describe("the probe-targets part", () => {
   });
 
   it.each([
-    { name: "a timeout over --max-probe-timeout is capped and says so, naming the field", timeoutSeconds: 120, maxProbeTimeoutMs: 60_000, capped: "spec.probe.timeoutSeconds 120 capped to 60: the operator's --max-probe-timeout is 60s" },
-    { name: "a timeout equal to the cap says nothing", timeoutSeconds: 60, maxProbeTimeoutMs: 60_000, capped: undefined },
+    {
+      name: "a timeout over --max-probe-timeout is capped and says so, naming the field",
+      timeoutSeconds: 120,
+      maxProbeTimeoutMs: 60_000,
+      capped: "spec.probe.timeoutSeconds 120 capped to 60: the operator's --max-probe-timeout is 60s",
+    },
+    {
+      name: "a timeout equal to the cap says nothing",
+      timeoutSeconds: 60,
+      maxProbeTimeoutMs: 60_000,
+      capped: undefined,
+    },
     { name: "no cap says nothing", timeoutSeconds: 3600, maxProbeTimeoutMs: 0, capped: undefined },
   ])("$name", async ({ timeoutSeconds, maxProbeTimeoutMs, capped }) => {
     const writer = new MemoryWriter();
-    const part = new ProbeTargets({ policies: new MemoryCache([aPolicyObject()]), pods: new MemoryCache([aPodObject("a")]), secrets: writer, scheduler: { setTargets: () => {}, probeNow: () => {} }, health: new HealthStore(), clock: new FakeClock(), maxProbeTimeoutMs });
-    const plan = await part.plan(NS, "web", specOf({ probe: { port: 8080, path: "/healthz", periodSeconds: 3600, timeoutSeconds } }), [aPodObject("a")]);
+    const part = new ProbeTargets({
+      policies: new MemoryCache([aPolicyObject()]),
+      pods: new MemoryCache([aPodObject("a")]),
+      secrets: writer,
+      scheduler: { setTargets: () => {}, probeNow: () => {} },
+      health: new HealthStore(),
+      clock: new FakeClock(),
+      maxProbeTimeoutMs,
+    });
+    const plan = await part.plan(
+      NS,
+      "web",
+      specOf({ probe: { port: 8080, path: "/healthz", periodSeconds: 3600, timeoutSeconds } }),
+      [aPodObject("a")],
+    );
     expect(plan.ok && plan.timeoutCapped).toBe(capped);
   });
 
   it.each([
-    { name: "a hostNetwork pod without the annotation is not probed, and says why", hostNetwork: true, annotations: undefined, probed: false },
-    { name: "a hostNetwork pod with the annotation set to true is probed", hostNetwork: true, annotations: { "healthprobe.io/probe-host-network": "true" }, probed: true },
-    { name: "a pod on its own network is probed without the annotation", hostNetwork: false, annotations: undefined, probed: true },
+    {
+      name: "a hostNetwork pod without the annotation is not probed, and says why",
+      hostNetwork: true,
+      annotations: undefined,
+      probed: false,
+    },
+    {
+      name: "a hostNetwork pod with the annotation set to true is probed",
+      hostNetwork: true,
+      annotations: { "healthprobe.io/probe-host-network": "true" },
+      probed: true,
+    },
+    {
+      name: "a pod on its own network is probed without the annotation",
+      hostNetwork: false,
+      annotations: undefined,
+      probed: true,
+    },
   ])("$name", async ({ hostNetwork, annotations, probed }) => {
     const pod = aPodObject("a");
     pod.spec!.hostNetwork = hostNetwork;
@@ -162,7 +260,9 @@ describe("the probe-targets part", () => {
     const plan = await part.plan(NS, "web", specOf(), [pod]);
     if (!plan.ok) throw new Error(plan.message);
     expect(plan.targets.map((t) => t.id)).toEqual(probed ? ["uid-a"] : []);
-    expect(plan.notProbed.get("uid-a")).toBe(probed ? undefined : "hostNetwork pod (add annotation healthprobe.io/probe-host-network=true to probe it)");
+    expect(plan.notProbed.get("uid-a")).toBe(
+      probed ? undefined : "hostNetwork pod (add annotation healthprobe.io/probe-host-network=true to probe it)",
+    );
   });
 
   it("wakes the policy that used to select a relabelled pod", () => {
@@ -172,9 +272,24 @@ describe("the probe-targets part", () => {
   });
 
   it.each([
-    { name: "a policy in the cache wakes for a pod its selector matches, before its first reconcile", labels: { app: "web" }, selectedFirst: false, want: ["shop/web"] },
-    { name: "a policy does not wake for a pod it neither selects nor selected", labels: { app: "other" }, selectedFirst: false, want: [] },
-    { name: "a policy that selected the pod at its last reconcile wakes after the pod is relabelled", labels: { app: "other" }, selectedFirst: true, want: ["shop/web"] },
+    {
+      name: "a policy in the cache wakes for a pod its selector matches, before its first reconcile",
+      labels: { app: "web" },
+      selectedFirst: false,
+      want: ["shop/web"],
+    },
+    {
+      name: "a policy does not wake for a pod it neither selects nor selected",
+      labels: { app: "other" },
+      selectedFirst: false,
+      want: [],
+    },
+    {
+      name: "a policy that selected the pod at its last reconcile wakes after the pod is relabelled",
+      labels: { app: "other" },
+      selectedFirst: true,
+      want: ["shop/web"],
+    },
   ])("$name", ({ labels, selectedFirst, want }) => {
     const { part } = setUp([aPodObject("a")]);
     if (selectedFirst) part.select("shop/web", NS, specOf());
@@ -183,7 +298,14 @@ describe("the probe-targets part", () => {
 
   it("follows the policy cache: a new policy, a changed selector and a deleted policy", () => {
     const policies = new MemoryCache<PolicyObject>([]);
-    const part = new ProbeTargets({ policies, pods: new MemoryCache<PodObject>([]), secrets: new MemoryWriter(), scheduler: { setTargets: () => {}, probeNow: () => {} }, health: new HealthStore(), clock: new FakeClock() });
+    const part = new ProbeTargets({
+      policies,
+      pods: new MemoryCache<PodObject>([]),
+      secrets: new MemoryWriter(),
+      scheduler: { setTargets: () => {}, probeNow: () => {} },
+      health: new HealthStore(),
+      clock: new FakeClock(),
+    });
     const api = aPodObject("a", { labels: { app: "api" } });
     policies.put(aPolicyObject("web"));
     expect(part.policiesForPod(api)).toEqual([]);

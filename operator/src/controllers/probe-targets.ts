@@ -9,7 +9,13 @@
 import type { HealthProbePolicySpec } from "../api/policy-schema.js";
 import type { ChangeType, WatchedCache } from "./caches.js";
 import { computeHealthSeeds } from "../domain/health-seed.js";
-import { hostNetworkRefusal, secretForbiddenMessage, secretNotPermittedMessage, secretPermits, secretPermitsAny } from "../domain/probe-access.js";
+import {
+  hostNetworkRefusal,
+  secretForbiddenMessage,
+  secretNotPermittedMessage,
+  secretPermits,
+  secretPermitsAny,
+} from "../domain/probe-access.js";
 import { effectiveProbeTimeout } from "../domain/probe-timeout.js";
 import { planProbe, secretRefsOf, type ProbePlanProblem, type SecretRef } from "../domain/probe-plan.js";
 import { evaluationSettingsOf } from "../domain/types.js";
@@ -31,7 +37,10 @@ export interface ProbeTargetsOptions {
   policies: WatchedCache<PolicyObject>;
   pods: WatchedCache<PodObject>;
   secrets: Pick<PolicyWriter, "readSecretKey">;
-  scheduler: { setTargets(owner: string, targets: ProbeTarget[]): void; probeNow(owner: string, ids: readonly string[]): void };
+  scheduler: {
+    setTargets(owner: string, targets: ProbeTarget[]): void;
+    probeNow(owner: string, ids: readonly string[]): void;
+  };
   health: HealthStore;
   clock: Clock;
   secretTtlMs?: number;
@@ -87,7 +96,12 @@ export class ProbeTargets {
       this.labels.changed(pod, type);
       this.podChanged(pod, type, before);
     });
-    const filePolicy = (p: PolicyObject) => this.policySelectors.set(keyOf(p), p.metadata?.namespace ?? "", (p.spec as { selector?: unknown } | undefined)?.selector);
+    const filePolicy = (p: PolicyObject) =>
+      this.policySelectors.set(
+        keyOf(p),
+        p.metadata?.namespace ?? "",
+        (p.spec as { selector?: unknown } | undefined)?.selector,
+      );
     for (const p of o.policies.list()) filePolicy(p);
     o.policies.onChange((p, type) => (type === "delete" ? this.policySelectors.delete(keyOf(p)) : filePolicy(p)));
   }
@@ -117,7 +131,9 @@ export class ProbeTargets {
     const entry = this.selectorIndex.get(key);
     const selected =
       entry && entry.namespace === namespace && entry.selectorJson === JSON.stringify(spec.selector)
-        ? [...entry.names].map((name) => this.o.pods.get(namespace, name)).filter((p): p is PodObject => p !== undefined)
+        ? [...entry.names]
+            .map((name) => this.o.pods.get(namespace, name))
+            .filter((p): p is PodObject => p !== undefined)
         : this.labels.matching(namespace, spec.selector);
     return selected.filter(isTarget);
   }
@@ -126,8 +142,12 @@ export class ProbeTargets {
   private podChanged(pod: PodObject, type: ChangeType, before: Readonly<Record<string, string>> | undefined): void {
     const namespace = pod.metadata?.namespace ?? "";
     const name = nameOf(pod);
-    if (before) for (const key of this.entrySelectors.matching(namespace, before)) this.selectorIndex.get(key)?.names.delete(name);
-    if (type !== "delete") for (const key of this.entrySelectors.matching(namespace, pod.metadata?.labels)) this.selectorIndex.get(key)?.names.add(name);
+    if (before)
+      for (const key of this.entrySelectors.matching(namespace, before))
+        this.selectorIndex.get(key)?.names.delete(name);
+    if (type !== "delete")
+      for (const key of this.entrySelectors.matching(namespace, pod.metadata?.labels))
+        this.selectorIndex.get(key)?.names.add(name);
   }
 
   /** Policy keys that select (or last selected) a pod. */
@@ -149,13 +169,29 @@ export class ProbeTargets {
    * (its annotation healthprobe.io/allowed-policies), fails the policy, naming the field. A
    * refused Secret's value is never handed on, whether the policy has targets or not.
    */
-  async plan(namespace: string, policyName: string, spec: HealthProbePolicySpec, targets: readonly PodObject[]): Promise<ProbePlanResult> {
+  async plan(
+    namespace: string,
+    policyName: string,
+    spec: HealthProbePolicySpec,
+    targets: readonly PodObject[],
+  ): Promise<ProbePlanResult> {
     const values = new Map<string, Uint8Array | undefined>();
     for (const { field, ref } of secretRefsOf(spec.probe)) {
       const read = await this.secret(namespace, ref, policyName);
-      if (read && "forbidden" in read) return { ok: false, reason: "SecretForbidden", field, message: secretForbiddenMessage(ref.name, read.forbidden) };
+      if (read && "forbidden" in read)
+        return {
+          ok: false,
+          reason: "SecretForbidden",
+          field,
+          message: secretForbiddenMessage(ref.name, read.forbidden),
+        };
       if (read && !secretPermits(read.allowedPolicies, policyName)) {
-        return { ok: false, reason: "SecretNotPermitted", field, message: secretNotPermittedMessage(ref.name, policyName) };
+        return {
+          ok: false,
+          reason: "SecretNotPermitted",
+          field,
+          message: secretNotPermittedMessage(ref.name, policyName),
+        };
       }
       values.set(`${ref.name}/${ref.key}`, read?.value);
     }
@@ -165,7 +201,10 @@ export class ProbeTargets {
     const notProbed = new Map<string, string>();
     for (const pod of targets) {
       // A hostNetwork pod answers on its node's address: probed only when it opts in.
-      const refused = hostNetworkRefusal({ hostNetwork: pod.spec?.hostNetwork, annotations: pod.metadata?.annotations });
+      const refused = hostNetworkRefusal({
+        hostNetwork: pod.spec?.hostNetwork,
+        annotations: pod.metadata?.annotations,
+      });
       if (refused !== undefined) {
         notProbed.set(uidOf(pod), refused);
         continue;
@@ -182,7 +221,12 @@ export class ProbeTargets {
       out.push({ id: uidOf(pod), ...planned.probe });
     }
     const { cappedReason } = effectiveProbeTimeout(spec.probe.timeoutSeconds * 1000, this.o.maxProbeTimeoutMs ?? 0);
-    return { ok: true, targets: out, notProbed, ...(cappedReason !== undefined ? { timeoutCapped: cappedReason } : {}) };
+    return {
+      ok: true,
+      targets: out,
+      notProbed,
+      ...(cappedReason !== undefined ? { timeoutCapped: cappedReason } : {}),
+    };
   }
 
   /**
@@ -190,11 +234,25 @@ export class ProbeTargets {
    * from status after a restart). A policy that was not probing (it was not Ready) starts its
    * probing afresh: results from before are no evidence for a replacement.
    */
-  start(key: string, policy: PolicyObject, spec: HealthProbePolicySpec, targets: readonly PodObject[], probes: ProbeTarget[], now: number): ProbingStart {
+  start(
+    key: string,
+    policy: PolicyObject,
+    spec: HealthProbePolicySpec,
+    targets: readonly PodObject[],
+    probes: ProbeTarget[],
+    now: number,
+  ): ProbingStart {
     const storeKnew = this.o.health.has(key);
-    const seeds = storeKnew ? new Map() : computeHealthSeeds((policy.status as { pods?: never } | undefined)?.pods as never);
+    const seeds = storeKnew
+      ? new Map()
+      : computeHealthSeeds((policy.status as { pods?: never } | undefined)?.pods as never);
     // A pod whose state status restored is serving: probe it soon, not a random part of a period away.
-    this.o.scheduler.setTargets(key, seeds.size === 0 ? probes : probes.map((t) => (seeds.has(t.id) ? { ...t, firstWithinMs: RESTORED_FIRST_PROBE_WITHIN_MS } : t)));
+    this.o.scheduler.setTargets(
+      key,
+      seeds.size === 0
+        ? probes
+        : probes.map((t) => (seeds.has(t.id) ? { ...t, firstWithinMs: RESTORED_FIRST_PROBE_WITHIN_MS } : t)),
+    );
     if (storeKnew && !this.probing.has(key)) this.o.health.restartProbing(key, now);
     this.probing.set(key, new Set(probes.map((p) => p.id)));
     this.o.health.configure(key, evaluationSettingsOf(spec.evaluation), targets.map(toHealthTarget), seeds, now);
@@ -229,15 +287,30 @@ export class ProbeTargets {
    * policy is not kept. A missing, refused or forbidden one is read again after MISSING_SECRET_RETRY_MS,
    * so an annotation (or RBAC) added heals the policy soon; one removed is seen within the TTL.
    */
-  private async secret(namespace: string, ref: SecretRef, policyName: string): Promise<SecretKeyRead | SecretForbidden | undefined> {
+  private async secret(
+    namespace: string,
+    ref: SecretRef,
+    policyName: string,
+  ): Promise<SecretKeyRead | SecretForbidden | undefined> {
     const k = `${namespace}/${ref.name}/${ref.key}`;
     const now = this.o.clock.now();
     const hit = this.secretCache.get(k);
     const ttl = this.o.secretTtlMs ?? 60_000;
-    const usable = hit?.read !== undefined && "value" in hit.read && hit.read.value !== undefined && secretPermits(hit.read.allowedPolicies, policyName);
+    const usable =
+      hit?.read !== undefined &&
+      "value" in hit.read &&
+      hit.read.value !== undefined &&
+      secretPermits(hit.read.allowedPolicies, policyName);
     if (hit && now - hit.at < (usable ? ttl : Math.min(ttl, MISSING_SECRET_RETRY_MS))) return hit.read;
     const got = await this.o.secrets.readSecretKey(namespace, ref.name, ref.key);
-    const read = got && ("forbidden" in got ? got : { allowedPolicies: got.allowedPolicies, value: secretPermitsAny(got.allowedPolicies) ? got.value : undefined });
+    const read =
+      got &&
+      ("forbidden" in got
+        ? got
+        : {
+            allowedPolicies: got.allowedPolicies,
+            value: secretPermitsAny(got.allowedPolicies) ? got.value : undefined,
+          });
     this.secretCache.set(k, { at: now, read });
     return read;
   }

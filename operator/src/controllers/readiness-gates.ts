@@ -35,7 +35,11 @@ export class ReadinessGates {
     const cached = gateConditionOf(pod);
     const mine = this.written.get(uidOf(pod));
     if (!mine) return cached;
-    const caughtUp = cached && cached.status === mine.condition.status && cached.reason === mine.condition.reason && cached.message === mine.condition.message;
+    const caughtUp =
+      cached &&
+      cached.status === mine.condition.status &&
+      cached.reason === mine.condition.reason &&
+      cached.message === mine.condition.message;
     if (caughtUp || this.o.clock.now() - mine.at > WRITTEN_TTL_MS) {
       this.written.delete(uidOf(pod));
       return cached;
@@ -44,7 +48,12 @@ export class ReadinessGates {
   }
 
   /** Writes every patch; throws after trying them all when any failed (a 404 is a pod gone, not a failure). */
-  async apply(log: Logger, namespace: string, pods: readonly PodObject[], patches: readonly GatePatch[]): Promise<void> {
+  async apply(
+    log: Logger,
+    namespace: string,
+    pods: readonly PodObject[],
+    patches: readonly GatePatch[],
+  ): Promise<void> {
     const byUid = new Map(pods.map((p) => [uidOf(p), p]));
     const failures: Error[] = [];
     for (const patch of patches) {
@@ -52,18 +61,34 @@ export class ReadinessGates {
       if (!pod) continue;
       const now = this.o.clock.now();
       const c = patch.condition;
-      const condition = { type: READINESS_GATE_CONDITION, status: c.status, reason: c.reason, message: c.message, ...(patch.transition ? { lastTransitionTime: toRfc3339(now) } : {}) };
+      const condition = {
+        type: READINESS_GATE_CONDITION,
+        status: c.status,
+        reason: c.reason,
+        message: c.message,
+        ...(patch.transition ? { lastTransitionTime: toRfc3339(now) } : {}),
+      };
       try {
         const outcome = await this.o.writer.patchPodCondition(namespace, nameOf(pod), patch.uid, condition);
         if (outcome === "gone") continue;
-        this.written.set(patch.uid, { condition: { type: READINESS_GATE_CONDITION, status: c.status, reason: c.reason, message: c.message }, at: now });
-        if (patch.transition) log.info({ pod: nameOf(pod), status: c.status, reason: c.reason, verdict: c.message }, `pod ${nameOf(pod)} ${READINESS_GATE_CONDITION}=${c.status}`);
+        this.written.set(patch.uid, {
+          condition: { type: READINESS_GATE_CONDITION, status: c.status, reason: c.reason, message: c.message },
+          at: now,
+        });
+        if (patch.transition)
+          log.info(
+            { pod: nameOf(pod), status: c.status, reason: c.reason, verdict: c.message },
+            `pod ${nameOf(pod)} ${READINESS_GATE_CONDITION}=${c.status}`,
+          );
       } catch (err) {
         failures.push(err as Error);
       }
     }
     if (failures.length > 0) {
-      throw new GateWriteError(`writing ${READINESS_GATE_CONDITION} failed on ${failures.length} of ${patches.length} pods: ${failures[0]!.message}`, { cause: failures[0] });
+      throw new GateWriteError(
+        `writing ${READINESS_GATE_CONDITION} failed on ${failures.length} of ${patches.length} pods: ${failures[0]!.message}`,
+        { cause: failures[0] },
+      );
     }
   }
 

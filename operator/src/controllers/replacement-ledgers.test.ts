@@ -10,13 +10,24 @@ import { aPolicyObject } from "./testing/objects.js";
 import { quietLogger } from "./testing/quiet-logger.js";
 
 const NOW = Date.UTC(2026, 0, 1, 12);
-const entry = (pod: string, minutesAgo = 0): LedgerEntry => ({ pod, uid: `uid-${pod}`, time: NOW - minutesAgo * 60_000, method: "Evict" });
+const entry = (pod: string, minutesAgo = 0): LedgerEntry => ({
+  pod,
+  uid: `uid-${pod}`,
+  time: NOW - minutesAgo * 60_000,
+  method: "Evict",
+});
 
 function aStore(max12h = 5) {
   const writer = new MemoryWriter();
   const remaining: number[] = [];
   const versions = new StatusVersions(writer, new FakeClock(NOW));
-  const store = new LedgerStore({ writer, versions, operatorNamespace: "ops", maxReplacementsPer12h: max12h, onOperatorRemaining: (n) => remaining.push(n) });
+  const store = new LedgerStore({
+    writer,
+    versions,
+    operatorNamespace: "ops",
+    maxReplacementsPer12h: max12h,
+    onOperatorRemaining: (n) => remaining.push(n),
+  });
   return { writer, store, remaining };
 }
 

@@ -3,7 +3,14 @@
 // written conditionally on exactly that version (a 409 is a requeue), so no worker and no replica
 // can write over a charge it has not seen.
 import { DAY_MS, TWELVE_HOURS_MS, computeOperatorBudget, pruneLedger, type LedgerEntry } from "../domain/budget.js";
-import { chargeLedger, decodeOperatorLedger, decodePolicyLedger, encodeOperatorLedger, encodePolicyLedger, refundLedger } from "../domain/ledger.js";
+import {
+  chargeLedger,
+  decodeOperatorLedger,
+  decodePolicyLedger,
+  encodeOperatorLedger,
+  encodePolicyLedger,
+  refundLedger,
+} from "../domain/ledger.js";
 import type { PolicyStatus } from "../domain/status.js";
 import type { Logger } from "../runtime/logger.js";
 import type { NamedPolicy } from "./kube-objects.js";
@@ -44,9 +51,18 @@ export class LedgerStore {
   }
 
   /** Charges (or refunds) one entry to a policy ledger, over the version it was read at. */
-  async updatePolicy(ledger: PolicyLedger, change: "charge" | "refund", entry: LedgerEntry, now: number): Promise<PolicyLedger> {
+  async updatePolicy(
+    ledger: PolicyLedger,
+    change: "charge" | "refund",
+    entry: LedgerEntry,
+    now: number,
+  ): Promise<PolicyLedger> {
     const entries = applyChange(ledger.entries ?? [], change, entry, now, DAY_MS);
-    const status = { ...emptyStatus(), ...ledger.snapshot.status, replacements: encodePolicyLedger(entries) } as PolicyStatus;
+    const status = {
+      ...emptyStatus(),
+      ...ledger.snapshot.status,
+      replacements: encodePolicyLedger(entries),
+    } as PolicyStatus;
     return { snapshot: await this.o.versions.write(ledger.snapshot, status), entries };
   }
 
@@ -68,9 +84,21 @@ export class LedgerStore {
   }
 
   /** Charges (or refunds) the operator-wide ledger over the version it was read at. */
-  async updateOperator(ledger: OperatorLedger, change: "charge" | "refund", entry: LedgerEntry, now: number): Promise<OperatorLedger> {
+  async updateOperator(
+    ledger: OperatorLedger,
+    change: "charge" | "refund",
+    entry: LedgerEntry,
+    now: number,
+  ): Promise<OperatorLedger> {
     const entries = applyChange(ledger.entries ?? [], change, entry, now, TWELVE_HOURS_MS);
-    const out = await conflictIsStale(() => this.o.writer.writeConfigMap(this.o.operatorNamespace, this.name(), encodeOperatorLedger(entries), ledger.resourceVersion));
+    const out = await conflictIsStale(() =>
+      this.o.writer.writeConfigMap(
+        this.o.operatorNamespace,
+        this.name(),
+        encodeOperatorLedger(entries),
+        ledger.resourceVersion,
+      ),
+    );
     this.report(entries, now);
     return { entries, resourceVersion: metadataOf(out)?.resourceVersion };
   }
@@ -85,10 +113,29 @@ export class LedgerStore {
   }
 }
 
-function applyChange(entries: readonly LedgerEntry[], change: "charge" | "refund", entry: LedgerEntry, now: number, keepMs: number): LedgerEntry[] {
-  return change === "charge" ? pruneLedger(chargeLedger(entries, entry), now, keepMs) : refundLedger(entries, entry.uid, entry.time);
+function applyChange(
+  entries: readonly LedgerEntry[],
+  change: "charge" | "refund",
+  entry: LedgerEntry,
+  now: number,
+  keepMs: number,
+): LedgerEntry[] {
+  return change === "charge"
+    ? pruneLedger(chargeLedger(entries, entry), now, keepMs)
+    : refundLedger(entries, entry.uid, entry.time);
 }
 
 function emptyStatus(): PolicyStatus {
-  return { observedGeneration: 0, conditions: [], targets: 0, healthy: 0, unhealthy: 0, unknown: 0, drained: 0, replacedInLastDay: 0, pods: [], replacements: [] };
+  return {
+    observedGeneration: 0,
+    conditions: [],
+    targets: 0,
+    healthy: 0,
+    unhealthy: 0,
+    unknown: 0,
+    drained: 0,
+    replacedInLastDay: 0,
+    pods: [],
+    replacements: [],
+  };
 }

@@ -29,7 +29,13 @@ async function decide(row: { b: Record<string, unknown>; bPasses: Passing }, ord
     for (const pod of PODS) {
       const pass = passing.includes(pod);
       const at = { latencyMs: 1, finishedAt: clock.now() };
-      health.record(key, `uid-${pod}`, pass ? { success: true, failureClass: "HTTP 200", result: "HTTP 200 in 1 ms", ...at } : { success: false, failureKind: "http_status", failureClass: "HTTP 503", result: "HTTP 503 in 1 ms", ...at });
+      health.record(
+        key,
+        `uid-${pod}`,
+        pass
+          ? { success: true, failureClass: "HTTP 200", result: "HTTP 200 in 1 ms", ...at }
+          : { success: false, failureKind: "http_status", failureClass: "HTTP 503", result: "HTTP 503 in 1 ms", ...at },
+      );
     }
   };
   for (const key of [A, B]) await reconcile(key);
@@ -45,7 +51,9 @@ async function decide(row: { b: Record<string, unknown>; bPasses: Passing }, ord
   clock.advance(2_000);
   for (const key of order) await reconcile(key);
   const blocked = (key: string) => {
-    const c = (writer.statuses.get(key)!.status as { conditions: Array<{ type: string; status: string; reason: string }> }).conditions.find((x) => x.type === "ReplacementBlocked");
+    const c = (
+      writer.statuses.get(key)!.status as { conditions: Array<{ type: string; status: string; reason: string }> }
+    ).conditions.find((x) => x.type === "ReplacementBlocked");
     return `${c?.status} ${c?.reason}`;
   };
   return { evicted: [...new Set(writer.evictions.map((e) => e.name))].sort(), web: blocked(A), webToo: blocked(B) };
@@ -53,12 +61,48 @@ async function decide(row: { b: Record<string, unknown>; bPasses: Passing }, ord
 
 describe("two policies over the same pods decide alike whichever reconciles first", () => {
   it.each([
-    { name: "web-too, which only watches (dryRun), now sees every pod failing: it fails open, and holds web-a back", b: { dryRun: true }, bPasses: [], evicted: [], web: "True FailOpen" },
-    { name: "web-too fails closed (whenAllUnhealthy=FailClosed): web-a is held back", b: { dryRun: true, drain: { whenAllUnhealthy: "FailClosed" } }, bPasses: [], evicted: [], web: "True FailClosed" },
-    { name: "web-too, replacing too, fails open: neither replaces", b: {}, bPasses: [], evicted: [], web: "True FailOpen" },
-    { name: "web-too, which only watches, still sees web-b and web-c Healthy: web-a is replaced", b: { dryRun: true }, bPasses: ["web-b", "web-c"], evicted: ["web-a"], web: "False NotBlocked" },
-    { name: "web-too, replacing too, agrees: web-a is replaced once", b: {}, bPasses: ["web-b", "web-c"], evicted: ["web-a"], web: "False NotBlocked" },
-    { name: "web-too, replacing too, sees web-a Healthy again: a veto", b: {}, bPasses: PODS, evicted: [], web: "True Veto" },
+    {
+      name: "web-too, which only watches (dryRun), now sees every pod failing: it fails open, and holds web-a back",
+      b: { dryRun: true },
+      bPasses: [],
+      evicted: [],
+      web: "True FailOpen",
+    },
+    {
+      name: "web-too fails closed (whenAllUnhealthy=FailClosed): web-a is held back",
+      b: { dryRun: true, drain: { whenAllUnhealthy: "FailClosed" } },
+      bPasses: [],
+      evicted: [],
+      web: "True FailClosed",
+    },
+    {
+      name: "web-too, replacing too, fails open: neither replaces",
+      b: {},
+      bPasses: [],
+      evicted: [],
+      web: "True FailOpen",
+    },
+    {
+      name: "web-too, which only watches, still sees web-b and web-c Healthy: web-a is replaced",
+      b: { dryRun: true },
+      bPasses: ["web-b", "web-c"],
+      evicted: ["web-a"],
+      web: "False NotBlocked",
+    },
+    {
+      name: "web-too, replacing too, agrees: web-a is replaced once",
+      b: {},
+      bPasses: ["web-b", "web-c"],
+      evicted: ["web-a"],
+      web: "False NotBlocked",
+    },
+    {
+      name: "web-too, replacing too, sees web-a Healthy again: a veto",
+      b: {},
+      bPasses: PODS,
+      evicted: [],
+      web: "True Veto",
+    },
   ])("$name", async ({ b, bPasses, evicted, web }) => {
     const first = await decide({ b, bPasses }, [A, B]);
     const second = await decide({ b, bPasses }, [B, A]);

@@ -16,10 +16,23 @@ const NOW = Date.UTC(2026, 0, 1, 12);
 const HOUR = 3_600_000;
 
 function unhealthy(sinceMsAgo: number): HealthRecord {
-  return { state: "Unhealthy", since: NOW - sinceMsAgo, unhealthySince: NOW - sinceMsAgo, consecutiveSuccesses: 0, consecutiveFailures: 10, samples: [] };
+  return {
+    state: "Unhealthy",
+    since: NOW - sinceMsAgo,
+    unhealthySince: NOW - sinceMsAgo,
+    consecutiveSuccesses: 0,
+    consecutiveFailures: 10,
+    samples: [],
+  };
 }
 
-const HEALTHY: HealthRecord = { state: "Healthy", since: NOW - HOUR, consecutiveSuccesses: 5, consecutiveFailures: 0, samples: [] };
+const HEALTHY: HealthRecord = {
+  state: "Healthy",
+  since: NOW - HOUR,
+  consecutiveSuccesses: 5,
+  consecutiveFailures: 0,
+  samples: [],
+};
 
 /** Probing started three hours ago; the last result a second ago: fresh evidence. */
 const FRESH = { probingSince: NOW - 3 * HOUR, lastResultAt: NOW - 1_000 };
@@ -34,7 +47,9 @@ function setUp(opts: {
   probing?: (policyKey: string) => boolean;
 }) {
   // Most tests here follow one or two pods through the chain: the breaker is off unless a test turns it on.
-  const policyObj = aPolicyObject("web", { replacement: { after: "1h", maxPerHour: 1, pauseAboveUnhealthyPercent: 100, ...opts.replacement } });
+  const policyObj = aPolicyObject("web", {
+    replacement: { after: "1h", maxPerHour: 1, pauseAboveUnhealthyPercent: 100, ...opts.replacement },
+  });
   const policies = new MemoryCache<PolicyObject>([policyObj, ...(opts.others ?? [])]);
   const writer = new MemoryWriter();
   writer.seedPolicy("shop/web", "1");
@@ -74,7 +89,12 @@ describe("the replacement part", () => {
   it.each([
     { name: "a pod not yet past its window is not replaced", unhealthyFor: HOUR / 2, replacement: {}, evictions: 0 },
     { name: "a pod past its window is replaced", unhealthyFor: 2 * HOUR, replacement: {}, evictions: 1 },
-    { name: "nothing is replaced when replacement is disabled", unhealthyFor: 2 * HOUR, replacement: { enabled: false }, evictions: 0 },
+    {
+      name: "nothing is replaced when replacement is disabled",
+      unhealthyFor: 2 * HOUR,
+      replacement: { enabled: false },
+      evictions: 0,
+    },
   ])("$name", async ({ unhealthyFor, replacement, evictions }) => {
     const pods = [aPodObject("web-a")];
     const { replacer, writer, policy } = setUp({ pods, health: { "uid-web-a": unhealthy(unhealthyFor) }, replacement });
@@ -83,12 +103,26 @@ describe("the replacement part", () => {
   });
 
   it.each([
-    { name: "1 of 1 target Unhealthy pauses replacement with MassFailure", targets: 1, evictions: 0, reason: "MassFailure" },
-    { name: "1 Unhealthy among 3 targets (the others not Unhealthy, whatever their state) is replaced", targets: 3, evictions: 1, reason: "NoneWaiting" },
+    {
+      name: "1 of 1 target Unhealthy pauses replacement with MassFailure",
+      targets: 1,
+      evictions: 0,
+      reason: "MassFailure",
+    },
+    {
+      name: "1 Unhealthy among 3 targets (the others not Unhealthy, whatever their state) is replaced",
+      targets: 3,
+      evictions: 1,
+      reason: "NoneWaiting",
+    },
     { name: "1 of 2 (exactly 50%) is replaced", targets: 2, evictions: 1, reason: "NoneWaiting" },
   ])("the breaker counts every target, not only the candidates: $name", async ({ targets, evictions, reason }) => {
     const pods = ["web-a", "web-b", "web-c"].slice(0, targets).map((n) => aPodObject(n));
-    const { replacer, writer, policy } = setUp({ pods, health: { "uid-web-a": unhealthy(2 * HOUR) }, replacement: { pauseAboveUnhealthyPercent: 50 } });
+    const { replacer, writer, policy } = setUp({
+      pods,
+      health: { "uid-web-a": unhealthy(2 * HOUR) },
+      replacement: { pauseAboveUnhealthyPercent: 50 },
+    });
     const result = await replacer.run(quietLogger(), policy, pods, NOW, { failOpen: false });
     expect(writer.evictions).toHaveLength(evictions);
     expect(result?.condition.reason).toBe(reason);
@@ -104,7 +138,10 @@ describe("the replacement part", () => {
 
   it.each([
     { name: "no result since probing (re)started", evidence: { probingSince: NOW - 1_000 } },
-    { name: "only a result from before probing (re)started", evidence: { probingSince: NOW - 1_000, lastResultAt: NOW - 2_000 } },
+    {
+      name: "only a result from before probing (re)started",
+      evidence: { probingSince: NOW - 1_000, lastResultAt: NOW - 2_000 },
+    },
   ])("replaces nothing on stale evidence: $name", async ({ evidence }) => {
     const pods = [aPodObject("web-a")];
     const { replacer, writer, policy } = setUp({ pods, health: { "uid-web-a": unhealthy(2 * HOUR) }, evidence });
@@ -118,7 +155,13 @@ describe("the replacement part", () => {
   ])("$name", async ({ probing, evictions }) => {
     const pods = [aPodObject("web-a")];
     const other = aPolicyObject("web-too", { replacement: { after: "1h" } });
-    const healthy: HealthRecord = { state: "Healthy", since: NOW - HOUR, consecutiveSuccesses: 5, consecutiveFailures: 0, samples: [] };
+    const healthy: HealthRecord = {
+      state: "Healthy",
+      since: NOW - HOUR,
+      consecutiveSuccesses: 5,
+      consecutiveFailures: 0,
+      samples: [],
+    };
     const { replacer, writer, policy } = setUp({
       pods,
       health: { "uid-web-a": unhealthy(2 * HOUR) },
@@ -132,33 +175,93 @@ describe("the replacement part", () => {
   });
 
   it.each([
-    { name: "its status says FailOpen=True, though it is a dryRun policy that sees no pod Healthy", status: "True", otherSeesHealthy: false, probing: true, evictions: 0 },
-    { name: "it sees no pod Healthy now, though its status does not say so yet", status: "False", otherSeesHealthy: false, probing: true, evictions: 0 },
-    { name: "it sees a pod Healthy again, but its status still says FailOpen=True (as for the policy's own)", status: "True", otherSeesHealthy: true, probing: true, evictions: 0 },
-    { name: "it sees a pod Healthy and its status says FailOpen=False", status: "False", otherSeesHealthy: true, probing: true, evictions: 1 },
-    { name: "it is not probing the pod, and its status says FailOpen=True", status: "True", otherSeesHealthy: false, probing: false, evictions: 0 },
-    { name: "it is not probing the pod, and its status says FailOpen=False: what its store holds is no outage", status: "False", otherSeesHealthy: false, probing: false, evictions: 1 },
-  ])("another policy selecting the pod that fails open holds it back: $name", async ({ status, otherSeesHealthy, probing, evictions }) => {
+    {
+      name: "its status says FailOpen=True, though it is a dryRun policy that sees no pod Healthy",
+      status: "True",
+      otherSeesHealthy: false,
+      probing: true,
+      evictions: 0,
+    },
+    {
+      name: "it sees no pod Healthy now, though its status does not say so yet",
+      status: "False",
+      otherSeesHealthy: false,
+      probing: true,
+      evictions: 0,
+    },
+    {
+      name: "it sees a pod Healthy again, but its status still says FailOpen=True (as for the policy's own)",
+      status: "True",
+      otherSeesHealthy: true,
+      probing: true,
+      evictions: 0,
+    },
+    {
+      name: "it sees a pod Healthy and its status says FailOpen=False",
+      status: "False",
+      otherSeesHealthy: true,
+      probing: true,
+      evictions: 1,
+    },
+    {
+      name: "it is not probing the pod, and its status says FailOpen=True",
+      status: "True",
+      otherSeesHealthy: false,
+      probing: false,
+      evictions: 0,
+    },
+    {
+      name: "it is not probing the pod, and its status says FailOpen=False: what its store holds is no outage",
+      status: "False",
+      otherSeesHealthy: false,
+      probing: false,
+      evictions: 1,
+    },
+  ])(
+    "another policy selecting the pod that fails open holds it back: $name",
+    async ({ status, otherSeesHealthy, probing, evictions }) => {
+      const pods = [aPodObject("web-a"), aPodObject("web-b")];
+      const other = aPolicyObject("web-watch", { dryRun: true, replacement: { after: "1h" } });
+      other.status = {
+        conditions: [
+          {
+            type: "FailOpen",
+            status,
+            reason: "NoHealthyTarget",
+            message: "",
+            lastTransitionTime: new Date(NOW).toISOString(),
+          },
+        ],
+      };
+      const { replacer, writer, policy } = setUp({
+        pods,
+        health: { "uid-web-a": unhealthy(2 * HOUR) },
+        others: [other],
+        othersHealth: { "uid-web-a": unhealthy(2 * HOUR), ...(otherSeesHealthy ? { "uid-web-b": HEALTHY } : {}) },
+        probing: (key) => key === "shop/web" || probing,
+      });
+      writer.seedPolicy("shop/web-watch", "1");
+      const result = await replacer.run(quietLogger(), policy, pods, NOW, { failOpen: false });
+      expect(writer.evictions).toHaveLength(evictions);
+      if (evictions === 0)
+        expect(result?.condition.message).toContain(
+          "policy shop/web-watch, which also selects the pod, is failing open",
+        );
+    },
+  );
+
+  it("another policy that fails closed holds the pod back with FailClosed", async () => {
     const pods = [aPodObject("web-a"), aPodObject("web-b")];
-    const other = aPolicyObject("web-watch", { dryRun: true, replacement: { after: "1h" } });
-    other.status = { conditions: [{ type: "FailOpen", status, reason: "NoHealthyTarget", message: "", lastTransitionTime: new Date(NOW).toISOString() }] };
+    const other = aPolicyObject("web-closed", {
+      drain: { whenAllUnhealthy: "FailClosed" },
+      replacement: { after: "1h", pauseAboveUnhealthyPercent: 100 },
+    });
     const { replacer, writer, policy } = setUp({
       pods,
       health: { "uid-web-a": unhealthy(2 * HOUR) },
       others: [other],
-      othersHealth: { "uid-web-a": unhealthy(2 * HOUR), ...(otherSeesHealthy ? { "uid-web-b": HEALTHY } : {}) },
-      probing: (key) => key === "shop/web" || probing,
+      othersHealth: { "uid-web-a": unhealthy(2 * HOUR), "uid-web-b": unhealthy(2 * HOUR) },
     });
-    writer.seedPolicy("shop/web-watch", "1");
-    const result = await replacer.run(quietLogger(), policy, pods, NOW, { failOpen: false });
-    expect(writer.evictions).toHaveLength(evictions);
-    if (evictions === 0) expect(result?.condition.message).toContain("policy shop/web-watch, which also selects the pod, is failing open");
-  });
-
-  it("another policy that fails closed holds the pod back with FailClosed", async () => {
-    const pods = [aPodObject("web-a"), aPodObject("web-b")];
-    const other = aPolicyObject("web-closed", { drain: { whenAllUnhealthy: "FailClosed" }, replacement: { after: "1h", pauseAboveUnhealthyPercent: 100 } });
-    const { replacer, writer, policy } = setUp({ pods, health: { "uid-web-a": unhealthy(2 * HOUR) }, others: [other], othersHealth: { "uid-web-a": unhealthy(2 * HOUR), "uid-web-b": unhealthy(2 * HOUR) } });
     writer.seedPolicy("shop/web-closed", "1");
     const result = await replacer.run(quietLogger(), policy, pods, NOW, { failOpen: false });
     expect(writer.evictions).toEqual([]);
@@ -166,7 +269,12 @@ describe("the replacement part", () => {
   });
 
   it.each([
-    { name: "another replacing policy with 2 of 3 of its targets Unhealthy pauses the pod with MassFailure", otherUnhealthy: ["web-a", "web-b"], evictions: 0, reason: "MassFailure" },
+    {
+      name: "another replacing policy with 2 of 3 of its targets Unhealthy pauses the pod with MassFailure",
+      otherUnhealthy: ["web-a", "web-b"],
+      evictions: 0,
+      reason: "MassFailure",
+    },
     { name: "at 1 of 3 it does not", otherUnhealthy: ["web-a"], evictions: 1, reason: "NoneWaiting" },
   ])("the breaker of every selecting policy applies: $name", async ({ otherUnhealthy, evictions, reason }) => {
     // This policy sees only web-a (its breaker off); the other selects all three pods.
@@ -176,18 +284,29 @@ describe("the replacement part", () => {
       pods,
       health: { "uid-web-a": unhealthy(2 * HOUR) },
       others: [other],
-      othersHealth: Object.fromEntries(pods.map((p) => [`uid-${p.metadata!.name}`, otherUnhealthy.includes(p.metadata!.name!) ? unhealthy(2 * HOUR) : HEALTHY])),
+      othersHealth: Object.fromEntries(
+        pods.map((p) => [
+          `uid-${p.metadata!.name}`,
+          otherUnhealthy.includes(p.metadata!.name!) ? unhealthy(2 * HOUR) : HEALTHY,
+        ]),
+      ),
     });
     writer.seedPolicy("shop/web-wide", "1");
     const result = await replacer.run(quietLogger(), policy, pods.slice(0, 1), NOW, { failOpen: false });
     expect(writer.evictions).toHaveLength(evictions);
     expect(result?.condition.reason).toBe(reason);
-    if (evictions === 0) expect(result?.condition.message).toContain("policy shop/web-wide, which also selects the pod, has 2 of 3 targets (66.7%) Unhealthy");
+    if (evictions === 0)
+      expect(result?.condition.message).toContain(
+        "policy shop/web-wide, which also selects the pod, has 2 of 3 targets (66.7%) Unhealthy",
+      );
   });
 
   it("stays within the hourly budget when two pods are due at once", async () => {
     const pods = [aPodObject("web-a"), aPodObject("web-b")];
-    const { replacer, writer, policy } = setUp({ pods, health: { "uid-web-a": unhealthy(3 * HOUR), "uid-web-b": unhealthy(2 * HOUR) } });
+    const { replacer, writer, policy } = setUp({
+      pods,
+      health: { "uid-web-a": unhealthy(3 * HOUR), "uid-web-b": unhealthy(2 * HOUR) },
+    });
     const result = await replacer.run(quietLogger(), policy, pods, NOW, { failOpen: false });
     expect(writer.evictions.map((e) => e.name)).toEqual(["web-a"]);
     expect(result?.condition).toMatchObject({ blocked: true, reason: "Budget" });
@@ -208,7 +327,11 @@ describe("the replacement part", () => {
 
   it("never evicts a pod it already removed while the cache still shows it alive", async () => {
     const pods = [aPodObject("web-a")];
-    const { replacer, writer, policy } = setUp({ pods, health: { "uid-web-a": unhealthy(2 * HOUR) }, replacement: { maxPerHour: 5, maxPerDay: 5 } });
+    const { replacer, writer, policy } = setUp({
+      pods,
+      health: { "uid-web-a": unhealthy(2 * HOUR) },
+      replacement: { maxPerHour: 5, maxPerDay: 5 },
+    });
     await replacer.run(quietLogger(), policy, pods, NOW, { failOpen: false });
     await replacer.run(quietLogger(), policy, pods, NOW + 1, { failOpen: false });
     expect(writer.evictions).toHaveLength(1);
@@ -224,7 +347,9 @@ describe("the replacement part", () => {
 
   it("evicts a pod once when two policies that select it are reconciled at the same time", async () => {
     const pods = [aPodObject("web-a"), aPodObject("web-b")];
-    const other = aPolicyObject("web-too", { replacement: { after: "1h", maxPerHour: 1, pauseAboveUnhealthyPercent: 100 } });
+    const other = aPolicyObject("web-too", {
+      replacement: { after: "1h", maxPerHour: 1, pauseAboveUnhealthyPercent: 100 },
+    });
     const health = { "uid-web-a": unhealthy(2 * HOUR), "uid-web-b": HEALTHY };
     const { replacer, writer, policy } = setUp({ pods, health, others: [other], othersHealth: health });
     writer.seedPolicy("shop/web-too", "1");

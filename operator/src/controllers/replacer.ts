@@ -5,12 +5,30 @@ import { computeBudget, type LedgerEntry } from "../domain/budget.js";
 import { matchesLabelSelector } from "../domain/label-selector.js";
 import { currentOutage, reportedOutage, standingOutage, type Outage } from "../domain/outage.js";
 import { rolloutBlockReason, type RolloutSuspect } from "../domain/rollout.js";
-import { planReplacements, type OtherPolicyView, type PolicyBudget, type ReplacementAttempt, type ReplacementCandidate, type ReplacementConditionPlan, type ReplacementPlan, type UnhealthyShare } from "../domain/replacement.js";
+import {
+  planReplacements,
+  type OtherPolicyView,
+  type PolicyBudget,
+  type ReplacementAttempt,
+  type ReplacementCandidate,
+  type ReplacementConditionPlan,
+  type ReplacementPlan,
+  type UnhealthyShare,
+} from "../domain/replacement.js";
 import type { Clock } from "../runtime/clock.js";
 import type { HealthStore } from "../runtime/health-store.js";
 import type { Logger } from "../runtime/logger.js";
 import type { OperatorMetrics } from "../runtime/metrics.js";
-import { hasReadinessGate, isKubeletReady, isReadyBesidesGate, nameOf, uidOf, type ObjectCache, type PodObject, type PolicyObject } from "./kube-objects.js";
+import {
+  hasReadinessGate,
+  isKubeletReady,
+  isReadyBesidesGate,
+  nameOf,
+  uidOf,
+  type ObjectCache,
+  type PodObject,
+  type PolicyObject,
+} from "./kube-objects.js";
 import { otherPolicies, type ParsedPolicy } from "./parsed-policy.js";
 import type { PolicyWriter } from "./policy-writer.js";
 import type { LedgerStore, OperatorLedger, PolicyLedger } from "./replacement-ledgers.js";
@@ -49,7 +67,14 @@ export type AttemptOutcome =
   | { attempt: ReplacementAttempt; outcome: "evicted" | "gone"; diagnostics?: DiagnosticsOutcome }
   /** Another policy's reconcile is replacing (or has replaced) the pod: nothing charged, nothing sent. */
   | { attempt: ReplacementAttempt; outcome: "taken" }
-  | { attempt: ReplacementAttempt; outcome: "pdb_blocked"; message: string; waitUntil: number; backoffMs: number; diagnostics?: DiagnosticsOutcome };
+  | {
+      attempt: ReplacementAttempt;
+      outcome: "pdb_blocked";
+      message: string;
+      waitUntil: number;
+      backoffMs: number;
+      diagnostics?: DiagnosticsOutcome;
+    };
 
 export interface ReplacementResult {
   /** The plan as the core made it. */
@@ -97,9 +122,14 @@ export class Replacer {
     // reconcile would otherwise look at every policy of the namespace for nothing.
     const anyUnhealthy = targets.some((p) => this.o.health.get(policy.key, uidOf(p))?.state === "Unhealthy");
     const others = anyUnhealthy ? otherPolicies(this.o.policies, policy) : [];
-    const ledgers: Ledgers = { policies: new Map([[policy.key, own]]), operator: { entries: [], resourceVersion: undefined } };
+    const ledgers: Ledgers = {
+      policies: new Map([[policy.key, own]]),
+      operator: { entries: [], resourceVersion: undefined },
+    };
     for (const o of others) ledgers.policies.set(o.key, this.o.ledgers.policy(o.obj));
-    const suspects = new Map((drain.rollouts ?? []).flatMap((s) => s.pods.map((p) => [p.uid, rolloutBlockReason(s)] as const)));
+    const suspects = new Map(
+      (drain.rollouts ?? []).flatMap((s) => s.pods.map((p) => [p.uid, rolloutBlockReason(s)] as const)),
+    );
     const outages = new Map<string, Outage | undefined>();
     let candidates = targets
       .map((p) => this.candidateOf(policy, others, p, now, outages))
@@ -114,19 +144,36 @@ export class Replacer {
       candidates = this.withBreakers(others, candidates);
       ledgers.operator = await this.o.ledgers.readOperator(log, now);
     }
-    const otherBudgets: PolicyBudget[] = others.map((o) => ({ policy: o.key, maxPerHour: o.spec.replacement.maxPerHour, maxPerDay: o.spec.replacement.maxPerDay, ledger: ledgers.policies.get(o.key)!.entries }));
+    const otherBudgets: PolicyBudget[] = others.map((o) => ({
+      policy: o.key,
+      maxPerHour: o.spec.replacement.maxPerHour,
+      maxPerDay: o.spec.replacement.maxPerDay,
+      ledger: ledgers.policies.get(o.key)!.entries,
+    }));
     const plan = planReplacements({
       now,
       failOpen: drain.failOpen,
       ...(drain.failClosed ? { failClosed: true } : {}),
       share: this.shareOf(policy, targets),
       ...(drain.recoveredAt !== undefined ? { recoveredAt: drain.recoveredAt } : {}),
-      policy: { policy: policy.key, maxPerHour: spec.replacement.maxPerHour, maxPerDay: spec.replacement.maxPerDay, replacementEnabled: spec.replacement.enabled, dryRun: spec.dryRun, afterMs: policy.afterMs, method: spec.replacement.method, ledger: own.entries, pauseAboveUnhealthyPercent: spec.replacement.pauseAboveUnhealthyPercent },
+      policy: {
+        policy: policy.key,
+        maxPerHour: spec.replacement.maxPerHour,
+        maxPerDay: spec.replacement.maxPerDay,
+        replacementEnabled: spec.replacement.enabled,
+        dryRun: spec.dryRun,
+        afterMs: policy.afterMs,
+        method: spec.replacement.method,
+        ledger: own.entries,
+        pauseAboveUnhealthyPercent: spec.replacement.pauseAboveUnhealthyPercent,
+      },
       candidates,
       otherPolicies: otherBudgets,
       operatorLedger: ledgers.operator.entries,
       max12h: this.o.maxReplacementsPer12h,
-      ...(this.o.maxReplacementsPer12hPerNamespace !== undefined ? { maxPerNamespace12h: this.o.maxReplacementsPer12hPerNamespace } : {}),
+      ...(this.o.maxReplacementsPer12hPerNamespace !== undefined
+        ? { maxPerNamespace12h: this.o.maxReplacementsPer12hPerNamespace }
+        : {}),
     });
 
     const result: ReplacementResult = { plan, outcomes: [], condition: plan.condition };
@@ -146,7 +193,13 @@ export class Replacer {
   }
 
   /** 1. charge every ledger over the version it was read at, 2. evict (uid precondition), 3. refund a PDB refusal. */
-  private async attempt(log: Logger, policy: ParsedPolicy, attempt: ReplacementAttempt, ledgers: Ledgers, now: number): Promise<AttemptOutcome> {
+  private async attempt(
+    log: Logger,
+    policy: ParsedPolicy,
+    attempt: ReplacementAttempt,
+    ledgers: Ledgers,
+    now: number,
+  ): Promise<AttemptOutcome> {
     // Checked and taken before the first await, so no other worker can get between them.
     if (this.inFlight.has(attempt.podUid) || this.removed.has(attempt.podUid)) return { attempt, outcome: "taken" };
     this.inFlight.add(attempt.podUid);
@@ -157,39 +210,81 @@ export class Replacer {
     }
   }
 
-  private async charged(log: Logger, policy: ParsedPolicy, attempt: ReplacementAttempt, ledgers: Ledgers, now: number): Promise<AttemptOutcome> {
+  private async charged(
+    log: Logger,
+    policy: ParsedPolicy,
+    attempt: ReplacementAttempt,
+    ledgers: Ledgers,
+    now: number,
+  ): Promise<AttemptOutcome> {
     await this.change(ledgers, attempt, "charge", now);
     this.o.failpoint?.("after-charge");
     // After the charge is persisted (a crash here keeps it: never over budget), before the eviction
     // takes the pod and its logs away. Bounded by its own deadline; a failure is reported, not fatal.
-    const diagnostics = await this.o.diagnostics?.capture(log, policy, { name: attempt.podName, uid: attempt.podUid }, this.o.clock.now());
+    const diagnostics = await this.o.diagnostics?.capture(
+      log,
+      policy,
+      { name: attempt.podName, uid: attempt.podUid },
+      this.o.clock.now(),
+    );
     const kept = diagnostics ? { diagnostics } : {};
     const ns = policy.obj.metadata.namespace;
     const outcome =
-      attempt.method === "Delete" ? await this.o.writer.deletePod(ns, attempt.podName, attempt.podUid) : await this.o.writer.evictPod(ns, attempt.podName, attempt.podUid);
+      attempt.method === "Delete"
+        ? await this.o.writer.deletePod(ns, attempt.podName, attempt.podUid)
+        : await this.o.writer.evictPod(ns, attempt.podName, attempt.podUid);
     this.o.failpoint?.("after-evict");
-    this.o.metrics?.replacementsTotal.inc({ policy: policy.key, outcome: outcome.outcome === "blocked" ? "pdb_blocked" : outcome.outcome });
+    this.o.metrics?.replacementsTotal.inc({
+      policy: policy.key,
+      outcome: outcome.outcome === "blocked" ? "pdb_blocked" : outcome.outcome,
+    });
     if (outcome.outcome === "blocked") {
       // A PodDisruptionBudget refusal uses no budget: refund, and wait with backoff.
       await this.change(ledgers, attempt, "refund", now);
       const prev = this.pdbBlocked.get(attempt.podUid);
-      const backoffMs = Math.min(prev ? prev.backoffMs * 2 : (this.o.pdbBackoffMs ?? 5_000), this.o.maxPdbBackoffMs ?? 300_000);
+      const backoffMs = Math.min(
+        prev ? prev.backoffMs * 2 : (this.o.pdbBackoffMs ?? 5_000),
+        this.o.maxPdbBackoffMs ?? 300_000,
+      );
       this.pdbBlocked.set(attempt.podUid, { until: now + backoffMs, backoffMs });
-      return { attempt, outcome: "pdb_blocked", message: outcome.message, waitUntil: now + backoffMs, backoffMs, ...kept };
+      return {
+        attempt,
+        outcome: "pdb_blocked",
+        message: outcome.message,
+        waitUntil: now + backoffMs,
+        backoffMs,
+        ...kept,
+      };
     }
     this.pdbBlocked.delete(attempt.podUid);
     this.removed.set(attempt.podUid, { namespace: ns, name: attempt.podName });
-    log.info({ pod: attempt.podName, uid: attempt.podUid, method: attempt.method, outcome: outcome.outcome, diagnostics: diagnostics?.configMap }, "pod replaced");
+    log.info(
+      {
+        pod: attempt.podName,
+        uid: attempt.podUid,
+        method: attempt.method,
+        outcome: outcome.outcome,
+        diagnostics: diagnostics?.configMap,
+      },
+      "pod replaced",
+    );
     return { attempt, outcome: outcome.outcome, ...kept };
   }
 
-  private async change(ledgers: Ledgers, attempt: ReplacementAttempt, change: "charge" | "refund", now: number): Promise<void> {
+  private async change(
+    ledgers: Ledgers,
+    attempt: ReplacementAttempt,
+    change: "charge" | "refund",
+    now: number,
+  ): Promise<void> {
     const entry = attempt.charge.entry;
     for (const key of attempt.charge.policies) {
       const ledger = ledgers.policies.get(key);
-      if (ledger && ledger.entries !== null) ledgers.policies.set(key, await this.o.ledgers.updatePolicy(ledger, change, entry, now));
+      if (ledger && ledger.entries !== null)
+        ledgers.policies.set(key, await this.o.ledgers.updatePolicy(ledger, change, entry, now));
     }
-    if (attempt.charge.operator) ledgers.operator = await this.o.ledgers.updateOperator(ledgers.operator, change, entry, now);
+    if (attempt.charge.operator)
+      ledgers.operator = await this.o.ledgers.updateOperator(ledgers.operator, change, entry, now);
   }
 
   /**
@@ -197,13 +292,27 @@ export class Replacer {
    * replacing). Only when some pod is due: a share costs a pass over that policy's targets.
    */
   private withBreakers(others: readonly ParsedPolicy[], candidates: ReplacementCandidate[]): ReplacementCandidate[] {
-    const counts = new Set(candidates.flatMap((c) => c.otherViews.filter((v) => v.probing && v.replacementEnabled).map((v) => v.policy)));
+    const counts = new Set(
+      candidates.flatMap((c) => c.otherViews.filter((v) => v.probing && v.replacementEnabled).map((v) => v.policy)),
+    );
     const breakers = new Map(
       others
         .filter((o) => counts.has(o.key))
-        .map((o) => [o.key, { share: this.shareOf(o, this.o.targetsOf(o)), pauseAboveUnhealthyPercent: o.spec.replacement.pauseAboveUnhealthyPercent }] as const),
+        .map(
+          (o) =>
+            [
+              o.key,
+              {
+                share: this.shareOf(o, this.o.targetsOf(o)),
+                pauseAboveUnhealthyPercent: o.spec.replacement.pauseAboveUnhealthyPercent,
+              },
+            ] as const,
+        ),
     );
-    return candidates.map((c) => ({ ...c, otherViews: c.otherViews.map((v) => (breakers.has(v.policy) ? { ...v, breaker: breakers.get(v.policy)! } : v)) }));
+    return candidates.map((c) => ({
+      ...c,
+      otherViews: c.otherViews.map((v) => (breakers.has(v.policy) ? { ...v, breaker: breakers.get(v.policy)! } : v)),
+    }));
   }
 
   /** The breaker's share: every target, Unhealthy as this policy's health store says (as status counts them). */
@@ -212,7 +321,13 @@ export class Replacer {
     return { unhealthy, targets: targets.length };
   }
 
-  private candidateOf(policy: ParsedPolicy, others: readonly ParsedPolicy[], pod: PodObject, now: number, outages: Map<string, Outage | undefined>): ReplacementCandidate | undefined {
+  private candidateOf(
+    policy: ParsedPolicy,
+    others: readonly ParsedPolicy[],
+    pod: PodObject,
+    now: number,
+    outages: Map<string, Outage | undefined>,
+  ): ReplacementCandidate | undefined {
     const uid = uidOf(pod);
     const h = this.o.health.get(policy.key, uid);
     const evidence = this.o.health.evidence(policy.key, uid);
@@ -229,9 +344,18 @@ export class Replacer {
         .map((o) => {
           const view = this.o.health.get(o.key, uid);
           const probing = this.o.isProbing(o.key, uid);
-          const v: OtherPolicyView = { policy: o.key, probing, replacementEnabled: o.spec.replacement.enabled && !o.spec.dryRun, state: view?.state ?? "Unknown", afterMs: o.afterMs };
+          const v: OtherPolicyView = {
+            policy: o.key,
+            probing,
+            replacementEnabled: o.spec.replacement.enabled && !o.spec.dryRun,
+            state: view?.state ?? "Unknown",
+            afterMs: o.afterMs,
+          };
           if (view?.unhealthySince !== undefined) v.unhealthySince = view.unhealthySince;
-          const outage = standingOutage(probing ? this.currentOutageOf(o, outages) : undefined, reportedOutage(this.o.versions.read(o.obj).status?.conditions));
+          const outage = standingOutage(
+            probing ? this.currentOutageOf(o, outages) : undefined,
+            reportedOutage(this.o.versions.read(o.obj).status?.conditions),
+          );
           if (outage !== undefined) v.outage = outage;
           return v;
         }),
@@ -266,7 +390,9 @@ export class Replacer {
     const gated = policy.spec.drain.method === "ReadinessGate";
     const targets = this.o.targetsOf(policy).map((p) => {
       const uid = uidOf(p);
-      const state = this.o.isProbing(policy.key, uid) ? (this.o.health.get(policy.key, uid)?.state ?? "Unknown") : "Unknown";
+      const state = this.o.isProbing(policy.key, uid)
+        ? (this.o.health.get(policy.key, uid)?.state ?? "Unknown")
+        : "Unknown";
       // As planGateDrain counts a gated pod: Ready but for the operator's own condition.
       return { kubeletReady: gated && hasReadinessGate(p) ? isReadyBesidesGate(p) : isKubeletReady(p), state };
     });

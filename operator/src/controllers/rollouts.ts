@@ -1,9 +1,25 @@
 // Rollout awareness from the caches: the policy's targets with their controller ReplicaSet and
 // the policy's verdicts, and the namespace's ReplicaSets with their Deployment and revision,
 // handed to the pure core (domain/rollout.ts), which says which ReplicaSet is suspect and why.
-import { findRolloutSuspects, parseRevision, REVISION_ANNOTATION, TEMPLATE_HASH_LABEL, type RolloutPod, type RolloutReplicaSet, type RolloutSuspect } from "../domain/rollout.js";
+import {
+  findRolloutSuspects,
+  parseRevision,
+  REVISION_ANNOTATION,
+  TEMPLATE_HASH_LABEL,
+  type RolloutPod,
+  type RolloutReplicaSet,
+  type RolloutSuspect,
+} from "../domain/rollout.js";
 import type { HealthStore } from "../runtime/health-store.js";
-import { nameOf, timeOf, uidOf, type KubeObject, type ObjectCache, type PodObject, type ReplicaSetObject } from "./kube-objects.js";
+import {
+  nameOf,
+  timeOf,
+  uidOf,
+  type KubeObject,
+  type ObjectCache,
+  type PodObject,
+  type ReplicaSetObject,
+} from "./kube-objects.js";
 
 export interface RolloutsOptions {
   replicaSets: ObjectCache<ReplicaSetObject>;

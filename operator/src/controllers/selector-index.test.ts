@@ -14,14 +14,33 @@ describe("SelectorIndex.matching", () => {
     web: { matchLabels: { app: "web" } },
     "web-front": { matchLabels: { app: "web", tier: "front" } },
     "not-api": { matchExpressions: [{ key: "app", operator: "NotIn", values: ["api"] }] },
-    "front-not-web": { matchLabels: { tier: "front" }, matchExpressions: [{ key: "app", operator: "NotIn", values: ["web"] }] },
+    "front-not-web": {
+      matchLabels: { tier: "front" },
+      matchExpressions: [{ key: "app", operator: "NotIn", values: ["web"] }],
+    },
     "empty-labels": { matchLabels: {} },
   };
   const cases: Array<{ name: string; labels: Record<string, string> | undefined; want: string[] }> = [
-    { name: "finds the selectors filed under one of the pod's labels", labels: { app: "web", tier: "back" }, want: ["empty-labels", "not-api", "web"] },
-    { name: "requires every matchLabels entry, not only the one filed under", labels: { app: "web", tier: "front" }, want: ["empty-labels", "not-api", "web", "web-front"] },
-    { name: "applies matchExpressions to the candidates", labels: { app: "api", tier: "front" }, want: ["empty-labels", "front-not-web"] },
-    { name: "matches selectors without matchLabels against a pod without labels", labels: undefined, want: ["empty-labels", "not-api"] },
+    {
+      name: "finds the selectors filed under one of the pod's labels",
+      labels: { app: "web", tier: "back" },
+      want: ["empty-labels", "not-api", "web"],
+    },
+    {
+      name: "requires every matchLabels entry, not only the one filed under",
+      labels: { app: "web", tier: "front" },
+      want: ["empty-labels", "not-api", "web", "web-front"],
+    },
+    {
+      name: "applies matchExpressions to the candidates",
+      labels: { app: "api", tier: "front" },
+      want: ["empty-labels", "front-not-web"],
+    },
+    {
+      name: "matches selectors without matchLabels against a pod without labels",
+      labels: undefined,
+      want: ["empty-labels", "not-api"],
+    },
   ];
   it.each(cases)("$name", ({ labels, want }) => {
     expect(anIndex(selectors).matching("shop", labels).sort()).toEqual(want);
@@ -52,30 +71,49 @@ describe("SelectorIndex, against matching every selector", () => {
   const key = fc.constantFrom("app", "tier", "zone");
   const value = fc.constantFrom("a", "b", "c");
   const labels = fc.dictionary(key, value, { maxKeys: 3 });
-  const requirement = fc.record({ key, operator: fc.constantFrom("In", "NotIn", "Exists", "DoesNotExist", "Bogus"), values: fc.array(value, { maxLength: 2 }) });
-  const selector: fc.Arbitrary<LabelSelector> = fc.record({ matchLabels: labels, matchExpressions: fc.array(requirement, { maxLength: 2 }) }, { requiredKeys: [] });
+  const requirement = fc.record({
+    key,
+    operator: fc.constantFrom("In", "NotIn", "Exists", "DoesNotExist", "Bogus"),
+    values: fc.array(value, { maxLength: 2 }),
+  });
+  const selector: fc.Arbitrary<LabelSelector> = fc.record(
+    { matchLabels: labels, matchExpressions: fc.array(requirement, { maxLength: 2 }) },
+    { requiredKeys: [] },
+  );
   const change = fc.oneof(
-    fc.record({ op: fc.constant("set" as const), key: fc.nat(5), namespace: fc.constantFrom("shop", "other"), selector }),
+    fc.record({
+      op: fc.constant("set" as const),
+      key: fc.nat(5),
+      namespace: fc.constantFrom("shop", "other"),
+      selector,
+    }),
     fc.record({ op: fc.constant("delete" as const), key: fc.nat(5) }),
   );
 
   it("finds exactly the selectors that match, whatever was set and deleted before", () => {
     fc.assert(
-      fc.property(fc.array(change, { maxLength: 20 }), labels, fc.constantFrom("shop", "other"), (changes, pod, namespace) => {
-        const index = new SelectorIndex();
-        const all = new Map<string, { namespace: string; selector: LabelSelector }>();
-        for (const c of changes) {
-          if (c.op === "set") {
-            index.set(`p${c.key}`, c.namespace, c.selector);
-            all.set(`p${c.key}`, c);
-          } else {
-            index.delete(`p${c.key}`);
-            all.delete(`p${c.key}`);
+      fc.property(
+        fc.array(change, { maxLength: 20 }),
+        labels,
+        fc.constantFrom("shop", "other"),
+        (changes, pod, namespace) => {
+          const index = new SelectorIndex();
+          const all = new Map<string, { namespace: string; selector: LabelSelector }>();
+          for (const c of changes) {
+            if (c.op === "set") {
+              index.set(`p${c.key}`, c.namespace, c.selector);
+              all.set(`p${c.key}`, c);
+            } else {
+              index.delete(`p${c.key}`);
+              all.delete(`p${c.key}`);
+            }
           }
-        }
-        const want = [...all].filter(([, s]) => s.namespace === namespace && matchesLabelSelector(s.selector, pod)).map(([k]) => k);
-        expect(index.matching(namespace, pod).sort()).toEqual(want.sort());
-      }),
+          const want = [...all]
+            .filter(([, s]) => s.namespace === namespace && matchesLabelSelector(s.selector, pod))
+            .map(([k]) => k);
+          expect(index.matching(namespace, pod).sort()).toEqual(want.sort());
+        },
+      ),
     );
   });
 });

@@ -9,7 +9,11 @@ const MANAGED_BY_LABEL = "endpointslice.kubernetes.io/managed-by";
 
 /** What the cache keeps of a built-in slice: its identity, labels, and each endpoint's pod and readiness. */
 export interface BuiltInSlice extends KubeObject {
-  endpoints?: Array<{ addresses?: string[]; conditions?: { ready?: boolean }; targetRef?: { uid?: string; name?: string } }>;
+  endpoints?: Array<{
+    addresses?: string[];
+    conditions?: { ready?: boolean };
+    targetRef?: { uid?: string; name?: string };
+  }>;
 }
 
 /** The cache transform for built-in slices. */
@@ -23,7 +27,11 @@ export function slimBuiltInSlice(slice: BuiltInSlice): BuiltInSlice {
   const endpoints = (slice.endpoints ?? []).map((e) => {
     const out: NonNullable<BuiltInSlice["endpoints"]>[number] = { conditions: { ready: e.conditions?.ready === true } };
     if (e.addresses !== undefined) out.addresses = [...e.addresses];
-    if (e.targetRef?.uid !== undefined || e.targetRef?.name !== undefined) out.targetRef = { ...(e.targetRef.uid !== undefined ? { uid: e.targetRef.uid } : {}), ...(e.targetRef.name !== undefined ? { name: e.targetRef.name } : {}) };
+    if (e.targetRef?.uid !== undefined || e.targetRef?.name !== undefined)
+      out.targetRef = {
+        ...(e.targetRef.uid !== undefined ? { uid: e.targetRef.uid } : {}),
+        ...(e.targetRef.name !== undefined ? { name: e.targetRef.name } : {}),
+      };
     return out;
   });
   return { metadata, endpoints };
@@ -33,7 +41,11 @@ export function slimBuiltInSlice(slice: BuiltInSlice): BuiltInSlice {
  * The Service's endpoints in the built-in controller's slices, one per pod (a dual-stack pod is
  * listed once per address family): ready when any of its listings is.
  */
-export function serviceEndpointsOf(slices: ObjectCache<KubeObject>, namespace: string, service: string): ServiceEndpoints {
+export function serviceEndpointsOf(
+  slices: ObjectCache<KubeObject>,
+  namespace: string,
+  service: string,
+): ServiceEndpoints {
   const ready = new Map<string, boolean>();
   for (const s of slices.list(namespace) as BuiltInSlice[]) {
     const labels = s.metadata?.labels ?? {};

@@ -2,7 +2,14 @@
 // EndpointSlice is its one endpoints controller. A Service that is missing or has a selector is
 // managed by no policy. A ReadinessGate policy only reports on the Service it names.
 import type { ReadinessInput } from "../domain/status.js";
-import { drainMethodOf, serviceNameOf, timeOf, type ObjectCache, type PolicyObject, type ServiceObject } from "./kube-objects.js";
+import {
+  drainMethodOf,
+  serviceNameOf,
+  timeOf,
+  type ObjectCache,
+  type PolicyObject,
+  type ServiceObject,
+} from "./kube-objects.js";
 
 export class ServiceOwnership {
   constructor(
@@ -14,7 +21,9 @@ export class ServiceOwnership {
   claimants(namespace: string, service: string): PolicyObject[] {
     return this.policies
       .list(namespace)
-      .filter((p) => !p.metadata?.deletionTimestamp && serviceNameOf(p) === service && drainMethodOf(p) === "EndpointSlice")
+      .filter(
+        (p) => !p.metadata?.deletionTimestamp && serviceNameOf(p) === service && drainMethodOf(p) === "EndpointSlice",
+      )
       .sort(olderFirst);
   }
 
@@ -35,7 +44,10 @@ export class ServiceOwnership {
     }
     const owner = this.ownerOf(namespace, service);
     if (owner !== undefined && owner !== policyName) {
-      return { reason: "ServiceClaimed", message: `Service ${service} is already managed by HealthProbePolicy ${owner}` };
+      return {
+        reason: "ServiceClaimed",
+        message: `Service ${service} is already managed by HealthProbePolicy ${owner}`,
+      };
     }
     return undefined;
   }

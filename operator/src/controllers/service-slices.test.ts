@@ -10,23 +10,61 @@ import { MemoryWriter } from "./testing/memory-writer.js";
 import { NS, aPolicyObject, aServiceObject } from "./testing/objects.js";
 import { quietLogger } from "./testing/quiet-logger.js";
 
-const aSlice = (name: string, service: string): KubeObject => ({ metadata: { name, namespace: NS, labels: { [LABEL_MANAGED_BY]: MANAGED_BY_OPERATOR, [LABEL_SERVICE_NAME]: service } } });
+const aSlice = (name: string, service: string): KubeObject => ({
+  metadata: { name, namespace: NS, labels: { [LABEL_MANAGED_BY]: MANAGED_BY_OPERATOR, [LABEL_SERVICE_NAME]: service } },
+});
 
 function setUp(policies: PolicyObject[], services: ServiceObject[], leader = true) {
   const writer = new MemoryWriter();
   const servicesCache = new MemoryCache(services);
-  const endpoints = new Endpoints({ slices: new MemoryCache([aSlice("web-1", "web"), aSlice("web-2", "web")]), nodes: new MemoryCache(), writer, clock: new FakeClock() });
-  const controller = new ServiceSlices({ services: servicesCache, ownership: new ServiceOwnership(new MemoryCache(policies), servicesCache), endpoints, logger: quietLogger(), isLeader: () => leader });
+  const endpoints = new Endpoints({
+    slices: new MemoryCache([aSlice("web-1", "web"), aSlice("web-2", "web")]),
+    nodes: new MemoryCache(),
+    writer,
+    clock: new FakeClock(),
+  });
+  const controller = new ServiceSlices({
+    services: servicesCache,
+    ownership: new ServiceOwnership(new MemoryCache(policies), servicesCache),
+    endpoints,
+    logger: quietLogger(),
+    isLeader: () => leader,
+  });
   return { controller, writer };
 }
 
 describe("the ServiceSlices controller", () => {
   it.each<{ name: string; policies: PolicyObject[]; services: ServiceObject[]; leader?: boolean; deleted: string[] }>([
-    { name: "keeps the slices of a Service its policy manages", policies: [aPolicyObject()], services: [aServiceObject()], deleted: [] },
-    { name: "removes the slices when no policy names the Service (deleted, or pointed elsewhere)", policies: [aPolicyObject("web", { serviceName: "api" })], services: [aServiceObject()], deleted: ["web-1", "web-2"] },
-    { name: "removes the slices when the Service is gone", policies: [aPolicyObject()], services: [], deleted: ["web-1", "web-2"] },
-    { name: "removes the slices when the Service gained a selector", policies: [aPolicyObject()], services: [aServiceObject("web", { selector: { app: "web" } })], deleted: ["web-1", "web-2"] },
-    { name: "removes the slices when the only policy naming the Service is terminating", policies: [aPolicyObject("web", {}, { deletionTimestamp: "2026-01-01T00:00:00Z" })], services: [aServiceObject()], deleted: ["web-1", "web-2"] },
+    {
+      name: "keeps the slices of a Service its policy manages",
+      policies: [aPolicyObject()],
+      services: [aServiceObject()],
+      deleted: [],
+    },
+    {
+      name: "removes the slices when no policy names the Service (deleted, or pointed elsewhere)",
+      policies: [aPolicyObject("web", { serviceName: "api" })],
+      services: [aServiceObject()],
+      deleted: ["web-1", "web-2"],
+    },
+    {
+      name: "removes the slices when the Service is gone",
+      policies: [aPolicyObject()],
+      services: [],
+      deleted: ["web-1", "web-2"],
+    },
+    {
+      name: "removes the slices when the Service gained a selector",
+      policies: [aPolicyObject()],
+      services: [aServiceObject("web", { selector: { app: "web" } })],
+      deleted: ["web-1", "web-2"],
+    },
+    {
+      name: "removes the slices when the only policy naming the Service is terminating",
+      policies: [aPolicyObject("web", {}, { deletionTimestamp: "2026-01-01T00:00:00Z" })],
+      services: [aServiceObject()],
+      deleted: ["web-1", "web-2"],
+    },
     { name: "a standby removes nothing", policies: [], services: [], leader: false, deleted: [] },
   ])("$name", async ({ policies, services, leader, deleted }) => {
     const { controller, writer } = setUp(policies, services, leader ?? true);

@@ -49,7 +49,10 @@ export class SliceWriteTracker {
     let stale = false;
     for (const [name, w] of own) {
       const cachedGeneration = inCache.get(name);
-      const caughtUp = w.generation === DELETED ? cachedGeneration === undefined : cachedGeneration !== undefined && cachedGeneration >= w.generation;
+      const caughtUp =
+        w.generation === DELETED
+          ? cachedGeneration === undefined
+          : cachedGeneration !== undefined && cachedGeneration >= w.generation;
       if (caughtUp || now - w.at > TRACKER_TTL_MS) own.delete(name);
       else stale = true;
     }

@@ -43,7 +43,12 @@ export class StatusVersions {
     }
     // The cache shows our write, or someone else's after it: the cache is the truth.
     this.own.delete(key);
-    return { policy, status: policy.status as Partial<PolicyStatus> | undefined, resourceVersion: cached, cachedResourceVersion: cached };
+    return {
+      policy,
+      status: policy.status as Partial<PolicyStatus> | undefined,
+      resourceVersion: cached,
+      cachedResourceVersion: cached,
+    };
   }
 
   /** Replaces the status over exactly the snapshot's version; a 409 is a StaleCacheError. Returns the new snapshot. */
@@ -54,7 +59,12 @@ export class StatusVersions {
     this.own.set(key, { over: over.cachedResourceVersion, resourceVersion: out.resourceVersion, status });
     this.lastWrite.set(key, this.clock.now());
     this.onWrite();
-    return { policy: over.policy, status, resourceVersion: out.resourceVersion, cachedResourceVersion: over.cachedResourceVersion };
+    return {
+      policy: over.policy,
+      status,
+      resourceVersion: out.resourceVersion,
+      cachedResourceVersion: over.cachedResourceVersion,
+    };
   }
 
   /** When this process last wrote the policy's status. */

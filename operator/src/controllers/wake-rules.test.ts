@@ -8,12 +8,36 @@ import { WAKE_RULES, wakesOf, type WakeContext, type WakeQueue } from "./wake-ru
 
 const web = aPolicyObject("web");
 const gated = aPolicyObject("gated", { serviceName: "api", drain: { method: "ReadinessGate" } });
-const svc = (ports: number[]): ServiceObject => ({ metadata: { namespace: "shop", name: "web", uid: "s1" }, spec: { ports: ports.map((port) => ({ port })) } }) as unknown as ServiceObject;
+const svc = (ports: number[]): ServiceObject =>
+  ({
+    metadata: { namespace: "shop", name: "web", uid: "s1" },
+    spec: { ports: ports.map((port) => ({ port })) },
+  }) as unknown as ServiceObject;
 const pod = (labels: Record<string, string>, gate = false): PodObject =>
-  ({ metadata: { namespace: "shop", name: "p1", uid: "p1", labels, ownerReferences: [{ uid: "rs1", kind: "ReplicaSet", name: "rs" }] }, spec: gate ? { readinessGates: [{ conditionType: READINESS_GATE_CONDITION }] } : {} }) as unknown as PodObject;
+  ({
+    metadata: {
+      namespace: "shop",
+      name: "p1",
+      uid: "p1",
+      labels,
+      ownerReferences: [{ uid: "rs1", kind: "ReplicaSet", name: "rs" }],
+    },
+    spec: gate ? { readinessGates: [{ conditionType: READINESS_GATE_CONDITION }] } : {},
+  }) as unknown as PodObject;
 const rs = (revision: string, replicas = 1): ReplicaSetObject =>
-  ({ metadata: { namespace: "shop", name: "rs", uid: "rs1", annotations: { "deployment.kubernetes.io/revision": revision } }, status: { replicas } }) as unknown as ReplicaSetObject;
-const node = (zone: string, heartbeat = "1"): KubeObject => ({ metadata: { name: "n1", labels: { "topology.kubernetes.io/zone": zone }, annotations: { heartbeat } } }) as KubeObject;
+  ({
+    metadata: {
+      namespace: "shop",
+      name: "rs",
+      uid: "rs1",
+      annotations: { "deployment.kubernetes.io/revision": revision },
+    },
+    status: { replicas },
+  }) as unknown as ReplicaSetObject;
+const node = (zone: string, heartbeat = "1"): KubeObject =>
+  ({
+    metadata: { name: "n1", labels: { "topology.kubernetes.io/zone": zone }, annotations: { heartbeat } },
+  }) as KubeObject;
 
 /** Two policies of namespace shop; a pod labelled app=web is selected by "web" only. */
 function context(): WakeContext {
@@ -27,18 +51,52 @@ function context(): WakeContext {
     replicaSets: new MemoryCache<ReplicaSetObject>(),
     diagnostics: new MemoryCache<KubeObject>(),
   } as unknown as Caches;
-  return { caches, policiesForPod: (p) => (p.metadata?.labels?.app === "web" ? ["shop/web"] : []), managedServices: () => [{ namespace: "shop", service: "web" }] };
+  return {
+    caches,
+    policiesForPod: (p) => (p.metadata?.labels?.app === "web" ? ["shop/web"] : []),
+    managedServices: () => [{ namespace: "shop", service: "web" }],
+  };
 }
 
 const sorted = (wakes: Array<[WakeQueue, string]>) => [...new Set(wakes.map(([q, k]) => `${q} ${k}`))].sort();
 
 describe("what wakes what", () => {
   it.each<{ name: string; source: keyof Caches; old: unknown; now: unknown; wakes: string[] }>([
-    { name: "a Service's port change wakes the policies that name it and the Service", source: "services", old: svc([80]), now: svc([8080]), wakes: ["policy shop/web", "service shop/web"] },
-    { name: "a pod's change wakes the policies whose selector matches it", source: "pods", old: pod({ app: "web" }), now: pod({ app: "web", v: "2" }), wakes: ["policy shop/web"] },
-    { name: "a pod matching no policy and without the gate wakes nothing", source: "pods", old: undefined, now: pod({ app: "other" }), wakes: [] },
-    { name: "a gated pod's change also wakes its namespace for gate release", source: "pods", old: undefined, now: pod({ app: "web" }, true), wakes: ["namespace shop", "policy shop/web"] },
-    { name: "a status-only change of a policy wakes only the policies naming its Service", source: "policies", old: web, now: { ...web, status: { healthy: 3 } }, wakes: ["policy shop/web"] },
+    {
+      name: "a Service's port change wakes the policies that name it and the Service",
+      source: "services",
+      old: svc([80]),
+      now: svc([8080]),
+      wakes: ["policy shop/web", "service shop/web"],
+    },
+    {
+      name: "a pod's change wakes the policies whose selector matches it",
+      source: "pods",
+      old: pod({ app: "web" }),
+      now: pod({ app: "web", v: "2" }),
+      wakes: ["policy shop/web"],
+    },
+    {
+      name: "a pod matching no policy and without the gate wakes nothing",
+      source: "pods",
+      old: undefined,
+      now: pod({ app: "other" }),
+      wakes: [],
+    },
+    {
+      name: "a gated pod's change also wakes its namespace for gate release",
+      source: "pods",
+      old: undefined,
+      now: pod({ app: "web" }, true),
+      wakes: ["namespace shop", "policy shop/web"],
+    },
+    {
+      name: "a status-only change of a policy wakes only the policies naming its Service",
+      source: "policies",
+      old: web,
+      now: { ...web, status: { healthy: 3 } },
+      wakes: ["policy shop/web"],
+    },
     {
       name: "a policy pointed at another Service wakes the policies of both Services and the managed Services",
       source: "policies",
@@ -46,11 +104,35 @@ describe("what wakes what", () => {
       now: aPolicyObject("web", { serviceName: "api" }),
       wakes: ["policy shop/gated", "policy shop/web", "service shop/web"],
     },
-    { name: "a ReadinessGate policy deleted hands its pods over: wakes the others, its namespace and the managed Services", source: "policies", old: gated, now: undefined, wakes: ["namespace shop", "policy shop/gated", "service shop/web"] },
-    { name: "a ReplicaSet's new revision wakes the policies of its pods", source: "replicaSets", old: rs("1"), now: rs("2"), wakes: ["policy shop/web"] },
-    { name: "a ReplicaSet's status update wakes nothing", source: "replicaSets", old: rs("1", 1), now: rs("1", 3), wakes: [] },
+    {
+      name: "a ReadinessGate policy deleted hands its pods over: wakes the others, its namespace and the managed Services",
+      source: "policies",
+      old: gated,
+      now: undefined,
+      wakes: ["namespace shop", "policy shop/gated", "service shop/web"],
+    },
+    {
+      name: "a ReplicaSet's new revision wakes the policies of its pods",
+      source: "replicaSets",
+      old: rs("1"),
+      now: rs("2"),
+      wakes: ["policy shop/web"],
+    },
+    {
+      name: "a ReplicaSet's status update wakes nothing",
+      source: "replicaSets",
+      old: rs("1", 1),
+      now: rs("1", 3),
+      wakes: [],
+    },
     { name: "a node's heartbeat wakes nothing", source: "nodes", old: node("a", "1"), now: node("a", "2"), wakes: [] },
-    { name: "a node's zone change wakes every policy", source: "nodes", old: node("a"), now: node("b"), wakes: ["policy shop/gated", "policy shop/web"] },
+    {
+      name: "a node's zone change wakes every policy",
+      source: "nodes",
+      old: node("a"),
+      now: node("b"),
+      wakes: ["policy shop/gated", "policy shop/web"],
+    },
     {
       name: "a managed EndpointSlice's change wakes the policies naming its Service and the Service",
       source: "slices",
@@ -62,7 +144,9 @@ describe("what wakes what", () => {
       name: "a diagnostics ConfigMap's change wakes the policy owning it",
       source: "diagnostics",
       old: undefined,
-      now: { metadata: { namespace: "shop", name: "d", ownerReferences: [{ kind: "HealthProbePolicy", name: "web" }] } },
+      now: {
+        metadata: { namespace: "shop", name: "d", ownerReferences: [{ kind: "HealthProbePolicy", name: "web" }] },
+      },
       wakes: ["policy shop/web"],
     },
   ])("$name", ({ source, old, now, wakes }) => {

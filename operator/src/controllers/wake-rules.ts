@@ -4,7 +4,14 @@
 import { KIND } from "../api/group.js";
 import type { Caches, Enqueue } from "./caches.js";
 import { holdingOf, isGatePolicy } from "./gate-holders.js";
-import { drainMethodOf, hasReadinessGate, keyOf, serviceNameOf, type PodObject, type PolicyObject } from "./kube-objects.js";
+import {
+  drainMethodOf,
+  hasReadinessGate,
+  keyOf,
+  serviceNameOf,
+  type PodObject,
+  type PolicyObject,
+} from "./kube-objects.js";
 
 /** The queues a rule may feed; each has one key type. */
 export type WakeQueue = "policy" | "service" | "namespace";
@@ -46,31 +53,55 @@ export const aspectChanged =
 
 /** What Service ownership reads of a policy (service-ownership.ts): the Service it names, its drain method, whether it is deleting, its age. */
 export function claimOf(p: PolicyObject): string {
-  return JSON.stringify([serviceNameOf(p) ?? "", drainMethodOf(p), !!p.metadata?.deletionTimestamp, p.metadata?.creationTimestamp ?? ""]);
+  return JSON.stringify([
+    serviceNameOf(p) ?? "",
+    drainMethodOf(p),
+    !!p.metadata?.deletionTimestamp,
+    p.metadata?.creationTimestamp ?? "",
+  ]);
 }
 
 const namingService = (ctx: WakeContext, namespace: string, service: string | undefined): string[] =>
-  service === undefined ? [] : ctx.caches.policies.list(namespace).filter((p) => serviceNameOf(p) === service).map(keyOf);
-const sliceService = (slice: { metadata?: { labels?: Record<string, string> } }) => slice.metadata?.labels?.["kubernetes.io/service-name"];
-const revisionOf = (rs: { metadata?: { annotations?: Record<string, string> } }) => rs.metadata?.annotations?.["deployment.kubernetes.io/revision"];
-const zoneOf = (node: { metadata?: { labels?: Record<string, string> } }) => node.metadata?.labels?.["topology.kubernetes.io/zone"];
+  service === undefined
+    ? []
+    : ctx.caches.policies
+        .list(namespace)
+        .filter((p) => serviceNameOf(p) === service)
+        .map(keyOf);
+const sliceService = (slice: { metadata?: { labels?: Record<string, string> } }) =>
+  slice.metadata?.labels?.["kubernetes.io/service-name"];
+const revisionOf = (rs: { metadata?: { annotations?: Record<string, string> } }) =>
+  rs.metadata?.annotations?.["deployment.kubernetes.io/revision"];
+const zoneOf = (node: { metadata?: { labels?: Record<string, string> } }) =>
+  node.metadata?.labels?.["topology.kubernetes.io/zone"];
 
 const slicesNamingService = (source: "slices" | "builtInSlices") =>
   rule({
     name: `a change of ${source === "slices" ? "a managed" : "a built-in"} EndpointSlice wakes the policies naming its Service`,
     source,
     queue: "policy",
-    keys: (old, now, ctx) => { const s = either(old, now); return namingService(ctx, namespaceOf(s), sliceService(s)); },
+    keys: (old, now, ctx) => {
+      const s = either(old, now);
+      return namingService(ctx, namespaceOf(s), sliceService(s));
+    },
   });
 
 export const WAKE_RULES: readonly WakeRule[] = [
-  rule({ name: "any change of a policy wakes the policy itself", source: "policies", queue: "policy", keys: (old, now) => [keyOf(either(old, now))] }),
+  rule({
+    name: "any change of a policy wakes the policy itself",
+    source: "policies",
+    queue: "policy",
+    keys: (old, now) => [keyOf(either(old, now))],
+  }),
   // A policy pointed elsewhere (or deleted) frees the old Service, and a policy waiting on it as ServiceClaimed may take over now.
   rule({
     name: "any change of a policy wakes the policies naming the Service it named before or names now",
     source: "policies",
     queue: "policy",
-    keys: (old, now, ctx) => [...new Set([old && serviceNameOf(old), now && serviceNameOf(now)])].flatMap((s) => namingService(ctx, namespaceOf(either(old, now)), s)),
+    keys: (old, now, ctx) =>
+      [...new Set([old && serviceNameOf(old), now && serviceNameOf(now)])].flatMap((s) =>
+        namingService(ctx, namespaceOf(either(old, now)), s),
+      ),
   }),
   // Which policy holds a gated pod's condition depends on every ReadinessGate policy of the namespace: the others must write what one left at once (seed 20536).
   rule({
@@ -78,9 +109,20 @@ export const WAKE_RULES: readonly WakeRule[] = [
     source: "policies",
     queue: "policy",
     when: aspectChanged(holdingOf),
-    keys: (old, now, ctx) => { const key = keyOf(either(old, now)); return ctx.caches.policies.list(namespaceOf(either(old, now))).filter((o) => keyOf(o) !== key && isGatePolicy(o)).map(keyOf); },
+    keys: (old, now, ctx) => {
+      const key = keyOf(either(old, now));
+      return ctx.caches.policies
+        .list(namespaceOf(either(old, now)))
+        .filter((o) => keyOf(o) !== key && isGatePolicy(o))
+        .map(keyOf);
+    },
   }),
-  rule({ name: "any change of a pod wakes the policies whose selector matches it", source: "pods", queue: "policy", keys: (old, now, ctx) => ctx.policiesForPod(either(old, now)) }),
+  rule({
+    name: "any change of a pod wakes the policies whose selector matches it",
+    source: "pods",
+    queue: "policy",
+    keys: (old, now, ctx) => ctx.policiesForPod(either(old, now)),
+  }),
   // A new ReplicaSet or a new revision (a rollback) can make another one the newest; a status update of a scaling ReplicaSet must not scan the pods.
   rule({
     name: "a ReplicaSet added, deleted or given a new revision wakes the policies of its pods",
@@ -89,11 +131,21 @@ export const WAKE_RULES: readonly WakeRule[] = [
     when: (old, now) => old === undefined || now === undefined || revisionOf(old) !== revisionOf(now),
     keys: (old, now, ctx) => {
       const rs = either(old, now);
-      const owned = ctx.caches.pods.list(rs.metadata?.namespace).filter((pod) => pod.metadata?.ownerReferences?.some((r) => r.uid === rs.metadata?.uid));
+      const owned = ctx.caches.pods
+        .list(rs.metadata?.namespace)
+        .filter((pod) => pod.metadata?.ownerReferences?.some((r) => r.uid === rs.metadata?.uid));
       return owned.flatMap((pod) => [...ctx.policiesForPod(pod)]);
     },
   }),
-  rule({ name: "any change of a Service wakes the policies that name it", source: "services", queue: "policy", keys: (old, now, ctx) => { const s = either(old, now); return namingService(ctx, namespaceOf(s), s.metadata?.name); } }),
+  rule({
+    name: "any change of a Service wakes the policies that name it",
+    source: "services",
+    queue: "policy",
+    keys: (old, now, ctx) => {
+      const s = either(old, now);
+      return namingService(ctx, namespaceOf(s), s.metadata?.name);
+    },
+  }),
   slicesNamingService("slices"),
   slicesNamingService("builtInSlices"),
   // A diagnostics ConfigMap created or deleted changes its policy's status.diagnostics.
@@ -101,7 +153,12 @@ export const WAKE_RULES: readonly WakeRule[] = [
     name: "a change of a diagnostics ConfigMap wakes the policy that owns it",
     source: "diagnostics",
     queue: "policy",
-    keys: (old, now) => { const cm = either(old, now); return (cm.metadata?.ownerReferences ?? []).filter((r) => r.kind === KIND && r.name).map((r) => `${namespaceOf(cm)}/${r.name}`); },
+    keys: (old, now) => {
+      const cm = either(old, now);
+      return (cm.metadata?.ownerReferences ?? [])
+        .filter((r) => r.kind === KIND && r.name)
+        .map((r) => `${namespaceOf(cm)}/${r.name}`);
+    },
   }),
   // Only a zone change matters to the slices; node heartbeats must not wake every policy.
   rule({
@@ -111,23 +168,56 @@ export const WAKE_RULES: readonly WakeRule[] = [
     when: (old, now) => old === undefined || (now !== undefined && zoneOf(old) !== zoneOf(now)),
     keys: (_old, _now, ctx) => ctx.caches.policies.list().map(keyOf),
   }),
-  rule({ name: "a change of a managed EndpointSlice wakes its Service", source: "slices", queue: "service", keys: (old, now) => { const s = either(old, now); const svc = sliceService(s); return svc ? [`${namespaceOf(s)}/${svc}`] : []; } }),
-  rule({ name: "any change of a Service wakes the Service", source: "services", queue: "service", keys: (old, now) => [keyOf(either(old, now))] }),
+  rule({
+    name: "a change of a managed EndpointSlice wakes its Service",
+    source: "slices",
+    queue: "service",
+    keys: (old, now) => {
+      const s = either(old, now);
+      const svc = sliceService(s);
+      return svc ? [`${namespaceOf(s)}/${svc}`] : [];
+    },
+  }),
+  rule({
+    name: "any change of a Service wakes the Service",
+    source: "services",
+    queue: "service",
+    keys: (old, now) => [keyOf(either(old, now))],
+  }),
   // A policy deleted or pointed at another Service leaves the slices of the old one unmanaged.
   rule({
     name: "a change in what a policy claims wakes the managed Services of its namespace",
     source: "policies",
     queue: "service",
     when: aspectChanged(claimOf),
-    keys: (old, now, ctx) => [...ctx.managedServices(namespaceOf(either(old, now)))].map((s) => `${s.namespace}/${s.service}`),
+    keys: (old, now, ctx) =>
+      [...ctx.managedServices(namespaceOf(either(old, now)))].map((s) => `${s.namespace}/${s.service}`),
   }),
-  rule({ name: "a change of a pod with the readiness gate wakes its namespace", source: "pods", queue: "namespace", when: (old, now) => hasReadinessGate(either(old, now)), keys: (old, now) => [namespaceOf(either(old, now))] }),
+  rule({
+    name: "a change of a pod with the readiness gate wakes its namespace",
+    source: "pods",
+    queue: "namespace",
+    when: (old, now) => hasReadinessGate(either(old, now)),
+    keys: (old, now) => [namespaceOf(either(old, now))],
+  }),
   // Only a change in which pods a policy holds can leave a gated pod held by none.
-  rule({ name: "a change in which pods a policy holds wakes its namespace", source: "policies", queue: "namespace", when: aspectChanged(holdingOf), keys: (old, now) => [namespaceOf(either(old, now))] }),
+  rule({
+    name: "a change in which pods a policy holds wakes its namespace",
+    source: "policies",
+    queue: "namespace",
+    when: aspectChanged(holdingOf),
+    keys: (old, now) => [namespaceOf(either(old, now))],
+  }),
 ];
 
 /** The keys one change wakes, by queue: what registerWakeRules enqueues, and what the tests read. */
-export function wakesOf(rules: readonly WakeRule[], source: keyof Caches, old: unknown, now: unknown, ctx: WakeContext): Array<[WakeQueue, string]> {
+export function wakesOf(
+  rules: readonly WakeRule[],
+  source: keyof Caches,
+  old: unknown,
+  now: unknown,
+  ctx: WakeContext,
+): Array<[WakeQueue, string]> {
   const out: Array<[WakeQueue, string]> = [];
   for (const r of rules) {
     if (r.source !== source || (r.when && !r.when(old as never, now as never))) continue;
@@ -137,12 +227,17 @@ export function wakesOf(rules: readonly WakeRule[], source: keyof Caches, old: u
 }
 
 /** Registers the rules on the caches: one handler per cache, feeding the queues given. */
-export function registerWakeRules(ctx: WakeContext, queues: Partial<Record<WakeQueue, Enqueue>>, rules: readonly WakeRule[] = WAKE_RULES): void {
+export function registerWakeRules(
+  ctx: WakeContext,
+  queues: Partial<Record<WakeQueue, Enqueue>>,
+  rules: readonly WakeRule[] = WAKE_RULES,
+): void {
   const wanted = rules.filter((r) => queues[r.queue] !== undefined);
   for (const source of new Set(wanted.map((r) => r.source))) {
     const cache = ctx.caches[source] as { onChange(h: (obj: unknown, type: string, old: unknown) => void): void };
     cache.onChange((obj, type, old) => {
-      const [before, after] = type === "add" ? [undefined, obj] : type === "delete" ? [old ?? obj, undefined] : [old, obj];
+      const [before, after] =
+        type === "add" ? [undefined, obj] : type === "delete" ? [old ?? obj, undefined] : [old, obj];
       for (const [queue, key] of wakesOf(wanted, source, before, after, ctx)) queues[queue]?.add(key);
     });
   }
@@ -155,10 +250,19 @@ export function enqueueAll(caches: Caches, queue: Enqueue): void {
 
 /** Every namespace with a pod that has the readiness gate. */
 export function enqueueGatedNamespaces(caches: Caches, queue: Enqueue): void {
-  for (const ns of new Set(caches.pods.list().filter(hasReadinessGate).map((p) => p.metadata?.namespace ?? ""))) queue.add(ns);
+  for (const ns of new Set(
+    caches.pods
+      .list()
+      .filter(hasReadinessGate)
+      .map((p) => p.metadata?.namespace ?? ""),
+  ))
+    queue.add(ns);
 }
 
 /** Every Service with slices this operator manages. */
-export function enqueueManagedServices(managed: () => Iterable<{ namespace: string; service: string }>, queue: Enqueue): void {
+export function enqueueManagedServices(
+  managed: () => Iterable<{ namespace: string; service: string }>,
+  queue: Enqueue,
+): void {
   for (const s of managed()) queue.add(`${s.namespace}/${s.service}`);
 }

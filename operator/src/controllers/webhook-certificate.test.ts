@@ -1,6 +1,10 @@
 import { describe, it, expect, beforeEach } from "@jest/globals";
 import { X509Certificate } from "node:crypto";
-import { StoreConflictError, type CertificateSecret, type WebhookCertificateStore } from "../adapters/webhook-certificate-store.js";
+import {
+  StoreConflictError,
+  type CertificateSecret,
+  type WebhookCertificateStore,
+} from "../adapters/webhook-certificate-store.js";
 import { certificateFacts, splitPemBundle, type KeyPairPem } from "../runtime/certificates.js";
 import { WebhookCertificate, CA_CERT, TLS_CERT, stateOf } from "./webhook-certificate.js";
 import { quietLogger } from "./testing/quiet-logger.js";
@@ -25,7 +29,8 @@ class MemoryStore implements WebhookCertificateStore {
   async writeSecret(data: Record<string, string>, resourceVersion: string | undefined) {
     this.beforeWrite?.();
     this.beforeWrite = undefined;
-    if ((this.secret?.resourceVersion ?? undefined) !== resourceVersion) throw new StoreConflictError("conflict", { cause: undefined });
+    if ((this.secret?.resourceVersion ?? undefined) !== resourceVersion)
+      throw new StoreConflictError("conflict", { cause: undefined });
     this.writes++;
     this.secret = { resourceVersion: String(++this.version), data: { ...data } };
     return { ...this.secret };
@@ -88,7 +93,9 @@ describe("WebhookCertificate", () => {
     now += 10_000;
     const result = await k.reconcile();
     const facts = certificateFacts(store.secret!.data[TLS_CERT]!);
-    expect(result).toEqual({ requeueAfterMs: facts.notBefore + Math.floor(((facts.notAfter - facts.notBefore) * 2) / 3) - now });
+    expect(result).toEqual({
+      requeueAfterMs: facts.notBefore + Math.floor(((facts.notAfter - facts.notBefore) * 2) / 3) - now,
+    });
   });
 
   it("renews the serving certificate at two thirds of its lifetime, with the same CA, and serves the new one", async () => {

@@ -8,9 +8,20 @@
 // keep the webhook configuration's caBundle equal to the Secret's ca.crt. The next pass is due at
 // the renewal time, and at least every resyncMs so a certificate another replica or cert-manager
 // wrote is picked up.
-import { certificateFacts, issueServingCertificate, makeCertificateAuthority, splitPemBundle, verifiesAgainst, type KeyPairPem } from "../runtime/certificates.js";
+import {
+  certificateFacts,
+  issueServingCertificate,
+  makeCertificateAuthority,
+  splitPemBundle,
+  verifiesAgainst,
+  type KeyPairPem,
+} from "../runtime/certificates.js";
 import { planCertificate, type CertificateState } from "../domain/webhook-certificate-plan.js";
-import { StoreConflictError, type CertificateSecret, type WebhookCertificateStore } from "../adapters/webhook-certificate-store.js";
+import {
+  StoreConflictError,
+  type CertificateSecret,
+  type WebhookCertificateStore,
+} from "../adapters/webhook-certificate-store.js";
 import type { Clock } from "../runtime/clock.js";
 import type { Logger } from "../runtime/logger.js";
 import type { ReconcileResult } from "../runtime/work-queue.js";
@@ -72,19 +83,26 @@ export class WebhookCertificate {
     const cert = data[TLS_CERT];
     const key = data[TLS_KEY];
     if (!cert || !key) {
-      this.o.logger.warn({ secret: "webhook certificate" }, "the webhook certificate Secret has no tls.crt and tls.key yet; the webhook cannot serve");
+      this.o.logger.warn(
+        { secret: "webhook certificate" },
+        "the webhook certificate Secret has no tls.crt and tls.key yet; the webhook cannot serve",
+      );
       return { requeueAfterMs: Math.min(delay, 10_000) };
     }
     if (this.served !== cert) {
       this.o.serve({ cert, key });
       this.served = cert;
-      this.o.logger.info({ notAfter: new Date(certificateFacts(cert).notAfter).toISOString() }, "webhook serving certificate loaded");
+      this.o.logger.info(
+        { notAfter: new Date(certificateFacts(cert).notAfter).toISOString() },
+        "webhook serving certificate loaded",
+      );
     }
     if (this.o.manage && this.o.keepCaBundle && data[CA_CERT]) {
       try {
         const result = await this.o.store.setCaBundle(data[CA_CERT]);
         if (result === "updated") this.o.logger.info("webhook configuration caBundle updated");
-        if (result === "missing") this.o.logger.warn("the MutatingWebhookConfiguration does not exist; its caBundle is set once it does");
+        if (result === "missing")
+          this.o.logger.warn("the MutatingWebhookConfiguration does not exist; its caBundle is set once it does");
       } catch (err) {
         if (err instanceof StoreConflictError) return { requeueAfterMs: RETRY_MS };
         throw err;
@@ -94,7 +112,9 @@ export class WebhookCertificate {
   }
 
   /** The Secret as it is, or as this pass rewrote it, and when to look again. */
-  private async renewIfDue(secret: CertificateSecret | undefined): Promise<{ secret: CertificateSecret | undefined; renewAt: number } | "conflict"> {
+  private async renewIfDue(
+    secret: CertificateSecret | undefined,
+  ): Promise<{ secret: CertificateSecret | undefined; renewAt: number } | "conflict"> {
     const now = this.o.clock.now();
     const data = secret?.data ?? {};
     const plan = planCertificate(stateOf(data), this.o.hosts, now);
@@ -139,10 +159,14 @@ function safeFacts(pem: string): ReturnType<typeof certificateFacts> | undefined
 /** What the plan needs to know of the Secret's contents; anything unreadable counts as absent. */
 export function stateOf(data: Record<string, string>): CertificateState {
   const caPem = splitPemBundle(data[CA_CERT] ?? "")[0];
-  const caFacts = caPem && data[CA_KEY] && verifiesAgainst({ cert: caPem, key: data[CA_KEY] }, caPem) ? safeFacts(caPem) : undefined;
+  const caFacts =
+    caPem && data[CA_KEY] && verifiesAgainst({ cert: caPem, key: data[CA_KEY] }, caPem) ? safeFacts(caPem) : undefined;
   if (!caFacts) return {};
   const leafPem = data[TLS_CERT];
   const leafFacts = leafPem && data[TLS_KEY] ? safeFacts(leafPem) : undefined;
   if (!leafFacts) return { ca: caFacts };
-  return { ca: caFacts, leaf: { ...leafFacts, signedByCa: verifiesAgainst({ cert: leafPem!, key: data[TLS_KEY]! }, caPem!) } };
+  return {
+    ca: caFacts,
+    leaf: { ...leafFacts, signedByCa: verifiesAgainst({ cert: leafPem!, key: data[TLS_KEY]! }, caPem!) },
+  };
 }

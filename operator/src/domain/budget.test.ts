@@ -31,7 +31,15 @@ describe("computeBudget", () => {
     usedDay: number;
     nextSlotAt?: number;
   }> = [
-    { name: "an empty ledger fits", entries: [], now: T0, limits: { maxPerHour: 1, maxPerDay: 3 }, fits: true, usedHour: 0, usedDay: 0 },
+    {
+      name: "an empty ledger fits",
+      entries: [],
+      now: T0,
+      limits: { maxPerHour: 1, maxPerDay: 3 },
+      fits: true,
+      usedHour: 0,
+      usedDay: 0,
+    },
     {
       name: "an entry 59 minutes ago fills an hourly budget of 1 until 60 minutes after it",
       entries: at(-59),
@@ -146,7 +154,11 @@ describe("computeBudget", () => {
   });
 
   it("gives the next slot in whole seconds, never before it frees", () => {
-    const result = computeBudget([{ pod: "a", uid: "a", time: Date.parse("2026-11-30T10:00:00.749Z"), method: "Evict" }], Date.parse("2026-11-30T10:30:00Z"), { maxPerHour: 1, maxPerDay: 3, policy: "web" });
+    const result = computeBudget(
+      [{ pod: "a", uid: "a", time: Date.parse("2026-11-30T10:00:00.749Z"), method: "Evict" }],
+      Date.parse("2026-11-30T10:30:00Z"),
+      { maxPerHour: 1, maxPerDay: 3, policy: "web" },
+    );
     expect(result.reason).toBe("hourly budget of policy web used 1/1, next slot 2026-11-30T11:00:01Z");
   });
 
@@ -207,7 +219,11 @@ describe("computeOperatorBudget", () => {
 
 describe("pruneLedger", () => {
   it("keeps entries younger than the kept span, oldest first, and drops one exactly at its edge", () => {
-    const [edge, inside, newest] = [anEntry({ time: T0 - DAY_MS }), anEntry({ time: T0 - DAY_MS + 1 }), anEntry({ time: T0 })];
+    const [edge, inside, newest] = [
+      anEntry({ time: T0 - DAY_MS }),
+      anEntry({ time: T0 - DAY_MS + 1 }),
+      anEntry({ time: T0 }),
+    ];
     expect(pruneLedger([newest!, edge!, inside!], T0, DAY_MS)).toEqual([inside, newest]);
   });
 

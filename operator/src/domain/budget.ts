@@ -68,7 +68,12 @@ export function formatInstant(ms: number): string {
 }
 
 /** Checks one window of `windowMs` holding at most `max` entries. `max <= 0` never fits. */
-export function computeWindow(entries: readonly LedgerEntry[], now: number, windowMs: number, max: number): WindowCheck {
+export function computeWindow(
+  entries: readonly LedgerEntry[],
+  now: number,
+  windowMs: number,
+  max: number,
+): WindowCheck {
   const times = entries
     .map((e) => e.time)
     .filter((t) => t > now - windowMs)
@@ -120,7 +125,11 @@ export function computeBudget(entries: readonly LedgerEntry[], now: number, limi
 }
 
 /** The operator-wide cap: at most `max12h` replacements in any sliding 12 hours, across all policies. */
-export function computeOperatorBudget(entries: readonly LedgerEntry[], now: number, max12h: number): OperatorBudgetResult {
+export function computeOperatorBudget(
+  entries: readonly LedgerEntry[],
+  now: number,
+  max12h: number,
+): OperatorBudgetResult {
   const w = computeWindow(entries, now, TWELVE_HOURS_MS, max12h);
   if (w.fits) return { fits: true, used: w.used, reason: `operator-wide budget fits: ${w.used}/${max12h} in 12h` };
   const reason = !(max12h > 0)
@@ -145,11 +154,20 @@ export interface NamespaceShare {
  * (those recorded with this namespace) in any sliding 12 hours, so one tenant cannot spend
  * the whole operator-wide cap and leave none for the others.
  */
-export function computeNamespaceBudget(entries: readonly LedgerEntry[], now: number, share: NamespaceShare): OperatorBudgetResult {
+export function computeNamespaceBudget(
+  entries: readonly LedgerEntry[],
+  now: number,
+  share: NamespaceShare,
+): OperatorBudgetResult {
   const own = entries.filter((e) => e.namespace === share.namespace);
   const w = computeWindow(own, now, TWELVE_HOURS_MS, share.max12h);
   const flag = `--max-replacements-per-12h-per-namespace=${share.max12h}`;
-  if (w.fits) return { fits: true, used: w.used, reason: `share of namespace ${share.namespace} fits: ${w.used}/${share.max12h} in 12h` };
+  if (w.fits)
+    return {
+      fits: true,
+      used: w.used,
+      reason: `share of namespace ${share.namespace} fits: ${w.used}/${share.max12h} in 12h`,
+    };
   const reason = !(share.max12h > 0)
     ? `namespace ${share.namespace} has no share of the operator-wide replacements per 12h (${flag})`
     : `namespace ${share.namespace} used its ${share.max12h} of the operator-wide ${share.operatorMax12h} replacements per 12h (${flag}), next slot ${formatSlot(w.nextSlotAt as number)}`;

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "@jest/globals";
-import { buildDiagnosticsConfigMap, diagnosticsConfigMapName, fitLogs, labelValueOf, type DiagnosticsCapture } from "./diagnostics.js";
+import {
+  buildDiagnosticsConfigMap,
+  diagnosticsConfigMapName,
+  fitLogs,
+  labelValueOf,
+  type DiagnosticsCapture,
+} from "./diagnostics.js";
 import { planDiagnosticsRetention, type StoredDiagnostics } from "./diagnostics-retention.js";
 
 const T0 = Date.parse("2026-12-01T10:00:00Z");
@@ -108,11 +114,25 @@ describe("buildDiagnosticsConfigMap", () => {
   it("holds the logs, the Events oldest first, the conditions, the probe record and a summary; labelled and owned by the policy", () => {
     const cm = buildDiagnosticsConfigMap(aCapture());
     expect(cm.name).toMatch(/^web-diag-web-0-[0-9a-f]{8}$/);
-    expect(cm.labels).toEqual({ "healthprobe.io/policy": "web", "healthprobe.io/pod": "web-0", "app.kubernetes.io/managed-by": "healthprobe-operator" });
+    expect(cm.labels).toEqual({
+      "healthprobe.io/policy": "web",
+      "healthprobe.io/pod": "web-0",
+      "app.kubernetes.io/managed-by": "healthprobe-operator",
+    });
     expect(cm.annotations["healthprobe.io/captured-at"]).toBe("2026-12-01T10:00:00.000Z");
-    expect(cm.ownerReferences).toEqual([{ apiVersion: "healthprobe.io/v1alpha1", kind: "HealthProbePolicy", name: "web", uid: "policy-uid", controller: true }]);
+    expect(cm.ownerReferences).toEqual([
+      {
+        apiVersion: "healthprobe.io/v1alpha1",
+        kind: "HealthProbePolicy",
+        name: "web",
+        uid: "policy-uid",
+        controller: true,
+      },
+    ]);
     expect(cm.data["logs.app"]).toBe("started\nfailing\n");
-    expect(cm.data.events).toBe("2026-12-01T09:59:55Z Normal Started: Started container app\n2026-12-01T09:59:59Z Warning Unhealthy: Readiness probe failed (x3)\n");
+    expect(cm.data.events).toBe(
+      "2026-12-01T09:59:55Z Normal Started: Started container app\n2026-12-01T09:59:59Z Warning Unhealthy: Readiness probe failed (x3)\n",
+    );
     expect(JSON.parse(cm.data.conditions!)).toEqual({ conditions: [{ type: "Ready", status: "False" }] });
     expect(JSON.parse(cm.data.probe!)).toEqual({ state: "Unhealthy", result: "HTTP 503" });
     expect(cm.data.summary).toContain("verdict: Unhealthy since 2026-12-01T09:00:00Z (HTTP 503)");
@@ -133,13 +153,23 @@ describe("buildDiagnosticsConfigMap", () => {
     expect(cm.data["logs.app.previous"]).toBe("before the restart\n");
     expect(cm.data["logs.app"]).toBeUndefined();
     expect(cm.data.events).toBeUndefined();
-    expect(cm.problems).toEqual(["logs.app: HTTP 500: dial tcp: lookup node-1: no such host", "events: timed out after 5s"]);
+    expect(cm.problems).toEqual([
+      "logs.app: HTTP 500: dial tcp: lookup node-1: no such host",
+      "events: timed out after 5s",
+    ]);
     expect(cm.data.summary).toContain("not captured: events: timed out after 5s");
   });
 
   it("says in the summary which logs were cut to the 64 KiB budget", () => {
     const big = lines("x", 200, 500);
-    const cm = buildDiagnosticsConfigMap(aCapture({ logs: [{ container: "app", previous: false, text: big }, { container: "sidecar", previous: false, text: big }] }));
+    const cm = buildDiagnosticsConfigMap(
+      aCapture({
+        logs: [
+          { container: "app", previous: false, text: big },
+          { container: "sidecar", previous: false, text: big },
+        ],
+      }),
+    );
     const total = Buffer.byteLength(cm.data["logs.app"]!) + Buffer.byteLength(cm.data["logs.sidecar"]!);
     expect(total).toBeLessThanOrEqual(64 * 1024);
     expect(cm.data.summary).toMatch(/truncated: logs\.app: kept the last \d+ of 200 lines/);
@@ -148,11 +178,20 @@ describe("buildDiagnosticsConfigMap", () => {
 });
 
 describe("planDiagnosticsRetention", () => {
-  const item = (name: string, agoMs: number): StoredDiagnostics => ({ name, uid: `uid-${name}`, pod: name, capturedAt: T0 - agoMs });
+  const item = (name: string, agoMs: number): StoredDiagnostics => ({
+    name,
+    uid: `uid-${name}`,
+    pod: name,
+    capturedAt: T0 - agoMs,
+  });
   const H = 3_600_000;
 
   it("deletes those older than the retention and requeues at the next expiry", () => {
-    const plan = planDiagnosticsRetention({ items: [item("a", 25 * H), item("b", 2 * H), item("c", 23 * H)], now: T0, retentionMs: 24 * H });
+    const plan = planDiagnosticsRetention({
+      items: [item("a", 25 * H), item("b", 2 * H), item("c", 23 * H)],
+      now: T0,
+      retentionMs: 24 * H,
+    });
     expect(plan.keep.map((k) => k.name)).toEqual(["b", "c"]);
     expect(plan.delete).toEqual([{ ...item("a", 25 * H), reason: "older than diagnosticsRetention 24h" }]);
     expect(plan.requeueAt).toBe(T0 + H);

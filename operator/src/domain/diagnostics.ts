@@ -107,9 +107,25 @@ export function buildDiagnosticsConfigMap(c: DiagnosticsCapture): DiagnosticsCon
   data.summary = summaryOf(c, fitted.notes, problems);
   return {
     name: diagnosticsConfigMapName(c.policy.name, c.pod.name, c.pod.uid),
-    labels: { [LABEL_POLICY]: labelValueOf(c.policy.name), [LABEL_POD]: labelValueOf(c.pod.name), "app.kubernetes.io/managed-by": "healthprobe-operator" },
-    annotations: { [ANNOTATION_CAPTURED_AT]: new Date(c.capturedAt).toISOString(), [ANNOTATION_POD_UID]: c.pod.uid, [ANNOTATION_POD_NAME]: c.pod.name },
-    ownerReferences: [{ apiVersion: c.policy.apiVersion, kind: c.policy.kind, name: c.policy.name, uid: c.policy.uid, controller: true }],
+    labels: {
+      [LABEL_POLICY]: labelValueOf(c.policy.name),
+      [LABEL_POD]: labelValueOf(c.pod.name),
+      "app.kubernetes.io/managed-by": "healthprobe-operator",
+    },
+    annotations: {
+      [ANNOTATION_CAPTURED_AT]: new Date(c.capturedAt).toISOString(),
+      [ANNOTATION_POD_UID]: c.pod.uid,
+      [ANNOTATION_POD_NAME]: c.pod.name,
+    },
+    ownerReferences: [
+      {
+        apiVersion: c.policy.apiVersion,
+        kind: c.policy.kind,
+        name: c.policy.name,
+        uid: c.policy.uid,
+        controller: true,
+      },
+    ],
     data,
     problems,
   };
@@ -151,10 +167,16 @@ export interface FittedLogs {
  * each log gets an equal share, and a share a short log does not use goes to the longer ones
  * (water-filling, smallest first). A cut log keeps its newest whole lines.
  */
-export function fitLogs(logs: ReadonlyArray<{ key: string; text: string }>, budget: number, maxLines: number): FittedLogs {
+export function fitLogs(
+  logs: ReadonlyArray<{ key: string; text: string }>,
+  budget: number,
+  maxLines: number,
+): FittedLogs {
   const tailed = logs.map((l) => ({ key: l.key, text: tailLines(l.text, maxLines) }));
   const sizes = tailed.map((l) => Buffer.byteLength(l.text));
-  const order = tailed.map((_, i) => i).sort((a, b) => sizes[a]! - sizes[b]! || (tailed[a]!.key < tailed[b]!.key ? -1 : 1));
+  const order = tailed
+    .map((_, i) => i)
+    .sort((a, b) => sizes[a]! - sizes[b]! || (tailed[a]!.key < tailed[b]!.key ? -1 : 1));
   const allowance = new Array<number>(tailed.length).fill(0);
   let remaining = budget;
   order.forEach((i, n) => {
@@ -166,7 +188,9 @@ export function fitLogs(logs: ReadonlyArray<{ key: string; text: string }>, budg
   const out = tailed.map((l, i) => {
     if (sizes[i]! <= allowance[i]!) return l;
     const text = lastBytes(l.text, allowance[i]!);
-    notes.push(`${l.key}: kept the last ${countLines(text)} of ${countLines(l.text)} lines (${Buffer.byteLength(text)} of ${sizes[i]} bytes; ${budget / 1024} KiB shared by ${tailed.length} logs)`);
+    notes.push(
+      `${l.key}: kept the last ${countLines(text)} of ${countLines(l.text)} lines (${Buffer.byteLength(text)} of ${sizes[i]} bytes; ${budget / 1024} KiB shared by ${tailed.length} logs)`,
+    );
     return { key: l.key, text };
   });
   return { logs: out, notes };

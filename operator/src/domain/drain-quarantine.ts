@@ -13,14 +13,20 @@ export function holdQuarantined(targets: readonly DrainTarget[], plan: DrainPlan
   const candidates = targets.filter(isHoldable).sort(alreadyOutFirst);
   if (candidates.length === 0) return;
   const { allowed, maxUnhealthyPercent: pct } = plan;
-  const anotherServes = targets.some((t) => t.kubeletReady && routedState(t) === "Healthy" && t.quarantine === undefined);
+  const anotherServes = targets.some(
+    (t) => t.kubeletReady && routedState(t) === "Healthy" && t.quarantine === undefined,
+  );
   let rank = used;
   for (const t of candidates) {
     const q = t.quarantine!.reason;
     let verdict: string;
     let hold = false;
     if (!anotherServes) verdict = `kept: ${q}, but no other Healthy target is in rotation`;
-    else if (rank >= allowed) verdict = allowed === 0 ? `kept: ${q}, but maxUnhealthyPercent=${pct} of ${plan.targets} targets allows none drained` : `kept: ${q}, but over the cap: ${allowed} of ${allowed} allowed by maxUnhealthyPercent=${pct} already drained`;
+    else if (rank >= allowed)
+      verdict =
+        allowed === 0
+          ? `kept: ${q}, but maxUnhealthyPercent=${pct} of ${plan.targets} targets allows none drained`
+          : `kept: ${q}, but over the cap: ${allowed} of ${allowed} allowed by maxUnhealthyPercent=${pct} already drained`;
     else {
       rank++;
       hold = true;

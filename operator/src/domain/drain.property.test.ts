@@ -13,7 +13,11 @@ const aTargetArb: fc.Arbitrary<Omit<DrainTarget, "uid" | "name">> = fc.record(
     outOfRotation: fc.boolean(),
     lastResultAt: fc.integer({ min: T0, max: T0 + 10_000 }),
     notProbed: fc.constant('no TCP container port named "http" in the pod'),
-    quarantine: fc.constant({ until: T0 + 60_000, flaps: 3, reason: "quarantined: 3 flaps in 10m, back at 2026-01-01T00:01:00Z" }),
+    quarantine: fc.constant({
+      until: T0 + 60_000,
+      flaps: 3,
+      reason: "quarantined: 3 flaps in 10m, back at 2026-01-01T00:01:00Z",
+    }),
   },
   { requiredKeys: ["state", "unhealthySince", "kubeletReady", "serving"] },
 );
@@ -48,7 +52,9 @@ const routed = (t: DrainTarget) => (t.notProbed !== undefined ? "Unknown" : t.st
 const isWarmUp = (t: DrainTarget) => routed(t) === "Unknown" && !t.serving;
 /** The verdict is from before the recovery: neither its latest result nor its turn to Unhealthy is newer. */
 const awaitsFresh = (t: DrainTarget, input: DrainInput) =>
-  input.recoveredAt !== undefined && t.serving && Math.max(t.lastResultAt ?? -Infinity, t.unhealthySince ?? -Infinity) <= input.recoveredAt;
+  input.recoveredAt !== undefined &&
+  t.serving &&
+  Math.max(t.lastResultAt ?? -Infinity, t.unhealthySince ?? -Infinity) <= input.recoveredAt;
 const RUNS = { numRuns: 500 };
 const failsClosed = (input: DrainInput) => input.whenAllUnhealthy === "FailClosed";
 const healthyServes = (input: DrainInput) => input.targets.some((t) => t.kubeletReady && routed(t) === "Healthy");
@@ -70,7 +76,9 @@ describe("planDrain safety invariants", () => {
     fc.assert(
       fc.property(inputArb, (input) => {
         const plan = planDrain(input);
-        const dark = input.targets.some((t) => t.kubeletReady) && !input.targets.some((t) => t.kubeletReady && plan.decisions.get(t.uid)!.admitted);
+        const dark =
+          input.targets.some((t) => t.kubeletReady) &&
+          !input.targets.some((t) => t.kubeletReady && plan.decisions.get(t.uid)!.admitted);
         if (dark) {
           expect(failsClosed(input)).toBe(true);
           expect(healthyServes(input)).toBe(false);
@@ -88,7 +96,8 @@ describe("planDrain safety invariants", () => {
       fc.property(activeArb, (input) => {
         const plan = planDrain({ ...input, whenAllUnhealthy: "FailClosed" });
         fc.pre(plan.failClosed);
-        for (const t of input.targets) expect(plan.decisions.get(t.uid)!.drained).toBe(t.kubeletReady && routed(t) === "Unhealthy");
+        for (const t of input.targets)
+          expect(plan.decisions.get(t.uid)!.drained).toBe(t.kubeletReady && routed(t) === "Unhealthy");
         expect(plan.capped).toEqual([]);
         expect(plan.recheck).toEqual([]);
         expect(plan.quarantined).toEqual([]);
@@ -102,8 +111,12 @@ describe("planDrain safety invariants", () => {
       fc.property(inputArb, (input) => {
         const plan = planDrain(input);
         fc.pre(!plan.failClosed);
-        const keptOut = input.targets.filter((t) => t.kubeletReady && !isWarmUp(t) && !plan.decisions.get(t.uid)!.admitted);
-        expect(keptOut.length).toBeLessThanOrEqual(Math.floor((input.targets.length * input.maxUnhealthyPercent) / 100));
+        const keptOut = input.targets.filter(
+          (t) => t.kubeletReady && !isWarmUp(t) && !plan.decisions.get(t.uid)!.admitted,
+        );
+        expect(keptOut.length).toBeLessThanOrEqual(
+          Math.floor((input.targets.length * input.maxUnhealthyPercent) / 100),
+        );
         expect(drained(plan)).toBe(plan.drainedCount);
         expect(plan.drainedCount).toBe(plan.mode === "active" ? keptOut.length : 0);
       }),
@@ -117,7 +130,9 @@ describe("planDrain safety invariants", () => {
         const plan = planDrain(input);
         // A quarantined pod is not one the operator knows nothing of: its flaps are on record, and
         // quarantine holds it out within the cap (the quarantine property below pins that).
-        for (const t of input.targets) if (t.serving && routed(t) === "Unknown" && t.quarantine === undefined) expect(plan.decisions.get(t.uid)!.admitted).toBe(true);
+        for (const t of input.targets)
+          if (t.serving && routed(t) === "Unknown" && t.quarantine === undefined)
+            expect(plan.decisions.get(t.uid)!.admitted).toBe(true);
       }),
       RUNS,
     );
@@ -126,12 +141,20 @@ describe("planDrain safety invariants", () => {
   it("warm-up pods are never counted in the cap: their kubelet readiness changes no other decision", () => {
     fc.assert(
       fc.property(activeArb, (input) => {
-        const flipped = { ...input, targets: input.targets.map((t) => (isWarmUp(t) ? { ...t, kubeletReady: !t.kubeletReady } : t)) };
+        const flipped = {
+          ...input,
+          targets: input.targets.map((t) => (isWarmUp(t) ? { ...t, kubeletReady: !t.kubeletReady } : t)),
+        };
         const a = planDrain(input);
         const b = planDrain(flipped);
         expect(b.wouldDrain).toEqual(a.wouldDrain);
         expect(b.capped).toEqual(a.capped);
-        expect(a.warmUp).toEqual(input.targets.filter(isWarmUp).map((t) => t.uid).sort());
+        expect(a.warmUp).toEqual(
+          input.targets
+            .filter(isWarmUp)
+            .map((t) => t.uid)
+            .sort(),
+        );
         for (const uid of a.warmUp) expect(a.decisions.get(uid)!.drained).toBe(false);
       }),
       RUNS,
@@ -165,7 +188,9 @@ describe("planDrain safety invariants", () => {
   it("drains nothing and admits everything in dryRun or with drain disabled", () => {
     fc.assert(
       fc.property(inputArb, fc.boolean(), (input, viaDryRun) => {
-        const plan = planDrain(viaDryRun ? { ...input, dryRun: true } : { ...input, dryRun: false, drainEnabled: false });
+        const plan = planDrain(
+          viaDryRun ? { ...input, dryRun: true } : { ...input, dryRun: false, drainEnabled: false },
+        );
         expect(plan.drainedCount).toBe(0);
         expect([...plan.decisions.values()].every((d) => d.admitted && !d.drained)).toBe(true);
       }),
@@ -195,7 +220,9 @@ describe("planDrain safety invariants", () => {
           expect(d.admitted && d.drained).toBe(false);
         }
         if (!plan.failOpen && !plan.failClosed && plan.mode !== "disabled") {
-          const rechecked = input.targets.filter((t) => routed(t) === "Unhealthy" && t.kubeletReady && awaitsFresh(t, input));
+          const rechecked = input.targets.filter(
+            (t) => routed(t) === "Unhealthy" && t.kubeletReady && awaitsFresh(t, input),
+          );
           expect(plan.recheck).toEqual(rechecked.map((t) => t.uid).sort());
         }
       }),
@@ -208,7 +235,9 @@ describe("planDrain safety invariants", () => {
       fc.property(activeArb, (input) => {
         fc.pre(input.targets.some((t) => t.kubeletReady && routed(t) === "Healthy"));
         const plan = planDrain(input);
-        const eligible = input.targets.filter((t) => routed(t) === "Unhealthy" && t.kubeletReady && !awaitsFresh(t, input)).length;
+        const eligible = input.targets.filter(
+          (t) => routed(t) === "Unhealthy" && t.kubeletReady && !awaitsFresh(t, input),
+        ).length;
         expect(plan.wouldDrain.length).toBe(Math.min(eligible, plan.allowed));
         expect(plan.capped.length).toBe(eligible - plan.wouldDrain.length);
         expect(plan.drainedCount).toBe(plan.wouldDrain.length + plan.quarantined.length);
@@ -228,7 +257,8 @@ describe("planDrain safety invariants", () => {
           .map((uid) => ({ uid, n: Number(/, (\d+) of /.exec(plan.decisions.get(uid)!.reason)![1]) }))
           .sort((a, b) => a.n - b.n);
         expect(numbered.map((x) => x.n)).toEqual(numbered.map((_, i) => i + 1));
-        for (let i = 1; i < numbered.length; i++) expect(second(numbered[i - 1]!.uid)).toBeLessThanOrEqual(second(numbered[i]!.uid));
+        for (let i = 1; i < numbered.length; i++)
+          expect(second(numbered[i - 1]!.uid)).toBeLessThanOrEqual(second(numbered[i]!.uid));
         const last = numbered.at(-1);
         if (last) for (const uid of plan.capped) expect(second(uid)).toBeGreaterThanOrEqual(second(last.uid));
       }),
@@ -243,10 +273,21 @@ describe("planDrain safety invariants", () => {
         fc.pre(!plan.failClosed);
         expect(plan.wouldDrain.length + plan.quarantined.length).toBeLessThanOrEqual(plan.allowed);
         if (plan.quarantined.length > 0) {
-          expect(input.targets.some((t) => t.kubeletReady && routed(t) === "Healthy" && t.quarantine === undefined && plan.decisions.get(t.uid)!.admitted)).toBe(true);
+          expect(
+            input.targets.some(
+              (t) =>
+                t.kubeletReady &&
+                routed(t) === "Healthy" &&
+                t.quarantine === undefined &&
+                plan.decisions.get(t.uid)!.admitted,
+            ),
+          ).toBe(true);
         }
         // A quarantined pod is kept only when the cap is full or no other Healthy pod serves.
-        if (plan.quarantineKept.length > 0 && input.targets.some((t) => t.kubeletReady && routed(t) === "Healthy" && !t.quarantine)) {
+        if (
+          plan.quarantineKept.length > 0 &&
+          input.targets.some((t) => t.kubeletReady && routed(t) === "Healthy" && !t.quarantine)
+        ) {
           expect(plan.wouldDrain.length + plan.quarantined.length).toBe(plan.allowed);
         }
       }),
@@ -257,7 +298,9 @@ describe("planDrain safety invariants", () => {
   it("is deterministic and independent of the order of its input", () => {
     fc.assert(
       fc.property(
-        inputArb.chain((input) => fc.tuple(fc.constant(input), fc.shuffledSubarray([...input.targets], { minLength: input.targets.length }))),
+        inputArb.chain((input) =>
+          fc.tuple(fc.constant(input), fc.shuffledSubarray([...input.targets], { minLength: input.targets.length })),
+        ),
         ([input, shuffled]) => {
           const a = planDrain(input);
           const b = planDrain({ ...input, targets: shuffled });

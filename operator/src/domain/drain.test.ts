@@ -28,16 +28,25 @@ describe("planDrain", () => {
 
   it("does not admit an Unknown pod never in rotation while another target is Healthy (warm-up)", () => {
     const plan = planDrain(active(someTargets("Healthy", "Unknown")));
-    expect(plan.decisions.get("uid-web-1")).toEqual({ admitted: false, drained: false, reason: "not admitted: unknown, waiting for first success" });
+    expect(plan.decisions.get("uid-web-1")).toEqual({
+      admitted: false,
+      drained: false,
+      reason: "not admitted: unknown, waiting for first success",
+    });
     expect(plan.drainedCount).toBe(0);
     expect(plan.warmUp).toEqual(["uid-web-1"]);
   });
 
   it("keeps every serving Unknown pod in rotation when a policy adopts a Service (adoption is free)", () => {
-    const targets = [aTarget({ name: "web-0" }), ...[1, 2, 3, 4, 5, 6].map((i) => aTarget({ name: `web-${i}`, state: "Unknown", serving: true }))];
+    const targets = [
+      aTarget({ name: "web-0" }),
+      ...[1, 2, 3, 4, 5, 6].map((i) => aTarget({ name: `web-${i}`, state: "Unknown", serving: true })),
+    ];
     const plan = planDrain(active(targets, 40));
     expect([...plan.decisions.values()].every((d) => d.admitted && !d.drained)).toBe(true);
-    expect(plan.decisions.get("uid-web-1")?.reason).toBe("admitted: unknown, serving: stays in rotation until probes say otherwise");
+    expect(plan.decisions.get("uid-web-1")?.reason).toBe(
+      "admitted: unknown, serving: stays in rotation until probes say otherwise",
+    );
     expect(plan.warmUp).toEqual([]);
   });
 
@@ -69,8 +78,13 @@ describe("planDrain", () => {
   });
 
   it("says in dryRun that an Unhealthy pod kubelet keeps out would not be admitted", () => {
-    const targets = [aTarget({ name: "h" }), aTarget({ name: "a", state: "Unhealthy", unhealthySince: T0, kubeletReady: false })];
-    expect(reasons({ ...active(targets), dryRun: true }).a).toBe("admitted: dryRun (would not be admitted: unhealthy, kubelet: not ready (not counted in maxUnhealthyPercent))");
+    const targets = [
+      aTarget({ name: "h" }),
+      aTarget({ name: "a", state: "Unhealthy", unhealthySince: T0, kubeletReady: false }),
+    ];
+    expect(reasons({ ...active(targets), dryRun: true }).a).toBe(
+      "admitted: dryRun (would not be admitted: unhealthy, kubelet: not ready (not counted in maxUnhealthyPercent))",
+    );
   });
 
   it("routes a pod whose probe port does not resolve like an Unknown pod, with the reason", () => {
@@ -102,7 +116,8 @@ describe("planDrain", () => {
       expect(plan.decisions.get("uid-stale")).toEqual({
         admitted: true,
         drained: false,
-        reason: "kept: Unhealthy from before the recovery at 2026-01-01T00:10:00Z, probing again: drained only on a newer result",
+        reason:
+          "kept: Unhealthy from before the recovery at 2026-01-01T00:10:00Z, probing again: drained only on a newer result",
       });
       expect(plan.recheck).toEqual(["uid-stale"]);
       expect(plan.decisions.get("uid-fresh")?.drained).toBe(true);
@@ -155,8 +170,18 @@ describe("planDrain", () => {
   });
 
   it.each([
-    { name: "keeps the pod already out of rotation drained when a newcomer ties with it (no swap)", zOut: true, mOut: false, drained: "z" },
-    { name: "falls back to the name when neither tied pod is out of rotation yet", zOut: false, mOut: false, drained: "m" },
+    {
+      name: "keeps the pod already out of rotation drained when a newcomer ties with it (no swap)",
+      zOut: true,
+      mOut: false,
+      drained: "z",
+    },
+    {
+      name: "falls back to the name when neither tied pod is out of rotation yet",
+      zOut: false,
+      mOut: false,
+      drained: "m",
+    },
     { name: "falls back to the name when both tied pods are out of rotation", zOut: true, mOut: true, drained: "m" },
   ])("$name", ({ zOut, mOut, drained }) => {
     const targets = [
@@ -195,10 +220,34 @@ describe("planDrain", () => {
   });
 
   const capCases = [
-    { name: "rounds the cap down (3 targets at 50% allow 1)", states: ["Healthy", "Unhealthy", "Unhealthy"] as const, pct: 50, allowed: 1, drained: 1 },
-    { name: "allows nothing when the cap rounds to zero", states: ["Healthy", "Unhealthy"] as const, pct: 49, allowed: 0, drained: 0 },
-    { name: "counts Unknown pods in the targets but never as Unhealthy", states: ["Healthy", "Unknown", "Unknown", "Unhealthy"] as const, pct: 25, allowed: 1, drained: 1 },
-    { name: "drains every Unhealthy pod at 100% while one is Healthy", states: ["Healthy", "Unhealthy", "Unhealthy"] as const, pct: 100, allowed: 3, drained: 2 },
+    {
+      name: "rounds the cap down (3 targets at 50% allow 1)",
+      states: ["Healthy", "Unhealthy", "Unhealthy"] as const,
+      pct: 50,
+      allowed: 1,
+      drained: 1,
+    },
+    {
+      name: "allows nothing when the cap rounds to zero",
+      states: ["Healthy", "Unhealthy"] as const,
+      pct: 49,
+      allowed: 0,
+      drained: 0,
+    },
+    {
+      name: "counts Unknown pods in the targets but never as Unhealthy",
+      states: ["Healthy", "Unknown", "Unknown", "Unhealthy"] as const,
+      pct: 25,
+      allowed: 1,
+      drained: 1,
+    },
+    {
+      name: "drains every Unhealthy pod at 100% while one is Healthy",
+      states: ["Healthy", "Unhealthy", "Unhealthy"] as const,
+      pct: 100,
+      allowed: 3,
+      drained: 2,
+    },
   ];
   it.each(capCases)("$name", ({ states, pct, allowed, drained }) => {
     const plan = planDrain(active(someTargets(...states), pct));
@@ -215,20 +264,35 @@ describe("planDrain", () => {
   describe("fail open", () => {
     const cases = [
       { name: "admits every target when all are Unhealthy", states: ["Unhealthy", "Unhealthy"] as const },
-      { name: "admits every target when all are Unknown (operator start)", states: ["Unknown", "Unknown", "Unknown"] as const },
+      {
+        name: "admits every target when all are Unknown (operator start)",
+        states: ["Unknown", "Unknown", "Unknown"] as const,
+      },
       { name: "admits a mix of Unknown and Unhealthy", states: ["Unknown", "Unhealthy"] as const },
       { name: "never drains a single-pod Service", states: ["Unhealthy"] as const },
     ];
 
     it("is entered when the only Healthy pod is not kubelet-Ready", () => {
-      const targets = [aTarget({ name: "h", kubeletReady: false }), aTarget({ name: "u", state: "Unhealthy", unhealthySince: T0 })];
+      const targets = [
+        aTarget({ name: "h", kubeletReady: false }),
+        aTarget({ name: "u", state: "Unhealthy", unhealthySince: T0 }),
+      ];
       const plan = planDrain(active(targets, 50));
       expect(plan.failOpen).toBe(true);
-      expect(plan.decisions.get("uid-u")).toEqual({ admitted: true, drained: false, reason: "kept: fail open, no healthy target" });
+      expect(plan.decisions.get("uid-u")).toEqual({
+        admitted: true,
+        drained: false,
+        reason: "kept: fail open, no healthy target",
+      });
     });
 
     it("admits warm-up pods too", () => {
-      const plan = planDrain(active([aTarget({ name: "w", state: "Unknown", serving: false }), aTarget({ name: "u", state: "Unhealthy", unhealthySince: T0 })]));
+      const plan = planDrain(
+        active([
+          aTarget({ name: "w", state: "Unknown", serving: false }),
+          aTarget({ name: "u", state: "Unhealthy", unhealthySince: T0 }),
+        ]),
+      );
       expect(plan.decisions.get("uid-w")?.admitted).toBe(true);
     });
     it.each(cases)("$name", ({ states }) => {
@@ -277,10 +341,22 @@ describe("planDrain", () => {
   describe("computeRecoveredAt", () => {
     const now = T0 + 10 * MINUTE + 700;
     it.each([
-      { name: "is the end of the second FailOpen turned False in, as status kept it", previous: { status: "False" as const, lastTransitionTime: "2026-01-01T00:03:00Z" }, at: T0 + 3 * MINUTE + 999 },
-      { name: "is now while FailOpen is True", previous: { status: "True" as const, lastTransitionTime: "2026-01-01T00:01:00Z" }, at: now },
+      {
+        name: "is the end of the second FailOpen turned False in, as status kept it",
+        previous: { status: "False" as const, lastTransitionTime: "2026-01-01T00:03:00Z" },
+        at: T0 + 3 * MINUTE + 999,
+      },
+      {
+        name: "is now while FailOpen is True",
+        previous: { status: "True" as const, lastTransitionTime: "2026-01-01T00:01:00Z" },
+        at: now,
+      },
       { name: "is now before FailOpen was evaluated", previous: undefined, at: now },
-      { name: "is now when the transition time does not parse", previous: { status: "False" as const, lastTransitionTime: "garbage" }, at: now },
+      {
+        name: "is now when the transition time does not parse",
+        previous: { status: "False" as const, lastTransitionTime: "garbage" },
+        at: now,
+      },
     ])("$name", ({ previous, at }) => {
       expect(computeRecoveredAt(previous, now)).toBe(at);
     });
@@ -288,12 +364,54 @@ describe("planDrain", () => {
 
   describe("isServing", () => {
     it.each([
-      { name: "ready in the current slices", readyInSlices: true, kubeletReady: false, slicesWritten: true, known: true, serving: true },
-      { name: "listed not ready in the slices, state known", readyInSlices: false, kubeletReady: true, slicesWritten: true, known: true, serving: false },
-      { name: "absent from the slices, state known (a new pod)", readyInSlices: undefined, kubeletReady: true, slicesWritten: true, known: true, serving: false },
-      { name: "kubelet-Ready, no slices written yet", readyInSlices: undefined, kubeletReady: true, slicesWritten: false, known: true, serving: true },
-      { name: "kubelet-Ready, no state for it (restart)", readyInSlices: false, kubeletReady: true, slicesWritten: true, known: false, serving: true },
-      { name: "kubelet-NotReady, no slices written yet", readyInSlices: undefined, kubeletReady: false, slicesWritten: false, known: false, serving: false },
+      {
+        name: "ready in the current slices",
+        readyInSlices: true,
+        kubeletReady: false,
+        slicesWritten: true,
+        known: true,
+        serving: true,
+      },
+      {
+        name: "listed not ready in the slices, state known",
+        readyInSlices: false,
+        kubeletReady: true,
+        slicesWritten: true,
+        known: true,
+        serving: false,
+      },
+      {
+        name: "absent from the slices, state known (a new pod)",
+        readyInSlices: undefined,
+        kubeletReady: true,
+        slicesWritten: true,
+        known: true,
+        serving: false,
+      },
+      {
+        name: "kubelet-Ready, no slices written yet",
+        readyInSlices: undefined,
+        kubeletReady: true,
+        slicesWritten: false,
+        known: true,
+        serving: true,
+      },
+      {
+        name: "kubelet-Ready, no state for it (restart)",
+        readyInSlices: false,
+        kubeletReady: true,
+        slicesWritten: true,
+        known: false,
+        serving: true,
+      },
+      {
+        name: "kubelet-NotReady, no slices written yet",
+        readyInSlices: undefined,
+        kubeletReady: false,
+        slicesWritten: false,
+        known: false,
+        serving: false,
+      },
     ])("$name: $serving", ({ serving, ...input }) => {
       expect(isServing(input)).toBe(serving);
     });
@@ -301,6 +419,10 @@ describe("planDrain", () => {
 
   it("mentions kubelet readiness without overriding the policy's decision", () => {
     const plan = planDrain(active([aTarget({ name: "a", kubeletReady: false })]));
-    expect(plan.decisions.get("uid-a")).toEqual({ admitted: true, drained: false, reason: "admitted: healthy (kubelet: not ready)" });
+    expect(plan.decisions.get("uid-a")).toEqual({
+      admitted: true,
+      drained: false,
+      reason: "admitted: healthy (kubelet: not ready)",
+    });
   });
 });

@@ -116,7 +116,10 @@ export function isServing(input: ServingInput): boolean {
  * recovery, and the same instant on every later reconcile); while True (or not yet
  * evaluated), now, which is when fail-open ends if this plan does not fail open.
  */
-export function computeRecoveredAt(previousFailOpen: Pick<Condition, "status" | "lastTransitionTime"> | undefined, now: EpochMs): EpochMs {
+export function computeRecoveredAt(
+  previousFailOpen: Pick<Condition, "status" | "lastTransitionTime"> | undefined,
+  now: EpochMs,
+): EpochMs {
   const at = previousFailOpen?.status === "False" ? fromRfc3339(previousFailOpen.lastTransitionTime) : undefined;
   return at === undefined ? now : Math.floor(at / 1000) * 1000 + 999;
 }
@@ -190,24 +193,53 @@ export function planDrain(input: DrainInput): DrainPlan {
   for (const t of unhealthy) {
     const decide = (verdict: string, drain: boolean): DrainDecision => {
       const why = t.quarantine ? `${verdict}; ${t.quarantine.reason}` : verdict;
-      return mode === "dryRun" ? { admitted: true, drained: false, reason: `${DRY_RUN_KEPT}${why})` } : { admitted: !drain, drained: drain, reason: why };
+      return mode === "dryRun"
+        ? { admitted: true, drained: false, reason: `${DRY_RUN_KEPT}${why})` }
+        : { admitted: !drain, drained: drain, reason: why };
     };
-    if (failOpen) plan.decisions.set(t.uid, { admitted: true, drained: false, reason: "kept: fail open, no healthy target" });
-    else if (mode === "disabled") plan.decisions.set(t.uid, { admitted: true, drained: false, reason: "kept: drain disabled (unhealthy)" });
+    if (failOpen)
+      plan.decisions.set(t.uid, { admitted: true, drained: false, reason: "kept: fail open, no healthy target" });
+    else if (mode === "disabled")
+      plan.decisions.set(t.uid, { admitted: true, drained: false, reason: "kept: drain disabled (unhealthy)" });
     else if (!t.kubeletReady) {
       const why = "unhealthy, kubelet: not ready (not counted in maxUnhealthyPercent)";
-      plan.decisions.set(t.uid, mode === "dryRun" ? { admitted: true, drained: false, reason: `admitted: dryRun (would not be admitted: ${why})` } : { admitted: false, drained: false, reason: `not admitted: ${why}` });
+      plan.decisions.set(
+        t.uid,
+        mode === "dryRun"
+          ? { admitted: true, drained: false, reason: `admitted: dryRun (would not be admitted: ${why})` }
+          : { admitted: false, drained: false, reason: `not admitted: ${why}` },
+      );
     } else if (failClosed) {
       plan.wouldDrain.push(t.uid);
-      plan.decisions.set(t.uid, decide("drained: fail closed, no healthy target (whenAllUnhealthy=FailClosed: maxUnhealthyPercent not applied)", true));
+      plan.decisions.set(
+        t.uid,
+        decide(
+          "drained: fail closed, no healthy target (whenAllUnhealthy=FailClosed: maxUnhealthyPercent not applied)",
+          true,
+        ),
+      );
     } else if (awaitsFreshResult(t, input.recoveredAt)) {
       plan.recheck.push(t.uid);
-      plan.decisions.set(t.uid, decide(`kept: Unhealthy from before the recovery at ${formatInstant(input.recoveredAt!)}, probing again: drained only on a newer result`, false));
+      plan.decisions.set(
+        t.uid,
+        decide(
+          `kept: Unhealthy from before the recovery at ${formatInstant(input.recoveredAt!)}, probing again: drained only on a newer result`,
+          false,
+        ),
+      );
     } else {
       const overCap = rank >= allowed;
       rank++;
       (overCap ? plan.capped : plan.wouldDrain).push(t.uid);
-      plan.decisions.set(t.uid, decide(overCap ? overCapVerdict(allowed, pct, total) : `drained: longest unhealthy, ${rank} of ${allowed} allowed by maxUnhealthyPercent=${pct}`, !overCap));
+      plan.decisions.set(
+        t.uid,
+        decide(
+          overCap
+            ? overCapVerdict(allowed, pct, total)
+            : `drained: longest unhealthy, ${rank} of ${allowed} allowed by maxUnhealthyPercent=${pct}`,
+          !overCap,
+        ),
+      );
     }
   }
 
@@ -221,7 +253,8 @@ export function planDrain(input: DrainInput): DrainPlan {
   // Same contents whatever the input order; iteration order too.
   plan.decisions = new Map([...plan.decisions].sort(([a], [b]) => compareStrings(a, b)));
   plan.drainedCount = mode === "active" ? plan.wouldDrain.length + plan.quarantined.length : 0;
-  for (const list of [plan.capped, plan.wouldDrain, plan.warmUp, plan.recheck, plan.quarantined, plan.quarantineKept]) list.sort(compareStrings);
+  for (const list of [plan.capped, plan.wouldDrain, plan.warmUp, plan.recheck, plan.quarantined, plan.quarantineKept])
+    list.sort(compareStrings);
   return plan;
 }
 
@@ -251,11 +284,19 @@ function admitNonUnhealthy(t: DrainTarget, failOpen: boolean, mode: DrainMode): 
   const kubelet = t.kubeletReady ? "" : " (kubelet: not ready)";
   if (routedState(t) === "Healthy") return { admitted: true, drained: false, reason: `admitted: healthy${kubelet}` };
   const what = t.notProbed !== undefined ? `not probed: ${t.notProbed}` : "unknown";
-  if (t.serving) return { admitted: true, drained: false, reason: `admitted: ${what}, serving: stays in rotation until probes say otherwise${kubelet}` };
+  if (t.serving)
+    return {
+      admitted: true,
+      drained: false,
+      reason: `admitted: ${what}, serving: stays in rotation until probes say otherwise${kubelet}`,
+    };
   const waiting = t.notProbed !== undefined ? `${what}, never in rotation` : "unknown, waiting for first success";
-  if (failOpen) return { admitted: true, drained: false, reason: `admitted: fail open, no healthy target (${waiting})${kubelet}` };
-  if (mode === "dryRun") return { admitted: true, drained: false, reason: `admitted: dryRun (would not be admitted: ${waiting})${kubelet}` };
-  if (mode === "disabled") return { admitted: true, drained: false, reason: `admitted: drain disabled (${waiting})${kubelet}` };
+  if (failOpen)
+    return { admitted: true, drained: false, reason: `admitted: fail open, no healthy target (${waiting})${kubelet}` };
+  if (mode === "dryRun")
+    return { admitted: true, drained: false, reason: `admitted: dryRun (would not be admitted: ${waiting})${kubelet}` };
+  if (mode === "disabled")
+    return { admitted: true, drained: false, reason: `admitted: drain disabled (${waiting})${kubelet}` };
   return { admitted: false, drained: false, reason: `not admitted: ${waiting}` };
 }
 

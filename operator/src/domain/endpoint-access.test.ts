@@ -30,7 +30,10 @@ describe("verbOf and authorised", () => {
   });
 
   it("names the user, never the token, in a denial", () => {
-    expect(authorised({ username: "alice" }, { allowed: false })).toEqual({ status: 403, message: "Authorization denied for user alice" });
+    expect(authorised({ username: "alice" }, { allowed: false })).toEqual({
+      status: 403,
+      message: "Authorization denied for user alice",
+    });
     expect(authorised({ username: "alice" }, { allowed: true }).status).toBe(200);
   });
 

@@ -40,7 +40,11 @@ export interface AccessReviewResult {
 /** The two reviews, made by the API server (adapters/access-review.ts); a failed call throws. */
 export interface AccessReviewer {
   reviewToken(token: string, signal?: AbortSignal): Promise<TokenReviewResult>;
-  reviewAccess(user: ReviewedUser, nonResource: { path: string; verb: string }, signal?: AbortSignal): Promise<AccessReviewResult>;
+  reviewAccess(
+    user: ReviewedUser,
+    nonResource: { path: string; verb: string },
+    signal?: AbortSignal,
+  ): Promise<AccessReviewResult>;
 }
 
 /**
@@ -65,7 +69,9 @@ export function unauthenticated(): AccessVerdict {
 
 /** A verdict from an access review: 403 names the user, never the token. */
 export function authorised(user: ReviewedUser, review: AccessReviewResult): AccessVerdict {
-  return review.allowed ? { status: 200, message: "ok" } : { status: 403, message: `Authorization denied for user ${user.username}` };
+  return review.allowed
+    ? { status: 200, message: "ok" }
+    : { status: 403, message: `Authorization denied for user ${user.username}` };
 }
 
 /** How long a decision is kept: a scrape every 15 s reviews at most once a minute, a revoked role is seen within a minute. */
@@ -77,7 +83,12 @@ export interface AccessCacheTtls {
   deniedMs: number;
 }
 
-export const DEFAULT_ACCESS_CACHE_TTLS: AccessCacheTtls = { authenticatedMs: 60_000, unauthenticatedMs: 10_000, allowedMs: 60_000, deniedMs: 10_000 };
+export const DEFAULT_ACCESS_CACHE_TTLS: AccessCacheTtls = {
+  authenticatedMs: 60_000,
+  unauthenticatedMs: 10_000,
+  allowedMs: 60_000,
+  deniedMs: 10_000,
+};
 
 /** The cache key of one authorisation: a user and what they asked for. */
 export function accessKey(user: ReviewedUser, verb: string, path: string): string {

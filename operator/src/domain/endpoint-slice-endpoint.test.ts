@@ -28,12 +28,42 @@ describe("which pods get an endpoint", () => {
 
 describe("endpoint conditions", () => {
   const cases = [
-    { name: "ready and admitted is ready and serving", pod: aPod({ ready: true }), admitted: true, want: { ready: true, serving: true, terminating: false } },
-    { name: "ready but not admitted is neither ready nor serving", pod: aPod({ ready: true }), admitted: false, want: { ready: false, serving: false, terminating: false } },
-    { name: "kubelet-unready is never ready however admitted", pod: aPod({ ready: false }), admitted: true, want: { ready: false, serving: false, terminating: false } },
-    { name: "terminating, ready and admitted is serving but not ready", pod: aPod({ ready: true, terminating: true }), admitted: true, want: { ready: false, serving: true, terminating: true } },
-    { name: "terminating and not admitted is not serving", pod: aPod({ ready: true, terminating: true }), admitted: false, want: { ready: false, serving: false, terminating: true } },
-    { name: "terminating and kubelet-unready is not serving", pod: aPod({ ready: false, terminating: true }), admitted: true, want: { ready: false, serving: false, terminating: true } },
+    {
+      name: "ready and admitted is ready and serving",
+      pod: aPod({ ready: true }),
+      admitted: true,
+      want: { ready: true, serving: true, terminating: false },
+    },
+    {
+      name: "ready but not admitted is neither ready nor serving",
+      pod: aPod({ ready: true }),
+      admitted: false,
+      want: { ready: false, serving: false, terminating: false },
+    },
+    {
+      name: "kubelet-unready is never ready however admitted",
+      pod: aPod({ ready: false }),
+      admitted: true,
+      want: { ready: false, serving: false, terminating: false },
+    },
+    {
+      name: "terminating, ready and admitted is serving but not ready",
+      pod: aPod({ ready: true, terminating: true }),
+      admitted: true,
+      want: { ready: false, serving: true, terminating: true },
+    },
+    {
+      name: "terminating and not admitted is not serving",
+      pod: aPod({ ready: true, terminating: true }),
+      admitted: false,
+      want: { ready: false, serving: false, terminating: true },
+    },
+    {
+      name: "terminating and kubelet-unready is not serving",
+      pod: aPod({ ready: false, terminating: true }),
+      admitted: true,
+      want: { ready: false, serving: false, terminating: true },
+    },
   ];
   it.each(cases)("$name", ({ pod, admitted, want }) => {
     expect(computeEndpointConditions(pod, admitted).conditions).toEqual(want);
@@ -50,7 +80,11 @@ describe("address families", () => {
   const cases = [
     { name: "a dotted address is IPv4", ip: "10.1.2.3", want: { addressType: "IPv4", address: "10.1.2.3" } },
     { name: "a colon address is IPv6, lower-cased", ip: "FD00::A", want: { addressType: "IPv6", address: "fd00::a" } },
-    { name: "an IPv4-mapped IPv6 address is IPv4", ip: "::ffff:10.0.0.9", want: { addressType: "IPv4", address: "10.0.0.9" } },
+    {
+      name: "an IPv4-mapped IPv6 address is IPv4",
+      ip: "::ffff:10.0.0.9",
+      want: { addressType: "IPv4", address: "10.0.0.9" },
+    },
   ];
   it.each(cases)("$name", ({ ip, want }) => {
     expect(classifyAddress(ip)).toEqual(want);
@@ -80,7 +114,12 @@ describe("endpoint ports", () => {
     {
       name: "a named targetPort in a second container resolves",
       service: aService({ ports: [{ name: "m", port: 9000, targetPort: "metrics" }] }),
-      pod: aPod({ containers: [{ ports: [{ name: "web", containerPort: 1 }] }, { ports: [{ name: "metrics", containerPort: 9102 }] }] }),
+      pod: aPod({
+        containers: [
+          { ports: [{ name: "web", containerPort: 1 }] },
+          { ports: [{ name: "metrics", containerPort: 9102 }] },
+        ],
+      }),
       want: [{ name: "m", port: 9102, protocol: "TCP" }],
     },
     {
@@ -91,7 +130,12 @@ describe("endpoint ports", () => {
     },
     {
       name: "a port the pod cannot resolve is left out, the others stay",
-      service: aService({ ports: [{ name: "http", port: 80, targetPort: "web" }, { name: "admin", port: 81, targetPort: "admin" }] }),
+      service: aService({
+        ports: [
+          { name: "http", port: 80, targetPort: "web" },
+          { name: "admin", port: 81, targetPort: "admin" },
+        ],
+      }),
       pod: aPod({ containerPorts: [{ name: "web", containerPort: 8080 }] }),
       want: [{ name: "http", port: 8080, protocol: "TCP" }],
     },
@@ -103,9 +147,17 @@ describe("endpoint ports", () => {
     },
     {
       name: "ports come out sorted by name",
-      service: aService({ ports: [{ name: "b", port: 2 }, { name: "a", port: 1 }] }),
+      service: aService({
+        ports: [
+          { name: "b", port: 2 },
+          { name: "a", port: 1 },
+        ],
+      }),
       pod: aPod(),
-      want: [{ name: "a", port: 1, protocol: "TCP" }, { name: "b", port: 2, protocol: "TCP" }],
+      want: [
+        { name: "a", port: 1, protocol: "TCP" },
+        { name: "b", port: 2, protocol: "TCP" },
+      ],
     },
   ];
   it.each(cases)("$name", ({ service, pod, want }) => {
@@ -125,7 +177,13 @@ describe("one pod's endpoint", () => {
   const service = aService();
 
   it("carries targetRef, nodeName and the node's zone", () => {
-    const endpoint = computeEndpoint(aPod({ name: "web-1", uid: "u1", nodeName: "node-b", ip: "10.0.0.7" }), service, "IPv4", true, { "node-b": "zone-b" });
+    const endpoint = computeEndpoint(
+      aPod({ name: "web-1", uid: "u1", nodeName: "node-b", ip: "10.0.0.7" }),
+      service,
+      "IPv4",
+      true,
+      { "node-b": "zone-b" },
+    );
     expect(endpoint).toEqual({
       addresses: ["10.0.0.7"],
       conditions: { ready: true, serving: true, terminating: false },
@@ -146,10 +204,22 @@ describe("one pod's endpoint", () => {
   });
 
   const hostnameCases = [
-    { name: "a hostname with the Service as subdomain is published", pod: aPod({ hostname: "web-0", subdomain: "web" }), want: "web-0" },
-    { name: "a hostname with another subdomain is not", pod: aPod({ hostname: "web-0", subdomain: "other" }), want: undefined },
+    {
+      name: "a hostname with the Service as subdomain is published",
+      pod: aPod({ hostname: "web-0", subdomain: "web" }),
+      want: "web-0",
+    },
+    {
+      name: "a hostname with another subdomain is not",
+      pod: aPod({ hostname: "web-0", subdomain: "other" }),
+      want: undefined,
+    },
     { name: "a hostname without subdomain is not", pod: aPod({ hostname: "web-0" }), want: undefined },
-    { name: "a pod in another namespace is not", pod: aPod({ hostname: "web-0", subdomain: "web", namespace: "other" }), want: undefined },
+    {
+      name: "a pod in another namespace is not",
+      pod: aPod({ hostname: "web-0", subdomain: "web", namespace: "other" }),
+      want: undefined,
+    },
   ];
   it.each(hostnameCases)("$name", ({ pod, want }) => {
     expect(computeEndpoint(pod, service, "IPv4", true, {}).hostname).toBe(want);

@@ -68,15 +68,10 @@ export function computeEndpointAddresses(pod: SlicePod, addressType: AddressType
   return addresses;
 }
 
-export type PortResolution =
-  | { resolved: true; port: number; reason: string }
-  | { resolved: false; reason: string };
+export type PortResolution = { resolved: true; port: number; reason: string } | { resolved: false; reason: string };
 
 /** FindPort: a number is used as is; a name is looked up among the pod's container ports with the same protocol. */
-export function computeTargetPort(
-  pod: SlicePod,
-  servicePort: SliceService["ports"][number],
-): PortResolution {
+export function computeTargetPort(pod: SlicePod, servicePort: SliceService["ports"][number]): PortResolution {
   const target = servicePort.targetPort ?? servicePort.port;
   if (typeof target === "number") return { resolved: true, port: target, reason: "numeric targetPort" };
   const protocol = servicePort.protocol ?? "TCP";
@@ -87,7 +82,10 @@ export function computeTargetPort(
       }
     }
   }
-  return { resolved: false, reason: `pod ${pod.namespace}/${pod.name} has no container port named ${target} for ${protocol}` };
+  return {
+    resolved: false,
+    reason: `pod ${pod.namespace}/${pod.name} has no container port named ${target} for ${protocol}`,
+  };
 }
 
 /** getEndpointPorts: a port the pod cannot resolve is left out for that pod. Sorted canonically. */

@@ -1,7 +1,14 @@
 import { describe, it, expect } from "@jest/globals";
 import fc from "fast-check";
 import { planEndpointSlices } from "./endpoint-slice-plan.js";
-import type { AddressType, EndpointSliceObject, EndpointSlicePlanInput, SlicePod, SlicePort, SliceService } from "./endpoint-slice-types.js";
+import type {
+  AddressType,
+  EndpointSliceObject,
+  EndpointSlicePlanInput,
+  SlicePod,
+  SlicePort,
+  SliceService,
+} from "./endpoint-slice-types.js";
 import { aPod, aService, aSlice, anInput, applySlicePlan, isEmptyPlan } from "./testing/slice-builders.js";
 
 // A small world so that random states collide often: few names, few ports, tiny slices.
@@ -33,11 +40,18 @@ const podSpec = (name: string): fc.Arbitrary<PodSpec> =>
     hostname: fc.boolean(),
   });
 
-const podSpecs: fc.Arbitrary<PodSpec[]> = fc.subarray(NAMES).chain((names) => (names.length === 0 ? fc.constant([]) : fc.tuple(...names.map(podSpec))));
+const podSpecs: fc.Arbitrary<PodSpec[]> = fc
+  .subarray(NAMES)
+  .chain((names) => (names.length === 0 ? fc.constant([]) : fc.tuple(...names.map(podSpec))));
 
 function toPod(spec: PodSpec): SlicePod {
   const i = NAMES.indexOf(spec.name) + 1;
-  const ips: Record<IpKind, string[]> = { v4: [`10.0.0.${i}`], v6: [`fd00::${i}`], dual: [`10.0.0.${i}`, `fd00::${i}`], none: [] };
+  const ips: Record<IpKind, string[]> = {
+    v4: [`10.0.0.${i}`],
+    v6: [`fd00::${i}`],
+    dual: [`10.0.0.${i}`, `fd00::${i}`],
+    none: [],
+  };
   return aPod({
     name: spec.name,
     uid: `uid-${spec.name}-${spec.generation}`,
@@ -58,7 +72,13 @@ interface ServiceSpec {
 }
 const serviceSpec: fc.Arbitrary<ServiceSpec> = fc.record({
   withAdmin: fc.boolean(),
-  families: fc.constantFrom<AddressType[] | undefined>(undefined, ["IPv4"], ["IPv6"], ["IPv4", "IPv6"], ["IPv6", "IPv4"]),
+  families: fc.constantFrom<AddressType[] | undefined>(
+    undefined,
+    ["IPv4"],
+    ["IPv6"],
+    ["IPv4", "IPv6"],
+    ["IPv6", "IPv4"],
+  ),
 });
 
 function toService(spec: ServiceSpec): SliceService {
@@ -84,7 +104,9 @@ const worldSpec: fc.Arbitrary<WorldSpec> = fc.record({
 });
 
 function toInput(world: WorldSpec, existing: EndpointSliceObject[]): EndpointSlicePlanInput {
-  const admittedUids = new Set(world.pods.filter((p) => world.admitted.includes(p.name)).map((p) => `uid-${p.name}-${p.generation}`));
+  const admittedUids = new Set(
+    world.pods.filter((p) => world.admitted.includes(p.name)).map((p) => `uid-${p.name}-${p.generation}`),
+  );
   return anInput({
     service: toService(world.service),
     pods: world.pods.map(toPod),
@@ -96,46 +118,64 @@ function toInput(world: WorldSpec, existing: EndpointSliceObject[]): EndpointSli
 }
 
 /** Junk the cache might hold: any family, any ports, any endpoints, other owners, wrong labels, overfull. */
-const junkSlices: fc.Arbitrary<EndpointSliceObject[]> = fc.array(
-  fc.record({
-    addressType: fc.constantFrom<AddressType>("IPv4", "IPv6"),
-    ports: fc.constantFrom<SlicePort[]>(
-      [],
-      [{ name: "http", port: 8080, protocol: "TCP" }],
-      [{ name: "http", port: 9090, protocol: "TCP" }],
-      [{ name: "admin", port: 9000, protocol: "TCP" }, { name: "http", port: 8080, protocol: "TCP" }],
-    ),
-    pods: fc.array(fc.tuple(podSpec("x").map((p) => p), fc.constantFrom(...NAMES), fc.boolean()), { maxLength: 7 }),
-    foreignOwner: fc.boolean(),
-    extraLabel: fc.boolean(),
-  }),
-  { maxLength: 4 },
-).map((specs) =>
-  specs.map((spec, n) => {
-    const endpoints = spec.pods.map(([p, name, ready]) => {
-      const pod = toPod({ ...p, name, ipKind: spec.addressType === "IPv4" ? "v4" : "v6" });
-      return {
-        addresses: pod.podIPs,
-        conditions: { ready, serving: ready, terminating: pod.terminating },
-        nodeName: pod.nodeName,
-        targetRef: { kind: "Pod" as const, namespace: pod.namespace, name: pod.name, uid: pod.uid },
-      };
-    });
-    const slice = aSlice({
-      name: `junk-${n}`,
-      addressType: spec.addressType,
-      ports: spec.ports,
-      endpoints,
-      service: spec.foreignOwner ? aService({ uid: "svc-uid-before" }) : aService(),
-    });
-    if (spec.extraLabel) slice.metadata.labels = { ...slice.metadata.labels, stray: "yes" };
-    return slice;
-  }),
-);
+const junkSlices: fc.Arbitrary<EndpointSliceObject[]> = fc
+  .array(
+    fc.record({
+      addressType: fc.constantFrom<AddressType>("IPv4", "IPv6"),
+      ports: fc.constantFrom<SlicePort[]>(
+        [],
+        [{ name: "http", port: 8080, protocol: "TCP" }],
+        [{ name: "http", port: 9090, protocol: "TCP" }],
+        [
+          { name: "admin", port: 9000, protocol: "TCP" },
+          { name: "http", port: 8080, protocol: "TCP" },
+        ],
+      ),
+      pods: fc.array(
+        fc.tuple(
+          podSpec("x").map((p) => p),
+          fc.constantFrom(...NAMES),
+          fc.boolean(),
+        ),
+        { maxLength: 7 },
+      ),
+      foreignOwner: fc.boolean(),
+      extraLabel: fc.boolean(),
+    }),
+    { maxLength: 4 },
+  )
+  .map((specs) =>
+    specs.map((spec, n) => {
+      const endpoints = spec.pods.map(([p, name, ready]) => {
+        const pod = toPod({ ...p, name, ipKind: spec.addressType === "IPv4" ? "v4" : "v6" });
+        return {
+          addresses: pod.podIPs,
+          conditions: { ready, serving: ready, terminating: pod.terminating },
+          nodeName: pod.nodeName,
+          targetRef: { kind: "Pod" as const, namespace: pod.namespace, name: pod.name, uid: pod.uid },
+        };
+      });
+      const slice = aSlice({
+        name: `junk-${n}`,
+        addressType: spec.addressType,
+        ports: spec.ports,
+        endpoints,
+        service: spec.foreignOwner ? aService({ uid: "svc-uid-before" }) : aService(),
+      });
+      if (spec.extraLabel) slice.metadata.labels = { ...slice.metadata.labels, stray: "yes" };
+      return slice;
+    }),
+  );
 
 /** An earlier state of the same world: some pods as they were, some different, some gone, some extra; other settings. */
 function earlierOf(world: WorldSpec): fc.Arbitrary<WorldSpec> {
-  const kept = world.pods.map((p) => fc.oneof(fc.constant([p]), fc.constant([]), podSpec(p.name).map((q) => [q])));
+  const kept = world.pods.map((p) =>
+    fc.oneof(
+      fc.constant([p]),
+      fc.constant([]),
+      podSpec(p.name).map((q) => [q]),
+    ),
+  );
   const keptPods = kept.length === 0 ? fc.constant([] as PodSpec[]) : fc.tuple(...kept).map((xs) => xs.flat());
   const extraPods = podSpecs.map((ps) => ps.filter((p) => !world.pods.some((q) => q.name === p.name)));
   return fc.record({
@@ -153,7 +193,9 @@ const worldAndPrior: fc.Arbitrary<[WorldSpec, EndpointSliceObject[]]> = worldSpe
     fc.constant(world),
     fc
       .tuple(fc.option(earlierOf(world), { nil: undefined, freq: 4 }), fc.oneof(fc.constant([]), junkSlices))
-      .map(([earlier, junk]) => (earlier === undefined ? [] : applySlicePlan([], planEndpointSlices(toInput(earlier, [])))).concat(junk)),
+      .map(([earlier, junk]) =>
+        (earlier === undefined ? [] : applySlicePlan([], planEndpointSlices(toInput(earlier, [])))).concat(junk),
+      ),
   ),
 );
 
@@ -179,21 +221,33 @@ function checkSettled(world: WorldSpec, slices: EndpointSliceObject[]): void {
   for (const slice of slices) {
     expect(slice.endpoints.length).toBeLessThanOrEqual(world.max);
     expect(slice.metadata.ownerReferences.map((r) => r.uid)).toEqual(["svc-uid-web"]);
-    expect(slice.metadata.labels).toEqual({ "endpointslice.kubernetes.io/managed-by": "healthprobe-operator.healthprobe.io", "kubernetes.io/service-name": "web" });
+    expect(slice.metadata.labels).toEqual({
+      "endpointslice.kubernetes.io/managed-by": "healthprobe-operator.healthprobe.io",
+      "kubernetes.io/service-name": "web",
+    });
   }
   for (const family of families) {
-    const listed = slices.filter((s) => s.addressType === family).flatMap((s) => s.endpoints.map((e) => ({ e, ports: s.ports })));
+    const listed = slices
+      .filter((s) => s.addressType === family)
+      .flatMap((s) => s.endpoints.map((e) => ({ e, ports: s.ports })));
     const wanted = world.pods.filter((p) => hasFamily(p, family) && p.phase !== "Succeeded" && p.phase !== "Failed");
     // Every selected pod with an address of the family, exactly once; nothing else.
     expect(listed.map(({ e }) => e.targetRef.name).sort()).toEqual(wanted.map((p) => p.name).sort());
     for (const p of wanted) {
       const found = listed.find(({ e }) => e.targetRef.name === p.name);
       const admitted = world.admitted.includes(p.name);
-      expect(found?.e.conditions).toEqual({ ready: p.ready && admitted && !p.terminating, serving: p.ready && admitted, terminating: p.terminating });
+      expect(found?.e.conditions).toEqual({
+        ready: p.ready && admitted && !p.terminating,
+        serving: p.ready && admitted,
+        terminating: p.terminating,
+      });
       expect(found?.e.targetRef.uid).toBe(`uid-${p.name}-${p.generation}`);
       expect(found?.e.nodeName).toBe(p.node);
       expect(found?.e.zone).toBe(p.node === "node-a" ? "zone-a" : p.node === "node-b" ? world.zoneB : undefined);
-      const ports = [...(world.service.withAdmin ? [{ name: "admin", port: 9000, protocol: "TCP" }] : []), ...(p.webPort !== undefined ? [{ name: "http", port: p.webPort, protocol: "TCP" }] : [])];
+      const ports = [
+        ...(world.service.withAdmin ? [{ name: "admin", port: 9000, protocol: "TCP" }] : []),
+        ...(p.webPort !== undefined ? [{ name: "http", port: p.webPort, protocol: "TCP" }] : []),
+      ];
       expect([...(found?.ports ?? [])].sort((a, b) => (a.name < b.name ? -1 : 1))).toEqual(ports);
     }
   }
@@ -225,17 +279,26 @@ describe("EndpointSlice planning, for random pods, admissions and prior layouts"
     fc.assert(
       fc.property(worldSpec, fc.constantFrom(...NAMES), (world, flipped) => {
         const settled = applySlicePlan([], planEndpointSlices(toInput(world, [])));
-        const admitted = world.admitted.includes(flipped) ? world.admitted.filter((n) => n !== flipped) : [...world.admitted, flipped];
+        const admitted = world.admitted.includes(flipped)
+          ? world.admitted.filter((n) => n !== flipped)
+          : [...world.admitted, flipped];
         const plan = planEndpointSlices(toInput({ ...world, admitted }, settled));
         expect(plan.create).toEqual([]);
         expect(plan.delete).toEqual([]);
         expect(plan.update.length).toBeLessThanOrEqual(2);
         for (const update of plan.update) {
           const before = settled.find((s) => s.metadata.name === update.metadata.name);
-          expect(update.endpoints.map((e) => e.targetRef.name).sort()).toEqual(before?.endpoints.map((e) => e.targetRef.name).sort());
+          expect(update.endpoints.map((e) => e.targetRef.name).sort()).toEqual(
+            before?.endpoints.map((e) => e.targetRef.name).sort(),
+          );
         }
         const pod = world.pods.find((p) => p.name === flipped);
-        const matters = pod !== undefined && pod.ready && pod.ipKind !== "none" && pod.phase !== "Succeeded" && pod.phase !== "Failed";
+        const matters =
+          pod !== undefined &&
+          pod.ready &&
+          pod.ipKind !== "none" &&
+          pod.phase !== "Succeeded" &&
+          pod.phase !== "Failed";
         if (!matters) expect(isEmptyPlan(plan)).toBe(true);
       }),
       { numRuns: 300 },
@@ -245,7 +308,11 @@ describe("EndpointSlice planning, for random pods, admissions and prior layouts"
   it("gives the same plan whatever the order of pods and existing slices", () => {
     fc.assert(
       fc.property(worldAndPrior, fc.integer(), ([world, prior], seed) => {
-        const shuffle = <T>(xs: T[]): T[] => xs.map((x, i) => ({ x, k: (i * 7919 + seed) % 101 })).sort((a, b) => a.k - b.k).map(({ x }) => x);
+        const shuffle = <T>(xs: T[]): T[] =>
+          xs
+            .map((x, i) => ({ x, k: (i * 7919 + seed) % 101 }))
+            .sort((a, b) => a.k - b.k)
+            .map(({ x }) => x);
         const a = planEndpointSlices(toInput(world, prior));
         const b = planEndpointSlices(toInput({ ...world, pods: shuffle(world.pods) }, shuffle(prior)));
         expect(b).toEqual(a);
@@ -262,7 +329,9 @@ describe("EndpointSlice planning, for random pods, admissions and prior layouts"
         const touched = [...plan.update.map((s) => s.metadata.name), ...plan.delete.map((d) => d.name)];
         expect(touched.every((n) => names.has(n))).toBe(true);
         expect(new Set(touched).size).toBe(touched.length);
-        expect(plan.create.every((s) => s.metadata.name === undefined && s.metadata.generateName === "web-")).toBe(true);
+        expect(plan.create.every((s) => s.metadata.name === undefined && s.metadata.generateName === "web-")).toBe(
+          true,
+        );
       }),
       { numRuns: 200 },
     );

@@ -1,7 +1,16 @@
 import { describe, it, expect } from "@jest/globals";
 import { planEndpointSlices } from "./endpoint-slice-plan.js";
 import type { EndpointSliceObject, EndpointSlicePlanInput } from "./endpoint-slice-types.js";
-import { aPod, aService, aSlice, anInput, applySlicePlan, endpointsOf, isEmptyPlan, somePods } from "./testing/slice-builders.js";
+import {
+  aPod,
+  aService,
+  aSlice,
+  anInput,
+  applySlicePlan,
+  endpointsOf,
+  isEmptyPlan,
+  somePods,
+} from "./testing/slice-builders.js";
 
 /** Plans from nothing and applies, as a first reconcile would. */
 function settled(input: EndpointSlicePlanInput): EndpointSliceObject[] {
@@ -15,7 +24,9 @@ function counts(input: EndpointSlicePlanInput): { create: number; update: number
 
 describe("planning a Service's EndpointSlices from nothing", () => {
   it("creates one slice with an endpoint per pod, named by the API server", () => {
-    const plan = planEndpointSlices(anInput({ pods: [aPod({ name: "web-1", ip: "10.0.0.1" }), aPod({ name: "web-2", ip: "10.0.0.2" })] }));
+    const plan = planEndpointSlices(
+      anInput({ pods: [aPod({ name: "web-1", ip: "10.0.0.1" }), aPod({ name: "web-2", ip: "10.0.0.2" })] }),
+    );
     expect(plan.update).toEqual([]);
     expect(plan.delete).toEqual([]);
     expect(plan.create).toHaveLength(1);
@@ -23,8 +34,20 @@ describe("planning a Service's EndpointSlices from nothing", () => {
     expect(slice.metadata).toEqual({
       generateName: "web-",
       namespace: "default",
-      labels: { "endpointslice.kubernetes.io/managed-by": "healthprobe-operator.healthprobe.io", "kubernetes.io/service-name": "web" },
-      ownerReferences: [{ apiVersion: "v1", kind: "Service", name: "web", uid: "svc-uid-web", controller: true, blockOwnerDeletion: true }],
+      labels: {
+        "endpointslice.kubernetes.io/managed-by": "healthprobe-operator.healthprobe.io",
+        "kubernetes.io/service-name": "web",
+      },
+      ownerReferences: [
+        {
+          apiVersion: "v1",
+          kind: "Service",
+          name: "web",
+          uid: "svc-uid-web",
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
     });
     expect(slice.addressType).toBe("IPv4");
     expect(slice.ports).toEqual([{ name: "http", port: 8080, protocol: "TCP" }]);
@@ -32,7 +55,9 @@ describe("planning a Service's EndpointSlices from nothing", () => {
   });
 
   it("writes targetRef, nodeName and zone for each endpoint", () => {
-    const plan = planEndpointSlices(anInput({ pods: [aPod({ name: "web-1", uid: "u-1", nodeName: "node-b" })], nodeZones: { "node-b": "eu-1b" } }));
+    const plan = planEndpointSlices(
+      anInput({ pods: [aPod({ name: "web-1", uid: "u-1", nodeName: "node-b" })], nodeZones: { "node-b": "eu-1b" } }),
+    );
     expect(plan.create[0]?.endpoints[0]).toEqual({
       addresses: ["10.0.0.1"],
       conditions: { ready: true, serving: true, terminating: false },
@@ -43,10 +68,30 @@ describe("planning a Service's EndpointSlices from nothing", () => {
   });
 
   const conditionCases = [
-    { name: "an admitted Ready pod is ready", pod: aPod({ ready: true }), admitted: true, want: { ready: true, serving: true, terminating: false } },
-    { name: "a pod the policy does not admit is not ready", pod: aPod({ ready: true }), admitted: false, want: { ready: false, serving: false, terminating: false } },
-    { name: "a kubelet-unready pod is never ready, however admitted", pod: aPod({ ready: false }), admitted: true, want: { ready: false, serving: false, terminating: false } },
-    { name: "a terminating pod stays listed as terminating and serving", pod: aPod({ terminating: true }), admitted: true, want: { ready: false, serving: true, terminating: true } },
+    {
+      name: "an admitted Ready pod is ready",
+      pod: aPod({ ready: true }),
+      admitted: true,
+      want: { ready: true, serving: true, terminating: false },
+    },
+    {
+      name: "a pod the policy does not admit is not ready",
+      pod: aPod({ ready: true }),
+      admitted: false,
+      want: { ready: false, serving: false, terminating: false },
+    },
+    {
+      name: "a kubelet-unready pod is never ready, however admitted",
+      pod: aPod({ ready: false }),
+      admitted: true,
+      want: { ready: false, serving: false, terminating: false },
+    },
+    {
+      name: "a terminating pod stays listed as terminating and serving",
+      pod: aPod({ terminating: true }),
+      admitted: true,
+      want: { ready: false, serving: true, terminating: true },
+    },
   ];
   it.each(conditionCases)("$name", ({ pod, admitted, want }) => {
     const plan = planEndpointSlices(anInput({ pods: [pod], admitted: () => admitted }));
@@ -90,15 +135,27 @@ describe("planning a Service's EndpointSlices from nothing", () => {
         ],
       }),
     );
-    const bySlice = plan.create.map((s) => ({ port: s.ports[0]?.port, pods: s.endpoints.map((e) => e.targetRef.name) }));
-    expect(bySlice).toEqual(expect.arrayContaining([{ port: 8080, pods: ["old-1", "old-2"] }, { port: 9090, pods: ["new-1"] }]));
+    const bySlice = plan.create.map((s) => ({
+      port: s.ports[0]?.port,
+      pods: s.endpoints.map((e) => e.targetRef.name),
+    }));
+    expect(bySlice).toEqual(
+      expect.arrayContaining([
+        { port: 8080, pods: ["old-1", "old-2"] },
+        { port: 9090, pods: ["new-1"] },
+      ]),
+    );
     expect(bySlice).toHaveLength(2);
   });
 
   it("lists a pod that cannot resolve a named port in a slice without that port", () => {
     const service = aService({ ports: [{ name: "http", port: 80, targetPort: "web" }] });
-    const plan = planEndpointSlices(anInput({ service, pods: [aPod({ name: "odd", containerPorts: [{ name: "other", containerPort: 1 }] })] }));
-    expect(plan.create.map((s) => ({ ports: s.ports, pods: s.endpoints.map((e) => e.targetRef.name) }))).toEqual([{ ports: [], pods: ["odd"] }]);
+    const plan = planEndpointSlices(
+      anInput({ service, pods: [aPod({ name: "odd", containerPorts: [{ name: "other", containerPort: 1 }] })] }),
+    );
+    expect(plan.create.map((s) => ({ ports: s.ports, pods: s.endpoints.map((e) => e.targetRef.name) }))).toEqual([
+      { ports: [], pods: ["odd"] },
+    ]);
   });
 });
 
@@ -108,7 +165,10 @@ describe("address families", () => {
 
   it("writes a dual-stack pod into an IPv4 and an IPv6 slice", () => {
     const slices = settled(anInput({ service: aService({ ipFamilies: ["IPv4", "IPv6"] }), pods: [dual, v4] }));
-    expect(endpointsOf(slices, "IPv4").map((e) => [e.targetRef.name, e.addresses])).toEqual([["web-1", ["10.0.0.1"]], ["web-2", ["10.0.0.2"]]]);
+    expect(endpointsOf(slices, "IPv4").map((e) => [e.targetRef.name, e.addresses])).toEqual([
+      ["web-1", ["10.0.0.1"]],
+      ["web-2", ["10.0.0.2"]],
+    ]);
     expect(endpointsOf(slices, "IPv6").map((e) => [e.targetRef.name, e.addresses])).toEqual([["web-1", ["fd00::1"]]]);
   });
 
@@ -122,18 +182,30 @@ describe("address families", () => {
     const slices = settled(anInput({ service: aService({ ipFamilies: ["IPv4", "IPv6"] }), pods: [v4] }));
     const v6 = slices.filter((s) => s.addressType === "IPv6");
     expect(v6.map((s) => ({ ports: s.ports, endpoints: s.endpoints }))).toEqual([{ ports: [], endpoints: [] }]);
-    expect(isEmptyPlan(planEndpointSlices(anInput({ service: aService({ ipFamilies: ["IPv4", "IPv6"] }), pods: [v4], existing: slices })))).toBe(true);
+    expect(
+      isEmptyPlan(
+        planEndpointSlices(
+          anInput({ service: aService({ ipFamilies: ["IPv4", "IPv6"] }), pods: [v4], existing: slices }),
+        ),
+      ),
+    ).toBe(true);
   });
 
   it("without ipFamilies, writes the families the pods use and no empty IPv6 slice", () => {
     expect(settled(anInput({ pods: [v4] })).map((s) => s.addressType)).toEqual(["IPv4"]);
-    expect(settled(anInput({ pods: [dual] })).map((s) => s.addressType).sort()).toEqual(["IPv4", "IPv6"]);
+    expect(
+      settled(anInput({ pods: [dual] }))
+        .map((s) => s.addressType)
+        .sort(),
+    ).toEqual(["IPv4", "IPv6"]);
   });
 
   it("deletes slices of a family the Service no longer uses", () => {
     const service = aService({ ipFamilies: ["IPv4", "IPv6"] });
     const slices = settled(anInput({ service, pods: [dual] }));
-    const plan = planEndpointSlices(anInput({ service: aService({ ipFamilies: ["IPv4"] }), pods: [dual], existing: slices }));
+    const plan = planEndpointSlices(
+      anInput({ service: aService({ ipFamilies: ["IPv4"] }), pods: [dual], existing: slices }),
+    );
     const v6Name = slices.find((s) => s.addressType === "IPv6")?.metadata.name;
     expect(plan.delete).toEqual([{ name: v6Name, namespace: "default" }]);
     expect(plan.create).toEqual([]);
@@ -150,9 +222,18 @@ describe("minimal churn against existing slices", () => {
   });
 
   it("plans nothing when existing slices list endpoints and ports in another order", () => {
-    const service = aService({ ports: [{ name: "a", port: 1 }, { name: "b", port: 2 }] });
+    const service = aService({
+      ports: [
+        { name: "a", port: 1 },
+        { name: "b", port: 2 },
+      ],
+    });
     const slices = settled(anInput({ service, pods: somePods(5) }));
-    const shuffled = slices.map((s) => ({ ...s, endpoints: [...s.endpoints].reverse(), ports: [...s.ports].reverse() }));
+    const shuffled = slices.map((s) => ({
+      ...s,
+      endpoints: [...s.endpoints].reverse(),
+      ports: [...s.ports].reverse(),
+    }));
     expect(isEmptyPlan(planEndpointSlices(anInput({ service, pods: somePods(5), existing: shuffled })))).toBe(true);
   });
 
@@ -165,14 +246,27 @@ describe("minimal churn against existing slices", () => {
     const before = start.find((s) => s.metadata.name === update.metadata.name) as EndpointSliceObject;
     expect(update.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
     expect(update.endpoints.filter((e) => !e.conditions.ready).map((e) => e.targetRef.name)).toEqual(["web-120"]);
-    expect(update.endpoints.map((e) => e.targetRef.name).sort()).toEqual(before.endpoints.map((e) => e.targetRef.name).sort());
-    expect(plan.changes).toEqual([{ action: "update", slice: update.metadata.name, addressType: "IPv4", reason: "1 endpoint(s) changed; 100 endpoint(s)" }]);
+    expect(update.endpoints.map((e) => e.targetRef.name).sort()).toEqual(
+      before.endpoints.map((e) => e.targetRef.name).sort(),
+    );
+    expect(plan.changes).toEqual([
+      {
+        action: "update",
+        slice: update.metadata.name,
+        addressType: "IPv4",
+        reason: "1 endpoint(s) changed; 100 endpoint(s)",
+      },
+    ]);
   });
 
   it("removes a deleted pod's endpoint from its own slice only", () => {
     const home = start.find((s) => s.endpoints.some((e) => e.targetRef.name === "web-007"))?.metadata.name;
     const plan = planEndpointSlices(anInput({ pods: pods.filter((p) => p.name !== "web-007"), existing: start }));
-    expect(counts(anInput({ pods: pods.filter((p) => p.name !== "web-007"), existing: start }))).toEqual({ create: 0, update: 1, delete: 0 });
+    expect(counts(anInput({ pods: pods.filter((p) => p.name !== "web-007"), existing: start }))).toEqual({
+      create: 0,
+      update: 1,
+      delete: 0,
+    });
     expect(plan.update[0]?.metadata.name).toBe(home);
     expect(plan.update[0]?.endpoints).toHaveLength(99);
   });
@@ -182,14 +276,20 @@ describe("minimal churn against existing slices", () => {
     const plan = planEndpointSlices(anInput({ pods: withTerminating, existing: start }));
     const home = start.find((s) => s.endpoints.some((e) => e.targetRef.name === "web-200"))?.metadata.name;
     expect(plan.update.map((s) => s.metadata.name)).toEqual([home]);
-    expect(plan.update[0]?.endpoints.find((e) => e.targetRef.name === "web-200")?.conditions).toEqual({ ready: false, serving: true, terminating: true });
+    expect(plan.update[0]?.endpoints.find((e) => e.targetRef.name === "web-200")?.conditions).toEqual({
+      ready: false,
+      serving: true,
+      terminating: true,
+    });
   });
 
   it("updates the targetRef of a pod recreated with the same name and IP", () => {
     const recreated = pods.map((p) => (p.name === "web-042" ? { ...p, uid: "uid-web-042-again" } : p));
     const plan = planEndpointSlices(anInput({ pods: recreated, existing: start }));
     expect(plan.update).toHaveLength(1);
-    expect(plan.update[0]?.endpoints.find((e) => e.targetRef.name === "web-042")?.targetRef.uid).toBe("uid-web-042-again");
+    expect(plan.update[0]?.endpoints.find((e) => e.targetRef.name === "web-042")?.targetRef.uid).toBe(
+      "uid-web-042-again",
+    );
   });
 
   it("updates the zone when the node's zone changes", () => {
@@ -236,7 +336,9 @@ describe("minimal churn against existing slices", () => {
     const plan = planEndpointSlices(anInput({ pods: [], existing: start }));
     expect(plan.create).toEqual([]);
     expect(plan.delete).toHaveLength(2);
-    expect(plan.update.map((s) => ({ ports: s.ports, endpoints: s.endpoints }))).toEqual([{ ports: [], endpoints: [] }]);
+    expect(plan.update.map((s) => ({ ports: s.ports, endpoints: s.endpoints }))).toEqual([
+      { ports: [], endpoints: [] },
+    ]);
     const after = applySlicePlan(start, plan);
     expect(after).toHaveLength(1);
     expect(isEmptyPlan(planEndpointSlices(anInput({ pods: [], existing: after })))).toBe(true);
@@ -265,13 +367,19 @@ describe("minimal churn against existing slices", () => {
 
   it("restores labels someone changed", () => {
     const base = settled(anInput({ pods: somePods(2) }));
-    const tampered = base.map((s) => ({ ...s, metadata: { ...s.metadata, labels: { ...s.metadata.labels, extra: "x" } } }));
+    const tampered = base.map((s) => ({
+      ...s,
+      metadata: { ...s.metadata, labels: { ...s.metadata.labels, extra: "x" } },
+    }));
     const plan = planEndpointSlices(anInput({ pods: somePods(2), existing: tampered }));
     expect(plan.update.map((s) => s.metadata.labels)).toEqual([base[0]?.metadata.labels]);
   });
 
   it("keeps others' annotations on the slices it rewrites", () => {
-    const base = settled(anInput({ pods: somePods(2) })).map((s) => ({ ...s, metadata: { ...s.metadata, annotations: { note: "kept" } } }));
+    const base = settled(anInput({ pods: somePods(2) })).map((s) => ({
+      ...s,
+      metadata: { ...s.metadata, annotations: { note: "kept" } },
+    }));
     const plan = planEndpointSlices(anInput({ pods: somePods(3), existing: base }));
     expect(plan.update[0]?.metadata.annotations).toEqual({ note: "kept" });
   });
@@ -299,7 +407,9 @@ describe("purity", () => {
     const existing = settled(anInput({ pods: somePods(180), maxEndpointsPerSlice: 50 }));
     const admitted = (uid: string): boolean => !uid.endsWith("7");
     const a = planEndpointSlices(anInput({ pods, existing, admitted, maxEndpointsPerSlice: 50 }));
-    const b = planEndpointSlices(anInput({ pods: [...pods].reverse(), existing: [...existing].reverse(), admitted, maxEndpointsPerSlice: 50 }));
+    const b = planEndpointSlices(
+      anInput({ pods: [...pods].reverse(), existing: [...existing].reverse(), admitted, maxEndpointsPerSlice: 50 }),
+    );
     expect(b).toEqual(a);
     expect(a.create.length + a.update.length).toBeGreaterThan(0);
   });
@@ -308,9 +418,16 @@ describe("purity", () => {
     const pods = somePods(30);
     const existing = settled(anInput({ pods: somePods(20), maxEndpointsPerSlice: 8 }));
     const input = anInput({ pods, existing, maxEndpointsPerSlice: 8, admitted: (uid) => uid !== "uid-web-003" });
-    const snapshot = structuredClone({ pods: input.pods, existing: input.existing, service: input.service, nodeZones: input.nodeZones });
+    const snapshot = structuredClone({
+      pods: input.pods,
+      existing: input.existing,
+      service: input.service,
+      nodeZones: input.nodeZones,
+    });
     const plan = planEndpointSlices(input);
     plan.update.forEach((s) => s.endpoints.pop());
-    expect({ pods: input.pods, existing: input.existing, service: input.service, nodeZones: input.nodeZones }).toEqual(snapshot);
+    expect({ pods: input.pods, existing: input.existing, service: input.service, nodeZones: input.nodeZones }).toEqual(
+      snapshot,
+    );
   });
 });

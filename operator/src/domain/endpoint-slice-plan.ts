@@ -64,7 +64,11 @@ function isOwnedBy(slice: EndpointSliceObject, service: SliceService): boolean {
 }
 
 /** The desired content written over an existing slice: its identity, our labels, owner and content. */
-function asUpdateOf(existing: EndpointSliceObject, desired: EndpointSliceObject, service: SliceService): EndpointSliceObject {
+function asUpdateOf(
+  existing: EndpointSliceObject,
+  desired: EndpointSliceObject,
+  service: SliceService,
+): EndpointSliceObject {
   const metadata: EndpointSliceObject["metadata"] = {
     name: existing.metadata.name,
     namespace: existing.metadata.namespace,
@@ -74,7 +78,12 @@ function asUpdateOf(existing: EndpointSliceObject, desired: EndpointSliceObject,
   // Others' annotations survive our full-object update.
   if (existing.metadata.annotations !== undefined) metadata.annotations = { ...existing.metadata.annotations };
   if (existing.metadata.resourceVersion !== undefined) metadata.resourceVersion = existing.metadata.resourceVersion;
-  return { ...desired, metadata, endpoints: [...desired.endpoints].sort(compareEndpoints), ports: sortPorts(desired.ports) };
+  return {
+    ...desired,
+    metadata,
+    endpoints: [...desired.endpoints].sort(compareEndpoints),
+    ports: sortPorts(desired.ports),
+  };
 }
 
 /** Whether writing `desired` over `existing` would change anything we manage; endpoint and port order do not count. */
@@ -88,17 +97,29 @@ export function sliceContentEqual(existing: EndpointSliceObject, desired: Endpoi
   const b = [...desired.endpoints].sort(compareEndpoints);
   return a.every((ep, i) => {
     const other = b[i];
-    return other !== undefined && computeEndpointKey(ep) === computeEndpointKey(other) && endpointsEqualBeyondKey(ep, other);
+    return (
+      other !== undefined && computeEndpointKey(ep) === computeEndpointKey(other) && endpointsEqualBeyondKey(ep, other)
+    );
   });
 }
 
 /** reconcileByAddressType: existing slices by port set; ones of an earlier Service with the same name are only removed. */
-function existingByPortSet(service: SliceService, addressType: AddressType, existing: EndpointSliceObject[], plan: TypePlan): Map<string, EndpointSliceObject[]> {
+function existingByPortSet(
+  service: SliceService,
+  addressType: AddressType,
+  existing: EndpointSliceObject[],
+  plan: TypePlan,
+): Map<string, EndpointSliceObject[]> {
   const byPorts = new Map<string, EndpointSliceObject[]>();
   for (const slice of existing) {
     if (!isOwnedBy(slice, service)) {
       plan.delete.push(slice);
-      plan.changes.push({ action: "delete", slice: sliceName(slice), addressType, reason: `not owned by Service uid ${service.uid}` });
+      plan.changes.push({
+        action: "delete",
+        slice: sliceName(slice),
+        addressType,
+        reason: `not owned by Service uid ${service.uid}`,
+      });
       continue;
     }
     const key = computePortSetKey(slice.ports ?? []);
@@ -129,16 +150,31 @@ function desiredByPortSet(input: EndpointSlicePlanInput, addressType: AddressTyp
  * Like the built-in controller, a Service with no endpoints keeps one empty placeholder slice
  * per address type, so consumers can tell "no endpoints" from "not reconciled yet".
  */
-function keepPlaceholder(service: SliceService, addressType: AddressType, existing: EndpointSliceObject[], plan: TypePlan): void {
+function keepPlaceholder(
+  service: SliceService,
+  addressType: AddressType,
+  existing: EndpointSliceObject[],
+  plan: TypePlan,
+): void {
   if (existing.length !== plan.delete.length || plan.create.length !== 0) return;
   const placeholder = newSlice(service, addressType, []);
   const only = plan.delete[0];
-  if (plan.delete.length === 1 && only !== undefined && isOwnedBy(only, service) && sliceContentEqual(only, placeholder)) {
+  if (
+    plan.delete.length === 1 &&
+    only !== undefined &&
+    isOwnedBy(only, service) &&
+    sliceContentEqual(only, placeholder)
+  ) {
     plan.delete = [];
     plan.changes = plan.changes.filter((c) => c.action !== "delete");
   } else {
     plan.create.push(placeholder);
-    plan.changes.push({ action: "create", slice: sliceName(placeholder), addressType, reason: "placeholder: the Service has no endpoints" });
+    plan.changes.push({
+      action: "create",
+      slice: sliceName(placeholder),
+      addressType,
+      reason: "placeholder: the Service has no endpoints",
+    });
   }
 }
 
@@ -154,7 +190,12 @@ function reuseDeleted(service: SliceService, plan: TypePlan): void {
       const createIndex = plan.changes.map((c) => c.action).lastIndexOf("create");
       const createChange = plan.changes[createIndex];
       if (createChange !== undefined) {
-        plan.changes[createIndex] = { ...createChange, action: "update", slice: sliceName(doomed), reason: `reused: ${createChange.reason}` };
+        plan.changes[createIndex] = {
+          ...createChange,
+          action: "update",
+          slice: sliceName(doomed),
+          reason: `reused: ${createChange.reason}`,
+        };
       }
     } else {
       keptDeletes.push(doomed);
@@ -163,14 +204,25 @@ function reuseDeleted(service: SliceService, plan: TypePlan): void {
   plan.delete = keptDeletes;
 }
 
-function planAddressType(input: EndpointSlicePlanInput, addressType: AddressType, existing: EndpointSliceObject[], max: number): TypePlan {
+function planAddressType(
+  input: EndpointSlicePlanInput,
+  addressType: AddressType,
+  existing: EndpointSliceObject[],
+  max: number,
+): TypePlan {
   const { service } = input;
   const plan: TypePlan = { create: [], update: [], delete: [], changes: [] };
   const existingByPorts = existingByPortSet(service, addressType, existing, plan);
   const desiredByPorts = desiredByPortSet(input, addressType);
 
   for (const key of [...desiredByPorts.keys()].sort()) {
-    const part = planPortGroup(service, addressType, existingByPorts.get(key) ?? [], desiredByPorts.get(key) as PortGroup, max);
+    const part = planPortGroup(
+      service,
+      addressType,
+      existingByPorts.get(key) ?? [],
+      desiredByPorts.get(key) as PortGroup,
+      max,
+    );
     plan.create.push(...part.create);
     plan.update.push(...part.update);
     plan.delete.push(...part.delete);
@@ -180,7 +232,12 @@ function planAddressType(input: EndpointSlicePlanInput, addressType: AddressType
     if (desiredByPorts.has(key)) continue;
     for (const slice of existingByPorts.get(key) ?? []) {
       plan.delete.push(slice);
-      plan.changes.push({ action: "delete", slice: sliceName(slice), addressType, reason: "no selected pod has this port set" });
+      plan.changes.push({
+        action: "delete",
+        slice: sliceName(slice),
+        addressType,
+        reason: "no selected pod has this port set",
+      });
     }
   }
   keepPlaceholder(service, addressType, existing, plan);
@@ -196,7 +253,9 @@ function planAddressType(input: EndpointSlicePlanInput, addressType: AddressType
 export function planEndpointSlices(input: EndpointSlicePlanInput): EndpointSlicePlan {
   const max = input.maxEndpointsPerSlice ?? DEFAULT_MAX_ENDPOINTS_PER_SLICE;
   if (!Number.isInteger(max) || max < 1) {
-    throw new RangeError(`planning EndpointSlices for Service ${input.service.namespace}/${input.service.name}: maxEndpointsPerSlice must be a positive integer, got ${max}`);
+    throw new RangeError(
+      `planning EndpointSlices for Service ${input.service.namespace}/${input.service.name}: maxEndpointsPerSlice must be a positive integer, got ${max}`,
+    );
   }
   const { service } = input;
   const addressTypes = computeAddressTypes(service, input.pods);
@@ -206,7 +265,12 @@ export function planEndpointSlices(input: EndpointSlicePlanInput): EndpointSlice
   for (const slice of [...input.existing].sort(byName)) {
     if (!addressTypes.has(slice.addressType)) {
       plan.delete.push({ name: slice.metadata.name ?? "", namespace: slice.metadata.namespace });
-      plan.changes.push({ action: "delete", slice: sliceName(slice), addressType: slice.addressType, reason: `the Service does not use ${slice.addressType}` });
+      plan.changes.push({
+        action: "delete",
+        slice: sliceName(slice),
+        addressType: slice.addressType,
+        reason: `the Service does not use ${slice.addressType}`,
+      });
       continue;
     }
     existingByType.set(slice.addressType, [...(existingByType.get(slice.addressType) ?? []), slice]);
@@ -221,7 +285,9 @@ export function planEndpointSlices(input: EndpointSlicePlanInput): EndpointSlice
       if (!sliceContentEqual(existing, update)) plan.update.push(update);
     }
     plan.delete.push(...part.delete.map((s) => ({ name: s.metadata.name ?? "", namespace: s.metadata.namespace })));
-    plan.changes.push(...part.changes.filter((c) => c.action !== "update" || plan.update.some((u) => u.metadata.name === c.slice)));
+    plan.changes.push(
+      ...part.changes.filter((c) => c.action !== "update" || plan.update.some((u) => u.metadata.name === c.slice)),
+    );
   }
   return plan;
 }

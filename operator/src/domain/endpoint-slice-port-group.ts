@@ -21,7 +21,14 @@ export function computeSliceLabels(service: SliceService): Record<string, string
 }
 
 export function computeServiceOwnerReference(service: SliceService): ServiceOwnerReference {
-  return { apiVersion: "v1", kind: "Service", name: service.name, uid: service.uid, controller: true, blockOwnerDeletion: true };
+  return {
+    apiVersion: "v1",
+    kind: "Service",
+    name: service.name,
+    uid: service.uid,
+    controller: true,
+    blockOwnerDeletion: true,
+  };
 }
 
 export function labelsEqual(a: Record<string, string> | undefined, b: Record<string, string>): boolean {
@@ -109,7 +116,9 @@ export function planPortGroup(
   };
 
   // 2. Slices that change anyway take new endpoints first, fullest first.
-  const byFullness = [...toUpdate].sort((a, b) => b.endpoints.length - a.endpoints.length || byName(a.existing, b.existing));
+  const byFullness = [...toUpdate].sort(
+    (a, b) => b.endpoints.length - a.endpoints.length || byName(a.existing, b.existing),
+  );
   for (const w of byFullness) fill(w);
 
   // 3. Then the unchanged slice closest to full that fits the rest, else new slices.
@@ -125,7 +134,12 @@ export function planPortGroup(
       fill(w);
       created.endpoints.sort(compareEndpoints);
       plan.create.push(created);
-      plan.changes.push({ action: "create", slice: sliceName(created), addressType, reason: `${w.added} endpoint(s) to place` });
+      plan.changes.push({
+        action: "create",
+        slice: sliceName(created),
+        addressType,
+        reason: `${w.added} endpoint(s) to place`,
+      });
     }
   }
 
@@ -175,7 +189,12 @@ function keepInPlace(
     if (changed > 0 || removed > 0) {
       if (kept.length === 0) {
         plan.delete.push(slice);
-        plan.changes.push({ action: "delete", slice: sliceName(slice), addressType, reason: `all ${removed} endpoint(s) removed` });
+        plan.changes.push({
+          action: "delete",
+          slice: sliceName(slice),
+          addressType,
+          reason: `all ${removed} endpoint(s) removed`,
+        });
       } else {
         toUpdate.push(working);
       }

@@ -9,7 +9,13 @@ import type { HealthStateName } from "./types.js";
 /** The status a reconcile would compute for pods web-0.. in these states. */
 function statusOf(
   states: HealthStateName[],
-  opts: { pct?: number; readiness?: ReadinessInput; previous?: PolicyStatus; blocked?: ReplacementBlockedInput; dryRun?: boolean } = {},
+  opts: {
+    pct?: number;
+    readiness?: ReadinessInput;
+    previous?: PolicyStatus;
+    blocked?: ReplacementBlockedInput;
+    dryRun?: boolean;
+  } = {},
 ): PolicyStatus {
   const targets = states.map((state, i) => ({
     uid: `uid-web-${i}`,
@@ -19,7 +25,12 @@ function statusOf(
     serving: state !== "Unknown",
     ...(state === "Unhealthy" ? { unhealthySince: T0 + i * MINUTE } : {}),
   }));
-  const drain = planDrain({ targets, maxUnhealthyPercent: opts.pct ?? 50, drainEnabled: true, dryRun: opts.dryRun ?? false });
+  const drain = planDrain({
+    targets,
+    maxUnhealthyPercent: opts.pct ?? 50,
+    drainEnabled: true,
+    dryRun: opts.dryRun ?? false,
+  });
   return computeStatus({
     generation: 1,
     now: T0,
@@ -27,7 +38,13 @@ function statusOf(
     readiness: opts.readiness ?? { reason: "Reconciled" },
     drain,
     ...(opts.blocked ? { replacementBlocked: opts.blocked } : {}),
-    pods: targets.map((t) => ({ name: t.name, uid: t.uid, ip: "10.0.0.1", health: { state: t.state, since: T0 }, decision: drain.decisions.get(t.uid)! })),
+    pods: targets.map((t) => ({
+      name: t.name,
+      uid: t.uid,
+      ip: "10.0.0.1",
+      health: { state: t.state, since: T0 },
+      decision: drain.decisions.get(t.uid)!,
+    })),
   });
 }
 
@@ -36,8 +53,13 @@ const summary = (events: ReturnType<typeof planEvents>) =>
 
 describe("planEvents", () => {
   it("words a dryRun Event as what would have happened", () => {
-    const events = planEvents(statusOf(["Healthy", "Healthy"], { dryRun: true }), statusOf(["Healthy", "Unhealthy"], { dryRun: true }));
-    expect(events[0]?.note).toBe("dryRun: pod web-1 would be drained from the Service: longest unhealthy, 1 of 1 allowed by maxUnhealthyPercent=50");
+    const events = planEvents(
+      statusOf(["Healthy", "Healthy"], { dryRun: true }),
+      statusOf(["Healthy", "Unhealthy"], { dryRun: true }),
+    );
+    expect(events[0]?.note).toBe(
+      "dryRun: pod web-1 would be drained from the Service: longest unhealthy, 1 of 1 allowed by maxUnhealthyPercent=50",
+    );
   });
 
   const cases: Array<{ name: string; prev: () => EventView | undefined; next: () => EventView; expected: string[] }> = [
@@ -116,13 +138,20 @@ describe("planEvents", () => {
     {
       name: "gives a missing Secret no InvalidSpec warning: the spec is valid",
       prev: () => statusOf(["Healthy"]),
-      next: () => statusOf([], { readiness: { reason: "SecretNotFound", message: 'spec.probe.signature.secretRef: Secret "probe-key" not found' } }),
+      next: () =>
+        statusOf([], {
+          readiness: {
+            reason: "SecretNotFound",
+            message: 'spec.probe.signature.secretRef: Secret "probe-key" not found',
+          },
+        }),
       expected: [],
     },
     {
       name: "warns when a due replacement becomes blocked, and again when the reason changes",
       prev: () => statusOf(["Healthy"], { blocked: { blocked: true, reason: "Budget", message: "maxPerHour=1 used" } }),
-      next: () => statusOf(["Healthy"], { blocked: { blocked: true, reason: "PodDisruptionBudget", message: "refused" } }),
+      next: () =>
+        statusOf(["Healthy"], { blocked: { blocked: true, reason: "PodDisruptionBudget", message: "refused" } }),
       expected: ["Warning ReplacementBlocked policy"],
     },
     {
@@ -144,7 +173,9 @@ describe("planEvents", () => {
 
   it("carries the drain reason in the note", () => {
     const [first] = planEvents(statusOf(["Healthy", "Healthy"]), statusOf(["Healthy", "Unhealthy"]));
-    expect(first?.note).toBe("pod web-1 drained from the Service: longest unhealthy, 1 of 1 allowed by maxUnhealthyPercent=50");
+    expect(first?.note).toBe(
+      "pod web-1 drained from the Service: longest unhealthy, 1 of 1 allowed by maxUnhealthyPercent=50",
+    );
   });
 
   it("says why a pod is back in rotation in one clause", () => {
@@ -153,13 +184,23 @@ describe("planEvents", () => {
   });
 
   it("gives a blocked replacement's next slot relative to now and as the instant", () => {
-    const message = "1 due replacement is waiting. web-1: hourly budget of policy demo/web used 1/1, next slot 2026-11-30T11:00:00Z";
-    const [event] = planEvents(statusOf(["Healthy"]), statusOf(["Healthy"], { blocked: { blocked: true, reason: "Budget", message } }), Date.parse("2026-11-30T10:00:12Z"));
-    expect(event?.note).toBe("1 due replacement is waiting. web-1: hourly budget of policy demo/web used 1/1, next slot in 59m48s (2026-11-30T11:00:00Z)");
+    const message =
+      "1 due replacement is waiting. web-1: hourly budget of policy demo/web used 1/1, next slot 2026-11-30T11:00:00Z";
+    const [event] = planEvents(
+      statusOf(["Healthy"]),
+      statusOf(["Healthy"], { blocked: { blocked: true, reason: "Budget", message } }),
+      Date.parse("2026-11-30T10:00:12Z"),
+    );
+    expect(event?.note).toBe(
+      "1 due replacement is waiting. web-1: hourly budget of policy demo/web used 1/1, next slot in 59m48s (2026-11-30T11:00:00Z)",
+    );
   });
 
   it.each([
-    ["drained: longest unhealthy, 1 of 2 allowed by maxUnhealthyPercent=50", "longest unhealthy, 1 of 2 allowed by maxUnhealthyPercent=50"],
+    [
+      "drained: longest unhealthy, 1 of 2 allowed by maxUnhealthyPercent=50",
+      "longest unhealthy, 1 of 2 allowed by maxUnhealthyPercent=50",
+    ],
     ["kept: dryRun (would be drained: longest unhealthy, 1 of 2 allowed)", "longest unhealthy, 1 of 2 allowed"],
     ["admitted: healthy (kubelet: not Ready)", "healthy (kubelet: not Ready)"],
     ["not admitted: unknown, waiting for first success", "unknown, waiting for first success"],
@@ -173,7 +214,9 @@ describe("planEvents", () => {
   ])("words a wait of %d ms as %s", (ms, text) => expect(formatWait(ms)).toBe(text));
 
   it("words a Replaced note by the method used", () => {
-    expect(replacedNote("web-1", "Evict", "1h")).toBe("pod web-1 evicted through the Eviction API after being Unhealthy for 1h");
+    expect(replacedNote("web-1", "Evict", "1h")).toBe(
+      "pod web-1 evicted through the Eviction API after being Unhealthy for 1h",
+    );
     expect(replacedNote("web-1", "Delete", "60s")).toBe("pod web-1 deleted after being Unhealthy for 60s");
   });
 
@@ -191,16 +234,25 @@ describe("planEvents", () => {
   it("produces nothing the second time for the same status (level-based)", () => {
     const stateArb = fc.constantFrom("Unknown" as const, "Healthy" as const, "Unhealthy" as const);
     fc.assert(
-      fc.property(fc.array(stateArb, { maxLength: 12 }), fc.array(stateArb, { maxLength: 12 }), fc.integer({ min: 1, max: 100 }), (a, b, pct) => {
-        const first = statusOf(a, { pct });
-        const second = statusOf(b, { pct, previous: first });
-        expect(planEvents(second, second)).toEqual([]);
-        expect(planEvents(second, JSON.parse(JSON.stringify(second)))).toEqual([]);
-        // Every drained pod of the new status is announced exactly when it was not drained before.
-        const announced = planEvents(first, second).filter((e) => e.reason === "Drained" && e.regarding !== "policy").length;
-        const newlyDrained = second.pods.filter((p) => p.drained && !first.pods.find((q) => q.uid === p.uid)?.drained).length;
-        expect(announced).toBe(newlyDrained);
-      }),
+      fc.property(
+        fc.array(stateArb, { maxLength: 12 }),
+        fc.array(stateArb, { maxLength: 12 }),
+        fc.integer({ min: 1, max: 100 }),
+        (a, b, pct) => {
+          const first = statusOf(a, { pct });
+          const second = statusOf(b, { pct, previous: first });
+          expect(planEvents(second, second)).toEqual([]);
+          expect(planEvents(second, JSON.parse(JSON.stringify(second)))).toEqual([]);
+          // Every drained pod of the new status is announced exactly when it was not drained before.
+          const announced = planEvents(first, second).filter(
+            (e) => e.reason === "Drained" && e.regarding !== "policy",
+          ).length;
+          const newlyDrained = second.pods.filter(
+            (p) => p.drained && !first.pods.find((q) => q.uid === p.uid)?.drained,
+          ).length;
+          expect(announced).toBe(newlyDrained);
+        },
+      ),
       { numRuns: 300 },
     );
   });

@@ -2,7 +2,18 @@ import { compareStrings, DRY_RUN_KEPT } from "./drain.js";
 import { findCondition } from "./conditions.js";
 import { FAIL_OPEN_NOT_PROBED, type PolicyStatus, type StatusPod } from "./status.js";
 
-export type EventReason = "Drained" | "Restored" | "DrainCapped" | "FailOpen" | "FailClosed" | "Quarantined" | "InvalidSpec" | "SecretNotPermitted" | "SecretForbidden" | "ReplacementBlocked" | "GateMissing";
+export type EventReason =
+  | "Drained"
+  | "Restored"
+  | "DrainCapped"
+  | "FailOpen"
+  | "FailClosed"
+  | "Quarantined"
+  | "InvalidSpec"
+  | "SecretNotPermitted"
+  | "SecretForbidden"
+  | "ReplacementBlocked"
+  | "GateMissing";
 
 export interface PlannedEvent {
   type: "Normal" | "Warning";
@@ -53,7 +64,8 @@ export function planEvents(previous: EventView | undefined, next: EventView, now
   }
   // A refused Secret is the one problem its author may not see coming (the spec is valid).
   for (const reason of ["SecretNotPermitted", "SecretForbidden"] as const) {
-    if (ready?.reason === reason && (wasReady?.reason !== reason || wasReady.message !== ready.message)) policy("Warning", reason, ready.message);
+    if (ready?.reason === reason && (wasReady?.reason !== reason || wasReady.message !== ready.message))
+      policy("Warning", reason, ready.message);
   }
   // Fail open before any probe (a new policy, pods just started) is no outage: not announced,
   // but the first real one after it is.
@@ -65,24 +77,40 @@ export function planEvents(previous: EventView | undefined, next: EventView, now
   const blocked = findCondition(next.conditions, "ReplacementBlocked");
   const wasBlocked = findCondition(prevConditions, "ReplacementBlocked");
   if (blocked?.status === "True" && (wasBlocked?.status !== "True" || wasBlocked.reason !== blocked.reason)) {
-    policy("Warning", "ReplacementBlocked", now === undefined ? blocked.message : withRelativeSlots(blocked.message, now));
+    policy(
+      "Warning",
+      "ReplacementBlocked",
+      now === undefined ? blocked.message : withRelativeSlots(blocked.message, now),
+    );
   }
 
   const before = new Map((previous?.pods ?? []).map((p) => [p.uid, p]));
   const podEvents: PlannedEvent[] = [];
   for (const pod of [...next.pods].sort((a, b) => compareStrings(a.name, b.name) || compareStrings(a.uid, b.uid))) {
     const was = before.get(pod.uid)?.drained ?? false;
-    const quarantined = pod.quarantinedUntil !== undefined && pod.quarantinedUntil !== before.get(pod.uid)?.quarantinedUntil;
+    const quarantined =
+      pod.quarantinedUntil !== undefined && pod.quarantinedUntil !== before.get(pod.uid)?.quarantinedUntil;
     if (quarantined) podEvents.push(...both("Quarantined", pod, quarantinedNote(pod), "Warning"));
     if (pod.drained && !was && !(quarantined && pod.reason.startsWith(QUARANTINED))) {
       podEvents.push(...both("Drained", pod, `pod ${pod.name} drained from the Service: ${verdictClause(pod.reason)}`));
     }
-    if (!pod.drained && was) podEvents.push(...both("Restored", pod, `pod ${pod.name} back in rotation: ${verdictClause(pod.reason)}`));
+    if (!pod.drained && was)
+      podEvents.push(...both("Restored", pod, `pod ${pod.name} back in rotation: ${verdictClause(pod.reason)}`));
     // dryRun reports through Events what it would have done, under the same reasons.
     const wouldNow = wouldDrain(pod);
     const wouldBefore = before.has(pod.uid) && wouldDrain(before.get(pod.uid)!);
-    if (wouldNow && !wouldBefore) podEvents.push(...both("Drained", pod, `dryRun: pod ${pod.name} would be drained from the Service: ${verdictClause(pod.reason)}`));
-    if (!wouldNow && wouldBefore) podEvents.push(...both("Restored", pod, `dryRun: pod ${pod.name} would be back in rotation: ${verdictClause(pod.reason)}`));
+    if (wouldNow && !wouldBefore)
+      podEvents.push(
+        ...both(
+          "Drained",
+          pod,
+          `dryRun: pod ${pod.name} would be drained from the Service: ${verdictClause(pod.reason)}`,
+        ),
+      );
+    if (!wouldNow && wouldBefore)
+      podEvents.push(
+        ...both("Restored", pod, `dryRun: pod ${pod.name} would be back in rotation: ${verdictClause(pod.reason)}`),
+      );
   }
   return [...events, ...podEvents];
 }
@@ -93,7 +121,8 @@ export function planEvents(previous: EventView | undefined, next: EventView, now
  * `kept: dryRun (would be drained: …)` becomes `…`.
  */
 export function verdictClause(reason: string): string {
-  const dryRun = reason.startsWith(DRY_RUN_KEPT) && reason.endsWith(")") ? reason.slice(DRY_RUN_KEPT.length, -1) : reason;
+  const dryRun =
+    reason.startsWith(DRY_RUN_KEPT) && reason.endsWith(")") ? reason.slice(DRY_RUN_KEPT.length, -1) : reason;
   const prefix = /^(drained|kept|admitted|not admitted): /.exec(dryRun);
   return prefix ? dryRun.slice(prefix[0].length) : dryRun;
 }
@@ -105,7 +134,10 @@ export function replacedNote(podName: string, method: "Evict" | "Delete", after:
 }
 
 /** The note of a DiagnosticsFailed Event: what could not be captured, and where the rest is; undefined when all was. */
-export function diagnosticsProblemNote(podName: string, d: { configMap?: string | undefined; problems: readonly string[] }): string | undefined {
+export function diagnosticsProblemNote(
+  podName: string,
+  d: { configMap?: string | undefined; problems: readonly string[] },
+): string | undefined {
   if (d.configMap !== undefined && d.problems.length === 0) return undefined;
   const what = d.problems.join("; ");
   if (d.configMap === undefined) return `diagnostics of pod ${podName} not kept (the replacement went on): ${what}`;
@@ -140,7 +172,12 @@ function wouldDrain(pod: StatusPod): boolean {
   return pod.reason.startsWith(`${DRY_RUN_KEPT}drained`);
 }
 
-function both(reason: "Drained" | "Restored" | "Quarantined", pod: StatusPod, note: string, type: PlannedEvent["type"] = "Normal"): PlannedEvent[] {
+function both(
+  reason: "Drained" | "Restored" | "Quarantined",
+  pod: StatusPod,
+  note: string,
+  type: PlannedEvent["type"] = "Normal",
+): PlannedEvent[] {
   return [
     { type, reason, note: clip(note), regarding: "policy" },
     { type, reason, note: clip(note), regarding: { podName: pod.name, podUid: pod.uid } },
@@ -153,7 +190,10 @@ const QUARANTINED = "quarantined: ";
 function quarantinedNote(pod: StatusPod): string {
   const dryRun = pod.reason.startsWith(DRY_RUN_KEPT);
   const at = pod.reason.indexOf(QUARANTINED);
-  const clause = at < 0 ? `quarantined until ${pod.quarantinedUntil}` : pod.reason.slice(at, dryRun && pod.reason.endsWith(")") ? -1 : undefined);
+  const clause =
+    at < 0
+      ? `quarantined until ${pod.quarantinedUntil}`
+      : pod.reason.slice(at, dryRun && pod.reason.endsWith(")") ? -1 : undefined);
   return dryRun ? `dryRun: pod ${pod.name} would be ${clause}` : `pod ${pod.name} ${clause}`;
 }
 

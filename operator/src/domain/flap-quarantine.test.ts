@@ -1,6 +1,13 @@
 import { describe, it, expect } from "@jest/globals";
 import fc from "fast-check";
-import { appendTransition, backoffMs, flapTimes, judgeQuarantine, MAX_FLAP_TRANSITIONS, type FlapTransition } from "./flap-quarantine.js";
+import {
+  appendTransition,
+  backoffMs,
+  flapTimes,
+  judgeQuarantine,
+  MAX_FLAP_TRANSITIONS,
+  type FlapTransition,
+} from "./flap-quarantine.js";
 import { MINUTE, SECOND, T0 } from "./testing/builders.js";
 
 const H = "Healthy" as const;
@@ -61,13 +68,20 @@ describe("judgeQuarantine", () => {
 
   it("doubles the back-off with each further flap inside the window", () => {
     const four = history(U, H, U, H, U, H, U, H, U);
-    expect(judgeQuarantine(four, settings, T0 + 8 * MINUTE)).toMatchObject({ until: T0 + 10 * MINUTE, flaps: 4, reason: "quarantined: 4 flaps in 10m, back at 2026-01-01T00:10:00Z" });
+    expect(judgeQuarantine(four, settings, T0 + 8 * MINUTE)).toMatchObject({
+      until: T0 + 10 * MINUTE,
+      flaps: 4,
+      reason: "quarantined: 4 flaps in 10m, back at 2026-01-01T00:10:00Z",
+    });
   });
 
   it("caps the back-off at maxBackoff", () => {
     const many = history(...Array.from({ length: 15 }, (_, i) => (i % 2 === 0 ? U : H)));
     // Flaps at 2, 4, ..., 14 minutes: 5 inside the window (4m, 14m]; 1m × 2^2 = 4m, capped at 3m.
-    expect(judgeQuarantine(many, { ...settings, maxBackoffMs: 3 * MINUTE }, T0 + 14 * MINUTE)).toMatchObject({ until: T0 + 17 * MINUTE, flaps: 5 });
+    expect(judgeQuarantine(many, { ...settings, maxBackoffMs: 3 * MINUTE }, T0 + 14 * MINUTE)).toMatchObject({
+      until: T0 + 17 * MINUTE,
+      flaps: 5,
+    });
   });
 
   it("counts only the flaps inside the window ending at each flap", () => {
@@ -97,7 +111,9 @@ describe("judgeQuarantine", () => {
   });
 
   it("extends a restored quarantine by new flaps that end later", () => {
-    expect(judgeQuarantine(three, settings, T0 + 6 * MINUTE, T0 + 6 * MINUTE + 30 * SECOND)?.until).toBe(T0 + 7 * MINUTE);
+    expect(judgeQuarantine(three, settings, T0 + 6 * MINUTE, T0 + 6 * MINUTE + 30 * SECOND)?.until).toBe(
+      T0 + 7 * MINUTE,
+    );
     expect(judgeQuarantine(three, settings, T0 + 6 * MINUTE, T0 + 9 * MINUTE)?.until).toBe(T0 + 9 * MINUTE);
   });
 });
@@ -105,7 +121,8 @@ describe("judgeQuarantine", () => {
 describe("appendTransition", () => {
   it("keeps at most MAX_FLAP_TRANSITIONS, the newest", () => {
     let h: FlapTransition[] = [];
-    for (let i = 0; i < MAX_FLAP_TRANSITIONS + 10; i++) h = appendTransition(h, { at: T0 + i * SECOND, to: i % 2 === 0 ? U : H });
+    for (let i = 0; i < MAX_FLAP_TRANSITIONS + 10; i++)
+      h = appendTransition(h, { at: T0 + i * SECOND, to: i % 2 === 0 ? U : H });
     expect(h).toHaveLength(MAX_FLAP_TRANSITIONS);
     expect(h.at(-1)?.at).toBe(T0 + (MAX_FLAP_TRANSITIONS + 9) * SECOND);
   });

@@ -51,7 +51,8 @@ export function appendTransition(history: readonly FlapTransition[], t: FlapTran
 export function flapTimes(history: readonly FlapTransition[]): EpochMs[] {
   const out: EpochMs[] = [];
   for (let i = 2; i < history.length; i++) {
-    if (history[i]!.to === "Unhealthy" && history[i - 1]!.to === "Healthy" && history[i - 2]!.to === "Unhealthy") out.push(history[i]!.at);
+    if (history[i]!.to === "Unhealthy" && history[i - 1]!.to === "Healthy" && history[i - 2]!.to === "Unhealthy")
+      out.push(history[i]!.at);
   }
   return out;
 }
@@ -94,10 +95,18 @@ export function judgeQuarantine(
   }
   const window = formatDuration(settings.windowMs);
   if (best && best.until > now && (restoredUntil === undefined || best.until >= restoredUntil)) {
-    return { until: best.until, flaps: best.flaps, reason: `quarantined: ${best.flaps} flaps in ${window}, back at ${formatInstant(best.until)}` };
+    return {
+      until: best.until,
+      flaps: best.flaps,
+      reason: `quarantined: ${best.flaps} flaps in ${window}, back at ${formatInstant(best.until)}`,
+    };
   }
   if (restoredUntil !== undefined && restoredUntil > now) {
-    return { until: restoredUntil, flaps: 0, reason: `quarantined: flapping (restored from status), back at ${formatInstant(restoredUntil)}` };
+    return {
+      until: restoredUntil,
+      flaps: 0,
+      reason: `quarantined: flapping (restored from status), back at ${formatInstant(restoredUntil)}`,
+    };
   }
   return undefined;
 }

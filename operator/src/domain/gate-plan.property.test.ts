@@ -46,7 +46,12 @@ const inputArb: fc.Arbitrary<GateDrainInput> = fc
 function readyAfter(input: GateDrainInput): Map<string, boolean> {
   const { gate } = planGateDrain(input);
   const written = new Map(gate.patches.map((p) => [p.uid, p.condition.status]));
-  return new Map(input.pods.map((p) => [p.uid, p.readyBesidesGate && (!p.gated || (written.get(p.uid) ?? p.condition?.status) === "True")]));
+  return new Map(
+    input.pods.map((p) => [
+      p.uid,
+      p.readyBesidesGate && (!p.gated || (written.get(p.uid) ?? p.condition?.status) === "True"),
+    ]),
+  );
 }
 
 const RUNS = { numRuns: 500 };
@@ -71,7 +76,9 @@ describe("the ReadinessGate method keeps the contract's safety rules over the se
         const { drain } = planGateDrain(input);
         const ready = readyAfter(input);
         const warmUp = new Set(drain.warmUp);
-        const heldOut = input.pods.filter((p) => p.gated && p.readyBesidesGate && !ready.get(p.uid) && !warmUp.has(p.uid));
+        const heldOut = input.pods.filter(
+          (p) => p.gated && p.readyBesidesGate && !ready.get(p.uid) && !warmUp.has(p.uid),
+        );
         expect(heldOut.length).toBeLessThanOrEqual(Math.floor((input.pods.length * input.maxUnhealthyPercent) / 100));
         expect(drain.drainedCount).toBe([...drain.decisions.values()].filter((d) => d.drained).length);
       }),
@@ -96,7 +103,9 @@ describe("the ReadinessGate method keeps the contract's safety rules over the se
         fc.pre(!input.dryRun);
         const ready = readyAfter(input);
         for (const p of input.pods) {
-          const serving = p.gated ? p.condition?.status === "True" || (p.condition === undefined && p.readyBesidesGate && !p.known) : p.podReady;
+          const serving = p.gated
+            ? p.condition?.status === "True" || (p.condition === undefined && p.readyBesidesGate && !p.known)
+            : p.podReady;
           if (serving && p.state === "Unknown" && p.readyBesidesGate) expect(ready.get(p.uid)).toBe(true);
         }
       }),
@@ -112,7 +121,11 @@ describe("the ReadinessGate method keeps the contract's safety rules over the se
         for (const patch of gate.patches) {
           const pod = byUid.get(patch.uid)!;
           expect(pod.gated).toBe(true);
-          expect(pod.condition?.status === patch.condition.status && pod.condition.reason === patch.condition.reason && pod.condition.message === patch.condition.message).toBe(false);
+          expect(
+            pod.condition?.status === patch.condition.status &&
+              pod.condition.reason === patch.condition.reason &&
+              pod.condition.message === patch.condition.message,
+          ).toBe(false);
         }
         if (input.dryRun) expect(gate.patches).toEqual([]);
       }),

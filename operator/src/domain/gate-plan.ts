@@ -1,7 +1,14 @@
 // Drain method ReadinessGate: the drain plan (drain.ts) turned into the pod condition
 // healthprobe.io/ready on each selected pod. The kubelet folds that condition into the pod's
 // Ready for pods that carry the readiness gate, and every EndpointSlice controller then follows.
-import { compareStrings, planDrain, type DrainDecision, type DrainInput, type DrainPlan, type DrainTarget } from "./drain.js";
+import {
+  compareStrings,
+  planDrain,
+  type DrainDecision,
+  type DrainInput,
+  type DrainPlan,
+  type DrainTarget,
+} from "./drain.js";
 
 export type GateReason = "Admitted" | "Unhealthy" | "WarmingUp" | "Quarantined" | "NoPolicy";
 
@@ -69,16 +76,24 @@ export function planGateConditions(input: GatePlanInput): GatePlan {
     }
     const decision = input.drain.decisions.get(pod.uid);
     if (input.drain.mode === "dryRun" || decision === undefined) continue;
-    const wanted = gateConditionFor(decision, { warmingUp: warmUp.has(pod.uid), quarantined: input.quarantined?.has(pod.uid) ?? false });
+    const wanted = gateConditionFor(decision, {
+      warmingUp: warmUp.has(pod.uid),
+      quarantined: input.quarantined?.has(pod.uid) ?? false,
+    });
     const have = pod.condition;
-    if (have && have.status === wanted.status && have.reason === wanted.reason && have.message === wanted.message) continue;
+    if (have && have.status === wanted.status && have.reason === wanted.reason && have.message === wanted.message)
+      continue;
     patches.push({ uid: pod.uid, name: pod.name, condition: wanted, transition: have?.status !== wanted.status });
   }
   return { patches, ungated };
 }
 
-export function gateConditionFor(decision: DrainDecision, why: { warmingUp: boolean; quarantined: boolean }): GateCondition {
-  const message = decision.reason.length > MAX_MESSAGE ? `${decision.reason.slice(0, MAX_MESSAGE - 1)}…` : decision.reason;
+export function gateConditionFor(
+  decision: DrainDecision,
+  why: { warmingUp: boolean; quarantined: boolean },
+): GateCondition {
+  const message =
+    decision.reason.length > MAX_MESSAGE ? `${decision.reason.slice(0, MAX_MESSAGE - 1)}…` : decision.reason;
   if (decision.admitted) return { status: "True", reason: "Admitted", message };
   const reason: GateReason = why.quarantined ? "Quarantined" : why.warmingUp ? "WarmingUp" : "Unhealthy";
   return { status: "False", reason, message };
@@ -130,7 +145,11 @@ export function withoutUngatedDrains(plan: DrainPlan, ungatedUids: ReadonlySet<s
 }
 
 /** One selected target as the ReadinessGate method sees it. */
-export interface GateDrainPod extends Omit<DrainTarget, "kubeletReady" | "serving" | "outOfRotation">, Omit<GatePod, "condition">, Omit<GateServingInput, "gateStatus"> {
+export interface GateDrainPod
+  extends
+    Omit<DrainTarget, "kubeletReady" | "serving" | "outOfRotation">,
+    Omit<GatePod, "condition">,
+    Omit<GateServingInput, "gateStatus"> {
   condition?: GatePod["condition"];
 }
 
@@ -154,7 +173,13 @@ export function planGateDrain(input: GateDrainInput): { drain: DrainPlan; gate: 
       name: p.name,
       state: p.state,
       kubeletReady: p.gated ? p.readyBesidesGate : p.podReady,
-      serving: isGateServing({ gated: p.gated, podReady: p.podReady, readyBesidesGate: p.readyBesidesGate, gateStatus: p.condition?.status, known: p.known }),
+      serving: isGateServing({
+        gated: p.gated,
+        podReady: p.podReady,
+        readyBesidesGate: p.readyBesidesGate,
+        gateStatus: p.condition?.status,
+        known: p.known,
+      }),
       outOfRotation: p.gated && p.condition?.status === "False",
     };
     if (p.unhealthySince !== undefined) t.unhealthySince = p.unhealthySince;
@@ -163,7 +188,10 @@ export function planGateDrain(input: GateDrainInput): { drain: DrainPlan; gate: 
     if (p.quarantine !== undefined) t.quarantine = p.quarantine;
     return t;
   });
-  const drain = withoutUngatedDrains(planDrain({ ...settings, targets }), new Set(pods.filter((p) => !p.gated).map((p) => p.uid)));
+  const drain = withoutUngatedDrains(
+    planDrain({ ...settings, targets }),
+    new Set(pods.filter((p) => !p.gated).map((p) => p.uid)),
+  );
   // Pods held out by flap quarantine get reason Quarantined (the drain plan lists them).
   const gate = planGateConditions({ pods, drain, quarantined: quarantined ?? new Set(drain.quarantined) });
   return { drain, gate };
@@ -176,7 +204,8 @@ export interface ReleasePod extends GatePod {
   terminating: boolean;
 }
 
-export const RELEASE_MESSAGE = "admitted: no HealthProbePolicy with drain method ReadinessGate (not in dryRun, able to probe) selects this pod";
+export const RELEASE_MESSAGE =
+  "admitted: no HealthProbePolicy with drain method ReadinessGate (not in dryRun, able to probe) selects this pod";
 
 /**
  * Never leave a pod out for a policy that no longer holds it (deleted, switched to EndpointSlice
@@ -188,5 +217,10 @@ export function planGateRelease(pods: readonly ReleasePod[]): GatePatch[] {
   return [...pods]
     .filter((p) => p.gated && !p.held && !p.terminating && p.condition?.status !== "True")
     .sort((a, b) => compareStrings(a.name, b.name) || compareStrings(a.uid, b.uid))
-    .map((p) => ({ uid: p.uid, name: p.name, condition: { status: "True", reason: "NoPolicy", message: RELEASE_MESSAGE }, transition: true }));
+    .map((p) => ({
+      uid: p.uid,
+      name: p.name,
+      condition: { status: "True", reason: "NoPolicy", message: RELEASE_MESSAGE },
+      transition: true,
+    }));
 }

@@ -11,7 +11,11 @@ const thresholdsArb: fc.Arbitrary<EvaluationSettings> = fc.record({
 });
 
 const windowArb: fc.Arbitrary<EvaluationSettings> = fc
-  .record({ sampleSize: fc.integer({ min: 1, max: 8 }), required: fc.integer({ min: 1, max: 8 }), startupGraceSeconds: fc.integer({ min: 0, max: 30 }) })
+  .record({
+    sampleSize: fc.integer({ min: 1, max: 8 }),
+    required: fc.integer({ min: 1, max: 8 }),
+    startupGraceSeconds: fc.integer({ min: 0, max: 30 }),
+  })
   .map(({ sampleSize, required, startupGraceSeconds }) => ({
     failureThreshold: 1,
     successThreshold: 1,
@@ -21,7 +25,9 @@ const windowArb: fc.Arbitrary<EvaluationSettings> = fc
 
 const settingsArb = fc.oneof(thresholdsArb, windowArb);
 /** A health history: results one to three seconds apart. */
-const historyArb = fc.array(fc.record({ success: fc.boolean(), gap: fc.integer({ min: 1, max: 3 }) }), { maxLength: 60 });
+const historyArb = fc.array(fc.record({ success: fc.boolean(), gap: fc.integer({ min: 1, max: 3 }) }), {
+  maxLength: 60,
+});
 
 function replay(settings: EvaluationSettings, history: Array<{ success: boolean; gap: number }>, start?: HealthRecord) {
   const steps: Array<{ at: number; record: HealthRecord }> = [];
@@ -29,7 +35,12 @@ function replay(settings: EvaluationSettings, history: Array<{ success: boolean;
   let at = T0;
   for (const h of history) {
     at += h.gap * SECOND;
-    record = computeHealth(record, { success: h.success, failureClass: h.success ? "HTTP 200" : "HTTP 503", at }, settings, T0).record;
+    record = computeHealth(
+      record,
+      { success: h.success, failureClass: h.success ? "HTTP 200" : "HTTP 503", at },
+      settings,
+      T0,
+    ).record;
     steps.push({ at, record });
   }
   return steps;
@@ -71,7 +82,8 @@ describe("computeHealth invariants over random histories", () => {
           if (history[i]!.success) [successes, failures] = [successes + 1, 0];
           else [successes, failures] = [0, failures + 1];
           if (successes >= settings.successThreshold) expect(record.state).toBe("Healthy");
-          if (failures >= settings.failureThreshold && at >= T0 + settings.startupGraceSeconds * SECOND) expect(record.state).toBe("Unhealthy");
+          if (failures >= settings.failureThreshold && at >= T0 + settings.startupGraceSeconds * SECOND)
+            expect(record.state).toBe("Unhealthy");
           if (i > 0 && successes < settings.successThreshold && failures < settings.failureThreshold) {
             expect(record.state).toBe(steps[i - 1]!.record.state);
           }
@@ -98,16 +110,23 @@ describe("computeHealth invariants over random histories", () => {
 
   it("does not change a restored state on a single result unless its threshold is 1", () => {
     fc.assert(
-      fc.property(thresholdsArb, fc.constantFrom("Healthy" as const, "Unhealthy" as const), fc.boolean(), (settings, state, success) => {
-        const start = initialHealth({ state, since: T0, unhealthySince: T0 });
-        const [step] = replay(settings, [{ success, gap: 1 }], start);
-        const threshold = success ? settings.successThreshold : settings.failureThreshold;
-        const flips = (success ? "Healthy" : "Unhealthy") !== state;
-        const inGrace = T0 + SECOND < T0 + settings.startupGraceSeconds * SECOND;
-        const expected = flips && threshold === 1 && !(inGrace && !success) ? (success ? "Healthy" : "Unhealthy") : state;
-        expect(step!.record.state).toBe(expected);
-        if (step!.record.state === "Unhealthy") expect(step!.record.unhealthySince).toBe(state === "Unhealthy" ? T0 : T0 + SECOND);
-      }),
+      fc.property(
+        thresholdsArb,
+        fc.constantFrom("Healthy" as const, "Unhealthy" as const),
+        fc.boolean(),
+        (settings, state, success) => {
+          const start = initialHealth({ state, since: T0, unhealthySince: T0 });
+          const [step] = replay(settings, [{ success, gap: 1 }], start);
+          const threshold = success ? settings.successThreshold : settings.failureThreshold;
+          const flips = (success ? "Healthy" : "Unhealthy") !== state;
+          const inGrace = T0 + SECOND < T0 + settings.startupGraceSeconds * SECOND;
+          const expected =
+            flips && threshold === 1 && !(inGrace && !success) ? (success ? "Healthy" : "Unhealthy") : state;
+          expect(step!.record.state).toBe(expected);
+          if (step!.record.state === "Unhealthy")
+            expect(step!.record.unhealthySince).toBe(state === "Unhealthy" ? T0 : T0 + SECOND);
+        },
+      ),
       { numRuns: 300 },
     );
   });

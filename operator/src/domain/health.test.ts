@@ -22,14 +22,62 @@ function run(
 }
 
 describe("computeHealth with thresholds", () => {
-  const cases: Array<{ name: string; settings: Partial<EvaluationSettings>; pattern: string; state: string; transitions: string[] }> = [
-    { name: "a new pod stays Unknown while results are below both thresholds", settings: { successThreshold: 2, failureThreshold: 3 }, pattern: "sffs", state: "Unknown", transitions: [] },
-    { name: "one success makes a new pod Healthy with successThreshold=1", settings: {}, pattern: "s", state: "Healthy", transitions: ["Unknown->Healthy@1"] },
-    { name: "failureThreshold consecutive failures make a new pod Unhealthy", settings: { failureThreshold: 3 }, pattern: "fff", state: "Unhealthy", transitions: ["Unknown->Unhealthy@3"] },
-    { name: "failures that are not consecutive never reach the threshold", settings: { failureThreshold: 3 }, pattern: "sffsffsff", state: "Healthy", transitions: ["Unknown->Healthy@1"] },
-    { name: "a Healthy pod becomes Unhealthy after failureThreshold failures", settings: { failureThreshold: 2 }, pattern: "sff", state: "Unhealthy", transitions: ["Unknown->Healthy@1", "Healthy->Unhealthy@3"] },
-    { name: "an Unhealthy pod needs successThreshold consecutive successes to recover", settings: { failureThreshold: 1, successThreshold: 3 }, pattern: "fssfsss", state: "Healthy", transitions: ["Unknown->Unhealthy@1", "Unhealthy->Healthy@7"] },
-    { name: "further failures of an Unhealthy pod change nothing", settings: { failureThreshold: 1 }, pattern: "ffff", state: "Unhealthy", transitions: ["Unknown->Unhealthy@1"] },
+  const cases: Array<{
+    name: string;
+    settings: Partial<EvaluationSettings>;
+    pattern: string;
+    state: string;
+    transitions: string[];
+  }> = [
+    {
+      name: "a new pod stays Unknown while results are below both thresholds",
+      settings: { successThreshold: 2, failureThreshold: 3 },
+      pattern: "sffs",
+      state: "Unknown",
+      transitions: [],
+    },
+    {
+      name: "one success makes a new pod Healthy with successThreshold=1",
+      settings: {},
+      pattern: "s",
+      state: "Healthy",
+      transitions: ["Unknown->Healthy@1"],
+    },
+    {
+      name: "failureThreshold consecutive failures make a new pod Unhealthy",
+      settings: { failureThreshold: 3 },
+      pattern: "fff",
+      state: "Unhealthy",
+      transitions: ["Unknown->Unhealthy@3"],
+    },
+    {
+      name: "failures that are not consecutive never reach the threshold",
+      settings: { failureThreshold: 3 },
+      pattern: "sffsffsff",
+      state: "Healthy",
+      transitions: ["Unknown->Healthy@1"],
+    },
+    {
+      name: "a Healthy pod becomes Unhealthy after failureThreshold failures",
+      settings: { failureThreshold: 2 },
+      pattern: "sff",
+      state: "Unhealthy",
+      transitions: ["Unknown->Healthy@1", "Healthy->Unhealthy@3"],
+    },
+    {
+      name: "an Unhealthy pod needs successThreshold consecutive successes to recover",
+      settings: { failureThreshold: 1, successThreshold: 3 },
+      pattern: "fssfsss",
+      state: "Healthy",
+      transitions: ["Unknown->Unhealthy@1", "Unhealthy->Healthy@7"],
+    },
+    {
+      name: "further failures of an Unhealthy pod change nothing",
+      settings: { failureThreshold: 1 },
+      pattern: "ffff",
+      state: "Unhealthy",
+      transitions: ["Unknown->Unhealthy@1"],
+    },
   ];
   it.each(cases)("$name", ({ settings, pattern, state, transitions }) => {
     const out = run(pattern, anEvaluation(settings));
@@ -39,7 +87,12 @@ describe("computeHealth with thresholds", () => {
 
   it("records since and unhealthySince at the transition into Unhealthy and keeps them while it stays", () => {
     const { record } = run("ffffff", anEvaluation({ failureThreshold: 2 }));
-    expect(record).toMatchObject({ state: "Unhealthy", since: T0 + 2 * SECOND, unhealthySince: T0 + 2 * SECOND, stateResult: "HTTP 503" });
+    expect(record).toMatchObject({
+      state: "Unhealthy",
+      since: T0 + 2 * SECOND,
+      unhealthySince: T0 + 2 * SECOND,
+      stateResult: "HTTP 503",
+    });
   });
 
   it("clears unhealthySince on the return to Healthy", () => {
@@ -50,15 +103,30 @@ describe("computeHealth with thresholds", () => {
   });
 
   it("keeps the failure class of the state-setting result apart from the latest one", () => {
-    let record = computeHealth(undefined, aFailure(T0 + 1, "HTTP 503"), anEvaluation({ failureThreshold: 1 }), T0 - 1e6).record;
-    record = computeHealth(record, aFailure(T0 + 2, "timeout after 60s"), anEvaluation({ failureThreshold: 1 }), T0 - 1e6).record;
+    let record = computeHealth(
+      undefined,
+      aFailure(T0 + 1, "HTTP 503"),
+      anEvaluation({ failureThreshold: 1 }),
+      T0 - 1e6,
+    ).record;
+    record = computeHealth(
+      record,
+      aFailure(T0 + 2, "timeout after 60s"),
+      anEvaluation({ failureThreshold: 1 }),
+      T0 - 1e6,
+    ).record;
     expect(record.stateResult).toBe("HTTP 503");
     expect(record.lastResult).toBe("timeout after 60s");
     expect(record.lastProbeAt).toBe(T0 + 2);
   });
 
   it("gives the transition a reason naming the rule", () => {
-    const out = computeHealth(aRecord({ consecutiveFailures: 2 }), aFailure(T0, "connect ECONNREFUSED"), anEvaluation({ failureThreshold: 3 }), T0 - 1e6);
+    const out = computeHealth(
+      aRecord({ consecutiveFailures: 2 }),
+      aFailure(T0, "connect ECONNREFUSED"),
+      anEvaluation({ failureThreshold: 3 }),
+      T0 - 1e6,
+    );
     expect(out.transition?.reason).toBe("3 consecutive failures (failureThreshold=3), last: connect ECONNREFUSED");
   });
 });
@@ -67,12 +135,42 @@ describe("computeHealth with a window", () => {
   const window = (sampleSize: number, successfulSamplesRequired: number) =>
     anEvaluation({ failureThreshold: 1, successThreshold: 1, window: { sampleSize, successfulSamplesRequired } });
   const cases: Array<{ name: string; size: number; required: number; pattern: string; state: string }> = [
-    { name: "stays Unknown before sampleSize results exist, whatever they are", size: 4, required: 2, pattern: "fff", state: "Unknown" },
-    { name: "is Healthy once enough of the last sampleSize succeeded", size: 4, required: 2, pattern: "ffss", state: "Healthy" },
-    { name: "is Unhealthy when too few of the last sampleSize succeeded", size: 4, required: 2, pattern: "fffs", state: "Unhealthy" },
+    {
+      name: "stays Unknown before sampleSize results exist, whatever they are",
+      size: 4,
+      required: 2,
+      pattern: "fff",
+      state: "Unknown",
+    },
+    {
+      name: "is Healthy once enough of the last sampleSize succeeded",
+      size: 4,
+      required: 2,
+      pattern: "ffss",
+      state: "Healthy",
+    },
+    {
+      name: "is Unhealthy when too few of the last sampleSize succeeded",
+      size: 4,
+      required: 2,
+      pattern: "fffs",
+      state: "Unhealthy",
+    },
     { name: "only counts the last sampleSize results", size: 4, required: 2, pattern: "ssssfff", state: "Unhealthy" },
-    { name: "ignores the thresholds (one failure is not enough with failureThreshold=1)", size: 4, required: 2, pattern: "sssf", state: "Healthy" },
-    { name: "recovers as soon as the window holds enough successes", size: 4, required: 2, pattern: "ffffss", state: "Healthy" },
+    {
+      name: "ignores the thresholds (one failure is not enough with failureThreshold=1)",
+      size: 4,
+      required: 2,
+      pattern: "sssf",
+      state: "Healthy",
+    },
+    {
+      name: "recovers as soon as the window holds enough successes",
+      size: 4,
+      required: 2,
+      pattern: "ffffss",
+      state: "Healthy",
+    },
   ];
   it.each(cases)("$name", ({ size, required, pattern, state }) => {
     expect(run(pattern, window(size, required)).record?.state).toBe(state);
@@ -110,7 +208,11 @@ describe("startup grace", () => {
   });
 
   it("also holds in window mode", () => {
-    const out = run("ffffff", anEvaluation({ startupGraceSeconds: 60, window: { sampleSize: 2, successfulSamplesRequired: 1 } }), { podStartedAt: T0 });
+    const out = run(
+      "ffffff",
+      anEvaluation({ startupGraceSeconds: 60, window: { sampleSize: 2, successfulSamplesRequired: 1 } }),
+      { podStartedAt: T0 },
+    );
     expect(out.record?.state).toBe("Unknown");
   });
 
@@ -125,12 +227,24 @@ describe("startup grace", () => {
 
 describe("initialHealth", () => {
   it("starts a new pod Unknown with empty counters", () => {
-    expect(initialHealth(undefined, T0)).toEqual({ state: "Unknown", since: T0, consecutiveSuccesses: 0, consecutiveFailures: 0, samples: [] });
+    expect(initialHealth(undefined, T0)).toEqual({
+      state: "Unknown",
+      since: T0,
+      consecutiveSuccesses: 0,
+      consecutiveFailures: 0,
+      samples: [],
+    });
   });
 
   it("restores state, since, unhealthySince and the persisted failure class", () => {
     const r = initialHealth({ state: "Unhealthy", since: T0, unhealthySince: T0 - SECOND, lastResult: "HTTP 500" });
-    expect(r).toMatchObject({ state: "Unhealthy", since: T0, unhealthySince: T0 - SECOND, stateResult: "HTTP 500", consecutiveFailures: 0 });
+    expect(r).toMatchObject({
+      state: "Unhealthy",
+      since: T0,
+      unhealthySince: T0 - SECOND,
+      stateResult: "HTTP 500",
+      consecutiveFailures: 0,
+    });
   });
 
   it("drops unhealthySince from a seed that is not Unhealthy", () => {
@@ -138,7 +252,12 @@ describe("initialHealth", () => {
   });
 
   it("does not flip a restored Healthy pod on the first failure", () => {
-    const out = computeHealth(initialHealth({ state: "Healthy", since: T0 }), aFailure(T0 + SECOND), anEvaluation({ failureThreshold: 3 }), T0 - 1e6);
+    const out = computeHealth(
+      initialHealth({ state: "Healthy", since: T0 }),
+      aFailure(T0 + SECOND),
+      anEvaluation({ failureThreshold: 3 }),
+      T0 - 1e6,
+    );
     expect(out.transition).toBeUndefined();
     expect(out.record.state).toBe("Healthy");
   });

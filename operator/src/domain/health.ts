@@ -60,7 +60,13 @@ export function initialHealth(seed?: HealthSeed, unknownSince: EpochMs = 0): Hea
   if (!seed) {
     return { state: "Unknown", since: unknownSince, consecutiveSuccesses: 0, consecutiveFailures: 0, samples: [] };
   }
-  const record: HealthRecord = { state: seed.state, since: seed.since, consecutiveSuccesses: 0, consecutiveFailures: 0, samples: [] };
+  const record: HealthRecord = {
+    state: seed.state,
+    since: seed.since,
+    consecutiveSuccesses: 0,
+    consecutiveFailures: 0,
+    samples: [],
+  };
   if (seed.state === "Unhealthy") record.unhealthySince = seed.unhealthySince ?? seed.since;
   if (seed.lastResult !== undefined) record.stateResult = seed.lastResult;
   return record;
@@ -149,7 +155,10 @@ function judge(
       : { state: "Unhealthy", reason: `${of} (last: ${result.failureClass})` };
   }
   if (result.success && counts.consecutiveSuccesses >= settings.successThreshold) {
-    return { state: "Healthy", reason: `${counts.consecutiveSuccesses} consecutive successes (successThreshold=${settings.successThreshold})` };
+    return {
+      state: "Healthy",
+      reason: `${counts.consecutiveSuccesses} consecutive successes (successThreshold=${settings.successThreshold})`,
+    };
   }
   if (!result.success && counts.consecutiveFailures >= settings.failureThreshold) {
     return {

@@ -5,7 +5,15 @@ const T0 = Date.parse("2026-12-01T10:00:00Z");
 const PERIOD = 10_000;
 
 function input(over: Partial<DisagreementInput>): DisagreementInput {
-  return { verdict: "Healthy", verdictSince: T0, kubeletReady: true, kubeletSince: T0, periodMs: PERIOD, now: T0 + 60_000, ...over };
+  return {
+    verdict: "Healthy",
+    verdictSince: T0,
+    kubeletReady: true,
+    kubeletSince: T0,
+    periodMs: PERIOD,
+    now: T0 + 60_000,
+    ...over,
+  };
 }
 
 describe("kubeletDisagreement", () => {
@@ -19,7 +27,9 @@ describe("kubeletDisagreement", () => {
     expect(kubeletDisagreement(input(over)).kind).toBeUndefined();
   });
 
-  const disagreeing: Array<[string, Partial<DisagreementInput>, { kind: string; since: number; reportable: boolean; reportableAt: number }]> = [
+  const disagreeing: Array<
+    [string, Partial<DisagreementInput>, { kind: string; since: number; reportable: boolean; reportableAt: number }]
+  > = [
     [
       "Healthy by probe but kubelet-NotReady for longer than a period is reportable",
       { verdict: "Healthy", kubeletReady: false, kubeletSince: T0 + 5_000 },
@@ -56,9 +66,11 @@ describe("kubeletDisagreement", () => {
   });
 
   it("words the reason for a person, naming both sides and the period", () => {
-    expect(kubeletDisagreement(input({ verdict: "Healthy", kubeletReady: false })).reason).toBe("Healthy by probe but kubelet-NotReady for at least one period (10s)");
-    expect(kubeletDisagreement(input({ verdict: "Unhealthy", kubeletReady: true, verdictSince: T0 + 59_000 })).reason).toBe(
-      "Unhealthy by probe but kubelet-Ready, reported if it lasts one period (10s)",
+    expect(kubeletDisagreement(input({ verdict: "Healthy", kubeletReady: false })).reason).toBe(
+      "Healthy by probe but kubelet-NotReady for at least one period (10s)",
     );
+    expect(
+      kubeletDisagreement(input({ verdict: "Unhealthy", kubeletReady: true, verdictSince: T0 + 59_000 })).reason,
+    ).toBe("Unhealthy by probe but kubelet-Ready, reported if it lasts one period (10s)");
   });
 });

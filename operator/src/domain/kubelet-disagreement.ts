@@ -6,7 +6,10 @@ import type { EpochMs, HealthStateName } from "./types.js";
 
 export type DisagreementKind = "ProbeHealthyKubeletNotReady" | "ProbeUnhealthyKubeletReady";
 
-export const DISAGREEMENT_KINDS: readonly DisagreementKind[] = ["ProbeHealthyKubeletNotReady", "ProbeUnhealthyKubeletReady"];
+export const DISAGREEMENT_KINDS: readonly DisagreementKind[] = [
+  "ProbeHealthyKubeletNotReady",
+  "ProbeUnhealthyKubeletReady",
+];
 
 export interface DisagreementInput {
   /** The operator's verdict on the pod for this policy. */
@@ -46,16 +49,28 @@ export type Disagreement =
 export function kubeletDisagreement(input: DisagreementInput): Disagreement {
   const { verdict, kubeletReady } = input;
   const kind: DisagreementKind | undefined =
-    verdict === "Healthy" && !kubeletReady ? "ProbeHealthyKubeletNotReady" : verdict === "Unhealthy" && kubeletReady ? "ProbeUnhealthyKubeletReady" : undefined;
+    verdict === "Healthy" && !kubeletReady
+      ? "ProbeHealthyKubeletNotReady"
+      : verdict === "Unhealthy" && kubeletReady
+        ? "ProbeUnhealthyKubeletReady"
+        : undefined;
   if (kind === undefined) {
-    const reason = verdict === "Unknown" ? "no verdict yet" : `${verdict} by probe and kubelet-${kubeletReady ? "Ready" : "NotReady"}: they agree`;
+    const reason =
+      verdict === "Unknown"
+        ? "no verdict yet"
+        : `${verdict} by probe and kubelet-${kubeletReady ? "Ready" : "NotReady"}: they agree`;
     return { kind: undefined, reason };
   }
   const since = Math.min(input.now, Math.max(input.verdictSince, input.kubeletSince ?? input.verdictSince));
   const reportableAt = since + input.periodMs;
   const reportable = input.now >= reportableAt;
-  const what = kind === "ProbeHealthyKubeletNotReady" ? "Healthy by probe but kubelet-NotReady" : "Unhealthy by probe but kubelet-Ready";
-  const reason = reportable ? `${what} for at least one period (${input.periodMs / 1000}s)` : `${what}, reported if it lasts one period (${input.periodMs / 1000}s)`;
+  const what =
+    kind === "ProbeHealthyKubeletNotReady"
+      ? "Healthy by probe but kubelet-NotReady"
+      : "Unhealthy by probe but kubelet-Ready";
+  const reason = reportable
+    ? `${what} for at least one period (${input.periodMs / 1000}s)`
+    : `${what}, reported if it lasts one period (${input.periodMs / 1000}s)`;
   return { kind, since, reportableAt, reportable, reason };
 }
 
@@ -68,13 +83,27 @@ export function disagreesWithKubelet(
   pods: ReadonlyArray<{ name: string; disagreesWithKubelet?: { kind: DisagreementKind } | undefined }>,
   listNames: (names: readonly string[]) => string,
 ): ConditionInput {
-  const byKind = DISAGREEMENT_KINDS.map((kind) => ({ kind, names: pods.filter((p) => p.disagreesWithKubelet?.kind === kind).map((p) => p.name).sort() }));
+  const byKind = DISAGREEMENT_KINDS.map((kind) => ({
+    kind,
+    names: pods
+      .filter((p) => p.disagreesWithKubelet?.kind === kind)
+      .map((p) => p.name)
+      .sort(),
+  }));
   const total = byKind.reduce((n, k) => n + k.names.length, 0);
   if (total === 0) {
-    return { type: "DisagreesWithKubelet", status: "False", reason: "AgreesWithKubelet", message: "every verdict agrees with kubelet readiness (or has for less than one period)" };
+    return {
+      type: "DisagreesWithKubelet",
+      status: "False",
+      reason: "AgreesWithKubelet",
+      message: "every verdict agrees with kubelet readiness (or has for less than one period)",
+    };
   }
   const present = byKind.filter((k) => k.names.length > 0);
-  const words: Record<DisagreementKind, string> = { ProbeHealthyKubeletNotReady: "Healthy by probe but kubelet-NotReady", ProbeUnhealthyKubeletReady: "Unhealthy by probe but kubelet-Ready" };
+  const words: Record<DisagreementKind, string> = {
+    ProbeHealthyKubeletNotReady: "Healthy by probe but kubelet-NotReady",
+    ProbeUnhealthyKubeletReady: "Unhealthy by probe but kubelet-Ready",
+  };
   return {
     type: "DisagreesWithKubelet",
     status: "True",

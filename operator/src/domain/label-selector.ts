@@ -16,7 +16,10 @@ export interface LabelSelector {
  * forbids one on a policy, so the operator never relies on that); an unknown operator
  * matches nothing, so a malformed selector can never widen a policy's reach.
  */
-export function matchesLabelSelector(selector: LabelSelector, labels: Readonly<Record<string, string>> | undefined): boolean {
+export function matchesLabelSelector(
+  selector: LabelSelector,
+  labels: Readonly<Record<string, string>> | undefined,
+): boolean {
   const have = labels ?? {};
   for (const [k, v] of Object.entries(selector.matchLabels ?? {})) {
     if (have[k] !== v) return false;

@@ -26,7 +26,10 @@ function anItem(over: Record<string, unknown> = {}): Record<string, unknown> {
 
 describe("policy ledger (status.replacements)", () => {
   it("round-trips entries exactly, milliseconds included, oldest first", () => {
-    const entries = [anEntry({ uid: "b", time: T0 + 1234 }), anEntry({ uid: "a", pod: "web-0", time: T0, method: "Delete" })];
+    const entries = [
+      anEntry({ uid: "b", time: T0 + 1234 }),
+      anEntry({ uid: "a", pod: "web-0", time: T0, method: "Delete" }),
+    ];
     const encoded = encodePolicyLedger(entries);
     expect(encoded).toEqual([
       { pod: "web-0", uid: "a", time: "2026-11-30T10:00:00Z", method: "Delete" },
@@ -49,12 +52,28 @@ describe("policy ledger (status.replacements)", () => {
   const corrupt: Array<{ name: string; raw: unknown; error: RegExp }> = [
     { name: "a ledger that is not a list", raw: { pod: "x" }, error: /status.replacements is not a list/ },
     { name: "an entry that is not an object", raw: ["web-1"], error: /entry 0 is not an object/ },
-    { name: "an entry without a uid", raw: [anItem({ uid: undefined })], error: /entry 0: uid must be a non-empty string/ },
+    {
+      name: "an entry without a uid",
+      raw: [anItem({ uid: undefined })],
+      error: /entry 0: uid must be a non-empty string/,
+    },
     { name: "an entry with an empty pod name", raw: [anItem(), anItem({ pod: "" })], error: /entry 1: pod must be/ },
-    { name: "an entry with a date but no time", raw: [anItem({ time: "2026-11-30" })], error: /entry 0: time must be an RFC 3339/ },
-    { name: "an entry with an impossible date", raw: [anItem({ time: "2026-13-45T10:00:00Z" })], error: /entry 0: time .* is not a valid/ },
+    {
+      name: "an entry with a date but no time",
+      raw: [anItem({ time: "2026-11-30" })],
+      error: /entry 0: time must be an RFC 3339/,
+    },
+    {
+      name: "an entry with an impossible date",
+      raw: [anItem({ time: "2026-13-45T10:00:00Z" })],
+      error: /entry 0: time .* is not a valid/,
+    },
     { name: "an entry with a numeric time", raw: [anItem({ time: T0 })], error: /entry 0: time must be/ },
-    { name: "an entry with an unknown method", raw: [anItem({ method: "Kill" })], error: /entry 0: method must be Evict or Delete/ },
+    {
+      name: "an entry with an unknown method",
+      raw: [anItem({ method: "Kill" })],
+      error: /entry 0: method must be Evict or Delete/,
+    },
   ];
   for (const c of corrupt) {
     it(`rejects ${c.name} instead of reading it as empty`, () => {
@@ -67,7 +86,10 @@ describe("policy ledger (status.replacements)", () => {
 
 describe("operator-wide ledger (ConfigMap data)", () => {
   it("round-trips entries with their policy under the ledger key", () => {
-    const entries = [anEntry({ policy: "shop/web", time: T0 + 5 * MIN }), anEntry({ uid: "uid-0", policy: "shop/api" })];
+    const entries = [
+      anEntry({ policy: "shop/web", time: T0 + 5 * MIN }),
+      anEntry({ uid: "uid-0", policy: "shop/api" }),
+    ];
     const data = encodeOperatorLedger(entries);
     expect(Object.keys(data)).toEqual([OPERATOR_LEDGER_KEY]);
     expect(JSON.parse(data[OPERATOR_LEDGER_KEY]!)).toEqual([
@@ -85,8 +107,16 @@ describe("operator-wide ledger (ConfigMap data)", () => {
   const corrupt: Array<{ name: string; text: string; error: RegExp }> = [
     { name: "text that is not JSON", text: "[{", error: /not JSON/ },
     { name: "JSON that is not a list", text: "{}", error: /operator-wide ledger is not a list/ },
-    { name: "an entry without its policy", text: JSON.stringify([anItem()]), error: /entry 0: policy must be a string/ },
-    { name: "an entry with a bad time", text: JSON.stringify([anItem({ policy: "p", time: "yesterday" })]), error: /entry 0: time/ },
+    {
+      name: "an entry without its policy",
+      text: JSON.stringify([anItem()]),
+      error: /entry 0: policy must be a string/,
+    },
+    {
+      name: "an entry with a bad time",
+      text: JSON.stringify([anItem({ policy: "p", time: "yesterday" })]),
+      error: /entry 0: time/,
+    },
   ];
   for (const c of corrupt) {
     it(`rejects ${c.name}`, () => {
@@ -142,14 +172,16 @@ describe("charging", () => {
   });
 });
 
-
 describe("planStatusLedger", () => {
   const now = Date.parse("2026-11-30T12:00:00Z");
   const recent = { pod: "web-a", uid: "u-a", time: "2026-11-30T11:00:00Z", method: "Evict" };
   const old = { pod: "web-b", uid: "u-b", time: "2026-11-29T11:00:00Z", method: "Evict" };
 
   it("writes the current ledger pruned to the last 24 hours", () => {
-    const current = [{ pod: "web-a", uid: "u-a", time: Date.parse(recent.time), method: "Evict" as const }, { pod: "web-b", uid: "u-b", time: Date.parse(old.time), method: "Evict" as const }];
+    const current = [
+      { pod: "web-a", uid: "u-a", time: Date.parse(recent.time), method: "Evict" as const },
+      { pod: "web-b", uid: "u-b", time: Date.parse(old.time), method: "Evict" as const },
+    ];
     expect(planStatusLedger(undefined, now, current)).toEqual({ replacements: [recent] });
   });
 

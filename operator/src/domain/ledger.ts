@@ -54,9 +54,11 @@ function decodeItem(raw: unknown, index: number, withPolicy: boolean): LedgerEnt
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return `entry ${index} is not an object`;
   const item = raw as Record<string, unknown>;
   for (const field of ["pod", "uid"] as const) {
-    if (typeof item[field] !== "string" || item[field] === "") return `entry ${index}: ${field} must be a non-empty string`;
+    if (typeof item[field] !== "string" || item[field] === "")
+      return `entry ${index}: ${field} must be a non-empty string`;
   }
-  if (typeof item.time !== "string" || !RFC3339.test(item.time)) return `entry ${index}: time must be an RFC 3339 date-time`;
+  if (typeof item.time !== "string" || !RFC3339.test(item.time))
+    return `entry ${index}: time must be an RFC 3339 date-time`;
   const time = Date.parse(item.time);
   if (Number.isNaN(time)) return `entry ${index}: time ${item.time} is not a valid date-time`;
   if (item.method !== "Evict" && item.method !== "Delete") return `entry ${index}: method must be Evict or Delete`;
@@ -65,7 +67,8 @@ function decodeItem(raw: unknown, index: number, withPolicy: boolean): LedgerEnt
     if (typeof item.policy !== "string") return `entry ${index}: policy must be a string`;
     entry.policy = item.policy;
     if (item.namespace !== undefined) {
-      if (typeof item.namespace !== "string" || item.namespace === "") return `entry ${index}: namespace must be a non-empty string when set`;
+      if (typeof item.namespace !== "string" || item.namespace === "")
+        return `entry ${index}: namespace must be a non-empty string when set`;
       entry.namespace = item.namespace;
     }
   }
@@ -160,7 +163,11 @@ export function withoutPod(entries: readonly LedgerEntry[], podUid: string): Led
  * read is kept exactly as it is, never rewritten as an empty list, which would reset the
  * budgets; `unreadable` then says why, so nothing is replaced until someone repairs it.
  */
-export function planStatusLedger(persisted: unknown, now: number, current?: readonly LedgerEntry[]): { replacements: unknown[]; unreadable?: string } {
+export function planStatusLedger(
+  persisted: unknown,
+  now: number,
+  current?: readonly LedgerEntry[],
+): { replacements: unknown[]; unreadable?: string } {
   if (current) return { replacements: encodePolicyLedger(pruneLedger(current, now, DAY_MS)) };
   const decoded = decodePolicyLedger(persisted);
   if (decoded.ok) return { replacements: encodePolicyLedger(pruneLedger(decoded.entries, now, DAY_MS)) };

@@ -39,14 +39,26 @@ describe("the per-namespace share (property)", () => {
       fc.property(runArb, ({ cap, shareOfCap, legacy, steps }) => {
         const share = cap === 0 ? 0 : Math.max(1, Math.round(shareOfCap * cap));
         let now = NOW;
-        let ledger: LedgerEntry[] = Array.from({ length: legacy }, (_, i) => ({ pod: `old-${i}`, uid: `old-${i}`, time: NOW - i * HOUR_MS, method: "Evict" as const, policy: "old/web" }));
+        let ledger: LedgerEntry[] = Array.from({ length: legacy }, (_, i) => ({
+          pod: `old-${i}`,
+          uid: `old-${i}`,
+          time: NOW - i * HOUR_MS,
+          method: "Evict" as const,
+          policy: "old/web",
+        }));
         const removals: Removal[] = ledger.map((e) => ({ time: e.time, namespace: undefined }));
         let serial = 0;
         for (const step of steps) {
           now += step.advanceMs;
           const candidates = Array.from({ length: step.pods }, () => {
             serial += 1;
-            return aCandidate({ uid: `uid-${serial}`, name: `web-${serial}`, unhealthySince: now - 2 * HOUR_MS, probingSince: now - 3 * HOUR_MS, lastResultAt: now - 1000 });
+            return aCandidate({
+              uid: `uid-${serial}`,
+              name: `web-${serial}`,
+              unhealthySince: now - 2 * HOUR_MS,
+              probingSince: now - 3 * HOUR_MS,
+              lastResultAt: now - 1000,
+            });
           });
           const plan = planReplacements(
             aPlanInput({
@@ -79,8 +91,23 @@ describe("the per-namespace share (property)", () => {
     fc.assert(
       fc.property(fc.integer({ min: 2, max: 10 }), (cap) => {
         const share = Math.max(1, Math.floor(cap / 2));
-        const spent: LedgerEntry[] = Array.from({ length: share }, (_, i) => ({ pod: `a-${i}`, uid: `a-${i}`, time: NOW - i * 1000, method: "Evict" as const, policy: "t1/web", namespace: "t1" }));
-        const plan = planReplacements(aPlanInput({ policy: aPolicy({ policy: "t2/web", maxPerHour: 100, maxPerDay: 100 }), candidates: [aCandidate()], operatorLedger: spent, max12h: cap, maxPerNamespace12h: share }));
+        const spent: LedgerEntry[] = Array.from({ length: share }, (_, i) => ({
+          pod: `a-${i}`,
+          uid: `a-${i}`,
+          time: NOW - i * 1000,
+          method: "Evict" as const,
+          policy: "t1/web",
+          namespace: "t1",
+        }));
+        const plan = planReplacements(
+          aPlanInput({
+            policy: aPolicy({ policy: "t2/web", maxPerHour: 100, maxPerDay: 100 }),
+            candidates: [aCandidate()],
+            operatorLedger: spent,
+            max12h: cap,
+            maxPerNamespace12h: share,
+          }),
+        );
         expect(plan.attempts).toHaveLength(1);
       }),
     );

@@ -20,13 +20,19 @@ export interface OutageTarget {
  * The outage now: no target is both kubelet-Ready and Healthy (zero targets aside: there is
  * nothing to keep in rotation), and the policy fails open or closed as whenAllUnhealthy says.
  */
-export function currentOutage(targets: readonly OutageTarget[], whenAllUnhealthy: Outage = "FailOpen"): Outage | undefined {
+export function currentOutage(
+  targets: readonly OutageTarget[],
+  whenAllUnhealthy: Outage = "FailOpen",
+): Outage | undefined {
   const noHealthy = targets.length > 0 && !targets.some((t) => t.kubeletReady && t.state === "Healthy");
   return noHealthy ? whenAllUnhealthy : undefined;
 }
 
 /** The outage the policy's status reports: the first of `types` whose condition is True. */
-export function reportedOutage(conditions: readonly Pick<Condition, "type" | "status">[] | undefined, types: readonly Outage[] = OUTAGES): Outage | undefined {
+export function reportedOutage(
+  conditions: readonly Pick<Condition, "type" | "status">[] | undefined,
+  types: readonly Outage[] = OUTAGES,
+): Outage | undefined {
   return types.find((type) => conditions?.some((c) => c.type === type && c.status === "True"));
 }
 

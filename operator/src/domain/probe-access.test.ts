@@ -5,7 +5,12 @@ describe("secretPermits", () => {
   it.each([
     { name: "a Secret without the annotation allows no policy", annotation: undefined, policy: "web", want: false },
     { name: "an empty annotation allows no policy", annotation: "", policy: "web", want: false },
-    { name: "an annotation of only commas and spaces allows no policy", annotation: " , ,", policy: "web", want: false },
+    {
+      name: "an annotation of only commas and spaces allows no policy",
+      annotation: " , ,",
+      policy: "web",
+      want: false,
+    },
     { name: "the policy's own name allows it", annotation: "web", policy: "web", want: true },
     { name: "a list allows each name in it, spaces trimmed", annotation: "api , web ,cart", policy: "web", want: true },
     { name: "a list does not allow a name outside it", annotation: "api,cart", policy: "web", want: false },
@@ -23,9 +28,12 @@ describe("secretPermits", () => {
     { annotation: " , ", want: false },
     { annotation: "web", want: true },
     { annotation: "*", want: true },
-  ])("tells whether the annotation $annotation permits any policy (only then is the data kept)", ({ annotation, want }) => {
-    expect(secretPermitsAny(annotation)).toBe(want);
-  });
+  ])(
+    "tells whether the annotation $annotation permits any policy (only then is the data kept)",
+    ({ annotation, want }) => {
+      expect(secretPermitsAny(annotation)).toBe(want);
+    },
+  );
 
   it("names the Secret, the policy and the command that allows it", () => {
     expect(secretNotPermittedMessage("probe-auth", "web")).toBe(
@@ -40,9 +48,21 @@ describe("hostNetworkRefusal", () => {
     { name: "a pod on its own network is probed", pod: {}, want: undefined },
     { name: "a pod with hostNetwork false is probed", pod: { hostNetwork: false }, want: undefined },
     { name: "a hostNetwork pod without the annotation is not probed", pod: { hostNetwork: true }, want: why },
-    { name: "a hostNetwork pod with the annotation true is probed", pod: { hostNetwork: true, annotations: { "healthprobe.io/probe-host-network": "true" } }, want: undefined },
-    { name: "a hostNetwork pod with the annotation false is not probed", pod: { hostNetwork: true, annotations: { "healthprobe.io/probe-host-network": "false" } }, want: why },
-    { name: "only the exact value true opts in", pod: { hostNetwork: true, annotations: { "healthprobe.io/probe-host-network": "True" } }, want: why },
+    {
+      name: "a hostNetwork pod with the annotation true is probed",
+      pod: { hostNetwork: true, annotations: { "healthprobe.io/probe-host-network": "true" } },
+      want: undefined,
+    },
+    {
+      name: "a hostNetwork pod with the annotation false is not probed",
+      pod: { hostNetwork: true, annotations: { "healthprobe.io/probe-host-network": "false" } },
+      want: why,
+    },
+    {
+      name: "only the exact value true opts in",
+      pod: { hostNetwork: true, annotations: { "healthprobe.io/probe-host-network": "True" } },
+      want: why,
+    },
   ])("$name", ({ pod, want }) => {
     expect(hostNetworkRefusal(pod)).toBe(want);
   });

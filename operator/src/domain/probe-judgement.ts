@@ -1,5 +1,11 @@
 import { grpcStatusName, SERVING, servingStatusText } from "./grpc-status.js";
-import type { ProbeFailureKind, ProbeJudgement, ProbeOutcome, ProbeOutcomeFields, RawProbeResult } from "./probe-request.js";
+import type {
+  ProbeFailureKind,
+  ProbeJudgement,
+  ProbeOutcome,
+  ProbeOutcomeFields,
+  RawProbeResult,
+} from "./probe-request.js";
 
 /** The 2xx default of spec.probe.match.statusCodes. */
 export const DEFAULT_STATUS_CODES: Array<[number, number]> = [[200, 299]];
@@ -13,7 +19,15 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
  * owner asks for it. An answer that passes is then held to the owner's maxLatencyMs.
  */
 export function computeProbeOutcome(raw: RawProbeResult, judgement: ProbeJudgement): ProbeOutcome {
-  const timedOut = () => failed("timeout", `timeout after ${formatDuration(judgement.timeoutMs)}`, undefined, judgement.timeoutMs, raw.finishedAt, false);
+  const timedOut = () =>
+    failed(
+      "timeout",
+      `timeout after ${formatDuration(judgement.timeoutMs)}`,
+      undefined,
+      judgement.timeoutMs,
+      raw.finishedAt,
+      false,
+    );
   if (raw.kind === "timeout") return timedOut();
   if (raw.kind === "error") {
     if (raw.endAtMs > judgement.timeoutMs) return timedOut();
@@ -34,23 +48,34 @@ export function computeProbeOutcome(raw: RawProbeResult, judgement: ProbeJudgeme
   return { success: true, ...fields(answer.statusCode, answer.latency, answer.reason, raw.finishedAt, true) };
 }
 
-type Answer = { latency: number; reason: string; statusCode?: number } & ({ ok: true } | { ok: false; kind: ProbeFailureKind });
+type Answer = { latency: number; reason: string; statusCode?: number } & (
+  { ok: true } | { ok: false; kind: ProbeFailureKind }
+);
 
 /** What a complete answer says, before the latency threshold: an HTTP response, a TCP connect, a gRPC call. */
 function judgeAnswer(raw: Exclude<RawProbeResult, { kind: "timeout" | "error" }>, judgement: ProbeJudgement): Answer {
   if (raw.kind === "connected") return { ok: true, latency: raw.endAtMs, reason: "TCP connected" };
   const latency = raw.endAtMs - raw.sentAtMs;
   if (raw.kind === "grpc") {
-    if (raw.grpcStatus !== 0) return { ok: false, kind: "grpc_error", latency, reason: `gRPC ${grpcStatusName(raw.grpcStatus)}` };
+    if (raw.grpcStatus !== 0)
+      return { ok: false, kind: "grpc_error", latency, reason: `gRPC ${grpcStatusName(raw.grpcStatus)}` };
     const reason = servingStatusText(raw.servingStatus);
-    return raw.servingStatus === SERVING ? { ok: true, latency, reason } : { ok: false, kind: "grpc_status", latency, reason };
+    return raw.servingStatus === SERVING
+      ? { ok: true, latency, reason }
+      : { ok: false, kind: "grpc_status", latency, reason };
   }
   const statusCode = raw.statusCode;
   const verdict = judgeStatus(statusCode, judgement.statusCodes);
   if (!verdict.ok) return { ok: false, kind: verdict.kind, latency, reason: verdict.reason, statusCode };
   const needsBody = judgement.bodyContains !== undefined && judgement.bodyContains !== "";
   if (needsBody && !(raw.body ?? "").includes(judgement.bodyContains as string)) {
-    return { ok: false, kind: "body", latency, reason: `body did not contain ${JSON.stringify(judgement.bodyContains)}`, statusCode };
+    return {
+      ok: false,
+      kind: "body",
+      latency,
+      reason: `body did not contain ${JSON.stringify(judgement.bodyContains)}`,
+      statusCode,
+    };
   }
   return { ok: true, latency, reason: `HTTP ${statusCode}`, statusCode };
 }
@@ -82,7 +107,13 @@ function failed(
   return { success: false, failureKind, ...fields(statusCode, latencyMs, failureClass, finishedAt, withLatency) };
 }
 
-function fields(statusCode: number | undefined, latencyMs: number, failureClass: string, finishedAt: number, withLatency: boolean): ProbeOutcomeFields {
+function fields(
+  statusCode: number | undefined,
+  latencyMs: number,
+  failureClass: string,
+  finishedAt: number,
+  withLatency: boolean,
+): ProbeOutcomeFields {
   // Hundredths of a millisecond are kept for metrics (loopback probes take well under 1 ms);
   // the human-readable result rounds to whole milliseconds.
   const ms = Math.max(0, Math.round(latencyMs * 100) / 100);

@@ -65,21 +65,42 @@ export function planProbe(
     const ref = h.valueFrom?.secretKeyRef;
     const bytes = ref ? secrets(ref) : undefined;
     if (!ref || !bytes) {
-      return { ok: false, reason: "SecretNotFound", field: `spec.probe.headers[${i}].valueFrom.secretKeyRef`, message: missing(ref) };
+      return {
+        ok: false,
+        reason: "SecretNotFound",
+        field: `spec.probe.headers[${i}].valueFrom.secretKeyRef`,
+        message: missing(ref),
+      };
     }
     headers.push({ name: h.name, value: decoder.decode(bytes) });
   }
-  const request: ProbeRequest = { scheme: probe.scheme, address: pod.ip, port: port.port, path: probe.path ?? "", method: probe.method, headers };
+  const request: ProbeRequest = {
+    scheme: probe.scheme,
+    address: pod.ip,
+    port: port.port,
+    path: probe.path ?? "",
+    method: probe.method,
+    headers,
+  };
   if (probe.type !== "HTTP") request.type = probe.type;
   if (probe.type === "GRPC") request.grpcService = probe.grpc?.service ?? "";
   if (probe.host) request.host = probe.host;
   if (probe.scheme === "HTTPS" && probe.tls?.caBundle) request.caBundle = probe.tls.caBundle;
   if (probe.signature) {
     const key = secrets(probe.signature.secretRef);
-    if (!key) return { ok: false, reason: "SecretNotFound", field: "spec.probe.signature.secretRef", message: missing(probe.signature.secretRef) };
+    if (!key)
+      return {
+        ok: false,
+        reason: "SecretNotFound",
+        field: "spec.probe.signature.secretRef",
+        message: missing(probe.signature.secretRef),
+      };
     request.signatureKey = key;
   }
-  const judgement: ProbeJudgement = { timeoutMs: probe.timeoutSeconds * 1000, statusCodes: parseStatusCodes(probe.match.statusCodes) };
+  const judgement: ProbeJudgement = {
+    timeoutMs: probe.timeoutSeconds * 1000,
+    statusCodes: parseStatusCodes(probe.match.statusCodes),
+  };
   if (probe.match.bodyContains) judgement.bodyContains = probe.match.bodyContains;
   if (probe.match.maxLatencyMilliseconds !== undefined) judgement.maxLatencyMs = probe.match.maxLatencyMilliseconds;
   return { ok: true, probe: { request, judgement, periodMs: probe.periodSeconds * 1000 } };

@@ -53,7 +53,18 @@ export interface ProbeJudgement {
  * than SERVING; grpc_error: a gRPC call that ended with a grpc-status other than OK; slow: an
  * answer that would have passed, slower than match.maxLatencyMilliseconds.
  */
-export const PROBE_FAILURE_KINDS = ["http_status", "connect", "timeout", "tls", "body", "redirect", "other", "grpc_status", "grpc_error", "slow"] as const;
+export const PROBE_FAILURE_KINDS = [
+  "http_status",
+  "connect",
+  "timeout",
+  "tls",
+  "body",
+  "redirect",
+  "other",
+  "grpc_status",
+  "grpc_error",
+  "slow",
+] as const;
 export type ProbeFailureKind = (typeof PROBE_FAILURE_KINDS)[number];
 
 /** The kinds a prober error can have: the others come from judging a response or from the clock. */

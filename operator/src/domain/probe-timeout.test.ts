@@ -9,7 +9,10 @@ describe("effectiveProbeTimeout", () => {
       "caps a timeout above the cap and says why",
       600_000,
       60_000,
-      { timeoutMs: 60_000, cappedReason: "spec.probe.timeoutSeconds 600 capped to 60: the operator's --max-probe-timeout is 60s" },
+      {
+        timeoutMs: 60_000,
+        cappedReason: "spec.probe.timeoutSeconds 600 capped to 60: the operator's --max-probe-timeout is 60s",
+      },
     ],
     ["keeps any timeout without a cap", 3_600_000, 0, { timeoutMs: 3_600_000 }],
   ])("%s", (_name, requested, cap, expected) => {

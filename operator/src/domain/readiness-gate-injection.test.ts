@@ -1,8 +1,21 @@
 import { describe, it, expect } from "@jest/globals";
-import { planGateInjection, READINESS_GATE_CONDITION, type GatePod, type GatePolicy } from "./readiness-gate-injection.js";
+import {
+  planGateInjection,
+  READINESS_GATE_CONDITION,
+  type GatePod,
+  type GatePolicy,
+} from "./readiness-gate-injection.js";
 
 function aGatePolicy(overrides: Partial<GatePolicy> = {}): GatePolicy {
-  return { name: "web", method: "ReadinessGate", selector: { matchLabels: { app: "web" } }, valid: true, dryRun: false, deleting: false, ...overrides };
+  return {
+    name: "web",
+    method: "ReadinessGate",
+    selector: { matchLabels: { app: "web" } },
+    valid: true,
+    dryRun: false,
+    deleting: false,
+    ...overrides,
+  };
 }
 
 function aPod(overrides: Partial<GatePod> = {}): GatePod {
@@ -12,7 +25,13 @@ function aPod(overrides: Partial<GatePod> = {}): GatePod {
 const gate = { conditionType: READINESS_GATE_CONDITION };
 
 describe("planGateInjection", () => {
-  const cases: Array<{ name: string; policies: GatePolicy[]; pod: GatePod; patch: unknown[] | undefined; reason: string }> = [
+  const cases: Array<{
+    name: string;
+    policies: GatePolicy[];
+    pod: GatePod;
+    patch: unknown[] | undefined;
+    reason: string;
+  }> = [
     {
       name: "a pod selected by a ReadinessGate policy gets readinessGates created",
       policies: [aGatePolicy()],

@@ -39,7 +39,8 @@ export interface JsonPatchOperation {
   value: unknown;
 }
 
-export type GateInjection = { inject: true; patch: JsonPatchOperation[]; reason: string } | { inject: false; reason: string };
+export type GateInjection =
+  { inject: true; patch: JsonPatchOperation[]; reason: string } | { inject: false; reason: string };
 
 function isEmptySelector(s: LabelSelector | undefined): boolean {
   return !s || (Object.keys(s.matchLabels ?? {}).length === 0 && (s.matchExpressions ?? []).length === 0);
@@ -58,20 +59,32 @@ export function planGateInjection(policies: readonly GatePolicy[], pod: GatePod)
     return { inject: false, reason: `the pod already carries the readiness gate ${READINESS_GATE_CONDITION}` };
   }
   const selecting = [...policies]
-    .filter((p) => p.method === "ReadinessGate" && !isEmptySelector(p.selector) && matchesLabelSelector(p.selector!, pod.labels))
+    .filter(
+      (p) =>
+        p.method === "ReadinessGate" && !isEmptySelector(p.selector) && matchesLabelSelector(p.selector!, pod.labels),
+    )
     .sort((a, b) => a.name.localeCompare(b.name));
   const counting = selecting.filter((p) => ineligible(p) === undefined);
   if (counting.length === 0) {
     if (selecting.length === 0) {
       const gated = policies.filter((p) => p.method === "ReadinessGate").length;
-      return { inject: false, reason: `no ReadinessGate policy selects the pod (${gated} of ${policies.length} policies in its namespace use ReadinessGate)` };
+      return {
+        inject: false,
+        reason: `no ReadinessGate policy selects the pod (${gated} of ${policies.length} policies in its namespace use ReadinessGate)`,
+      };
     }
     const why = selecting.map((p) => `policy ${p.name} ${ineligible(p)}`).join("; ");
     return { inject: false, reason: `no gate added: ${why}` };
   }
   const gate = { conditionType: READINESS_GATE_CONDITION };
   const patch: JsonPatchOperation[] =
-    pod.readinessGates === undefined ? [{ op: "add", path: "/spec/readinessGates", value: [gate] }] : [{ op: "add", path: "/spec/readinessGates/-", value: gate }];
+    pod.readinessGates === undefined
+      ? [{ op: "add", path: "/spec/readinessGates", value: [gate] }]
+      : [{ op: "add", path: "/spec/readinessGates/-", value: gate }];
   const names = counting.map((p) => p.name).join(", ");
-  return { inject: true, patch, reason: `readiness gate ${READINESS_GATE_CONDITION} added: selected by ReadinessGate ${counting.length === 1 ? "policy" : "policies"} ${names}` };
+  return {
+    inject: true,
+    patch,
+    reason: `readiness gate ${READINESS_GATE_CONDITION} added: selected by ReadinessGate ${counting.length === 1 ? "policy" : "policies"} ${names}`,
+  };
 }

@@ -1,7 +1,17 @@
 import { describe, it, expect } from "@jest/globals";
 import { HOUR_MS } from "./budget.js";
 import { planReplacements, shouldReplace } from "./replacement.js";
-import { aBudget, aCandidate, anEntry, anInput, aPlanInput, aPod, aView, MIN, NOW } from "./testing/replacement-builders.js";
+import {
+  aBudget,
+  aCandidate,
+  anEntry,
+  anInput,
+  aPlanInput,
+  aPod,
+  aView,
+  MIN,
+  NOW,
+} from "./testing/replacement-builders.js";
 
 describe("shouldReplace: safety steps", () => {
   it.each([
@@ -17,25 +27,29 @@ describe("shouldReplace: safety steps", () => {
       input: anInput({ failClosed: true }),
       step: "FailClosed",
       blockedReason: "FailClosed",
-      reason: "the policy is failing closed (no target both Healthy and kubelet-Ready): no replacement on mass evidence",
+      reason:
+        "the policy is failing closed (no target both Healthy and kubelet-Ready): no replacement on mass evidence",
     },
     {
       name: "not on restored state without any result since probing started",
       input: anInput({ pod: aPod({ probingSince: NOW - MIN, lastResultAt: undefined }) }),
       step: "Evidence",
-      reason: "waiting for a probe result newer than the start of probing at 2026-11-30T09:59:00Z: restored state is not evidence",
+      reason:
+        "waiting for a probe result newer than the start of probing at 2026-11-30T09:59:00Z: restored state is not evidence",
     },
     {
       name: "not on a result older than the last start of probing (the policy Ready again, a leader change)",
       input: anInput({ pod: aPod({ probingSince: NOW - MIN, lastResultAt: NOW - 2 * MIN }) }),
       step: "Evidence",
-      reason: "waiting for a probe result newer than the start of probing at 2026-11-30T09:59:00Z: restored state is not evidence",
+      reason:
+        "waiting for a probe result newer than the start of probing at 2026-11-30T09:59:00Z: restored state is not evidence",
     },
     {
       name: "not on a verdict from before the end of the last fail-open (it drains nothing either)",
       input: anInput({ recoveredAt: NOW - MIN, pod: aPod({ probingSince: NOW - 60 * MIN, lastResultAt: NOW - MIN }) }),
       step: "Evidence",
-      reason: "waiting for a probe result newer than the end of fail-open at 2026-11-30T09:59:00Z: a verdict from the outage is not evidence",
+      reason:
+        "waiting for a probe result newer than the end of fail-open at 2026-11-30T09:59:00Z: a verdict from the outage is not evidence",
     },
     {
       name: "never a mirror (static) pod, whose controller is its Node",
@@ -63,22 +77,35 @@ describe("shouldReplace: safety steps", () => {
   });
 
   it("replaces on a result newer than the last start of probing", () => {
-    expect(shouldReplace(anInput({ pod: aPod({ probingSince: NOW - MIN, lastResultAt: NOW - MIN + 1 }) })).eligible).toBe(true);
+    expect(
+      shouldReplace(anInput({ pod: aPod({ probingSince: NOW - MIN, lastResultAt: NOW - MIN + 1 }) })).eligible,
+    ).toBe(true);
   });
 
   it.each([
     { name: "a result newer than the recovery", recoveredAt: NOW - 2 * MIN, eligible: true },
-    { name: "a recovery long before probing started (the start of probing decides)", recoveredAt: NOW - 120 * MIN, eligible: true },
+    {
+      name: "a recovery long before probing started (the start of probing decides)",
+      recoveredAt: NOW - 120 * MIN,
+      eligible: true,
+    },
   ])("replaces on $name", ({ recoveredAt, eligible }) => {
-    expect(shouldReplace(anInput({ recoveredAt, pod: aPod({ probingSince: NOW - 60 * MIN, lastResultAt: NOW - MIN }) })).eligible).toBe(eligible);
+    expect(
+      shouldReplace(anInput({ recoveredAt, pod: aPod({ probingSince: NOW - 60 * MIN, lastResultAt: NOW - MIN }) }))
+        .eligible,
+    ).toBe(eligible);
   });
 
   it("lets only a policy that is probing the pod veto it", () => {
-    const views = [aView({ policy: "shop/claimed", probing: false, state: "Unknown" }), aView({ policy: "shop/missing-secret", probing: false, state: "Healthy" })];
+    const views = [
+      aView({ policy: "shop/claimed", probing: false, state: "Unknown" }),
+      aView({ policy: "shop/missing-secret", probing: false, state: "Healthy" }),
+    ];
     const budgets = [aBudget({ policy: "shop/claimed" }), aBudget({ policy: "shop/missing-secret" })];
     const decision = shouldReplace(anInput({ otherViews: views, otherBudgets: budgets }));
     expect(decision.eligible).toBe(true);
-    if (decision.eligible) expect(decision.charge.policies).toEqual(["shop/web", "shop/claimed", "shop/missing-secret"]);
+    if (decision.eligible)
+      expect(decision.charge.policies).toEqual(["shop/web", "shop/claimed", "shop/missing-secret"]);
   });
 
   it("still applies the budget of a selecting policy that is not probing", () => {
@@ -92,14 +119,21 @@ describe("shouldReplace: safety steps", () => {
   });
 
   it("keeps vetoing with a probing policy that sees the pod Healthy", () => {
-    const decision = shouldReplace(anInput({ otherViews: [aView({ probing: true, state: "Healthy" })], otherBudgets: [aBudget()] }));
+    const decision = shouldReplace(
+      anInput({ otherViews: [aView({ probing: true, state: "Healthy" })], otherBudgets: [aBudget()] }),
+    );
     expect(decision).toMatchObject({ eligible: false, step: "Agreement", blockedReason: "Veto" });
   });
 });
 
 describe("planReplacements while failing open", () => {
   it("attempts nothing and says so in the condition", () => {
-    const plan = planReplacements(aPlanInput({ failOpen: true, candidates: [aCandidate(), aCandidate({ uid: "uid-b", name: "web-b", unhealthySince: NOW - 3 * HOUR_MS })] }));
+    const plan = planReplacements(
+      aPlanInput({
+        failOpen: true,
+        candidates: [aCandidate(), aCandidate({ uid: "uid-b", name: "web-b", unhealthySince: NOW - 3 * HOUR_MS })],
+      }),
+    );
     expect(plan.attempts).toEqual([]);
     expect(plan.condition).toMatchObject({ blocked: true, reason: "FailOpen" });
     expect(plan.blocked.map((b) => b.step)).toEqual(["FailOpen", "FailOpen"]);
@@ -108,7 +142,12 @@ describe("planReplacements while failing open", () => {
 
 describe("planReplacements while failing closed", () => {
   it("attempts nothing and says so in the condition", () => {
-    const plan = planReplacements(aPlanInput({ failClosed: true, candidates: [aCandidate(), aCandidate({ uid: "uid-b", name: "web-b", unhealthySince: NOW - 3 * HOUR_MS })] }));
+    const plan = planReplacements(
+      aPlanInput({
+        failClosed: true,
+        candidates: [aCandidate(), aCandidate({ uid: "uid-b", name: "web-b", unhealthySince: NOW - 3 * HOUR_MS })],
+      }),
+    );
     expect(plan.attempts).toEqual([]);
     expect(plan.condition).toMatchObject({ blocked: true, reason: "FailClosed" });
     expect(plan.blocked.map((b) => b.step)).toEqual(["FailClosed", "FailClosed"]);

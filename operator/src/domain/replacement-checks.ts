@@ -6,12 +6,25 @@
 // controller requeues at that instant instead of polling; blocks that wait for some other
 // change (a state transition, a spec edit, a readable ledger) carry no time: the events that
 // bring that change enqueue the policy anyway.
-import { computeBudget, computeNamespaceBudget, computeOperatorBudget, formatInstant, namespaceOfKey } from "./budget.js";
+import {
+  computeBudget,
+  computeNamespaceBudget,
+  computeOperatorBudget,
+  formatInstant,
+  namespaceOfKey,
+} from "./budget.js";
 import { withoutPod } from "./ledger.js";
-import type { OtherPolicyView, PolicyBudget, ReplacementDecision, ReplacementPod, ShouldReplaceInput } from "./replacement.js";
+import type {
+  OtherPolicyView,
+  PolicyBudget,
+  ReplacementDecision,
+  ReplacementPod,
+  ShouldReplaceInput,
+} from "./replacement.js";
 
 /** The condition reasons of ReplacementBlocked. */
-export type BlockedReason = "Budget" | "PodDisruptionBudget" | "Veto" | "NoController" | "FailOpen" | "FailClosed" | "MassFailure" | "Rollout";
+export type BlockedReason =
+  "Budget" | "PodDisruptionBudget" | "Veto" | "NoController" | "FailOpen" | "FailClosed" | "MassFailure" | "Rollout";
 
 /** The steps a block names (a check may name more than one: Outage says FailOpen or FailClosed). */
 export type ReplacementStep =
@@ -46,7 +59,12 @@ export function formatDuration(ms: number): string {
   return text === "" ? "0s" : text;
 }
 
-export function blocked(step: ReplacementStep, reason: string, blockedReason?: BlockedReason, waitUntil?: number): Blocked {
+export function blocked(
+  step: ReplacementStep,
+  reason: string,
+  blockedReason?: BlockedReason,
+  waitUntil?: number,
+): Blocked {
   const decision: Blocked = { eligible: false, step, reason };
   if (blockedReason !== undefined) decision.blockedReason = blockedReason;
   if (waitUntil !== undefined) decision.waitUntil = waitUntil;
@@ -65,8 +83,18 @@ export interface OutageInput {
 
 /** While the policy fails open or closed nothing is replaced: the cause is shared, not the pods'. */
 export function checkOutage(input: OutageInput): Blocked | undefined {
-  if (input.failOpen) return blocked("FailOpen", "the policy is failing open (no target both Healthy and kubelet-Ready): no replacement on mass evidence", "FailOpen");
-  if (input.failClosed) return blocked("FailClosed", "the policy is failing closed (no target both Healthy and kubelet-Ready): no replacement on mass evidence", "FailClosed");
+  if (input.failOpen)
+    return blocked(
+      "FailOpen",
+      "the policy is failing open (no target both Healthy and kubelet-Ready): no replacement on mass evidence",
+      "FailOpen",
+    );
+  if (input.failClosed)
+    return blocked(
+      "FailClosed",
+      "the policy is failing closed (no target both Healthy and kubelet-Ready): no replacement on mass evidence",
+      "FailClosed",
+    );
   return undefined;
 }
 
@@ -81,7 +109,12 @@ export function checkOtherOutages(now: number, self: string, views: readonly Oth
   if (!view?.outage) return undefined;
   const how = view.outage === "FailOpen" ? "open" : "closed";
   // Its outage can end with no change to this policy's pods: looked at again, as for its breaker.
-  return blocked(view.outage, `policy ${view.policy}, which also selects the pod, is failing ${how} (no target both Healthy and kubelet-Ready): no replacement on mass evidence`, view.outage, now + OTHER_BREAKER_RECHECK_MS);
+  return blocked(
+    view.outage,
+    `policy ${view.policy}, which also selects the pod, is failing ${how} (no target both Healthy and kubelet-Ready): no replacement on mass evidence`,
+    view.outage,
+    now + OTHER_BREAKER_RECHECK_MS,
+  );
 }
 
 /** Step 3: the other policies' views. Unknown means "no agreement yet": a veto without a time. */
@@ -93,7 +126,8 @@ export function checkAgreement(now: number, self: string, views: readonly OtherP
     if (view.policy === self || !view.replacementEnabled || !view.probing) continue;
     if (view.state === "Healthy") timeless.push(`policy ${view.policy} sees the pod Healthy`);
     else if (view.state === "Unknown") timeless.push(`policy ${view.policy} has no verdict on the pod yet (Unknown)`);
-    else if (view.unhealthySince === undefined) timeless.push(`policy ${view.policy} sees the pod Unhealthy since an unknown time`);
+    else if (view.unhealthySince === undefined)
+      timeless.push(`policy ${view.policy} sees the pod Unhealthy since an unknown time`);
     else {
       const until = view.unhealthySince + view.afterMs;
       if (until > now) {
@@ -131,9 +165,14 @@ export function checkEvidence(pod: ReplacementPod, recoveredAt?: number): Blocke
 /** A controller ownerReference other than a Node: bare and mirror (static) pods would not come back. */
 export function checkController(pod: ReplacementPod): Blocked | undefined {
   const controller = (pod.ownerReferences ?? []).find((ref) => ref.controller === true);
-  if (!controller) return blocked("Controller", "pod has no controller ownerReference: nothing would recreate it", "NoController");
+  if (!controller)
+    return blocked("Controller", "pod has no controller ownerReference: nothing would recreate it", "NoController");
   if (controller.kind === "Node") {
-    return blocked("Controller", `pod is a mirror (static) pod of node ${controller.name ?? ""}: deleting it removes only the mirror, kubelet runs it`, "NoController");
+    return blocked(
+      "Controller",
+      `pod is a mirror (static) pod of node ${controller.name ?? ""}: deleting it removes only the mirror, kubelet runs it`,
+      "NoController",
+    );
   }
   return undefined;
 }
@@ -188,7 +227,14 @@ export const OTHER_BREAKER_RECHECK_MS = 15_000;
 
 export function checkOtherBreakers(now: number, self: string, views: readonly OtherPolicyView[]): Blocked | undefined {
   const tripped = views
-    .filter((v) => v.policy !== self && v.probing && v.replacementEnabled && v.breaker && isAboveShare(v.breaker.share, v.breaker.pauseAboveUnhealthyPercent))
+    .filter(
+      (v) =>
+        v.policy !== self &&
+        v.probing &&
+        v.replacementEnabled &&
+        v.breaker &&
+        isAboveShare(v.breaker.share, v.breaker.pauseAboveUnhealthyPercent),
+    )
     .sort((a, b) => (a.policy < b.policy ? -1 : a.policy > b.policy ? 1 : 0));
   const first = tripped[0];
   if (!first?.breaker) return undefined;
@@ -227,7 +273,10 @@ export function checkTerminating({ pod }: ShouldReplaceInput): Blocked | undefin
 }
 
 /** Step 6: every selecting policy's budget and the operator-wide cap, with the pod's own earlier charge left out. */
-export function checkBudgets(input: ShouldReplaceInput, policies: readonly PolicyBudget[] = selectingBudgets(input)): Blocked | undefined {
+export function checkBudgets(
+  input: ShouldReplaceInput,
+  policies: readonly PolicyBudget[] = selectingBudgets(input),
+): Blocked | undefined {
   const { now, pod } = input;
   const reasons: string[] = [];
   const frees: Array<number | undefined> = [];
@@ -242,7 +291,13 @@ export function checkBudgets(input: ShouldReplaceInput, policies: readonly Polic
       frees.push(undefined);
       continue;
     }
-    over(computeBudget(withoutPod(budget.ledger, pod.uid), now, { maxPerHour: budget.maxPerHour, maxPerDay: budget.maxPerDay, policy: budget.policy }));
+    over(
+      computeBudget(withoutPod(budget.ledger, pod.uid), now, {
+        maxPerHour: budget.maxPerHour,
+        maxPerDay: budget.maxPerDay,
+        policy: budget.policy,
+      }),
+    );
   }
   if (input.operatorLedger === null) {
     reasons.push("operator-wide ledger cannot be read");
@@ -252,7 +307,13 @@ export function checkBudgets(input: ShouldReplaceInput, policies: readonly Polic
     over(computeOperatorBudget(ledger, now, input.max12h));
     const namespace = namespaceOfKey(input.policy.policy);
     if (input.maxPerNamespace12h !== undefined && namespace !== undefined) {
-      over(computeNamespaceBudget(ledger, now, { namespace, max12h: input.maxPerNamespace12h, operatorMax12h: input.max12h }));
+      over(
+        computeNamespaceBudget(ledger, now, {
+          namespace,
+          max12h: input.maxPerNamespace12h,
+          operatorMax12h: input.max12h,
+        }),
+      );
     }
   }
   if (reasons.length === 0) return undefined;
@@ -263,7 +324,9 @@ export function checkBudgets(input: ShouldReplaceInput, policies: readonly Polic
 /** The budgets that apply to the pod: the deciding policy's, then every other selecting policy's, by name. */
 export function selectingBudgets(input: ShouldReplaceInput): PolicyBudget[] {
   const byName = new Map(input.otherBudgets.map((b) => [b.policy, b]));
-  const names = [...new Set(input.otherViews.map((v) => v.policy).filter((name) => name !== input.policy.policy))].sort();
+  const names = [
+    ...new Set(input.otherViews.map((v) => v.policy).filter((name) => name !== input.policy.policy)),
+  ].sort();
   // A selecting policy whose ledger was not supplied is as good as unreadable.
   const others = names.map((name) => byName.get(name) ?? { policy: name, maxPerHour: 0, maxPerDay: 0, ledger: null });
   return [input.policy, ...others];
@@ -272,7 +335,12 @@ export function selectingBudgets(input: ShouldReplaceInput): PolicyBudget[] {
 /** Step 7: a recent PodDisruptionBudget refusal holds the pod back until its backoff ends. */
 export function checkPodDisruptionBudget({ now, pdbBlockedUntil }: ShouldReplaceInput): Blocked | undefined {
   if (pdbBlockedUntil === undefined || pdbBlockedUntil <= now) return undefined;
-  return blocked("PodDisruptionBudget", `a PodDisruptionBudget refused the eviction, retry at ${formatInstant(pdbBlockedUntil)}`, "PodDisruptionBudget", pdbBlockedUntil);
+  return blocked(
+    "PodDisruptionBudget",
+    `a PodDisruptionBudget refused the eviction, retry at ${formatInstant(pdbBlockedUntil)}`,
+    "PodDisruptionBudget",
+    pdbBlockedUntil,
+  );
 }
 
 /**
@@ -285,7 +353,12 @@ export const REPLACEMENT_CHECKS: readonly ReplacementCheck[] = [
   { name: "Enabled", check: checkEnabled },
   { name: "Window", check: checkWindow },
   { name: "Rollout", check: (i) => checkRollout(i.pod) },
-  { name: "MassFailure", check: (i) => checkMassFailure(i.share, i.policy.pauseAboveUnhealthyPercent) ?? checkOtherBreakers(i.now, i.policy.policy, i.otherViews) },
+  {
+    name: "MassFailure",
+    check: (i) =>
+      checkMassFailure(i.share, i.policy.pauseAboveUnhealthyPercent) ??
+      checkOtherBreakers(i.now, i.policy.policy, i.otherViews),
+  },
   { name: "Outage", check: (i) => checkOutage(i) ?? checkOtherOutages(i.now, i.policy.policy, i.otherViews) },
   { name: "Evidence", check: (i) => checkEvidence(i.pod, i.recoveredAt) },
   { name: "Agreement", check: (i) => checkAgreement(i.now, i.policy.policy, i.otherViews) },
@@ -296,7 +369,10 @@ export const REPLACEMENT_CHECKS: readonly ReplacementCheck[] = [
 ];
 
 /** The first block of the chain, or none: the pod may be replaced. */
-export function firstBlock(input: ShouldReplaceInput, checks: readonly ReplacementCheck[] = REPLACEMENT_CHECKS): Blocked | undefined {
+export function firstBlock(
+  input: ShouldReplaceInput,
+  checks: readonly ReplacementCheck[] = REPLACEMENT_CHECKS,
+): Blocked | undefined {
   for (const { check } of checks) {
     const block = check(input);
     if (block !== undefined) return block;

@@ -4,7 +4,17 @@ import { describe, it, expect } from "@jest/globals";
 import { HOUR_MS } from "./budget.js";
 import { formatShare, isAboveShare, OTHER_BREAKER_RECHECK_MS } from "./replacement-checks.js";
 import { planReplacements, shouldReplace } from "./replacement.js";
-import { aBudget, aCandidate, anInput, aPlanInput, aPod, aPolicy, aView, MIN, NOW } from "./testing/replacement-builders.js";
+import {
+  aBudget,
+  aCandidate,
+  anInput,
+  aPlanInput,
+  aPod,
+  aPolicy,
+  aView,
+  MIN,
+  NOW,
+} from "./testing/replacement-builders.js";
 
 describe("the mass-failure breaker's share: Unhealthy / targets, strictly greater than the threshold", () => {
   it.each([
@@ -13,7 +23,13 @@ describe("the mass-failure breaker's share: Unhealthy / targets, strictly greate
     { name: "3 of 5 (60%) is above 50", unhealthy: 3, targets: 5, pause: 50, above: true },
     { name: "101 of 200 (50.5%) is above 50", unhealthy: 101, targets: 200, pause: 50, above: true },
     { name: "2 of 5 (40%) is not above 50", unhealthy: 2, targets: 5, pause: 50, above: false },
-    { name: "all of them is never above 100: 100 turns the breaker off", unhealthy: 5, targets: 5, pause: 100, above: false },
+    {
+      name: "all of them is never above 100: 100 turns the breaker off",
+      unhealthy: 5,
+      targets: 5,
+      pause: 100,
+      above: false,
+    },
     { name: "1 of 100 is not above 1", unhealthy: 1, targets: 100, pause: 1, above: false },
     { name: "2 of 100 is above 1", unhealthy: 2, targets: 100, pause: 1, above: true },
     { name: "1 of 3 (33.3%) is above 33", unhealthy: 1, targets: 3, pause: 33, above: true },
@@ -29,9 +45,12 @@ describe("the mass-failure breaker's share: Unhealthy / targets, strictly greate
     { unhealthy: 2, targets: 3, text: "66.7%" },
     { unhealthy: 1, targets: 3, text: "33.4%" },
     { unhealthy: 5001, targets: 10000, text: "50.1%" },
-  ])("shows $unhealthy of $targets as $text (a fraction rounded up to a tenth, never down onto the threshold)", ({ unhealthy, targets, text }) => {
-    expect(formatShare({ unhealthy, targets })).toBe(text);
-  });
+  ])(
+    "shows $unhealthy of $targets as $text (a fraction rounded up to a tenth, never down onto the threshold)",
+    ({ unhealthy, targets, text }) => {
+      expect(formatShare({ unhealthy, targets })).toBe(text);
+    },
+  );
 });
 
 describe("shouldReplace: the breaker and a suspect rollout in the order of checks", () => {
@@ -53,7 +72,11 @@ describe("shouldReplace: the breaker and a suspect rollout in the order of check
     },
     {
       name: "fail-open still blocks when the breaker is off",
-      input: anInput({ failOpen: true, share: { unhealthy: 5, targets: 5 }, policy: aPolicy({ pauseAboveUnhealthyPercent: 100 }) }),
+      input: anInput({
+        failOpen: true,
+        share: { unhealthy: 5, targets: 5 },
+        policy: aPolicy({ pauseAboveUnhealthyPercent: 100 }),
+      }),
       step: "FailOpen",
       blockedReason: "FailOpen",
       reason: "the policy is failing open (no target both Healthy and kubelet-Ready): no replacement on mass evidence",
@@ -82,42 +105,72 @@ describe("shouldReplace: the breaker and a suspect rollout in the order of check
     { name: "below a low threshold (1 of 10 with 10)", share: { unhealthy: 1, targets: 10 }, pause: 10 },
     { name: "all Unhealthy with the breaker off (100)", share: { unhealthy: 4, targets: 4 }, pause: 100 },
   ])("replaces $name", ({ share, pause }) => {
-    expect(shouldReplace(anInput({ share, policy: aPolicy({ pauseAboveUnhealthyPercent: pause }) })).eligible).toBe(true);
+    expect(shouldReplace(anInput({ share, policy: aPolicy({ pauseAboveUnhealthyPercent: pause }) })).eligible).toBe(
+      true,
+    );
   });
 
   it("a pod not yet due reports its window, not the pause: the window keeps running during it", () => {
-    const d = shouldReplace(anInput({ share: { unhealthy: 5, targets: 5 }, pod: aPod({ unhealthySince: NOW - 30 * MIN }) }));
+    const d = shouldReplace(
+      anInput({ share: { unhealthy: 5, targets: 5 }, pod: aPod({ unhealthySince: NOW - 30 * MIN }) }),
+    );
     expect(d).toMatchObject({ eligible: false, step: "Window", waitUntil: NOW + 30 * MIN });
   });
 });
 
 describe("planReplacements under the breaker", () => {
-  const due = (i: number) => aCandidate({ uid: `uid-${i}`, name: `web-${i}`, unhealthySince: NOW - 2 * HOUR_MS - i * MIN });
+  const due = (i: number) =>
+    aCandidate({ uid: `uid-${i}`, name: `web-${i}`, unhealthySince: NOW - 2 * HOUR_MS - i * MIN });
   it("holds every due pod with one MassFailure sentence, and no requeue: the share changes only with a transition", () => {
-    const plan = planReplacements(aPlanInput({ share: { unhealthy: 3, targets: 5 }, candidates: [due(1), due(2), due(3)], policy: aPolicy({ maxPerHour: 10, maxPerDay: 10 }) }));
+    const plan = planReplacements(
+      aPlanInput({
+        share: { unhealthy: 3, targets: 5 },
+        candidates: [due(1), due(2), due(3)],
+        policy: aPolicy({ maxPerHour: 10, maxPerDay: 10 }),
+      }),
+    );
     expect(plan.attempts).toEqual([]);
     expect(plan.requeueAt).toBeUndefined();
     expect(plan.condition).toEqual({
       blocked: true,
       reason: "MassFailure",
-      message: "3 due replacements are waiting. web-3, web-2, web-1: 3 of 5 targets (60%) are Unhealthy, above pauseAboveUnhealthyPercent=50: paused until the share falls",
+      message:
+        "3 due replacements are waiting. web-3, web-2, web-1: 3 of 5 targets (60%) are Unhealthy, above pauseAboveUnhealthyPercent=50: paused until the share falls",
     });
   });
 
   it("resumes by itself: the same pods at 2 of 5 are replaced within the budget", () => {
-    const plan = planReplacements(aPlanInput({ share: { unhealthy: 2, targets: 5 }, candidates: [due(1), due(2)], policy: aPolicy({ maxPerHour: 10, maxPerDay: 10 }) }));
+    const plan = planReplacements(
+      aPlanInput({
+        share: { unhealthy: 2, targets: 5 },
+        candidates: [due(1), due(2)],
+        policy: aPolicy({ maxPerHour: 10, maxPerDay: 10 }),
+      }),
+    );
     expect(plan.attempts.map((a) => a.podName)).toEqual(["web-2", "web-1"]);
   });
 });
 
 describe("another selecting policy's breaker pauses the pod too, as its budget would", () => {
   const tripped = { share: { unhealthy: 3, targets: 5 }, pauseAboveUnhealthyPercent: 50 };
-  const input = (view: Parameters<typeof aView>[0]) => anInput({ otherViews: [aView({ policy: "ns/other", probing: true, replacementEnabled: true, state: "Unhealthy", ...view })], otherBudgets: [aBudget({ policy: "ns/other" })] });
+  const input = (view: Parameters<typeof aView>[0]) =>
+    anInput({
+      otherViews: [aView({ policy: "ns/other", probing: true, replacementEnabled: true, state: "Unhealthy", ...view })],
+      otherBudgets: [aBudget({ policy: "ns/other" })],
+    });
   it.each([
     { name: "a probing, replacing policy above its threshold pauses it", view: { breaker: tripped }, paused: true },
-    { name: "at its threshold it does not", view: { breaker: { share: { unhealthy: 1, targets: 2 }, pauseAboveUnhealthyPercent: 50 } }, paused: false },
+    {
+      name: "at its threshold it does not",
+      view: { breaker: { share: { unhealthy: 1, targets: 2 }, pauseAboveUnhealthyPercent: 50 } },
+      paused: false,
+    },
     { name: "a policy not probing the pod has no say", view: { probing: false, breaker: tripped }, paused: false },
-    { name: "a policy that does not replace (disabled or dryRun) has no say", view: { replacementEnabled: false, breaker: tripped }, paused: false },
+    {
+      name: "a policy that does not replace (disabled or dryRun) has no say",
+      view: { replacementEnabled: false, breaker: tripped },
+      paused: false,
+    },
     { name: "a policy whose share was not computed has no say", view: {}, paused: false },
   ])("$name", ({ view, paused }) => {
     const d = shouldReplace(input(view));
@@ -126,7 +179,8 @@ describe("another selecting policy's breaker pauses the pod too, as its budget w
       eligible: false,
       step: "MassFailure",
       blockedReason: "MassFailure",
-      reason: "policy ns/other, which also selects the pod, has 3 of 5 targets (60%) Unhealthy, above its pauseAboveUnhealthyPercent=50: paused until that share falls",
+      reason:
+        "policy ns/other, which also selects the pod, has 3 of 5 targets (60%) Unhealthy, above its pauseAboveUnhealthyPercent=50: paused until that share falls",
       // Its share can fall with no change to this policy's pods: looked at again.
       waitUntil: NOW + OTHER_BREAKER_RECHECK_MS,
     });
@@ -139,12 +193,31 @@ describe("another selecting policy's breaker pauses the pod too, as its budget w
 });
 
 describe("another selecting policy failing open or closed holds the pod back, whatever its dryRun or probing", () => {
-  const input = (view: Parameters<typeof aView>[0]) => anInput({ otherViews: [aView({ policy: "ns/other", probing: true, replacementEnabled: true, state: "Unhealthy", ...view })], otherBudgets: [aBudget({ policy: "ns/other" })] });
+  const input = (view: Parameters<typeof aView>[0]) =>
+    anInput({
+      otherViews: [aView({ policy: "ns/other", probing: true, replacementEnabled: true, state: "Unhealthy", ...view })],
+      otherBudgets: [aBudget({ policy: "ns/other" })],
+    });
   it.each([
     { name: "a replacing policy failing open", view: { outage: "FailOpen" as const }, step: "FailOpen", how: "open" },
-    { name: "a replacing policy failing closed", view: { outage: "FailClosed" as const }, step: "FailClosed", how: "closed" },
-    { name: "a dryRun policy failing open (it only watches, but saw the outage)", view: { outage: "FailOpen" as const, replacementEnabled: false }, step: "FailOpen", how: "open" },
-    { name: "a policy failing open that does not probe the pod (its status says so)", view: { outage: "FailOpen" as const, probing: false }, step: "FailOpen", how: "open" },
+    {
+      name: "a replacing policy failing closed",
+      view: { outage: "FailClosed" as const },
+      step: "FailClosed",
+      how: "closed",
+    },
+    {
+      name: "a dryRun policy failing open (it only watches, but saw the outage)",
+      view: { outage: "FailOpen" as const, replacementEnabled: false },
+      step: "FailOpen",
+      how: "open",
+    },
+    {
+      name: "a policy failing open that does not probe the pod (its status says so)",
+      view: { outage: "FailOpen" as const, probing: false },
+      step: "FailOpen",
+      how: "open",
+    },
     { name: "a policy that is not failing open has nothing to hold", view: {}, step: undefined, how: "" },
   ])("$name", ({ view, step, how }) => {
     const d = shouldReplace(input(view));

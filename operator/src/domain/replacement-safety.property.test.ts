@@ -4,7 +4,12 @@
 import { describe, it, expect } from "@jest/globals";
 import fc from "fast-check";
 import { HOUR_MS } from "./budget.js";
-import { planReplacements, type OtherPolicyView, type PlanReplacementsInput, type ReplacementCandidate } from "./replacement.js";
+import {
+  planReplacements,
+  type OtherPolicyView,
+  type PlanReplacementsInput,
+  type ReplacementCandidate,
+} from "./replacement.js";
 import { aPolicy, MIN, NOW } from "./testing/replacement-builders.js";
 
 const OTHERS = ["shop/a", "shop/b"];
@@ -35,7 +40,10 @@ const candidateArb = (i: number): fc.Arbitrary<ReplacementCandidate> =>
         state: fc.constantFrom("Unknown" as const, "Healthy" as const, "Unhealthy" as const, "Unhealthy" as const),
         unhealthySince: fc.integer({ min: NOW - 3 * HOUR_MS, max: NOW }),
         ownerReferences: ownerArb,
-        terminating: fc.oneof({ weight: 4, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
+        terminating: fc.oneof(
+          { weight: 4, arbitrary: fc.constant(false) },
+          { weight: 1, arbitrary: fc.constant(true) },
+        ),
         probingSince: fc.integer({ min: NOW - 2 * HOUR_MS, max: NOW }),
         lastResultAt: fc.integer({ min: NOW - 2 * HOUR_MS, max: NOW }),
         otherViews: fc.tuple(...OTHERS.map(viewArb)).chain((views) => fc.subarray(views)),
@@ -85,7 +93,8 @@ describe("planReplacements safety", () => {
         const plan = planReplacements(input);
         if (unhealthy * 100 > input.policy.pauseAboveUnhealthyPercent * targets) {
           expect(plan.attempts).toEqual([]);
-          for (const b of plan.blocked.filter((x) => x.blockedReason !== undefined)) expect(["Rollout", "MassFailure"]).toContain(b.blockedReason);
+          for (const b of plan.blocked.filter((x) => x.blockedReason !== undefined))
+            expect(["Rollout", "MassFailure"]).toContain(b.blockedReason);
         }
       }),
       RUNS,
@@ -136,20 +145,29 @@ describe("planReplacements safety", () => {
 
   it("gives a policy that is not probing the pod no say: its view changes nothing", () => {
     fc.assert(
-      fc.property(inputArb, fc.constantFrom("Unknown" as const, "Healthy" as const, "Unhealthy" as const), (input, state) => {
-        const rewritten = {
-          ...input,
-          candidates: input.candidates.map((c) => ({ ...c, otherViews: c.otherViews.map((v) => (v.probing ? v : { ...v, state, replacementEnabled: true })) })),
-        };
-        expect(planReplacements(rewritten).attempts).toEqual(planReplacements(input).attempts);
-      }),
+      fc.property(
+        inputArb,
+        fc.constantFrom("Unknown" as const, "Healthy" as const, "Unhealthy" as const),
+        (input, state) => {
+          const rewritten = {
+            ...input,
+            candidates: input.candidates.map((c) => ({
+              ...c,
+              otherViews: c.otherViews.map((v) => (v.probing ? v : { ...v, state, replacementEnabled: true })),
+            })),
+          };
+          expect(planReplacements(rewritten).attempts).toEqual(planReplacements(input).attempts);
+        },
+      ),
       RUNS,
     );
   });
 });
 
 it("the random plans above do replace pods, so the properties are not vacuous", () => {
-  const attempts = fc.sample(inputArb, { numRuns: 1000, seed: 1 }).map((input) => planReplacements(input).attempts.length);
+  const attempts = fc
+    .sample(inputArb, { numRuns: 1000, seed: 1 })
+    .map((input) => planReplacements(input).attempts.length);
   expect(attempts.filter((n) => n > 0).length).toBeGreaterThan(10);
 });
 

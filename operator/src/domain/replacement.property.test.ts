@@ -14,7 +14,12 @@ import {
   refundLedger,
   type PolicyLedgerItem,
 } from "./ledger.js";
-import { planReplacements, type OtherPolicyView, type ReplacementCandidate, type ReplacementHealthState } from "./replacement.js";
+import {
+  planReplacements,
+  type OtherPolicyView,
+  type ReplacementCandidate,
+  type ReplacementHealthState,
+} from "./replacement.js";
 
 const T0 = Date.parse("2026-11-30T00:00:00Z");
 const MIN = 60 * 1000;
@@ -39,7 +44,14 @@ type Step =
   | { kind: "flip"; slot: number; policy: number; state: ReplacementHealthState }
   /** The pod really breaks: every policy sees it Unhealthy from now on. */
   | { kind: "break"; slot: number }
-  | { kind: "reconcile"; policy: number; outcomes: Outcome[]; unreadable: readonly number[]; operatorUnreadable: boolean; chargesBeforeCrash: number }
+  | {
+      kind: "reconcile";
+      policy: number;
+      outcomes: Outcome[];
+      unreadable: readonly number[];
+      operatorUnreadable: boolean;
+      chargesBeforeCrash: number;
+    }
   /** The clock moves to the instant the last plan asked to be requeued at (plus a small offset). */
   | { kind: "wake"; offsetMs: number }
   | { kind: "restart" }
@@ -69,8 +81,14 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.integer({ min: 1, max: 3 }).chain
     max12h: fc.oneof(fc.integer({ min: 0, max: 6 }), fc.constant(100)),
     slots: fc.array(
       fc.record({
-        selectedBy: fc.uniqueArray(fc.integer({ min: 0, max: policyCount - 1 }), { minLength: 1, maxLength: policyCount }),
-        hasController: fc.oneof({ weight: 6, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }),
+        selectedBy: fc.uniqueArray(fc.integer({ min: 0, max: policyCount - 1 }), {
+          minLength: 1,
+          maxLength: policyCount,
+        }),
+        hasController: fc.oneof(
+          { weight: 6, arbitrary: fc.constant(true) },
+          { weight: 1, arbitrary: fc.constant(false) },
+        ),
       }),
       { minLength: 1, maxLength: 6 },
     ),
@@ -102,16 +120,34 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.integer({ min: 1, max: 3 }).chain
             kind: fc.constant("reconcile" as const),
             policy: fc.nat(2),
             outcomes: fc.array(
-              fc.constantFrom<Outcome>("ok", "ok", "ok", "failNotApplied", "failApplied", "pdb", "crashBeforeCall", "crashMidCharge"),
+              fc.constantFrom<Outcome>(
+                "ok",
+                "ok",
+                "ok",
+                "failNotApplied",
+                "failApplied",
+                "pdb",
+                "crashBeforeCall",
+                "crashMidCharge",
+              ),
               { maxLength: 4 },
             ),
-            unreadable: fc.oneof({ weight: 6, arbitrary: fc.constant<number[]>([]) }, { weight: 1, arbitrary: fc.array(fc.nat(2), { maxLength: 2 }) }),
-            operatorUnreadable: fc.oneof({ weight: 8, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
+            unreadable: fc.oneof(
+              { weight: 6, arbitrary: fc.constant<number[]>([]) },
+              { weight: 1, arbitrary: fc.array(fc.nat(2), { maxLength: 2 }) },
+            ),
+            operatorUnreadable: fc.oneof(
+              { weight: 8, arbitrary: fc.constant(false) },
+              { weight: 1, arbitrary: fc.constant(true) },
+            ),
             chargesBeforeCrash: fc.nat(3),
           }),
         },
         { weight: 3, arbitrary: fc.record({ kind: fc.constant("break" as const), slot: fc.nat(5) }) },
-        { weight: 3, arbitrary: fc.record({ kind: fc.constant("wake" as const), offsetMs: fc.constantFrom(-1, 0, 0, 0, 1) }) },
+        {
+          weight: 3,
+          arbitrary: fc.record({ kind: fc.constant("wake" as const), offsetMs: fc.constantFrom(-1, 0, 0, 0, 1) }),
+        },
         { weight: 1, arbitrary: fc.constant({ kind: "restart" as const }) },
         { weight: 1, arbitrary: fc.constant({ kind: "sync" as const }) },
       ),
@@ -197,7 +233,13 @@ function reconcile(world: World, scenario: Scenario, step: Extract<Step, { kind:
       .filter((q) => q !== pi)
       .map((q) => {
         const qh = world.health[slot]![q]!;
-        const view: OtherPolicyView = { policy: scenario.policies[q]!.name, probing: true, replacementEnabled: scenario.policies[q]!.enabled, state: qh.state, afterMs: scenario.policies[q]!.afterMs };
+        const view: OtherPolicyView = {
+          policy: scenario.policies[q]!.name,
+          probing: true,
+          replacementEnabled: scenario.policies[q]!.enabled,
+          state: qh.state,
+          afterMs: scenario.policies[q]!.afterMs,
+        };
         if (qh.unhealthySince !== undefined) view.unhealthySince = qh.unhealthySince;
         return view;
       });
@@ -223,7 +265,17 @@ function reconcile(world: World, scenario: Scenario, step: Extract<Step, { kind:
     failOpen: false,
     // The breaker is off here (100 is never exceeded): these properties are about the budgets.
     share: { unhealthy: candidates.filter((c) => c.state === "Unhealthy").length, targets: candidates.length },
-    policy: { policy: spec.name, replacementEnabled: spec.enabled, dryRun: spec.dryRun, afterMs: spec.afterMs, maxPerHour: spec.maxPerHour, maxPerDay: spec.maxPerDay, method: spec.method, ledger: ledgerOf(pi), pauseAboveUnhealthyPercent: 100 },
+    policy: {
+      policy: spec.name,
+      replacementEnabled: spec.enabled,
+      dryRun: spec.dryRun,
+      afterMs: spec.afterMs,
+      maxPerHour: spec.maxPerHour,
+      maxPerDay: spec.maxPerDay,
+      method: spec.method,
+      ledger: ledgerOf(pi),
+      pauseAboveUnhealthyPercent: 100,
+    },
     candidates,
     otherPolicies: scenario.policies
       .map((q, i) => ({ q, i }))
@@ -279,9 +331,13 @@ function reconcile(world: World, scenario: Scenario, step: Extract<Step, { kind:
       const { uid, time } = attempt.charge.entry;
       for (const name of attempt.charge.policies) {
         const i = indexByName.get(name)!;
-        world.policyLedgers[i] = encodePolicyLedger(refundLedger(decodeOk(decodePolicyLedger(world.policyLedgers[i])), uid, time));
+        world.policyLedgers[i] = encodePolicyLedger(
+          refundLedger(decodeOk(decodePolicyLedger(world.policyLedgers[i])), uid, time),
+        );
       }
-      world.operatorData = encodeOperatorLedger(refundLedger(decodeOk(decodeOperatorLedger(world.operatorData)), uid, time));
+      world.operatorData = encodeOperatorLedger(
+        refundLedger(decodeOk(decodeOperatorLedger(world.operatorData)), uid, time),
+      );
       world.pdbBlockedUntil.set(uid, world.now + 5 * MIN);
     }
   }
@@ -368,7 +424,12 @@ describe("replacement under random histories", () => {
           expect(maxInWindow(times, HOUR_MS)).toBeLessThanOrEqual(p.maxPerHour);
           expect(maxInWindow(times, DAY_MS)).toBeLessThanOrEqual(p.maxPerDay);
         });
-        expect(maxInWindow(world.removals.map((r) => r.time), TWELVE_HOURS_MS)).toBeLessThanOrEqual(scenario.max12h);
+        expect(
+          maxInWindow(
+            world.removals.map((r) => r.time),
+            TWELVE_HOURS_MS,
+          ),
+        ).toBeLessThanOrEqual(scenario.max12h);
       }),
       { numRuns: 400 },
     );

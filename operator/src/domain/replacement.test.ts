@@ -1,7 +1,25 @@
 import { describe, it, expect } from "@jest/globals";
 import { HOUR_MS } from "./budget.js";
-import { computeReplaceAfter, formatDuration, planReplacements, shouldReplace, type OtherPolicyView, type ShouldReplaceInput } from "./replacement.js";
-import { aBudget, aCandidate, anEntry, anInput, aPlanInput, aPod, aPolicy, aView, MIN, NOW as T0 } from "./testing/replacement-builders.js";
+import {
+  computeReplaceAfter,
+  formatDuration,
+  planReplacements,
+  shouldReplace,
+  type OtherPolicyView,
+  type ShouldReplaceInput,
+} from "./replacement.js";
+import {
+  aBudget,
+  aCandidate,
+  anEntry,
+  anInput,
+  aPlanInput,
+  aPod,
+  aPolicy,
+  aView,
+  MIN,
+  NOW as T0,
+} from "./testing/replacement-builders.js";
 
 describe("shouldReplace: the first failing step is reported", () => {
   const cases: Array<{
@@ -12,7 +30,12 @@ describe("shouldReplace: the first failing step is reported", () => {
     waitUntil?: number;
     reason: RegExp;
   }> = [
-    { name: "replacement disabled", input: anInput({ policy: aPolicy({ replacementEnabled: false }) }), step: "Enabled", reason: /disabled/ },
+    {
+      name: "replacement disabled",
+      input: anInput({ policy: aPolicy({ replacementEnabled: false }) }),
+      step: "Enabled",
+      reason: /disabled/,
+    },
     { name: "dryRun", input: anInput({ policy: aPolicy({ dryRun: true }) }), step: "Enabled", reason: /dryRun/ },
     {
       name: "dryRun comes before every other step, even for a bare pod",
@@ -20,8 +43,18 @@ describe("shouldReplace: the first failing step is reported", () => {
       step: "Enabled",
       reason: /dryRun/,
     },
-    { name: "a Healthy pod", input: anInput({ pod: aPod({ state: "Healthy", unhealthySince: undefined }) }), step: "Window", reason: /pod is Healthy/ },
-    { name: "an Unknown pod", input: anInput({ pod: aPod({ state: "Unknown", unhealthySince: undefined }) }), step: "Window", reason: /pod is Unknown/ },
+    {
+      name: "a Healthy pod",
+      input: anInput({ pod: aPod({ state: "Healthy", unhealthySince: undefined }) }),
+      step: "Window",
+      reason: /pod is Healthy/,
+    },
+    {
+      name: "an Unknown pod",
+      input: anInput({ pod: aPod({ state: "Unknown", unhealthySince: undefined }) }),
+      step: "Window",
+      reason: /pod is Unknown/,
+    },
     {
       name: "an Unhealthy pod without a known start",
       input: anInput({ pod: aPod({ unhealthySince: undefined }) }),
@@ -44,21 +77,30 @@ describe("shouldReplace: the first failing step is reported", () => {
     },
     {
       name: "another policy sees the pod Healthy",
-      input: anInput({ otherViews: [aView({ state: "Healthy", unhealthySince: undefined })], otherBudgets: [aBudget()] }),
+      input: anInput({
+        otherViews: [aView({ state: "Healthy", unhealthySince: undefined })],
+        otherBudgets: [aBudget()],
+      }),
       step: "Agreement",
       blockedReason: "Veto",
       reason: /^vetoed: policy shop\/canary sees the pod Healthy$/,
     },
     {
       name: "another policy has no verdict yet",
-      input: anInput({ otherViews: [aView({ state: "Unknown", unhealthySince: undefined })], otherBudgets: [aBudget()] }),
+      input: anInput({
+        otherViews: [aView({ state: "Unknown", unhealthySince: undefined })],
+        otherBudgets: [aBudget()],
+      }),
       step: "Agreement",
       blockedReason: "Veto",
       reason: /no verdict on the pod yet \(Unknown\)/,
     },
     {
       name: "another policy sees it Unhealthy for less than its own window",
-      input: anInput({ otherViews: [aView({ unhealthySince: T0 - 10 * MIN, afterMs: 30 * MIN })], otherBudgets: [aBudget()] }),
+      input: anInput({
+        otherViews: [aView({ unhealthySince: T0 - 10 * MIN, afterMs: 30 * MIN })],
+        otherBudgets: [aBudget()],
+      }),
       step: "Agreement",
       blockedReason: "Veto",
       waitUntil: T0 + 20 * MIN,
@@ -67,7 +109,10 @@ describe("shouldReplace: the first failing step is reported", () => {
     {
       name: "two short views wait for the later window",
       input: anInput({
-        otherViews: [aView({ unhealthySince: T0 - 10 * MIN }), aView({ policy: "shop/b", unhealthySince: T0 - 50 * MIN })],
+        otherViews: [
+          aView({ unhealthySince: T0 - 10 * MIN }),
+          aView({ policy: "shop/b", unhealthySince: T0 - 50 * MIN }),
+        ],
         otherBudgets: [aBudget(), aBudget({ policy: "shop/b" })],
       }),
       step: "Agreement",
@@ -78,7 +123,10 @@ describe("shouldReplace: the first failing step is reported", () => {
     {
       name: "a healthy view next to a short one has no time to wait for",
       input: anInput({
-        otherViews: [aView({ unhealthySince: T0 - 10 * MIN }), aView({ policy: "shop/b", state: "Healthy", unhealthySince: undefined })],
+        otherViews: [
+          aView({ unhealthySince: T0 - 10 * MIN }),
+          aView({ policy: "shop/b", state: "Healthy", unhealthySince: undefined }),
+        ],
         otherBudgets: [aBudget(), aBudget({ policy: "shop/b" })],
       }),
       step: "Agreement",
@@ -87,7 +135,11 @@ describe("shouldReplace: the first failing step is reported", () => {
     },
     {
       name: "a veto comes before the missing controller",
-      input: anInput({ pod: aPod({ ownerReferences: [] }), otherViews: [aView({ state: "Healthy" })], otherBudgets: [aBudget()] }),
+      input: anInput({
+        pod: aPod({ ownerReferences: [] }),
+        otherViews: [aView({ state: "Healthy" })],
+        otherBudgets: [aBudget()],
+      }),
       step: "Agreement",
       blockedReason: "Veto",
       reason: /Healthy/,
@@ -101,12 +153,24 @@ describe("shouldReplace: the first failing step is reported", () => {
     },
     {
       name: "a pod whose owners are not its controller",
-      input: anInput({ pod: aPod({ ownerReferences: [{ kind: "ConfigMap", name: "x" }, { kind: "Job", name: "y", controller: false }] }) }),
+      input: anInput({
+        pod: aPod({
+          ownerReferences: [
+            { kind: "ConfigMap", name: "x" },
+            { kind: "Job", name: "y", controller: false },
+          ],
+        }),
+      }),
       step: "Controller",
       blockedReason: "NoController",
       reason: /no controller ownerReference/,
     },
-    { name: "a terminating pod", input: anInput({ pod: aPod({ terminating: true }) }), step: "Terminating", reason: /already terminating/ },
+    {
+      name: "a terminating pod",
+      input: anInput({ pod: aPod({ terminating: true }) }),
+      step: "Terminating",
+      reason: /already terminating/,
+    },
     {
       name: "the policy's hourly budget is used",
       input: anInput({ policy: aPolicy({ ledger: [anEntry({ time: T0 - 46 * MIN })] }) }),
@@ -117,7 +181,10 @@ describe("shouldReplace: the first failing step is reported", () => {
     },
     {
       name: "another selecting policy's budget is used",
-      input: anInput({ otherViews: [aView()], otherBudgets: [aBudget({ ledger: [anEntry({ time: T0 - 30 * MIN })] })] }),
+      input: anInput({
+        otherViews: [aView()],
+        otherBudgets: [aBudget({ ledger: [anEntry({ time: T0 - 30 * MIN })] })],
+      }),
       step: "Budget",
       blockedReason: "Budget",
       waitUntil: T0 + 30 * MIN,
@@ -136,7 +203,10 @@ describe("shouldReplace: the first failing step is reported", () => {
     },
     {
       name: "the operator-wide cap is used",
-      input: anInput({ max12h: 2, operatorLedger: [anEntry({ uid: "1", time: T0 - 11 * HOUR_MS }), anEntry({ uid: "2", time: T0 - HOUR_MS })] }),
+      input: anInput({
+        max12h: 2,
+        operatorLedger: [anEntry({ uid: "1", time: T0 - 11 * HOUR_MS }), anEntry({ uid: "2", time: T0 - HOUR_MS })],
+      }),
       step: "Budget",
       blockedReason: "Budget",
       waitUntil: T0 + HOUR_MS,
@@ -225,10 +295,25 @@ describe("shouldReplace: the first failing step is reported", () => {
 describe("shouldReplace: eligible pods", () => {
   const cases: Array<{ name: string; input: ShouldReplaceInput }> = [
     { name: "exactly when the window ends", input: anInput({ pod: aPod({ unhealthySince: T0 - HOUR_MS }) }) },
-    { name: "when the other policy's own window has ended too", input: anInput({ otherViews: [aView({ unhealthySince: T0 - 30 * MIN, afterMs: 30 * MIN })], otherBudgets: [aBudget()] }) },
-    { name: "when the other policy has replacement disabled and sees it Healthy", input: anInput({ otherViews: [aView({ replacementEnabled: false, state: "Healthy" })], otherBudgets: [aBudget()] }) },
+    {
+      name: "when the other policy's own window has ended too",
+      input: anInput({
+        otherViews: [aView({ unhealthySince: T0 - 30 * MIN, afterMs: 30 * MIN })],
+        otherBudgets: [aBudget()],
+      }),
+    },
+    {
+      name: "when the other policy has replacement disabled and sees it Healthy",
+      input: anInput({
+        otherViews: [aView({ replacementEnabled: false, state: "Healthy" })],
+        otherBudgets: [aBudget()],
+      }),
+    },
     { name: "when a PodDisruptionBudget refusal has expired", input: anInput({ pdbBlockedUntil: T0 }) },
-    { name: "when the hourly slot freed exactly now", input: anInput({ policy: aPolicy({ ledger: [anEntry({ time: T0 - HOUR_MS })] }) }) },
+    {
+      name: "when the hourly slot freed exactly now",
+      input: anInput({ policy: aPolicy({ ledger: [anEntry({ time: T0 - HOUR_MS })] }) }),
+    },
   ];
   for (const c of cases) {
     it(c.name, () => {
@@ -240,8 +325,15 @@ describe("shouldReplace: eligible pods", () => {
     const decision = shouldReplace(
       anInput({
         policy: aPolicy({ method: "Delete" }),
-        otherViews: [aView({ policy: "shop/z" }), aView({ policy: "shop/b", replacementEnabled: false, state: "Healthy" })],
-        otherBudgets: [aBudget({ policy: "shop/z" }), aBudget({ policy: "shop/b" }), aBudget({ policy: "shop/unrelated", ledger: null })],
+        otherViews: [
+          aView({ policy: "shop/z" }),
+          aView({ policy: "shop/b", replacementEnabled: false, state: "Healthy" }),
+        ],
+        otherBudgets: [
+          aBudget({ policy: "shop/z" }),
+          aBudget({ policy: "shop/b" }),
+          aBudget({ policy: "shop/unrelated", ledger: null }),
+        ],
       }),
     );
     expect(decision).toEqual({
@@ -276,7 +368,9 @@ describe("shouldReplace: re-attempts after a crash or a failed call", () => {
 
   it("still stops a re-attempt at the steps before the budget: a pod that recovered is left alone", () => {
     const own = anEntry({ pod: "web-a", uid: "uid-a", time: T0 - 5 * MIN });
-    const decision = shouldReplace(anInput({ policy: aPolicy({ ledger: [own] }), pod: aPod({ state: "Healthy", unhealthySince: undefined }) }));
+    const decision = shouldReplace(
+      anInput({ policy: aPolicy({ ledger: [own] }), pod: aPod({ state: "Healthy", unhealthySince: undefined }) }),
+    );
     expect(decision).toMatchObject({ eligible: false, step: "Window" });
   });
 });
@@ -310,7 +404,14 @@ describe("planReplacements", () => {
       }),
     );
     expect(plan.attempts.map((a) => a.podName)).toEqual(["web-a"]);
-    expect(plan.attempts[0]!.charge.entry).toEqual({ pod: "web-a", uid: "uid-a", time: T0, method: "Evict", policy: "shop/web", namespace: "shop" });
+    expect(plan.attempts[0]!.charge.entry).toEqual({
+      pod: "web-a",
+      uid: "uid-a",
+      time: T0,
+      method: "Evict",
+      policy: "shop/web",
+      namespace: "shop",
+    });
     expect(plan.blocked).toEqual([
       {
         podUid: "uid-b",
@@ -325,7 +426,8 @@ describe("planReplacements", () => {
     expect(plan.condition).toEqual({
       blocked: true,
       reason: "Budget",
-      message: "1 due replacement is waiting. web-b: hourly budget of policy shop/web used 1/1, next slot 2026-11-30T11:00:00Z",
+      message:
+        "1 due replacement is waiting. web-b: hourly budget of policy shop/web used 1/1, next slot 2026-11-30T11:00:00Z",
     });
   });
 
@@ -333,10 +435,14 @@ describe("planReplacements", () => {
     const plan = planReplacements(
       aPlanInput({
         now: T0 + 749,
-        candidates: ["a", "b", "c"].map((n, i) => aCandidate({ uid: `uid-${n}`, name: `web-${n}`, unhealthySince: T0 - (3 - i) * HOUR_MS })),
+        candidates: ["a", "b", "c"].map((n, i) =>
+          aCandidate({ uid: `uid-${n}`, name: `web-${n}`, unhealthySince: T0 - (3 - i) * HOUR_MS }),
+        ),
       }),
     );
-    expect(plan.condition.message).toBe("2 due replacements are waiting. web-b, web-c: hourly budget of policy shop/web used 1/1, next slot 2026-11-30T11:00:01Z");
+    expect(plan.condition.message).toBe(
+      "2 due replacements are waiting. web-b, web-c: hourly budget of policy shop/web used 1/1, next slot 2026-11-30T11:00:01Z",
+    );
   });
 
   it("breaks ties in unhealthy time by pod name", () => {
@@ -351,11 +457,15 @@ describe("planReplacements", () => {
     const plan = planReplacements(
       aPlanInput({
         policy: aPolicy({ maxPerHour: 2, maxPerDay: 2 }),
-        candidates: ["a", "b", "c"].map((n, i) => aCandidate({ uid: n, name: `web-${n}`, unhealthySince: T0 - (3 - i) * HOUR_MS })),
+        candidates: ["a", "b", "c"].map((n, i) =>
+          aCandidate({ uid: n, name: `web-${n}`, unhealthySince: T0 - (3 - i) * HOUR_MS }),
+        ),
       }),
     );
     expect(plan.attempts.map((a) => a.podName)).toEqual(["web-a", "web-b"]);
-    expect(plan.blocked[0]!.reason).toMatch(/hourly budget of policy shop\/web used 2\/2.*daily budget of policy shop\/web used 2\/2/);
+    expect(plan.blocked[0]!.reason).toMatch(
+      /hourly budget of policy shop\/web used 2\/2.*daily budget of policy shop\/web used 2\/2/,
+    );
     expect(plan.blocked[0]!.waitUntil).toBe(T0 + 24 * HOUR_MS);
   });
 
@@ -421,13 +531,19 @@ describe("planReplacements", () => {
   });
 
   it("reports the first blocked pod's reason and names at most three pods per reason", () => {
-    const bare = (n: string, h: number) => aCandidate({ uid: n, name: `web-${n}`, ownerReferences: [], unhealthySince: T0 - h * HOUR_MS });
+    const bare = (n: string, h: number) =>
+      aCandidate({ uid: n, name: `web-${n}`, ownerReferences: [], unhealthySince: T0 - h * HOUR_MS });
     const plan = planReplacements(
-      aPlanInput({ policy: aPolicy({ replacementEnabled: true }), candidates: [bare("a", 9), bare("b", 8), bare("c", 7), bare("d", 6), bare("e", 5)] }),
+      aPlanInput({
+        policy: aPolicy({ replacementEnabled: true }),
+        candidates: [bare("a", 9), bare("b", 8), bare("c", 7), bare("d", 6), bare("e", 5)],
+      }),
     );
     expect(plan.condition.blocked).toBe(true);
     expect(plan.condition.reason).toBe("NoController");
-    expect(plan.condition.message).toBe("5 due replacements are waiting. web-a, web-b, web-c and 2 more: pod has no controller ownerReference: nothing would recreate it");
+    expect(plan.condition.message).toBe(
+      "5 due replacements are waiting. web-a, web-b, web-c and 2 more: pod has no controller ownerReference: nothing would recreate it",
+    );
     expect(plan.requeueAt).toBeUndefined();
   });
 
@@ -442,11 +558,16 @@ describe("planReplacements", () => {
     const plan = planReplacements(
       aPlanInput({
         policy: aPolicy({ maxPerHour: 2, maxPerDay: 3 }),
-        candidates: [aCandidate({ uid: "a", name: "web-a", pdbBlockedUntil: T0 + 3 * MIN }), aCandidate({ uid: "b", name: "web-b" })],
+        candidates: [
+          aCandidate({ uid: "a", name: "web-a", pdbBlockedUntil: T0 + 3 * MIN }),
+          aCandidate({ uid: "b", name: "web-b" }),
+        ],
       }),
     );
     expect(plan.attempts.map((a) => a.podName)).toEqual(["web-b"]);
-    expect(plan.blocked.map((b) => [b.podName, b.blockedReason, b.waitUntil])).toEqual([["web-a", "PodDisruptionBudget", T0 + 3 * MIN]]);
+    expect(plan.blocked.map((b) => [b.podName, b.blockedReason, b.waitUntil])).toEqual([
+      ["web-a", "PodDisruptionBudget", T0 + 3 * MIN],
+    ]);
     expect(plan.requeueAt).toBe(T0 + 3 * MIN);
   });
 });

@@ -3,7 +3,14 @@
 
 import { DAY_MS, formatInstant, namespaceOfKey, type LedgerEntry, type ReplacementMethod } from "./budget.js";
 import { chargeLedger, isCharged } from "./ledger.js";
-import { firstBlock, formatDuration, selectingBudgets, type BlockedReason, type OutageInput, type ReplacementStep } from "./replacement-checks.js";
+import {
+  firstBlock,
+  formatDuration,
+  selectingBudgets,
+  type BlockedReason,
+  type OutageInput,
+  type ReplacementStep,
+} from "./replacement-checks.js";
 import type { UnhealthyShare } from "./replacement-checks.js";
 
 export { formatDuration, type BlockedReason, type ReplacementStep, type UnhealthyShare };
@@ -139,7 +146,14 @@ export function shouldReplace(input: ShouldReplaceInput): ReplacementDecision {
     charge: {
       policies: budgets.map((b) => b.policy),
       operator: true,
-      entry: { pod: pod.name, uid: pod.uid, time: now, method: policy.method, policy: policy.policy, ...(namespace !== undefined ? { namespace } : {}) },
+      entry: {
+        pod: pod.name,
+        uid: pod.uid,
+        time: now,
+        method: policy.method,
+        policy: policy.policy,
+        ...(namespace !== undefined ? { namespace } : {}),
+      },
       reattempt,
     },
   };
@@ -212,7 +226,8 @@ function compareCandidates(a: ReplacementCandidate, b: ReplacementCandidate): nu
 function planCondition(policy: ReplacingPolicy, blockedList: readonly BlockedReplacement[]): ReplacementConditionPlan {
   const due = blockedList.filter((b) => b.blockedReason !== undefined);
   if (due.length === 0) {
-    if (!policy.replacementEnabled) return { blocked: false, reason: "ReplacementDisabled", message: "replacement is disabled" };
+    if (!policy.replacementEnabled)
+      return { blocked: false, reason: "ReplacementDisabled", message: "replacement is disabled" };
     if (policy.dryRun) return { blocked: false, reason: "DryRun", message: "dryRun: nothing is replaced" };
     return { blocked: false, reason: "NoneWaiting", message: "no due replacement is waiting" };
   }
@@ -220,7 +235,9 @@ function planCondition(policy: ReplacingPolicy, blockedList: readonly BlockedRep
   const groups = new Map<string, string[]>();
   for (const b of due) groups.set(b.reason, [...(groups.get(b.reason) ?? []), b.podName]);
   const names = (pods: string[]) =>
-    pods.length > MESSAGE_PODS ? `${pods.slice(0, MESSAGE_PODS).join(", ")} and ${pods.length - MESSAGE_PODS} more` : pods.join(", ");
+    pods.length > MESSAGE_PODS
+      ? `${pods.slice(0, MESSAGE_PODS).join(", ")} and ${pods.length - MESSAGE_PODS} more`
+      : pods.join(", ");
   const shown = [...groups].slice(0, MESSAGE_PODS).map(([reason, pods]) => `${names(pods)}: ${reason}`);
   const more = groups.size > MESSAGE_PODS ? `; and ${groups.size - MESSAGE_PODS} more reasons` : "";
   const noun = due.length === 1 ? "replacement is" : "replacements are";
@@ -274,7 +291,12 @@ export function planReplacements(input: PlanReplacementsInput): ReplacementPlan 
       if (charge.operator) operatorLedger = chargeLedger(operatorLedger ?? [], charge.entry);
       continue;
     }
-    const entry: BlockedReplacement = { podUid: candidate.uid, podName: candidate.name, step: decision.step, reason: decision.reason };
+    const entry: BlockedReplacement = {
+      podUid: candidate.uid,
+      podName: candidate.name,
+      step: decision.step,
+      reason: decision.reason,
+    };
     if (decision.blockedReason !== undefined) entry.blockedReason = decision.blockedReason;
     if (decision.waitUntil !== undefined) entry.waitUntil = decision.waitUntil;
     blockedList.push(entry);

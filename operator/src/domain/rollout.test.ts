@@ -15,7 +15,13 @@ const T = Date.parse("2026-11-30T10:00:00Z");
 const DEPLOY = { name: "web", uid: "uid-deploy-web" };
 
 function anRs(name: string, revision: number | undefined, over: Partial<RolloutReplicaSet> = {}): RolloutReplicaSet {
-  const rs: RolloutReplicaSet = { name, uid: `uid-${name}`, deployment: DEPLOY, createdAt: T + (revision ?? 0) * 60_000, ...over };
+  const rs: RolloutReplicaSet = {
+    name,
+    uid: `uid-${name}`,
+    deployment: DEPLOY,
+    createdAt: T + (revision ?? 0) * 60_000,
+    ...over,
+  };
   if (revision !== undefined) rs.revision = revision;
   return rs;
 }
@@ -23,7 +29,13 @@ function anRs(name: string, revision: number | undefined, over: Partial<RolloutR
 /** Pods of a ReplicaSet in the given states, named `<rs>-<i>`, with the hash its name ends in. */
 function podsOf(rs: string, states: Array<RolloutPod["state"]>): RolloutPod[] {
   const hash = rs.split("-").at(-1)!;
-  return states.map((state, i) => ({ uid: `uid-${rs}-${i}`, name: `${rs}-${i}`, state, replicaSet: { name: rs, uid: `uid-${rs}` }, templateHash: hash }));
+  return states.map((state, i) => ({
+    uid: `uid-${rs}-${i}`,
+    name: `${rs}-${i}`,
+    state,
+    replicaSet: { name: rs, uid: `uid-${rs}` },
+    templateHash: hash,
+  }));
 }
 
 const OLD = anRs("web-old1", 1);
@@ -33,9 +45,16 @@ describe("findRolloutSuspects", () => {
   it.each([
     {
       name: "the newest ReplicaSet all Unhealthy while the older one is Healthy is suspect",
-      pods: [...podsOf("web-old1", ["Healthy", "Healthy"]), ...podsOf("web-new2", ["Unhealthy", "Unhealthy", "Unhealthy"])],
+      pods: [
+        ...podsOf("web-old1", ["Healthy", "Healthy"]),
+        ...podsOf("web-new2", ["Unhealthy", "Unhealthy", "Unhealthy"]),
+      ],
       sets: [OLD, NEW],
-      suspect: { replicaSet: "web-new2", pods: ["web-new2-0", "web-new2-1", "web-new2-2"], older: [{ replicaSet: "web-old1", healthy: 2 }] },
+      suspect: {
+        replicaSet: "web-new2",
+        pods: ["web-new2-0", "web-new2-1", "web-new2-2"],
+        older: [{ replicaSet: "web-old1", healthy: 2 }],
+      },
     },
     {
       name: "Unknown new pods count for neither side: one Unhealthy and two Unknown is still suspect",
@@ -88,7 +107,10 @@ describe("findRolloutSuspects", () => {
     {
       name: "a ReplicaSet without a Deployment is never suspect",
       pods: [...podsOf("web-old1", ["Healthy"]), ...podsOf("web-new2", ["Unhealthy"])],
-      sets: [{ ...OLD, deployment: undefined }, { ...NEW, deployment: undefined }] as RolloutReplicaSet[],
+      sets: [
+        { ...OLD, deployment: undefined },
+        { ...NEW, deployment: undefined },
+      ] as RolloutReplicaSet[],
       suspect: undefined,
     },
     {
@@ -109,11 +131,16 @@ describe("findRolloutSuspects", () => {
       expect(found).toEqual([]);
       return;
     }
-    expect(found.map((s) => ({ replicaSet: s.replicaSet, pods: s.pods.map((p) => p.name), older: s.older }))).toEqual([suspect]);
+    expect(found.map((s) => ({ replicaSet: s.replicaSet, pods: s.pods.map((p) => p.name), older: s.older }))).toEqual([
+      suspect,
+    ]);
   });
 
   it("names the Deployment and the revision, and says it in every text", () => {
-    const [s] = findRolloutSuspects([...podsOf("web-old1", ["Healthy", "Healthy"]), ...podsOf("web-new2", ["Unhealthy", "Unhealthy"])], [OLD, NEW]);
+    const [s] = findRolloutSuspects(
+      [...podsOf("web-old1", ["Healthy", "Healthy"]), ...podsOf("web-new2", ["Unhealthy", "Unhealthy"])],
+      [OLD, NEW],
+    );
     expect(s!.deployment).toEqual(DEPLOY);
     expect(rolloutBlockReason(s!)).toBe(
       "suspect rollout: ReplicaSet web-new2 (revision 2) of Deployment web is the newest and none of its pods is Healthy while 2 pods of older ReplicaSet web-old1 are Healthy: replacing would only recreate the failure",
@@ -127,7 +154,10 @@ describe("findRolloutSuspects", () => {
   });
 
   it("announces a suspect once: not again while the condition as last written names it", () => {
-    const [s] = findRolloutSuspects([...podsOf("web-old1", ["Healthy"]), ...podsOf("web-new2", ["Unhealthy"])], [OLD, NEW]);
+    const [s] = findRolloutSuspects(
+      [...podsOf("web-old1", ["Healthy"]), ...podsOf("web-new2", ["Unhealthy"])],
+      [OLD, NEW],
+    );
     expect(newSuspects(undefined, [s!])).toEqual([s]);
     expect(newSuspects("no Deployment's newest ReplicaSet is failing", [s!])).toEqual([s]);
     expect(newSuspects(rolloutConditionMessage([s!]).replace("1 pod", "3 pods"), [s!])).toEqual([]);
@@ -147,6 +177,8 @@ describe("newestReplicaSet and parseRevision", () => {
   });
 
   it("breaks a tie of revision-less creation times by name", () => {
-    expect(newestReplicaSet([anRs("web-b", undefined, { createdAt: T }), anRs("web-a", undefined, { createdAt: T })])?.name).toBe("web-b");
+    expect(
+      newestReplicaSet([anRs("web-b", undefined, { createdAt: T }), anRs("web-a", undefined, { createdAt: T })])?.name,
+    ).toBe("web-b");
   });
 });

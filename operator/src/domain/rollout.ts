@@ -70,7 +70,10 @@ export function newestReplicaSet(sets: readonly RolloutReplicaSet[]): RolloutRep
 const deploymentKey = (d: { name: string; uid?: string }) => d.uid ?? `name:${d.name}`;
 
 /** The suspect ReplicaSets among the policy's targets, by Deployment name then ReplicaSet name. */
-export function findRolloutSuspects(pods: readonly RolloutPod[], replicaSets: readonly RolloutReplicaSet[]): RolloutSuspect[] {
+export function findRolloutSuspects(
+  pods: readonly RolloutPod[],
+  replicaSets: readonly RolloutReplicaSet[],
+): RolloutSuspect[] {
   const byUid = new Map(replicaSets.map((rs) => [rs.uid, rs]));
   const byName = new Map(replicaSets.map((rs) => [rs.name, rs]));
   const podsOf = new Map<string, RolloutPod[]>();
@@ -82,17 +85,23 @@ export function findRolloutSuspects(pods: readonly RolloutPod[], replicaSets: re
   }
   const deployments = new Map<string, RolloutReplicaSet[]>();
   for (const rs of replicaSets) {
-    if (rs.deployment) deployments.set(deploymentKey(rs.deployment), [...(deployments.get(deploymentKey(rs.deployment)) ?? []), rs]);
+    if (rs.deployment)
+      deployments.set(deploymentKey(rs.deployment), [...(deployments.get(deploymentKey(rs.deployment)) ?? []), rs]);
   }
   const suspects: RolloutSuspect[] = [];
   for (const sets of deployments.values()) {
     const suspect = suspectOf(sets, podsOf);
     if (suspect) suspects.push(suspect);
   }
-  return suspects.sort((a, b) => (a.deployment.name < b.deployment.name ? -1 : a.deployment.name > b.deployment.name ? 1 : 0));
+  return suspects.sort((a, b) =>
+    a.deployment.name < b.deployment.name ? -1 : a.deployment.name > b.deployment.name ? 1 : 0,
+  );
 }
 
-function suspectOf(sets: readonly RolloutReplicaSet[], podsOf: ReadonlyMap<string, RolloutPod[]>): RolloutSuspect | undefined {
+function suspectOf(
+  sets: readonly RolloutReplicaSet[],
+  podsOf: ReadonlyMap<string, RolloutPod[]>,
+): RolloutSuspect | undefined {
   const newest = newestReplicaSet(sets);
   if (!newest) return undefined;
   const fresh = podsOf.get(newest.uid) ?? [];
@@ -103,7 +112,9 @@ function suspectOf(sets: readonly RolloutReplicaSet[], podsOf: ReadonlyMap<strin
   for (const rs of sets) {
     if (rs.uid === newest.uid) continue;
     // The same template under another ReplicaSet is no evidence against the new one.
-    const healthy = (podsOf.get(rs.uid) ?? []).filter((p) => p.state === "Healthy" && (p.templateHash === undefined || !newHashes.has(p.templateHash)));
+    const healthy = (podsOf.get(rs.uid) ?? []).filter(
+      (p) => p.state === "Healthy" && (p.templateHash === undefined || !newHashes.has(p.templateHash)),
+    );
     if (healthy.length > 0) older.push({ replicaSet: rs.name, healthy: healthy.length });
   }
   if (older.length === 0) return undefined;
@@ -111,7 +122,9 @@ function suspectOf(sets: readonly RolloutReplicaSet[], podsOf: ReadonlyMap<strin
   const suspect: RolloutSuspect = {
     deployment: newest.deployment!,
     replicaSet: newest.name,
-    pods: unhealthy.map((p) => ({ uid: p.uid, name: p.name })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
+    pods: unhealthy
+      .map((p) => ({ uid: p.uid, name: p.name }))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
     older,
   };
   if (newest.revision !== undefined) suspect.revision = newest.revision;
@@ -126,7 +139,12 @@ export function suspectName(s: RolloutSuspect): string {
 }
 
 function olderClause(s: RolloutSuspect): string {
-  return s.older.map((o) => `${plural(o.healthy, "pod", "pods")} of older ReplicaSet ${o.replicaSet} ${o.healthy === 1 ? "is" : "are"} Healthy`).join(", ");
+  return s.older
+    .map(
+      (o) =>
+        `${plural(o.healthy, "pod", "pods")} of older ReplicaSet ${o.replicaSet} ${o.healthy === 1 ? "is" : "are"} Healthy`,
+    )
+    .join(", ");
 }
 
 /** Why one of the suspect's pods is not replaced (the replacement chain's Rollout step). */
@@ -137,7 +155,10 @@ export function rolloutBlockReason(s: RolloutSuspect): string {
 /** The RolloutSuspect condition's message: each suspect once. */
 export function rolloutConditionMessage(suspects: readonly RolloutSuspect[]): string {
   return suspects
-    .map((s) => `${suspectName(s)}: ${plural(s.pods.length, "pod", "pods")} Unhealthy, none Healthy, while ${olderClause(s)}; its Unhealthy pods are not replaced`)
+    .map(
+      (s) =>
+        `${suspectName(s)}: ${plural(s.pods.length, "pod", "pods")} Unhealthy, none Healthy, while ${olderClause(s)}; its Unhealthy pods are not replaced`,
+    )
     .join("; ");
 }
 
@@ -150,6 +171,9 @@ export function rolloutEventNote(s: RolloutSuspect, policy: string): string {
  * The suspects to announce: those not named in the RolloutSuspect condition as last written
  * (level-based: the same suspects after a restart announce nothing).
  */
-export function newSuspects(previousMessage: string | undefined, suspects: readonly RolloutSuspect[]): RolloutSuspect[] {
+export function newSuspects(
+  previousMessage: string | undefined,
+  suspects: readonly RolloutSuspect[],
+): RolloutSuspect[] {
   return suspects.filter((s) => previousMessage === undefined || !previousMessage.includes(`${suspectName(s)}:`));
 }

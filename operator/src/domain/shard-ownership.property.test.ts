@@ -12,7 +12,13 @@
 // exactly one replica acting on it.
 import { describe, it, expect } from "@jest/globals";
 import fc from "fast-check";
-import { planOwnership, renewalAnswered, type HandoverMarker, type ShardLease, type ShardSelf } from "./shard-ownership.js";
+import {
+  planOwnership,
+  renewalAnswered,
+  type HandoverMarker,
+  type ShardLease,
+  type ShardSelf,
+} from "./shard-ownership.js";
 
 const NAMESPACES = Array.from({ length: 10 }, (_, i) => `team-${i + 1}`);
 const MAX_ALIVE = 4;
@@ -96,7 +102,8 @@ function networkEvent(w: World, r: Replica): void {
   const rn = r.renewal!;
   if (!rn.landed) {
     rn.landed = true;
-    if (rn.outcome !== "lost") w.leases.set(r.id, { identity: r.id, renewTime: rn.startedAt, leaseDurationMs: w.params.leaseDurationMs });
+    if (rn.outcome !== "lost")
+      w.leases.set(r.id, { identity: r.id, renewTime: rn.startedAt, leaseDurationMs: w.params.leaseDurationMs });
     return;
   }
   // A lost request is answered by a timeout; "late-error" took effect but reads as failed.
@@ -108,7 +115,8 @@ function networkEvent(w: World, r: Replica): void {
 function advanceTo(w: World, target: number): void {
   for (;;) {
     let first: Replica | undefined;
-    for (const r of w.replicas) if (nextNetworkEvent(r) <= target && (!first || nextNetworkEvent(r) < nextNetworkEvent(first))) first = r;
+    for (const r of w.replicas)
+      if (nextNetworkEvent(r) <= target && (!first || nextNetworkEvent(r) < nextNetworkEvent(first))) first = r;
     if (!first) break;
     w.t = Math.max(w.t, nextNetworkEvent(first));
     networkEvent(w, first);
@@ -152,7 +160,14 @@ function plan(w: World, r: Replica, lagMs: number): void {
   const now = clock(w, r);
   const seen = cachedMarkers(w, r, lagMs);
   const markers = new Map([...seen].map(([ns, m]) => [ns, { holder: m.holder, confirmedAt: m.confirmedAt }]));
-  const p = planOwnership({ self: r.self, shards: [...w.leases.values()], namespaces: NAMESPACES, markers, now, skewMarginMs: w.params.skewMarginMs });
+  const p = planOwnership({
+    self: r.self,
+    shards: [...w.leases.values()],
+    namespaces: NAMESPACES,
+    markers,
+    now,
+    skewMarginMs: w.params.skewMarginMs,
+  });
   // Releases stop acting here, before their write: `owned` never lists them.
   r.acting = new Set(p.owned);
   r.actingUntil = fencingDeadline(w, r);
@@ -171,7 +186,11 @@ function applyWrite(w: World, r: Replica, write: Write, outcome: Outcome): void 
     return;
   }
   const acquire = write.kind === "acquire";
-  w.markers.set(write.namespace, { holder: acquire ? r.id : "", confirmedAt: acquire ? clock(w, r) : undefined, version: write.version + 1 });
+  w.markers.set(write.namespace, {
+    holder: acquire ? r.id : "",
+    confirmedAt: acquire ? clock(w, r) : undefined,
+    version: write.version + 1,
+  });
   w.history.push({ t: w.t, markers: new Map(w.markers) });
   if (acquire) w.stats.acquired += 1;
   else w.stats.released += 1;
@@ -190,7 +209,10 @@ function actors(w: World, ns: string): string[] {
 }
 
 function describeWorld(w: World): string {
-  const reps = w.replicas.map((r) => `${r.id}${r.alive ? "" : "(gone)"} offset=${r.offset} renewedAt=${r.self.renewedAt} termStart=${r.self.termStart} acting=[${[...r.acting]}] until=${r.actingUntil}`);
+  const reps = w.replicas.map(
+    (r) =>
+      `${r.id}${r.alive ? "" : "(gone)"} offset=${r.offset} renewedAt=${r.self.renewedAt} termStart=${r.self.termStart} acting=[${[...r.acting]}] until=${r.actingUntil}`,
+  );
   const marks = [...w.markers].map(([ns, m]) => `${ns}:${m.holder || '""'}@${m.confirmedAt}v${m.version}`);
   return `t=${w.t} clocks(real+offset)\n  ${reps.join("\n  ")}\n  leases ${[...w.leases.values()].map((l) => `${l.identity}@${l.renewTime}`).join(" ")}\n  markers ${marks.join(" ")}`;
 }
@@ -212,24 +234,89 @@ type Step =
 
 const advanceArb = fc.integer({ min: 0, max: 2500 });
 // Mostly quick, sometimes hanging for longer than any lease.
-const latencyArb = fc.oneof({ weight: 3, arbitrary: fc.integer({ min: 0, max: 300 }) }, { weight: 1, arbitrary: fc.integer({ min: 0, max: 30_000 }) });
+const latencyArb = fc.oneof(
+  { weight: 3, arbitrary: fc.integer({ min: 0, max: 300 }) },
+  { weight: 1, arbitrary: fc.integer({ min: 0, max: 30_000 }) },
+);
 const outcomeArb = fc.constantFrom<Outcome>("ok", "ok", "ok", "ok", "lost", "late-error");
 // Mostly fresh; sometimes an informer stuck for about a lease, showing markers from before a handover.
-const lagArb = fc.oneof({ weight: 2, arbitrary: fc.integer({ min: 0, max: 2_000 }) }, { weight: 1, arbitrary: fc.integer({ min: 2_000, max: 30_000 }) });
+const lagArb = fc.oneof(
+  { weight: 2, arbitrary: fc.integer({ min: 0, max: 2_000 }) },
+  { weight: 1, arbitrary: fc.integer({ min: 2_000, max: 30_000 }) },
+);
 const share = fc.double({ min: 0, max: 1, noNaN: true });
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
-  { weight: 12, arbitrary: fc.record({ kind: fc.constant("renew" as const), who: fc.nat(), advanceMs: advanceArb, outcome: outcomeArb, landMs: latencyArb, answerMs: latencyArb }) },
-  { weight: 12, arbitrary: fc.record({ kind: fc.constant("plan" as const), who: fc.nat(), advanceMs: advanceArb, outcome: outcomeArb, lagMs: lagArb }) },
+  {
+    weight: 12,
+    arbitrary: fc.record({
+      kind: fc.constant("renew" as const),
+      who: fc.nat(),
+      advanceMs: advanceArb,
+      outcome: outcomeArb,
+      landMs: latencyArb,
+      answerMs: latencyArb,
+    }),
+  },
+  {
+    weight: 12,
+    arbitrary: fc.record({
+      kind: fc.constant("plan" as const),
+      who: fc.nat(),
+      advanceMs: advanceArb,
+      outcome: outcomeArb,
+      lagMs: lagArb,
+    }),
+  },
   // A renewal sent late in its term that hangs around the lease's expiry: answered late, or not.
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant("hang" as const), who: fc.nat(), sendShare: share, landShare: share, answerShare: share }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant("pause" as const), who: fc.nat(), advanceMs: advanceArb, pauseMs: fc.integer({ min: 0, max: 40_000 }) }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant("join" as const), advanceMs: advanceArb, offsetShare: fc.double({ min: 0, max: 1, noNaN: true }) }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant("leave" as const), who: fc.nat(), advanceMs: advanceArb, graceful: fc.boolean() }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("hang" as const),
+      who: fc.nat(),
+      sendShare: share,
+      landShare: share,
+      answerShare: share,
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("pause" as const),
+      who: fc.nat(),
+      advanceMs: advanceArb,
+      pauseMs: fc.integer({ min: 0, max: 40_000 }),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("join" as const),
+      advanceMs: advanceArb,
+      offsetShare: fc.double({ min: 0, max: 1, noNaN: true }),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("leave" as const),
+      who: fc.nat(),
+      advanceMs: advanceArb,
+      graceful: fc.boolean(),
+    }),
+  },
 );
 
 const paramsArb = fc
-  .record({ leaseDurationMs: fc.integer({ min: 6_000, max: 20_000 }), deadlineShare: fc.double({ min: 0.3, max: 0.95, noNaN: true }), skewMarginMs: fc.integer({ min: 0, max: 3_000 }) })
-  .map(({ leaseDurationMs, deadlineShare, skewMarginMs }): Params => ({ leaseDurationMs, renewDeadlineMs: Math.max(1, Math.floor(leaseDurationMs * deadlineShare)), skewMarginMs }));
+  .record({
+    leaseDurationMs: fc.integer({ min: 6_000, max: 20_000 }),
+    deadlineShare: fc.double({ min: 0.3, max: 0.95, noNaN: true }),
+    skewMarginMs: fc.integer({ min: 0, max: 3_000 }),
+  })
+  .map(({ leaseDurationMs, deadlineShare, skewMarginMs }): Params => ({
+    leaseDurationMs,
+    renewDeadlineMs: Math.max(1, Math.floor(leaseDurationMs * deadlineShare)),
+    skewMarginMs,
+  }));
 
 const runArb = fc.record({
   params: paramsArb,
@@ -247,7 +334,10 @@ function hang(w: World, r: Replica, step: Extract<Step, { kind: "hang" }>): void
   const renewedAt = r.self.renewedAt ?? clock(w, r);
   advanceTo(w, Math.max(w.t, renewedAt - r.offset + Math.floor(step.sendShare * renewDeadlineMs)));
   if (w.t < r.pausedUntil) return;
-  sendRenewal(w, r, "ok", { landMs: Math.floor(step.landShare * (leaseDurationMs + skewMarginMs + renewDeadlineMs)), answerMs: Math.floor(step.answerShare * renewDeadlineMs) });
+  sendRenewal(w, r, "ok", {
+    landMs: Math.floor(step.landShare * (leaseDurationMs + skewMarginMs + renewDeadlineMs)),
+    answerMs: Math.floor(step.answerShare * renewDeadlineMs),
+  });
 }
 
 function runStep(w: World, step: Step): void {
@@ -292,7 +382,15 @@ function stableRound(w: World): void {
 }
 
 function newWorld(params: Params, offsetShares: readonly number[]): World {
-  const w: World = { t: START, params, leases: new Map(), markers: new Map(), history: [], replicas: [], stats: { acquired: 0, released: 0, conflicts: 0 } };
+  const w: World = {
+    t: START,
+    params,
+    leases: new Map(),
+    markers: new Map(),
+    history: [],
+    replicas: [],
+    stats: { acquired: 0, released: 0, conflicts: 0 },
+  };
   for (const share of offsetShares) newReplica(w, Math.floor(share * params.skewMarginMs));
   return w;
 }

@@ -1,20 +1,42 @@
 import { describe, it, expect } from "@jest/globals";
 import { buildRing, ringOwner } from "./shard-ring.js";
-import { planOwnership, renewalAnswered, type HandoverMarker, type OwnershipInput, type ShardLease } from "./shard-ownership.js";
+import {
+  planOwnership,
+  renewalAnswered,
+  type HandoverMarker,
+  type OwnershipInput,
+  type ShardLease,
+} from "./shard-ownership.js";
 
 const NOW = 1_000_000;
 const LEASE = 15_000;
 const DEADLINE = 10_000;
 const NAMESPACES = Array.from({ length: 40 }, (_, i) => `ns-${i}`);
-const lease = (identity: string, renewTime = NOW - 1_000): ShardLease => ({ identity, renewTime, leaseDurationMs: LEASE });
-const firstFor = (members: string[], owner: string) => NAMESPACES.find((ns) => ringOwner(buildRing(members), ns) === owner)!;
+const lease = (identity: string, renewTime = NOW - 1_000): ShardLease => ({
+  identity,
+  renewTime,
+  leaseDurationMs: LEASE,
+});
+const firstFor = (members: string[], owner: string) =>
+  NAMESPACES.find((ns) => ringOwner(buildRing(members), ns) === owner)!;
 // With both a and b live, `ofA` is a's and `ofB` is b's; with a alone, both are a's.
 const ofA = firstFor(["a", "b"], "a");
 const ofB = firstFor(["a", "b"], "b");
 
-function input(over: { markers?: [string, HandoverMarker][]; shards?: ShardLease[]; renewedAt?: number; termStart?: number; skew?: number }): OwnershipInput {
+function input(over: {
+  markers?: [string, HandoverMarker][];
+  shards?: ShardLease[];
+  renewedAt?: number;
+  termStart?: number;
+  skew?: number;
+}): OwnershipInput {
   return {
-    self: { identity: "a", renewedAt: over.renewedAt ?? NOW - 1_000, termStart: over.termStart ?? NOW - 5_000, renewDeadlineMs: DEADLINE },
+    self: {
+      identity: "a",
+      renewedAt: over.renewedAt ?? NOW - 1_000,
+      termStart: over.termStart ?? NOW - 5_000,
+      renewDeadlineMs: DEADLINE,
+    },
     shards: over.shards ?? [lease("a"), lease("b")],
     namespaces: [ofA, ofB],
     markers: new Map(over.markers ?? []),
@@ -28,18 +50,73 @@ const mineConfirmed: HandoverMarker = { holder: "a", confirmedAt: NOW - 2_000 };
 
 describe("planOwnership", () => {
   const cases: { name: string; given: OwnershipInput; ns: string; want: string }[] = [
-    { name: "a replica not renewed within renewDeadline is fenced and owns nothing, even a marker it confirmed", given: input({ renewedAt: NOW - DEADLINE, markers: [[ofA, mineConfirmed]] }), ns: ofA, want: "none" },
-    { name: "a replica that never renewed is fenced", given: { ...input({}), self: { identity: "a", renewDeadlineMs: DEADLINE } }, ns: ofA, want: "none" },
-    { name: "it owns a namespace whose marker it confirmed in this term", given: input({ markers: [[ofA, mineConfirmed]] }), ns: ofA, want: "own" },
-    { name: "it releases a namespace it holds once the ring gives it to another live replica", given: input({ markers: [[ofB, mineConfirmed]] }), ns: ofB, want: "release" },
+    {
+      name: "a replica not renewed within renewDeadline is fenced and owns nothing, even a marker it confirmed",
+      given: input({ renewedAt: NOW - DEADLINE, markers: [[ofA, mineConfirmed]] }),
+      ns: ofA,
+      want: "none",
+    },
+    {
+      name: "a replica that never renewed is fenced",
+      given: { ...input({}), self: { identity: "a", renewDeadlineMs: DEADLINE } },
+      ns: ofA,
+      want: "none",
+    },
+    {
+      name: "it owns a namespace whose marker it confirmed in this term",
+      given: input({ markers: [[ofA, mineConfirmed]] }),
+      ns: ofA,
+      want: "own",
+    },
+    {
+      name: "it releases a namespace it holds once the ring gives it to another live replica",
+      given: input({ markers: [[ofB, mineConfirmed]] }),
+      ns: ofB,
+      want: "release",
+    },
     { name: "it acquires a namespace that was never owned", given: input({}), ns: ofA, want: "acquire" },
-    { name: "it acquires a namespace its previous owner released", given: input({ markers: [[ofA, { holder: "" }]] }), ns: ofA, want: "acquire" },
-    { name: "it acquires from a previous owner whose shard Lease expired beyond the skew margin", given: input({ shards: [lease("a"), lease("b", NOW - LEASE - 501)], markers: [[ofB, { holder: "b" }]] }), ns: ofB, want: "acquire" },
-    { name: "it acquires from a previous owner with no shard Lease at all", given: input({ shards: [lease("a")], markers: [[ofB, { holder: "b" }]] }), ns: ofB, want: "acquire" },
-    { name: "it waits while the old owner is alive and has not acknowledged", given: input({ markers: [[ofA, { holder: "b" }]] }), ns: ofA, want: "wait" },
-    { name: "it leaves alone a namespace the ring gives to another replica", given: input({ markers: [[ofB, { holder: "b" }]] }), ns: ofB, want: "none" },
-    { name: "after a lapse it re-confirms a marker confirmed before its current term instead of acting", given: input({ termStart: NOW - 1_000, markers: [[ofA, mineConfirmed]] }), ns: ofA, want: "acquire" },
-    { name: "a marker naming it that it never confirmed is re-confirmed, not acted on", given: input({ markers: [[ofA, { holder: "a" }]] }), ns: ofA, want: "acquire" },
+    {
+      name: "it acquires a namespace its previous owner released",
+      given: input({ markers: [[ofA, { holder: "" }]] }),
+      ns: ofA,
+      want: "acquire",
+    },
+    {
+      name: "it acquires from a previous owner whose shard Lease expired beyond the skew margin",
+      given: input({ shards: [lease("a"), lease("b", NOW - LEASE - 501)], markers: [[ofB, { holder: "b" }]] }),
+      ns: ofB,
+      want: "acquire",
+    },
+    {
+      name: "it acquires from a previous owner with no shard Lease at all",
+      given: input({ shards: [lease("a")], markers: [[ofB, { holder: "b" }]] }),
+      ns: ofB,
+      want: "acquire",
+    },
+    {
+      name: "it waits while the old owner is alive and has not acknowledged",
+      given: input({ markers: [[ofA, { holder: "b" }]] }),
+      ns: ofA,
+      want: "wait",
+    },
+    {
+      name: "it leaves alone a namespace the ring gives to another replica",
+      given: input({ markers: [[ofB, { holder: "b" }]] }),
+      ns: ofB,
+      want: "none",
+    },
+    {
+      name: "after a lapse it re-confirms a marker confirmed before its current term instead of acting",
+      given: input({ termStart: NOW - 1_000, markers: [[ofA, mineConfirmed]] }),
+      ns: ofA,
+      want: "acquire",
+    },
+    {
+      name: "a marker naming it that it never confirmed is re-confirmed, not acted on",
+      given: input({ markers: [[ofA, { holder: "a" }]] }),
+      ns: ofA,
+      want: "acquire",
+    },
   ];
   it.each(cases)("$name", ({ given, ns, want }) => {
     expect(action(given, ns)).toBe(want);
@@ -55,7 +132,11 @@ describe("planOwnership", () => {
   it.each([
     { name: "a negative skewMargin is refused naming the field", over: { skewMarginMs: -1 }, field: "skewMarginMs" },
     { name: "a NaN skewMargin is refused naming the field", over: { skewMarginMs: NaN }, field: "skewMarginMs" },
-    { name: "a zero renewDeadline is refused naming the field", over: { self: { identity: "a", renewDeadlineMs: 0 } }, field: "renewDeadlineMs" },
+    {
+      name: "a zero renewDeadline is refused naming the field",
+      over: { self: { identity: "a", renewDeadlineMs: 0 } },
+      field: "renewDeadlineMs",
+    },
   ])("$name", ({ over, field }) => {
     expect(() => planOwnership({ ...input({}), ...over })).toThrow(field);
   });
@@ -64,9 +145,25 @@ describe("planOwnership", () => {
 describe("renewalAnswered", () => {
   const self = { identity: "a", renewedAt: NOW, termStart: NOW - 20_000, renewDeadlineMs: DEADLINE };
   it.each([
-    { name: "an answer taken before the fencing deadline continues the term, counted from the request's start", startedAt: NOW + 9_000, answeredAt: NOW + 9_999, want: { renewedAt: NOW + 9_000, termStart: NOW - 20_000 } },
-    { name: "an answer taken after the fencing deadline starts a new term at the answer, however early the request was sent", startedAt: NOW + 9_000, answeredAt: NOW + 10_000, want: { renewedAt: NOW + 9_000, termStart: NOW + 10_000 } },
-    { name: "the first renewal starts a term at its answer", startedAt: NOW, answeredAt: NOW + 50, want: { renewedAt: NOW, termStart: NOW + 50 }, first: true },
+    {
+      name: "an answer taken before the fencing deadline continues the term, counted from the request's start",
+      startedAt: NOW + 9_000,
+      answeredAt: NOW + 9_999,
+      want: { renewedAt: NOW + 9_000, termStart: NOW - 20_000 },
+    },
+    {
+      name: "an answer taken after the fencing deadline starts a new term at the answer, however early the request was sent",
+      startedAt: NOW + 9_000,
+      answeredAt: NOW + 10_000,
+      want: { renewedAt: NOW + 9_000, termStart: NOW + 10_000 },
+    },
+    {
+      name: "the first renewal starts a term at its answer",
+      startedAt: NOW,
+      answeredAt: NOW + 50,
+      want: { renewedAt: NOW, termStart: NOW + 50 },
+      first: true,
+    },
   ])("$name", ({ startedAt, answeredAt, want, first }) => {
     const from = first ? { identity: "a", renewDeadlineMs: DEADLINE } : self;
     expect(renewalAnswered(from, startedAt, answeredAt)).toMatchObject(want);

@@ -103,7 +103,8 @@ export function liveReplicas(shards: readonly ShardLease[], now: EpochMs, skewMa
 }
 
 function confirmedInTerm(self: ShardSelf, marker: HandoverMarker | undefined): boolean {
-  if (!marker || marker.holder !== self.identity || marker.confirmedAt === undefined || self.termStart === undefined) return false;
+  if (!marker || marker.holder !== self.identity || marker.confirmedAt === undefined || self.termStart === undefined)
+    return false;
   return marker.confirmedAt >= self.termStart;
 }
 
@@ -113,33 +114,51 @@ interface Context {
   live: ReadonlySet<string>;
 }
 
-function decide(ctx: Context, namespace: string, desired: string | undefined, marker: HandoverMarker | undefined): NamespaceDecision {
+function decide(
+  ctx: Context,
+  namespace: string,
+  desired: string | undefined,
+  marker: HandoverMarker | undefined,
+): NamespaceDecision {
   const me = ctx.self.identity;
   const holder = marker?.holder ?? "";
-  const d = (action: NamespaceDecision["action"], reason: string): NamespaceDecision => ({ namespace, action, desired, reason });
+  const d = (action: NamespaceDecision["action"], reason: string): NamespaceDecision => ({
+    namespace,
+    action,
+    desired,
+    reason,
+  });
   if (ctx.fenced) {
-    return holder === me ? d("none", "fenced: own shard Lease not renewed within renewDeadline; acts on nothing") : d("none", "fenced");
+    return holder === me
+      ? d("none", "fenced: own shard Lease not renewed within renewDeadline; acts on nothing")
+      : d("none", "fenced");
   }
   const mine = holder === me;
-  if (mine && desired !== me) return d("release", `the ring now gives it to ${JSON.stringify(desired ?? "")}: stop, then acknowledge`);
+  if (mine && desired !== me)
+    return d("release", `the ring now gives it to ${JSON.stringify(desired ?? "")}: stop, then acknowledge`);
   if (mine && confirmedInTerm(ctx.self, marker)) return d("own", "held and confirmed in this term");
   if (mine) return d("acquire", "held from an earlier term: re-confirm before acting");
   if (desired !== me) return d("none", holder ? `owned by ${JSON.stringify(holder)}` : "not ours");
   if (holder === "") return d("acquire", marker ? "released by its previous owner" : "never owned");
-  if (!ctx.live.has(holder)) return d("acquire", `previous owner ${JSON.stringify(holder)} has no live shard Lease (expired + skew margin)`);
+  if (!ctx.live.has(holder))
+    return d("acquire", `previous owner ${JSON.stringify(holder)} has no live shard Lease (expired + skew margin)`);
   return d("wait", `waiting for ${JSON.stringify(holder)} to acknowledge the handover`);
 }
 
 export function planOwnership(input: OwnershipInput): OwnershipPlan {
-  if (!(input.skewMarginMs >= 0)) throw new Error(`shard ownership: skewMarginMs must be >= 0, got ${input.skewMarginMs}`);
-  if (!(input.self.renewDeadlineMs > 0)) throw new Error(`shard ownership: self.renewDeadlineMs must be > 0, got ${input.self.renewDeadlineMs}`);
+  if (!(input.skewMarginMs >= 0))
+    throw new Error(`shard ownership: skewMarginMs must be >= 0, got ${input.skewMarginMs}`);
+  if (!(input.self.renewDeadlineMs > 0))
+    throw new Error(`shard ownership: self.renewDeadlineMs must be > 0, got ${input.self.renewDeadlineMs}`);
   const live = liveReplicas(input.shards, input.now, input.skewMarginMs);
   const fenced = isFenced(input.self, input.now);
   // Our own view of ourselves is the renewal we know succeeded, not the copy of our Lease a cache may lag on.
   const members = fenced ? live : [...new Set([...live, input.self.identity])].sort();
   const ring = buildRing(members, input.virtualNodes ?? DEFAULT_VIRTUAL_NODES);
   const ctx: Context = { self: input.self, fenced, live: new Set(live) };
-  const decisions = [...new Set(input.namespaces)].sort().map((ns) => decide(ctx, ns, ringOwner(ring, ns), input.markers.get(ns)));
+  const decisions = [...new Set(input.namespaces)]
+    .sort()
+    .map((ns) => decide(ctx, ns, ringOwner(ring, ns), input.markers.get(ns)));
   const pick = (a: NamespaceDecision["action"]) => decisions.filter((x) => x.action === a).map((x) => x.namespace);
   return { live, fenced, owned: pick("own"), release: pick("release"), acquire: pick("acquire"), decisions };
 }

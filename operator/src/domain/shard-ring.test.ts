@@ -139,8 +139,13 @@ describe("the ring (property)", () => {
       fc.property(replicasArb(2, 6), namespacesArb, fc.nat(), (members, namespaces, pick) => {
         const removed = members[pick % members.length]!;
         const before = owners(members, namespaces);
-        const after = owners(members.filter((m) => m !== removed), namespaces);
-        const wrong = namespaces.filter((ns) => (before.get(ns) === removed ? after.get(ns) === removed : after.get(ns) !== before.get(ns)));
+        const after = owners(
+          members.filter((m) => m !== removed),
+          namespaces,
+        );
+        const wrong = namespaces.filter((ns) =>
+          before.get(ns) === removed ? after.get(ns) === removed : after.get(ns) !== before.get(ns),
+        );
         expect(wrong).toEqual([]);
       }),
       { numRuns: 60 },

@@ -32,7 +32,8 @@ export function hash32(text: string): number {
 }
 
 export function buildRing(members: readonly string[], virtualNodes = DEFAULT_VIRTUAL_NODES): ShardRing {
-  if (!Number.isInteger(virtualNodes) || virtualNodes < 1) throw new Error(`shard ring: virtualNodes must be a positive integer, got ${virtualNodes}`);
+  if (!Number.isInteger(virtualNodes) || virtualNodes < 1)
+    throw new Error(`shard ring: virtualNodes must be a positive integer, got ${virtualNodes}`);
   const unique = [...new Set(members)].sort();
   const points: { token: number; owner: string }[] = [];
   for (const owner of unique) {

@@ -6,11 +6,29 @@ import { planDrain, type DrainTarget, type WhenAllUnhealthy } from "./drain.js";
 import { computeHealthSeeds } from "./health-seed.js";
 import { aStatusPod, aTarget, MINUTE, T0 } from "./testing/builders.js";
 
-const QUARANTINE = { until: T0 + 7 * MINUTE, flaps: 3, reason: "quarantined: 3 flaps in 10m, back at 2026-01-01T00:07:00Z" };
+const QUARANTINE = {
+  until: T0 + 7 * MINUTE,
+  flaps: 3,
+  reason: "quarantined: 3 flaps in 10m, back at 2026-01-01T00:07:00Z",
+};
 
 /** The status a reconcile computes for these targets. */
-function statusOf(targets: DrainTarget[], opts: { whenAllUnhealthy?: WhenAllUnhealthy; previous?: PolicyStatus; dryRun?: boolean; readiness?: StatusInput["readiness"] } = {}): PolicyStatus {
-  const drain = planDrain({ targets, maxUnhealthyPercent: 50, drainEnabled: true, dryRun: opts.dryRun ?? false, whenAllUnhealthy: opts.whenAllUnhealthy ?? "FailOpen" });
+function statusOf(
+  targets: DrainTarget[],
+  opts: {
+    whenAllUnhealthy?: WhenAllUnhealthy;
+    previous?: PolicyStatus;
+    dryRun?: boolean;
+    readiness?: StatusInput["readiness"];
+  } = {},
+): PolicyStatus {
+  const drain = planDrain({
+    targets,
+    maxUnhealthyPercent: 50,
+    drainEnabled: true,
+    dryRun: opts.dryRun ?? false,
+    whenAllUnhealthy: opts.whenAllUnhealthy ?? "FailOpen",
+  });
   return computeStatus({
     generation: 1,
     now: T0,
@@ -31,16 +49,26 @@ function statusOf(targets: DrainTarget[], opts: { whenAllUnhealthy?: WhenAllUnhe
 const unhealthy = (name: string) => aTarget({ name, state: "Unhealthy", unhealthySince: T0 });
 const types = (s: PolicyStatus) => s.conditions.map((c) => c.type);
 const cond = (s: PolicyStatus, type: string) => s.conditions.find((c) => c.type === type);
-const summary = (events: ReturnType<typeof planEvents>) => events.map((e) => `${e.type} ${e.reason} ${e.regarding === "policy" ? "policy" : e.regarding.podName}`);
+const summary = (events: ReturnType<typeof planEvents>) =>
+  events.map((e) => `${e.type} ${e.reason} ${e.regarding === "policy" ? "policy" : e.regarding.podName}`);
 
 describe("the FailClosed condition", () => {
   it("replaces FailOpen for a policy that fails closed, and says when it bites", () => {
     const s = statusOf([unhealthy("a"), unhealthy("b")], { whenAllUnhealthy: "FailClosed" });
-    expect(types(s)).toEqual(["Ready", "Degraded", "FailClosed", "DrainCapped", "ReplacementBlocked", "RolloutSuspect", "DisagreesWithKubelet"]);
+    expect(types(s)).toEqual([
+      "Ready",
+      "Degraded",
+      "FailClosed",
+      "DrainCapped",
+      "ReplacementBlocked",
+      "RolloutSuspect",
+      "DisagreesWithKubelet",
+    ]);
     expect(cond(s, "FailClosed")).toMatchObject({
       status: "True",
       reason: "NoHealthyTarget",
-      message: "no target is both Healthy and kubelet-Ready: 2 Unhealthy targets drained whatever maxUnhealthyPercent says (whenAllUnhealthy=FailClosed); the Service may have no ready endpoint",
+      message:
+        "no target is both Healthy and kubelet-Ready: 2 Unhealthy targets drained whatever maxUnhealthyPercent says (whenAllUnhealthy=FailClosed); the Service may have no ready endpoint",
     });
     expect(s.drained).toBe(2);
   });
@@ -64,18 +92,36 @@ describe("the FailClosed condition", () => {
 
   it("keeps FailOpen, and no FailClosed, for a policy that fails open", () => {
     const s = statusOf([unhealthy("a"), unhealthy("b")]);
-    expect(types(s)).toEqual(["Ready", "Degraded", "FailOpen", "DrainCapped", "ReplacementBlocked", "RolloutSuspect", "DisagreesWithKubelet"]);
+    expect(types(s)).toEqual([
+      "Ready",
+      "Degraded",
+      "FailOpen",
+      "DrainCapped",
+      "ReplacementBlocked",
+      "RolloutSuspect",
+      "DisagreesWithKubelet",
+    ]);
     expect(cond(s, "FailOpen")?.status).toBe("True");
   });
 
   it("drops the other one when the policy switches mode", () => {
     const open = statusOf([aTarget({ name: "h" })]);
-    expect(types(statusOf([aTarget({ name: "h" })], { whenAllUnhealthy: "FailClosed", previous: open }))).not.toContain("FailOpen");
+    expect(types(statusOf([aTarget({ name: "h" })], { whenAllUnhealthy: "FailClosed", previous: open }))).not.toContain(
+      "FailOpen",
+    );
   });
 
   it("is Unknown, not FailOpen, while a policy that fails closed is not Ready", () => {
     const s = statusOf([], { whenAllUnhealthy: "FailClosed", readiness: { reason: "ServiceNotFound" } });
-    expect(types(s)).toEqual(["Ready", "Degraded", "FailClosed", "DrainCapped", "ReplacementBlocked", "RolloutSuspect", "DisagreesWithKubelet"]);
+    expect(types(s)).toEqual([
+      "Ready",
+      "Degraded",
+      "FailClosed",
+      "DrainCapped",
+      "ReplacementBlocked",
+      "RolloutSuspect",
+      "DisagreesWithKubelet",
+    ]);
     expect(cond(s, "FailClosed")).toMatchObject({ status: "Unknown", reason: "NotEvaluated" });
   });
 
@@ -90,7 +136,10 @@ describe("the FailClosed condition", () => {
 });
 
 describe("quarantined pods in status and Events", () => {
-  const targets = (q: boolean) => [aTarget({ name: "a" }), aTarget({ name: "b", ...(q ? { quarantine: QUARANTINE } : {}) })];
+  const targets = (q: boolean) => [
+    aTarget({ name: "a" }),
+    aTarget({ name: "b", ...(q ? { quarantine: QUARANTINE } : {}) }),
+  ];
   const statusWith = (ts: DrainTarget[], previous?: PolicyStatus) => statusOf(ts, previous ? { previous } : {});
 
   it("reports quarantinedUntil, drained, and the verdict", () => {
@@ -108,7 +157,9 @@ describe("quarantined pods in status and Events", () => {
     const during = statusWith(targets(true), before);
     const events = planEvents(before, during);
     expect(summary(events)).toEqual(["Warning Quarantined policy", "Warning Quarantined b"]);
-    expect(events[0]?.note).toBe("pod b quarantined: 3 flaps in 10m, back at 2026-01-01T00:07:00Z (1 of 1 allowed by maxUnhealthyPercent=50)");
+    expect(events[0]?.note).toBe(
+      "pod b quarantined: 3 flaps in 10m, back at 2026-01-01T00:07:00Z (1 of 1 allowed by maxUnhealthyPercent=50)",
+    );
     expect(planEvents(during, during)).toEqual([]);
     const after = statusWith(targets(false), during);
     expect(summary(planEvents(during, after))).toEqual(["Normal Restored policy", "Normal Restored b"]);
@@ -118,7 +169,9 @@ describe("quarantined pods in status and Events", () => {
     const ts = [aTarget({ name: "a" }), aTarget({ name: "b", quarantine: QUARANTINE }), unhealthy("c")];
     const status = statusOf(ts);
     const events = planEvents(undefined, status).filter((e) => e.reason === "Quarantined");
-    expect(events[0]?.note).toBe("pod b quarantined: 3 flaps in 10m, back at 2026-01-01T00:07:00Z, but over the cap: 1 of 1 allowed by maxUnhealthyPercent=50 already drained");
+    expect(events[0]?.note).toBe(
+      "pod b quarantined: 3 flaps in 10m, back at 2026-01-01T00:07:00Z, but over the cap: 1 of 1 allowed by maxUnhealthyPercent=50 already drained",
+    );
   });
 
   it("words a dryRun quarantine as what would happen", () => {
@@ -129,7 +182,10 @@ describe("quarantined pods in status and Events", () => {
   });
 
   it("restores quarantinedUntil from status after a restart", () => {
-    const seeds = computeHealthSeeds([aStatusPod({ name: "b", quarantinedUntil: "2026-01-01T00:07:00Z" }), aStatusPod({ name: "a" })]);
+    const seeds = computeHealthSeeds([
+      aStatusPod({ name: "b", quarantinedUntil: "2026-01-01T00:07:00Z" }),
+      aStatusPod({ name: "a" }),
+    ]);
     expect(seeds.get("uid-b")?.quarantinedUntil).toBe(T0 + 7 * MINUTE);
     expect(seeds.get("uid-a")?.quarantinedUntil).toBeUndefined();
   });

@@ -83,7 +83,8 @@ export interface ReadinessInput {
   notes?: readonly string[];
 }
 
-export type ReplacementBlockedReason = "Budget" | "PodDisruptionBudget" | "Veto" | "NoController" | "FailOpen" | "FailClosed" | "MassFailure" | "Rollout";
+export type ReplacementBlockedReason =
+  "Budget" | "PodDisruptionBudget" | "Veto" | "NoController" | "FailOpen" | "FailClosed" | "MassFailure" | "Rollout";
 
 export interface ReplacementBlockedInput {
   blocked: boolean;
@@ -116,7 +117,10 @@ export interface StatusInput {
   previous?: Pick<PolicyStatus, "conditions"> | undefined;
   readiness: ReadinessInput;
   pods: readonly StatusPodInput[];
-  drain?: (Pick<DrainPlan, "failOpen" | "capped" | "allowed" | "mode" | "maxUnhealthyPercent" | "wouldDrain"> & Partial<Pick<DrainPlan, "failClosed" | "whenAllUnhealthy">>) | undefined;
+  drain?:
+    | (Pick<DrainPlan, "failOpen" | "capped" | "allowed" | "mode" | "maxUnhealthyPercent" | "wouldDrain"> &
+        Partial<Pick<DrainPlan, "failClosed" | "whenAllUnhealthy">>)
+    | undefined;
   /** spec.drain.whenAllUnhealthy, when there is no drain plan: FailClosed reports a FailClosed condition in place of FailOpen. */
   whenAllUnhealthy?: WhenAllUnhealthy;
   replacements?: readonly StatusReplacement[];
@@ -137,7 +141,16 @@ export interface GateMissingInput {
   selected: number;
 }
 
-const CONDITION_ORDER = ["Ready", "Degraded", "FailOpen", "FailClosed", "DrainCapped", "ReplacementBlocked", "RolloutSuspect", "DisagreesWithKubelet"];
+const CONDITION_ORDER = [
+  "Ready",
+  "Degraded",
+  "FailOpen",
+  "FailClosed",
+  "DrainCapped",
+  "ReplacementBlocked",
+  "RolloutSuspect",
+  "DisagreesWithKubelet",
+];
 /** Conditions of one drain method only: dropped when the policy uses the other one. */
 const METHOD_CONDITIONS = ["GateMissing"];
 
@@ -155,11 +168,15 @@ export function computeStatus(input: StatusInput): PolicyStatus {
   const count = (s: HealthStateName) => pods.filter((p) => p.state === s).length;
   const replacements = [...(input.replacements ?? [])];
   const dayAgo = input.now - DAY_MS;
-  const replacedInLastDay = replacements.filter((r) => (fromRfc3339(r.time) ?? Number.NEGATIVE_INFINITY) > dayAgo).length;
+  const replacedInLastDay = replacements.filter(
+    (r) => (fromRfc3339(r.time) ?? Number.NEGATIVE_INFINITY) > dayAgo,
+  ).length;
 
   const wanted = computeConditionInputs(input, pods);
   const previous = input.previous?.conditions ?? [];
-  let conditions: Condition[] = previous.filter((c) => !CONDITION_ORDER.includes(c.type) && !METHOD_CONDITIONS.includes(c.type));
+  let conditions: Condition[] = previous.filter(
+    (c) => !CONDITION_ORDER.includes(c.type) && !METHOD_CONDITIONS.includes(c.type),
+  );
   const ours: Condition[] = [];
   for (const c of wanted) {
     const set = setStatusCondition(previous, c, gen, input.now);
@@ -218,7 +235,8 @@ const READY_MESSAGES: Record<ReadyReason, string> = {
   ServiceHasSelector: "the Service has a spec.selector: its endpoints belong to the built-in controller",
   ServiceClaimed: "another HealthProbePolicy already manages this Service",
   SecretNotFound: "a Secret the probe needs does not exist; retrying",
-  SecretNotPermitted: "a Secret the probe needs does not allow this policy (annotation healthprobe.io/allowed-policies); retrying",
+  SecretNotPermitted:
+    "a Secret the probe needs does not allow this policy (annotation healthprobe.io/allowed-policies); retrying",
   SecretForbidden: "the API server refuses the operator a Secret the probe needs (403 Forbidden); retrying",
   NotSynced: "waiting for the caches to sync",
 };
@@ -227,7 +245,12 @@ function computeConditionInputs(input: StatusInput, pods: readonly StatusPod[]):
   const r = input.readiness;
   const readyStatus = r.reason === "Reconciled" ? "True" : r.reason === "NotSynced" ? "Unknown" : "False";
   const readyMessage = [r.message ?? READY_MESSAGES[r.reason], ...(r.notes ?? [])].join("; ");
-  const ready: ConditionInput = { type: "Ready", status: readyStatus, reason: r.reason, message: withNotProbed(readyMessage, input.pods) };
+  const ready: ConditionInput = {
+    type: "Ready",
+    status: readyStatus,
+    reason: r.reason,
+    message: withNotProbed(readyMessage, input.pods),
+  };
   // A policy that fails closed reports FailClosed in place of FailOpen: it never fails open.
   const closed = (input.drain?.whenAllUnhealthy ?? input.whenAllUnhealthy) === "FailClosed";
   if (readyStatus !== "True") {
@@ -239,7 +262,15 @@ function computeConditionInputs(input: StatusInput, pods: readonly StatusPod[]):
         .map((type): ConditionInput => ({ type, status: "Unknown", reason: "NotEvaluated", message })),
     ];
   }
-  const all = [ready, degraded(pods), closed ? failClosed(input, pods) : failOpen(input, pods), drainCapped(input), replacementBlocked(input.replacementBlocked), rolloutSuspect(input.rolloutSuspects), disagreesWithKubelet(pods, listNames)];
+  const all = [
+    ready,
+    degraded(pods),
+    closed ? failClosed(input, pods) : failOpen(input, pods),
+    drainCapped(input),
+    replacementBlocked(input.replacementBlocked),
+    rolloutSuspect(input.rolloutSuspects),
+    disagreesWithKubelet(pods, listNames),
+  ];
   if (input.gateMissing) all.push(gateMissing(input.gateMissing));
   return all;
 }
@@ -247,7 +278,12 @@ function computeConditionInputs(input: StatusInput, pods: readonly StatusPod[]):
 /** GateMissing: selected pods the ReadinessGate method cannot drain, for want of the gate. */
 function gateMissing(g: GateMissingInput): ConditionInput {
   if (g.ungated.length === 0) {
-    return { type: "GateMissing", status: "False", reason: "AllPodsGated", message: `all ${g.selected} selected pods have the readiness gate healthprobe.io/ready` };
+    return {
+      type: "GateMissing",
+      status: "False",
+      reason: "AllPodsGated",
+      message: `all ${g.selected} selected pods have the readiness gate healthprobe.io/ready`,
+    };
   }
   const names = [...g.ungated].sort(compareStrings);
   return {
@@ -269,7 +305,12 @@ function withNotProbed(message: string, pods: readonly StatusPodInput[]): string
 function degraded(pods: readonly StatusPod[]): ConditionInput {
   const bad = pods.filter((p) => p.state === "Unhealthy");
   if (bad.length === 0) {
-    return { type: "Degraded", status: "False", reason: "NoUnhealthyTargets", message: `no target is Unhealthy (${pods.length} targets)` };
+    return {
+      type: "Degraded",
+      status: "False",
+      reason: "NoUnhealthyTargets",
+      message: `no target is Unhealthy (${pods.length} targets)`,
+    };
   }
   return {
     type: "Degraded",
@@ -305,7 +346,12 @@ function failOpen(input: StatusInput, pods: readonly StatusPod[]): ConditionInpu
 
 function failClosed(input: StatusInput, pods: readonly StatusPod[]): ConditionInput {
   const d = input.drain;
-  const nothing = d?.mode === "dryRun" ? " (dryRun: nothing is drained)" : d?.mode === "disabled" ? " (drain disabled: nothing is drained)" : "";
+  const nothing =
+    d?.mode === "dryRun"
+      ? " (dryRun: nothing is drained)"
+      : d?.mode === "disabled"
+        ? " (drain disabled: nothing is drained)"
+        : "";
   if (d?.failClosed && pods.every((p) => p.state === "Unknown")) {
     return {
       type: "FailClosed",
@@ -332,7 +378,12 @@ function failClosed(input: StatusInput, pods: readonly StatusPod[]): ConditionIn
 function drainCapped(input: StatusInput): ConditionInput {
   const d = input.drain;
   if (!d || d.capped.length === 0) {
-    return { type: "DrainCapped", status: "False", reason: "WithinCap", message: "no Unhealthy target is kept in rotation by the cap" };
+    return {
+      type: "DrainCapped",
+      status: "False",
+      reason: "WithinCap",
+      message: "no Unhealthy target is kept in rotation by the cap",
+    };
   }
   const dry = d.mode === "dryRun" ? " (dryRun: nothing is drained)" : "";
   return {
@@ -347,17 +398,37 @@ function drainCapped(input: StatusInput): ConditionInput {
 
 function replacementBlocked(b: ReplacementBlockedInput | undefined): ConditionInput {
   if (!b?.blocked) {
-    return { type: "ReplacementBlocked", status: "False", reason: "NotBlocked", message: "no due replacement is waiting" };
+    return {
+      type: "ReplacementBlocked",
+      status: "False",
+      reason: "NotBlocked",
+      message: "no due replacement is waiting",
+    };
   }
   const reason = b.reason ?? "Budget";
-  return { type: "ReplacementBlocked", status: "True", reason, message: b.message ?? `a due replacement is waiting: ${reason}` };
+  return {
+    type: "ReplacementBlocked",
+    status: "True",
+    reason,
+    message: b.message ?? `a due replacement is waiting: ${reason}`,
+  };
 }
 
 function rolloutSuspect(suspects: readonly RolloutSuspect[] | undefined): ConditionInput {
   if (!suspects || suspects.length === 0) {
-    return { type: "RolloutSuspect", status: "False", reason: "NoSuspectRollout", message: "no Deployment's newest ReplicaSet is failing while an older one is Healthy" };
+    return {
+      type: "RolloutSuspect",
+      status: "False",
+      reason: "NoSuspectRollout",
+      message: "no Deployment's newest ReplicaSet is failing while an older one is Healthy",
+    };
   }
-  return { type: "RolloutSuspect", status: "True", reason: "NewReplicaSetUnhealthy", message: rolloutConditionMessage(suspects) };
+  return {
+    type: "RolloutSuspect",
+    status: "True",
+    reason: "NewReplicaSetUnhealthy",
+    message: rolloutConditionMessage(suspects),
+  };
 }
 
 /** At most five names, so a large policy does not rewrite a long message on every change. */

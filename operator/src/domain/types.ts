@@ -22,8 +22,13 @@ export function evaluationSettingsOf(e: {
   startupGraceSeconds: number;
   window?: { sampleSize: number; successfulSamplesRequired: number } | undefined;
 }): EvaluationSettings {
-  const s: EvaluationSettings = { failureThreshold: e.failureThreshold, successThreshold: e.successThreshold, startupGraceSeconds: e.startupGraceSeconds };
-  if (e.window) s.window = { sampleSize: e.window.sampleSize, successfulSamplesRequired: e.window.successfulSamplesRequired };
+  const s: EvaluationSettings = {
+    failureThreshold: e.failureThreshold,
+    successThreshold: e.successThreshold,
+    startupGraceSeconds: e.startupGraceSeconds,
+  };
+  if (e.window)
+    s.window = { sampleSize: e.window.sampleSize, successfulSamplesRequired: e.window.successfulSamplesRequired };
   return s;
 }
 

@@ -22,8 +22,7 @@ export interface CertificateState {
 }
 
 export type CertificatePlan =
-  | { action: "keep"; renewAt: number; reason: string }
-  | { action: "new-ca" | "new-leaf"; reason: string };
+  { action: "keep"; renewAt: number; reason: string } | { action: "new-ca" | "new-leaf"; reason: string };
 
 export function renewalTime(v: Validity): number {
   return v.notBefore + Math.floor(((v.notAfter - v.notBefore) * 2) / 3);
@@ -36,13 +35,27 @@ function iso(ms: number): string {
 export function planCertificate(state: CertificateState, wantedHosts: readonly string[], now: number): CertificatePlan {
   const { ca, leaf } = state;
   if (!ca) return { action: "new-ca", reason: "no readable CA certificate and key" };
-  if (now >= renewalTime(ca)) return { action: "new-ca", reason: `the CA is due for renewal since ${iso(renewalTime(ca))} (expires ${iso(ca.notAfter)})` };
+  if (now >= renewalTime(ca))
+    return {
+      action: "new-ca",
+      reason: `the CA is due for renewal since ${iso(renewalTime(ca))} (expires ${iso(ca.notAfter)})`,
+    };
   if (!leaf) return { action: "new-leaf", reason: "no readable serving certificate and key" };
-  if (!leaf.signedByCa) return { action: "new-leaf", reason: "the serving certificate was not signed by the current CA, or its key does not match it" };
+  if (!leaf.signedByCa)
+    return {
+      action: "new-leaf",
+      reason: "the serving certificate was not signed by the current CA, or its key does not match it",
+    };
   const missing = wantedHosts.filter((h) => !leaf.hosts.includes(h));
-  if (missing.length > 0) return { action: "new-leaf", reason: `the serving certificate does not name ${missing.join(", ")}` };
-  if (leaf.notAfter > ca.notAfter) return { action: "new-leaf", reason: "the serving certificate would outlive its CA" };
-  if (now >= renewalTime(leaf)) return { action: "new-leaf", reason: `the serving certificate is due for renewal since ${iso(renewalTime(leaf))} (expires ${iso(leaf.notAfter)})` };
+  if (missing.length > 0)
+    return { action: "new-leaf", reason: `the serving certificate does not name ${missing.join(", ")}` };
+  if (leaf.notAfter > ca.notAfter)
+    return { action: "new-leaf", reason: "the serving certificate would outlive its CA" };
+  if (now >= renewalTime(leaf))
+    return {
+      action: "new-leaf",
+      reason: `the serving certificate is due for renewal since ${iso(renewalTime(leaf))} (expires ${iso(leaf.notAfter)})`,
+    };
   const renewAt = Math.min(renewalTime(leaf), renewalTime(ca));
   return { action: "keep", renewAt, reason: `valid; next renewal at ${iso(renewAt)}` };
 }

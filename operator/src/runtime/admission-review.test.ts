@@ -41,10 +41,15 @@ describe("parseAdmissionReview", () => {
     {
       name: "another API version (v1beta1 is not offered)",
       body: aReview({}, { apiVersion: "admission.k8s.io/v1beta1" }),
-      message: 'apiVersion/kind: must be admission.k8s.io/v1 AdmissionReview, got "admission.k8s.io/v1beta1" "AdmissionReview"',
+      message:
+        'apiVersion/kind: must be admission.k8s.io/v1 AdmissionReview, got "admission.k8s.io/v1beta1" "AdmissionReview"',
       uid: "705ab4f5-6393-11e8-b7cc-42010a800002",
     },
-    { name: "a review without a request", body: { apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview" }, message: "request: required" },
+    {
+      name: "a review without a request",
+      body: { apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview" },
+      message: "request: required",
+    },
     { name: "a request without a uid", body: aReview({ uid: "" }), message: "request.uid: must not be empty" },
     {
       name: "a request without a kind",
@@ -61,7 +66,11 @@ describe("parseAdmissionReview", () => {
 
 describe("admissionResponse", () => {
   it("echoes the uid and allows, with no patch fields when there is no patch", () => {
-    expect(admissionResponse("u-1")).toEqual({ apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", response: { uid: "u-1", allowed: true } });
+    expect(admissionResponse("u-1")).toEqual({
+      apiVersion: "admission.k8s.io/v1",
+      kind: "AdmissionReview",
+      response: { uid: "u-1", allowed: true },
+    });
   });
 
   it("sends an empty patch as no patch (kube-apiserver refuses patchType without patch)", () => {
@@ -78,6 +87,8 @@ describe("admissionResponse", () => {
   });
 
   it("never refuses: allowed is true in every answer", () => {
-    expect(JSON.stringify(admissionResponse("u-3", [{ op: "add", path: "/x", value: 1 }], ["w"]))).toContain('"allowed":true');
+    expect(JSON.stringify(admissionResponse("u-3", [{ op: "add", path: "/x", value: 1 }], ["w"]))).toContain(
+      '"allowed":true',
+    );
   });
 });

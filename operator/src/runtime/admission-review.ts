@@ -38,7 +38,9 @@ export function parseAdmissionReview(body: unknown): ParsedReview {
   const uid = typeof rawUid === "string" && rawUid !== "" ? rawUid : undefined;
   const fail = (message: string): ParsedReview => ({ ok: false, message, ...(uid ? { uid } : {}) });
   if (review.apiVersion !== ADMISSION_API_VERSION || review.kind !== ADMISSION_KIND) {
-    return fail(`apiVersion/kind: must be ${ADMISSION_API_VERSION} ${ADMISSION_KIND}, got ${JSON.stringify(review.apiVersion)} ${JSON.stringify(review.kind)}`);
+    return fail(
+      `apiVersion/kind: must be ${ADMISSION_API_VERSION} ${ADMISSION_KIND}, got ${JSON.stringify(review.apiVersion)} ${JSON.stringify(review.kind)}`,
+    );
   }
   if (review.request === undefined) return fail("request: required");
   const parsed = requestSchema.safeParse(review.request);
@@ -56,7 +58,11 @@ export interface AdmissionReviewResponse {
 }
 
 /** Always allowed: the webhook never refuses a pod. A patch is sent only when it has operations. */
-export function admissionResponse(uid: string, patch?: readonly unknown[], warnings?: readonly string[]): AdmissionReviewResponse {
+export function admissionResponse(
+  uid: string,
+  patch?: readonly unknown[],
+  warnings?: readonly string[],
+): AdmissionReviewResponse {
   const response: AdmissionReviewResponse["response"] = { uid, allowed: true };
   if (patch && patch.length > 0) {
     response.patchType = "JSONPatch";

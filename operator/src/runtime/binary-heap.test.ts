@@ -8,7 +8,10 @@ interface Item {
 }
 
 function aHeap() {
-  return new BinaryHeap<Item>((a, b) => a.key < b.key, (item, index) => (item.at = index));
+  return new BinaryHeap<Item>(
+    (a, b) => a.key < b.key,
+    (item, index) => (item.at = index),
+  );
 }
 
 function drain(heap: BinaryHeap<Item>): number[] {
@@ -50,20 +53,27 @@ describe("the binary heap", () => {
 
   it("always pops in sorted order, whatever is pushed, removed and re-keyed (property)", () => {
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: 0, max: 50 }), { maxLength: 40 }), fc.array(fc.nat(), { maxLength: 10 }), (keys, removals) => {
-        const heap = aHeap();
-        const items = keys.map((key) => ({ key, at: -1 }));
-        for (const item of items) heap.push(item);
-        const removed = new Set<Item>();
-        for (const r of removals) {
-          const item = items[r % Math.max(1, items.length)];
-          if (!item || removed.has(item)) continue;
-          heap.removeAt(item.at);
-          removed.add(item);
-        }
-        const expected = items.filter((i) => !removed.has(i)).map((i) => i.key).sort((a, b) => a - b);
-        expect(drain(heap)).toEqual(expected);
-      }),
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 50 }), { maxLength: 40 }),
+        fc.array(fc.nat(), { maxLength: 10 }),
+        (keys, removals) => {
+          const heap = aHeap();
+          const items = keys.map((key) => ({ key, at: -1 }));
+          for (const item of items) heap.push(item);
+          const removed = new Set<Item>();
+          for (const r of removals) {
+            const item = items[r % Math.max(1, items.length)];
+            if (!item || removed.has(item)) continue;
+            heap.removeAt(item.at);
+            removed.add(item);
+          }
+          const expected = items
+            .filter((i) => !removed.has(i))
+            .map((i) => i.key)
+            .sort((a, b) => a - b);
+          expect(drain(heap)).toEqual(expected);
+        },
+      ),
     );
   });
 });

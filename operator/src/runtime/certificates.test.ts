@@ -4,7 +4,14 @@ import { once } from "node:events";
 import { createServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { request } from "node:https";
-import { certificateFacts, issueServingCertificate, makeCertificateAuthority, splitPemBundle, verifiesAgainst, type KeyPairPem } from "./certificates.js";
+import {
+  certificateFacts,
+  issueServingCertificate,
+  makeCertificateAuthority,
+  splitPemBundle,
+  verifiesAgainst,
+  type KeyPairPem,
+} from "./certificates.js";
 import { renewalTime } from "../domain/webhook-certificate-plan.js";
 
 const NOW = Date.UTC(2026, 0, 1);
@@ -67,7 +74,10 @@ describe("the certificate maker", () => {
       const body = await new Promise<string>((resolve, reject) => {
         const req = request({ host: "127.0.0.1", port, path: "/", ca: liveCa.cert, agent: false }, (res) => {
           let text = "";
-          res.setEncoding("utf8").on("data", (d: string) => (text += d)).on("end", () => resolve(text));
+          res
+            .setEncoding("utf8")
+            .on("data", (d: string) => (text += d))
+            .on("end", () => resolve(text));
         });
         req.on("error", reject);
         req.end();

@@ -20,13 +20,16 @@ export interface IssueOptions {
 
 const generateRsaKeyPair = promisify(generateKeyPair);
 // Present in node-forge, missing from its type definitions.
-const getTBSCertificate = (forge.pki as unknown as { getTBSCertificate(cert: forge.pki.Certificate): forge.asn1.Asn1 }).getTBSCertificate;
+const getTBSCertificate = (forge.pki as unknown as { getTBSCertificate(cert: forge.pki.Certificate): forge.asn1.Asn1 })
+  .getTBSCertificate;
 
 /** A new RSA 2048 key, made off the event loop (prime search takes 50 ms to seconds on a busy machine). */
 async function newKey(): Promise<{ key: KeyObject; forgePublic: forge.pki.rsa.PublicKey; pem: string }> {
   const { privateKey, publicKey } = await generateRsaKeyPair("rsa", { modulusLength: 2048 });
   const pem = privateKey.export({ type: "pkcs1", format: "pem" }).toString();
-  const forgePublic = forge.pki.publicKeyFromPem(publicKey.export({ type: "spki", format: "pem" }).toString()) as forge.pki.rsa.PublicKey;
+  const forgePublic = forge.pki.publicKeyFromPem(
+    publicKey.export({ type: "spki", format: "pem" }).toString(),
+  ) as forge.pki.rsa.PublicKey;
   return { key: privateKey, forgePublic, pem };
 }
 
@@ -42,7 +45,11 @@ function signWith(cert: forge.pki.Certificate, key: KeyObject): string {
   return forge.pki.certificateToPem(cert);
 }
 
-function baseCertificate(publicKey: forge.pki.rsa.PublicKey, commonName: string, o: IssueOptions): forge.pki.Certificate {
+function baseCertificate(
+  publicKey: forge.pki.rsa.PublicKey,
+  commonName: string,
+  o: IssueOptions,
+): forge.pki.Certificate {
   const cert = forge.pki.createCertificate();
   cert.publicKey = publicKey;
   // A positive 128-bit serial (the first bit clear keeps the DER integer positive).
@@ -68,7 +75,11 @@ export async function makeCertificateAuthority(commonName: string, o: IssueOptio
 }
 
 /** A server certificate for these DNS names and IP addresses, signed by the CA. */
-export async function issueServingCertificate(ca: KeyPairPem, hosts: readonly string[], o: IssueOptions): Promise<KeyPairPem> {
+export async function issueServingCertificate(
+  ca: KeyPairPem,
+  hosts: readonly string[],
+  o: IssueOptions,
+): Promise<KeyPairPem> {
   if (hosts.length === 0) throw new Error("issuing a serving certificate: no host names");
   const caCert = forge.pki.certificateFromPem(ca.cert);
   const caKey = createPrivateKey(ca.key);

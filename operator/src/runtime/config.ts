@@ -87,7 +87,8 @@ function intFlag(min: number, max?: number) {
     if (n < min || (max !== undefined && n > max)) {
       ctx.addIssue({
         code: "custom",
-        message: max === undefined ? `must be at least ${min}, got ${n}` : `must be between ${min} and ${max}, got ${n}`,
+        message:
+          max === undefined ? `must be at least ${min}, got ${n}` : `must be between ${min} and ${max}, got ${n}`,
       });
       return z.NEVER;
     }
@@ -100,7 +101,10 @@ const probeTimeoutFlag = z.string().transform((raw, ctx) => {
   const m = /^(\d+)(s|m|h)?$/.exec(raw.trim());
   const ms = m ? Number(m[1]) * { s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? "s") as "s" | "m" | "h"] : NaN;
   if (!(ms >= 1000 && ms <= 3_600_000)) {
-    ctx.addIssue({ code: "custom", message: `must be a duration between 1s and 1h, e.g. "60s" or "2m", got ${JSON.stringify(raw)}` });
+    ctx.addIssue({
+      code: "custom",
+      message: `must be a duration between 1s and 1h, e.g. "60s" or "2m", got ${JSON.stringify(raw)}`,
+    });
     return z.NEVER;
   }
   return ms;
@@ -146,7 +150,8 @@ const namespaceList = z.string().transform((raw, ctx) => {
 });
 
 function namespaceListProblem(items: readonly string[]): string | undefined {
-  if (items.some((s) => s === "")) return `must be namespace names separated by commas, with none empty, got ${JSON.stringify(items.join(","))}`;
+  if (items.some((s) => s === ""))
+    return `must be namespace names separated by commas, with none empty, got ${JSON.stringify(items.join(","))}`;
   for (const [i, s] of items.entries()) {
     const checked = dnsLabel.safeParse(s);
     if (!checked.success) return `${checked.error.issues[0]?.message}, got ${JSON.stringify(s)}`;
@@ -157,7 +162,10 @@ function namespaceListProblem(items: readonly string[]): string | undefined {
 
 // DNS names or IP addresses, comma-separated.
 const sanList = z.string().transform((raw, ctx) => {
-  const items = raw.split(",").map((s) => s.trim()).filter((s) => s !== "");
+  const items = raw
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
   const bad = items.find((s) => isIP(s) === 0 && !DNS1123_SUBDOMAIN.test(s));
   if (bad !== undefined) {
     ctx.addIssue({ code: "custom", message: `must be DNS names or IP addresses, got ${JSON.stringify(bad)}` });
@@ -196,7 +204,11 @@ const schema = z.object({
   "log-level": z
     .string()
     .transform((v) => v.trim().toLowerCase())
-    .pipe(z.enum(LOG_LEVELS, { error: (iss) => `must be one of ${LOG_LEVELS.join("|")}, got ${JSON.stringify(iss.input)}` }))
+    .pipe(
+      z.enum(LOG_LEVELS, {
+        error: (iss) => `must be one of ${LOG_LEVELS.join("|")}, got ${JSON.stringify(iss.input)}`,
+      }),
+    )
     .default("info"),
   help: boolFlag.default(false),
 });
@@ -209,7 +221,11 @@ function defaultServiceAccountNamespace(): string | undefined {
   }
 }
 
-export function parseConfig(argv: readonly string[], env: Record<string, string | undefined>, deps: ConfigDeps = {}): ParseConfigResult {
+export function parseConfig(
+  argv: readonly string[],
+  env: Record<string, string | undefined>,
+  deps: ConfigDeps = {},
+): ParseConfigResult {
   const gathered = rawFlagValues(argv, env);
   if (!gathered.ok) return gathered;
   const { raw } = gathered;
@@ -232,7 +248,11 @@ export function parseConfig(argv: readonly string[], env: Record<string, string 
   if (!operatorNamespace) {
     const candidate = env.POD_NAMESPACE || (inCluster ? readSa() : undefined) || "healthprobe-system";
     const checked = dnsLabel.safeParse(candidate);
-    if (!checked.success) return { ok: false, message: `--operator-namespace: ${checked.error.issues[0]?.message}, got ${JSON.stringify(candidate)}` };
+    if (!checked.success)
+      return {
+        ok: false,
+        message: `--operator-namespace: ${checked.error.issues[0]?.message}, got ${JSON.stringify(candidate)}`,
+      };
     operatorNamespace = checked.data;
   }
   const share = namespaceShareOf(v["max-replacements-per-12h"], v["max-replacements-per-12h-per-namespace"]);
@@ -270,7 +290,8 @@ export function parseConfig(argv: readonly string[], env: Record<string, string 
 export function namespaceShareOf(cap: number, given: number | undefined): number | string {
   if (given === undefined) return cap === 0 ? 0 : Math.max(1, Math.floor(cap / 2));
   if (given > cap) return `must be at most --max-replacements-per-12h (${cap}), got ${given}`;
-  if (given === 0 && cap > 0) return `must be at least 1 while --max-replacements-per-12h is ${cap} (0 would block every namespace), got 0`;
+  if (given === 0 && cap > 0)
+    return `must be at least 1 while --max-replacements-per-12h is ${cap} (0 would block every namespace), got 0`;
   return given;
 }
 
@@ -286,7 +307,10 @@ function webhookConfigOf(v: z.infer<typeof schema>): WebhookConfig {
 }
 
 /** For the entry point: the config, or the usage / error printed and the process exited (0 for --help, 2 for a bad flag). */
-export function loadConfigOrExit(argv: readonly string[] = process.argv.slice(2), env: Record<string, string | undefined> = process.env): OperatorConfig {
+export function loadConfigOrExit(
+  argv: readonly string[] = process.argv.slice(2),
+  env: Record<string, string | undefined> = process.env,
+): OperatorConfig {
   const parsed = parseConfig(argv, env);
   if (!parsed.ok) {
     process.stderr.write(`${parsed.message}\n`);

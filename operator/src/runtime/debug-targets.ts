@@ -55,13 +55,15 @@ export function parseDebugQuery(params: URLSearchParams): DebugQuery | string {
   const limit = params.get("limit");
   if (limit !== null) {
     const n = /^\d+$/.test(limit) ? Number(limit) : NaN;
-    if (!(n >= 1 && n <= MAX_DEBUG_LIMIT)) return `limit must be an integer from 1 to ${MAX_DEBUG_LIMIT}, got ${JSON.stringify(limit)}`;
+    if (!(n >= 1 && n <= MAX_DEBUG_LIMIT))
+      return `limit must be an integer from 1 to ${MAX_DEBUG_LIMIT}, got ${JSON.stringify(limit)}`;
     q.limit = n;
   }
   const cont = params.get("continue");
   if (cont !== null && cont !== "") {
     const [policy, uid, ...rest] = Buffer.from(cont, "base64url").toString("utf8").split("\u0000");
-    if (policy === undefined || uid === undefined || rest.length > 0) return `continue is not a marker this endpoint returned, got ${JSON.stringify(cont)}`;
+    if (policy === undefined || uid === undefined || rest.length > 0)
+      return `continue is not a marker this endpoint returned, got ${JSON.stringify(cont)}`;
     q.after = { policy, uid };
   }
   return q;
@@ -122,13 +124,21 @@ async function pageOfChunked(targets: readonly DebugTargetEntry[], q: DebugQuery
 export async function writeDebugPage(res: ServerResponse, snapshot: DebugSnapshot, q: DebugQuery): Promise<void> {
   const { targets: all, ...others } = snapshot;
   const page = await pageOfChunked(all, q);
-  const head = { ...others, limit: q.limit, truncated: page.truncated, ...(page.continue !== undefined ? { continue: page.continue } : {}) };
+  const head = {
+    ...others,
+    limit: q.limit,
+    truncated: page.truncated,
+    ...(page.continue !== undefined ? { continue: page.continue } : {}),
+  };
   res.writeHead(200, { "content-type": "application/json", "cache-control": "no-store" });
   await write(res, `${JSON.stringify(head).slice(0, -1)}${Object.keys(head).length > 0 ? "," : ""}"targets":[`);
   for (let i = 0; i < page.targets.length; i += CHUNK) {
     // A client gone mid-page: nothing more to write.
     if (res.destroyed) return;
-    const chunk = page.targets.slice(i, i + CHUNK).map((t) => JSON.stringify(t)).join(",");
+    const chunk = page.targets
+      .slice(i, i + CHUNK)
+      .map((t) => JSON.stringify(t))
+      .join(",");
     await write(res, (i > 0 ? "," : "") + chunk);
     // Let probes and reconciles run between chunks.
     await yieldToLoop();

@@ -21,7 +21,12 @@ const running: RunningServer[] = [];
 let health: RunningServer;
 let metrics: RunningServer;
 
-const readerRole = { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: "healthprobe-metrics-reader" }, rules: [{ nonResourceURLs: ["/metrics", "/debug/targets"], verbs: ["get"] }] };
+const readerRole = {
+  apiVersion: "rbac.authorization.k8s.io/v1",
+  kind: "ClusterRole",
+  metadata: { name: "healthprobe-metrics-reader" },
+  rules: [{ nonResourceURLs: ["/metrics", "/debug/targets"], verbs: ["get"] }],
+};
 const readerBinding = {
   apiVersion: "rbac.authorization.k8s.io/v1",
   kind: "ClusterRoleBinding",
@@ -40,8 +45,17 @@ beforeAll(async () => {
   client = new KubeClient(await connectKube({ kubeconfigYaml: server.kubeconfig("operator") }));
   const guard = createEndpointGuard({ reviewer: new KubeAccessReviewer(client), clock });
   const local = { disabled: false as const, host: "127.0.0.1", port: 0 };
-  health = (await startHealthServer({ address: local, isReady: () => true, debugTargets: () => ({ targets: [{ policy: "shop/web", uid: "u1" }] }), guard }))!;
-  metrics = (await startMetricsServer({ address: local, registry: createMetrics({ processMetrics: false }).registry, guard }))!;
+  health = (await startHealthServer({
+    address: local,
+    isReady: () => true,
+    debugTargets: () => ({ targets: [{ policy: "shop/web", uid: "u1" }] }),
+    guard,
+  }))!;
+  metrics = (await startMetricsServer({
+    address: local,
+    registry: createMetrics({ processMetrics: false }).registry,
+    guard,
+  }))!;
   running.push(health, metrics);
 });
 
@@ -52,11 +66,14 @@ afterAll(async () => {
 });
 
 async function get(port: number, path: string, token?: string): Promise<{ status: number; body: string }> {
-  const res = await fetch(`http://127.0.0.1:${port}${path}`, { headers: token === undefined ? {} : { authorization: `Bearer ${token}` } });
+  const res = await fetch(`http://127.0.0.1:${port}${path}`, {
+    headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
+  });
   return { status: res.status, body: await res.text() };
 }
 
-const reviews = (resource: "tokenreviews" | "subjectaccessreviews") => requestsBy(server.requestLog, { user: "operator", verb: "create", resource }).length;
+const reviews = (resource: "tokenreviews" | "subjectaccessreviews") =>
+  requestsBy(server.requestLog, { user: "operator", verb: "create", resource }).length;
 
 describe("the locked endpoints (API test server)", () => {
   const paths = () => [
@@ -72,7 +89,8 @@ describe("the locked endpoints (API test server)", () => {
   });
 
   it("answers 403 naming the user when RBAC does not allow get on the path", async () => {
-    for (const { port, path } of paths()) expect(await get(port, path, "alice")).toEqual({ status: 403, body: "Authorization denied for user alice\n" });
+    for (const { port, path } of paths())
+      expect(await get(port, path, "alice")).toEqual({ status: 403, body: "Authorization denied for user alice\n" });
   });
 
   it("answers 200 to a ServiceAccount the reader ClusterRole is bound to", async () => {
@@ -117,7 +135,10 @@ describe("the locked endpoints (API test server)", () => {
     expect(await get(metrics.port, "/metrics", SA)).toEqual({ status: 500, body: "Authentication failed\n" });
     server.faults.clear();
     server.faults.failRate({ rate: 1, verb: "create", resource: "subjectaccessreviews", code: 500 });
-    expect(await get(health.port, "/debug/targets", SA)).toEqual({ status: 500, body: `Authorization for user ${SA} failed\n` });
+    expect(await get(health.port, "/debug/targets", SA)).toEqual({
+      status: 500,
+      body: `Authorization for user ${SA} failed\n`,
+    });
     server.faults.clear();
     expect((await get(health.port, "/debug/targets", SA)).status).toBe(200);
   });

@@ -22,8 +22,20 @@ function grantAll(slots: FairSlots<string>): string[] {
 describe("FairSlots", () => {
   it.each<[string, number, number, string[], string[]]>([
     ["grants in push order within one namespace", 3, 3, ["a", "a", "a", "a"], ["a:0", "a:1", "a:2"]],
-    ["alternates between namespaces that both have work waiting", 4, 4, ["a", "a", "a", "b", "b"], ["a:0", "b:0", "a:1", "b:1"]],
-    ["stops one namespace at its limit and gives the rest to the others", 6, 2, ["a", "a", "a", "a", "b", "c"], ["a:0", "b:0", "c:0", "a:1"]],
+    [
+      "alternates between namespaces that both have work waiting",
+      4,
+      4,
+      ["a", "a", "a", "b", "b"],
+      ["a:0", "b:0", "a:1", "b:1"],
+    ],
+    [
+      "stops one namespace at its limit and gives the rest to the others",
+      6,
+      2,
+      ["a", "a", "a", "a", "b", "c"],
+      ["a:0", "b:0", "c:0", "a:1"],
+    ],
     ["never grants beyond the global limit", 2, 2, ["a", "b", "c"], ["a:0", "b:0"]],
     ["grants nothing when nothing waits", 4, 2, [], []],
   ])("%s", (_name, limit, perNamespace, pushes, granted) => {
@@ -53,7 +65,9 @@ describe("FairSlots", () => {
   it("counts in flight and waiting per namespace, and forgets a namespace with neither", () => {
     const slots = aPool(10, 1, ["a", "a", "b"]);
     grantAll(slots);
-    expect([slots.inFlightOf("a"), slots.waitingOf("a"), slots.inFlightOf("b"), slots.waitingOf("b")]).toEqual([1, 1, 1, 0]);
+    expect([slots.inFlightOf("a"), slots.waitingOf("a"), slots.inFlightOf("b"), slots.waitingOf("b")]).toEqual([
+      1, 1, 1, 0,
+    ]);
     expect(slots.heads()).toEqual(["a:1"]);
     slots.release("b");
     expect([slots.inFlightOf("b"), slots.waitingOf("b")]).toEqual([0, 0]);

@@ -89,7 +89,8 @@ export class FairSlots<T> {
   /** Gives back a slot of the namespace that next() granted. */
   release(ns: string): void {
     const lane = this.lanes.get(ns);
-    if (!lane || lane.inFlight === 0) throw new Error(`FairSlots.release: namespace ${JSON.stringify(ns)} holds no slot`);
+    if (!lane || lane.inFlight === 0)
+      throw new Error(`FairSlots.release: namespace ${JSON.stringify(ns)} holds no slot`);
     lane.inFlight--;
     this.total--;
     this.enterRing(lane);

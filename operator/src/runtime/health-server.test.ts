@@ -46,7 +46,14 @@ describe("health server", () => {
 
   it("serves /debug/targets as JSON from the supplied function", async () => {
     const targets = [{ policy: "shop/web", uid: "u1", pod: "web-1", state: "Healthy", latencyMs: 3 }];
-    const s = await started(startHealthServer({ address: local, isReady: () => true, debugTargets: () => ({ targets, scheduler: { inFlight: 0 } }), guard: OPEN_GUARD }));
+    const s = await started(
+      startHealthServer({
+        address: local,
+        isReady: () => true,
+        debugTargets: () => ({ targets, scheduler: { inFlight: 0 } }),
+        guard: OPEN_GUARD,
+      }),
+    );
     const res = await get(s.port, "/debug/targets");
     expect(res.status).toBe(200);
     expect(res.type).toContain("application/json");
@@ -56,8 +63,16 @@ describe("health server", () => {
 
   it("pages /debug/targets by namespace, limit and continue, in policy and uid order", async () => {
     const target = (policy: string, uid: string) => ({ policy, uid, pod: `pod-${uid}` });
-    const targets = [target("t2/web", "b"), target("t1/web", "c"), target("t1/api", "z"), target("t1/web", "a"), target("t10/web", "x")];
-    const s = await started(startHealthServer({ address: local, isReady: () => true, debugTargets: () => ({ targets }), guard: OPEN_GUARD }));
+    const targets = [
+      target("t2/web", "b"),
+      target("t1/web", "c"),
+      target("t1/api", "z"),
+      target("t1/web", "a"),
+      target("t10/web", "x"),
+    ];
+    const s = await started(
+      startHealthServer({ address: local, isReady: () => true, debugTargets: () => ({ targets }), guard: OPEN_GUARD }),
+    );
     const first = JSON.parse((await get(s.port, "/debug/targets?namespace=t1&limit=2")).body);
     expect(first).toMatchObject({ limit: 2, truncated: true, targets: [target("t1/api", "z"), target("t1/web", "a")] });
     const rest = JSON.parse((await get(s.port, `/debug/targets?namespace=t1&limit=2&continue=${first.continue}`)).body);
@@ -65,8 +80,14 @@ describe("health server", () => {
   });
 
   it("writes a large page whole, in chunks", async () => {
-    const targets = Array.from({ length: 2500 }, (_, i) => ({ policy: "shop/web", uid: `u${String(i).padStart(5, "0")}`, pod: `web-${i}` }));
-    const s = await started(startHealthServer({ address: local, isReady: () => true, debugTargets: () => ({ targets }), guard: OPEN_GUARD }));
+    const targets = Array.from({ length: 2500 }, (_, i) => ({
+      policy: "shop/web",
+      uid: `u${String(i).padStart(5, "0")}`,
+      pod: `web-${i}`,
+    }));
+    const s = await started(
+      startHealthServer({ address: local, isReady: () => true, debugTargets: () => ({ targets }), guard: OPEN_GUARD }),
+    );
     const page = JSON.parse((await get(s.port, "/debug/targets?limit=10000")).body);
     expect(page.targets).toEqual(targets);
     expect(page.truncated).toBe(false);
@@ -83,7 +104,14 @@ describe("health server", () => {
   ];
   for (const [name, query, message] of badQueries) {
     it(`answers 400 naming the parameter for ${name}`, async () => {
-      const s = await started(startHealthServer({ address: local, isReady: () => true, debugTargets: () => ({ targets: [] }), guard: OPEN_GUARD }));
+      const s = await started(
+        startHealthServer({
+          address: local,
+          isReady: () => true,
+          debugTargets: () => ({ targets: [] }),
+          guard: OPEN_GUARD,
+        }),
+      );
       const res = await get(s.port, `/debug/targets?${query}`);
       expect(res.status).toBe(400);
       expect(res.body).toMatch(message);
@@ -92,14 +120,18 @@ describe("health server", () => {
 
   it("answers /debug/targets with the guard's verdict, and keeps /healthz and /readyz open", async () => {
     const denying: EndpointGuard = { check: async () => ({ status: 401, message: "Unauthorized" }) };
-    const s = await started(startHealthServer({ address: local, isReady: () => true, debugTargets: () => ({ targets: [] }), guard: denying }));
+    const s = await started(
+      startHealthServer({ address: local, isReady: () => true, debugTargets: () => ({ targets: [] }), guard: denying }),
+    );
     expect(await get(s.port, "/debug/targets")).toMatchObject({ status: 401, body: "Unauthorized\n" });
     expect((await get(s.port, "/healthz")).status).toBe(200);
     expect((await get(s.port, "/readyz")).status).toBe(200);
   });
 
   it("answers /debug/targets 403 without a guard: never open by omission", async () => {
-    const s = await started(startHealthServer({ address: local, isReady: () => true, debugTargets: () => ({ targets: [] }) }));
+    const s = await started(
+      startHealthServer({ address: local, isReady: () => true, debugTargets: () => ({ targets: [] }) }),
+    );
     expect((await get(s.port, "/debug/targets")).status).toBe(403);
   });
 
@@ -123,7 +155,13 @@ describe("health server", () => {
 
   it("starts nothing when the address is disabled", async () => {
     expect(await startHealthServer({ address: { disabled: true }, isReady: () => true })).toBeUndefined();
-    expect(await startMetricsServer({ address: { disabled: true }, registry: createMetrics({ processMetrics: false }).registry, guard: OPEN_GUARD })).toBeUndefined();
+    expect(
+      await startMetricsServer({
+        address: { disabled: true },
+        registry: createMetrics({ processMetrics: false }).registry,
+        guard: OPEN_GUARD,
+      }),
+    ).toBeUndefined();
   });
 });
 
@@ -139,8 +177,16 @@ describe("metrics server", () => {
   });
 
   it("answers /metrics with the guard's verdict when it does not let the request through", async () => {
-    const forbidding: EndpointGuard = { check: async () => ({ status: 403, message: "Authorization denied for user alice" }) };
-    const s = await started(startMetricsServer({ address: local, registry: createMetrics({ processMetrics: false }).registry, guard: forbidding }));
+    const forbidding: EndpointGuard = {
+      check: async () => ({ status: 403, message: "Authorization denied for user alice" }),
+    };
+    const s = await started(
+      startMetricsServer({
+        address: local,
+        registry: createMetrics({ processMetrics: false }).registry,
+        guard: forbidding,
+      }),
+    );
     expect(await get(s.port, "/metrics")).toMatchObject({ status: 403, body: "Authorization denied for user alice\n" });
   });
 });

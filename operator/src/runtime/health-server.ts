@@ -44,7 +44,10 @@ function send(res: ServerResponse, status: number, body: string, type = "text/pl
 }
 
 /** Listens on the address; for node:http and node:https servers alike. */
-export async function listen(server: Server | HttpsServer, address: Exclude<BindAddress, { disabled: true }>): Promise<RunningServer> {
+export async function listen(
+  server: Server | HttpsServer,
+  address: Exclude<BindAddress, { disabled: true }>,
+): Promise<RunningServer> {
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     // An empty host means all interfaces, as ":8080" does in Go.
@@ -108,7 +111,12 @@ export async function startHealthServer(opts: HealthServerOptions): Promise<Runn
 }
 
 /** Answers a locked path's request with the guard's verdict unless it lets the request through. */
-async function admitted(guard: EndpointGuard | undefined, req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean> {
+async function admitted(
+  guard: EndpointGuard | undefined,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+): Promise<boolean> {
   if (accessOf(path) === "open") return true;
   if (!guard) {
     send(res, 403, "no access check configured\n");

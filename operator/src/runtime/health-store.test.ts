@@ -54,13 +54,17 @@ describe("HealthStore evidence", () => {
 
 describe("HealthStore.record asks for a reconcile", () => {
   it("on the first fresh result even when the state does not change, then not again", () => {
-    const store = aStore(new Map([["uid-a", { state: "Unhealthy" as const, since: T0 - 7200 * SECOND, lastResult: "HTTP 503" }]]));
+    const store = aStore(
+      new Map([["uid-a", { state: "Unhealthy" as const, since: T0 - 7200 * SECOND, lastResult: "HTTP 503" }]]),
+    );
     expect(store.record(POLICY, "uid-a", outcome(T0 + SECOND))).toBe(true);
     expect(store.record(POLICY, "uid-a", outcome(T0 + 2 * SECOND))).toBe(false);
   });
 
   it("not on a Healthy pod's first fresh result that changes nothing: after a restart, every pod's first result would wake its policy", () => {
-    const store = aStore(new Map([["uid-a", { state: "Healthy" as const, since: T0 - 7200 * SECOND, lastResult: "HTTP 200" }]]));
+    const store = aStore(
+      new Map([["uid-a", { state: "Healthy" as const, since: T0 - 7200 * SECOND, lastResult: "HTTP 200" }]]),
+    );
     expect(store.record(POLICY, "uid-a", outcome(T0 + SECOND, true))).toBe(false);
   });
 
@@ -98,7 +102,9 @@ describe("HealthStore flap history", () => {
   });
 
   it("restores a quarantine from its seed, with no transitions", () => {
-    const store = aStore(new Map([["uid-a", { state: "Healthy" as const, since: T0 - 60 * SECOND, quarantinedUntil: T0 + 60 * SECOND }]]));
+    const store = aStore(
+      new Map([["uid-a", { state: "Healthy" as const, since: T0 - 60 * SECOND, quarantinedUntil: T0 + 60 * SECOND }]]),
+    );
     expect(store.flapHistory(POLICY, "uid-a")).toEqual({ transitions: [], restoredUntil: T0 + 60 * SECOND });
   });
 

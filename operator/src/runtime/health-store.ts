@@ -77,7 +77,13 @@ export class HealthStore {
    * Sets a policy's settings and target set. Pods not in `targets` are forgotten; new ones
    * start from their persisted seed (after a restart) or Unknown, with probing started `now`.
    */
-  configure(policy: string, settings: EvaluationSettings, targets: readonly HealthTarget[], seeds: ReadonlyMap<string, HealthSeed>, now: EpochMs): void {
+  configure(
+    policy: string,
+    settings: EvaluationSettings,
+    targets: readonly HealthTarget[],
+    seeds: ReadonlyMap<string, HealthSeed>,
+    now: EpochMs,
+  ): void {
     let entry = this.policies.get(policy);
     if (!entry) {
       entry = { settings, pods: new Map() };
@@ -95,7 +101,15 @@ export class HealthStore {
         continue;
       }
       const seed = seeds.get(t.uid);
-      const pod: PodEntry = { record: initialHealth(seed, now), startedAt: t.startedAt, name: t.name, ip: t.ip, probingSince: now, wake: false, transitions: [] };
+      const pod: PodEntry = {
+        record: initialHealth(seed, now),
+        startedAt: t.startedAt,
+        name: t.name,
+        ip: t.ip,
+        probingSince: now,
+        wake: false,
+        transitions: [],
+      };
       if (seed?.quarantinedUntil !== undefined) pod.restoredQuarantineUntil = seed.quarantinedUntil;
       entry.pods.set(t.uid, pod);
     }
@@ -154,15 +168,22 @@ export class HealthStore {
     const pod = entry?.pods.get(uid);
     if (!entry || !pod) return false;
     const before = pod.record;
-    const { record, transition } = computeHealth(before, { success: outcome.success, failureClass: outcome.failureClass, at: outcome.finishedAt }, entry.settings, pod.startedAt);
+    const { record, transition } = computeHealth(
+      before,
+      { success: outcome.success, failureClass: outcome.failureClass, at: outcome.finishedAt },
+      entry.settings,
+      pod.startedAt,
+    );
     pod.record = record;
-    if (transition && transition.to !== "Unknown") pod.transitions = appendTransition(pod.transitions, { at: outcome.finishedAt, to: transition.to });
+    if (transition && transition.to !== "Unknown")
+      pod.transitions = appendTransition(pod.transitions, { at: outcome.finishedAt, to: transition.to });
     pod.latencyMs = outcome.latencyMs;
     pod.result = outcome.result;
     // Fresh evidence is waited on only for an Unhealthy pod (replacement, a drain after a
     // recovery); for the others it changes nothing, and after a restart every pod's first result
     // would otherwise wake its policy.
-    const firstFresh = record.state === "Unhealthy" && (before.lastProbeAt === undefined || before.lastProbeAt <= pod.probingSince);
+    const firstFresh =
+      record.state === "Unhealthy" && (before.lastProbeAt === undefined || before.lastProbeAt <= pod.probingSince);
     const wake = pod.wake;
     pod.wake = false;
     return wake || firstFresh || record.state !== before.state || record.stateResult !== before.stateResult;
@@ -170,7 +191,8 @@ export class HealthStore {
 
   debugTargets(): DebugTarget[] {
     const out: DebugTarget[] = [];
-    for (const [policy, entry] of this.policies) for (const uid of entry.pods.keys()) out.push(this.target(policy, uid)!);
+    for (const [policy, entry] of this.policies)
+      for (const uid of entry.pods.keys()) out.push(this.target(policy, uid)!);
     return out;
   }
 

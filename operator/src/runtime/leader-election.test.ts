@@ -14,7 +14,12 @@ function partitionable(store: LeaseStore) {
   return view;
 }
 
-function anElector(clock: FakeClock, store: LeaseStore, identity: string, extra: Partial<ConstructorParameters<typeof LeaderElector>[0]> = {}) {
+function anElector(
+  clock: FakeClock,
+  store: LeaseStore,
+  identity: string,
+  extra: Partial<ConstructorParameters<typeof LeaderElector>[0]> = {},
+) {
   const log: string[] = [];
   const elector = new LeaderElector({
     store,
@@ -29,7 +34,12 @@ function anElector(clock: FakeClock, store: LeaseStore, identity: string, extra:
 }
 
 /** Advances in small steps, checking an invariant and recording when each replica leads. */
-async function run(clock: FakeClock, ms: number, electors: LeaderElector[], onStep?: (t: number) => void): Promise<void> {
+async function run(
+  clock: FakeClock,
+  ms: number,
+  electors: LeaderElector[],
+  onStep?: (t: number) => void,
+): Promise<void> {
   const step = 50;
   for (let t = 0; t < ms; t += step) {
     await clock.advanceAsync(step);
@@ -102,11 +112,21 @@ describe("LeaderElector", () => {
   it("calls onStoppedLeading as isLeader turns false even when timers fire a millisecond early", async () => {
     const fake = new FakeClock();
     // Node's timers may run up to 1 ms before Date.now() reaches their due time.
-    const early = { now: () => fake.now(), setTimeout: (fn: () => void, ms: number) => fake.setTimeout(fn, Math.max(1, ms - 1)), clearTimeout: (h: unknown) => fake.clearTimeout(h) };
+    const early = {
+      now: () => fake.now(),
+      setTimeout: (fn: () => void, ms: number) => fake.setTimeout(fn, Math.max(1, ms - 1)),
+      clearTimeout: (h: unknown) => fake.clearTimeout(h),
+    };
     const store = new MemoryLeaseStore();
     const view = partitionable(store);
     const log: string[] = [];
-    const a = new LeaderElector({ store: view, identity: "a", clock: early, random: () => 0.5, onStoppedLeading: () => log.push("stopped") });
+    const a = new LeaderElector({
+      store: view,
+      identity: "a",
+      clock: early,
+      random: () => 0.5,
+      onStoppedLeading: () => log.push("stopped"),
+    });
     a.start();
     await fake.advanceAsync(100);
     expect(a.isLeader()).toBe(true);
@@ -145,7 +165,13 @@ describe("LeaderElector", () => {
   it("tries again exactly when the watched lease expires, not at the next jittered retry", async () => {
     const clock = new FakeClock();
     const store = new MemoryLeaseStore();
-    await store.create({ holderIdentity: "gone", leaseDurationSeconds: 15, renewTime: clock.now(), acquireTime: clock.now(), leaseTransitions: 0 });
+    await store.create({
+      holderIdentity: "gone",
+      leaseDurationSeconds: 15,
+      renewTime: clock.now(),
+      acquireTime: clock.now(),
+      leaseTransitions: 0,
+    });
     // The largest jitter: without the expiry wake-up the takeover lands up to 4.4 s late.
     const b = anElector(clock, store, "b", { random: () => 0.999 });
     b.elector.start();
@@ -162,7 +188,13 @@ describe("LeaderElector", () => {
     const clock = new FakeClock();
     const store = new MemoryLeaseStore();
     // Another replica's clock is an hour behind: its renewTime looks ancient to us.
-    await store.create({ holderIdentity: "skewed", leaseDurationSeconds: 15, renewTime: clock.now() - 3_600_000, acquireTime: clock.now() - 3_600_000, leaseTransitions: 0 });
+    await store.create({
+      holderIdentity: "skewed",
+      leaseDurationSeconds: 15,
+      renewTime: clock.now() - 3_600_000,
+      acquireTime: clock.now() - 3_600_000,
+      leaseTransitions: 0,
+    });
     const b = anElector(clock, store, "b");
     b.elector.start();
     let bLeadsAt = 0;
@@ -214,6 +246,8 @@ describe("LeaderElector", () => {
     ["renewDeadline not above retryPeriod with jitter", { renewDeadlineMs: 2_000, retryPeriodMs: 2_000 }],
     ["an empty identity", { identity: "" }],
   ])("rejects %s", (_name, opts) => {
-    expect(() => new LeaderElector({ store: new MemoryLeaseStore(), identity: "x", ...opts })).toThrow(/leader election/);
+    expect(() => new LeaderElector({ store: new MemoryLeaseStore(), identity: "x", ...opts })).toThrow(
+      /leader election/,
+    );
   });
 });

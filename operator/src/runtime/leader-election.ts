@@ -89,11 +89,13 @@ export class LeaderElector {
     this.retryPeriodMs = opts.retryPeriodMs ?? 2_000;
     this.jitterFactor = opts.jitterFactor ?? 1.2;
     this.random = opts.random ?? Math.random;
-    if (!(this.leaseDurationMs > this.renewDeadlineMs)) throw new Error("leader election: leaseDuration must be greater than renewDeadline");
+    if (!(this.leaseDurationMs > this.renewDeadlineMs))
+      throw new Error("leader election: leaseDuration must be greater than renewDeadline");
     if (!(this.renewDeadlineMs > this.retryPeriodMs * this.jitterFactor) && this.jitterFactor > 0) {
       throw new Error("leader election: renewDeadline must be greater than retryPeriod*jitterFactor");
     }
-    if (!(this.renewDeadlineMs > this.retryPeriodMs)) throw new Error("leader election: renewDeadline must be greater than retryPeriod");
+    if (!(this.renewDeadlineMs > this.retryPeriodMs))
+      throw new Error("leader election: renewDeadline must be greater than retryPeriod");
     if (!opts.identity) throw new Error("leader election: identity must not be empty");
   }
 
@@ -159,7 +161,8 @@ export class LeaderElector {
 
   private nextWait(): number {
     if (this.phase === "leading") return this.retryPeriodMs;
-    const jittered = this.retryPeriodMs + (this.jitterFactor > 0 ? this.random() * this.jitterFactor * this.retryPeriodMs : 0);
+    const jittered =
+      this.retryPeriodMs + (this.jitterFactor > 0 ? this.random() * this.jitterFactor * this.retryPeriodMs : 0);
     // A standby also tries right when the lease it watches expires by its own observation, so a
     // takeover does not wait for the next jittered retry; never earlier, so never two leaders.
     const held = this.observed && this.observed.holderIdentity !== "" && this.observed.holderIdentity !== this.identity;
@@ -202,14 +205,17 @@ export class LeaderElector {
   private armDeadline(): void {
     if (this.deadlineTimer !== undefined) this.clock.clearTimeout(this.deadlineTimer);
     const due = this.renewedAt + this.renewDeadlineMs - this.clock.now();
-    this.deadlineTimer = this.clock.setTimeout(() => {
-      this.deadlineTimer = undefined;
-      if (this.phase !== "leading") return;
-      // Node's timers can fire a millisecond before Date.now() reaches the deadline: wait for it
-      // again, or onStoppedLeading would lag isLeader() until the next tick.
-      if (this.isLeader()) this.armDeadline();
-      else this.lostLeadership("renew deadline passed");
-    }, Math.max(1, due));
+    this.deadlineTimer = this.clock.setTimeout(
+      () => {
+        this.deadlineTimer = undefined;
+        if (this.phase !== "leading") return;
+        // Node's timers can fire a millisecond before Date.now() reaches the deadline: wait for it
+        // again, or onStoppedLeading would lag isLeader() until the next tick.
+        if (this.isLeader()) this.armDeadline();
+        else this.lostLeadership("renew deadline passed");
+      },
+      Math.max(1, due),
+    );
   }
 
   private lostLeadership(why: string): void {
@@ -230,7 +236,14 @@ export class LeaderElector {
   }
 
   private observe(record: LeaseRecord): void {
-    const key = JSON.stringify([record.holderIdentity, record.leaseDurationSeconds, record.acquireTime, record.renewTime, record.leaseTransitions, record.resourceVersion]);
+    const key = JSON.stringify([
+      record.holderIdentity,
+      record.leaseDurationSeconds,
+      record.acquireTime,
+      record.renewTime,
+      record.leaseTransitions,
+      record.resourceVersion,
+    ]);
     if (key !== this.observedKey) {
       this.observedKey = key;
       this.observedAt = this.clock.now();

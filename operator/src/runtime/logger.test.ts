@@ -30,7 +30,8 @@ describe("logger", () => {
       "probe spec",
     );
     const text = JSON.stringify(lines[0]);
-    for (const secret of ["s3cret", "Bearer abc", "k3y", "top", "Bearer xyz", "Bearer qqq"]) expect(text).not.toContain(secret);
+    for (const secret of ["s3cret", "Bearer abc", "k3y", "top", "Bearer xyz", "Bearer qqq"])
+      expect(text).not.toContain(secret);
     expect(lines[0]!.headers[0].name).toBe("X-Token");
     expect(lines[0]!.probe.headers[0]).toEqual({ name: "Authorization", value: "[REDACTED]" });
   });
@@ -47,7 +48,10 @@ describe("logger", () => {
 
   it("logs an error's cause chain", () => {
     const { lines, destination } = collecting();
-    createLogger({ destination }).error({ err: new Error("patching EndpointSlice shop/web-1", { cause: new Error("409 Conflict") }) }, "apply failed");
+    createLogger({ destination }).error(
+      { err: new Error("patching EndpointSlice shop/web-1", { cause: new Error("409 Conflict") }) },
+      "apply failed",
+    );
     expect(JSON.stringify(lines[0]!.err)).toContain("409 Conflict");
   });
 

@@ -92,7 +92,8 @@ describe("metrics", () => {
   });
 
   describe("probes in flight by namespace, from the fair slots", () => {
-    const inFlightLines = async (m: ReturnType<typeof createMetrics>) => (await m.registry.metrics()).split("\n").filter((l) => l.startsWith("healthprobe_probes_in_flight{"));
+    const inFlightLines = async (m: ReturnType<typeof createMetrics>) =>
+      (await m.registry.metrics()).split("\n").filter((l) => l.startsWith("healthprobe_probes_in_flight{"));
     /** Slots of 4, at most 2 per namespace, with t1 asking for 5 probes and t2 for 1, all granted that may be. */
     const busySlots = () => {
       const slots = new FairSlots<string>({ limit: 4, perNamespaceLimit: 2 });
@@ -102,9 +103,25 @@ describe("metrics", () => {
       return slots;
     };
     it.each([
-      { name: "one series per namespace with policies, at its share's use", namespaces: ["t1", "t2", "t3"], lines: ['healthprobe_probes_in_flight{namespace="t1"} 2', 'healthprobe_probes_in_flight{namespace="t2"} 1', 'healthprobe_probes_in_flight{namespace="t3"} 0'] },
-      { name: "one series for a namespace of several policies", namespaces: ["t1", "t1"], lines: ['healthprobe_probes_in_flight{namespace="t1"} 2'] },
-      { name: "no series for a namespace without policies, even with probes still in flight", namespaces: ["t2"], lines: ['healthprobe_probes_in_flight{namespace="t2"} 1'] },
+      {
+        name: "one series per namespace with policies, at its share's use",
+        namespaces: ["t1", "t2", "t3"],
+        lines: [
+          'healthprobe_probes_in_flight{namespace="t1"} 2',
+          'healthprobe_probes_in_flight{namespace="t2"} 1',
+          'healthprobe_probes_in_flight{namespace="t3"} 0',
+        ],
+      },
+      {
+        name: "one series for a namespace of several policies",
+        namespaces: ["t1", "t1"],
+        lines: ['healthprobe_probes_in_flight{namespace="t1"} 2'],
+      },
+      {
+        name: "no series for a namespace without policies, even with probes still in flight",
+        namespaces: ["t2"],
+        lines: ['healthprobe_probes_in_flight{namespace="t2"} 1'],
+      },
     ])("$name", async ({ namespaces, lines }) => {
       const slots = busySlots();
       const m = createMetrics({ processMetrics: false });
@@ -117,7 +134,10 @@ describe("metrics", () => {
       let namespaces = ["t1", "t2"];
       const m = createMetrics({ processMetrics: false });
       m.watchProbesInFlight({ namespaces: () => namespaces, inFlightOf: (ns) => slots.inFlightOf(ns) });
-      expect(await inFlightLines(m)).toEqual(['healthprobe_probes_in_flight{namespace="t1"} 2', 'healthprobe_probes_in_flight{namespace="t2"} 1']);
+      expect(await inFlightLines(m)).toEqual([
+        'healthprobe_probes_in_flight{namespace="t1"} 2',
+        'healthprobe_probes_in_flight{namespace="t2"} 1',
+      ]);
       slots.release("t2");
       namespaces = ["t2"];
       expect(await inFlightLines(m)).toEqual(['healthprobe_probes_in_flight{namespace="t2"} 0']);

@@ -59,12 +59,22 @@ describe("the probe engine across namespaces", () => {
       onResult: (owner, id, outcome) => results.push({ owner, id, outcome }),
     });
     // Twenty hung pods in t1 would fill all eight slots without a per-namespace share.
-    scheduler.setTargets("t1/stuck", Array.from({ length: 20 }, (_, i) => target(`stuck-${i}`, hangPort)));
+    scheduler.setTargets(
+      "t1/stuck",
+      Array.from({ length: 20 }, (_, i) => target(`stuck-${i}`, hangPort)),
+    );
     try {
       await waitFor(() => hung.size >= 4, { timeoutMs: 20_000, what: "t1's probes holding its four slots" });
-      scheduler.setTargets("t2/web", ["web-0", "web-1", "web-2"].map((id) => target(id, webPort)));
-      const done = (id: string) => results.filter((r) => r.owner === "t2/web" && r.id === id && r.outcome.success).length;
-      await waitFor(() => ["web-0", "web-1", "web-2"].every((id) => done(id) >= 3), { timeoutMs: 20_000, what: "three passing probes of each t2 pod" });
+      scheduler.setTargets(
+        "t2/web",
+        ["web-0", "web-1", "web-2"].map((id) => target(id, webPort)),
+      );
+      const done = (id: string) =>
+        results.filter((r) => r.owner === "t2/web" && r.id === id && r.outcome.success).length;
+      await waitFor(() => ["web-0", "web-1", "web-2"].every((id) => done(id) >= 3), {
+        timeoutMs: 20_000,
+        what: "three passing probes of each t2 pod",
+      });
       expect(results.filter((r) => r.owner === "t1/stuck")).toEqual([]);
       expect(hungEver).toBe(4);
       expect(scheduler.stats()).toMatchObject({ queued: 16 });

@@ -23,7 +23,10 @@ describe("the probe engine with TCP and gRPC targets", () => {
   it("judges each kind of server, and sends a probe shared by two policies once", async () => {
     const { accepting, silent, refused, grpc } = servers;
     const results: Array<{ owner: string; id: string; outcome: ProbeOutcome }> = [];
-    const scheduler = new ProbeScheduler({ execute: createProber(), onResult: (owner, id, outcome) => results.push({ owner, id, outcome }) });
+    const scheduler = new ProbeScheduler({
+      execute: createProber(),
+      onResult: (owner, id, outcome) => results.push({ owner, id, outcome }),
+    });
     scheduler.setTargets("ns/a", [
       target("tcp-accepting", { type: "TCP", port: accepting.port }),
       target("tcp-refused", { type: "TCP", port: refused }),
@@ -34,16 +37,25 @@ describe("the probe engine with TCP and gRPC targets", () => {
       target("grpc-hang", { type: "GRPC", port: grpc.port, grpcService: "shop.Hang" }),
     ]);
     // Another policy with two of the same gRPC probes: each is sent once, for both.
-    scheduler.setTargets("ns/b", [target("grpc-serving", { type: "GRPC", port: grpc.port, grpcService: "" }), target("grpc-down", { type: "GRPC", port: grpc.port, grpcService: "shop.Down" })]);
-    const of = (owner: string, id: string) => results.filter((r) => r.owner === owner && r.id === id).map((r) => r.outcome);
+    scheduler.setTargets("ns/b", [
+      target("grpc-serving", { type: "GRPC", port: grpc.port, grpcService: "" }),
+      target("grpc-down", { type: "GRPC", port: grpc.port, grpcService: "shop.Down" }),
+    ]);
+    const of = (owner: string, id: string) =>
+      results.filter((r) => r.owner === owner && r.id === id).map((r) => r.outcome);
     const ids = ["tcp-accepting", "tcp-refused", "tcp-silent", "grpc-serving", "grpc-down", "grpc-gone", "grpc-hang"];
     try {
-      await waitFor(() => ids.every((id) => of("ns/a", id).length >= 2), { timeoutMs: 15_000, what: "two probes of each target" });
+      await waitFor(() => ids.every((id) => of("ns/a", id).length >= 2), {
+        timeoutMs: 15_000,
+        what: "two probes of each target",
+      });
     } finally {
       scheduler.stop();
     }
     await waitFor(() => scheduler.stats().inFlight === 0, { timeoutMs: 5_000, what: "in-flight probes to finish" });
-    const classes = (id: string) => [...new Set(of("ns/a", id).map((o) => `${o.success ? "ok" : o.failureKind}: ${o.failureClass}`))];
+    const classes = (id: string) => [
+      ...new Set(of("ns/a", id).map((o) => `${o.success ? "ok" : o.failureKind}: ${o.failureClass}`)),
+    ];
     expect(Object.fromEntries(ids.map((id) => [id, classes(id)]))).toEqual({
       "tcp-accepting": ["ok: TCP connected"],
       "tcp-refused": ["connect: connect ECONNREFUSED"],

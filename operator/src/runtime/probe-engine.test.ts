@@ -31,10 +31,13 @@ beforeAll(async () => {
   port = (server.address() as AddressInfo).port;
 });
 
-afterAll(() => new Promise<void>((r) => {
-  server.closeAllConnections();
-  server.close(() => r());
-}));
+afterAll(
+  () =>
+    new Promise<void>((r) => {
+      server.closeAllConnections();
+      server.close(() => r());
+    }),
+);
 
 function target(path: string, periodMs = 100): ProbeTarget {
   return {
@@ -48,21 +51,28 @@ function target(path: string, periodMs = 100): ProbeTarget {
 describe("the probe engine", () => {
   it("probes every target repeatedly, one probe at a time each, and stops when told", async () => {
     const results: Array<{ owner: string; id: string; outcome: ProbeOutcome }> = [];
-    const scheduler = new ProbeScheduler({ execute: createHttpProber(), onResult: (owner, id, outcome) => results.push({ owner, id, outcome }) });
+    const scheduler = new ProbeScheduler({
+      execute: createHttpProber(),
+      onResult: (owner, id, outcome) => results.push({ owner, id, outcome }),
+    });
     scheduler.setTargets("ns/web", [target("/up-1"), target("/up-2"), target("/down-1"), target("/slow-1")]);
     scheduler.setTargets("ns/other", [target("/up-1")]);
     // Counted as delivered, not as served: a probe the server has seen may still be in flight
     // when stop() comes, and then it delivers nothing.
     const delivered = (path: string) => results.filter((r) => r.owner === "ns/web" && r.id === `uid${path}`).length;
     try {
-      await waitFor(() => ["/up-1", "/up-2", "/down-1"].every((p) => delivered(p) >= 3) && delivered("/slow-1") >= 2, { timeoutMs: 10_000, what: "three probes of each target" });
+      await waitFor(() => ["/up-1", "/up-2", "/down-1"].every((p) => delivered(p) >= 3) && delivered("/slow-1") >= 2, {
+        timeoutMs: 10_000,
+        what: "three probes of each target",
+      });
     } finally {
       scheduler.stop();
     }
     await waitFor(() => scheduler.stats().inFlight === 0, { timeoutMs: 5_000, what: "in-flight probes to finish" });
     const after = new Map(served);
     expect(overlaps).toBe(0);
-    const of = (owner: string, id: string) => results.filter((r) => r.owner === owner && r.id === id).map((r) => r.outcome);
+    const of = (owner: string, id: string) =>
+      results.filter((r) => r.owner === owner && r.id === id).map((r) => r.outcome);
     expect(of("ns/web", "uid/down-1").every((o) => o.failureClass === "HTTP 503")).toBe(true);
     expect(of("ns/web", "uid/up-2").every((o) => o.success)).toBe(true);
     // Shared by two owners: one request each time, delivered to both.

@@ -54,7 +54,15 @@ function seededRandom(seed: number): () => number {
 }
 
 function aRequest(overrides: Partial<ProbeRequest> = {}): ProbeRequest {
-  return { scheme: "HTTP", address: "10.0.0.1", port: 8080, path: "/healthz", method: "GET", headers: [], ...overrides };
+  return {
+    scheme: "HTTP",
+    address: "10.0.0.1",
+    port: 8080,
+    path: "/healthz",
+    method: "GET",
+    headers: [],
+    ...overrides,
+  };
 }
 
 function aJudgement(overrides: Partial<ProbeJudgement> = {}): ProbeJudgement {
@@ -62,7 +70,15 @@ function aJudgement(overrides: Partial<ProbeJudgement> = {}): ProbeJudgement {
 }
 
 function aTarget(id: string, overrides: Partial<ProbeTarget> = {}): ProbeTarget {
-  return { id, request: aRequest({ address: `10.0.${Math.floor(Number(id.replace(/\D/g, "") || 0) / 250)}.${(Number(id.replace(/\D/g, "") || 0) % 250) + 1}` }), judgement: aJudgement(), periodMs: 10_000, ...overrides };
+  return {
+    id,
+    request: aRequest({
+      address: `10.0.${Math.floor(Number(id.replace(/\D/g, "") || 0) / 250)}.${(Number(id.replace(/\D/g, "") || 0) % 250) + 1}`,
+    }),
+    judgement: aJudgement(),
+    periodMs: 10_000,
+    ...overrides,
+  };
 }
 
 function ok(statusCode = 200, body?: string): RawProbeResult {
@@ -80,7 +96,17 @@ interface Call {
 }
 
 /** An execute whose probes finish when the test says so (or at once, with `instant`). */
-function harness(opts: { instant?: RawProbeResult; maxConcurrent?: number; maxPerNamespace?: number; maxTimeoutMs?: number; random?: () => number; batchMs?: number; earlyPerSecond?: number } = {}) {
+function harness(
+  opts: {
+    instant?: RawProbeResult;
+    maxConcurrent?: number;
+    maxPerNamespace?: number;
+    maxTimeoutMs?: number;
+    random?: () => number;
+    batchMs?: number;
+    earlyPerSecond?: number;
+  } = {},
+) {
   const clock = new FakeClock();
   const calls: Call[] = [];
   const results: Array<{ owner: string; id: string; outcome: ProbeOutcome }> = [];
@@ -178,7 +204,10 @@ describe("ProbeScheduler first probes of restored targets", () => {
   it("probes targets with firstWithinMs inside that window, then spreads their next probes over the period", async () => {
     const h = harness({ instant: ok() });
     const start = h.clock.now();
-    h.scheduler.setTargets("ns/web", Array.from({ length: 500 }, (_, i) => aTarget(`pod-${i}`, { firstWithinMs: 2_000 })));
+    h.scheduler.setTargets(
+      "ns/web",
+      Array.from({ length: 500 }, (_, i) => aTarget(`pod-${i}`, { firstWithinMs: 2_000 })),
+    );
     await h.clock.advance(2_100);
     // Every first probe within the window (and the start grid's 20 ms).
     expect(new Set(h.calls.map((c) => c.req.address)).size).toBe(500);
@@ -202,14 +231,24 @@ describe("ProbeScheduler first probes of restored targets", () => {
   it("starts early first probes at most earlyPerSecond, and never later than a period: a restart restores every target at once", async () => {
     const h = harness({ instant: ok(), earlyPerSecond: 100 });
     const start = h.clock.now();
-    h.scheduler.setTargets("ns/web", Array.from({ length: 500 }, (_, i) => aTarget(`pod-${i}`, { firstWithinMs: 2_000 })));
-    h.scheduler.setTargets("ns/shop", Array.from({ length: 700 }, (_, i) => aTarget(`pod-${i}`, { firstWithinMs: 2_000, request: aRequest({ address: "10.0.1.1", path: `/p${i}` }) })));
+    h.scheduler.setTargets(
+      "ns/web",
+      Array.from({ length: 500 }, (_, i) => aTarget(`pod-${i}`, { firstWithinMs: 2_000 })),
+    );
+    h.scheduler.setTargets(
+      "ns/shop",
+      Array.from({ length: 700 }, (_, i) =>
+        aTarget(`pod-${i}`, { firstWithinMs: 2_000, request: aRequest({ address: "10.0.1.1", path: `/p${i}` }) }),
+      ),
+    );
     await h.clock.advance(10_000);
     const first = new Map<string, number>();
-    for (const c of h.calls) if (!first.has(`${c.req.address}${c.req.path}`)) first.set(`${c.req.address}${c.req.path}`, c.at - start);
+    for (const c of h.calls)
+      if (!first.has(`${c.req.address}${c.req.path}`)) first.set(`${c.req.address}${c.req.path}`, c.at - start);
     const firsts = [...first.values()];
     // 100/s: at most 100 (plus the 20 ms start grid's one) in any second, across both owners.
-    for (let s = 0; s < 10; s++) expect(firsts.filter((t) => t >= s * 1000 && t < (s + 1) * 1000).length).toBeLessThanOrEqual(102);
+    for (let s = 0; s < 10; s++)
+      expect(firsts.filter((t) => t >= s * 1000 && t < (s + 1) * 1000).length).toBeLessThanOrEqual(102);
     expect(firsts.length).toBeGreaterThanOrEqual(990);
     // The rest are due by the end of their first period, as without firstWithinMs.
     await h.clock.advance(20);
@@ -243,7 +282,10 @@ describe("ProbeScheduler batching", () => {
 
   it("starts everything due within one grid step in a single wake-up", async () => {
     const h = harness({ instant: ok(), batchMs: 20, random: seededRandom(7) });
-    h.scheduler.setTargets("ns/web", Array.from({ length: 200 }, (_, i) => aTarget(`pod-${i}`, { periodMs: 1_000 })));
+    h.scheduler.setTargets(
+      "ns/web",
+      Array.from({ length: 200 }, (_, i) => aTarget(`pod-${i}`, { periodMs: 1_000 })),
+    );
     await h.clock.advance(1_000);
     const distinctStarts = new Set(h.calls.map((c) => c.at));
     expect(new Set(h.calls.map((c) => c.req.address)).size).toBe(200);
@@ -271,7 +313,10 @@ describe("ProbeScheduler target sets", () => {
     const before = h.calls.length;
     h.scheduler.setTargets("ns/web", [aTarget("pod-1", { periodMs: 2_000 }), aTarget("pod-3")]);
     await h.clock.advance(10_000);
-    const pod1Times = h.calls.slice(before).filter((c) => c.req.address === pod1).map((c) => c.at);
+    const pod1Times = h.calls
+      .slice(before)
+      .filter((c) => c.req.address === pod1)
+      .map((c) => c.at);
     expect(pod1Times.length).toBeGreaterThanOrEqual(4);
     for (let i = 1; i < pod1Times.length; i++) expect(pod1Times[i]! - pod1Times[i - 1]!).toBe(2_000);
     expect(h.scheduler.stats()).toMatchObject({ targets: 2, uniqueRequests: 2 });
@@ -295,11 +340,25 @@ describe("ProbeScheduler target sets", () => {
 describe("ProbeScheduler deduplication", () => {
   it("sends one request for two owners at the shorter period with the longer timeout, and judges it per owner", async () => {
     const h = harness({ instant: ok(200, "status: Degraded") });
-    const request = aRequest({ headers: [{ name: "X-A", value: "1" }, { name: "X-B", value: "2" }] });
-    h.scheduler.setTargets("ns/strict", [{ id: "uid-1", request, periodMs: 30_000, judgement: aJudgement({ timeoutMs: 5_000, bodyContains: "Healthy" }) }]);
+    const request = aRequest({
+      headers: [
+        { name: "X-A", value: "1" },
+        { name: "X-B", value: "2" },
+      ],
+    });
+    h.scheduler.setTargets("ns/strict", [
+      { id: "uid-1", request, periodMs: 30_000, judgement: aJudgement({ timeoutMs: 5_000, bodyContains: "Healthy" }) },
+    ]);
     // Same request, headers in another order.
-    const same = aRequest({ headers: [{ name: "X-B", value: "2" }, { name: "X-A", value: "1" }] });
-    h.scheduler.setTargets("ns/lenient", [{ id: "uid-1", request: same, periodMs: 10_000, judgement: aJudgement({ timeoutMs: 1_000 }) }]);
+    const same = aRequest({
+      headers: [
+        { name: "X-B", value: "2" },
+        { name: "X-A", value: "1" },
+      ],
+    });
+    h.scheduler.setTargets("ns/lenient", [
+      { id: "uid-1", request: same, periodMs: 10_000, judgement: aJudgement({ timeoutMs: 1_000 }) },
+    ]);
     expect(h.scheduler.stats()).toMatchObject({ targets: 2, uniqueRequests: 1 });
     await h.clock.advance(30_000);
     expect(h.calls).toHaveLength(3);
@@ -323,7 +382,14 @@ describe("ProbeScheduler deduplication", () => {
   });
 
   it("applies an owner's shorter timeout to a shared slow response", async () => {
-    const slow: RawProbeResult = { kind: "response", statusCode: 200, sentAtMs: 5, headersAtMs: 2_500, endAtMs: 2_500, finishedAt: 0 };
+    const slow: RawProbeResult = {
+      kind: "response",
+      statusCode: 200,
+      sentAtMs: 5,
+      headersAtMs: 2_500,
+      endAtMs: 2_500,
+      finishedAt: 0,
+    };
     const h = harness({ instant: slow });
     h.scheduler.setTargets("ns/patient", [aTarget("pod-1", { judgement: aJudgement({ timeoutMs: 5_000 }) })]);
     h.scheduler.setTargets("ns/hasty", [aTarget("pod-1", { judgement: aJudgement({ timeoutMs: 2_000 }) })]);
@@ -336,7 +402,10 @@ describe("ProbeScheduler deduplication", () => {
 describe("ProbeScheduler back-pressure", () => {
   it("runs at most maxConcurrent probes, queues the rest without dropping any, and reports the lag", async () => {
     const h = harness({ maxConcurrent: 2, random: () => 0 });
-    h.scheduler.setTargets("ns/web", Array.from({ length: 10 }, (_, i) => aTarget(`pod-${i}`)));
+    h.scheduler.setTargets(
+      "ns/web",
+      Array.from({ length: 10 }, (_, i) => aTarget(`pod-${i}`)),
+    );
     await h.clock.advance(0);
     expect(h.calls).toHaveLength(2);
     expect(h.scheduler.stats()).toMatchObject({ inFlight: 2, queued: 8 });
@@ -391,7 +460,9 @@ describe("ProbeScheduler.probeNow", () => {
     // Both stay on their original phase (5 s into the period): the early probe is one more, not a shift.
     const pod1 = h.calls.filter((c) => c.req.address === aTarget("pod-1").request.address).map((c) => c.at - t0);
     expect(pod1).toEqual([1_000, 5_000, 15_000]);
-    expect(h.calls.filter((c) => c.req.address === aTarget("pod-2").request.address).map((c) => c.at - t0)).toEqual([5_000, 15_000]);
+    expect(h.calls.filter((c) => c.req.address === aTarget("pod-2").request.address).map((c) => c.at - t0)).toEqual([
+      5_000, 15_000,
+    ]);
   });
 
   it("does not double a probe already running: its result serves", async () => {
@@ -421,12 +492,19 @@ describe("ProbeScheduler.probeNow", () => {
 describe("ProbeScheduler fairness between namespaces", () => {
   it("keeps t2's verdicts on time while 500 probes of t1 hang", async () => {
     const h = harness({ maxConcurrent: 64, maxPerNamespace: 16, random: () => 0 });
-    h.scheduler.setTargets("t1/hang", Array.from({ length: 500 }, (_, i) => aTarget(`pod-${i}`)));
-    h.scheduler.setTargets("t2/web", Array.from({ length: 20 }, (_, i) => aTarget(`pod-${1000 + i}`)));
+    h.scheduler.setTargets(
+      "t1/hang",
+      Array.from({ length: 500 }, (_, i) => aTarget(`pod-${i}`)),
+    );
+    h.scheduler.setTargets(
+      "t2/web",
+      Array.from({ length: 20 }, (_, i) => aTarget(`pod-${1000 + i}`)),
+    );
     // t2's probes answer at once; t1's never do (their sockets accept and stay silent).
     const t2Addresses = new Set(Array.from({ length: 20 }, (_, i) => aTarget(`pod-${1000 + i}`).request.address));
     const answerT2 = () => {
-      for (const c of h.calls.splice(0)) if (t2Addresses.has(c.req.address)) c.resolve(ok());
+      for (const c of h.calls.splice(0))
+        if (t2Addresses.has(c.req.address)) c.resolve(ok());
         else hanging.push(c);
     };
     const hanging: Call[] = [];
@@ -441,7 +519,11 @@ describe("ProbeScheduler fairness between namespaces", () => {
     // What healthprobe_probes_in_flight reports per namespace: t1's share held, t2's probes not yet answered.
     for (let i = 0; i < 5; i++) await Promise.resolve();
     const t2Waiting = h.calls.filter((c) => t2Addresses.has(c.req.address)).length;
-    expect([h.scheduler.inFlightOf("t1"), h.scheduler.inFlightOf("t2"), h.scheduler.inFlightOf("t3")]).toEqual([16, t2Waiting, 0]);
+    expect([h.scheduler.inFlightOf("t1"), h.scheduler.inFlightOf("t2"), h.scheduler.inFlightOf("t3")]).toEqual([
+      16,
+      t2Waiting,
+      0,
+    ]);
   });
 
   it("gives a deduplicated probe of two policies to the pod's namespace", async () => {

@@ -114,7 +114,10 @@ export class ProbeScheduler {
   private earlyCursor = -Infinity;
   private readonly owners = new Map<string, Map<string, Sub>>();
   private readonly units = new Map<string, Unit>();
-  private readonly heap = new BinaryHeap<Unit>((a, b) => a.due < b.due, (unit, index) => (unit.heapIndex = index));
+  private readonly heap = new BinaryHeap<Unit>(
+    (a, b) => a.due < b.due,
+    (unit, index) => (unit.heapIndex = index),
+  );
   private readonly slots: FairSlots<Unit>;
   private readonly maxTimeoutMs: number;
   private timer: unknown;
@@ -286,9 +289,12 @@ export class ProbeScheduler {
     if (period === unit.periodMs) return;
     unit.periodMs = period;
     if (unit.state !== "idle") return; // rescheduled from lastDue when it finishes
-    const due = unit.lastDue === undefined
-      ? (unit.due > now + period ? now + Math.floor(this.random() * period) : unit.due)
-      : Math.max(now, unit.lastDue + period);
+    const due =
+      unit.lastDue === undefined
+        ? unit.due > now + period
+          ? now + Math.floor(this.random() * period)
+          : unit.due
+        : Math.max(now, unit.lastDue + period);
     if (due !== unit.due) {
       unit.due = due;
       this.heap.fix(unit.heapIndex);

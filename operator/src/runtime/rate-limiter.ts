@@ -88,5 +88,8 @@ export class MaxOfRateLimiter implements RateLimiter {
 
 /** 5 ms doubling to 1000 s per key, and 10 qps with a burst of 100 overall. */
 export function defaultControllerRateLimiter(clock: Clock): RateLimiter {
-  return new MaxOfRateLimiter([new ItemExponentialFailureRateLimiter(5, 1_000_000), new BucketRateLimiter(clock, 10, 100)]);
+  return new MaxOfRateLimiter([
+    new ItemExponentialFailureRateLimiter(5, 1_000_000),
+    new BucketRateLimiter(clock, 10, 100),
+  ]);
 }

@@ -3,12 +3,24 @@ import { request } from "node:https";
 import { issueServingCertificate, makeCertificateAuthority, type KeyPairPem } from "./certificates.js";
 import { startWebhookServer, type RunningWebhookServer } from "./webhook-server.js";
 
-function call(port: number, ca: string, method: string, path: string, body?: string): Promise<{ status: number; body: string }> {
+function call(
+  port: number,
+  ca: string,
+  method: string,
+  path: string,
+  body?: string,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: "127.0.0.1", port, method, path, ca, agent: false, headers: { "content-type": "application/json" } }, (res) => {
-      let text = "";
-      res.setEncoding("utf8").on("data", (d: string) => (text += d)).on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
-    });
+    const req = request(
+      { host: "127.0.0.1", port, method, path, ca, agent: false, headers: { "content-type": "application/json" } },
+      (res) => {
+        let text = "";
+        res
+          .setEncoding("utf8")
+          .on("data", (d: string) => (text += d))
+          .on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
     req.on("error", reject);
     req.end(body);
   });

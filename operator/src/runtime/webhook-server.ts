@@ -19,7 +19,9 @@ export interface RunningWebhookServer extends RunningServer {
 
 function reply(res: ServerResponse, status: number, body: unknown): void {
   const text = typeof body === "string" ? body : JSON.stringify(body);
-  res.writeHead(status, { "content-type": typeof body === "string" ? "text/plain; charset=utf-8" : "application/json" });
+  res.writeHead(status, {
+    "content-type": typeof body === "string" ? "text/plain; charset=utf-8" : "application/json",
+  });
   res.end(text);
 }
 
@@ -57,7 +59,11 @@ async function handleRequest(req: IncomingMessage, res: ServerResponse, handler:
   reply(res, answer.status, answer.body);
 }
 
-export async function startWebhookServer(opts: { address: Exclude<BindAddress, { disabled: true }>; handler: WebhookHandler; onError?: (err: unknown) => void }): Promise<RunningWebhookServer> {
+export async function startWebhookServer(opts: {
+  address: Exclude<BindAddress, { disabled: true }>;
+  handler: WebhookHandler;
+  onError?: (err: unknown) => void;
+}): Promise<RunningWebhookServer> {
   const server: Server = createServer({ minVersion: "TLSv1.2" }, (req, res) => {
     handleRequest(req, res, opts.handler).catch((err: unknown) => {
       opts.onError?.(err);

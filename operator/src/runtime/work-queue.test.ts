@@ -94,7 +94,10 @@ describe("WorkQueue", () => {
   it("counts adds and reports depth", () => {
     let adds = 0;
     let depth = -1;
-    const queue = new WorkQueue({ clock: new FakeClock(), metrics: { adds: { inc: () => adds++ }, depth: { set: (v) => (depth = v) } } });
+    const queue = new WorkQueue({
+      clock: new FakeClock(),
+      metrics: { adds: { inc: () => adds++ }, depth: { set: (v) => (depth = v) } },
+    });
     queue.add("a");
     queue.add("a");
     queue.add("b");

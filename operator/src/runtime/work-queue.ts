@@ -33,7 +33,9 @@ export class WorkQueue {
   private drainWaiters: Array<() => void> = [];
 
   // Delayed adds: a min-heap on readyAt plus the current deadline per key, served by one timer.
-  private readonly heap = new BinaryHeap<Delayed>((a, b) => a.readyAt < b.readyAt || (a.readyAt === b.readyAt && a.seq < b.seq));
+  private readonly heap = new BinaryHeap<Delayed>(
+    (a, b) => a.readyAt < b.readyAt || (a.readyAt === b.readyAt && a.seq < b.seq),
+  );
   private readonly delayedAt = new Map<string, number>();
   private timer: TimerHandle | undefined;
   private timerAt = Infinity;

@@ -7,13 +7,31 @@ import { compareForDeletion } from "./pods.js";
 import { WorkQueue } from "./work-queue.js";
 import { waitFor } from "../../support/wait-for.js";
 
-function aPod(opts: { name: string; nodeName?: string; phase?: string; ready?: boolean; readySince?: string; restarts?: number; created?: string }): V1Pod {
+function aPod(opts: {
+  name: string;
+  nodeName?: string;
+  phase?: string;
+  ready?: boolean;
+  readySince?: string;
+  restarts?: number;
+  created?: string;
+}): V1Pod {
   return {
-    metadata: { name: opts.name, namespace: "default", creationTimestamp: (opts.created ?? "2026-01-01T00:00:00Z") as unknown as Date },
+    metadata: {
+      name: opts.name,
+      namespace: "default",
+      creationTimestamp: (opts.created ?? "2026-01-01T00:00:00Z") as unknown as Date,
+    },
     spec: { containers: [{ name: "app" }], ...(opts.nodeName ? { nodeName: opts.nodeName } : {}) },
     status: {
       phase: opts.phase ?? "Running",
-      conditions: [{ type: "Ready", status: opts.ready === false ? "False" : "True", lastTransitionTime: (opts.readySince ?? "2026-01-01T00:00:00Z") as unknown as Date }],
+      conditions: [
+        {
+          type: "Ready",
+          status: opts.ready === false ? "False" : "True",
+          lastTransitionTime: (opts.readySince ?? "2026-01-01T00:00:00Z") as unknown as Date,
+        },
+      ],
       containerStatuses: [{ name: "app", image: "x", imageID: "", ready: true, restartCount: opts.restarts ?? 0 }],
     },
   };
@@ -24,7 +42,11 @@ describe("pods to delete first", () => {
     ["an unscheduled pod before a scheduled one", aPod({ name: "a" }), aPod({ name: "b", nodeName: "n1" })],
     ["a pending pod before a running one", aPod({ name: "a", phase: "Pending" }), aPod({ name: "b" })],
     ["a not-ready pod before a ready one", aPod({ name: "a", ready: false }), aPod({ name: "b" })],
-    ["a pod ready for less time before one ready for longer", aPod({ name: "a", readySince: "2026-01-02T00:00:00Z" }), aPod({ name: "b", readySince: "2026-01-01T00:00:00Z" })],
+    [
+      "a pod ready for less time before one ready for longer",
+      aPod({ name: "a", readySince: "2026-01-02T00:00:00Z" }),
+      aPod({ name: "b", readySince: "2026-01-01T00:00:00Z" }),
+    ],
     ["a pod with more restarts before one with fewer", aPod({ name: "a", restarts: 3 }), aPod({ name: "b" })],
     ["a newer pod before an older one", aPod({ name: "a", created: "2026-01-03T00:00:00Z" }), aPod({ name: "b" })],
   ];
@@ -104,13 +126,17 @@ describe("work queue", () => {
     let calls = 0;
     let release: () => void = () => {};
     const gate = new Promise<void>((r) => (release = r));
-    const q = new WorkQueue("t", async () => {
-      running++;
-      maxRunning = Math.max(maxRunning, running);
-      calls++;
-      if (calls === 1) await gate;
-      running--;
-    }, () => {});
+    const q = new WorkQueue(
+      "t",
+      async () => {
+        running++;
+        maxRunning = Math.max(maxRunning, running);
+        calls++;
+        if (calls === 1) await gate;
+        running--;
+      },
+      () => {},
+    );
     q.add("k");
     await waitFor(() => calls === 1);
     q.add("k");
@@ -125,10 +151,16 @@ describe("work queue", () => {
   it("retries a failing key until it succeeds and reports each failure", async () => {
     let calls = 0;
     const errors: unknown[] = [];
-    const q = new WorkQueue("t", async () => {
-      calls++;
-      if (calls < 3) throw new Error("boom");
-    }, (_k, err) => errors.push(err), 1, 5);
+    const q = new WorkQueue(
+      "t",
+      async () => {
+        calls++;
+        if (calls < 3) throw new Error("boom");
+      },
+      (_k, err) => errors.push(err),
+      1,
+      5,
+    );
     q.add("k");
     await waitFor(() => calls === 3);
     await q.shutDown();
@@ -138,7 +170,10 @@ describe("work queue", () => {
 });
 
 describe("a ReplicaSet's owned pods", () => {
-  const labeled = (pod: V1Pod, labels: Record<string, string>): V1Pod => ({ ...pod, metadata: { ...pod.metadata, labels } });
+  const labeled = (pod: V1Pod, labels: Record<string, string>): V1Pod => ({
+    ...pod,
+    metadata: { ...pod.metadata, labels },
+  });
   const counts = (o: OwnedPods) => ({ active: o.active, ready: o.ready, labeled: o.labeled });
   const owned = () => {
     const o = new OwnedPods("uid/1/false", [["app", "web"]]);
@@ -146,15 +181,38 @@ describe("a ReplicaSet's owned pods", () => {
     o.set("default/b", labeled(aPod({ name: "b", ready: false }), { app: "web" }));
     return o;
   };
-  const terminating = (pod: V1Pod): V1Pod => ({ ...pod, metadata: { ...pod.metadata, deletionTimestamp: new Date(0) } });
+  const terminating = (pod: V1Pod): V1Pod => ({
+    ...pod,
+    metadata: { ...pod.metadata, deletionTimestamp: new Date(0) },
+  });
 
   it.each([
     ["counts active, ready and fully labeled pods", (_o: OwnedPods) => {}, { active: 2, ready: 1, labeled: 2 }],
-    ["counts a pod that turns ready once", (o: OwnedPods) => o.set("default/b", labeled(aPod({ name: "b" }), { app: "web" })), { active: 2, ready: 2, labeled: 2 }],
-    ["stops counting a terminating pod", (o: OwnedPods) => o.set("default/a", terminating(labeled(aPod({ name: "a" }), { app: "web" }))), { active: 1, ready: 0, labeled: 1 }],
-    ["stops counting a failed pod", (o: OwnedPods) => o.set("default/a", labeled(aPod({ name: "a", phase: "Failed" }), { app: "web" })), { active: 1, ready: 0, labeled: 1 }],
-    ["counts a pod without the template's labels as active but not fully labeled", (o: OwnedPods) => o.set("default/a", labeled(aPod({ name: "a" }), { app: "web-2" })), { active: 2, ready: 1, labeled: 1 }],
-    ["forgets a pod that is no longer its own", (o: OwnedPods) => o.set("default/a", undefined), { active: 1, ready: 0, labeled: 1 }],
+    [
+      "counts a pod that turns ready once",
+      (o: OwnedPods) => o.set("default/b", labeled(aPod({ name: "b" }), { app: "web" })),
+      { active: 2, ready: 2, labeled: 2 },
+    ],
+    [
+      "stops counting a terminating pod",
+      (o: OwnedPods) => o.set("default/a", terminating(labeled(aPod({ name: "a" }), { app: "web" }))),
+      { active: 1, ready: 0, labeled: 1 },
+    ],
+    [
+      "stops counting a failed pod",
+      (o: OwnedPods) => o.set("default/a", labeled(aPod({ name: "a", phase: "Failed" }), { app: "web" })),
+      { active: 1, ready: 0, labeled: 1 },
+    ],
+    [
+      "counts a pod without the template's labels as active but not fully labeled",
+      (o: OwnedPods) => o.set("default/a", labeled(aPod({ name: "a" }), { app: "web-2" })),
+      { active: 2, ready: 1, labeled: 1 },
+    ],
+    [
+      "forgets a pod that is no longer its own",
+      (o: OwnedPods) => o.set("default/a", undefined),
+      { active: 1, ready: 0, labeled: 1 },
+    ],
   ])("%s", (_name, change, want) => {
     const o = owned();
     change(o);

@@ -1,7 +1,18 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import type { V1PodDisruptionBudget, V1PodDisruptionBudgetSpec } from "@kubernetes/client-node";
 import { waitFor } from "../../support/wait-for.js";
-import { aPod, aReplicaSet, freshNamespace, isReady, markNotReady, podsOf, retryOnConflict, startHarness, updateReplicaSet, type Harness } from "./harness.js";
+import {
+  aPod,
+  aReplicaSet,
+  freshNamespace,
+  isReady,
+  markNotReady,
+  podsOf,
+  retryOnConflict,
+  startHarness,
+  updateReplicaSet,
+  type Harness,
+} from "./harness.js";
 
 // A settable clock: disruptedPods expiry is judged against it.
 let nowMs = Date.parse("2026-11-29T12:00:00Z");
@@ -19,30 +30,62 @@ const aBudget = (spec: Partial<V1PodDisruptionBudgetSpec>): V1PodDisruptionBudge
   metadata: { name: "web" },
   spec: { selector: { matchLabels: { app: "web" } }, ...spec },
 });
-const budgetStatus = async (ns: string) => (await h.policy.readNamespacedPodDisruptionBudget({ name: "web", namespace: ns })).status;
+const budgetStatus = async (ns: string) =>
+  (await h.policy.readNamespacedPodDisruptionBudget({ name: "web", namespace: ns })).status;
 
 async function readyReplicaSet(ns: string, replicas: number): Promise<void> {
   await h.apps.createNamespacedReplicaSet({ namespace: ns, body: aReplicaSet({ replicas }) });
-  await waitFor(async () => {
-    const pods = await podsOf(h, ns);
-    return pods.length === replicas && pods.every(isReady);
-  }, { what: `${replicas} ready pods` });
+  await waitFor(
+    async () => {
+      const pods = await podsOf(h, ns);
+      return pods.length === replicas && pods.every(isReady);
+    },
+    { what: `${replicas} ready pods` },
+  );
 }
 
 async function settled(ns: string, want: Record<string, number>) {
-  return waitFor(async () => {
-    const s = await budgetStatus(ns);
-    return s && Object.entries(want).every(([k, v]) => (s as Record<string, unknown>)[k] === v) ? s : undefined;
-  }, { what: `budget status ${JSON.stringify(want)}` });
+  return waitFor(
+    async () => {
+      const s = await budgetStatus(ns);
+      return s && Object.entries(want).every(([k, v]) => (s as Record<string, unknown>)[k] === v) ? s : undefined;
+    },
+    { what: `budget status ${JSON.stringify(want)}` },
+  );
 }
 
 describe("PodDisruptionBudget controller", () => {
   const table: Array<[string, number, Partial<V1PodDisruptionBudgetSpec>, Record<string, number>]> = [
-    ["minAvailable as a number", 3, { minAvailable: 2 as any }, { expectedPods: 3, desiredHealthy: 2, currentHealthy: 3, disruptionsAllowed: 1 }],
-    ["minAvailable as a percentage of the controller's scale, rounded up", 3, { minAvailable: "50%" as any }, { expectedPods: 3, desiredHealthy: 2, currentHealthy: 3, disruptionsAllowed: 1 }],
-    ["maxUnavailable as a number", 4, { maxUnavailable: 1 as any }, { expectedPods: 4, desiredHealthy: 3, currentHealthy: 4, disruptionsAllowed: 1 }],
-    ["maxUnavailable as a percentage", 4, { maxUnavailable: "50%" as any }, { expectedPods: 4, desiredHealthy: 2, currentHealthy: 4, disruptionsAllowed: 2 }],
-    ["a budget larger than the pods, never negative", 2, { minAvailable: 5 as any }, { expectedPods: 2, desiredHealthy: 5, currentHealthy: 2, disruptionsAllowed: 0 }],
+    [
+      "minAvailable as a number",
+      3,
+      { minAvailable: 2 as any },
+      { expectedPods: 3, desiredHealthy: 2, currentHealthy: 3, disruptionsAllowed: 1 },
+    ],
+    [
+      "minAvailable as a percentage of the controller's scale, rounded up",
+      3,
+      { minAvailable: "50%" as any },
+      { expectedPods: 3, desiredHealthy: 2, currentHealthy: 3, disruptionsAllowed: 1 },
+    ],
+    [
+      "maxUnavailable as a number",
+      4,
+      { maxUnavailable: 1 as any },
+      { expectedPods: 4, desiredHealthy: 3, currentHealthy: 4, disruptionsAllowed: 1 },
+    ],
+    [
+      "maxUnavailable as a percentage",
+      4,
+      { maxUnavailable: "50%" as any },
+      { expectedPods: 4, desiredHealthy: 2, currentHealthy: 4, disruptionsAllowed: 2 },
+    ],
+    [
+      "a budget larger than the pods, never negative",
+      2,
+      { minAvailable: 5 as any },
+      { expectedPods: 2, desiredHealthy: 5, currentHealthy: 2, disruptionsAllowed: 0 },
+    ],
   ];
   it.each(table)("computes the status for %s", async (_name, replicas, spec, want) => {
     const ns = await freshNamespace(h);
@@ -51,7 +94,10 @@ describe("PodDisruptionBudget controller", () => {
     const status = await settled(ns, want);
     expect(status.observedGeneration).toBe(1);
     const condition = status.conditions?.find((c) => c.type === "DisruptionAllowed");
-    expect(condition).toMatchObject({ status: want.disruptionsAllowed! > 0 ? "True" : "False", reason: want.disruptionsAllowed! > 0 ? "SufficientPods" : "InsufficientPods" });
+    expect(condition).toMatchObject({
+      status: want.disruptionsAllowed! > 0 ? "True" : "False",
+      reason: want.disruptionsAllowed! > 0 ? "SufficientPods" : "InsufficientPods",
+    });
   });
 
   it("follows pod readiness", async () => {
@@ -87,12 +133,21 @@ describe("PodDisruptionBudget controller", () => {
     await h.policy.createNamespacedPodDisruptionBudget({ namespace: ns, body: aBudget({ minAvailable: 2 as any }) });
     await settled(ns, { disruptionsAllowed: 1 });
     const [victim] = await podsOf(h, ns);
-    await h.core.createNamespacedPodEviction({ name: victim!.metadata!.name!, namespace: ns, body: { metadata: { name: victim!.metadata!.name!, namespace: ns } } });
+    await h.core.createNamespacedPodEviction({
+      name: victim!.metadata!.name!,
+      namespace: ns,
+      body: { metadata: { name: victim!.metadata!.name!, namespace: ns } },
+    });
     // The ReplicaSet replaces the pod; the budget recovers and forgets the evicted pod.
-    const status = await waitFor(async () => {
-      const s = await budgetStatus(ns);
-      return s?.currentHealthy === 3 && s.disruptionsAllowed === 1 && Object.keys(s.disruptedPods ?? {}).length === 0 ? s : undefined;
-    }, { what: "the budget to recover" });
+    const status = await waitFor(
+      async () => {
+        const s = await budgetStatus(ns);
+        return s?.currentHealthy === 3 && s.disruptionsAllowed === 1 && Object.keys(s.disruptedPods ?? {}).length === 0
+          ? s
+          : undefined;
+      },
+      { what: "the budget to recover" },
+    );
     expect(status.disruptedPods ?? {}).toEqual({});
   });
 
@@ -124,7 +179,13 @@ describe("PodDisruptionBudget controller", () => {
     await h.policy.createNamespacedPodDisruptionBudget({ namespace: ns, body: aBudget({ minAvailable: 1 as any }) });
     await settled(ns, { currentHealthy: 2, disruptionsAllowed: 1 });
     const writes = () =>
-      h.server.requestLog.filter((e) => e.namespace === ns && e.resource === "poddisruptionbudgets" && e.subresource === "status" && e.verb === "update").length;
+      h.server.requestLog.filter(
+        (e) =>
+          e.namespace === ns &&
+          e.resource === "poddisruptionbudgets" &&
+          e.subresource === "status" &&
+          e.verb === "update",
+      ).length;
     const before = writes();
     // Touch the pods (an annotation): the syncs this causes find nothing to write.
     for (const p of await podsOf(h, ns)) {
@@ -134,7 +195,8 @@ describe("PodDisruptionBudget controller", () => {
         return h.core.replaceNamespacedPod({ name: p.metadata!.name!, namespace: ns, body: fresh });
       });
     }
-    const rsWritesSettled = () => h.server.requestLog.filter((e) => e.namespace === ns && e.verb === "update" && e.resource === "pods").length;
+    const rsWritesSettled = () =>
+      h.server.requestLog.filter((e) => e.namespace === ns && e.verb === "update" && e.resource === "pods").length;
     await waitFor(() => rsWritesSettled() >= 2);
     // Then one real change: exactly one more write.
     const [first] = await podsOf(h, ns);

@@ -1,7 +1,15 @@
 // PodDisruptionBudget status, after pkg/controller/disruption/disruption.go: expected pods,
 // desired and current healthy, disruptions allowed (never negative), observedGeneration, the
 // DisruptionAllowed condition, and disruptedPods entries pruned once processed or expired.
-import type { AppsV1Api, PolicyV1Api, V1Pod, V1PodDisruptionBudget, V1PodDisruptionBudgetStatus, V1ReplicaSet, V1Condition } from "@kubernetes/client-node";
+import type {
+  AppsV1Api,
+  PolicyV1Api,
+  V1Pod,
+  V1PodDisruptionBudget,
+  V1PodDisruptionBudgetStatus,
+  V1ReplicaSet,
+  V1Condition,
+} from "@kubernetes/client-node";
 import { controllerRefOf, isNotFound, isPodReady, podKey, selectorMatches, splitKey } from "./pods.js";
 import { OwnWrites } from "./own-writes.js";
 import type { SyncResult } from "./work-queue.js";
@@ -13,7 +21,10 @@ export interface DisruptionControllerDeps {
   policy: PolicyV1Api;
   apps: AppsV1Api;
   pods: { list(namespace?: string): ReadonlyArray<V1Pod> };
-  budgets: { get(name: string, namespace?: string): V1PodDisruptionBudget | undefined; list(namespace?: string): ReadonlyArray<V1PodDisruptionBudget> };
+  budgets: {
+    get(name: string, namespace?: string): V1PodDisruptionBudget | undefined;
+    list(namespace?: string): ReadonlyArray<V1PodDisruptionBudget>;
+  };
   replicaSets?: { get(name: string, namespace?: string): V1ReplicaSet | undefined };
   now: () => number;
   enqueue: (key: string) => void;
@@ -52,7 +63,8 @@ export class DisruptionController {
   constructor(private readonly deps: DisruptionControllerDeps) {}
 
   podChanged(pod: V1Pod): void {
-    for (const pdb of this.deps.budgets.list(pod.metadata?.namespace)) if (budgetSelects(pdb, pod)) this.deps.enqueue(podKey(pdb));
+    for (const pdb of this.deps.budgets.list(pod.metadata?.namespace))
+      if (budgetSelects(pdb, pod)) this.deps.enqueue(podKey(pdb));
   }
 
   /** A change of scale changes expectedPods of the budgets in that namespace. */
@@ -75,17 +87,25 @@ export class DisruptionController {
       computed = await this.compute(pdb, pods);
     } catch (err) {
       // failSafe: no disruptions while the budget cannot be computed.
-      await this.write(pdb, {
-        expectedPods: pdb.status?.expectedPods ?? 0,
-        desiredHealthy: pdb.status?.desiredHealthy ?? 0,
-        currentHealthy: pdb.status?.currentHealthy ?? 0,
-        disruptionsAllowed: 0,
-        disruptedPods: Object.fromEntries(Object.entries(pdb.status?.disruptedPods ?? {}).map(([k, v]) => [k, new Date(v).toISOString()])),
-      }, { reason: "SyncFailed", message: String((err as Error).message) });
+      await this.write(
+        pdb,
+        {
+          expectedPods: pdb.status?.expectedPods ?? 0,
+          desiredHealthy: pdb.status?.desiredHealthy ?? 0,
+          currentHealthy: pdb.status?.currentHealthy ?? 0,
+          disruptionsAllowed: 0,
+          disruptedPods: Object.fromEntries(
+            Object.entries(pdb.status?.disruptedPods ?? {}).map(([k, v]) => [k, new Date(v).toISOString()]),
+          ),
+        },
+        { reason: "SyncFailed", message: String((err as Error).message) },
+      );
       throw err;
     }
     await this.write(pdb, computed);
-    return computed.recheckAtMs !== undefined ? { requeueAfterMs: Math.max(0, computed.recheckAtMs - this.deps.now()) + 1 } : undefined;
+    return computed.recheckAtMs !== undefined
+      ? { requeueAfterMs: Math.max(0, computed.recheckAtMs - this.deps.now()) + 1 }
+      : undefined;
   }
 
   async compute(pdb: V1PodDisruptionBudget, pods: V1Pod[]): Promise<ComputedBudget> {
@@ -122,7 +142,11 @@ export class DisruptionController {
   }
 
   /** buildDisruptedPodMap: keep entries of live pods that have not timed out. */
-  private prunedDisruptedPods(pdb: V1PodDisruptionBudget, pods: V1Pod[], now: number): { disruptedPods: Record<string, string>; recheckAtMs?: number } {
+  private prunedDisruptedPods(
+    pdb: V1PodDisruptionBudget,
+    pods: V1Pod[],
+    now: number,
+  ): { disruptedPods: Record<string, string>; recheckAtMs?: number } {
     const recorded = pdb.status?.disruptedPods ?? {};
     const out: Record<string, string> = {};
     let recheckAtMs: number | undefined;
@@ -156,10 +180,15 @@ export class DisruptionController {
     return total;
   }
 
-  private async controllerScale(namespace: string, ref: { apiVersion: string; kind: string; name: string; uid: string }): Promise<{ uid: string; replicas: number } | undefined> {
+  private async controllerScale(
+    namespace: string,
+    ref: { apiVersion: string; kind: string; name: string; uid: string },
+  ): Promise<{ uid: string; replicas: number } | undefined> {
     try {
       if (ref.kind === "ReplicaSet" && ref.apiVersion.startsWith("apps/")) {
-        const rs = this.deps.replicaSets?.get(ref.name, namespace) ?? (await this.deps.apps.readNamespacedReplicaSet({ name: ref.name, namespace }));
+        const rs =
+          this.deps.replicaSets?.get(ref.name, namespace) ??
+          (await this.deps.apps.readNamespacedReplicaSet({ name: ref.name, namespace }));
         if (rs.metadata?.uid !== ref.uid) return undefined;
         // A ReplicaSet managed by a Deployment counts with the Deployment's scale.
         const owner = controllerRefOf(rs);
@@ -181,7 +210,11 @@ export class DisruptionController {
     return undefined;
   }
 
-  private async write(pdb: V1PodDisruptionBudget, c: ComputedBudget, failure?: { reason: string; message: string }): Promise<void> {
+  private async write(
+    pdb: V1PodDisruptionBudget,
+    c: ComputedBudget,
+    failure?: { reason: string; message: string },
+  ): Promise<void> {
     const cur = pdb.status ?? ({} as V1PodDisruptionBudgetStatus);
     const generation = pdb.metadata?.generation ?? 0;
     const condition = this.condition(cur.conditions ?? [], c.disruptionsAllowed, generation, failure);
@@ -205,12 +238,18 @@ export class DisruptionController {
       currentHealthy: c.currentHealthy,
       disruptionsAllowed: c.disruptionsAllowed,
       observedGeneration: generation,
-      ...(Object.keys(c.disruptedPods).length ? { disruptedPods: c.disruptedPods as unknown as Record<string, Date> } : {}),
+      ...(Object.keys(c.disruptedPods).length
+        ? { disruptedPods: c.disruptedPods as unknown as Record<string, Date> }
+        : {}),
       conditions: [...(cur.conditions ?? []).filter((x) => x.type !== "DisruptionAllowed"), condition],
     };
     const body = { ...structuredClone(pdb), status };
     try {
-      const written = await this.deps.policy.replaceNamespacedPodDisruptionBudgetStatus({ name: pdb.metadata!.name!, namespace: pdb.metadata!.namespace!, body });
+      const written = await this.deps.policy.replaceNamespacedPodDisruptionBudgetStatus({
+        name: pdb.metadata!.name!,
+        namespace: pdb.metadata!.namespace!,
+        body,
+      });
       this.ownWrites.wrote(podKey(pdb), pdb.metadata?.resourceVersion, written.metadata?.resourceVersion);
     } catch (err) {
       if (isNotFound(err)) return;
@@ -219,12 +258,26 @@ export class DisruptionController {
   }
 
   /** pdbhelper.UpdateDisruptionAllowedCondition: the transition time moves only with the status. */
-  private condition(conditions: V1Condition[], allowed: number, generation: number, failure?: { reason: string; message: string }): V1Condition {
+  private condition(
+    conditions: V1Condition[],
+    allowed: number,
+    generation: number,
+    failure?: { reason: string; message: string },
+  ): V1Condition {
     const status = !failure && allowed > 0 ? "True" : "False";
     const reason = failure ? failure.reason : allowed > 0 ? "SufficientPods" : "InsufficientPods";
     const prev = conditions.find((x) => x.type === "DisruptionAllowed");
     const lastTransitionTime =
-      prev && prev.status === status ? prev.lastTransitionTime : (new Date(this.deps.now()).toISOString().replace(/\.\d{3}Z$/, "Z") as unknown as Date);
-    return { type: "DisruptionAllowed", status, reason, message: failure?.message ?? "", observedGeneration: generation, lastTransitionTime };
+      prev && prev.status === status
+        ? prev.lastTransitionTime
+        : (new Date(this.deps.now()).toISOString().replace(/\.\d{3}Z$/, "Z") as unknown as Date);
+    return {
+      type: "DisruptionAllowed",
+      status,
+      reason,
+      message: failure?.message ?? "",
+      observedGeneration: generation,
+      lastTransitionTime,
+    };
   }
 }

@@ -18,7 +18,15 @@ afterAll(async () => {
   await h?.stop();
 });
 
-function aService(name: string, opts: { selector?: Record<string, string>; targetPort?: number | string; publishNotReadyAddresses?: boolean; labels?: Record<string, string> } = {}): V1Service {
+function aService(
+  name: string,
+  opts: {
+    selector?: Record<string, string>;
+    targetPort?: number | string;
+    publishNotReadyAddresses?: boolean;
+    labels?: Record<string, string>;
+  } = {},
+): V1Service {
   return {
     metadata: { name, ...(opts.labels ? { labels: opts.labels } : {}) },
     spec: {
@@ -29,15 +37,27 @@ function aService(name: string, opts: { selector?: Record<string, string>; targe
   };
 }
 
-function aServingPod(name: string, opts: { labels?: Record<string, string>; gate?: boolean; finalizers?: string[]; port?: number } = {}): V1Pod {
-  const pod = aPod({ name, labels: opts.labels ?? { app: "web" }, ...(opts.finalizers ? { finalizers: opts.finalizers } : {}) });
+function aServingPod(
+  name: string,
+  opts: { labels?: Record<string, string>; gate?: boolean; finalizers?: string[]; port?: number } = {},
+): V1Pod {
+  const pod = aPod({
+    name,
+    labels: opts.labels ?? { app: "web" },
+    ...(opts.finalizers ? { finalizers: opts.finalizers } : {}),
+  });
   pod.spec!.containers[0]!.ports = [{ name: "web", containerPort: opts.port ?? 8080 }];
   if (opts.gate) pod.spec!.readinessGates = [{ conditionType: "example.com/lb" }];
   return pod;
 }
 
 async function slicesOf(ns: string, service: string, selector = BUILT_IN): Promise<V1EndpointSlice[]> {
-  return (await discovery.listNamespacedEndpointSlice({ namespace: ns, labelSelector: `kubernetes.io/service-name=${service},${selector}` })).items;
+  return (
+    await discovery.listNamespacedEndpointSlice({
+      namespace: ns,
+      labelSelector: `kubernetes.io/service-name=${service},${selector}`,
+    })
+  ).items;
 }
 
 /** Endpoint conditions by pod name across the Service's built-in slices. */
@@ -63,7 +83,10 @@ const NOT_READY = "ready=false serving=false terminating=false";
 describe("EndpointSlice controller", () => {
   it("writes one slice for a Service with a selector: labels, owner, IPv4, named target port resolved, conditions from Ready", async () => {
     const ns = await freshNamespace(h);
-    const svc = await h.core.createNamespacedService({ namespace: ns, body: aService("web", { selector: { app: "web" }, labels: { team: "shop" } }) });
+    const svc = await h.core.createNamespacedService({
+      namespace: ns,
+      body: aService("web", { selector: { app: "web" }, labels: { team: "shop" } }),
+    });
     await h.core.createNamespacedPod({ namespace: ns, body: aServingPod("a") });
     await h.core.createNamespacedPod({ namespace: ns, body: aServingPod("gated", { gate: true }) });
     await h.core.createNamespacedPod({ namespace: ns, body: aServingPod("other", { labels: { app: "other" } }) });
@@ -72,8 +95,21 @@ describe("EndpointSlice controller", () => {
     const [slice, ...more] = await slicesOf(ns, "web");
     expect(more).toEqual([]);
     expect(slice!.metadata!.name).toMatch(/^web-[a-z0-9]{5}$/);
-    expect(slice!.metadata!.labels).toEqual({ team: "shop", "kubernetes.io/service-name": "web", "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io" });
-    expect(slice!.metadata!.ownerReferences).toEqual([{ apiVersion: "v1", kind: "Service", name: "web", uid: svc.metadata!.uid, controller: true, blockOwnerDeletion: true }]);
+    expect(slice!.metadata!.labels).toEqual({
+      team: "shop",
+      "kubernetes.io/service-name": "web",
+      "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io",
+    });
+    expect(slice!.metadata!.ownerReferences).toEqual([
+      {
+        apiVersion: "v1",
+        kind: "Service",
+        name: "web",
+        uid: svc.metadata!.uid,
+        controller: true,
+        blockOwnerDeletion: true,
+      },
+    ]);
     expect(slice!.addressType).toBe("IPv4");
     expect(slice!.ports).toEqual([{ name: "http", port: 8080, protocol: "TCP" }]);
     const a = await h.core.readNamespacedPod({ name: "a", namespace: ns });
@@ -88,7 +124,10 @@ describe("EndpointSlice controller", () => {
     const ns = await freshNamespace(h);
     await h.core.createNamespacedService({ namespace: ns, body: aService("web", { selector: { app: "web" } }) });
     for (const name of ["a", "b"]) await h.core.createNamespacedPod({ namespace: ns, body: aServingPod(name) });
-    await h.core.createNamespacedPod({ namespace: ns, body: aServingPod("held", { finalizers: ["example.com/hold"] }) });
+    await h.core.createNamespacedPod({
+      namespace: ns,
+      body: aServingPod("held", { finalizers: ["example.com/hold"] }),
+    });
     await until(ns, "web", { a: READY, b: READY, held: READY }, "three ready endpoints");
 
     await retryOnConflict(async () => {
@@ -100,7 +139,12 @@ describe("EndpointSlice controller", () => {
 
     // The stand-in finishes the deletion at once; the finalizer keeps the pod terminating, Ready as it was.
     await h.core.deleteNamespacedPod({ name: "held", namespace: ns });
-    await until(ns, "web", { a: READY, held: "ready=false serving=true terminating=true" }, "the terminating pod serving, not ready");
+    await until(
+      ns,
+      "web",
+      { a: READY, held: "ready=false serving=true terminating=true" },
+      "the terminating pod serving, not ready",
+    );
 
     await h.core.deleteNamespacedPod({ name: "a", namespace: ns });
     await until(ns, "web", { held: "ready=false serving=true terminating=true" }, "the deleted pod to leave");
@@ -108,14 +152,20 @@ describe("EndpointSlice controller", () => {
 
   it("lists not-ready and terminating pods as ready with publishNotReadyAddresses", async () => {
     const ns = await freshNamespace(h);
-    await h.core.createNamespacedService({ namespace: ns, body: aService("web", { selector: { app: "web" }, publishNotReadyAddresses: true }) });
+    await h.core.createNamespacedService({
+      namespace: ns,
+      body: aService("web", { selector: { app: "web" }, publishNotReadyAddresses: true }),
+    });
     await h.core.createNamespacedPod({ namespace: ns, body: aServingPod("gated", { gate: true }) });
     await until(ns, "web", { gated: "ready=true serving=false terminating=false" }, "the not-ready pod listed ready");
   });
 
   it("follows the Service: a new selector moves the endpoints, a numeric target port is taken as it is", async () => {
     const ns = await freshNamespace(h);
-    await h.core.createNamespacedService({ namespace: ns, body: aService("web", { selector: { app: "web" }, targetPort: 9000 }) });
+    await h.core.createNamespacedService({
+      namespace: ns,
+      body: aService("web", { selector: { app: "web" }, targetPort: 9000 }),
+    });
     await h.core.createNamespacedPod({ namespace: ns, body: aServingPod("a") });
     await h.core.createNamespacedPod({ namespace: ns, body: aServingPod("z", { labels: { app: "zed" } }) });
     await until(ns, "web", { a: READY }, "the first selector's pod");
@@ -135,18 +185,29 @@ describe("EndpointSlice controller", () => {
     await h.core.createNamespacedPod({ namespace: ns, body: aServingPod("named") });
     await h.core.createNamespacedPod({ namespace: ns, body: aPod({ name: "unnamed" }) });
     await until(ns, "web", { named: READY, unnamed: READY }, "both pods listed");
-    const byPorts = Object.fromEntries((await slicesOf(ns, "web")).map((s) => [JSON.stringify(s.ports ?? []), (s.endpoints ?? []).map((e) => e.targetRef!.name)]));
-    expect(byPorts).toEqual({ [JSON.stringify([{ name: "http", port: 8080, protocol: "TCP" }])]: ["named"], "[]": ["unnamed"] });
+    const byPorts = Object.fromEntries(
+      (await slicesOf(ns, "web")).map((s) => [
+        JSON.stringify(s.ports ?? []),
+        (s.endpoints ?? []).map((e) => e.targetRef!.name),
+      ]),
+    );
+    expect(byPorts).toEqual({
+      [JSON.stringify([{ name: "http", port: 8080, protocol: "TCP" }])]: ["named"],
+      "[]": ["unnamed"],
+    });
   });
 
   it("keeps one placeholder slice while nothing is selected, and none for a Service without a selector", async () => {
     const ns = await freshNamespace(h);
     await h.core.createNamespacedService({ namespace: ns, body: aService("web", { selector: { app: "nobody" } }) });
     await h.core.createNamespacedService({ namespace: ns, body: aService("manual") });
-    const [placeholder] = await waitFor(async () => {
-      const s = await slicesOf(ns, "web");
-      return s.length === 1 ? s : undefined;
-    }, { what: "the placeholder slice" });
+    const [placeholder] = await waitFor(
+      async () => {
+        const s = await slicesOf(ns, "web");
+        return s.length === 1 ? s : undefined;
+      },
+      { what: "the placeholder slice" },
+    );
     expect(placeholder!.endpoints ?? []).toEqual([]);
     expect(placeholder!.ports ?? []).toEqual([]);
     // A pod that arrives fills a slice; the placeholder is reused, not kept beside it.
@@ -160,12 +221,21 @@ describe("EndpointSlice controller", () => {
     const ns = await freshNamespace(h);
     await h.core.createNamespacedService({ namespace: ns, body: aService("web", { selector: { app: "many" } }) });
     const names = Array.from({ length: 205 }, (_, i) => `p${i}`);
-    await Promise.all(names.map((name) => h.core.createNamespacedPod({ namespace: ns, body: aServingPod(name, { labels: { app: "many" } }) })));
-    const slices = await waitFor(async () => {
-      const s = await slicesOf(ns, "web");
-      const listed = s.flatMap((x) => (x.endpoints ?? []).filter((e) => e.conditions?.ready).map((e) => e.targetRef!.name!));
-      return listed.length === names.length ? s : undefined;
-    }, { what: "205 ready endpoints", timeoutMs: 60_000 });
+    await Promise.all(
+      names.map((name) =>
+        h.core.createNamespacedPod({ namespace: ns, body: aServingPod(name, { labels: { app: "many" } }) }),
+      ),
+    );
+    const slices = await waitFor(
+      async () => {
+        const s = await slicesOf(ns, "web");
+        const listed = s.flatMap((x) =>
+          (x.endpoints ?? []).filter((e) => e.conditions?.ready).map((e) => e.targetRef!.name!),
+        );
+        return listed.length === names.length ? s : undefined;
+      },
+      { what: "205 ready endpoints", timeoutMs: 60_000 },
+    );
     // Pods arrive a few at a time: slices fill as they come (as the real controller's do), none over 100.
     for (const s of slices) expect((s.endpoints ?? []).length).toBeLessThanOrEqual(100);
     expect(slices.length).toBeGreaterThanOrEqual(3);
@@ -176,7 +246,10 @@ describe("EndpointSlice controller", () => {
   it("never touches slices another controller manages, and puts back its own slice when someone deletes it", async () => {
     const ns = await freshNamespace(h);
     const theirs: V1EndpointSlice = {
-      metadata: { name: "web-theirs", labels: { "kubernetes.io/service-name": "web", "endpointslice.kubernetes.io/managed-by": "someone-else" } },
+      metadata: {
+        name: "web-theirs",
+        labels: { "kubernetes.io/service-name": "web", "endpointslice.kubernetes.io/managed-by": "someone-else" },
+      },
       addressType: "IPv4",
       endpoints: [{ addresses: ["10.1.2.3"], conditions: { ready: false } }],
       ports: [{ name: "http", port: 1234, protocol: "TCP" }],
@@ -187,10 +260,22 @@ describe("EndpointSlice controller", () => {
     await until(ns, "web", { a: READY }, "the pod listed");
     const [ours] = await slicesOf(ns, "web");
     await discovery.deleteNamespacedEndpointSlice({ name: ours!.metadata!.name!, namespace: ns });
-    await waitFor(async () => (await slicesOf(ns, "web")).some((s) => s.metadata!.name !== ours!.metadata!.name && (s.endpoints ?? []).length === 1), { what: "a new slice" });
+    await waitFor(
+      async () =>
+        (await slicesOf(ns, "web")).some(
+          (s) => s.metadata!.name !== ours!.metadata!.name && (s.endpoints ?? []).length === 1,
+        ),
+      { what: "a new slice" },
+    );
     const after = await discovery.readNamespacedEndpointSlice({ name: "web-theirs", namespace: ns });
     expect(after.metadata!.resourceVersion).toBe(created.metadata!.resourceVersion);
-    const writes = h.server.requestLog.filter((e) => e.namespace === ns && e.resource === "endpointslices" && e.name === "web-theirs" && e.user === "controller-manager");
+    const writes = h.server.requestLog.filter(
+      (e) =>
+        e.namespace === ns &&
+        e.resource === "endpointslices" &&
+        e.name === "web-theirs" &&
+        e.user === "controller-manager",
+    );
     expect(writes).toEqual([]);
   });
 });

@@ -6,7 +6,14 @@
 // does not sync a Service while its cache is older than its own writes.
 import type { DiscoveryV1Api, V1EndpointSlice, V1Pod, V1Service } from "@kubernetes/client-node";
 import { canonical } from "../patch.js";
-import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME, CONTROLLER_NAME, planSlices, selects, serviceSelector } from "./endpoint-slice-plan.js";
+import {
+  LABEL_MANAGED_BY,
+  LABEL_SERVICE_NAME,
+  CONTROLLER_NAME,
+  planSlices,
+  selects,
+  serviceSelector,
+} from "./endpoint-slice-plan.js";
 import { TriggerTimeTracker, withTriggerTime } from "./endpoint-slice-trigger-time.js";
 import { isConflict, isNotFound, podKey, splitKey } from "./pods.js";
 import type { SyncResult } from "./work-queue.js";
@@ -52,13 +59,15 @@ export class EndpointSliceController {
     for (const svc of this.deps.services.list(namespace)) {
       const selector = serviceSelector(svc);
       if (!selector) continue;
-      if (selects(selector, pod.metadata?.labels) || (before && selects(selector, before.metadata?.labels))) this.deps.enqueue(podKey(svc));
+      if (selects(selector, pod.metadata?.labels) || (before && selects(selector, before.metadata?.labels)))
+        this.deps.enqueue(podKey(svc));
     }
   }
 
   sliceChanged(slice: V1EndpointSlice): void {
     const service = slice.metadata?.labels?.[LABEL_SERVICE_NAME];
-    if (service && slice.metadata?.labels?.[LABEL_MANAGED_BY] === CONTROLLER_NAME) this.deps.enqueue(`${slice.metadata?.namespace ?? ""}/${service}`);
+    if (service && slice.metadata?.labels?.[LABEL_MANAGED_BY] === CONTROLLER_NAME)
+      this.deps.enqueue(`${slice.metadata?.namespace ?? ""}/${service}`);
   }
 
   sliceDeleted(slice: V1EndpointSlice): void {
@@ -125,7 +134,10 @@ export class EndpointSliceController {
 
   private async create(key: string, slice: V1EndpointSlice): Promise<void> {
     try {
-      const created = await this.deps.discovery.createNamespacedEndpointSlice({ namespace: slice.metadata!.namespace!, body: slice });
+      const created = await this.deps.discovery.createNamespacedEndpointSlice({
+        namespace: slice.metadata!.namespace!,
+        body: slice,
+      });
       this.track(key, created.metadata!.name!, created.metadata?.generation ?? 0);
     } catch (err) {
       // A terminating namespace refuses new content: nothing to do for it.
@@ -136,7 +148,11 @@ export class EndpointSliceController {
 
   private async update(key: string, slice: V1EndpointSlice): Promise<void> {
     try {
-      const updated = await this.deps.discovery.replaceNamespacedEndpointSlice({ name: slice.metadata!.name!, namespace: slice.metadata!.namespace!, body: slice });
+      const updated = await this.deps.discovery.replaceNamespacedEndpointSlice({
+        name: slice.metadata!.name!,
+        namespace: slice.metadata!.namespace!,
+        body: slice,
+      });
       this.track(key, updated.metadata!.name!, updated.metadata?.generation ?? 0);
     } catch (err) {
       if (isNotFound(err)) return;
@@ -146,7 +162,10 @@ export class EndpointSliceController {
 
   private async remove(key: string, slice: V1EndpointSlice): Promise<void> {
     try {
-      await this.deps.discovery.deleteNamespacedEndpointSlice({ name: slice.metadata!.name!, namespace: slice.metadata!.namespace! });
+      await this.deps.discovery.deleteNamespacedEndpointSlice({
+        name: slice.metadata!.name!,
+        namespace: slice.metadata!.namespace!,
+      });
       this.track(key, slice.metadata!.name!, DELETED);
     } catch (err) {
       if (!isNotFound(err)) throw err;
@@ -157,6 +176,14 @@ export class EndpointSliceController {
 /** Whether a planned slice changes what the cached one says. */
 function differs(current: V1EndpointSlice, next: V1EndpointSlice): boolean {
   const view = (s: V1EndpointSlice) =>
-    JSON.stringify(canonical({ labels: s.metadata?.labels ?? {}, owners: s.metadata?.ownerReferences ?? [], addressType: s.addressType, endpoints: s.endpoints ?? [], ports: s.ports ?? [] }));
+    JSON.stringify(
+      canonical({
+        labels: s.metadata?.labels ?? {},
+        owners: s.metadata?.ownerReferences ?? [],
+        addressType: s.addressType,
+        endpoints: s.endpoints ?? [],
+        ports: s.ports ?? [],
+      }),
+    );
   return view(current) !== view(next);
 }

@@ -4,7 +4,14 @@
 // Ready and not terminating (or publishNotReadyAddresses), serving = Ready, terminating =
 // deletionTimestamp; slices grouped by the ports each pod resolves, at most 100 endpoints each,
 // existing slices kept and filled before new ones are made, a placeholder when there is nothing.
-import type { V1Endpoint, DiscoveryV1EndpointPort, V1EndpointSlice, V1Pod, V1Service, V1ServicePort } from "@kubernetes/client-node";
+import type {
+  V1Endpoint,
+  DiscoveryV1EndpointPort,
+  V1EndpointSlice,
+  V1Pod,
+  V1Service,
+  V1ServicePort,
+} from "@kubernetes/client-node";
 import { canonical } from "../patch.js";
 
 export const CONTROLLER_NAME = "endpointslice-controller.k8s.io";
@@ -31,7 +38,8 @@ export function serviceSelector(svc: V1Service): Record<string, string> | undefi
 export const selects = (selector: Record<string, string>, labels: Record<string, string> | undefined): boolean =>
   Object.entries(selector).every(([k, v]) => labels?.[k] === v);
 
-const isPodReady = (pod: V1Pod): boolean => pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
+const isPodReady = (pod: V1Pod): boolean =>
+  pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
 
 /** ShouldPodBeInEndpoints with terminating pods included: not Succeeded or Failed, and an address. */
 export function shouldPodBeInEndpoints(pod: V1Pod): boolean {
@@ -47,7 +55,9 @@ export function podToEndpoint(pod: V1Pod, svc: V1Service, addressType: string): 
   const terminating = Boolean(pod.metadata?.deletionTimestamp);
   const ready = svc.spec?.publishNotReadyAddresses === true || (serving && !terminating);
   const ips = (pod.status?.podIPs ?? []).map((p) => p.ip);
-  const addresses = (ips.length > 0 ? ips : [pod.status?.podIP ?? ""]).filter((ip) => ip && isIPv6(ip) === (addressType === "IPv6"));
+  const addresses = (ips.length > 0 ? ips : [pod.status?.podIP ?? ""]).filter(
+    (ip) => ip && isIPv6(ip) === (addressType === "IPv6"),
+  );
   const endpoint: V1Endpoint = {
     addresses,
     conditions: { ready, serving, terminating },
@@ -55,7 +65,12 @@ export function podToEndpoint(pod: V1Pod, svc: V1Service, addressType: string): 
   };
   if (pod.spec?.nodeName) endpoint.nodeName = pod.spec.nodeName;
   // ShouldSetHostname: the pod names this Service as its subdomain.
-  if (pod.spec?.hostname && pod.spec.subdomain === svc.metadata?.name && pod.metadata?.namespace === svc.metadata?.namespace) endpoint.hostname = pod.spec.hostname;
+  if (
+    pod.spec?.hostname &&
+    pod.spec.subdomain === svc.metadata?.name &&
+    pod.metadata?.namespace === svc.metadata?.namespace
+  )
+    endpoint.hostname = pod.spec.hostname;
   return endpoint;
 }
 
@@ -78,7 +93,12 @@ export function endpointPorts(svc: V1Service, pod: V1Pod): DiscoveryV1EndpointPo
   for (const p of svc.spec?.ports ?? []) {
     const port = findPort(pod, p);
     if (port === undefined) continue;
-    out.push({ name: p.name ?? "", port, protocol: p.protocol ?? "TCP", ...(p.appProtocol ? { appProtocol: p.appProtocol } : {}) });
+    out.push({
+      name: p.name ?? "",
+      port,
+      protocol: p.protocol ?? "TCP",
+      ...(p.appProtocol ? { appProtocol: p.appProtocol } : {}),
+    });
   }
   return out;
 }
@@ -103,11 +123,16 @@ export function sliceLabels(svc: V1Service): Record<string, string> {
 }
 
 const ownedBy = (slice: V1EndpointSlice, svc: V1Service): boolean =>
-  (slice.metadata?.ownerReferences ?? []).some((o) => o.uid === svc.metadata?.uid && o.kind === "Service" && o.apiVersion === "v1");
+  (slice.metadata?.ownerReferences ?? []).some(
+    (o) => o.uid === svc.metadata?.uid && o.kind === "Service" && o.apiVersion === "v1",
+  );
 
 const portsKey = (ports: DiscoveryV1EndpointPort[] | undefined): string =>
-  JSON.stringify((ports ?? []).map((p) => canonical(p)).sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1)));
-const endpointKey = (e: V1Endpoint): string => `${e.targetRef?.namespace ?? ""}/${e.targetRef?.name ?? ""}/${[...e.addresses].sort().join(",")}`;
+  JSON.stringify(
+    (ports ?? []).map((p) => canonical(p)).sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1)),
+  );
+const endpointKey = (e: V1Endpoint): string =>
+  `${e.targetRef?.namespace ?? ""}/${e.targetRef?.name ?? ""}/${[...e.addresses].sort().join(",")}`;
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
 
 function newSlice(svc: V1Service, ports: DiscoveryV1EndpointPort[], addressType: string): V1EndpointSlice {
@@ -119,7 +144,16 @@ function newSlice(svc: V1Service, ports: DiscoveryV1EndpointPort[], addressType:
       generateName: `${name}-`,
       namespace: svc.metadata!.namespace,
       labels: sliceLabels(svc),
-      ownerReferences: [{ apiVersion: "v1", kind: "Service", name, uid: svc.metadata!.uid!, controller: true, blockOwnerDeletion: true }],
+      ownerReferences: [
+        {
+          apiVersion: "v1",
+          kind: "Service",
+          name,
+          uid: svc.metadata!.uid!,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
     },
     addressType,
     endpoints: [],
@@ -128,12 +162,23 @@ function newSlice(svc: V1Service, ports: DiscoveryV1EndpointPort[], addressType:
 }
 
 /** The slices the controller wants changed so that `existing` (its own, for this Service) list `pods`. */
-export function planSlices(svc: V1Service, pods: readonly V1Pod[], existing: readonly V1EndpointSlice[], maxPerSlice = MAX_ENDPOINTS_PER_SLICE): SlicePlan {
+export function planSlices(
+  svc: V1Service,
+  pods: readonly V1Pod[],
+  existing: readonly V1EndpointSlice[],
+  maxPerSlice = MAX_ENDPOINTS_PER_SLICE,
+): SlicePlan {
   const plan: SlicePlan = { create: [], update: [], delete: [] };
   const types = addressTypes(svc);
   for (const slice of existing) if (!types.includes(slice.addressType)) plan.delete.push(slice);
   for (const addressType of types) {
-    const part = planAddressType(svc, pods, existing.filter((s) => s.addressType === addressType), addressType, maxPerSlice);
+    const part = planAddressType(
+      svc,
+      pods,
+      existing.filter((s) => s.addressType === addressType),
+      addressType,
+      maxPerSlice,
+    );
     plan.create.push(...part.create);
     plan.update.push(...part.update);
     plan.delete.push(...part.delete);
@@ -141,7 +186,11 @@ export function planSlices(svc: V1Service, pods: readonly V1Pod[], existing: rea
   return finalize(svc, plan);
 }
 
-function desiredByPorts(svc: V1Service, pods: readonly V1Pod[], addressType: string): Map<string, { ports: DiscoveryV1EndpointPort[]; endpoints: Map<string, V1Endpoint> }> {
+function desiredByPorts(
+  svc: V1Service,
+  pods: readonly V1Pod[],
+  addressType: string,
+): Map<string, { ports: DiscoveryV1EndpointPort[]; endpoints: Map<string, V1Endpoint> }> {
   const desired = new Map<string, { ports: DiscoveryV1EndpointPort[]; endpoints: Map<string, V1Endpoint> }>();
   const sorted = [...pods].sort((a, b) => (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? ""));
   for (const pod of sorted) {
@@ -156,7 +205,13 @@ function desiredByPorts(svc: V1Service, pods: readonly V1Pod[], addressType: str
   return desired;
 }
 
-function planAddressType(svc: V1Service, pods: readonly V1Pod[], existing: V1EndpointSlice[], addressType: string, max: number): SlicePlan {
+function planAddressType(
+  svc: V1Service,
+  pods: readonly V1Pod[],
+  existing: V1EndpointSlice[],
+  addressType: string,
+  max: number,
+): SlicePlan {
   const plan: SlicePlan = { create: [], update: [], delete: [] };
   const existingByPorts = new Map<string, V1EndpointSlice[]>();
   for (const slice of existing) {
@@ -179,14 +234,28 @@ function planAddressType(svc: V1Service, pods: readonly V1Pod[], existing: V1End
     const placeholder = newSlice(svc, [], addressType);
     const only = plan.delete.length === 1 ? plan.delete[0]! : undefined;
     // The placeholder that is already there stays.
-    if (only && ownedBy(only, svc) && (only.endpoints ?? []).length === 0 && (only.ports ?? []).length === 0 && same(only.metadata?.labels, placeholder.metadata!.labels)) plan.delete = [];
+    if (
+      only &&
+      ownedBy(only, svc) &&
+      (only.endpoints ?? []).length === 0 &&
+      (only.ports ?? []).length === 0 &&
+      same(only.metadata?.labels, placeholder.metadata!.labels)
+    )
+      plan.delete = [];
     else plan.create.push(placeholder);
   }
   return plan;
 }
 
 /** reconcileByPortMapping: keep and update what is still wanted, fill the changed slices, then the fullest unchanged one, then new ones. */
-function planPortGroup(svc: V1Service, existing: V1EndpointSlice[], wanted: Map<string, V1Endpoint>, ports: DiscoveryV1EndpointPort[], addressType: string, max: number): SlicePlan {
+function planPortGroup(
+  svc: V1Service,
+  existing: V1EndpointSlice[],
+  wanted: Map<string, V1Endpoint>,
+  ports: DiscoveryV1EndpointPort[],
+  addressType: string,
+  max: number,
+): SlicePlan {
   const plan: SlicePlan = { create: [], update: [], delete: [] };
   const remaining = new Map(wanted);
   const labels = sliceLabels(svc);
@@ -251,7 +320,10 @@ function finalize(svc: V1Service, plan: SlicePlan): SlicePlan {
     const i = create.findIndex((c) => c.addressType === old.addressType);
     if (i >= 0 && ownedBy(old, svc)) {
       const [slice] = create.splice(i, 1);
-      update.push({ ...slice!, metadata: { ...slice!.metadata, name: old.metadata!.name, resourceVersion: old.metadata!.resourceVersion } });
+      update.push({
+        ...slice!,
+        metadata: { ...slice!.metadata, name: old.metadata!.name, resourceVersion: old.metadata!.resourceVersion },
+      });
     } else remove.push(old);
   }
   return { create, update, delete: remove };

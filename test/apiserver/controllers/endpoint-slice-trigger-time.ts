@@ -44,7 +44,8 @@ export class TriggerTimeTracker {
 /** The slice with the annotation set to the trigger time, or without it when there is none. */
 export function withTriggerTime(slice: V1EndpointSlice, at: number): V1EndpointSlice {
   const { [TRIGGER_TIME_ANNOTATION]: _old, ...others } = slice.metadata?.annotations ?? {};
-  const annotations = at > 0 ? { ...others, [TRIGGER_TIME_ANNOTATION]: new Date(at).toISOString().replace(/\.000Z$/, "Z") } : others;
+  const annotations =
+    at > 0 ? { ...others, [TRIGGER_TIME_ANNOTATION]: new Date(at).toISOString().replace(/\.000Z$/, "Z") } : others;
   const { annotations: _drop, ...meta } = slice.metadata ?? {};
   return { ...slice, metadata: Object.keys(annotations).length > 0 ? { ...meta, annotations } : meta };
 }

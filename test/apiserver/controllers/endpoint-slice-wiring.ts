@@ -1,6 +1,13 @@
 // Starts the EndpointSlice controller's informers (Services, and only its own slices) and work
 // queue; pod events come from the shared pod informer through the returned controller.
-import { CoreV1Api, DiscoveryV1Api, type KubeConfig, type V1EndpointSlice, type V1Pod, type V1Service } from "@kubernetes/client-node";
+import {
+  CoreV1Api,
+  DiscoveryV1Api,
+  type KubeConfig,
+  type V1EndpointSlice,
+  type V1Pod,
+  type V1Service,
+} from "@kubernetes/client-node";
 import type { KubeClient } from "../../../operator/src/adapters/kube-client.js";
 import { EndpointSliceController } from "./endpoint-slice-controller.js";
 import { CONTROLLER_NAME, LABEL_MANAGED_BY } from "./endpoint-slice-plan.js";
@@ -25,8 +32,14 @@ export async function startEndpointSliceController(
 ): Promise<RunningEndpointSliceController> {
   const core = kc.makeApiClient(CoreV1Api);
   const discovery = kc.makeApiClient(DiscoveryV1Api);
-  let servicesCache: { get(n: string, ns?: string): V1Service | undefined; list(ns?: string): ReadonlyArray<V1Service> } = { get: () => undefined, list: () => [] };
-  let slicesCache: { get(n: string, ns?: string): V1EndpointSlice | undefined; list(ns?: string): ReadonlyArray<V1EndpointSlice> } = { get: () => undefined, list: () => [] };
+  let servicesCache: {
+    get(n: string, ns?: string): V1Service | undefined;
+    list(ns?: string): ReadonlyArray<V1Service>;
+  } = { get: () => undefined, list: () => [] };
+  let slicesCache: {
+    get(n: string, ns?: string): V1EndpointSlice | undefined;
+    list(ns?: string): ReadonlyArray<V1EndpointSlice>;
+  } = { get: () => undefined, list: () => [] };
   const enqueue = (key: string): void => queue.add(key);
   const controller = new EndpointSliceController({
     discovery,
@@ -35,14 +48,24 @@ export async function startEndpointSliceController(
     slices: { get: (n, ns) => slicesCache.get(n, ns), list: (ns) => slicesCache.list(ns) },
     enqueue,
   });
-  const queue: WorkQueue = new WorkQueue("endpointslice", (key) => controller.sync(key), (_key, err) => report(err));
+  const queue: WorkQueue = new WorkQueue(
+    "endpointslice",
+    (key) => controller.sync(key),
+    (_key, err) => report(err),
+  );
   const informers: Array<RunningInformer<any>> = [];
   try {
-    const services = await startInformer<V1Service>(watchClient, "/api/v1/services", () => core.listServiceForAllNamespaces(), report, (inf) => {
-      inf.on("add", (s) => controller.serviceChanged(s));
-      inf.on("update", (s) => controller.serviceChanged(s));
-      inf.on("delete", (s) => controller.serviceDeleted(s));
-    });
+    const services = await startInformer<V1Service>(
+      watchClient,
+      "/api/v1/services",
+      () => core.listServiceForAllNamespaces(),
+      report,
+      (inf) => {
+        inf.on("add", (s) => controller.serviceChanged(s));
+        inf.on("update", (s) => controller.serviceChanged(s));
+        inf.on("delete", (s) => controller.serviceDeleted(s));
+      },
+    );
     informers.push(services);
     servicesCache = services.informer;
     const selector = `${LABEL_MANAGED_BY}=${CONTROLLER_NAME}`;

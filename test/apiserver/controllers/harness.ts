@@ -58,7 +58,9 @@ export async function freshNamespace(h: Harness, prefix = "t"): Promise<string> 
   return name;
 }
 
-export function aReplicaSet(opts: { name?: string; replicas?: number; labels?: Record<string, string>; minReadySeconds?: number } = {}): V1ReplicaSet {
+export function aReplicaSet(
+  opts: { name?: string; replicas?: number; labels?: Record<string, string>; minReadySeconds?: number } = {},
+): V1ReplicaSet {
   const labels = opts.labels ?? { app: "web" };
   return {
     apiVersion: "apps/v1",
@@ -68,7 +70,10 @@ export function aReplicaSet(opts: { name?: string; replicas?: number; labels?: R
       replicas: opts.replicas ?? 3,
       ...(opts.minReadySeconds !== undefined ? { minReadySeconds: opts.minReadySeconds } : {}),
       selector: { matchLabels: labels },
-      template: { metadata: { labels }, spec: { containers: [{ name: "app", image: "nginx:1.27", ports: [{ containerPort: 8080 }] }] } },
+      template: {
+        metadata: { labels },
+        spec: { containers: [{ name: "app", image: "nginx:1.27", ports: [{ containerPort: 8080 }] }] },
+      },
     },
   };
 }
@@ -77,19 +82,26 @@ export function aPod(opts: { name: string; labels?: Record<string, string>; fina
   return {
     apiVersion: "v1",
     kind: "Pod",
-    metadata: { name: opts.name, labels: opts.labels ?? { app: "web" }, ...(opts.finalizers ? { finalizers: opts.finalizers } : {}) },
+    metadata: {
+      name: opts.name,
+      labels: opts.labels ?? { app: "web" },
+      ...(opts.finalizers ? { finalizers: opts.finalizers } : {}),
+    },
     spec: { containers: [{ name: "app", image: "nginx:1.27" }] },
   };
 }
 
-export const isReady = (p: V1Pod): boolean => p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
+export const isReady = (p: V1Pod): boolean =>
+  p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
 
 /** Marks a pod not ready through the status subresource, as a failing readiness probe would. */
 export async function markNotReady(h: Harness, namespace: string, name: string): Promise<void> {
   await retryOnConflict(async () => {
     const pod = await h.core.readNamespacedPod({ name, namespace });
     pod.status!.conditions = (pod.status?.conditions ?? []).map((c) =>
-      c.type === "Ready" || c.type === "ContainersReady" ? { ...c, status: "False", lastTransitionTime: new Date() } : c,
+      c.type === "Ready" || c.type === "ContainersReady"
+        ? { ...c, status: "False", lastTransitionTime: new Date() }
+        : c,
     );
     return h.core.replaceNamespacedPodStatus({ name, namespace, body: pod });
   });
@@ -110,7 +122,12 @@ export async function retryOnConflict<T>(attempt: () => Promise<T>, attempts = 1
   }
 }
 
-export async function updateReplicaSet(h: Harness, namespace: string, name: string, change: (rs: V1ReplicaSet) => void): Promise<V1ReplicaSet> {
+export async function updateReplicaSet(
+  h: Harness,
+  namespace: string,
+  name: string,
+  change: (rs: V1ReplicaSet) => void,
+): Promise<V1ReplicaSet> {
   return retryOnConflict(async () => {
     const rs = await h.apps.readNamespacedReplicaSet({ name, namespace });
     change(rs);

@@ -2,7 +2,15 @@
 // Services with a selector, a kubelet stand-in).
 // They talk to the server over HTTP like real controllers: informers feed work queues, each sync
 // is level-based and idempotent, and informers restart on errors.
-import { AppsV1Api, CoreV1Api, KubeConfig, PolicyV1Api, type V1Pod, type V1PodDisruptionBudget, type V1ReplicaSet } from "@kubernetes/client-node";
+import {
+  AppsV1Api,
+  CoreV1Api,
+  KubeConfig,
+  PolicyV1Api,
+  type V1Pod,
+  type V1PodDisruptionBudget,
+  type V1ReplicaSet,
+} from "@kubernetes/client-node";
 import { DisruptionController } from "./disruption-controller.js";
 import { startEndpointSliceController, type RunningEndpointSliceController } from "./endpoint-slice-wiring.js";
 import { startInformer, watchClientOf, type RunningInformer } from "./informers.js";
@@ -74,55 +82,115 @@ export async function startControllers(opts: ControllerOptions): Promise<Running
 
   try {
     // Caches exist before the controllers that read them; events flow once informers start.
-    let podsCache: { get(n: string, ns?: string): V1Pod | undefined; list(ns?: string): ReadonlyArray<V1Pod> } = { get: () => undefined, list: () => [] };
-    let rsCache: { get(n: string, ns?: string): V1ReplicaSet | undefined; list(ns?: string): ReadonlyArray<V1ReplicaSet> } = { get: () => undefined, list: () => [] };
-    let pdbCache: { get(n: string, ns?: string): V1PodDisruptionBudget | undefined; list(ns?: string): ReadonlyArray<V1PodDisruptionBudget> } = { get: () => undefined, list: () => [] };
+    let podsCache: { get(n: string, ns?: string): V1Pod | undefined; list(ns?: string): ReadonlyArray<V1Pod> } = {
+      get: () => undefined,
+      list: () => [],
+    };
+    let rsCache: {
+      get(n: string, ns?: string): V1ReplicaSet | undefined;
+      list(ns?: string): ReadonlyArray<V1ReplicaSet>;
+    } = { get: () => undefined, list: () => [] };
+    let pdbCache: {
+      get(n: string, ns?: string): V1PodDisruptionBudget | undefined;
+      list(ns?: string): ReadonlyArray<V1PodDisruptionBudget>;
+    } = { get: () => undefined, list: () => [] };
     const pods = { get: (n: string, ns?: string) => podsCache.get(n, ns), list: (ns?: string) => podsCache.list(ns) };
-    const replicaSets = { get: (n: string, ns?: string) => rsCache.get(n, ns), list: (ns?: string) => rsCache.list(ns) };
+    const replicaSets = {
+      get: (n: string, ns?: string) => rsCache.get(n, ns),
+      list: (ns?: string) => rsCache.list(ns),
+    };
     const budgets = { get: (n: string, ns?: string) => pdbCache.get(n, ns), list: (ns?: string) => pdbCache.list(ns) };
 
     let rsQueue: WorkQueue | undefined;
     let rsController: ReplicaSetController | undefined;
     if (opts.replicaSet) {
       const putStatus = async (namespace: string, name: string, rs: V1ReplicaSet): Promise<V1ReplicaSet> =>
-        JSON.parse(await raw.request("PUT", `/apis/apps/v1/namespaces/${encodeURIComponent(namespace)}/replicasets/${encodeURIComponent(name)}/status`, rs)) as V1ReplicaSet;
-      rsController = new ReplicaSetController({ core, podApi, putStatus, apps, pods, replicaSets, now, enqueue: (k) => rsQueue!.add(k) });
+        JSON.parse(
+          await raw.request(
+            "PUT",
+            `/apis/apps/v1/namespaces/${encodeURIComponent(namespace)}/replicasets/${encodeURIComponent(name)}/status`,
+            rs,
+          ),
+        ) as V1ReplicaSet;
+      rsController = new ReplicaSetController({
+        core,
+        podApi,
+        putStatus,
+        apps,
+        pods,
+        replicaSets,
+        now,
+        enqueue: (k) => rsQueue!.add(k),
+      });
       const c = rsController;
-      rsQueue = new WorkQueue("replicaset", (k) => c.sync(k), (_k, e) => report(e));
+      rsQueue = new WorkQueue(
+        "replicaset",
+        (k) => c.sync(k),
+        (_k, e) => report(e),
+      );
       queues.push(rsQueue);
     }
     let pdbQueue: WorkQueue | undefined;
     let pdbController: DisruptionController | undefined;
     if (opts.podDisruptionBudget) {
-      pdbController = new DisruptionController({ policy, apps, pods, budgets, replicaSets: opts.replicaSet ? replicaSets : undefined, now, enqueue: (k) => pdbQueue!.add(k) });
+      pdbController = new DisruptionController({
+        policy,
+        apps,
+        pods,
+        budgets,
+        replicaSets: opts.replicaSet ? replicaSets : undefined,
+        now,
+        enqueue: (k) => pdbQueue!.add(k),
+      });
       const c = pdbController;
-      pdbQueue = new WorkQueue("disruption", (k) => c.sync(k), (_k, e) => report(e));
+      pdbQueue = new WorkQueue(
+        "disruption",
+        (k) => c.sync(k),
+        (_k, e) => report(e),
+      );
       queues.push(pdbQueue);
     }
     let kubeletQueue: WorkQueue | undefined;
     let kubelet: KubeletStandIn | undefined;
     if (opts.simulateKubelet) {
-      kubelet = new KubeletStandIn({ podApi, pods, podCidr: opts.podCidr || DEFAULT_POD_CIDR, terminationDelayMs: opts.terminationDelayMs ?? 0, now, enqueue: (k) => kubeletQueue!.add(k) });
+      kubelet = new KubeletStandIn({
+        podApi,
+        pods,
+        podCidr: opts.podCidr || DEFAULT_POD_CIDR,
+        terminationDelayMs: opts.terminationDelayMs ?? 0,
+        now,
+        enqueue: (k) => kubeletQueue!.add(k),
+      });
       const k = kubelet;
-      kubeletQueue = new WorkQueue("kubelet", (key) => k.sync(key), (_key, e) => report(e));
+      kubeletQueue = new WorkQueue(
+        "kubelet",
+        (key) => k.sync(key),
+        (_key, e) => report(e),
+      );
       queues.push(kubeletQueue);
     }
 
     if (opts.replicaSet) {
-      const running = await startInformer<V1ReplicaSet>(watchClient, "/apis/apps/v1/replicasets", () => apps.listReplicaSetForAllNamespaces(), report, (inf) => {
-        inf.on("add", (rs) => {
-          rsQueue!.add(podKey(rs));
-          pdbController?.controllerChanged(rs.metadata?.namespace ?? "");
-        });
-        inf.on("update", (rs) => {
-          rsQueue!.add(podKey(rs));
-          pdbController?.controllerChanged(rs.metadata?.namespace ?? "");
-        });
-        inf.on("delete", (rs) => {
-          rsQueue!.add(podKey(rs));
-          pdbController?.controllerChanged(rs.metadata?.namespace ?? "");
-        });
-      });
+      const running = await startInformer<V1ReplicaSet>(
+        watchClient,
+        "/apis/apps/v1/replicasets",
+        () => apps.listReplicaSetForAllNamespaces(),
+        report,
+        (inf) => {
+          inf.on("add", (rs) => {
+            rsQueue!.add(podKey(rs));
+            pdbController?.controllerChanged(rs.metadata?.namespace ?? "");
+          });
+          inf.on("update", (rs) => {
+            rsQueue!.add(podKey(rs));
+            pdbController?.controllerChanged(rs.metadata?.namespace ?? "");
+          });
+          inf.on("delete", (rs) => {
+            rsQueue!.add(podKey(rs));
+            pdbController?.controllerChanged(rs.metadata?.namespace ?? "");
+          });
+        },
+      );
       rsCache = running.informer;
       informers.push(running);
     }
@@ -150,30 +218,36 @@ export async function startControllers(opts: ControllerOptions): Promise<Running
     if (opts.replicaSet || opts.podDisruptionBudget || opts.simulateKubelet || opts.endpointSlice) {
       // The informer hands over only the new object: keep the previous one for the ReplicaSet's ownership changes.
       const previous = new Map<string, V1Pod>();
-      const running = await startInformer<V1Pod>(watchClient, "/api/v1/pods", () => core.listPodForAllNamespaces(), report, (inf) => {
-        inf.on("add", (pod) => {
-          previous.set(podKey(pod), pod);
-          rsController?.podAdded(pod);
-          pdbController?.podChanged(pod);
-          kubelet?.podSeen(pod);
-          esc?.podChanged(pod);
-        });
-        inf.on("update", (pod) => {
-          const before = previous.get(podKey(pod));
-          previous.set(podKey(pod), pod);
-          rsController?.podUpdated(before, pod);
-          pdbController?.podChanged(pod);
-          kubelet?.podSeen(pod);
-          esc?.podChanged(pod, before);
-        });
-        inf.on("delete", (pod) => {
-          previous.delete(podKey(pod));
-          rsController?.podDeleted(pod);
-          pdbController?.podChanged(pod);
-          kubelet?.podGone(pod);
-          esc?.podChanged(pod);
-        });
-      });
+      const running = await startInformer<V1Pod>(
+        watchClient,
+        "/api/v1/pods",
+        () => core.listPodForAllNamespaces(),
+        report,
+        (inf) => {
+          inf.on("add", (pod) => {
+            previous.set(podKey(pod), pod);
+            rsController?.podAdded(pod);
+            pdbController?.podChanged(pod);
+            kubelet?.podSeen(pod);
+            esc?.podChanged(pod);
+          });
+          inf.on("update", (pod) => {
+            const before = previous.get(podKey(pod));
+            previous.set(podKey(pod), pod);
+            rsController?.podUpdated(before, pod);
+            pdbController?.podChanged(pod);
+            kubelet?.podSeen(pod);
+            esc?.podChanged(pod, before);
+          });
+          inf.on("delete", (pod) => {
+            previous.delete(podKey(pod));
+            rsController?.podDeleted(pod);
+            pdbController?.podChanged(pod);
+            kubelet?.podGone(pod);
+            esc?.podChanged(pod);
+          });
+        },
+      );
       podsCache = running.informer;
       informers.push(running);
     }

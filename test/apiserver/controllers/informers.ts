@@ -2,7 +2,11 @@
 // with backoff on any error), seen through the small interface they were written against: typed
 // handlers per event and a cache looked up by name, then namespace.
 import type { KubeConfig, KubernetesObject, ListPromise } from "@kubernetes/client-node";
-import { startInformer as startCache, waitForCacheSync, type InformerEventType } from "../../../operator/src/adapters/informer.js";
+import {
+  startInformer as startCache,
+  waitForCacheSync,
+  type InformerEventType,
+} from "../../../operator/src/adapters/informer.js";
 import { KubeClient } from "../../../operator/src/adapters/kube-client.js";
 import { connectionOf, kubeClientOf } from "../../../operator/src/adapters/kube-config.js";
 import { LoopbackKubeClient } from "../loopback-client.js";
@@ -54,7 +58,8 @@ export async function startInformer<T extends KubernetesObject>(
   labelSelector?: string,
 ): Promise<RunningInformer<T>> {
   const handlers: Record<InformerEventType, Array<(obj: T) => void>> = { add: [], update: [], delete: [] };
-  const report = (obj: object, msg?: string) => onError(new Error(`informer for ${path}: ${msg ?? "failed"}`, { cause: (obj as { err?: unknown }).err }));
+  const report = (obj: object, msg?: string) =>
+    onError(new Error(`informer for ${path}: ${msg ?? "failed"}`, { cause: (obj as { err?: unknown }).err }));
   const cache = startCache<T>({
     client: source instanceof KubeClient ? source : kubeClientOf(source),
     path,

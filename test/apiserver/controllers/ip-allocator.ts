@@ -12,7 +12,8 @@ export class IpAllocator {
     if (!m) throw new Error(`pod CIDR ${cidr} is not an IPv4 CIDR`);
     const parts = m.slice(1, 5).map(Number);
     const bits = Number(m[5]);
-    if (parts.some((p) => p > 255) || bits < 1 || bits > 30) throw new Error(`pod CIDR ${cidr} is not a usable IPv4 CIDR`);
+    if (parts.some((p) => p > 255) || bits < 1 || bits > 30)
+      throw new Error(`pod CIDR ${cidr} is not a usable IPv4 CIDR`);
     const base = ((parts[0]! << 24) >>> 0) + (parts[1]! << 16) + (parts[2]! << 8) + parts[3]!;
     const mask = bits === 0 ? 0 : (~0 << (32 - bits)) >>> 0;
     this.first = ((base & mask) >>> 0) + 1;

@@ -24,7 +24,6 @@ export interface KubeletDeps {
   enqueue: (key: string) => void;
 }
 
-
 /**
  * The body of a status write: the status subresource takes only status from it (as the real one
  * does), so the rest of the pod (spec, labels, managedFields) is left out; name and uid say which

@@ -8,7 +8,11 @@ export interface PodRequests {
   /** The status subresource, with a full pod as the body. */
   putStatus(namespace: string, name: string, pod: V1Pod): Promise<void>;
   /** DeleteOptions go in the body, where they count; gracePeriodSeconds also in the query, where the request log shows it. */
-  delete(namespace: string, name: string, options?: { gracePeriodSeconds?: number; preconditions?: { uid?: string } }): Promise<void>;
+  delete(
+    namespace: string,
+    name: string,
+    options?: { gracePeriodSeconds?: number; preconditions?: { uid?: string } },
+  ): Promise<void>;
 }
 
 const podsPath = (namespace: string): string => `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`;
@@ -18,9 +22,11 @@ const podPath = (namespace: string, name: string): string => `${podsPath(namespa
 export function podRequests(client: RawJsonClient): PodRequests {
   return {
     create: async (namespace, pod) => void (await client.request("POST", podsPath(namespace), pod)),
-    putStatus: async (namespace, name, pod) => void (await client.request("PUT", `${podPath(namespace, name)}/status`, pod)),
+    putStatus: async (namespace, name, pod) =>
+      void (await client.request("PUT", `${podPath(namespace, name)}/status`, pod)),
     delete: async (namespace, name, options) => {
-      const query = options?.gracePeriodSeconds === undefined ? "" : `?gracePeriodSeconds=${options.gracePeriodSeconds}`;
+      const query =
+        options?.gracePeriodSeconds === undefined ? "" : `?gracePeriodSeconds=${options.gracePeriodSeconds}`;
       await client.request("DELETE", podPath(namespace, name) + query, options);
     },
   };

@@ -15,7 +15,8 @@ export function unmetReadinessGate(pod: V1Pod): { reason: string; message: strin
   for (const gate of pod.spec?.readinessGates ?? []) {
     const c = pod.status?.conditions?.find((x) => x.type === gate.conditionType);
     if (!c) problems.push(`corresponding condition of pod readiness gate "${gate.conditionType}" does not exist.`);
-    else if (c.status !== "True") problems.push(`the status of pod readiness gate "${gate.conditionType}" is not "True", but ${c.status}`);
+    else if (c.status !== "True")
+      problems.push(`the status of pod readiness gate "${gate.conditionType}" is not "True", but ${c.status}`);
   }
   return problems.length === 0 ? undefined : { reason: "ReadinessGatesNotReady", message: problems.join(", ") };
 }
@@ -30,7 +31,11 @@ export function podReadyCondition(pod: V1Pod, now: number): V1PodCondition {
   const gate = unmetReadinessGate(pod);
   const next: { status: string; reason?: string; message?: string } =
     containers?.status !== "True"
-      ? { status: containers?.status ?? "False", ...(containers?.reason ? { reason: containers.reason } : {}), ...(containers?.message ? { message: containers.message } : {}) }
+      ? {
+          status: containers?.status ?? "False",
+          ...(containers?.reason ? { reason: containers.reason } : {}),
+          ...(containers?.message ? { message: containers.message } : {}),
+        }
       : gate
         ? { status: "False", ...gate }
         : { status: "True" };
@@ -48,7 +53,12 @@ export function readyIsStale(pod: V1Pod, now: number): boolean {
   if ((pod.spec?.readinessGates ?? []).length === 0) return false;
   const want = podReadyCondition(pod, now);
   const have = pod.status?.conditions?.find((c) => c.type === "Ready");
-  return !have || have.status !== want.status || (have.reason ?? "") !== (want.reason ?? "") || (have.message ?? "") !== (want.message ?? "");
+  return (
+    !have ||
+    have.status !== want.status ||
+    (have.reason ?? "") !== (want.reason ?? "") ||
+    (have.message ?? "") !== (want.message ?? "")
+  );
 }
 
 /** The pod's status with Ready recomputed in place; every other condition as it is. */
@@ -56,7 +66,10 @@ export function withReadyRecomputed(pod: V1Pod, now: number): V1PodStatus {
   const conditions = pod.status?.conditions ?? [];
   const ready = podReadyCondition(pod, now);
   const has = conditions.some((c) => c.type === "Ready");
-  return { ...(pod.status ?? {}), conditions: has ? conditions.map((c) => (c.type === "Ready" ? ready : c)) : [...conditions, ready] };
+  return {
+    ...(pod.status ?? {}),
+    conditions: has ? conditions.map((c) => (c.type === "Ready" ? ready : c)) : [...conditions, ready],
+  };
 }
 
 export interface RunningPod {
@@ -68,7 +81,11 @@ export interface RunningPod {
 export function runningStatus(pod: V1Pod, at: RunningPod): V1PodStatus {
   const now = seconds(at.now) as unknown as Date;
   const before = pod.status?.conditions ?? [];
-  const condition = (type: string, status: "True" | "False", why?: { reason: string; message: string }): V1PodCondition => {
+  const condition = (
+    type: string,
+    status: "True" | "False",
+    why?: { reason: string; message: string },
+  ): V1PodCondition => {
     const old = before.find((c) => c.type === type);
     return {
       type,
@@ -119,7 +136,10 @@ export function statusDiffers(current: V1PodStatus | undefined, next: V1PodStatu
       phase: s?.phase,
       podIP: s?.podIP,
       hostIP: s?.hostIP,
-      conditions: (s?.conditions ?? []).filter((c) => KUBELET_CONDITIONS.includes(c.type)).map((c) => [c.type, c.status, c.reason ?? "", c.message ?? ""]).sort(),
+      conditions: (s?.conditions ?? [])
+        .filter((c) => KUBELET_CONDITIONS.includes(c.type))
+        .map((c) => [c.type, c.status, c.reason ?? "", c.message ?? ""])
+        .sort(),
       containers: (s?.containerStatuses ?? []).map((c) => [c.name, c.ready, c.started]),
     });
   return owned(current) !== owned(next);

@@ -2,7 +2,8 @@
 import type { V1LabelSelector, V1OwnerReference, V1Pod } from "@kubernetes/client-node";
 import { matchesLabelSelectorObject } from "../selectors.js";
 
-export const podKey = (pod: { metadata?: { namespace?: string; name?: string } }): string => `${pod.metadata?.namespace ?? ""}/${pod.metadata?.name ?? ""}`;
+export const podKey = (pod: { metadata?: { namespace?: string; name?: string } }): string =>
+  `${pod.metadata?.namespace ?? ""}/${pod.metadata?.name ?? ""}`;
 
 export function splitKey(key: string): { namespace: string; name: string } {
   const i = key.indexOf("/");
@@ -26,19 +27,23 @@ export function isPodAvailable(pod: V1Pod, minReadySeconds: number, now: number)
   return since !== undefined && new Date(since).getTime() + minReadySeconds * 1000 <= now;
 }
 
-export const controllerRefOf = (obj: { metadata?: { ownerReferences?: V1OwnerReference[] } }): V1OwnerReference | undefined =>
-  obj.metadata?.ownerReferences?.find((r) => r.controller === true);
+export const controllerRefOf = (obj: {
+  metadata?: { ownerReferences?: V1OwnerReference[] };
+}): V1OwnerReference | undefined => obj.metadata?.ownerReferences?.find((r) => r.controller === true);
 
 /** metav1.LabelSelectorAsSelector + Matches; a null selector selects nothing. */
-export const selectorMatches = (selector: V1LabelSelector | undefined, labels: Record<string, string> | undefined): boolean =>
-  matchesLabelSelectorObject(selector as Record<string, any> | undefined, labels);
+export const selectorMatches = (
+  selector: V1LabelSelector | undefined,
+  labels: Record<string, string> | undefined,
+): boolean => matchesLabelSelectorObject(selector as Record<string, any> | undefined, labels);
 
 export const isEmptySelector = (s: V1LabelSelector | undefined): boolean =>
   !!s && Object.keys(s.matchLabels ?? {}).length === 0 && (s.matchExpressions ?? []).length === 0;
 
 const PHASE_RANK: Record<string, number> = { Pending: 0, Unknown: 1, Running: 2 };
 const time = (t: Date | string | undefined): number => (t === undefined ? 0 : new Date(t).getTime());
-const restarts = (pod: V1Pod): number => Math.max(0, ...(pod.status?.containerStatuses ?? []).map((c) => c.restartCount ?? 0));
+const restarts = (pod: V1Pod): number =>
+  Math.max(0, ...(pod.status?.containerStatuses ?? []).map((c) => c.restartCount ?? 0));
 
 /**
  * ActivePods ordering (controller_utils.go): the pods to delete first come first —

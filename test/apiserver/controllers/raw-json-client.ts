@@ -18,7 +18,10 @@ export interface RawJsonClient {
   close(): Promise<void>;
 }
 
-export function rawJsonClient(kc: KubeConfig, opts: { connections?: number; handler?: RequestHandler } = {}): RawJsonClient {
+export function rawJsonClient(
+  kc: KubeConfig,
+  opts: { connections?: number; handler?: RequestHandler } = {},
+): RawJsonClient {
   const server = kc.getCurrentCluster()?.server.replace(/\/$/, "");
   if (!server) throw new Error("raw JSON client: the kubeconfig has no current cluster");
   const { origin, host, pathname } = new URL(server);
@@ -30,10 +33,24 @@ export function rawJsonClient(kc: KubeConfig, opts: { connections?: number; hand
     await kc.applySecurityAuthentication(ctx);
     return ctx.getHeaders();
   })();
-  const send = async (method: string, path: string, body: string | undefined): Promise<{ statusCode: number; text: string }> => {
-    const headers = { ...(await auth), accept: "application/json", ...(body === undefined ? {} : { "content-type": "application/json" }) };
+  const send = async (
+    method: string,
+    path: string,
+    body: string | undefined,
+  ): Promise<{ statusCode: number; text: string }> => {
+    const headers = {
+      ...(await auth),
+      accept: "application/json",
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    };
     if (agent) {
-      const res = await agent.request({ origin, path: base + path, method: method as "PUT", headers, ...(body === undefined ? {} : { body }) });
+      const res = await agent.request({
+        origin,
+        path: base + path,
+        method: method as "PUT",
+        headers,
+        ...(body === undefined ? {} : { body }),
+      });
       return { statusCode: res.statusCode, text: await res.body.text() };
     }
     // The headers as node's server presents them: lower-case names, with the ones undici adds.
@@ -45,7 +62,11 @@ export function rawJsonClient(kc: KubeConfig, opts: { connections?: number; hand
   return {
     async request(method, path, body) {
       const { statusCode, text } = await send(method, path, body === undefined ? undefined : JSON.stringify(body));
-      if (statusCode < 200 || statusCode > 299) throw Object.assign(new Error(`${method} ${path}: HTTP ${statusCode}: ${text.slice(0, 200)}`), { code: statusCode, body: text });
+      if (statusCode < 200 || statusCode > 299)
+        throw Object.assign(new Error(`${method} ${path}: HTTP ${statusCode}: ${text.slice(0, 200)}`), {
+          code: statusCode,
+          body: text,
+        });
       return text;
     },
     close: async () => agent?.close(),

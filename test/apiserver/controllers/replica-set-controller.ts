@@ -9,7 +9,15 @@ import { Expectations } from "./expectations.js";
 import { OwnedPods } from "./owned-pods.js";
 import { OwnWrites } from "./own-writes.js";
 import type { PodRequests } from "./pod-requests.js";
-import { compareForDeletion, controllerRefOf, isNotFound, isTerminating, podKey, selectorMatches, splitKey } from "./pods.js";
+import {
+  compareForDeletion,
+  controllerRefOf,
+  isNotFound,
+  isTerminating,
+  podKey,
+  selectorMatches,
+  splitKey,
+} from "./pods.js";
 import type { SyncResult } from "./work-queue.js";
 
 /** The real controller's burst size for creates and deletes in one sync. */
@@ -23,7 +31,10 @@ export interface ReplicaSetControllerDeps {
   putStatus: (namespace: string, name: string, rs: V1ReplicaSet) => Promise<V1ReplicaSet>;
   apps: AppsV1Api;
   pods: { get(name: string, namespace?: string): V1Pod | undefined; list(namespace?: string): ReadonlyArray<V1Pod> };
-  replicaSets: { get(name: string, namespace?: string): V1ReplicaSet | undefined; list(namespace?: string): ReadonlyArray<V1ReplicaSet> };
+  replicaSets: {
+    get(name: string, namespace?: string): V1ReplicaSet | undefined;
+    list(namespace?: string): ReadonlyArray<V1ReplicaSet>;
+  };
   now: () => number;
   enqueue: (key: string) => void;
 }
@@ -159,17 +170,31 @@ export class ReplicaSetController {
   }
 
   private ownerReference(rs: V1ReplicaSet) {
-    return { apiVersion: "apps/v1", kind: "ReplicaSet", name: rs.metadata!.name!, uid: rs.metadata!.uid!, controller: true, blockOwnerDeletion: true };
+    return {
+      apiVersion: "apps/v1",
+      kind: "ReplicaSet",
+      name: rs.metadata!.name!,
+      uid: rs.metadata!.uid!,
+      controller: true,
+      blockOwnerDeletion: true,
+    };
   }
 
   private async adopt(rs: V1ReplicaSet, pod: V1Pod): Promise<V1Pod | undefined> {
     // Like the real controller, recheck that the ReplicaSet still exists with this UID first.
-    const fresh = await this.deps.apps.readNamespacedReplicaSet({ name: rs.metadata!.name!, namespace: rs.metadata!.namespace! });
+    const fresh = await this.deps.apps.readNamespacedReplicaSet({
+      name: rs.metadata!.name!,
+      namespace: rs.metadata!.namespace!,
+    });
     if (fresh.metadata?.uid !== rs.metadata?.uid || fresh.metadata?.deletionTimestamp) return undefined;
     const body = structuredClone(pod);
     body.metadata!.ownerReferences = [...(body.metadata!.ownerReferences ?? []), this.ownerReference(rs)];
     try {
-      return await this.deps.core.replaceNamespacedPod({ name: pod.metadata!.name!, namespace: pod.metadata!.namespace!, body });
+      return await this.deps.core.replaceNamespacedPod({
+        name: pod.metadata!.name!,
+        namespace: pod.metadata!.namespace!,
+        body,
+      });
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw new Error(`adopting pod ${podKey(pod)} into ReplicaSet ${podKey(rs)}`, { cause: err });
@@ -180,7 +205,11 @@ export class ReplicaSetController {
     const body = structuredClone(pod);
     body.metadata!.ownerReferences = (body.metadata!.ownerReferences ?? []).filter((r) => r.uid !== rs.metadata?.uid);
     try {
-      await this.deps.core.replaceNamespacedPod({ name: pod.metadata!.name!, namespace: pod.metadata!.namespace!, body });
+      await this.deps.core.replaceNamespacedPod({
+        name: pod.metadata!.name!,
+        namespace: pod.metadata!.namespace!,
+        body,
+      });
     } catch (err) {
       if (isNotFound(err)) return;
       throw new Error(`releasing pod ${podKey(pod)} from ReplicaSet ${podKey(rs)}`, { cause: err });
@@ -197,7 +226,10 @@ export class ReplicaSetController {
       const failures = results.filter((r) => r.status === "rejected");
       // Creations that failed will never be observed.
       for (let i = 0; i < failures.length; i++) this.expectations.creationObserved(key);
-      if (failures.length) throw new Error(`creating ${failures.length} of ${count} pods for ReplicaSet ${key}`, { cause: (failures[0] as PromiseRejectedResult).reason });
+      if (failures.length)
+        throw new Error(`creating ${failures.length} of ${count} pods for ReplicaSet ${key}`, {
+          cause: (failures[0] as PromiseRejectedResult).reason,
+        });
     } else if (diff > 0) {
       const victims = owned.activePods().sort(compareForDeletion).slice(0, Math.min(diff, BURST_REPLICAS));
       this.expectations.expectDeletions(key, victims.map(podKey));

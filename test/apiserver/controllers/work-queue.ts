@@ -13,7 +13,13 @@ export class WorkQueue {
   private readonly queue: Queue;
   private readonly running: RunningController;
 
-  constructor(name: string, sync: (key: string) => Promise<SyncResult>, onError: (key: string, err: unknown) => void, baseDelayMs = 10, maxDelayMs = 2000) {
+  constructor(
+    name: string,
+    sync: (key: string) => Promise<SyncResult>,
+    onError: (key: string, err: unknown) => void,
+    baseDelayMs = 10,
+    maxDelayMs = 2000,
+  ) {
     this.queue = new Queue({ rateLimiter: new ItemExponentialFailureRateLimiter(baseDelayMs, maxDelayMs) });
     const logger = {
       info: () => {},

@@ -16,14 +16,30 @@ export const anEndpointSlice = (patch: (o: Obj) => void = () => {}): Obj =>
       kind: "EndpointSlice",
       metadata: { ...meta("web-abc12", "default"), labels: { "kubernetes.io/service-name": "web" } },
       addressType: "IPv4",
-      endpoints: [{ addresses: ["10.1.2.3"], conditions: { ready: true }, nodeName: "node-1", zone: "a", targetRef: { kind: "Pod", name: "web-1", namespace: "default" } }],
+      endpoints: [
+        {
+          addresses: ["10.1.2.3"],
+          conditions: { ready: true },
+          nodeName: "node-1",
+          zone: "a",
+          targetRef: { kind: "Pod", name: "web-1", namespace: "default" },
+        },
+      ],
       ports: [{ name: "http", protocol: "TCP", port: 8080 }],
     },
     patch,
   );
 
 export const aLease = (patch: (o: Obj) => void = () => {}): Obj =>
-  merge({ apiVersion: "coordination.k8s.io/v1", kind: "Lease", metadata: meta("leader", "default"), spec: { holderIdentity: "a", leaseDurationSeconds: 15, leaseTransitions: 0 } }, patch);
+  merge(
+    {
+      apiVersion: "coordination.k8s.io/v1",
+      kind: "Lease",
+      metadata: meta("leader", "default"),
+      spec: { holderIdentity: "a", leaseDurationSeconds: 15, leaseTransitions: 0 },
+    },
+    patch,
+  );
 
 export const aCoreEvent = (patch: (o: Obj) => void = () => {}): Obj =>
   merge(
@@ -63,7 +79,13 @@ export const aPod = (patch: (o: Obj) => void = () => {}): Obj =>
     {
       apiVersion: "v1",
       kind: "Pod",
-      metadata: { ...meta("web-1", "default"), uid: "u-1", resourceVersion: "5", creationTimestamp: "2026-11-29T21:00:00Z", labels: { app: "web" } },
+      metadata: {
+        ...meta("web-1", "default"),
+        uid: "u-1",
+        resourceVersion: "5",
+        creationTimestamp: "2026-11-29T21:00:00Z",
+        labels: { app: "web" },
+      },
       spec: { containers: [{ name: "app", image: "nginx", ports: [{ name: "http", containerPort: 8080 }] }] },
       status: { phase: "Pending" },
     },
@@ -71,20 +93,49 @@ export const aPod = (patch: (o: Obj) => void = () => {}): Obj =>
   );
 
 export const aService = (patch: (o: Obj) => void = () => {}): Obj =>
-  merge({ apiVersion: "v1", kind: "Service", metadata: meta("web", "default"), spec: { selector: { app: "web" }, ports: [{ port: 80, targetPort: 8080 }] } }, patch);
+  merge(
+    {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: meta("web", "default"),
+      spec: { selector: { app: "web" }, ports: [{ port: 80, targetPort: 8080 }] },
+    },
+    patch,
+  );
 
 export const aConfigMap = (patch: (o: Obj) => void = () => {}): Obj =>
-  merge({ apiVersion: "v1", kind: "ConfigMap", metadata: meta("settings", "default"), data: { "app.yaml": "a: 1" } }, patch);
+  merge(
+    { apiVersion: "v1", kind: "ConfigMap", metadata: meta("settings", "default"), data: { "app.yaml": "a: 1" } },
+    patch,
+  );
 
 export const aSecret = (patch: (o: Obj) => void = () => {}): Obj =>
-  merge({ apiVersion: "v1", kind: "Secret", metadata: meta("creds", "default"), data: { token: Buffer.from("s3cret").toString("base64") } }, patch);
+  merge(
+    {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: meta("creds", "default"),
+      data: { token: Buffer.from("s3cret").toString("base64") },
+    },
+    patch,
+  );
 
 export const aPodDisruptionBudget = (patch: (o: Obj) => void = () => {}): Obj =>
-  merge({ apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: meta("web", "default"), spec: { minAvailable: 1, selector: { matchLabels: { app: "web" } } } }, patch);
+  merge(
+    {
+      apiVersion: "policy/v1",
+      kind: "PodDisruptionBudget",
+      metadata: meta("web", "default"),
+      spec: { minAvailable: 1, selector: { matchLabels: { app: "web" } } },
+    },
+    patch,
+  );
 
-export const aNamespace = (patch: (o: Obj) => void = () => {}): Obj => merge({ apiVersion: "v1", kind: "Namespace", metadata: meta("team-a") }, patch);
+export const aNamespace = (patch: (o: Obj) => void = () => {}): Obj =>
+  merge({ apiVersion: "v1", kind: "Namespace", metadata: meta("team-a") }, patch);
 
-export const aNode = (patch: (o: Obj) => void = () => {}): Obj => merge({ apiVersion: "v1", kind: "Node", metadata: meta("node-1.example") }, patch);
+export const aNode = (patch: (o: Obj) => void = () => {}): Obj =>
+  merge({ apiVersion: "v1", kind: "Node", metadata: meta("node-1.example") }, patch);
 
 export const aReplicaSet = (patch: (o: Obj) => void = () => {}): Obj =>
   merge(
@@ -102,8 +153,9 @@ export const aReplicaSet = (patch: (o: Obj) => void = () => {}): Obj =>
   );
 
 /** The stored form of an object: what an update compares against. */
-export const stored = (o: Obj): Obj => merge(o, (x) => {
-  x.metadata.uid ??= "uid-1";
-  x.metadata.resourceVersion ??= "7";
-  x.metadata.creationTimestamp ??= "2026-11-29T21:00:00Z";
-});
+export const stored = (o: Obj): Obj =>
+  merge(o, (x) => {
+    x.metadata.uid ??= "uid-1";
+    x.metadata.resourceVersion ??= "7";
+    x.metadata.creationTimestamp ??= "2026-11-29T21:00:00Z";
+  });

@@ -2,7 +2,16 @@
 // ValidateSecret): keys are config-map keys, the data is at most 1 MiB (core.MaxSecretSize).
 import { forbidden, invalid, key, required, tooLong } from "./field-errors.js";
 import { byteLength, isConfigMapKey, nameIsDNSSubdomain } from "./names.js";
-import { asObj, asStr, asStrMap, FIELD_IMMUTABLE, semanticEqual, validateObjectMeta, validateObjectMetaUpdate, type Obj } from "./object-meta.js";
+import {
+  asObj,
+  asStr,
+  asStrMap,
+  FIELD_IMMUTABLE,
+  semanticEqual,
+  validateObjectMeta,
+  validateObjectMetaUpdate,
+  type Obj,
+} from "./object-meta.js";
 import type { FieldCause } from "./index.js";
 
 export const MAX_SECRET_SIZE = 1024 * 1024;
@@ -18,7 +27,8 @@ export function validateConfigMap(obj: Obj, old: Obj | undefined): FieldCause[] 
   let total = 0;
   for (const [k, v] of Object.entries(data)) {
     errs.push(...isConfigMapKey(k).map((m) => invalid(key("data", k), k, m)));
-    if (Object.prototype.hasOwnProperty.call(binary, k)) errs.push(invalid(key("data", k), k, "duplicate of key present in binaryData"));
+    if (Object.prototype.hasOwnProperty.call(binary, k))
+      errs.push(invalid(key("data", k), k, "duplicate of key present in binaryData"));
     total += byteLength(v);
   }
   for (const [k, v] of Object.entries(binary)) {

@@ -4,7 +4,15 @@
 import { child, duplicate, index, invalid, notSupported, required, tooMany } from "./field-errors.js";
 import { isValidIPv4Address, isValidIPv6Address, validateEndpointIP } from "./ip.js";
 import { isDNS1123Label, isDNS1123Subdomain, isQualifiedName, isValidLabelValue, nameIsDNSSubdomain } from "./names.js";
-import { asArr, asObj, asStr, FIELD_IMMUTABLE, validateObjectMeta, validateObjectMetaUpdate, type Obj } from "./object-meta.js";
+import {
+  asArr,
+  asObj,
+  asStr,
+  FIELD_IMMUTABLE,
+  validateObjectMeta,
+  validateObjectMetaUpdate,
+  type Obj,
+} from "./object-meta.js";
 import type { FieldCause } from "./index.js";
 
 export const SUPPORTED_ADDRESS_TYPES = ["FQDN", "IPv4", "IPv6"];
@@ -21,7 +29,8 @@ function isFullyQualifiedDomainName(field: string, value: string): FieldCause[] 
   const sub = isDNS1123Subdomain(name);
   if (sub.length) return [invalid(field, name, sub.join(","))];
   const labels = name.split(".");
-  if (labels.length < 2) return [invalid(field, name, "should be a domain with at least two segments separated by dots")];
+  if (labels.length < 2)
+    return [invalid(field, name, "should be a domain with at least two segments separated by dots")];
   for (const l of labels) {
     const e = isDNS1123Label(l);
     if (e.length) return [invalid(field, l, e.join(","))];
@@ -50,7 +59,9 @@ function validateEndpoints(endpoints: unknown[], addressType: string, opts: Endp
       if (addressType === "IPv4" || addressType === "IPv6") {
         errs.push(...(addressType === "IPv4" ? isValidIPv4Address(ap, a) : isValidIPv6Address(ap, a)));
         const special = validateEndpointIP(ap, a);
-        errs.push(...(opts.allowLoopbackAddresses ? special.filter((e) => !e.message.includes("loopback range")) : special));
+        errs.push(
+          ...(opts.allowLoopbackAddresses ? special.filter((e) => !e.message.includes("loopback range")) : special),
+        );
       } else if (addressType === "FQDN") {
         errs.push(...isFullyQualifiedDomainName(ap, a));
       }
@@ -95,7 +106,8 @@ function validatePorts(ports: unknown[]): FieldCause[] {
     if (names.has(name)) errs.push(duplicate(child(p, "name"), name));
     names.add(name);
     const protocol = port.protocol === undefined || port.protocol === null ? "TCP" : asStr(port.protocol);
-    if (!SUPPORTED_PROTOCOLS.includes(protocol)) errs.push(notSupported(child(p, "protocol"), protocol, SUPPORTED_PROTOCOLS));
+    if (!SUPPORTED_PROTOCOLS.includes(protocol))
+      errs.push(notSupported(child(p, "protocol"), protocol, SUPPORTED_PROTOCOLS));
     if (typeof port.appProtocol === "string") {
       errs.push(...isQualifiedName(port.appProtocol).map((m) => invalid(child(p, "appProtocol"), port.appProtocol, m)));
     }
@@ -111,7 +123,8 @@ export function validateEndpointSlice(obj: Obj, old: Obj | undefined, opts: Endp
     : validateObjectMeta(meta, { namespaced: true, nameFn: nameIsDNSSubdomain, kubeFinalizers: true });
   const addressType = asStr(obj.addressType);
   if (addressType === "") errs.push(required("addressType"));
-  else if (!SUPPORTED_ADDRESS_TYPES.includes(addressType)) errs.push(notSupported("addressType", addressType, SUPPORTED_ADDRESS_TYPES));
+  else if (!SUPPORTED_ADDRESS_TYPES.includes(addressType))
+    errs.push(notSupported("addressType", addressType, SUPPORTED_ADDRESS_TYPES));
   errs.push(...validateEndpoints(asArr(obj.endpoints), addressType, opts));
   errs.push(...validatePorts(asArr(obj.ports)));
   if (old && asStr(old.addressType) !== addressType) errs.push(invalid("addressType", addressType, FIELD_IMMUTABLE));

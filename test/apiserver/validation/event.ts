@@ -4,7 +4,15 @@
 // core/v1 get only the legacy checks; events.k8s.io/v1 adds the strict ones.
 import { invalid, required } from "./field-errors.js";
 import { byteLength, isDNS1123Subdomain, isQualifiedName, nameIsDNSSubdomain } from "./names.js";
-import { asObj, asStr, sameTime, semanticEqual, validateObjectMeta, validateObjectMetaUpdate, type Obj } from "./object-meta.js";
+import {
+  asObj,
+  asStr,
+  sameTime,
+  semanticEqual,
+  validateObjectMeta,
+  validateObjectMetaUpdate,
+  type Obj,
+} from "./object-meta.js";
 import type { FieldCause } from "./index.js";
 
 export const REPORTING_INSTANCE_LENGTH_LIMIT = 128;
@@ -61,7 +69,8 @@ function legacyValidateEvent(e: InternalEvent): FieldCause[] {
   const nsPath = "involvedObject.namespace";
   if (!isSet(e.eventTime)) {
     if (involvedNs === "") {
-      if (e.namespace !== "" && e.namespace !== "default") errs.push(invalid(nsPath, involvedNs, "does not match event.namespace"));
+      if (e.namespace !== "" && e.namespace !== "default")
+        errs.push(invalid(nsPath, involvedNs, "does not match event.namespace"));
     } else if (e.namespace !== involvedNs) {
       errs.push(invalid(nsPath, involvedNs, "does not match event.namespace"));
     }
@@ -70,16 +79,21 @@ function legacyValidateEvent(e: InternalEvent): FieldCause[] {
       errs.push(invalid(nsPath, involvedNs, "does not match event.namespace"));
     }
     if (e.reportingController === "") errs.push(required("reportingController"));
-    errs.push(...isQualifiedName(e.reportingController).map((m) => invalid("reportingController", e.reportingController, m)));
+    errs.push(
+      ...isQualifiedName(e.reportingController).map((m) => invalid("reportingController", e.reportingController, m)),
+    );
     if (e.reportingInstance === "") errs.push(required("reportingInstance"));
     if (byteLength(e.reportingInstance) > REPORTING_INSTANCE_LENGTH_LIMIT) {
       errs.push(invalid("reportingInstance", "", `can have at most ${REPORTING_INSTANCE_LENGTH_LIMIT} characters`));
     }
     if (e.action === "") errs.push(required("action"));
-    if (byteLength(e.action) > ACTION_LENGTH_LIMIT) errs.push(invalid("action", "", `can have at most ${ACTION_LENGTH_LIMIT} characters`));
+    if (byteLength(e.action) > ACTION_LENGTH_LIMIT)
+      errs.push(invalid("action", "", `can have at most ${ACTION_LENGTH_LIMIT} characters`));
     if (e.reason === "") errs.push(required("reason"));
-    if (byteLength(e.reason) > REASON_LENGTH_LIMIT) errs.push(invalid("reason", "", `can have at most ${REASON_LENGTH_LIMIT} characters`));
-    if (byteLength(e.message) > NOTE_LENGTH_LIMIT) errs.push(invalid("message", "", `can have at most ${NOTE_LENGTH_LIMIT} characters`));
+    if (byteLength(e.reason) > REASON_LENGTH_LIMIT)
+      errs.push(invalid("reason", "", `can have at most ${REASON_LENGTH_LIMIT} characters`));
+    if (byteLength(e.message) > NOTE_LENGTH_LIMIT)
+      errs.push(invalid("message", "", `can have at most ${NOTE_LENGTH_LIMIT} characters`));
   }
   errs.push(...isDNS1123Subdomain(e.namespace).map((m) => invalid("namespace", e.namespace, m)));
   return errs;
@@ -108,7 +122,8 @@ export function validateEvent(obj: Obj, old: Obj | undefined, eventsGroup: boole
     if (isSet(e.firstTimestamp)) errs.push(invalid("firstTimestamp", "", "needs to be unset"));
     if (isSet(e.lastTimestamp)) errs.push(invalid("lastTimestamp", "", "needs to be unset"));
     if (e.count !== 0) errs.push(invalid("count", "", "needs to be unset"));
-    if (asStr(e.source.component) !== "" || asStr(e.source.host) !== "") errs.push(invalid("source", "", "needs to be unset"));
+    if (asStr(e.source.component) !== "" || asStr(e.source.host) !== "")
+      errs.push(invalid("source", "", "needs to be unset"));
     return errs;
   }
   const o = toInternal(old, eventsGroup);

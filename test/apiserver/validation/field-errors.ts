@@ -32,7 +32,11 @@ export function duplicate(field: string, value: unknown): FieldCause {
 
 export function notSupported(field: string, value: unknown, valid: readonly string[]): FieldCause {
   const detail = valid.length ? `supported values: ${valid.map((v) => JSON.stringify(v)).join(", ")}` : "";
-  return { field, reason: "FieldValueNotSupported", message: withDetail(`Unsupported value: ${renderValue(value)}`, detail) };
+  return {
+    field,
+    reason: "FieldValueNotSupported",
+    message: withDetail(`Unsupported value: ${renderValue(value)}`, detail),
+  };
 }
 
 /** TooLong leaves the value out, like the real one. */

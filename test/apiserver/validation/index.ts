@@ -30,7 +30,16 @@ export interface BuiltinValidationOptions {
   allowLoopbackEndpointAddresses?: boolean;
 }
 
-const CLUSTER_SCOPED = new Set(["/Namespace", "/Node", "/PersistentVolume", "rbac.authorization.k8s.io/ClusterRole", "rbac.authorization.k8s.io/ClusterRoleBinding", "apiextensions.k8s.io/CustomResourceDefinition", "admissionregistration.k8s.io/MutatingWebhookConfiguration", "admissionregistration.k8s.io/ValidatingWebhookConfiguration"]);
+const CLUSTER_SCOPED = new Set([
+  "/Namespace",
+  "/Node",
+  "/PersistentVolume",
+  "rbac.authorization.k8s.io/ClusterRole",
+  "rbac.authorization.k8s.io/ClusterRoleBinding",
+  "apiextensions.k8s.io/CustomResourceDefinition",
+  "admissionregistration.k8s.io/MutatingWebhookConfiguration",
+  "admissionregistration.k8s.io/ValidatingWebhookConfiguration",
+]);
 
 function validateKind(
   gvk: { group: string; version: string; kind: string },
@@ -89,14 +98,26 @@ export function validateBuiltin(
   const meta = asObj(obj.metadata);
   // The generic metadata checks run after the kind's own on create, and alongside them on update.
   const generic = old
-    ? [...validateObjectMeta(meta, { namespaced, nameFn: nameIsPathSegment }), ...validateObjectMetaUpdate(meta, asObj(old.metadata), {})]
+    ? [
+        ...validateObjectMeta(meta, { namespaced, nameFn: nameIsPathSegment }),
+        ...validateObjectMetaUpdate(meta, asObj(old.metadata), {}),
+      ]
     : specific.length === 0
       ? validateObjectMeta(meta, { namespaced, nameFn: nameIsPathSegment })
       : [];
   return dedupe([...specific, ...generic]);
 }
 
-export { validateObjectMeta, validateObjectMetaUpdate, validateLabels, validateAnnotations, validateLabelSelector, validateOwnerReferences, validateFinalizers, selectorMatches } from "./object-meta.js";
+export {
+  validateObjectMeta,
+  validateObjectMetaUpdate,
+  validateLabels,
+  validateAnnotations,
+  validateLabelSelector,
+  validateOwnerReferences,
+  validateFinalizers,
+  selectorMatches,
+} from "./object-meta.js";
 export {
   isDNS1123Label,
   isDNS1123Subdomain,

@@ -103,7 +103,9 @@ export function validateEndpointIP(field: string, value: string): FieldCause[] {
   const errs: FieldCause[] = [];
   if (isUnspecified(ip)) errs.push(invalid(field, value, `may not be unspecified (${value})`));
   if (isLoopback(ip)) errs.push(invalid(field, value, "may not be in the loopback range (127.0.0.0/8, ::1/128)"));
-  if (isLinkLocalUnicast(ip)) errs.push(invalid(field, value, "may not be in the link-local range (169.254.0.0/16, fe80::/10)"));
-  if (isLinkLocalMulticast(ip)) errs.push(invalid(field, value, "may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)"));
+  if (isLinkLocalUnicast(ip))
+    errs.push(invalid(field, value, "may not be in the link-local range (169.254.0.0/16, fe80::/10)"));
+  if (isLinkLocalMulticast(ip))
+    errs.push(invalid(field, value, "may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)"));
   return errs;
 }

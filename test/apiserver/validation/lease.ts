@@ -10,9 +10,11 @@ const VALID_STRATEGIES = ["OldestEmulationVersion"];
 export function validateLeaseSpec(spec: Obj, field = "spec"): FieldCause[] {
   const errs: FieldCause[] = [];
   const d = spec.leaseDurationSeconds;
-  if (typeof d === "number" && d <= 0) errs.push(invalid(child(field, "leaseDurationSeconds"), d, "must be greater than 0"));
+  if (typeof d === "number" && d <= 0)
+    errs.push(invalid(child(field, "leaseDurationSeconds"), d, "must be greater than 0"));
   const t = spec.leaseTransitions;
-  if (typeof t === "number" && t < 0) errs.push(invalid(child(field, "leaseTransitions"), t, "must be greater than or equal to 0"));
+  if (typeof t === "number" && t < 0)
+    errs.push(invalid(child(field, "leaseTransitions"), t, "must be greater than or equal to 0"));
   const strategy = spec.strategy;
   if (typeof strategy === "string") {
     // The real code reports these under spec.strategy.strategy.
@@ -23,7 +25,11 @@ export function validateLeaseSpec(spec: Obj, field = "spec"): FieldCause[] {
       errs.push(...isQualifiedName(strategy).map((m) => invalid(sp, strategy, m)));
     }
   }
-  if (typeof spec.preferredHolder === "string" && spec.preferredHolder !== "" && (typeof strategy !== "string" || strategy === "")) {
+  if (
+    typeof spec.preferredHolder === "string" &&
+    spec.preferredHolder !== "" &&
+    (typeof strategy !== "string" || strategy === "")
+  ) {
     errs.push(forbidden(child(field, "preferredHolder"), "may only be specified if `strategy` is defined"));
   }
   return errs;

@@ -1,5 +1,14 @@
 import { describe, it, expect } from "@jest/globals";
-import { isConfigMapKey, isDNS1035Label, isDNS1123Label, isDNS1123Subdomain, isQualifiedName, isValidLabelValue, isValidPortName, nameIsDNSSubdomain } from "./names.js";
+import {
+  isConfigMapKey,
+  isDNS1035Label,
+  isDNS1123Label,
+  isDNS1123Subdomain,
+  isQualifiedName,
+  isValidLabelValue,
+  isValidPortName,
+  nameIsDNSSubdomain,
+} from "./names.js";
 import { parseIP, validateEndpointIP } from "./ip.js";
 
 describe("name formats", () => {
@@ -9,15 +18,35 @@ describe("name formats", () => {
     ["a DNS label rejects upper case", isDNS1123Label, "Web", "a lowercase RFC 1123 label must consist of"],
     ["a DNS label is at most 63 characters", isDNS1123Label, "a".repeat(64), "must be no more than 63 characters"],
     ["a DNS subdomain accepts dots", isDNS1123Subdomain, "a.b.c", undefined],
-    ["a DNS subdomain rejects underscores", isDNS1123Subdomain, "a_b", "(e.g. 'example.com', regex used for validation is"],
+    [
+      "a DNS subdomain rejects underscores",
+      isDNS1123Subdomain,
+      "a_b",
+      "(e.g. 'example.com', regex used for validation is",
+    ],
     ["a DNS-1035 label must start with a letter", isDNS1035Label, "1web", "start with an alphabetic character"],
     ["a qualified name accepts a prefix", isQualifiedName, "healthprobe.io/policy", undefined],
     ["a qualified name rejects an empty prefix", isQualifiedName, "/x", "prefix part must be non-empty"],
     ["a qualified name rejects two slashes", isQualifiedName, "a/b/c", "with an optional DNS subdomain prefix and '/'"],
-    ["a qualified name rejects a bad name part", isQualifiedName, "bad label!", "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"],
+    [
+      "a qualified name rejects a bad name part",
+      isQualifiedName,
+      "bad label!",
+      "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+    ],
     ["a label value may be empty", isValidLabelValue, "", undefined],
-    ["a label value may not end in a dash", isValidLabelValue, "a-", "a valid label must be an empty string or consist of"],
-    ["a config key rejects slashes", isConfigMapKey, "a/b", "a valid config key must consist of alphanumeric characters"],
+    [
+      "a label value may not end in a dash",
+      isValidLabelValue,
+      "a-",
+      "a valid label must be an empty string or consist of",
+    ],
+    [
+      "a config key rejects slashes",
+      isConfigMapKey,
+      "a/b",
+      "a valid config key must consist of alphanumeric characters",
+    ],
     ["a config key may not be '..'", isConfigMapKey, "..", "must not be '..'"],
     ["a port name is at most 15 characters", isValidPortName, "a".repeat(16), "must be no more than 15 characters"],
     ["a port name needs a letter", isValidPortName, "8080", "must contain at least one letter (a-z)"],
@@ -57,7 +86,11 @@ describe("IP parsing with Go semantics", () => {
     ["224.0.0.5", "may not be in the link-local multicast range"],
     ["0.0.0.0", "may not be unspecified (0.0.0.0)"],
   ])("an endpoint may not use %s", (ip, fragment) => {
-    expect(validateEndpointIP("x", ip).map((e) => e.message).join("\n")).toContain(fragment);
+    expect(
+      validateEndpointIP("x", ip)
+        .map((e) => e.message)
+        .join("\n"),
+    ).toContain(fragment);
   });
 
   it("an endpoint may use an ordinary private address", () => {

@@ -4,7 +4,12 @@
 // staging/src/k8s.io/apimachinery/pkg/api/validation/generic.go (name functions) and
 // staging/src/k8s.io/apimachinery/pkg/api/validation/path/name.go (path segment names).
 // Each function returns the real list of messages; empty means valid.
-import { DNS1123_LABEL, DNS1123_LABEL_FMT, DNS1123_SUBDOMAIN, DNS1123_SUBDOMAIN_FMT } from "../../../operator/src/api/dns-names.js";
+import {
+  DNS1123_LABEL,
+  DNS1123_LABEL_FMT,
+  DNS1123_SUBDOMAIN,
+  DNS1123_SUBDOMAIN_FMT,
+} from "../../../operator/src/api/dns-names.js";
 
 /** Lengths are in bytes, as Go's len() counts them. */
 export const byteLength = (s: string): number => new TextEncoder().encode(s).length;
@@ -54,7 +59,8 @@ export function isDNS1123Label(value: string): string[] {
 export function isDNS1123Subdomain(value: string): string[] {
   const errs: string[] = [];
   if (byteLength(value) > 253) errs.push(maxLenError(253));
-  if (!dns1123SubdomainRe.test(value)) errs.push(regexError(dns1123SubdomainErrMsg, dns1123SubdomainFmt, "example.com"));
+  if (!dns1123SubdomainRe.test(value))
+    errs.push(regexError(dns1123SubdomainErrMsg, dns1123SubdomainFmt, "example.com"));
   return errs;
 }
 
@@ -89,7 +95,8 @@ export function isQualifiedName(value: string): string[] {
   }
   if (name.length === 0) errs.push(`name part ${emptyError()}`);
   else if (byteLength(name) > 63) errs.push(`name part ${maxLenError(63)}`);
-  if (!labelKeyRe.test(name)) errs.push(`name part ${regexError(labelKeyErrMsg, labelKeyFmt, "MyName", "my.name", "123-abc")}`);
+  if (!labelKeyRe.test(name))
+    errs.push(`name part ${regexError(labelKeyErrMsg, labelKeyFmt, "MyName", "my.name", "123-abc")}`);
   return errs;
 }
 
@@ -113,7 +120,13 @@ export function isConfigMapKey(value: string): string[] {
   if (byteLength(value) > 253) errs.push(maxLenError(253));
   if (!configMapKeyRe.test(value)) {
     errs.push(
-      regexError("a valid config key must consist of alphanumeric characters, '-', '_' or '.'", configMapKeyFmt, "key.name", "KEY_NAME", "key-name"),
+      regexError(
+        "a valid config key must consist of alphanumeric characters, '-', '_' or '.'",
+        configMapKeyFmt,
+        "key.name",
+        "KEY_NAME",
+        "key-name",
+      ),
     );
   }
   if (value === ".") errs.push("must not be '.'");
@@ -141,7 +154,14 @@ const percentFmt = "[0-9]+%";
 export function isValidPercent(value: string): string[] {
   return anchored(percentFmt).test(value)
     ? []
-    : [regexError("a valid percent string must be a numeric string followed by an ending '%'", percentFmt, "1%", "93%")];
+    : [
+        regexError(
+          "a valid percent string must be a numeric string followed by an ending '%'",
+          percentFmt,
+          "1%",
+          "93%",
+        ),
+      ];
 }
 
 /** path.IsValidPathSegmentName: what every object name must satisfy to live in a URL. */
@@ -160,4 +180,6 @@ export const nameIsDNSSubdomain: NameFn = (name, prefix) => isDNS1123Subdomain(p
 export const nameIsDNSLabel: NameFn = (name, prefix) => isDNS1123Label(prefix ? maskTrailingDash(name) : name);
 export const nameIsDNS1035Label: NameFn = (name, prefix) => isDNS1035Label(prefix ? maskTrailingDash(name) : name);
 export const nameIsPathSegment: NameFn = (name, prefix) =>
-  prefix ? ["/", "%"].filter((c) => name.includes(c)).map((c) => `may not contain '${c}'`) : isValidPathSegmentName(name);
+  prefix
+    ? ["/", "%"].filter((c) => name.includes(c)).map((c) => `may not contain '${c}'`)
+    : isValidPathSegmentName(name);

@@ -24,11 +24,15 @@ export function validateNode(obj: Obj, old: Obj | undefined): FieldCause[] {
   const cidrs = asArr(asObj(obj.spec).podCIDRs).map(asStr);
   const parsed = cidrs.map(parseCIDR);
   cidrs.forEach((c, i) => {
-    if (!parsed[i]) errs.push(invalid(index("spec.podCIDRs", i), c, "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)"));
+    if (!parsed[i])
+      errs.push(
+        invalid(index("spec.podCIDRs", i), c, "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)"),
+      );
   });
   if (cidrs.length > 1 && parsed.every(Boolean)) {
     const v4 = parsed.filter((p) => p!.v4).length;
-    if (cidrs.length > 2 || v4 !== 1) errs.push(invalid("spec.podCIDRs", cidrs, "may specify no more than one CIDR for each IP family"));
+    if (cidrs.length > 2 || v4 !== 1)
+      errs.push(invalid("spec.podCIDRs", cidrs, "may specify no more than one CIDR for each IP family"));
   }
   return errs;
 }

@@ -77,7 +77,11 @@ export function validateOwnerReferences(refs: unknown[], field: string): FieldCa
       const current = `${kind}/${name}`;
       if (firstController !== "") {
         errs.push(
-          invalid(field, refs, `Only one reference can have Controller set to true. Found "true" in references for ${firstController} and ${current}`),
+          invalid(
+            field,
+            refs,
+            `Only one reference can have Controller set to true. Found "true" in references for ${firstController} and ${current}`,
+          ),
         );
       } else {
         firstController = current;
@@ -124,7 +128,8 @@ function metaCommon(meta: Obj, namespaced: boolean, field: string): FieldCause[]
     errs.push(forbidden(child(field, "namespace"), "not allowed on this type"));
   }
   const generation = meta.generation;
-  if (typeof generation === "number" && generation < 0) errs.push(invalid(child(field, "generation"), generation, IS_NEGATIVE));
+  if (typeof generation === "number" && generation < 0)
+    errs.push(invalid(child(field, "generation"), generation, IS_NEGATIVE));
   errs.push(...validateLabels(asStrMap(meta.labels), child(field, "labels")));
   errs.push(...validateAnnotations(asStrMap(meta.annotations), child(field, "annotations")));
   errs.push(...validateOwnerReferences(asArr(meta.ownerReferences), child(field, "ownerReferences")));
@@ -143,7 +148,8 @@ export function validateObjectMeta(meta: Obj, rules: MetaRules, field = "metadat
   if (name === "") errs.push(required(child(field, "name"), "name or generateName is required"));
   else errs.push(...rules.nameFn(name, false).map((m) => invalid(child(field, "name"), name, m)));
   errs.push(...metaCommon(meta, rules.namespaced, field));
-  if (rules.kubeFinalizers) errs.push(...validateKubeFinalizerNames(asArr(meta.finalizers).map(asStr), child(field, "finalizers")));
+  if (rules.kubeFinalizers)
+    errs.push(...validateKubeFinalizerNames(asArr(meta.finalizers).map(asStr), child(field, "finalizers")));
   return errs;
 }
 
@@ -163,7 +169,8 @@ function canonical(v: unknown): unknown {
 }
 
 /** apiequality.Semantic.DeepEqual for decoded JSON: key order and null members do not matter. */
-export const semanticEqual = (a: unknown, b: unknown): boolean => JSON.stringify(canonical(a ?? null)) === JSON.stringify(canonical(b ?? null));
+export const semanticEqual = (a: unknown, b: unknown): boolean =>
+  JSON.stringify(canonical(a ?? null)) === JSON.stringify(canonical(b ?? null));
 const sameJson = semanticEqual;
 
 /**
@@ -180,7 +187,12 @@ export function sameTime(a: unknown, b: unknown, precisionMs: number): boolean {
 }
 
 /** ValidateObjectMetaUpdate: identity fields are immutable, the rest is revalidated. */
-export function validateObjectMetaUpdate(meta: Obj, old: Obj, rules: Pick<MetaRules, "kubeFinalizers">, field = "metadata"): FieldCause[] {
+export function validateObjectMetaUpdate(
+  meta: Obj,
+  old: Obj,
+  rules: Pick<MetaRules, "kubeFinalizers">,
+  field = "metadata",
+): FieldCause[] {
   const errs: FieldCause[] = [];
   if (old.deletionTimestamp) {
     const before = new Set(asArr(old.finalizers).map(asStr));
@@ -209,10 +221,10 @@ export function validateObjectMetaUpdate(meta: Obj, old: Obj, rules: Pick<MetaRu
   errs.push(...validateAnnotations(asStrMap(meta.annotations), child(field, "annotations")));
   errs.push(...validateOwnerReferences(asArr(meta.ownerReferences), child(field, "ownerReferences")));
   errs.push(...validateFinalizers(asArr(meta.finalizers).map(asStr), child(field, "finalizers")));
-  if (rules.kubeFinalizers) errs.push(...validateKubeFinalizerNames(asArr(meta.finalizers).map(asStr), child(field, "finalizers")));
+  if (rules.kubeFinalizers)
+    errs.push(...validateKubeFinalizerNames(asArr(meta.finalizers).map(asStr), child(field, "finalizers")));
   return errs;
 }
-
 
 /** ValidateLabelSelector (meta/v1/validation), values checked as label values. */
 export function validateLabelSelector(selector: unknown, field: string): FieldCause[] {
@@ -225,14 +237,18 @@ export function validateLabelSelector(selector: unknown, field: string): FieldCa
     const values = asArr(expr.values).map(asStr);
     const op = asStr(expr.operator);
     if (op === "In" || op === "NotIn") {
-      if (values.length === 0) errs.push(required(child(p, "values"), "must be specified when `operator` is 'In' or 'NotIn'"));
+      if (values.length === 0)
+        errs.push(required(child(p, "values"), "must be specified when `operator` is 'In' or 'NotIn'"));
     } else if (op === "Exists" || op === "DoesNotExist") {
-      if (values.length > 0) errs.push(forbidden(child(p, "values"), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"));
+      if (values.length > 0)
+        errs.push(forbidden(child(p, "values"), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"));
     } else {
       errs.push(invalid(child(p, "operator"), op, "not a valid selector operator"));
     }
     errs.push(...validateLabelName(asStr(expr.key), child(p, "key")));
-    values.forEach((v, vi) => errs.push(...isValidLabelValue(v).map((m) => invalid(index(child(p, "values"), vi), v, m))));
+    values.forEach((v, vi) =>
+      errs.push(...isValidLabelValue(v).map((m) => invalid(index(child(p, "values"), vi), v, m))),
+    );
   });
   return errs;
 }
@@ -256,7 +272,8 @@ export function validateConditions(conditions: unknown[], field: string): FieldC
     seen.add(type);
     errs.push(...validateLabelName(type, child(p, "type")));
     const status = asStr(c.status);
-    if (!["False", "True", "Unknown"].includes(status)) errs.push(notSupported(child(p, "status"), status, ["False", "True", "Unknown"]));
+    if (!["False", "True", "Unknown"].includes(status))
+      errs.push(notSupported(child(p, "status"), status, ["False", "True", "Unknown"]));
     if (typeof c.observedGeneration === "number" && c.observedGeneration < 0) {
       errs.push(invalid(child(p, "observedGeneration"), c.observedGeneration, "must be greater than or equal to zero"));
     }

@@ -5,7 +5,18 @@
 import { child, duplicate, forbidden, index, invalid, notSupported, required } from "./field-errors.js";
 import { isValidIP, parseIP, isIPv4Address } from "./ip.js";
 import { isDNS1123Label, isQualifiedName, isValidPortName, isValidPortNum, nameIsDNSSubdomain } from "./names.js";
-import { asArr, asObj, asStr, validateAnnotations, validateLabels, asStrMap, semanticEqual, validateObjectMeta, validateObjectMetaUpdate, type Obj } from "./object-meta.js";
+import {
+  asArr,
+  asObj,
+  asStr,
+  validateAnnotations,
+  validateLabels,
+  asStrMap,
+  semanticEqual,
+  validateObjectMeta,
+  validateObjectMetaUpdate,
+  type Obj,
+} from "./object-meta.js";
 import type { FieldCause } from "./index.js";
 
 const SUPPORTED_PORT_PROTOCOLS = ["SCTP", "TCP", "UDP"];
@@ -32,7 +43,8 @@ function validateContainerPorts(ports: unknown[], field: string): FieldCause[] {
     // Defaulting sets protocol TCP.
     const protocol = port.protocol === undefined || port.protocol === null ? "TCP" : asStr(port.protocol);
     if (protocol === "") errs.push(required(child(p, "protocol")));
-    else if (!SUPPORTED_PORT_PROTOCOLS.includes(protocol)) errs.push(notSupported(child(p, "protocol"), protocol, SUPPORTED_PORT_PROTOCOLS));
+    else if (!SUPPORTED_PORT_PROTOCOLS.includes(protocol))
+      errs.push(notSupported(child(p, "protocol"), protocol, SUPPORTED_PORT_PROTOCOLS));
   });
   return errs;
 }
@@ -61,9 +73,12 @@ export function validatePodSpec(spec: Obj, field: string, requireImage: boolean)
   // Defaulting sets restartPolicy Always.
   const restartPolicy = spec.restartPolicy === undefined ? "Always" : asStr(spec.restartPolicy);
   if (restartPolicy === "") errs.push(required(child(field, "restartPolicy")));
-  else if (!RESTART_POLICIES.includes(restartPolicy)) errs.push(notSupported(child(field, "restartPolicy"), restartPolicy, RESTART_POLICIES));
+  else if (!RESTART_POLICIES.includes(restartPolicy))
+    errs.push(notSupported(child(field, "restartPolicy"), restartPolicy, RESTART_POLICIES));
   if (typeof spec.nodeName === "string" && spec.nodeName !== "") {
-    errs.push(...nameIsDNSSubdomain(spec.nodeName, false).map((m) => invalid(child(field, "nodeName"), spec.nodeName, m)));
+    errs.push(
+      ...nameIsDNSSubdomain(spec.nodeName, false).map((m) => invalid(child(field, "nodeName"), spec.nodeName, m)),
+    );
   }
   return errs;
 }
@@ -138,12 +153,19 @@ export function validatePodStatus(obj: Obj, old: Obj): FieldCause[] {
     const v4 = parsed.filter((p) => p && isIPv4Address(p)).length;
     const dualStack = parsed.every(Boolean) && v4 >= 1 && v4 < ips.length;
     if (!dualStack || ips.length > 2) {
-      errs.push(invalid("status.podIPs", ips.map((ip) => ({ ip })), "may specify no more than one IP for each IP family"));
+      errs.push(
+        invalid(
+          "status.podIPs",
+          ips.map((ip) => ({ ip })),
+          "may specify no more than one IP for each IP family",
+        ),
+      );
     }
   }
   const hostIPs = asArr(status.hostIPs).map((x) => asStr(asObj(x).ip));
   if (hostIPs.length > 0) {
-    if (asStr(status.hostIP) !== hostIPs[0]) errs.push(invalid("status.hostIPs[0].ip", hostIPs[0], "must be equal to `hostIP`"));
+    if (asStr(status.hostIP) !== hostIPs[0])
+      errs.push(invalid("status.hostIPs[0].ip", hostIPs[0], "must be equal to `hostIP`"));
     hostIPs.forEach((ip, i) => errs.push(...isValidIP(index("status.hostIPs", i), ip)));
   }
   return errs;

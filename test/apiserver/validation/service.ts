@@ -5,7 +5,17 @@
 import { child, duplicate, forbidden, index, invalid, notSupported, required } from "./field-errors.js";
 import { parseIP } from "./ip.js";
 import { isDNS1123Label, isDNS1123Subdomain, isValidPortName, isValidPortNum, nameIsDNS1035Label } from "./names.js";
-import { asArr, asObj, asStr, asStrMap, FIELD_IMMUTABLE, validateLabels, validateObjectMeta, validateObjectMetaUpdate, type Obj } from "./object-meta.js";
+import {
+  asArr,
+  asObj,
+  asStr,
+  asStrMap,
+  FIELD_IMMUTABLE,
+  validateLabels,
+  validateObjectMeta,
+  validateObjectMetaUpdate,
+  type Obj,
+} from "./object-meta.js";
 import type { FieldCause } from "./index.js";
 
 const SUPPORTED_PROTOCOLS = ["SCTP", "TCP", "UDP"];
@@ -50,18 +60,23 @@ export function validateServiceSpec(spec: Obj): FieldCause[] {
     errs.push(...isValidPortNum(port).map((m) => invalid(child(p, "port"), port, m)));
     const protocol = sp.protocol === undefined ? "TCP" : asStr(sp.protocol);
     if (protocol === "") errs.push(required(child(p, "protocol")));
-    else if (!SUPPORTED_PROTOCOLS.includes(protocol)) errs.push(notSupported(child(p, "protocol"), protocol, SUPPORTED_PROTOCOLS));
-    const targetPort = sp.targetPort === undefined || sp.targetPort === 0 || sp.targetPort === "" ? port : sp.targetPort;
+    else if (!SUPPORTED_PROTOCOLS.includes(protocol))
+      errs.push(notSupported(child(p, "protocol"), protocol, SUPPORTED_PROTOCOLS));
+    const targetPort =
+      sp.targetPort === undefined || sp.targetPort === 0 || sp.targetPort === "" ? port : sp.targetPort;
     errs.push(...validatePortNumOrName(targetPort, child(p, "targetPort")));
-    if (type === "ClusterIP" && Number(sp.nodePort ?? 0) !== 0) errs.push(forbidden(child(p, "nodePort"), "may not be used when `type` is 'ClusterIP'"));
+    if (type === "ClusterIP" && Number(sp.nodePort ?? 0) !== 0)
+      errs.push(forbidden(child(p, "nodePort"), "may not be used when `type` is 'ClusterIP'"));
     const k = `${protocol}/${port}`;
     if (seen.has(k)) errs.push(duplicate(p, { port, protocol }));
     seen.add(k);
   });
-  if (spec.selector !== undefined && spec.selector !== null) errs.push(...validateLabels(asStrMap(spec.selector), "spec.selector"));
+  if (spec.selector !== undefined && spec.selector !== null)
+    errs.push(...validateLabels(asStrMap(spec.selector), "spec.selector"));
   const affinity = spec.sessionAffinity === undefined ? "None" : asStr(spec.sessionAffinity);
   if (affinity === "") errs.push(required("spec.sessionAffinity"));
-  else if (!SESSION_AFFINITIES.includes(affinity)) errs.push(notSupported("spec.sessionAffinity", affinity, SESSION_AFFINITIES));
+  else if (!SESSION_AFFINITIES.includes(affinity))
+    errs.push(notSupported("spec.sessionAffinity", affinity, SESSION_AFFINITIES));
   if (clusterIP !== "" && !headless && !parseIP(clusterIP)) {
     errs.push(invalid("spec.clusterIP", clusterIP, "must be empty, 'None', or a valid IP address"));
   }
@@ -73,14 +88,19 @@ export function validateServiceSpec(spec: Obj): FieldCause[] {
 export function validateService(obj: Obj, old: Obj | undefined): FieldCause[] {
   const meta = asObj(obj.metadata);
   const spec = asObj(obj.spec);
-  if (!old) return [...validateObjectMeta(meta, { namespaced: true, nameFn: nameIsDNS1035Label, kubeFinalizers: true }), ...validateServiceSpec(spec)];
+  if (!old)
+    return [
+      ...validateObjectMeta(meta, { namespaced: true, nameFn: nameIsDNS1035Label, kubeFinalizers: true }),
+      ...validateServiceSpec(spec),
+    ];
   const errs = validateObjectMetaUpdate(meta, asObj(old.metadata), { kubeFinalizers: true });
   const oldSpec = asObj(old.spec);
   const type = spec.type === undefined ? "ClusterIP" : asStr(spec.type);
   const oldType = oldSpec.type === undefined ? "ClusterIP" : asStr(oldSpec.type);
   // clusterIP is immutable once assigned, except around ExternalName.
   if (type !== "ExternalName" && oldType !== "ExternalName" && asStr(oldSpec.clusterIP) !== "") {
-    if (asStr(spec.clusterIP) !== asStr(oldSpec.clusterIP)) errs.push(invalid("spec.clusterIP", asStr(spec.clusterIP), FIELD_IMMUTABLE));
+    if (asStr(spec.clusterIP) !== asStr(oldSpec.clusterIP))
+      errs.push(invalid("spec.clusterIP", asStr(spec.clusterIP), FIELD_IMMUTABLE));
   }
   return [...errs, ...validateServiceSpec(spec)];
 }

@@ -21,18 +21,39 @@ export interface OperatorProcess {
 
 /** Compiles the operator as the image build does. */
 export function buildOperator(): void {
-  const r = spawnSync("npx", ["tsc", "-p", "tsconfig.build.json"], { cwd: repoRoot, stdio: ["ignore", "inherit", "inherit"] });
-  if (r.status !== 0) throw new Error(`building the operator (npx tsc -p tsconfig.build.json) failed with exit code ${r.status}`);
+  const r = spawnSync("npx", ["tsc", "-p", "tsconfig.build.json"], {
+    cwd: repoRoot,
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+  if (r.status !== 0)
+    throw new Error(`building the operator (npx tsc -p tsconfig.build.json) failed with exit code ${r.status}`);
 }
 
 /**
  * Starts `node <entry>` (default the image's `dist/main.js`; a test may run the sources through
  * tsx instead); every line it logs goes to logPath.
  */
-export async function startOperatorProcess(kubeconfigPath: string, logPath: string, entry: string[] = [join("dist", "main.js")]): Promise<OperatorProcess> {
+export async function startOperatorProcess(
+  kubeconfigPath: string,
+  logPath: string,
+  entry: string[] = [join("dist", "main.js")],
+): Promise<OperatorProcess> {
   const logFile = createWriteStream(logPath);
-  const args = [...entry, "--kubeconfig", kubeconfigPath, "--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0", "--insecure-diagnostics"];
-  const child: ChildProcess = spawn(process.execPath, args, { cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NODE_ENV: "production" } });
+  const args = [
+    ...entry,
+    "--kubeconfig",
+    kubeconfigPath,
+    "--metrics-bind-address",
+    "127.0.0.1:0",
+    "--health-probe-bind-address",
+    "127.0.0.1:0",
+    "--insecure-diagnostics",
+  ];
+  const child: ChildProcess = spawn(process.execPath, args, {
+    cwd: repoRoot,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, NODE_ENV: "production" },
+  });
   // A benchmark that dies must not leave its operator running.
   const killOnExit = () => child.kill();
   process.once("exit", killOnExit);
@@ -55,7 +76,10 @@ export async function startOperatorProcess(kubeconfigPath: string, logPath: stri
   createInterface({ input: child.stdout! }).on("line", onLine);
   createInterface({ input: child.stderr! }).on("line", onLine);
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  const found = await waitFor(() => ports ?? (child.exitCode !== null ? "exited" : undefined), { what: "the operator's ports in its log", timeoutMs: 60_000 });
+  const found = await waitFor(() => ports ?? (child.exitCode !== null ? "exited" : undefined), {
+    what: "the operator's ports in its log",
+    timeoutMs: 60_000,
+  });
   if (found === "exited") throw new Error(`the operator exited with code ${child.exitCode}:\n${tail.join("\n")}`);
   return {
     pid: child.pid!,

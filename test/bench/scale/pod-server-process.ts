@@ -16,7 +16,10 @@ export interface PodServerProcess {
  * Starts the pod server on this host, or with `netns` inside that network namespace (`ip netns
  * exec`), with `marker` on its command line so a crashed run's leftover can be recognised.
  */
-export async function startPodServerProcess(podCidr: string, netns?: { namespace: string; marker: string }): Promise<PodServerProcess> {
+export async function startPodServerProcess(
+  podCidr: string,
+  netns?: { namespace: string; marker: string },
+): Promise<PodServerProcess> {
   const main = fileURLToPath(new URL("./pod-server-main.ts", import.meta.url));
   const node = [process.execPath, "--import", "tsx", main, podCidr, ...(netns ? [netns.marker] : [])];
   const [cmd, ...args] = netns ? ["ip", "netns", "exec", netns.namespace, ...node] : node;
@@ -49,9 +52,17 @@ export async function startPodServerProcess(podCidr: string, netns?: { namespace
 }
 
 /** CPU per probe of the probe engine alone against the pod server, in a process of its own (probe-floor-main.ts). */
-export async function measureProbeFloor(port: number, addresses: readonly string[], rate: number, seconds: number): Promise<{ cpuPerProbeUs: number | null; probesPerSecond: number; failures: number }> {
+export async function measureProbeFloor(
+  port: number,
+  addresses: readonly string[],
+  rate: number,
+  seconds: number,
+): Promise<{ cpuPerProbeUs: number | null; probesPerSecond: number; failures: number }> {
   const main = fileURLToPath(new URL("./probe-floor-main.ts", import.meta.url));
-  const child = spawn(process.execPath, ["--import", "tsx", main, String(port), String(rate), String(seconds)], { cwd: repoRoot, stdio: ["pipe", "pipe", "inherit"] });
+  const child = spawn(process.execPath, ["--import", "tsx", main, String(port), String(rate), String(seconds)], {
+    cwd: repoRoot,
+    stdio: ["pipe", "pipe", "inherit"],
+  });
   child.stdin.end(addresses.join("\n") + "\n");
   let out = "";
   child.stdout.on("data", (d: Buffer) => (out += String(d)));

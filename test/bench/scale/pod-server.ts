@@ -58,5 +58,5 @@ export function cidrContains(cidr: string): (ip: string) => boolean {
   const toInt = (ip: string) => ip.split(".").reduce((n, o) => ((n << 8) | Number(o)) >>> 0, 0);
   const mask = bits === 0 ? 0 : (~0 << (32 - bits)) >>> 0;
   const net = (toInt(base ?? "") & mask) >>> 0;
-  return (ip) => /^\d+\.\d+\.\d+\.\d+$/.test(ip) && ((toInt(ip) & mask) >>> 0) === net;
+  return (ip) => /^\d+\.\d+\.\d+\.\d+$/.test(ip) && (toInt(ip) & mask) >>> 0 === net;
 }

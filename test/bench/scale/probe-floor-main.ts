@@ -12,10 +12,24 @@ if (!port || !rate || !seconds) throw new Error("usage: probe-floor-main.ts <por
 const addresses: string[] = [];
 for await (const line of createInterface({ input: process.stdin })) if (line) addresses.push(line);
 const r = await runProbeLoad({
-  request: (i) => ({ scheme: "HTTP", address: addresses[i % addresses.length]!, port, path: "/healthz", method: "GET", headers: [] }),
+  request: (i) => ({
+    scheme: "HTTP",
+    address: addresses[i % addresses.length]!,
+    port,
+    path: "/healthz",
+    method: "GET",
+    headers: [],
+  }),
   rate,
   seconds,
   execute: createProber(),
 });
-process.stdout.write(JSON.stringify({ cpuPerProbeUs: r.probes > 0 ? Math.round((r.cpuSeconds * 1e6) / r.probes) : null, probesPerSecond: Math.round(r.probes / seconds), failures: r.failures, ...(r.firstFailure ? { firstFailure: r.firstFailure } : {}) }) + "\n");
+process.stdout.write(
+  JSON.stringify({
+    cpuPerProbeUs: r.probes > 0 ? Math.round((r.cpuSeconds * 1e6) / r.probes) : null,
+    probesPerSecond: Math.round(r.probes / seconds),
+    failures: r.failures,
+    ...(r.firstFailure ? { firstFailure: r.firstFailure } : {}),
+  }) + "\n",
+);
 process.exit(0);

@@ -22,7 +22,9 @@ export function parsePrometheusText(text: string): Sample[] {
 
 /** The sum of every series of a metric whose labels include `where`. */
 export function sumOf(samples: readonly Sample[], name: string, where: Record<string, string> = {}): number {
-  return samples.filter((s) => s.name === name && Object.entries(where).every(([k, v]) => s.labels[k] === v)).reduce((n, s) => n + s.value, 0);
+  return samples
+    .filter((s) => s.name === name && Object.entries(where).every(([k, v]) => s.labels[k] === v))
+    .reduce((n, s) => n + s.value, 0);
 }
 
 /** Cumulative bucket counts of an unlabelled histogram, by upper bound. */

@@ -17,9 +17,29 @@ const event = (over: Record<string, unknown>) =>
 
 describe("writes in the audit log", () => {
   it.each([
-    ["a status update counts as resource/subresource", event({}), [{ time: "2026-12-01T20:00:00.000000Z", verb: "update", resource: "healthprobepolicies/status", name: "svc-0", code: 200 }]],
-    ["a create of a generated name counts without a name", event({ verb: "create", objectRef: { resource: "endpointslices" }, responseStatus: { code: 201 } }), [{ time: "2026-12-01T20:00:00.000000Z", verb: "create", resource: "endpointslices", name: "", code: 201 }]],
-    ["a refused write still counts, with its code", event({ verb: "patch", responseStatus: { code: 409 } }), [expect.objectContaining({ verb: "patch", code: 409 })]],
+    [
+      "a status update counts as resource/subresource",
+      event({}),
+      [
+        {
+          time: "2026-12-01T20:00:00.000000Z",
+          verb: "update",
+          resource: "healthprobepolicies/status",
+          name: "svc-0",
+          code: 200,
+        },
+      ],
+    ],
+    [
+      "a create of a generated name counts without a name",
+      event({ verb: "create", objectRef: { resource: "endpointslices" }, responseStatus: { code: 201 } }),
+      [{ time: "2026-12-01T20:00:00.000000Z", verb: "create", resource: "endpointslices", name: "", code: 201 }],
+    ],
+    [
+      "a refused write still counts, with its code",
+      event({ verb: "patch", responseStatus: { code: 409 } }),
+      [expect.objectContaining({ verb: "patch", code: 409 })],
+    ],
     ["another user's write does not count", event({ user: { username: "admin" } }), []],
     ["a read does not count", event({ verb: "list" }), []],
     ["a stage before completion does not count", event({ stage: "ResponseStarted" }), []],

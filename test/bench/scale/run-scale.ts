@@ -13,7 +13,14 @@ import { measureProbeFloor } from "./pod-server-process.js";
 import { bucketsOf, parsePrometheusText, quantileBetween, sumOf, type Sample } from "./prometheus-text.js";
 import { startRealCluster } from "./real-cluster.js";
 import { countWrites, range, type ClusterKind, type ScaleCluster } from "./scale-cluster.js";
-import { FAILURE_THRESHOLD, probeTimeoutSeconds, podName, serviceName, serviceOfPod, type ScaleShape } from "./scale-objects.js";
+import {
+  FAILURE_THRESHOLD,
+  probeTimeoutSeconds,
+  podName,
+  serviceName,
+  serviceOfPod,
+  type ScaleShape,
+} from "./scale-objects.js";
 import { startTestServerCluster } from "./testserver-cluster.js";
 import { trackSlices, type SliceTracker, type WantedEndpoints } from "./slice-tracker.js";
 import { statusDiff } from "./status-diff.js";
@@ -75,7 +82,14 @@ export interface ScaleResult {
    * A restart against right slices and status: SIGTERM to exit (killed after 30 s), then until
    * probes done >= pods, and the writes in the new process's first two periods.
    */
-  restart: { shutdownMs: number; shutdownKilled: boolean; firstRoundMs: number; writes: number; byResource: Record<string, number>; windowSeconds: number };
+  restart: {
+    shutdownMs: number;
+    shutdownKilled: boolean;
+    firstRoundMs: number;
+    writes: number;
+    byResource: Record<string, number>;
+    windowSeconds: number;
+  };
   /** convergeMs null: not every slice was right before the deadline. */
   unhealthy: { pods: number; convergeMs: number | null; rssPeakMB: number };
   slicesCorrect: boolean;
@@ -105,7 +119,13 @@ export async function runScale(opts: ScaleOptions): Promise<ScaleResult> {
   const kind = opts.cluster ?? "testserver";
   const start = kind === "real" ? startRealCluster : startTestServerCluster;
   const cluster = await start({ namespace: "scale", pods: opts.pods });
-  const shape: ScaleShape = { namespace: "scale", pods: opts.pods, policies: opts.policies, periodSeconds: opts.periodSeconds, port: cluster.podServer.port };
+  const shape: ScaleShape = {
+    namespace: "scale",
+    pods: opts.pods,
+    policies: opts.policies,
+    periodSeconds: opts.periodSeconds,
+    port: cluster.podServer.port,
+  };
   const dir = mkdtempSync(join(tmpdir(), "scale-bench-"));
   // The operator's logs stay after the run, for a look at what it did.
   const logDir = join(repoRoot, ".scratch", "bench-scale", String(process.pid));
@@ -116,7 +136,16 @@ export async function runScale(opts: ScaleOptions): Promise<ScaleResult> {
   try {
     const podsStartedMs = await cluster.createObjects(shape, log);
     const slices = await trackSlices(cluster.watchKubeConfig(), shape.namespace);
-    run = { opts, cluster, shape, slices, log, logDir, kubeconfig, deadlineMs: Math.max(120_000, opts.periodSeconds * 1000 * 6 + opts.pods * 10) };
+    run = {
+      opts,
+      cluster,
+      shape,
+      slices,
+      log,
+      logDir,
+      kubeconfig,
+      deadlineMs: Math.max(120_000, opts.periodSeconds * 1000 * 6 + opts.pods * 10),
+    };
     // It returns once the operator's writes have stopped for 5 s (writesDrained).
     const cold = await coldStart(run);
     const steady = await measureQuiet(cluster, run.operator!, opts);
@@ -137,7 +166,11 @@ export async function runScale(opts: ScaleOptions): Promise<ScaleResult> {
       coldStartMs: cold.coldStartMs,
       rssMB: { steady: round(steady.rssSteady / MB), peak: round(steady.rssPeak / MB) },
       cpuPerProbeUs: steady.cpuPerProbeUs,
-      probeFloor: { cpuPerProbeUs: cold.floor.cpuPerProbeUs, probesPerSecond: cold.floor.probesPerSecond, failures: cold.floor.failures },
+      probeFloor: {
+        cpuPerProbeUs: cold.floor.cpuPerProbeUs,
+        probesPerSecond: cold.floor.probesPerSecond,
+        failures: cold.floor.failures,
+      },
       probesPerSecond: steady.probesPerSecond,
       scheduledProbesPerSecond: round(opts.pods / opts.periodSeconds),
       scheduleLagP99Ms: debug.scheduler?.lagP99Ms ?? NaN,
@@ -148,11 +181,16 @@ export async function runScale(opts: ScaleOptions): Promise<ScaleResult> {
       coldFirstRoundMs: cold.coldFirstRoundMs,
       statusSettledMs: cold.statusSettledMs,
       restart,
-      unhealthy: { pods: unhealthy.failing.size, convergeMs: unhealthy.convergeMs, rssPeakMB: round(unhealthy.peak / MB) },
+      unhealthy: {
+        pods: unhealthy.failing.size,
+        convergeMs: unhealthy.convergeMs,
+        rssPeakMB: round(unhealthy.peak / MB),
+      },
       slicesCorrect: slices.matches(wantedEndpoints(cluster, shape, unhealthy.failing)),
     };
   } catch (err) {
-    if (run?.operator) console.error(`${run.operator.tail().slice(-10).join("\n")}\n(the operator's logs are in ${logDir})`);
+    if (run?.operator)
+      console.error(`${run.operator.tail().slice(-10).join("\n")}\n(the operator's logs are in ${logDir})`);
     throw err;
   } finally {
     // The operator's writes stay beside its logs: time, verb, object and response code.
@@ -167,9 +205,13 @@ export async function runScale(opts: ScaleOptions): Promise<ScaleResult> {
 
 /** Until the slices are as wanted; the error says what still differs. */
 function converged(run: Run, wanted: WantedEndpoints, what: string): Promise<unknown> {
-  return waitFor(() => run.slices.matches(wanted), { what, timeoutMs: run.deadlineMs, intervalMs: 100 }).catch(async (err: Error) => {
-    throw new Error(`${err.message}; still different: ${run.slices.differences(wanted).slice(0, 5).join("; ")}; pod server ${JSON.stringify(await run.cluster.podServer.served())}`);
-  });
+  return waitFor(() => run.slices.matches(wanted), { what, timeoutMs: run.deadlineMs, intervalMs: 100 }).catch(
+    async (err: Error) => {
+      throw new Error(
+        `${err.message}; still different: ${run.slices.differences(wanted).slice(0, 5).join("; ")}; pod server ${JSON.stringify(await run.cluster.podServer.served())}`,
+      );
+    },
+  );
 }
 
 /** The probe engine's floor, then the operator from nothing until every slice is right. */
@@ -177,19 +219,39 @@ async function coldStart(run: Run) {
   const { opts, cluster, log } = run;
   const rate = Math.max(1, Math.round(opts.pods / opts.periodSeconds));
   log(`the probe engine alone at ${rate} probes/s`);
-  const floor = await measureProbeFloor(cluster.podServer.port, cluster.runningPods().map((p) => p.ip).slice(0, rate), rate, 8);
+  const floor = await measureProbeFloor(
+    cluster.podServer.port,
+    cluster
+      .runningPods()
+      .map((p) => p.ip)
+      .slice(0, rate),
+    rate,
+    8,
+  );
   log(`floor: ${JSON.stringify(floor)}`);
   log(`starting the operator (${opts.pods} pods, ${opts.policies} policies, period ${opts.periodSeconds}s)`);
   const started = performance.now();
-  const operator = (run.operator = await startOperatorProcess(run.kubeconfig, join(run.logDir, "operator-cold.log"), opts.operatorEntry));
+  const operator = (run.operator = await startOperatorProcess(
+    run.kubeconfig,
+    join(run.logDir, "operator-cold.log"),
+    opts.operatorEntry,
+  ));
   const coldRound = firstRound(operator, opts.pods, started, run.deadlineMs);
-  await converged(run, wantedEndpoints(cluster, run.shape, new Set()), "every Service's slices to be right after a cold start");
+  await converged(
+    run,
+    wantedEndpoints(cluster, run.shape, new Set()),
+    "every Service's slices to be right after a cold start",
+  );
   const coldStartMs = Math.round(performance.now() - started);
   const coldFirstRoundMs = await coldRound;
   log(`cold start: ${coldStartMs} ms`);
   // Slices are right early (serving pods are adopted while Unknown); the quiet window waits for
   // every policy's status to say all its pods are Healthy, so it measures a settled operator.
-  await waitFor(async () => (await cluster.policyStatuses()).every((p) => allHealthy(p.status)), { what: "every policy's status to show all its pods Healthy", timeoutMs: run.deadlineMs, intervalMs: 1_000 });
+  await waitFor(async () => (await cluster.policyStatuses()).every((p) => allHealthy(p.status)), {
+    what: "every policy's status to show all its pods Healthy",
+    timeoutMs: run.deadlineMs,
+    intervalMs: 1_000,
+  });
   const statusSettledMs = Math.round(performance.now() - started);
   log(`statuses settled: ${statusSettledMs} ms`);
   await writesDrained(run);
@@ -213,7 +275,12 @@ async function writesDrained(run: Run): Promise<void> {
 }
 
 function allHealthy(status: Record<string, unknown> | undefined): boolean {
-  return status !== undefined && typeof status.targets === "number" && status.targets > 0 && status.healthy === status.targets;
+  return (
+    status !== undefined &&
+    typeof status.targets === "number" &&
+    status.targets > 0 &&
+    status.healthy === status.targets
+  );
 }
 
 /** A restart against slices and status that are already right. */
@@ -224,7 +291,11 @@ async function restartOperator(run: Run): Promise<ScaleResult["restart"]> {
   run.operator = undefined;
   const writesMark = (await cluster.operatorWrites()).length;
   const started = performance.now();
-  const operator = (run.operator = await startOperatorProcess(run.kubeconfig, join(run.logDir, "operator-restart.log"), opts.operatorEntry));
+  const operator = (run.operator = await startOperatorProcess(
+    run.kubeconfig,
+    join(run.logDir, "operator-restart.log"),
+    opts.operatorEntry,
+  ));
   const firstRoundMs = await firstRound(operator, opts.pods, started, run.deadlineMs);
   await converged(run, wantedEndpoints(cluster, run.shape, new Set()), "slices to stay right after a restart");
   const windowSeconds = opts.periodSeconds * 2 + 2;
@@ -240,7 +311,11 @@ async function turnUnhealthy(run: Run): Promise<{ failing: Set<string>; converge
   await run.cluster.podServer.setFailing(failing);
   const started = performance.now();
   // Not fatal: a machine too busy for its probes (timeouts) keeps some slices moving; the line says so.
-  const convergeMs = await converged(run, wantedEndpoints(run.cluster, run.shape, failing), "the failing pods to be drained").then(
+  const convergeMs = await converged(
+    run,
+    wantedEndpoints(run.cluster, run.shape, failing),
+    "the failing pods to be drained",
+  ).then(
     () => Math.round(performance.now() - started),
     (err: Error) => {
       run.log(err.message);
@@ -253,8 +328,11 @@ async function turnUnhealthy(run: Run): Promise<{ failing: Set<string>; converge
 }
 
 function wantedEndpoints(cluster: ScaleCluster, shape: ScaleShape, failing: ReadonlySet<string>): WantedEndpoints {
-  const wanted: WantedEndpoints = new Map(range(shape.policies).map((i) => [serviceName(i), new Map<string, boolean>()]));
-  for (const p of cluster.runningPods()) wanted.get(serviceOfPod(shape, Number(p.name.slice("pod-".length))))!.set(p.ip, !failing.has(p.ip));
+  const wanted: WantedEndpoints = new Map(
+    range(shape.policies).map((i) => [serviceName(i), new Map<string, boolean>()]),
+  );
+  for (const p of cluster.runningPods())
+    wanted.get(serviceOfPod(shape, Number(p.name.slice("pod-".length))))!.set(p.ip, !failing.has(p.ip));
   return wanted;
 }
 
@@ -270,12 +348,17 @@ function failingPods(cluster: ScaleCluster, shape: ScaleShape): Set<string> {
   return out;
 }
 
-const scrape = async (operator: OperatorProcess): Promise<Sample[]> => parsePrometheusText(await (await fetch(operator.metricsUrl)).text());
+const scrape = async (operator: OperatorProcess): Promise<Sample[]> =>
+  parsePrometheusText(await (await fetch(operator.metricsUrl)).text());
 const probesOf = (s: Sample[]) => sumOf(s, "healthprobe_probes_total");
 
 /** Ms from `since` until the operator has run at least as many probes as there are pods (looked at once a second: each look formats every metric of the operator, which at 500 policies costs it CPU). */
 async function firstRound(operator: OperatorProcess, pods: number, since: number, timeoutMs: number): Promise<number> {
-  await waitFor(async () => probesOf(await scrape(operator)) >= pods, { what: `${pods} probes`, timeoutMs, intervalMs: 1_000 });
+  await waitFor(async () => probesOf(await scrape(operator)) >= pods, {
+    what: `${pods} probes`,
+    timeoutMs,
+    intervalMs: 1_000,
+  });
   return Math.round(performance.now() - since);
 }
 
@@ -304,7 +387,11 @@ interface QuietFigures {
 }
 
 /** A window without changes: writes, RSS, CPU over probes done and reconcile durations. */
-async function measureQuiet(cluster: ScaleCluster, operator: OperatorProcess, opts: ScaleOptions): Promise<QuietFigures> {
+async function measureQuiet(
+  cluster: ScaleCluster,
+  operator: OperatorProcess,
+  opts: ScaleOptions,
+): Promise<QuietFigures> {
   const before = await scrape(operator);
   const cpuBefore = cpuMsOf(operator.pid);
   const t0 = performance.now();
@@ -323,9 +410,15 @@ async function measureQuiet(cluster: ScaleCluster, operator: OperatorProcess, op
   const probesDone = probesOf(after) - probesOf(before);
   const reconciles = bucketsOf(after, "healthprobe_reconcile_duration_seconds");
   const p99 = quantileBetween(new Map(), reconciles, 0.99);
-  const quietReconciles = (reconciles.get(Infinity) ?? 0) - (bucketsOf(before, "healthprobe_reconcile_duration_seconds").get(Infinity) ?? 0);
+  const quietReconciles =
+    (reconciles.get(Infinity) ?? 0) - (bucketsOf(before, "healthprobe_reconcile_duration_seconds").get(Infinity) ?? 0);
   return {
-    quiet: { seconds: round(seconds), ...countWrites((await cluster.operatorWrites()).slice(writesMark)), statusChanges: statuses.changes, probeFailures: failuresBetween(before, after) },
+    quiet: {
+      seconds: round(seconds),
+      ...countWrites((await cluster.operatorWrites()).slice(writesMark)),
+      statusChanges: statuses.changes,
+      probeFailures: failuresBetween(before, after),
+    },
     rssSteady: rss.reduce((a, b) => a + b, 0) / Math.max(1, rss.length),
     rssPeak: memoryOf(operator.pid).hwm,
     cpuPerProbeUs: probesDone > 0 ? round(((cpuAfter - cpuBefore) * 1000) / probesDone) : NaN,
@@ -339,7 +432,11 @@ async function measureQuiet(cluster: ScaleCluster, operator: OperatorProcess, op
 
 /** Failed probes between two scrapes, by failure class. */
 function failuresBetween(before: readonly Sample[], after: readonly Sample[]): Record<string, number> {
-  const classes = new Set(after.filter((s) => s.name === "healthprobe_probes_total" && s.labels.result === "failure").map((s) => s.labels.class ?? ""));
+  const classes = new Set(
+    after
+      .filter((s) => s.name === "healthprobe_probes_total" && s.labels.result === "failure")
+      .map((s) => s.labels.class ?? ""),
+  );
   const out: Record<string, number> = {};
   for (const c of classes) {
     const where = { result: "failure", class: c };

@@ -69,14 +69,23 @@ export async function createScaleObjects(
   podsNote = "",
 ): Promise<number> {
   const paths = scalePaths(shape.namespace);
-  await create(paths.services, range(shape.policies).map((i) => service(shape, i)));
+  await create(
+    paths.services,
+    range(shape.policies).map((i) => service(shape, i)),
+  );
   progress(`creating ${shape.pods} pods${podsNote}`);
   const started = performance.now();
-  await create(paths.pods, range(shape.pods).map((i) => pod(shape, i)));
+  await create(
+    paths.pods,
+    range(shape.pods).map((i) => pod(shape, i)),
+  );
   await podsRunning();
   const podsStartedMs = Math.round(performance.now() - started);
   progress(`pods running after ${podsStartedMs} ms`);
-  await create(paths.policies, range(shape.policies).map((i) => policy(shape, i)));
+  await create(
+    paths.policies,
+    range(shape.policies).map((i) => policy(shape, i)),
+  );
   return podsStartedMs;
 }
 

@@ -33,7 +33,15 @@ export function pod(shape: ScaleShape, i: number): object {
     apiVersion: "v1",
     kind: "Pod",
     metadata: { name: podName(i), namespace: shape.namespace, labels: { app: serviceOfPod(shape, i) } },
-    spec: { containers: [{ name: "app", image: "registry.example/web:1", ports: [{ name: "http", containerPort: shape.port, protocol: "TCP" }] }] },
+    spec: {
+      containers: [
+        {
+          name: "app",
+          image: "registry.example/web:1",
+          ports: [{ name: "http", containerPort: shape.port, protocol: "TCP" }],
+        },
+      ],
+    },
   };
 }
 
@@ -45,7 +53,12 @@ export function policy(shape: ScaleShape, i: number): object {
     spec: {
       serviceName: serviceName(i),
       selector: { matchLabels: { app: serviceName(i) } },
-      probe: { port: shape.port, path: "/healthz", periodSeconds: shape.periodSeconds, timeoutSeconds: probeTimeoutSeconds(shape.periodSeconds) },
+      probe: {
+        port: shape.port,
+        path: "/healthz",
+        periodSeconds: shape.periodSeconds,
+        timeoutSeconds: probeTimeoutSeconds(shape.periodSeconds),
+      },
       evaluation: { failureThreshold: FAILURE_THRESHOLD, successThreshold: 1 },
       drain: { enabled: true, maxUnhealthyPercent: 50 },
       replacement: { enabled: false },
@@ -59,7 +72,13 @@ export function policy(shape: ScaleShape, i: number): object {
  * the server, and fetch's per-request cost would count as the server's. `tls`: e.g. to trust a
  * server's own serving certificate.
  */
-export async function createAll(serverUrl: string, token: string, objects: Array<{ path: string; body: object }>, concurrency = 16, tls?: { rejectUnauthorized: boolean }): Promise<void> {
+export async function createAll(
+  serverUrl: string,
+  token: string,
+  objects: Array<{ path: string; body: object }>,
+  concurrency = 16,
+  tls?: { rejectUnauthorized: boolean },
+): Promise<void> {
   const agent = new Agent({ connections: concurrency, keepAliveTimeout: 10_000, ...(tls ? { connect: tls } : {}) });
   let next = 0;
   const worker = async () => {

@@ -27,7 +27,10 @@ export async function trackSlices(kc: KubeConfig, namespace: string): Promise<Sl
   let resourceVersion: string | undefined;
   let stopped = false;
   let controller: AbortController | undefined;
-  type SliceEvent = { metadata?: { name?: string; resourceVersion?: string; labels?: Record<string, string> }; endpoints?: Array<{ addresses?: string[]; conditions?: { ready?: boolean } }> };
+  type SliceEvent = {
+    metadata?: { name?: string; resourceVersion?: string; labels?: Record<string, string> };
+    endpoints?: Array<{ addresses?: string[]; conditions?: { ready?: boolean } }>;
+  };
   const onEvent = (type: string, obj: SliceEvent) => {
     resourceVersion = obj.metadata?.resourceVersion ?? resourceVersion;
     if (type === "BOOKMARK") return;
@@ -36,18 +39,28 @@ export async function trackSlices(kc: KubeConfig, namespace: string): Promise<Sl
     if (type === "DELETED") slices.delete(name);
     if (type !== "ADDED" && type !== "MODIFIED") return;
     const service = obj.metadata?.labels?.["kubernetes.io/service-name"] ?? "";
-    const endpoints = (obj.endpoints ?? []).flatMap((e) => (e.addresses ?? []).map((ip) => ({ ip, ready: e.conditions?.ready === true })));
+    const endpoints = (obj.endpoints ?? []).flatMap((e) =>
+      (e.addresses ?? []).map((ip) => ({ ip, ready: e.conditions?.ready === true })),
+    );
     slices.set(name, { service, endpoints });
   };
   // Bookmarks keep a quiet watch from hitting client-node's inactivity timeout; one that ends anyway resumes where it was.
   const start = async (): Promise<void> => {
     const query: Record<string, string | boolean> = { allowWatchBookmarks: true };
     if (resourceVersion) query.resourceVersion = resourceVersion;
-    controller = await new Watch(kc).watch(`/apis/discovery.k8s.io/v1/namespaces/${namespace}/endpointslices`, query, onEvent, (err: unknown) => {
-      if (stopped) return;
-      if (err) console.error(`endpointslice watch ended (${(err as Error).message}); resuming`);
-      setTimeout(() => void start().catch((e: unknown) => console.error("resuming the endpointslice watch failed:", e)), 100);
-    });
+    controller = await new Watch(kc).watch(
+      `/apis/discovery.k8s.io/v1/namespaces/${namespace}/endpointslices`,
+      query,
+      onEvent,
+      (err: unknown) => {
+        if (stopped) return;
+        if (err) console.error(`endpointslice watch ended (${(err as Error).message}); resuming`);
+        setTimeout(
+          () => void start().catch((e: unknown) => console.error("resuming the endpointslice watch failed:", e)),
+          100,
+        );
+      },
+    );
   };
   await start();
   const byService = () => {
@@ -67,8 +80,13 @@ export async function trackSlices(kc: KubeConfig, namespace: string): Promise<Sl
         const got = seen.get(service) ?? new Map<string, boolean>();
         const missing = [...want.keys()].filter((ip) => !got.has(ip)).length;
         const extra = [...got.keys()].filter((ip) => !want.has(ip)).length;
-        const wrong = [...want].filter(([ip, r]) => got.has(ip) && got.get(ip) !== r).map(([ip, r]) => `${ip} ready=${got.get(ip)} want ${r}`);
-        if (missing || extra || wrong.length) out.push(`${service}: ${missing} missing, ${extra} extra, ${wrong.length} wrong (${wrong.slice(0, 3).join(", ")})`);
+        const wrong = [...want]
+          .filter(([ip, r]) => got.has(ip) && got.get(ip) !== r)
+          .map(([ip, r]) => `${ip} ready=${got.get(ip)} want ${r}`);
+        if (missing || extra || wrong.length)
+          out.push(
+            `${service}: ${missing} missing, ${extra} extra, ${wrong.length} wrong (${wrong.slice(0, 3).join(", ")})`,
+          );
       }
       return out;
     },

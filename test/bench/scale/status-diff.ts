@@ -1,7 +1,10 @@
 // What changed between two versions of a policy's status, in a few words per field: the scale
 // benchmark names what the writes of a quiet window changed, so a write without a change shows.
 
-type Status = Record<string, unknown> & { pods?: Array<Record<string, unknown>>; conditions?: Array<Record<string, unknown>> };
+type Status = Record<string, unknown> & {
+  pods?: Array<Record<string, unknown>>;
+  conditions?: Array<Record<string, unknown>>;
+};
 
 /** Paths of the fields that differ, e.g. "healthy", "conditions[Degraded].message", "pods[web-1].state". */
 export function statusDiff(before: Status | undefined, after: Status | undefined, limit = 10): string[] {
@@ -12,13 +15,25 @@ export function statusDiff(before: Status | undefined, after: Status | undefined
   for (const k of [...keys].sort()) {
     if (k === "pods" || k === "conditions") {
       const by = k === "pods" ? "name" : "type";
-      out.push(...listDiff(k, (a[k] ?? []) as Array<Record<string, unknown>>, (b[k] ?? []) as Array<Record<string, unknown>>, by));
+      out.push(
+        ...listDiff(
+          k,
+          (a[k] ?? []) as Array<Record<string, unknown>>,
+          (b[k] ?? []) as Array<Record<string, unknown>>,
+          by,
+        ),
+      );
     } else if (JSON.stringify(a[k]) !== JSON.stringify(b[k])) out.push(k);
   }
   return out.slice(0, limit);
 }
 
-function listDiff(name: string, a: Array<Record<string, unknown>>, b: Array<Record<string, unknown>>, by: string): string[] {
+function listDiff(
+  name: string,
+  a: Array<Record<string, unknown>>,
+  b: Array<Record<string, unknown>>,
+  by: string,
+): string[] {
   const out: string[] = [];
   const before = new Map(a.map((x) => [String(x[by]), x]));
   const after = new Map(b.map((x) => [String(x[by]), x]));
@@ -29,7 +44,8 @@ function listDiff(name: string, a: Array<Record<string, unknown>>, b: Array<Reco
       out.push(`${name}[${id}] ${x ? "removed" : "added"}`);
       continue;
     }
-    for (const f of new Set([...Object.keys(x), ...Object.keys(y)])) if (JSON.stringify(x[f]) !== JSON.stringify(y[f])) out.push(`${name}[${id}].${f}`);
+    for (const f of new Set([...Object.keys(x), ...Object.keys(y)]))
+      if (JSON.stringify(x[f]) !== JSON.stringify(y[f])) out.push(`${name}[${id}].${f}`);
   }
   return out;
 }

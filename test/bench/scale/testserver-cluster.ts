@@ -5,7 +5,13 @@ import { isWrite } from "../../apiserver/index.js";
 import { kubeConfigFor, startCluster } from "../../integration/support/cluster.js";
 import { runningPods, waitForRunningPods, type PodView } from "../pods-running.js";
 import { startPodServerProcess } from "./pod-server-process.js";
-import { createScaleObjects, type OperatorWrite, type PolicyStatus, type ScaleCluster, type ScaleClusterOptions } from "./scale-cluster.js";
+import {
+  createScaleObjects,
+  type OperatorWrite,
+  type PolicyStatus,
+  type ScaleCluster,
+  type ScaleClusterOptions,
+} from "./scale-cluster.js";
 import { createAll, type ScaleShape } from "./scale-objects.js";
 
 const POLICIES = { group: "healthprobe.io", version: "v1alpha1", resource: "healthprobepolicies" };
@@ -15,7 +21,12 @@ export async function startTestServerCluster(opts: ScaleClusterOptions): Promise
   const podCidr = `127.${50 + (process.pid % 50)}.0.0/16`;
   if (opts.pods > 65_000) throw new Error(`--pods: ${opts.pods}: at most 65000 fit the benchmark's pod range`);
   const podServer = await startPodServerProcess(podCidr);
-  const cluster = await startCluster({ podCidr, namespace: opts.namespace, controllers: false, watchHistory: 5000 }).catch(async (err: Error) => {
+  const cluster = await startCluster({
+    podCidr,
+    namespace: opts.namespace,
+    controllers: false,
+    watchHistory: 5000,
+  }).catch(async (err: Error) => {
     await podServer.close();
     throw err;
   });
@@ -27,7 +38,12 @@ export async function startTestServerCluster(opts: ScaleClusterOptions): Promise
     createObjects: (shape: ScaleShape, progress: (line: string) => void): Promise<number> =>
       createScaleObjects(
         shape,
-        (path, bodies) => createAll(server.url, "admin", bodies.map((body) => ({ path, body }))),
+        (path, bodies) =>
+          createAll(
+            server.url,
+            "admin",
+            bodies.map((body) => ({ path, body })),
+          ),
         async () => void (await waitForRunningPods(server, shape.namespace, shape.pods, 60_000 + shape.pods * 20)),
         progress,
       ),
@@ -37,9 +53,20 @@ export async function startTestServerCluster(opts: ScaleClusterOptions): Promise
     operatorWrites: async (): Promise<OperatorWrite[]> =>
       server.requestLog
         .filter((e) => e.user === "operator" && isWrite(e))
-        .map((e) => ({ time: e.time, verb: e.verb, resource: e.subresource ? `${e.resource}/${e.subresource}` : e.resource, name: e.name, code: e.code })),
+        .map((e) => ({
+          time: e.time,
+          verb: e.verb,
+          resource: e.subresource ? `${e.resource}/${e.subresource}` : e.resource,
+          name: e.name,
+          code: e.code,
+        })),
     // Read in place: copying every policy with its status once a second took a fifth of the server's CPU while statuses settled.
-    policyStatuses: async (): Promise<PolicyStatus[]> => server.store.map(POLICIES, undefined, (p) => ({ name: p.metadata.name, resourceVersion: p.metadata.resourceVersion, status: p.status })),
+    policyStatuses: async (): Promise<PolicyStatus[]> =>
+      server.store.map(POLICIES, undefined, (p) => ({
+        name: p.metadata.name,
+        resourceVersion: p.metadata.resourceVersion,
+        status: p.status,
+      })),
     async stop() {
       await podServer.close();
       await cluster.stop();

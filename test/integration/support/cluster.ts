@@ -63,8 +63,10 @@ export async function startCluster(opts: ApiServerOptions & { namespace?: string
       }
     },
     list: async (apiVersion, kind, ns = namespace, labelSelector) =>
-      ((await api.list(apiVersion, kind, ns, undefined, undefined, undefined, undefined, labelSelector)).items ?? []) as Obj[],
-    patch: async (obj) => (await api.patch(obj, undefined, undefined, "test", undefined, "application/merge-patch+json")) as Obj,
+      ((await api.list(apiVersion, kind, ns, undefined, undefined, undefined, undefined, labelSelector)).items ??
+        []) as Obj[],
+    patch: async (obj) =>
+      (await api.patch(obj, undefined, undefined, "test", undefined, "application/merge-patch+json")) as Obj,
     remove: async (apiVersion, kind, name, ns = namespace) => {
       try {
         await api.delete({ apiVersion, kind, metadata: { name, namespace: ns } });
@@ -81,25 +83,49 @@ export async function startCluster(opts: ApiServerOptions & { namespace?: string
   return cluster;
 }
 
-export function aService(name: string, namespace: string, opts: { targetPort?: number | string; selector?: Record<string, string> } = {}): Obj {
-  const spec: Record<string, unknown> = { ports: [{ name: "http", port: 80, targetPort: opts.targetPort ?? 8080, protocol: "TCP" }] };
+export function aService(
+  name: string,
+  namespace: string,
+  opts: { targetPort?: number | string; selector?: Record<string, string> } = {},
+): Obj {
+  const spec: Record<string, unknown> = {
+    ports: [{ name: "http", port: 80, targetPort: opts.targetPort ?? 8080, protocol: "TCP" }],
+  };
   if (opts.selector) spec.selector = opts.selector;
   return { apiVersion: "v1", kind: "Service", metadata: { name, namespace }, spec };
 }
 
-export function aPod(name: string, namespace: string, opts: { labels?: Record<string, string>; ownerReferences?: unknown[]; port?: number } = {}): Obj {
+export function aPod(
+  name: string,
+  namespace: string,
+  opts: { labels?: Record<string, string>; ownerReferences?: unknown[]; port?: number } = {},
+): Obj {
   const metadata: Record<string, unknown> = { name, namespace, labels: opts.labels ?? { app: "web" } };
   if (opts.ownerReferences) metadata.ownerReferences = opts.ownerReferences;
   return {
     apiVersion: "v1",
     kind: "Pod",
     metadata,
-    spec: { containers: [{ name: "app", image: "registry.example/web:1", ports: [{ name: "http", containerPort: opts.port ?? 8080, protocol: "TCP" }] }] },
+    spec: {
+      containers: [
+        {
+          name: "app",
+          image: "registry.example/web:1",
+          ports: [{ name: "http", containerPort: opts.port ?? 8080, protocol: "TCP" }],
+        },
+      ],
+    },
   };
 }
 
 /** A ReplicaSet of `replicas` pods; `opts.gated`: its pods carry the readiness gate healthprobe.io/ready. */
-export function aReplicaSet(name: string, namespace: string, replicas: number, labels: Record<string, string> = { app: "web" }, opts: { gated?: boolean } = {}): Obj {
+export function aReplicaSet(
+  name: string,
+  namespace: string,
+  replicas: number,
+  labels: Record<string, string> = { app: "web" },
+  opts: { gated?: boolean } = {},
+): Obj {
   const rs = aPlainReplicaSet(name, namespace, replicas, labels);
   if (opts.gated) rs.spec.template.spec.readinessGates = [{ conditionType: "healthprobe.io/ready" }];
   return rs;
@@ -115,7 +141,15 @@ function aPlainReplicaSet(name: string, namespace: string, replicas: number, lab
       selector: { matchLabels: labels },
       template: {
         metadata: { labels },
-        spec: { containers: [{ name: "app", image: "registry.example/web:1", ports: [{ name: "http", containerPort: 8080, protocol: "TCP" }] }] },
+        spec: {
+          containers: [
+            {
+              name: "app",
+              image: "registry.example/web:1",
+              ports: [{ name: "http", containerPort: 8080, protocol: "TCP" }],
+            },
+          ],
+        },
       },
     },
   };
@@ -147,9 +181,24 @@ export function aPolicy(name: string, namespace: string, o: PolicyOptions = {}):
       ...("serviceName" in o && o.serviceName === undefined ? {} : { serviceName: o.serviceName ?? "web" }),
       selector: { matchLabels: o.selector ?? { app: "web" } },
       dryRun: o.dryRun ?? false,
-      probe: { port: 8080, path: "/healthz", periodSeconds: o.periodSeconds ?? 1, timeoutSeconds: o.timeoutSeconds ?? 1, ...(o.probe ?? {}) },
-      evaluation: { failureThreshold: o.failureThreshold ?? 2, successThreshold: o.successThreshold ?? 1, ...(o.evaluation ?? {}) },
-      drain: { enabled: true, maxUnhealthyPercent: o.maxUnhealthyPercent ?? 50, ...(o.method ? { method: o.method } : {}), ...(o.drain ?? {}) },
+      probe: {
+        port: 8080,
+        path: "/healthz",
+        periodSeconds: o.periodSeconds ?? 1,
+        timeoutSeconds: o.timeoutSeconds ?? 1,
+        ...(o.probe ?? {}),
+      },
+      evaluation: {
+        failureThreshold: o.failureThreshold ?? 2,
+        successThreshold: o.successThreshold ?? 1,
+        ...(o.evaluation ?? {}),
+      },
+      drain: {
+        enabled: true,
+        maxUnhealthyPercent: o.maxUnhealthyPercent ?? 50,
+        ...(o.method ? { method: o.method } : {}),
+        ...(o.drain ?? {}),
+      },
       replacement: { enabled: false, ...(o.replacement ?? {}) },
     },
   };
@@ -157,10 +206,19 @@ export function aPolicy(name: string, namespace: string, o: PolicyOptions = {}):
 
 /** Waits until the pod has an IP from the kubelet stand-in. */
 export async function podIP(cluster: TestCluster, name: string): Promise<string> {
-  return waitFor(async () => (await cluster.get("v1", "Pod", name))?.status?.podIP as string | undefined, { what: `pod ${name} to get an IP` });
+  return waitFor(async () => (await cluster.get("v1", "Pod", name))?.status?.podIP as string | undefined, {
+    what: `pod ${name} to get an IP`,
+  });
 }
 
 /** Endpoint readiness by pod name across the Service's slices written by the operator. */
 export async function endpointReadiness(cluster: TestCluster, service: string): Promise<Map<string, boolean>> {
-  return readinessOf(await cluster.list("discovery.k8s.io/v1", "EndpointSlice", cluster.namespace, `kubernetes.io/service-name=${service}`));
+  return readinessOf(
+    await cluster.list(
+      "discovery.k8s.io/v1",
+      "EndpointSlice",
+      cluster.namespace,
+      `kubernetes.io/service-name=${service}`,
+    ),
+  );
 }

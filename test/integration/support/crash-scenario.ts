@@ -51,7 +51,11 @@ export class CrashScenario {
   }
 
   operator(failpoint?: "after-charge" | "after-evict"): OperatorProcess {
-    const proc = startOperatorProcess({ server: this.cluster.server, dir: this.dir, ...(failpoint ? { failpoint } : {}) });
+    const proc = startOperatorProcess({
+      server: this.cluster.server,
+      dir: this.dir,
+      ...(failpoint ? { failpoint } : {}),
+    });
     this.children.push(proc);
     return proc;
   }
@@ -72,36 +76,62 @@ export class CrashScenario {
    * Three pods of a ReplicaSet, a policy with `after: 30s` and a budget of one, an operator that
    * dies at `failpoint` once two of three pods fail. Returns those two and each one's unhealthySince.
    */
-  async untilCrash(failpoint: "after-charge" | "after-evict"): Promise<{ pods: Obj[]; unhealthySince: Map<string, string> }> {
+  async untilCrash(
+    failpoint: "after-charge" | "after-evict",
+  ): Promise<{ pods: Obj[]; unhealthySince: Map<string, string> }> {
     const { cluster, farm } = this;
     await cluster.create(aService("web", cluster.namespace));
     await cluster.create(aReplicaSet("web", cluster.namespace, 3));
     // The third pod stays Healthy: with none Healthy the policy would fail open and replace nothing.
     const pods = (await livePods(this, 3)).slice(0, 2);
     // Two of three fail: above the mass-failure breaker's default of 50%, so it is off here.
-    await cluster.create(aPolicy("web", cluster.namespace, { replacement: { enabled: true, after: "30s", maxPerHour: 1, maxPerDay: 1, pauseAboveUnhealthyPercent: 100 } }));
+    await cluster.create(
+      aPolicy("web", cluster.namespace, {
+        replacement: { enabled: true, after: "30s", maxPerHour: 1, maxPerDay: 1, pauseAboveUnhealthyPercent: 100 },
+      }),
+    );
     const first = this.operator(failpoint);
     await waitFor(async () => (await this.status())?.healthy === 3, { timeoutMs: 20_000, what: "all pods Healthy" });
 
     // Two fail: both come due together, and the budget has room for one.
     for (const p of pods) farm.failing(p.status.podIP);
-    const before = await waitFor(async () => {
-      const st = await this.status();
-      return st?.pods?.filter((p: { state: string; replaceAfter?: string }) => p.state === "Unhealthy" && p.replaceAfter).length === 2 ? st : undefined;
-    }, { what: "both pods Unhealthy in status" });
-    const unhealthySince = new Map<string, string>(before.pods.map((p: { uid: string; unhealthySince: string }) => [p.uid, p.unhealthySince]));
-    expect(await waitFor(() => first.exited, { timeoutMs: AFTER_MS + 20_000, what: "the failpoint to kill the operator" })).toEqual({ code: null, signal: "SIGKILL" });
+    const before = await waitFor(
+      async () => {
+        const st = await this.status();
+        return st?.pods?.filter(
+          (p: { state: string; replaceAfter?: string }) => p.state === "Unhealthy" && p.replaceAfter,
+        ).length === 2
+          ? st
+          : undefined;
+      },
+      { what: "both pods Unhealthy in status" },
+    );
+    const unhealthySince = new Map<string, string>(
+      before.pods.map((p: { uid: string; unhealthySince: string }) => [p.uid, p.unhealthySince]),
+    );
+    expect(
+      await waitFor(() => first.exited, { timeoutMs: AFTER_MS + 20_000, what: "the failpoint to kill the operator" }),
+    ).toEqual({ code: null, signal: "SIGKILL" });
     return { pods, unhealthySince };
   }
 
   /** After a restart: the other pod is held back by the spent budget, its window kept from status. */
-  async expectOtherBlockedOnBudget(other: Obj, victimUid: string, unhealthySince: Map<string, string>): Promise<Record<string, any>> {
-    const after = await waitFor(async () => {
-      const st = await this.status();
-      const c = conditionOf(st, "ReplacementBlocked");
-      return c?.status === "True" && c.reason === "Budget" ? st : undefined;
-    }, { timeoutMs: 20_000, what: "the other pod blocked on Budget" });
-    expect(after.pods.find((p: { uid: string }) => p.uid === other.metadata!.uid)?.unhealthySince).toBe(unhealthySince.get(other.metadata!.uid!));
+  async expectOtherBlockedOnBudget(
+    other: Obj,
+    victimUid: string,
+    unhealthySince: Map<string, string>,
+  ): Promise<Record<string, any>> {
+    const after = await waitFor(
+      async () => {
+        const st = await this.status();
+        const c = conditionOf(st, "ReplacementBlocked");
+        return c?.status === "True" && c.reason === "Budget" ? st : undefined;
+      },
+      { timeoutMs: 20_000, what: "the other pod blocked on Budget" },
+    );
+    expect(after.pods.find((p: { uid: string }) => p.uid === other.metadata!.uid)?.unhealthySince).toBe(
+      unhealthySince.get(other.metadata!.uid!),
+    );
     expect(after.replacements.map((r: { uid: string }) => r.uid)).toEqual([victimUid]);
     expect(after.replacedInLastDay).toBe(1);
     expect(await this.operatorLedgerUids()).toEqual([victimUid]);

@@ -16,18 +16,33 @@ export async function startTestOperator(
   opts: StartOperatorOptions & { user?: string } = {},
 ): Promise<TestOperator> {
   const parsed = parseConfig(
-    ["--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0", "--operator-namespace", "healthprobe-system", ...flags],
+    [
+      "--metrics-bind-address",
+      "127.0.0.1:0",
+      "--health-probe-bind-address",
+      "127.0.0.1:0",
+      "--operator-namespace",
+      "healthprobe-system",
+      ...flags,
+    ],
     {},
   );
   if (!parsed.ok) throw new Error(parsed.message);
   const logs: Array<Record<string, unknown>> = [];
   const sink = new Writable({
     write(chunk, _enc, cb) {
-      for (const line of String(chunk).split("\n")) if (line.trim()) logs.push(JSON.parse(line) as Record<string, unknown>);
+      for (const line of String(chunk).split("\n"))
+        if (line.trim()) logs.push(JSON.parse(line) as Record<string, unknown>);
       cb();
     },
   });
-  const logger = opts.logger ?? createLogger({ level: process.env.OPERATOR_LOG_LEVEL === "debug" ? "debug" : "info", destination: sink });
-  const op = await startOperator(parsed.config, { ...opts, logger, kubeconfigYaml: server.kubeconfig(opts.user ?? "operator") });
+  const logger =
+    opts.logger ??
+    createLogger({ level: process.env.OPERATOR_LOG_LEVEL === "debug" ? "debug" : "info", destination: sink });
+  const op = await startOperator(parsed.config, {
+    ...opts,
+    logger,
+    kubeconfigYaml: server.kubeconfig(opts.user ?? "operator"),
+  });
   return Object.assign(op, { logs });
 }

@@ -22,7 +22,11 @@ export interface Served {
 }
 
 /** Creates bare pods with these names and labels, serves each at its IP once it has one, and returns the IPs by name. */
-export async function servedPods({ cluster, farm }: Served, names: readonly string[], labels: Record<string, string> = { app: "web" }): Promise<Map<string, string>> {
+export async function servedPods(
+  { cluster, farm }: Served,
+  names: readonly string[],
+  labels: Record<string, string> = { app: "web" },
+): Promise<Map<string, string>> {
   const ips = new Map<string, string>();
   for (const name of names) await cluster.create(aPod(name, cluster.namespace, { labels }));
   for (const name of names) {
@@ -41,12 +45,24 @@ export async function servedPod({ cluster, farm }: Served, pod: Obj): Promise<st
 }
 
 /** The live (not terminating) pods of an app once there are `n` with IPs, each served by the farm, by name. */
-export async function livePods({ cluster, farm }: Served, n: number, opts: { app?: string; namespace?: string; timeoutMs?: number } = {}): Promise<Obj[]> {
+export async function livePods(
+  { cluster, farm }: Served,
+  n: number,
+  opts: { app?: string; namespace?: string; timeoutMs?: number } = {},
+): Promise<Obj[]> {
   const { app = "web", namespace = cluster.namespace } = opts;
-  const pods = await waitFor(async () => {
-    const list = (await cluster.list("v1", "Pod", namespace, `app=${app}`)).filter((p) => !p.metadata?.deletionTimestamp && p.status?.podIP);
-    return list.length === n ? list : undefined;
-  }, { ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}), what: `${n} running ${app} pods${namespace === cluster.namespace ? "" : ` in ${namespace}`}` });
+  const pods = await waitFor(
+    async () => {
+      const list = (await cluster.list("v1", "Pod", namespace, `app=${app}`)).filter(
+        (p) => !p.metadata?.deletionTimestamp && p.status?.podIP,
+      );
+      return list.length === n ? list : undefined;
+    },
+    {
+      ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
+      what: `${n} running ${app} pods${namespace === cluster.namespace ? "" : ` in ${namespace}`}`,
+    },
+  );
   for (const p of pods) await farm.serve(p.status.podIP);
   return pods.sort((a, b) => (a.metadata!.name! < b.metadata!.name! ? -1 : 1));
 }

@@ -97,7 +97,11 @@ export function useBed(opts: BedOptions = {}): TestBed {
 }
 
 /** A selector-less Service "web", bare served pods, a policy over them and the operator: the start of most scenarios. */
-export async function givenPolicyOver(bed: TestBed, names: readonly string[], policy: PolicyOptions = {}): Promise<Map<string, string>> {
+export async function givenPolicyOver(
+  bed: TestBed,
+  names: readonly string[],
+  policy: PolicyOptions = {},
+): Promise<Map<string, string>> {
   await bed.cluster.create(aService("web", bed.cluster.namespace));
   const ips = await servedPods(bed, names);
   await bed.cluster.create(aPolicy("web", bed.cluster.namespace, policy));

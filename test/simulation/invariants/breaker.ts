@@ -28,14 +28,24 @@ function judged(s: Snapshot, e: EvictionRecord): string[] {
   const out: string[] = [];
   for (const policy of e.before.policies) {
     const pause = policy.replacement.pauseAboveUnhealthyPercent;
-    if (pause === undefined || !policy.replacement.enabled || policy.dryRun || !conditionTrue(policy, "Ready")) continue;
+    if (pause === undefined || !policy.replacement.enabled || policy.dryRun || !conditionTrue(policy, "Ready"))
+      continue;
     if (!selects(policy.selector, pod.labels)) continue;
     const targets = targetsOf(e.before, policy);
     const reported = Object.keys(policy.status.pods).sort();
-    if (reported.join() !== targets.map((t) => t.name).sort().join()) continue;
+    if (
+      reported.join() !==
+      targets
+        .map((t) => t.name)
+        .sort()
+        .join()
+    )
+      continue;
     const unhealthy = targets.filter((t) => policy.status.pods[t.name] === "Unhealthy");
     if (unhealthy.length * 100 <= pause * targets.length) continue;
-    const recovered = unhealthy.some((t) => s.probes.some((h) => h.ip === t.ip && h.mode === "healthy" && h.at >= e.at - STABLE_MS && h.at <= e.at));
+    const recovered = unhealthy.some((t) =>
+      s.probes.some((h) => h.ip === t.ip && h.mode === "healthy" && h.at >= e.at - STABLE_MS && h.at <= e.at),
+    );
     if (recovered) continue;
     out.push(
       `${e.verb} of ${e.pod} at ${iso(e.at)} by ${e.user} while policy ${policy.name} had ${unhealthy.length} of ${targets.length} targets Unhealthy ` +

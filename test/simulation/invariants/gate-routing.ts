@@ -2,18 +2,29 @@
 // in rotation for every Service selecting it when its containers are ready and its condition
 // healthprobe.io/ready is True (the kubelet's Ready with the gate). The simulation runs no
 // EndpointSlice controller, so this is what the Services' ready endpoints would be.
-import { conditionTrue, mayFailClosed, selects, targetsOf, type PodView, type PolicyView, type Snapshot, type World } from "../snapshot.js";
+import {
+  conditionTrue,
+  mayFailClosed,
+  selects,
+  targetsOf,
+  type PodView,
+  type PolicyView,
+  type Snapshot,
+  type World,
+} from "../snapshot.js";
 import type { Invariant } from "./types.js";
 
 const isGate = (p: PolicyView) => p.method === "ReadinessGate" && !p.dryRun;
-const older = (a: PolicyView, b: PolicyView) => (a.created ?? 0) - (b.created ?? 0) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+const older = (a: PolicyView, b: PolicyView) =>
+  (a.created ?? 0) - (b.created ?? 0) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
 /** Each Ready ReadinessGate policy that holds every one of its targets (no older one selects them), with them. */
 function holding(world: World): Array<{ policy: PolicyView; targets: PodView[] }> {
   const holders = world.policies.filter(isGate).sort(older);
   const out: Array<{ policy: PolicyView; targets: PodView[] }> = [];
   for (const policy of holders) {
-    if (!conditionTrue(policy, "Ready") || policy.status.conditions.Ready?.observedGeneration !== policy.generation) continue;
+    if (!conditionTrue(policy, "Ready") || policy.status.conditions.Ready?.observedGeneration !== policy.generation)
+      continue;
     const targets = targetsOf(world, policy);
     const heldByMe = targets.every((pod) => holders.find((h) => selects(h.selector, pod.labels)) === policy);
     if (heldByMe) out.push({ policy, targets });
@@ -35,7 +46,9 @@ export const gateNeverDark: Invariant = {
       // Ready but for the gate is the kubelet-Ready of this method (the pod's Ready includes the verdict).
       if (mayFailClosed(policy, targets, s, containersReady)) continue;
       if (ready.length > 0 && !targets.some(inRotation)) {
-        out.push(`policy ${policy.name}: no target in rotation while ${ready.map((p) => `${p.name}(${p.gate?.status ?? "no condition"}/${p.gate?.reason ?? ""})`).join(", ")} have their containers ready`);
+        out.push(
+          `policy ${policy.name}: no target in rotation while ${ready.map((p) => `${p.name}(${p.gate?.status ?? "no condition"}/${p.gate?.reason ?? ""})`).join(", ")} have their containers ready`,
+        );
       }
     }
     return out;
@@ -50,10 +63,14 @@ export const gateDrainCap: Invariant = {
     const out: string[] = [];
     for (const { policy, targets } of holding(s.world)) {
       if (mayFailClosed(policy, targets, s, containersReady)) continue;
-      const keptOut = targets.filter((p) => containersReady(p) && p.gate?.status === "False" && p.gate.reason !== "WarmingUp");
+      const keptOut = targets.filter(
+        (p) => containersReady(p) && p.gate?.status === "False" && p.gate.reason !== "WarmingUp",
+      );
       const cap = Math.floor((targets.length * policy.maxUnhealthyPercent) / 100);
       if (keptOut.length > cap) {
-        out.push(`policy ${policy.name} (maxUnhealthyPercent ${policy.maxUnhealthyPercent}, ${targets.length} targets): ${keptOut.length} targets kept out (${keptOut.map((p) => `${p.name}/${p.gate!.reason}`).join(", ")}), cap ${cap}`);
+        out.push(
+          `policy ${policy.name} (maxUnhealthyPercent ${policy.maxUnhealthyPercent}, ${targets.length} targets): ${keptOut.length} targets kept out (${keptOut.map((p) => `${p.name}/${p.gate!.reason}`).join(", ")}), cap ${cap}`,
+        );
       }
     }
     return out;

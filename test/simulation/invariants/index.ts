@@ -1,7 +1,15 @@
 // Every invariant the simulation checks after each step, in one list.
 import { drainCap, adoptionFree, dryRunRouting, neverDark, quarantineWithinCap } from "./routing.js";
 import { gateDrainCap, gateNeverDark } from "./gate-routing.js";
-import { dryRunEvictions, freshEvidence, namespaceShare, noEvictionInFailOpen, operatorBudget, policyBudgets, replaceableOnly } from "./replacement.js";
+import {
+  dryRunEvictions,
+  freshEvidence,
+  namespaceShare,
+  noEvictionInFailOpen,
+  operatorBudget,
+  policyBudgets,
+  replaceableOnly,
+} from "./replacement.js";
 import { noEvictionAboveBreaker } from "./breaker.js";
 import { converged, noFrozenSlices } from "./settled.js";
 import type { Invariant, Violation } from "./types.js";

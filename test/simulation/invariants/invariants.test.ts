@@ -26,36 +26,66 @@ const cases: Array<{ invariant: string; violating: Snapshot; passing: Snapshot }
   },
   {
     invariant: "adoption-free",
-    violating: snapshot(world(three, { a: true, b: false, c: true }, [policy("p", { states: { a: "Healthy", b: "Unknown", c: "Healthy" } })]), {
-      previous: world(three, { a: true, b: true, c: true }, [policy("p")]),
-    }),
-    passing: snapshot(world(three, { a: true, b: false, c: true }, [policy("p", { states: { a: "Healthy", b: "Unhealthy", c: "Healthy" } })]), {
-      previous: world(three, { a: true, b: true, c: true }, [policy("p")]),
-    }),
+    violating: snapshot(
+      world(three, { a: true, b: false, c: true }, [
+        policy("p", { states: { a: "Healthy", b: "Unknown", c: "Healthy" } }),
+      ]),
+      {
+        previous: world(three, { a: true, b: true, c: true }, [policy("p")]),
+      },
+    ),
+    passing: snapshot(
+      world(three, { a: true, b: false, c: true }, [
+        policy("p", { states: { a: "Healthy", b: "Unhealthy", c: "Healthy" } }),
+      ]),
+      {
+        previous: world(three, { a: true, b: true, c: true }, [policy("p")]),
+      },
+    ),
   },
   {
     invariant: "dry-run-routing",
     violating: snapshot(world(three, { a: true, b: false, c: true }, [policy("p", { dryRun: true })])),
-    passing: snapshot(world([pod("a"), pod("b", { ready: false }), pod("c")], { a: true, b: false, c: true }, [policy("p", { dryRun: true })])),
+    passing: snapshot(
+      world([pod("a"), pod("b", { ready: false }), pod("c")], { a: true, b: false, c: true }, [
+        policy("p", { dryRun: true }),
+      ]),
+    ),
   },
   {
     invariant: "policy-budgets",
     violating: snapshot(world(three, {}, []), {
-      evictions: [eviction("a", T0 + 1000, world(three, {}, [policy("p")])), eviction("b", T0 + HOUR_MS - 1, world(three, {}, [policy("p")]))],
+      evictions: [
+        eviction("a", T0 + 1000, world(three, {}, [policy("p")])),
+        eviction("b", T0 + HOUR_MS - 1, world(three, {}, [policy("p")])),
+      ],
     }),
     passing: snapshot(world(three, {}, []), {
-      evictions: [eviction("a", T0 + 1000, world(three, {}, [policy("p")])), eviction("b", T0 + 1000 + HOUR_MS, world(three, {}, [policy("p")]))],
+      evictions: [
+        eviction("a", T0 + 1000, world(three, {}, [policy("p")])),
+        eviction("b", T0 + 1000 + HOUR_MS, world(three, {}, [policy("p")])),
+      ],
     }),
   },
   {
     invariant: "operator-budget",
     violating: snapshot(world(three, {}, []), {
       maxReplacementsPer12h: 1,
-      evictions: [eviction("a", T0 + 1000, world(three, {}, [policy("p", { replacement: { enabled: true, maxPerHour: 5, maxPerDay: 5 } })])), eviction("b", T0 + 2000, world(three, {}, []))],
+      evictions: [
+        eviction(
+          "a",
+          T0 + 1000,
+          world(three, {}, [policy("p", { replacement: { enabled: true, maxPerHour: 5, maxPerDay: 5 } })]),
+        ),
+        eviction("b", T0 + 2000, world(three, {}, [])),
+      ],
     }),
     passing: snapshot(world(three, {}, []), {
       maxReplacementsPer12h: 1,
-      evictions: [eviction("a", T0 + 1000, world(three, {}, [])), eviction("b", T0 + 2000, world(three, {}, []), { code: 429 })],
+      evictions: [
+        eviction("a", T0 + 1000, world(three, {}, [])),
+        eviction("b", T0 + 2000, world(three, {}, []), { code: 429 }),
+      ],
     }),
   },
   {
@@ -80,13 +110,19 @@ const cases: Array<{ invariant: string; violating: Snapshot; passing: Snapshot }
   },
   {
     invariant: "replaceable-only",
-    violating: snapshot(world(three, {}, []), { evictions: [eviction("a", T0, world([pod("a", { owner: "mirror" })], {}, [policy("p")]))] }),
+    violating: snapshot(world(three, {}, []), {
+      evictions: [eviction("a", T0, world([pod("a", { owner: "mirror" })], {}, [policy("p")]))],
+    }),
     passing: snapshot(world(three, {}, []), { evictions: [eviction("a", T0, world([pod("a")], {}, [policy("p")]))] }),
   },
   {
     invariant: "no-eviction-in-fail-open",
-    violating: snapshot(world(three, {}, []), { evictions: [eviction("a", T0, world(three, {}, [policy("p", { conditions: { FailOpen: "True" } })]))] }),
-    passing: snapshot(world(three, {}, []), { evictions: [eviction("a", T0, world(three, {}, [policy("p", { conditions: { FailOpen: "False" } })]))] }),
+    violating: snapshot(world(three, {}, []), {
+      evictions: [eviction("a", T0, world(three, {}, [policy("p", { conditions: { FailOpen: "True" } })]))],
+    }),
+    passing: snapshot(world(three, {}, []), {
+      evictions: [eviction("a", T0, world(three, {}, [policy("p", { conditions: { FailOpen: "False" } })]))],
+    }),
   },
   {
     invariant: "no-eviction-above-breaker",
@@ -108,8 +144,12 @@ const cases: Array<{ invariant: string; violating: Snapshot; passing: Snapshot }
   },
   {
     invariant: "dry-run-evictions",
-    violating: snapshot(world(three, {}, []), { evictions: [eviction("a", T0, world(three, {}, [policy("p", { dryRun: true })]))] }),
-    passing: snapshot(world(three, {}, []), { evictions: [eviction("a", T0, world(three, {}, [policy("p", { dryRun: true }), policy("q")]))] }),
+    violating: snapshot(world(three, {}, []), {
+      evictions: [eviction("a", T0, world(three, {}, [policy("p", { dryRun: true })]))],
+    }),
+    passing: snapshot(world(three, {}, []), {
+      evictions: [eviction("a", T0, world(three, {}, [policy("p", { dryRun: true }), policy("q")]))],
+    }),
   },
   {
     invariant: "gate-never-dark",
@@ -118,7 +158,9 @@ const cases: Array<{ invariant: string; violating: Snapshot; passing: Snapshot }
   },
   {
     invariant: "gate-drain-cap",
-    violating: snapshot(world(gated("False", "False", "False", "True"), {}, [policy("g", { method: "ReadinessGate" })])),
+    violating: snapshot(
+      world(gated("False", "False", "False", "True"), {}, [policy("g", { method: "ReadinessGate" })]),
+    ),
     passing: snapshot(world(gated("False", "True", "True", "True"), {}, [policy("g", { method: "ReadinessGate" })])),
   },
   {
@@ -129,13 +171,22 @@ const cases: Array<{ invariant: string; violating: Snapshot; passing: Snapshot }
   {
     invariant: "converged",
     violating: snapshot(world(three, { a: true, b: false, c: true }, [policy("p")]), { settled: true }),
-    passing: snapshot(world([pod("a"), pod("b", { ready: false }), pod("c")], { a: true, b: false, c: true }, [policy("p")]), { settled: true }),
+    passing: snapshot(
+      world([pod("a"), pod("b", { ready: false }), pod("c")], { a: true, b: false, c: true }, [policy("p")]),
+      { settled: true },
+    ),
   },
 ];
 
 /** Pods a, b, c, … with ready containers and the gate condition given (False: Unhealthy). */
 function gated(...statuses: Array<"True" | "False">) {
-  return statuses.map((status, i) => pod(String.fromCharCode(97 + i), { containersReady: true, ready: status === "True", gate: { status, reason: status === "True" ? "Admitted" : "Unhealthy" } }));
+  return statuses.map((status, i) =>
+    pod(String.fromCharCode(97 + i), {
+      containersReady: true,
+      ready: status === "True",
+      gate: { status, reason: status === "True" ? "Admitted" : "Unhealthy" },
+    }),
+  );
 }
 
 describe("simulation invariants", () => {
@@ -158,7 +209,12 @@ describe("simulation invariants", () => {
 
   it("never-dark and drain-cap let a policy that fails closed go dark only while no target is Healthy", () => {
     const dark = (states: Record<string, "Healthy" | "Unhealthy">, conditions: Record<string, string> = {}) =>
-      snapshot(world(three, { a: false, b: false, c: false }, [policy("p", { whenAllUnhealthy: "FailClosed", states, conditions })]), { modeChanges: servedWell(three) });
+      snapshot(
+        world(three, { a: false, b: false, c: false }, [
+          policy("p", { whenAllUnhealthy: "FailClosed", states, conditions }),
+        ]),
+        { modeChanges: servedWell(three) },
+      );
     const allUnhealthy = { a: "Unhealthy", b: "Unhealthy", c: "Unhealthy" } as const;
     const oneHealthy = { ...allUnhealthy, b: "Healthy" } as const;
     expect(byName("never-dark").check(dark(allUnhealthy))).toEqual([]);
@@ -173,28 +229,55 @@ describe("simulation invariants", () => {
     const states = { a: "Healthy", b: "Healthy", c: "Unhealthy" } as const;
     const at = T0 + 60_000;
     const dark = (modes: Array<{ ip: string; at: number; mode: string }>) =>
-      snapshot(world(pods, { a: false, b: false, c: false }, [policy("p", { whenAllUnhealthy: "FailClosed", states })], { at }), { modeChanges: modes });
+      snapshot(
+        world(pods, { a: false, b: false, c: false }, [policy("p", { whenAllUnhealthy: "FailClosed", states })], {
+          at,
+        }),
+        { modeChanges: modes },
+      );
     const served = pods.map((p) => ({ ip: p.ip!, at: T0, mode: "healthy" }));
     const failing = (p: PodView, when: number) => ({ ip: p.ip!, at: when, mode: "failing" });
     // Every server failed a few seconds ago; the status is from before.
     expect(byName("never-dark").check(dark([...served, ...pods.map((p) => failing(p, at - 3_000))]))).toEqual([]);
     // One ready target kept answering well for longer than the lag: dark is a violation.
-    expect(byName("never-dark").check(dark([...served, failing(pods[0]!, at - 3_000), failing(pods[2]!, at - 3_000)]))).toHaveLength(1);
+    expect(
+      byName("never-dark").check(dark([...served, failing(pods[0]!, at - 3_000), failing(pods[2]!, at - 3_000)])),
+    ).toHaveLength(1);
     // One that failed before the lag and has answered well since: dark is a violation too.
-    const recovered = [failing(pods[1]!, at - 2 * RECOVERY_LAG_MS), { ip: pods[1]!.ip!, at: at - RECOVERY_LAG_MS - 1, mode: "healthy" }];
-    expect(byName("never-dark").check(dark([...served, failing(pods[0]!, at - 3_000), ...recovered, failing(pods[2]!, at - 3_000)]))).toHaveLength(1);
+    const recovered = [
+      failing(pods[1]!, at - 2 * RECOVERY_LAG_MS),
+      { ip: pods[1]!.ip!, at: at - RECOVERY_LAG_MS - 1, mode: "healthy" },
+    ];
+    expect(
+      byName("never-dark").check(
+        dark([...served, failing(pods[0]!, at - 3_000), ...recovered, failing(pods[2]!, at - 3_000)]),
+      ),
+    ).toHaveLength(1);
   });
 
   it("dry-run-routing judges a pod once kubelet has said the same for a step: the slices follow a flip one reconcile later (seed 20774)", () => {
     const flipped = [pod("a"), pod("b", { ready: false }), pod("c")];
     const now = world(flipped, { a: true, b: true, c: true }, [policy("p", { dryRun: true })]);
-    expect(byName("dry-run-routing").check(snapshot(now, { previous: world(three, { a: true, b: true, c: true }, [policy("p", { dryRun: true })]) }))).toEqual([]);
-    expect(byName("dry-run-routing").check(snapshot(now, { previous: world(flipped, { a: true, b: true, c: true }, [policy("p", { dryRun: true })]) }))).toHaveLength(1);
+    expect(
+      byName("dry-run-routing").check(
+        snapshot(now, { previous: world(three, { a: true, b: true, c: true }, [policy("p", { dryRun: true })]) }),
+      ),
+    ).toEqual([]);
+    expect(
+      byName("dry-run-routing").check(
+        snapshot(now, { previous: world(flipped, { a: true, b: true, c: true }, [policy("p", { dryRun: true })]) }),
+      ),
+    ).toHaveLength(1);
   });
 
   it("gate-never-dark and gate-drain-cap let a ReadinessGate policy that fails closed go dark only while no target is Healthy (seed 1005)", () => {
     const dark = (states: Record<string, "Healthy" | "Unhealthy">) =>
-      snapshot(world(gated("False", "False", "False"), {}, [policy("g", { method: "ReadinessGate", whenAllUnhealthy: "FailClosed", states })]), { modeChanges: servedWell(gated("False", "False", "False")) });
+      snapshot(
+        world(gated("False", "False", "False"), {}, [
+          policy("g", { method: "ReadinessGate", whenAllUnhealthy: "FailClosed", states }),
+        ]),
+        { modeChanges: servedWell(gated("False", "False", "False")) },
+      );
     const allUnhealthy = { a: "Unhealthy", b: "Unhealthy", c: "Unhealthy" } as const;
     const oneHealthy = { ...allUnhealthy, b: "Healthy" } as const;
     expect(byName("gate-never-dark").check(dark(allUnhealthy))).toEqual([]);
@@ -204,12 +287,18 @@ describe("simulation invariants", () => {
   });
 
   it("quarantine-within-cap does not judge a policy reporting FailClosed=True", () => {
-    const closed = policy("p", { whenAllUnhealthy: "FailClosed", conditions: { FailClosed: "True" }, counts: { targets: 3, drained: 3 } });
+    const closed = policy("p", {
+      whenAllUnhealthy: "FailClosed",
+      conditions: { FailClosed: "True" },
+      counts: { targets: 3, drained: 3 },
+    });
     expect(byName("quarantine-within-cap").check(snapshot(world(three, {}, [closed])))).toEqual([]);
   });
 
   it("no-eviction-in-fail-open also holds evictions back while a policy reports FailClosed=True", () => {
-    const s = snapshot(world(three, {}, []), { evictions: [eviction("a", T0, world(three, {}, [policy("p", { conditions: { FailClosed: "True" } })]))] });
+    const s = snapshot(world(three, {}, []), {
+      evictions: [eviction("a", T0, world(three, {}, [policy("p", { conditions: { FailClosed: "True" } })]))],
+    });
     expect(byName("no-eviction-in-fail-open").check(s)).toHaveLength(1);
   });
 
@@ -227,7 +316,10 @@ describe("simulation invariants", () => {
     expect(byName("fresh-evidence").check(refused)).toEqual([]);
     const refusedLater = snapshot(world(three, {}, []), {
       probingStarts: [{ user: "operator-1", at: T0 + 5000 }],
-      modeChanges: [{ ip: pod("a").ip!, at: T0 + 1000, mode: "healthy" }, { ip: pod("a").ip!, at: T0 + 7000, mode: "refused" }],
+      modeChanges: [
+        { ip: pod("a").ip!, at: T0 + 1000, mode: "healthy" },
+        { ip: pod("a").ip!, at: T0 + 7000, mode: "refused" },
+      ],
       evictions: [eviction("a", T0 + 9000, world(three, {}, [policy("p")]))],
     });
     expect(byName("fresh-evidence").check(refusedLater)).toEqual([]);
@@ -237,7 +329,9 @@ describe("simulation invariants", () => {
     const withStatus = (routedOut: boolean) => {
       const p = policy("p", { states: { a: "Healthy", b: "Unknown", c: "Healthy" } });
       p.status.routedOut = { a: false, b: routedOut, c: false };
-      return snapshot(world(three, { a: true, b: false, c: true }, [p]), { previous: world(three, { a: true, b: true, c: true }, [policy("p")]) });
+      return snapshot(world(three, { a: true, b: false, c: true }, [p]), {
+        previous: world(three, { a: true, b: true, c: true }, [policy("p")]),
+      });
     };
     expect(byName("adoption-free").check(withStatus(false))).toEqual([]);
     expect(byName("adoption-free").check(withStatus(true))).toHaveLength(1);
@@ -247,8 +341,14 @@ describe("simulation invariants", () => {
     const before = world(three, {}, [policy("p")]);
     const failed = { ...eviction("a", T0 + 1000, before), code: 500 };
     const retried = eviction("a", T0 + 2000, before);
-    expect(byName("policy-budgets").check(snapshot(world(three, {}, []), { evictions: [failed, retried] }))).toEqual([]);
-    expect(byName("policy-budgets").check(snapshot(world(three, {}, []), { evictions: [failed, eviction("b", T0 + 2000, before)] }))).toHaveLength(1);
+    expect(byName("policy-budgets").check(snapshot(world(three, {}, []), { evictions: [failed, retried] }))).toEqual(
+      [],
+    );
+    expect(
+      byName("policy-budgets").check(
+        snapshot(world(three, {}, []), { evictions: [failed, eviction("b", T0 + 2000, before)] }),
+      ),
+    ).toHaveLength(1);
   });
 
   it("a policy whose Ready condition is about an older generation does not manage the Service", () => {

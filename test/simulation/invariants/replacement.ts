@@ -14,7 +14,9 @@ function podBefore(e: EvictionRecord) {
 function selectingPolicies(e: EvictionRecord): PolicyView[] {
   const pod = podBefore(e);
   if (!pod) return [];
-  return e.before.policies.filter((p) => selects(p.selector, pod.labels) && p.status.conditions.Ready?.reason !== "InvalidSpec");
+  return e.before.policies.filter(
+    (p) => selects(p.selector, pod.labels) && p.status.conditions.Ready?.reason !== "InvalidSpec",
+  );
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -37,11 +39,15 @@ export const policyBudgets: Invariant = {
     for (const e of attempts) {
       for (const policy of selectingPolicies(e)) {
         const inWindow = (ms: number) =>
-          attempts.filter((o) => o.at > e.at - ms && o.at <= e.at && selectingPolicies(o).some((p) => p.uid === policy.uid));
+          attempts.filter(
+            (o) => o.at > e.at - ms && o.at <= e.at && selectingPolicies(o).some((p) => p.uid === policy.uid),
+          );
         const hour = inWindow(HOUR_MS);
         const day = inWindow(24 * HOUR_MS);
         if (replacements(hour) > policy.replacement.maxPerHour || replacements(day) > policy.replacement.maxPerDay) {
-          out.push(`policy ${policy.name} (maxPerHour ${policy.replacement.maxPerHour}, maxPerDay ${policy.replacement.maxPerDay}): ${replacements(hour)} pods evicted in the hour up to ${iso(e.at)}: ${hour.map((o) => `${o.pod}@${iso(o.at)} by ${o.user} (${o.code})`).join(", ")}`);
+          out.push(
+            `policy ${policy.name} (maxPerHour ${policy.replacement.maxPerHour}, maxPerDay ${policy.replacement.maxPerDay}): ${replacements(hour)} pods evicted in the hour up to ${iso(e.at)}: ${hour.map((o) => `${o.pod}@${iso(o.at)} by ${o.user} (${o.code})`).join(", ")}`,
+          );
         }
       }
     }
@@ -57,7 +63,9 @@ export const operatorBudget: Invariant = {
     for (const e of attempts) {
       const window = attempts.filter((o) => o.at > e.at - 12 * HOUR_MS && o.at <= e.at);
       if (replacements(window) > s.maxReplacementsPer12h) {
-        return [`${replacements(window)} pods evicted in the 12 h up to ${iso(e.at)}, cap ${s.maxReplacementsPer12h}: ${window.map((o) => `${o.pod} by ${o.user}`).join(", ")}`];
+        return [
+          `${replacements(window)} pods evicted in the 12 h up to ${iso(e.at)}, cap ${s.maxReplacementsPer12h}: ${window.map((o) => `${o.pod} by ${o.user}`).join(", ")}`,
+        ];
       }
     }
     return [];
@@ -74,7 +82,9 @@ export const namespaceShare: Invariant = {
     for (const e of attempts) {
       const window = attempts.filter((o) => o.namespace === e.namespace && o.at > e.at - 12 * HOUR_MS && o.at <= e.at);
       if (replacements(window) > share) {
-        return [`${replacements(window)} pods evicted in namespace ${e.namespace ?? "?"} in the 12 h up to ${iso(e.at)}, share ${share}: ${window.map((o) => `${o.pod} by ${o.user}`).join(", ")}`];
+        return [
+          `${replacements(window)} pods evicted in namespace ${e.namespace ?? "?"} in the 12 h up to ${iso(e.at)}, share ${share}: ${window.map((o) => `${o.pod} by ${o.user}`).join(", ")}`,
+        ];
       }
     }
     return [];
@@ -89,7 +99,8 @@ export const replaceableOnly: Invariant = {
     for (const e of s.evictions) {
       const pod = podBefore(e);
       if (!pod) continue;
-      if (pod.owner !== "controller") out.push(`${e.verb} of ${pod.name} at ${iso(e.at)} by ${e.user}: a ${pod.owner} pod`);
+      if (pod.owner !== "controller")
+        out.push(`${e.verb} of ${pod.name} at ${iso(e.at)} by ${e.user}: a ${pod.owner} pod`);
       if (pod.terminating) out.push(`${e.verb} of ${pod.name} at ${iso(e.at)} by ${e.user}: already terminating`);
     }
     return out;
@@ -103,7 +114,10 @@ export const noEvictionInFailOpen: Invariant = {
     const out: string[] = [];
     for (const e of s.evictions) {
       const open = selectingPolicies(e).filter((p) => conditionTrue(p, "FailOpen") || conditionTrue(p, "FailClosed"));
-      if (open.length > 0) out.push(`${e.verb} of ${e.pod} at ${iso(e.at)} by ${e.user} while ${open.map((p) => p.name).join(", ")} reported FailOpen=True or FailClosed=True`);
+      if (open.length > 0)
+        out.push(
+          `${e.verb} of ${e.pod} at ${iso(e.at)} by ${e.user} while ${open.map((p) => p.name).join(", ")} reported FailOpen=True or FailClosed=True`,
+        );
     }
     return out;
   },
@@ -118,7 +132,9 @@ export const freshEvidence: Invariant = {
       const pod = podBefore(e);
       if (!pod?.ip) continue;
       const starts = s.probingStarts.filter((p) => p.user === e.user && p.at <= e.at).map((p) => p.at);
-      const readySince = selectingPolicies(e).filter((p) => conditionTrue(p, "Ready")).map((p) => p.status.conditions.Ready!.since);
+      const readySince = selectingPolicies(e)
+        .filter((p) => conditionTrue(p, "Ready"))
+        .map((p) => p.status.conditions.Ready!.since);
       const since = Math.max(pod.created, ...starts, ...readySince);
       // This pod's answers: changes on its address since it was created (an address is reused later).
       const modes = s.modeChanges.filter((m) => m.ip === pod.ip && m.at >= pod.created && m.at <= e.at);
@@ -128,7 +144,8 @@ export const freshEvidence: Invariant = {
       const refusedSince = modeAtSince === "refused" || modes.some((m) => m.at > since && m.mode === "refused");
       if (refusedSince) continue;
       const fresh = s.probes.some((h) => h.ip === pod.ip && h.at >= since && h.at <= e.at && h.mode !== "healthy");
-      if (!fresh) out.push(`${e.verb} of ${pod.name} at ${iso(e.at)} by ${e.user}: no failing probe since ${iso(since)}`);
+      if (!fresh)
+        out.push(`${e.verb} of ${pod.name} at ${iso(e.at)} by ${e.user}: no failing probe since ${iso(since)}`);
     }
     return out;
   },
@@ -143,7 +160,9 @@ export const dryRunEvictions: Invariant = {
       if (!podBefore(e)) continue;
       const policies = selectingPolicies(e);
       if (policies.every((p) => p.dryRun || !p.replacement.enabled)) {
-        out.push(`${e.verb} of ${e.pod} at ${iso(e.at)} by ${e.user}; selecting policies: ${policies.map((p) => `${p.name}${p.dryRun ? " (dryRun)" : ""}${p.replacement.enabled ? "" : " (replacement off)"}`).join(", ") || "none"}`);
+        out.push(
+          `${e.verb} of ${e.pod} at ${iso(e.at)} by ${e.user}; selecting policies: ${policies.map((p) => `${p.name}${p.dryRun ? " (dryRun)" : ""}${p.replacement.enabled ? "" : " (replacement off)"}`).join(", ") || "none"}`,
+        );
       }
     }
     return out;

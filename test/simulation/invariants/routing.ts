@@ -1,6 +1,14 @@
 // Routing invariants: what the operator's EndpointSlices say about the Service at a settled
 // moment, judged from the API's pods, Services, slices and policies.
-import { managingPolicy, mayFailClosed, readinessIn, targetsOf, type Snapshot, type PolicyView, type World } from "../snapshot.js";
+import {
+  managingPolicy,
+  mayFailClosed,
+  readinessIn,
+  targetsOf,
+  type Snapshot,
+  type PolicyView,
+  type World,
+} from "../snapshot.js";
 import type { Invariant } from "./types.js";
 
 /** Each selector-less Service a Ready policy manages, with that policy. */
@@ -24,7 +32,9 @@ export const neverDark: Invariant = {
       if (ready.length === 0 || mayFailClosed(policy, targetsOf(s.world, policy), s)) continue;
       const readiness = readinessIn(s.world, service);
       if (![...readiness.values()].some(Boolean)) {
-        out.push(`Service ${service} (policy ${policy.name}) has no ready endpoint while ${ready.map((p) => p.name).join(", ")} are kubelet-Ready; endpoints ${fmt(readiness)}`);
+        out.push(
+          `Service ${service} (policy ${policy.name}) has no ready endpoint while ${ready.map((p) => p.name).join(", ")} are kubelet-Ready; endpoints ${fmt(readiness)}`,
+        );
       }
     }
     return out;
@@ -45,7 +55,9 @@ export const drainCap: Invariant = {
       const keptOut = targets.filter((p) => p.ready && inRotationOnce.has(p.name) && readiness.get(p.name) !== true);
       const cap = Math.floor((targets.length * policy.maxUnhealthyPercent) / 100);
       if (keptOut.length > cap) {
-        out.push(`Service ${service} (policy ${policy.name}, maxUnhealthyPercent ${policy.maxUnhealthyPercent}, ${targets.length} targets): ${keptOut.length} kubelet-Ready pods out of rotation (${keptOut.map((p) => p.name).join(", ")}), cap ${cap}`);
+        out.push(
+          `Service ${service} (policy ${policy.name}, maxUnhealthyPercent ${policy.maxUnhealthyPercent}, ${targets.length} targets): ${keptOut.length} kubelet-Ready pods out of rotation (${keptOut.map((p) => p.name).join(", ")}), cap ${cap}`,
+        );
       }
     }
     return out;
@@ -59,9 +71,13 @@ export const quarantineWithinCap: Invariant = {
     const out: string[] = [];
     for (const policy of s.world.policies) {
       const { targets, drained, quarantinedOut = [] } = policy.status;
-      if (targets === undefined || drained === undefined || policy.status.conditions.FailClosed?.status === "True") continue;
+      if (targets === undefined || drained === undefined || policy.status.conditions.FailClosed?.status === "True")
+        continue;
       const cap = Math.floor((targets * policy.maxUnhealthyPercent) / 100);
-      if (drained > cap) out.push(`policy ${policy.name} reports ${drained} drained of ${targets} targets (${quarantinedOut.length} quarantined: ${quarantinedOut.join(", ") || "none"}), cap ${cap}`);
+      if (drained > cap)
+        out.push(
+          `policy ${policy.name} reports ${drained} drained of ${targets} targets (${quarantinedOut.length} quarantined: ${quarantinedOut.join(", ") || "none"}), cap ${cap}`,
+        );
     }
     return out;
   },
@@ -87,7 +103,9 @@ export const adoptionFree: Invariant = {
         // the status itself reports (a status still saying "admitted" is older than the slices).
         const reportedOut = policy.status.routedOut?.[pod.name] ?? true;
         if (serving && state === "Unknown" && reportedOut && now.get(pod.name) !== true) {
-          out.push(`Service ${service} (policy ${policy.name}): ${pod.name} was serving (${noSlicesBefore ? "no slices yet" : "ready in the slices"}), is kubelet-Ready and Unknown, and is now ${now.has(pod.name) ? "not ready" : "absent"}`);
+          out.push(
+            `Service ${service} (policy ${policy.name}): ${pod.name} was serving (${noSlicesBefore ? "no slices yet" : "ready in the slices"}), is kubelet-Ready and Unknown, and is now ${now.has(pod.name) ? "not ready" : "absent"}`,
+          );
         }
       }
     }
@@ -110,7 +128,10 @@ export const dryRunRouting: Invariant = {
         const was = s.previous?.pods.find((p) => p.uid === pod.uid);
         if (s.previous && was?.ready !== pod.ready) continue;
         const r = readiness.get(pod.name);
-        if (r !== undefined && r !== pod.ready) out.push(`Service ${service} (dryRun policy ${policy.name}): ${pod.name} kubelet-Ready=${pod.ready} but endpoint ready=${r}`);
+        if (r !== undefined && r !== pod.ready)
+          out.push(
+            `Service ${service} (dryRun policy ${policy.name}): ${pod.name} kubelet-Ready=${pod.ready} but endpoint ready=${r}`,
+          );
       }
     }
     return out;

@@ -12,7 +12,10 @@ export const noFrozenSlices: Invariant = {
     const services = new Set(managed(s.world).map((m) => m.service));
     return s.world.slices
       .filter((slice) => !services.has(slice.service))
-      .map((slice) => `slice ${slice.name} of Service ${slice.service} left behind: ${slice.endpoints.map((e) => `${e.pod}=${e.ready}`).join(" ") || "(no endpoints)"}`);
+      .map(
+        (slice) =>
+          `slice ${slice.name} of Service ${slice.service} left behind: ${slice.endpoints.map((e) => `${e.pod}=${e.ready}`).join(" ") || "(no endpoints)"}`,
+      );
   },
 };
 
@@ -25,14 +28,20 @@ export const converged: Invariant = {
     for (const { service, policy } of managed(s.world)) {
       const targets = targetsOf(s.world, policy);
       const endpoints = new Map<string, boolean>();
-      for (const slice of s.world.slices.filter((x) => x.service === service)) for (const e of slice.endpoints) endpoints.set(e.pod, e.ready);
+      for (const slice of s.world.slices.filter((x) => x.service === service))
+        for (const e of slice.endpoints) endpoints.set(e.pod, e.ready);
       const terminating = new Set(s.world.pods.filter((p) => p.terminating).map((p) => p.name));
       for (const pod of targets) {
-        if (!endpoints.has(pod.name)) out.push(`Service ${service} (policy ${policy.name}): target ${pod.name} has no endpoint`);
-        else if (endpoints.get(pod.name) !== pod.ready) out.push(`Service ${service} (policy ${policy.name}): ${pod.name} ready=${endpoints.get(pod.name)} but kubelet-Ready=${pod.ready}`);
+        if (!endpoints.has(pod.name))
+          out.push(`Service ${service} (policy ${policy.name}): target ${pod.name} has no endpoint`);
+        else if (endpoints.get(pod.name) !== pod.ready)
+          out.push(
+            `Service ${service} (policy ${policy.name}): ${pod.name} ready=${endpoints.get(pod.name)} but kubelet-Ready=${pod.ready}`,
+          );
       }
       for (const name of endpoints.keys()) {
-        if (!targets.some((p) => p.name === name) && !terminating.has(name)) out.push(`Service ${service} (policy ${policy.name}): endpoint ${name} is not a target`);
+        if (!targets.some((p) => p.name === name) && !terminating.has(name))
+          out.push(`Service ${service} (policy ${policy.name}): endpoint ${name} is not a target`);
       }
     }
     return out;

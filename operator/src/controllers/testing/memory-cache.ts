@@ -15,7 +15,9 @@ export class MemoryCache<T extends KubeObject> implements WatchedCache<T> {
   }
 
   list(namespace?: string): T[] {
-    return [...this.objects.values()].filter((o) => namespace === undefined || (o.metadata?.namespace ?? "") === namespace);
+    return [...this.objects.values()].filter(
+      (o) => namespace === undefined || (o.metadata?.namespace ?? "") === namespace,
+    );
   }
 
   put(obj: T): void {

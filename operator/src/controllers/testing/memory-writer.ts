@@ -49,8 +49,15 @@ export class MemoryWriter implements PolicyWriter {
     const name = s.metadata?.name ?? "";
     this.record(`update ${name}`);
     const old = this.slices.get(name);
-    if (!old || (s.metadata?.resourceVersion !== undefined && s.metadata.resourceVersion !== old.metadata?.resourceVersion)) throw new ConflictError(`slice ${name} changed`);
-    const out = { ...s, metadata: { ...s.metadata, resourceVersion: this.nextRv(), generation: (old.metadata?.generation ?? 0) + 1 } };
+    if (
+      !old ||
+      (s.metadata?.resourceVersion !== undefined && s.metadata.resourceVersion !== old.metadata?.resourceVersion)
+    )
+      throw new ConflictError(`slice ${name} changed`);
+    const out = {
+      ...s,
+      metadata: { ...s.metadata, resourceVersion: this.nextRv(), generation: (old.metadata?.generation ?? 0) + 1 },
+    };
     this.slices.set(name, out);
     return out;
   }
@@ -60,11 +67,19 @@ export class MemoryWriter implements PolicyWriter {
     this.slices.delete(name);
   }
 
-  async replacePolicyStatus(policy: { metadata: { name: string; namespace: string; resourceVersion?: string } }, status: object): Promise<{ resourceVersion?: string }> {
+  async replacePolicyStatus(
+    policy: { metadata: { name: string; namespace: string; resourceVersion?: string } },
+    status: object,
+  ): Promise<{ resourceVersion?: string }> {
     const key = `${policy.metadata.namespace}/${policy.metadata.name}`;
     this.record(`status ${key}`);
     const current = this.statuses.get(key);
-    if (current && policy.metadata.resourceVersion !== undefined && policy.metadata.resourceVersion !== current.resourceVersion) throw new ConflictError(`policy ${key} changed`);
+    if (
+      current &&
+      policy.metadata.resourceVersion !== undefined &&
+      policy.metadata.resourceVersion !== current.resourceVersion
+    )
+      throw new ConflictError(`policy ${key} changed`);
     const resourceVersion = this.nextRv();
     this.statuses.set(key, { resourceVersion, status });
     return { resourceVersion };
@@ -87,7 +102,12 @@ export class MemoryWriter implements PolicyWriter {
     return { outcome: "evicted" };
   }
 
-  async patchPodCondition(namespace: string, name: string, _uid: string, condition: PodConditionPatch): Promise<"patched" | "gone"> {
+  async patchPodCondition(
+    namespace: string,
+    name: string,
+    _uid: string,
+    condition: PodConditionPatch,
+  ): Promise<"patched" | "gone"> {
     const key = `${namespace}/${name}`;
     this.record(`condition ${key} ${condition.type}=${condition.status}`);
     if (this.gonePods.has(key)) return "gone";
@@ -95,24 +115,43 @@ export class MemoryWriter implements PolicyWriter {
     return "patched";
   }
 
-  async readConfigMap(namespace: string, name: string): Promise<{ metadata?: { resourceVersion?: string }; data?: Record<string, string> } | undefined> {
+  async readConfigMap(
+    namespace: string,
+    name: string,
+  ): Promise<{ metadata?: { resourceVersion?: string }; data?: Record<string, string> } | undefined> {
     const cm = this.configMaps.get(`${namespace}/${name}`);
     return cm ? { metadata: { resourceVersion: cm.resourceVersion }, data: { ...cm.data } } : undefined;
   }
 
-  async writeConfigMap(namespace: string, name: string, data: Record<string, string>, resourceVersion: string | undefined): Promise<unknown> {
+  async writeConfigMap(
+    namespace: string,
+    name: string,
+    data: Record<string, string>,
+    resourceVersion: string | undefined,
+  ): Promise<unknown> {
     const key = `${namespace}/${name}`;
     this.record(`configmap ${key}`);
     const current = this.configMaps.get(key);
-    if ((current === undefined) !== (resourceVersion === undefined) || (current && current.resourceVersion !== resourceVersion)) throw new ConflictError(`ConfigMap ${key} changed`);
+    if (
+      (current === undefined) !== (resourceVersion === undefined) ||
+      (current && current.resourceVersion !== resourceVersion)
+    )
+      throw new ConflictError(`ConfigMap ${key} changed`);
     const rv = this.nextRv();
     this.configMaps.set(key, { resourceVersion: rv, data });
     return { metadata: { resourceVersion: rv } };
   }
 
-  async readSecretKey(namespace: string, name: string, key: string): Promise<SecretKeyRead | SecretForbidden | undefined> {
+  async readSecretKey(
+    namespace: string,
+    name: string,
+    key: string,
+  ): Promise<SecretKeyRead | SecretForbidden | undefined> {
     this.calls.push(`secret ${namespace}/${name}/${key}`);
-    if (this.forbiddenSecrets.has(`${namespace}/${name}`)) return { forbidden: `secrets "${name}" is forbidden: User "operator" cannot get resource "secrets" in API group "" in the namespace "${namespace}"` };
+    if (this.forbiddenSecrets.has(`${namespace}/${name}`))
+      return {
+        forbidden: `secrets "${name}" is forbidden: User "operator" cannot get resource "secrets" in API group "" in the namespace "${namespace}"`,
+      };
     const value = this.secrets.get(`${namespace}/${name}/${key}`);
     const allowedPolicies = this.secretAllowedPolicies.get(`${namespace}/${name}`);
     return value === undefined && allowedPolicies === undefined ? undefined : { allowedPolicies, value };

@@ -13,7 +13,17 @@ import { quietLogger } from "./quiet-logger.js";
 export const NOW = Date.UTC(2026, 0, 1, 12);
 
 /** The policy controller over in-memory caches and writer, with a fake clock; pods, policies and Services as given. */
-export function setUp(opts: { policies?: PolicyObject[]; services?: ServiceObject[]; pods?: PodObject[]; replicaSets?: KubeObject[]; leader?: boolean; builtInSlices?: KubeObject[]; maxProbeTimeoutMs?: number } = {}) {
+export function setUp(
+  opts: {
+    policies?: PolicyObject[];
+    services?: ServiceObject[];
+    pods?: PodObject[];
+    replicaSets?: KubeObject[];
+    leader?: boolean;
+    builtInSlices?: KubeObject[];
+    maxProbeTimeoutMs?: number;
+  } = {},
+) {
   const caches = {
     policies: new MemoryCache<PolicyObject>(opts.policies ?? [aPolicyObject()]),
     pods: new MemoryCache<PodObject>(opts.pods ?? [aPodObject("web-a")]),
@@ -46,4 +56,3 @@ export function setUp(opts: { policies?: PolicyObject[]; services?: ServiceObjec
   });
   return { controller, writer, scheduled, caches, events, health, clock };
 }
-

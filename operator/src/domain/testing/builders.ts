@@ -22,7 +22,12 @@ export function aTarget(overrides: Partial<DrainTarget> = {}): DrainTarget {
  */
 export function someTargets(...states: DrainTarget["state"][]): DrainTarget[] {
   return states.map((state, i) =>
-    aTarget({ name: `web-${i}`, state, serving: state !== "Unknown", ...(state === "Unhealthy" ? { unhealthySince: T0 + i * MINUTE } : {}) }),
+    aTarget({
+      name: `web-${i}`,
+      state,
+      serving: state !== "Unknown",
+      ...(state === "Unhealthy" ? { unhealthySince: T0 + i * MINUTE } : {}),
+    }),
   );
 }
 

@@ -44,7 +44,15 @@ export function aPod(over: Partial<ReplacementPod> = {}): ReplacementPod {
   };
 }
 export function aView(over: Partial<OtherPolicyView> = {}): OtherPolicyView {
-  return { policy: "shop/canary", probing: true, replacementEnabled: true, state: "Unhealthy", unhealthySince: T0 - 2 * HOUR_MS, afterMs: HOUR_MS, ...over };
+  return {
+    policy: "shop/canary",
+    probing: true,
+    replacementEnabled: true,
+    state: "Unhealthy",
+    unhealthySince: T0 - 2 * HOUR_MS,
+    afterMs: HOUR_MS,
+    ...over,
+  };
 }
 export function aBudget(over: Partial<PolicyBudget> = {}): PolicyBudget {
   return { policy: "shop/canary", maxPerHour: 1, maxPerDay: 3, ledger: [], ...over };
@@ -53,12 +61,33 @@ export function anEntry(over: Partial<LedgerEntry> = {}): LedgerEntry {
   return { pod: "web-x", uid: "uid-x", time: T0 - 10 * MIN, method: "Evict", ...over };
 }
 export function anInput(over: Partial<ShouldReplaceInput> = {}): ShouldReplaceInput {
-  return { now: T0, failOpen: false, share: { unhealthy: 1, targets: 5 }, policy: aPolicy(), pod: aPod(), otherViews: [], otherBudgets: [], operatorLedger: [], max12h: 10, ...over };
+  return {
+    now: T0,
+    failOpen: false,
+    share: { unhealthy: 1, targets: 5 },
+    policy: aPolicy(),
+    pod: aPod(),
+    otherViews: [],
+    otherBudgets: [],
+    operatorLedger: [],
+    max12h: 10,
+    ...over,
+  };
 }
 
 export function aCandidate(over: Partial<ReplacementCandidate> = {}): ReplacementCandidate {
   return { ...aPod(), otherViews: [], ...over };
 }
 export function aPlanInput(over: Partial<PlanReplacementsInput> = {}): PlanReplacementsInput {
-  return { now: T0, failOpen: false, share: { unhealthy: 1, targets: 5 }, policy: aPolicy(), candidates: [], otherPolicies: [], operatorLedger: [], max12h: 10, ...over };
+  return {
+    now: T0,
+    failOpen: false,
+    share: { unhealthy: 1, targets: 5 },
+    policy: aPolicy(),
+    candidates: [],
+    otherPolicies: [],
+    operatorLedger: [],
+    max12h: 10,
+    ...over,
+  };
 }

@@ -98,7 +98,11 @@ export function aSlice(options: {
  * and a resourceVersion, updates replace by name and bump it, deletes remove.
  * Throws on what the API server would refuse (a stale resourceVersion, a missing name).
  */
-export function applySlicePlan(existing: EndpointSliceObject[], plan: EndpointSlicePlan, seed = 0): EndpointSliceObject[] {
+export function applySlicePlan(
+  existing: EndpointSliceObject[],
+  plan: EndpointSlicePlan,
+  seed = 0,
+): EndpointSliceObject[] {
   let counter = seed;
   const byName = new Map(existing.map((s) => [s.metadata.name ?? "", structuredClone(s)]));
   for (const d of plan.delete) {
@@ -115,7 +119,8 @@ export function applySlicePlan(existing: EndpointSliceObject[], plan: EndpointSl
     byName.set(name, next);
   }
   for (const c of plan.create) {
-    if (c.metadata.name !== undefined || c.metadata.generateName === undefined) throw new Error("creates carry generateName only");
+    if (c.metadata.name !== undefined || c.metadata.generateName === undefined)
+      throw new Error("creates carry generateName only");
     let name = `${c.metadata.generateName}gen${counter++}`;
     while (byName.has(name)) name = `${c.metadata.generateName}gen${counter++}`;
     const next = structuredClone(c);
@@ -132,8 +137,13 @@ export function isEmptyPlan(plan: EndpointSlicePlan): boolean {
 }
 
 /** Every endpoint of the given address type, with the slice it sits in. */
-export function endpointsOf(slices: EndpointSliceObject[], addressType: AddressType): Array<SliceEndpoint & { slice: string; ports: SlicePort[] }> {
+export function endpointsOf(
+  slices: EndpointSliceObject[],
+  addressType: AddressType,
+): Array<SliceEndpoint & { slice: string; ports: SlicePort[] }> {
   return slices
     .filter((s) => s.addressType === addressType)
-    .flatMap((s) => s.endpoints.map((e) => ({ ...e, slice: s.metadata.name ?? s.metadata.generateName ?? "", ports: s.ports })));
+    .flatMap((s) =>
+      s.endpoints.map((e) => ({ ...e, slice: s.metadata.name ?? s.metadata.generateName ?? "", ports: s.ports })),
+    );
 }

@@ -10,7 +10,11 @@ describe("FakeClock", () => {
     clock.setTimeout(() => fired.push(["a2", clock.now()]), 10);
     clock.setTimeout(() => fired.push(["late", clock.now()]), 100);
     clock.advance(50);
-    expect(fired).toEqual([["a", 10], ["a2", 10], ["b", 20]]);
+    expect(fired).toEqual([
+      ["a", 10],
+      ["a2", 10],
+      ["b", 20],
+    ]);
     expect(clock.now()).toBe(50);
     expect(clock.pending()).toBe(1);
   });

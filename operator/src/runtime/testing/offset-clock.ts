@@ -63,10 +63,13 @@ export class OffsetClock implements Clock {
   }
 
   private arm(id: number, at: number, fn: () => void): void {
-    const real = setTimeout(() => {
-      this.timers.delete(id);
-      fn();
-    }, Math.max(0, at - this.now()));
+    const real = setTimeout(
+      () => {
+        this.timers.delete(id);
+        fn();
+      },
+      Math.max(0, at - this.now()),
+    );
     this.timers.set(id, { id, at, fn, real });
   }
 }

@@ -34,6 +34,7 @@ describe("ScaledClock", () => {
   });
 
   it("refuses a rate that is not a positive number", () => {
-    for (const rate of [0, -1, Number.NaN, Number.POSITIVE_INFINITY]) expect(() => new ScaledClock(rate)).toThrow(/positive/);
+    for (const rate of [0, -1, Number.NaN, Number.POSITIVE_INFINITY])
+      expect(() => new ScaledClock(rate)).toThrow(/positive/);
   });
 });
