@@ -1,21 +1,14 @@
 // Wires the operator together, part by part: caches, work queues, probe engine, health store, the
 // policy controller's parts, leader election, Events, metrics and the health endpoints. Workers
 // start once every cache has synced.
-import type { KubernetesObject } from "./adapters/kube-object.js";
-import { GROUP, PLURAL, VERSION } from "./api/group.js";
-import { LABEL_MANAGED_BY, MANAGED_BY_OPERATOR } from "./domain/endpoint-slice-types.js";
 import { ClusterWriter } from "./adapters/cluster-writer.js";
 import { DiagnosticsApi } from "./adapters/diagnostics-api.js";
-import { LABEL_POLICY } from "./domain/diagnostics.js";
 import { EventRecorder, kubeEventSink } from "./adapters/event-recorder.js";
 import { createProber } from "./adapters/prober.js";
-import { waitForCacheSync } from "./adapters/informer.js";
 import { KubeClient } from "./adapters/kube-client.js";
 import { connectKube } from "./adapters/kube-connection.js";
 import { kubeLeaseStore } from "./adapters/lease-store.js";
-import { startWatchedCache, startWatchedCacheIn, type WatchedInformer } from "./adapters/watched-cache.js";
 import type { Caches } from "./controllers/caches.js";
-import { BUILT_IN_MANAGED_BY, slimBuiltInSlice } from "./controllers/service-endpoints.js";
 import {
   buildPolicyController,
   enqueueAll,
@@ -25,37 +18,23 @@ import {
   watchForPolicies,
   watchForServiceSlices,
   type PolicyController,
+  type PolicyControllerOptions,
 } from "./controllers/policy-controller.js";
-import {
-  keyOf,
-  slimDiagnosticsConfigMap,
-  slimNode,
-  slimPod,
-  slimReplicaSet,
-  slimService,
-  withoutManagedFields,
-  type KubeObject,
-  type PodObject,
-  type PolicyObject,
-  type ServiceObject,
-} from "./controllers/kube-objects.js";
+import { keyOf } from "./controllers/kube-objects.js";
 import { realClock, type Clock } from "./runtime/clock.js";
 import type { OperatorConfig } from "./runtime/config.js";
 import { startHealthServer, startMetricsServer, type RunningServer } from "./runtime/health-server.js";
 import { HealthStore } from "./runtime/health-store.js";
 import { LeaderElector, defaultIdentity } from "./runtime/leader-election.js";
 import { createLogger, type Logger } from "./runtime/logger.js";
-import { controllerMetrics, createMetrics, queueMetrics, type OperatorMetrics } from "./runtime/metrics.js";
+import { createMetrics, type OperatorMetrics } from "./runtime/metrics.js";
 import { ProbeScheduler } from "./runtime/probe-scheduler.js";
-import { WorkQueue, runController, type RunningController } from "./runtime/work-queue.js";
+import type { WorkQueue } from "./runtime/work-queue.js";
 import { startWebhook, type WebhookDeps } from "./webhook.js";
 import { endpointGuardOf } from "./endpoint-access.js";
 import type { EndpointGuard } from "./runtime/endpoint-guard.js";
-
-/** The controllers, as the queue and reconcile metrics label them. */
-const POLICY_CONTROLLER = "policy";
-const SERVICE_SLICES_CONTROLLER = "service-slices";
-const GATE_RELEASE_CONTROLLER = "gate-release";
+import { startCaches, type CacheSet } from "./operator-caches.js";
+import { makeQueues, startWorkers, type Queues } from "./operator-workers.js";
 
 export interface StartOperatorOptions {
   /** Kubeconfig content instead of config.kubeconfig (tests). */
@@ -87,29 +66,27 @@ export interface RunningOperator {
   stop(): Promise<void>;
 }
 
-type CacheSet = {
-  [K in keyof Caches]: WatchedInformer<
-    Caches[K] extends { get(ns: string | undefined, n: string): infer T | undefined } ? T & KubernetesObject : never
-  >;
-};
+/** What every phase of the start uses. */
+interface Base {
+  config: OperatorConfig;
+  opts: StartOperatorOptions;
+  client: KubeClient;
+  clock: Clock;
+  logger: Logger;
+  metrics: OperatorMetrics;
+  identity: string;
+  health: HealthStore;
+}
 
 export async function startOperator(config: OperatorConfig, opts: StartOperatorOptions = {}): Promise<RunningOperator> {
   const logger = opts.logger ?? createLogger({ level: config.logLevel });
   const clock = opts.clock ?? realClock;
-  const client = new KubeClient(
-    await connectKube(
-      opts.kubeconfigYaml !== undefined
-        ? { kubeconfigYaml: opts.kubeconfigYaml }
-        : config.kubeconfig
-          ? { kubeconfig: config.kubeconfig }
-          : {},
-    ),
-  );
+  const client = new KubeClient(await connectKube(connectionOf(config, opts)));
   const metrics = createMetrics();
   const identity = opts.identity ?? defaultIdentity();
   const health = new HealthStore();
+  const base: Base = { config, opts, client, clock, logger, metrics, identity, health };
   const queues = makeQueues(clock, metrics);
-  const { policyQueue, serviceQueue, namespaceQueue } = queues;
 
   // 1. Leadership: only the leader writes; without leader election this replica always is.
   let elector: LeaderElector | undefined;
@@ -124,88 +101,25 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
   });
 
   // 2. The probe engine: each result goes to the health store, and wakes the policy when it changed a verdict.
-  const scheduler = new ProbeScheduler({
-    // Results carry the operator clock's time: fresh evidence compares them with when probing started.
-    execute: createProber({ now: () => clock.now() }),
-    maxConcurrent: config.maxConcurrentProbes,
-    maxPerNamespace: config.maxProbesInFlightPerNamespace,
-    maxTimeoutMs: config.maxProbeTimeoutMs,
-    clock,
-    onResult: (owner, targetId, outcome) => {
-      metrics.recordProbe(
-        owner,
-        outcome.success ? { ok: true } : { ok: false, class: outcome.failureKind },
-        outcome.latencyMs / 1000,
-      );
-      if (health.record(owner, targetId, outcome)) policyQueue.add(owner);
-    },
-  });
+  const scheduler = startProbeEngine(base, queues.policyQueue);
 
   // 3. The caches, and the controller parts over them; each registers the handlers it needs.
   const caches = startCaches(config, client, logger, clock);
   const informers = Object.values(caches);
   const synced = () => informers.every((i) => i.hasSynced());
-  const {
-    maxEndpointsPerSlice,
-    maxReplacementsPer12h,
-    maxReplacementsPer12hPerNamespace,
-    operatorNamespace,
-    ledgerConfigMapName,
-    maxProbeTimeoutMs,
-  } = config;
-  const limits = {
-    maxEndpointsPerSlice,
-    maxReplacementsPer12h,
-    maxReplacementsPer12hPerNamespace,
-    operatorNamespace,
-    ledgerConfigMapName,
-    maxProbeTimeoutMs,
-    failpoint: opts.failpoint,
-  };
-  const controller = buildPolicyController({
-    caches,
-    writer: new ClusterWriter(client),
-    diagnosticsApi: new DiagnosticsApi(client),
-    scheduler,
-    health,
-    events,
-    metrics,
-    clock,
-    logger,
-    isLeader,
-    ...limits,
-  });
+  const controller = startPolicyController(base, caches, { scheduler, events, isLeader });
   const wakeEverything = watchAll(caches, controller, queues);
 
-  // 4. Health and metrics endpoints.
-  const guard = endpointGuardOf(config, client, logger, clock);
-  const { servers, healthPort, metricsPort } = await startServers(config, {
-    synced,
-    health,
-    scheduler,
-    metrics,
-    guard,
-    policyNamespaces: () => caches.policies.list().map((p) => p.metadata?.namespace ?? ""),
-  });
-  // The admission webhook, on every replica: it reads the policy cache only.
-  const webhook = await startWebhook(config, {
-    client,
-    policies: caches.policies,
-    synced: () => caches.policies.hasSynced(),
-    logger,
-    clock,
-    metrics,
-    certificate: opts.webhookCertificate,
-  });
+  // 4. Health and metrics endpoints, and the admission webhook.
+  const endpoints = await startEndpoints(base, { caches, synced, scheduler });
 
-  // 5. Leader election: a new leader looks at everything again.
+  // 5. Leader election: a new leader looks at everything again, and starts its probing evidence
+  // afresh: no replacement on a result from before it led.
   if (config.leaderElect) {
-    // A new leader starts its probing evidence afresh: no replacement on a result from before it led.
-    const onStartedLeading = () => {
+    elector = startElector(base, events, () => {
       for (const p of caches.policies.list()) health.restartProbing(keyOf(p), clock.now());
       wakeEverything();
-    };
-    elector = startElector(config, opts, { client, identity, clock, logger, metrics, events, onStartedLeading });
+    });
   } else {
     metrics.leader.set(1);
   }
@@ -214,9 +128,7 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
   const workers = startWorkers({
     caches: informers,
     controller,
-    policyQueue,
-    serviceQueue,
-    namespaceQueue,
+    ...queues,
     wakeEverything,
     logger,
     metrics,
@@ -228,35 +140,103 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
   return {
     identity,
     metrics,
-    healthPort,
-    metricsPort,
-    webhookPort: webhook?.port,
+    healthPort: endpoints.healthPort,
+    metricsPort: endpoints.metricsPort,
+    webhookPort: endpoints.webhookPort,
     isLeader,
     isReady: synced,
     health,
-    async stop() {
-      // Fencing first: stop writing, then hand over the lease, then stop reading.
-      await workers.stop();
-      scheduler.stop();
-      await events.stop();
-      if (elector) await elector.release();
-      await webhook?.stop();
-      await Promise.all(informers.map((i) => i.stop()));
-      await Promise.all(servers.map((s) => s.close()));
-      await client.connection.close();
-    },
+    stop: () => stopInOrder({ workers, scheduler, events, elector, endpoints, informers, client }),
   };
 }
 
-type Queues = { policyQueue: WorkQueue; serviceQueue: WorkQueue; namespaceQueue: WorkQueue };
+interface Running {
+  workers: { stop(): Promise<void> };
+  scheduler: ProbeScheduler;
+  events: EventRecorder;
+  elector: LeaderElector | undefined;
+  endpoints: RunningEndpoints;
+  informers: ReadonlyArray<{ stop(): Promise<void> | void }>;
+  client: KubeClient;
+}
 
-/** One queue per kind of key: policies, Services whose slices may be left unmanaged, and namespaces whose gated pods may be held by no policy. */
-function makeQueues(clock: Clock, metrics: OperatorMetrics): Queues {
+async function stopInOrder(r: Running): Promise<void> {
+  // Fencing first: stop writing, then hand over the lease, then stop reading.
+  await r.workers.stop();
+  r.scheduler.stop();
+  await r.events.stop();
+  if (r.elector) await r.elector.release();
+  await r.endpoints.stopWebhook();
+  await Promise.all(r.informers.map((i) => i.stop()));
+  await r.endpoints.stopServers();
+  await r.client.connection.close();
+}
+
+function connectionOf(config: OperatorConfig, opts: StartOperatorOptions): Parameters<typeof connectKube>[0] {
+  if (opts.kubeconfigYaml !== undefined) return { kubeconfigYaml: opts.kubeconfigYaml };
+  return config.kubeconfig ? { kubeconfig: config.kubeconfig } : {};
+}
+
+/** The flags the policy controller's parts take as they are. */
+function limitsOf(
+  config: OperatorConfig,
+  opts: StartOperatorOptions,
+): Partial<PolicyControllerOptions> & Pick<PolicyControllerOptions, "maxReplacementsPer12h" | "operatorNamespace"> {
+  const {
+    maxEndpointsPerSlice,
+    maxReplacementsPer12h,
+    maxReplacementsPer12hPerNamespace,
+    operatorNamespace,
+    ledgerConfigMapName,
+    maxProbeTimeoutMs,
+  } = config;
   return {
-    policyQueue: new WorkQueue({ clock, metrics: queueMetrics(metrics, POLICY_CONTROLLER) }),
-    serviceQueue: new WorkQueue({ clock, metrics: queueMetrics(metrics, SERVICE_SLICES_CONTROLLER) }),
-    namespaceQueue: new WorkQueue({ clock, metrics: queueMetrics(metrics, GATE_RELEASE_CONTROLLER) }),
+    maxEndpointsPerSlice,
+    maxReplacementsPer12h,
+    maxReplacementsPer12hPerNamespace,
+    operatorNamespace,
+    ledgerConfigMapName,
+    maxProbeTimeoutMs,
+    failpoint: opts.failpoint,
   };
+}
+
+function startProbeEngine(d: Base, policyQueue: WorkQueue): ProbeScheduler {
+  return new ProbeScheduler({
+    // Results carry the operator clock's time: fresh evidence compares them with when probing started.
+    execute: createProber({ now: () => d.clock.now() }),
+    maxConcurrent: d.config.maxConcurrentProbes,
+    maxPerNamespace: d.config.maxProbesInFlightPerNamespace,
+    maxTimeoutMs: d.config.maxProbeTimeoutMs,
+    clock: d.clock,
+    onResult: (owner, targetId, outcome) => {
+      d.metrics.recordProbe(
+        owner,
+        outcome.success ? { ok: true } : { ok: false, class: outcome.failureKind },
+        outcome.latencyMs / 1000,
+      );
+      if (d.health.record(owner, targetId, outcome)) policyQueue.add(owner);
+    },
+  });
+}
+
+/** The policy controller's parts over the caches, writing through the cluster client. */
+function startPolicyController(
+  d: Base,
+  caches: CacheSet,
+  parts: Pick<PolicyControllerOptions, "scheduler" | "events" | "isLeader">,
+): PolicyController {
+  return buildPolicyController({
+    caches,
+    writer: new ClusterWriter(d.client),
+    diagnosticsApi: new DiagnosticsApi(d.client),
+    ...parts,
+    health: d.health,
+    metrics: d.metrics,
+    clock: d.clock,
+    logger: d.logger,
+    ...limitsOf(d.config, d.opts),
+  });
 }
 
 /** Registers every cache handler; returns what wakes every key (caches synced, leadership taken). */
@@ -268,6 +248,55 @@ function watchAll(caches: Caches, controller: PolicyController, q: Queues): () =
     enqueueAll(caches, q.policyQueue);
     enqueueManagedServices(controller, q.serviceQueue);
     enqueueGatedNamespaces(caches, q.namespaceQueue);
+  };
+}
+
+interface EndpointDeps {
+  caches: CacheSet;
+  synced: () => boolean;
+  scheduler: ProbeScheduler;
+}
+
+interface RunningEndpoints {
+  healthPort: number | undefined;
+  metricsPort: number | undefined;
+  webhookPort: number | undefined;
+  stopWebhook(): Promise<void>;
+  stopServers(): Promise<void>;
+}
+
+/** The health and metrics servers, and the admission webhook (on every replica: it reads the policy cache only). */
+async function startEndpoints(b: Base, d: EndpointDeps): Promise<RunningEndpoints> {
+  const { config, client, logger, clock, metrics } = b;
+  const { caches } = d;
+  const guard = endpointGuardOf(config, client, logger, clock);
+  const { servers, healthPort, metricsPort } = await startServers(config, {
+    synced: d.synced,
+    health: b.health,
+    scheduler: d.scheduler,
+    metrics,
+    guard,
+    policyNamespaces: () => caches.policies.list().map((p) => p.metadata?.namespace ?? ""),
+  });
+  const webhook = await startWebhook(config, {
+    client,
+    policies: caches.policies,
+    synced: () => caches.policies.hasSynced(),
+    logger,
+    clock,
+    metrics,
+    certificate: b.opts.webhookCertificate,
+  });
+  return {
+    healthPort,
+    metricsPort,
+    webhookPort: webhook?.port,
+    stopWebhook: async () => {
+      await webhook?.stop();
+    },
+    stopServers: async () => {
+      await Promise.all(servers.map((s) => s.close()));
+    },
   };
 }
 
@@ -301,75 +330,8 @@ async function startServers(
   return { servers, healthPort: healthServer?.port, metricsPort: metricsServer?.port };
 }
 
-function startCaches(config: OperatorConfig, client: KubeClient, logger: Logger, clock: Clock): CacheSet {
-  // With watched namespaces, each namespaced kind is one informer per namespace behind one cache.
-  const scoped = (group: string, plural: string) => (ns: string | undefined) =>
-    ns ? `${group}/namespaces/${ns}/${plural}` : `${group}/${plural}`;
-  // Caches keep only what the controllers read (the slim* transforms in kube-objects.ts), as
-  // controller-runtime's cache transforms strip managedFields.
-  const cache = <T extends KubernetesObject>(
-    path: (ns: string | undefined) => string,
-    transform: (obj: T) => T,
-    labelSelector?: string,
-  ) =>
-    startWatchedCacheIn<T>(config.namespaces, path, {
-      client,
-      logger,
-      clock,
-      transform,
-      ...(labelSelector ? { labelSelector } : {}),
-    });
-  return {
-    policies: cache<PolicyObject & KubernetesObject>(scoped(`/apis/${GROUP}/${VERSION}`, PLURAL), withoutManagedFields),
-    pods: cache<PodObject & KubernetesObject>(
-      scoped("/api/v1", "pods"),
-      slimPod as (pod: PodObject & KubernetesObject) => PodObject & KubernetesObject,
-    ),
-    services: cache<ServiceObject & KubernetesObject>(
-      scoped("/api/v1", "services"),
-      slimService as (svc: ServiceObject & KubernetesObject) => ServiceObject & KubernetesObject,
-    ),
-    // Cluster-scoped: one informer whatever the watched namespaces.
-    nodes: startWatchedCache<KubeObject & KubernetesObject>({
-      client,
-      path: "/api/v1/nodes",
-      logger,
-      clock,
-      transform: slimNode as (node: KubeObject & KubernetesObject) => KubeObject & KubernetesObject,
-    }),
-    slices: cache<KubeObject & KubernetesObject>(
-      scoped("/apis/discovery.k8s.io/v1", "endpointslices"),
-      withoutManagedFields,
-      `${LABEL_MANAGED_BY}=${MANAGED_BY_OPERATOR}`,
-    ),
-    replicaSets: cache<KubeObject & KubernetesObject>(
-      scoped("/apis/apps/v1", "replicasets"),
-      slimReplicaSet as (rs: KubeObject & KubernetesObject) => KubeObject & KubernetesObject,
-    ),
-    diagnostics: cache<KubeObject & KubernetesObject>(
-      scoped("/api/v1", "configmaps"),
-      slimDiagnosticsConfigMap as (cm: KubeObject & KubernetesObject) => KubeObject & KubernetesObject,
-      LABEL_POLICY,
-    ),
-    builtInSlices: cache<KubeObject & KubernetesObject>(
-      scoped("/apis/discovery.k8s.io/v1", "endpointslices"),
-      slimBuiltInSlice as (s: KubeObject & KubernetesObject) => KubeObject & KubernetesObject,
-      `${LABEL_MANAGED_BY}=${BUILT_IN_MANAGED_BY}`,
-    ),
-  };
-}
-
-interface ElectorDeps {
-  client: KubeClient;
-  identity: string;
-  clock: Clock;
-  logger: Logger;
-  metrics: OperatorMetrics;
-  events: EventRecorder;
-  onStartedLeading: () => void;
-}
-
-function startElector(config: OperatorConfig, opts: StartOperatorOptions, d: ElectorDeps): LeaderElector {
+function startElector(d: Base, events: EventRecorder, onStartedLeading: () => void): LeaderElector {
+  const { config, opts } = d;
   const o: ConstructorParameters<typeof LeaderElector>[0] = {
     store: kubeLeaseStore(d.client, config.operatorNamespace, config.leaderElectionId),
     identity: d.identity,
@@ -378,12 +340,12 @@ function startElector(config: OperatorConfig, opts: StartOperatorOptions, d: Ele
     metrics: { leader: d.metrics.leader },
     onStartedLeading: () => {
       d.logger.info({ identity: d.identity }, "started leading");
-      d.events.setWritable(true);
-      d.onStartedLeading();
+      events.setWritable(true);
+      onStartedLeading();
     },
     onStoppedLeading: () => {
       d.logger.info({ identity: d.identity }, "stopped leading");
-      d.events.setWritable(false);
+      events.setWritable(false);
     },
   };
   if (opts.leaseDurationMs) o.leaseDurationMs = opts.leaseDurationMs;
@@ -392,70 +354,4 @@ function startElector(config: OperatorConfig, opts: StartOperatorOptions, d: Ele
   const elector = new LeaderElector(o);
   elector.start();
   return elector;
-}
-
-interface WorkerDeps {
-  caches: ReadonlyArray<{ hasSynced(): boolean }>;
-  controller: PolicyController;
-  policyQueue: WorkQueue;
-  serviceQueue: WorkQueue;
-  namespaceQueue: WorkQueue;
-  wakeEverything: () => void;
-  logger: Logger;
-  metrics: OperatorMetrics;
-  clock: Clock;
-  identity: string;
-  workers: number;
-}
-
-/** Starts the workers after waitForCacheSync; stop() shuts the queues down either way. */
-function startWorkers(d: WorkerDeps): { stop(): Promise<void> } {
-  let stopped = false;
-  const running: RunningController[] = [];
-  const started = (async () => {
-    while (!stopped && !(await waitForCacheSync(d.caches, 1_000)));
-    if (stopped) return;
-    d.logger.info({ identity: d.identity }, "caches synced; reconciling");
-    d.wakeEverything();
-    await d.controller.ledgers.readOperator(d.logger, d.clock.now());
-    if (stopped) return;
-    running.push(
-      runController({
-        queue: d.policyQueue,
-        workers: d.workers,
-        reconcile: (key) => d.controller.policies.reconcile(key),
-        logger: d.logger,
-        metrics: controllerMetrics(d.metrics, POLICY_CONTROLLER),
-        clock: d.clock,
-      }),
-    );
-    running.push(
-      runController({
-        queue: d.serviceQueue,
-        workers: 1,
-        reconcile: (key) => d.controller.serviceSlices.reconcile(key),
-        logger: d.logger,
-        metrics: controllerMetrics(d.metrics, SERVICE_SLICES_CONTROLLER),
-        clock: d.clock,
-      }),
-    );
-    running.push(
-      runController({
-        queue: d.namespaceQueue,
-        workers: 1,
-        reconcile: (key) => d.controller.gateRelease.reconcile(key),
-        logger: d.logger,
-        metrics: controllerMetrics(d.metrics, GATE_RELEASE_CONTROLLER),
-        clock: d.clock,
-      }),
-    );
-  })();
-  return {
-    async stop() {
-      stopped = true;
-      await started;
-      if (running.length > 0) await Promise.all(running.map((r) => r.stop()));
-      else await Promise.all([d.policyQueue.shutDown(), d.serviceQueue.shutDown(), d.namespaceQueue.shutDown()]);
-    },
-  };
 }

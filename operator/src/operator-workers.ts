@@ -1,0 +1,90 @@
+// The operator's work queues, one per kind of key, and the workers that drain them once every
+// cache has synced.
+import { waitForCacheSync } from "./adapters/informer.js";
+import type { PolicyController } from "./controllers/policy-controller.js";
+import type { Clock } from "./runtime/clock.js";
+import type { Logger } from "./runtime/logger.js";
+import { controllerMetrics, queueMetrics, type OperatorMetrics } from "./runtime/metrics.js";
+import { WorkQueue, runController, type RunningController } from "./runtime/work-queue.js";
+
+/** The controllers, as the queue and reconcile metrics label them. */
+const POLICY_CONTROLLER = "policy";
+const SERVICE_SLICES_CONTROLLER = "service-slices";
+const GATE_RELEASE_CONTROLLER = "gate-release";
+
+export type Queues = { policyQueue: WorkQueue; serviceQueue: WorkQueue; namespaceQueue: WorkQueue };
+
+/** One queue per kind of key: policies, Services whose slices may be left unmanaged, and namespaces whose gated pods may be held by no policy. */
+export function makeQueues(clock: Clock, metrics: OperatorMetrics): Queues {
+  return {
+    policyQueue: new WorkQueue({ clock, metrics: queueMetrics(metrics, POLICY_CONTROLLER) }),
+    serviceQueue: new WorkQueue({ clock, metrics: queueMetrics(metrics, SERVICE_SLICES_CONTROLLER) }),
+    namespaceQueue: new WorkQueue({ clock, metrics: queueMetrics(metrics, GATE_RELEASE_CONTROLLER) }),
+  };
+}
+
+export interface WorkerDeps {
+  caches: ReadonlyArray<{ hasSynced(): boolean }>;
+  controller: PolicyController;
+  policyQueue: WorkQueue;
+  serviceQueue: WorkQueue;
+  namespaceQueue: WorkQueue;
+  wakeEverything: () => void;
+  logger: Logger;
+  metrics: OperatorMetrics;
+  clock: Clock;
+  identity: string;
+  workers: number;
+}
+
+/** Starts the workers after waitForCacheSync; stop() shuts the queues down either way. */
+export function startWorkers(d: WorkerDeps): { stop(): Promise<void> } {
+  let stopped = false;
+  const running: RunningController[] = [];
+  const started = (async () => {
+    while (!stopped && !(await waitForCacheSync(d.caches, 1_000)));
+    if (stopped) return;
+    d.logger.info({ identity: d.identity }, "caches synced; reconciling");
+    d.wakeEverything();
+    await d.controller.ledgers.readOperator(d.logger, d.clock.now());
+    if (stopped) return;
+    running.push(
+      runController({
+        queue: d.policyQueue,
+        workers: d.workers,
+        reconcile: (key) => d.controller.policies.reconcile(key),
+        logger: d.logger,
+        metrics: controllerMetrics(d.metrics, POLICY_CONTROLLER),
+        clock: d.clock,
+      }),
+    );
+    running.push(
+      runController({
+        queue: d.serviceQueue,
+        workers: 1,
+        reconcile: (key) => d.controller.serviceSlices.reconcile(key),
+        logger: d.logger,
+        metrics: controllerMetrics(d.metrics, SERVICE_SLICES_CONTROLLER),
+        clock: d.clock,
+      }),
+    );
+    running.push(
+      runController({
+        queue: d.namespaceQueue,
+        workers: 1,
+        reconcile: (key) => d.controller.gateRelease.reconcile(key),
+        logger: d.logger,
+        metrics: controllerMetrics(d.metrics, GATE_RELEASE_CONTROLLER),
+        clock: d.clock,
+      }),
+    );
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await started;
+      if (running.length > 0) await Promise.all(running.map((r) => r.stop()));
+      else await Promise.all([d.policyQueue.shutDown(), d.serviceQueue.shutDown(), d.namespaceQueue.shutDown()]);
+    },
+  };
+}
