@@ -188,6 +188,26 @@ export function planDrain(input: DrainInput): DrainPlan {
     targets: total,
   };
 
+  const rank = decideUnhealthy(input, plan);
+
+  for (const t of input.targets) {
+    if (routedState(t) === "Unhealthy") continue;
+    if (routedState(t) === "Unknown" && !t.serving) plan.warmUp.push(t.uid);
+    plan.decisions.set(t.uid, admitNonUnhealthy(t, failOpen, mode));
+  }
+  if (mode !== "disabled" && !noHealthy) holdQuarantined(input.targets, plan, rank);
+
+  // Same contents whatever the input order; iteration order too.
+  plan.decisions = new Map([...plan.decisions].sort(([a], [b]) => compareStrings(a, b)));
+  plan.drainedCount = mode === "active" ? plan.wouldDrain.length + plan.quarantined.length : 0;
+  for (const list of [plan.capped, plan.wouldDrain, plan.warmUp, plan.recheck, plan.quarantined, plan.quarantineKept])
+    list.sort(compareStrings);
+  return plan;
+}
+
+/** Decides the Unhealthy targets, longest unhealthy first; returns how many of them the cap counts. */
+function decideUnhealthy(input: DrainInput, plan: DrainPlan): number {
+  const { mode, allowed, maxUnhealthyPercent: pct, targets: total, failOpen, failClosed } = plan;
   const unhealthy = input.targets.filter((t) => routedState(t) === "Unhealthy").sort(longestUnhealthyFirst);
   let rank = 0;
   for (const t of unhealthy) {
@@ -242,20 +262,7 @@ export function planDrain(input: DrainInput): DrainPlan {
       );
     }
   }
-
-  for (const t of input.targets) {
-    if (routedState(t) === "Unhealthy") continue;
-    if (routedState(t) === "Unknown" && !t.serving) plan.warmUp.push(t.uid);
-    plan.decisions.set(t.uid, admitNonUnhealthy(t, failOpen, mode));
-  }
-  if (mode !== "disabled" && !noHealthy) holdQuarantined(input.targets, plan, rank);
-
-  // Same contents whatever the input order; iteration order too.
-  plan.decisions = new Map([...plan.decisions].sort(([a], [b]) => compareStrings(a, b)));
-  plan.drainedCount = mode === "active" ? plan.wouldDrain.length + plan.quarantined.length : 0;
-  for (const list of [plan.capped, plan.wouldDrain, plan.warmUp, plan.recheck, plan.quarantined, plan.quarantineKept])
-    list.sort(compareStrings);
-  return plan;
+  return rank;
 }
 
 /** The verdict of an Unhealthy pod over the cap. */
