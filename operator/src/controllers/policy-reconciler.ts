@@ -4,10 +4,9 @@
 // policy no longer manages are the ServiceSlices controller's work, on a queue of their own.
 import { formatInstant } from "../domain/budget.js";
 import { computeReplaceAfter } from "../domain/replacement.js";
-import { computeRecoveredAt, isServing, planDrain, type DrainPlan, type DrainTarget } from "../domain/drain.js";
-import type { EndpointSliceObject } from "../domain/endpoint-slice-types.js";
-import { judgeQuarantine, type QuarantineVerdict } from "../domain/flap-quarantine.js";
-import { planGateDrain, type GateDrainPod } from "../domain/gate-plan.js";
+import { computeRecoveredAt, type DrainPlan } from "../domain/drain.js";
+import type { QuarantineVerdict } from "../domain/flap-quarantine.js";
+import { planGateDrain } from "../domain/gate-plan.js";
 import { outageFlags, reportedOutage, standingOutage, type Outage } from "../domain/outage.js";
 import type { ServiceEndpoints, StatusPodInput } from "../domain/status.js";
 import type { Clock } from "../runtime/clock.js";
@@ -15,11 +14,10 @@ import type { HealthStore } from "../runtime/health-store.js";
 import { newReconcileId, type Logger } from "../runtime/logger.js";
 import type { OperatorMetrics } from "../runtime/metrics.js";
 import type { ReconcileResult } from "../runtime/work-queue.js";
-import { Endpoints, rotationOf } from "./endpoints.js";
+import type { Endpoints } from "./endpoints.js";
+import { gateDrainPod, planSliceDrain, quarantinesOf, type KnownPods } from "./drain-targets.js";
 import {
   hasReadinessGate,
-  isKubeletReady,
-  isReadyBesidesGate,
   nameOf,
   podIPsOf,
   splitKey,
@@ -33,7 +31,7 @@ import {
 import { parsePolicy, type ParsedPolicy } from "./parsed-policy.js";
 import type { PolicyStatusPart, StatusReport } from "./policy-status.js";
 import { shadowOf, type ShadowView } from "./kubelet-shadow.js";
-import { MISSING_SECRET_RETRY_MS, type ProbeTargets, type ProbingStart, type Selection } from "./probe-targets.js";
+import { MISSING_SECRET_RETRY_MS, type ProbeTargets, type Selection } from "./probe-targets.js";
 import type { ReadinessGates } from "./readiness-gates.js";
 import type { Replacer, ReplacementResult } from "./replacer.js";
 import { gateHolders, holderOf } from "./gate-holders.js";
@@ -41,17 +39,6 @@ import type { Rollouts } from "./rollouts.js";
 import type { Diagnostics } from "./diagnostics.js";
 import { serviceEndpointsOf } from "./service-endpoints.js";
 import type { ServiceOwnership } from "./service-ownership.js";
-
-/** What the operator knows of a policy's pods when it plans. */
-interface KnownPods {
-  probing: ProbingStart;
-  notProbed: ReadonlyMap<string, string>;
-  recoveredAt: number;
-  /** The targets in flap quarantine now, by uid. */
-  quarantines: ReadonlyMap<string, QuarantineVerdict>;
-  /** Why the probes run with a shorter timeout than the spec asks (--max-probe-timeout). */
-  timeoutCapped: string | undefined;
-}
 
 /** What the leader does and the status reports, from the drain plan. */
 interface ActPlan {
@@ -142,26 +129,38 @@ export class PolicyReconciler {
     // When fail-open (fail-closed for a policy that fails closed: its condition stands in for
     // FailOpen) last ended: a verdict from before it drains nothing and replaces nothing.
     const lastOutage = this.o.status.lastCondition(policy.obj, whenAllUnhealthy);
-    const recoveredAt = computeRecoveredAt(lastOutage, now);
     const known: KnownPods = {
       probing,
       notProbed: probes.notProbed,
-      recoveredAt,
-      quarantines: this.quarantines(policy, selection.targets, now),
+      recoveredAt: computeRecoveredAt(lastOutage, now),
+      quarantines: quarantinesOf(this.o.health, policy, selection.targets, now),
       timeoutCapped: probes.timeoutCapped,
     };
     // Nothing is replaced until the status says fail-open (or fail-closed) has ended (it is written after replacement).
     const reported = reportedOutage(lastOutage ? [lastOutage] : [], [whenAllUnhealthy]);
     const outage = (drain: DrainPlan) => outageFlags(standingOutage(drainOutage(drain), reported));
     if (gated) return this.reconcileGated(log, policy, selection, known, outage, now);
+    return this.reconcileSlices(log, policy, selection, known, outage, now);
+  }
 
-    const slices = this.o.endpoints.current(namespace, serviceName!);
-    const drain = this.drainPlan(policy, selection, slices, known);
-    this.recheck(key, drain);
+  /** Drain through the Service's EndpointSlices, which the operator writes. */
+  private async reconcileSlices(
+    log: Logger,
+    policy: ParsedPolicy,
+    selection: Selection,
+    known: KnownPods,
+    outage: (drain: DrainPlan) => { failOpen: boolean; failClosed: boolean },
+    now: number,
+  ): Promise<ReconcileResult> {
+    const namespace = policy.obj.metadata.namespace;
+    const serviceName = policy.spec.serviceName!;
+    const slices = this.o.endpoints.current(namespace, serviceName);
+    const drain = planSliceDrain(this.o.health, policy, selection, slices, known);
+    this.recheck(policy.key, drain);
     // No slice and no replacement is planned from a slice cache older than our own writes; its
     // watch event wakes the policy again (the status, which does not depend on it, goes on).
-    const stale = this.o.isLeader() && this.o.endpoints.isStale(namespace, serviceName!, slices);
-    const service = this.o.services.get(namespace, serviceName!)!;
+    const stale = this.o.isLeader() && this.o.endpoints.isStale(namespace, serviceName, slices);
+    const service = this.o.services.get(namespace, serviceName)!;
     const rotate = stale
       ? undefined
       : () =>
@@ -179,8 +178,8 @@ export class PolicyReconciler {
       {
         drain,
         ...outage(drain),
-        recoveredAt,
-        notProbed: probes.notProbed,
+        recoveredAt: known.recoveredAt,
+        notProbed: known.notProbed,
         quarantines: known.quarantines,
         timeoutCapped: known.timeoutCapped,
       },
@@ -191,11 +190,6 @@ export class PolicyReconciler {
       : result;
   }
 
-  /**
-   * Drain method ReadinessGate: the same drain plan over the selected pods, carried out through the
-   * pod condition healthprobe.io/ready. A pod that cannot be written is retried (the error is
-   * thrown after the status is written), and never holds the others back.
-   */
   /**
    * A policy that cannot probe lets go of its Service: the endpoints follow kubelet readiness
    * until it probes again, never frozen with its last verdicts (pods it drained kept out, pods
@@ -208,6 +202,11 @@ export class PolicyReconciler {
     await this.o.endpoints.apply(log, { service, pods: selection.selected, admitted: () => true, existing: slices });
   }
 
+  /**
+   * Drain method ReadinessGate: the same drain plan over the selected pods, carried out through the
+   * pod condition healthprobe.io/ready. A pod that cannot be written is retried (the error is
+   * thrown after the status is written), and never holds the others back.
+   */
   private async reconcileGated(
     log: Logger,
     policy: ParsedPolicy,
@@ -218,7 +217,7 @@ export class PolicyReconciler {
   ): Promise<ReconcileResult> {
     const namespace = policy.obj.metadata.namespace;
     const { drain, gate: conditions } = planGateDrain({
-      pods: selection.targets.map((p) => this.gateDrainPod(policy, p, known)),
+      pods: selection.targets.map((p) => gateDrainPod(this.o.health, this.o.gates, policy, p, known)),
       maxUnhealthyPercent: policy.spec.drain.maxUnhealthyPercent,
       drainEnabled: policy.spec.drain.enabled,
       dryRun: policy.spec.dryRun,
@@ -257,41 +256,6 @@ export class PolicyReconciler {
     const result = await this.act(log, policy, selection, rotate, plan, now);
     if (failed !== undefined) throw failed;
     return result;
-  }
-
-  private gateDrainPod(policy: ParsedPolicy, p: PodObject, known: KnownPods): GateDrainPod {
-    const uid = uidOf(p);
-    const h = this.o.health.get(policy.key, uid);
-    const out: GateDrainPod = {
-      uid,
-      name: nameOf(p),
-      state: h?.state ?? "Unknown",
-      gated: hasReadinessGate(p),
-      podReady: isKubeletReady(p),
-      readyBesidesGate: isReadyBesidesGate(p),
-      condition: this.o.gates.conditionOf(p),
-      known: known.probing.known(uid),
-    };
-    return this.withEvidence(policy, out, known);
-  }
-
-  /**
-   * A drain target with its evidence: unhealthySince as status keeps it (whole seconds), so a
-   * restarted or new leader, seeded from status, drains the same pods with the same reasons as the
-   * replica before it; when its latest result came; why it is not probed.
-   */
-  private withEvidence<
-    T extends Pick<DrainTarget, "uid" | "unhealthySince" | "lastResultAt" | "notProbed" | "quarantine">,
-  >(policy: ParsedPolicy, t: T, known: KnownPods): T {
-    const unhealthySince = this.o.health.get(policy.key, t.uid)?.unhealthySince;
-    if (unhealthySince !== undefined) t.unhealthySince = Math.floor(unhealthySince / 1000) * 1000;
-    const lastResultAt = this.o.health.evidence(policy.key, t.uid)?.lastResultAt;
-    if (lastResultAt !== undefined) t.lastResultAt = lastResultAt;
-    const notProbed = known.notProbed.get(t.uid);
-    if (notProbed !== undefined) t.notProbed = notProbed;
-    const quarantine = known.quarantines.get(t.uid);
-    if (quarantine) t.quarantine = quarantine;
-    return t;
   }
 
   /** Recovery sweep: pods still Unhealthy from the outage are probed again now, and the policy looks again at their next result. */
@@ -359,55 +323,6 @@ export class PolicyReconciler {
     for (const q of plan.quarantines.values()) requeues.push(q.until - now);
     const delays = requeues.filter((d): d is number => d !== undefined && d >= 0);
     return delays.length > 0 ? { requeueAfterMs: Math.max(1, Math.min(...delays)) } : undefined;
-  }
-
-  private drainPlan(
-    policy: ParsedPolicy,
-    selection: Selection,
-    slices: readonly EndpointSliceObject[],
-    known: KnownPods,
-  ): DrainPlan {
-    const rotation = rotationOf(slices);
-    const slicesWritten = slices.length > 0;
-    return planDrain({
-      targets: selection.targets.map((p) => {
-        const uid = uidOf(p);
-        const h = this.o.health.get(policy.key, uid);
-        const kubeletReady = isKubeletReady(p);
-        const readyInSlices = rotation.ready.has(uid) ? true : rotation.notReady.has(uid) ? false : undefined;
-        const t: DrainTarget = {
-          uid,
-          name: nameOf(p),
-          state: h?.state ?? "Unknown",
-          kubeletReady,
-          serving: isServing({ kubeletReady, readyInSlices, slicesWritten, known: known.probing.known(uid) }),
-          outOfRotation: readyInSlices === false,
-        };
-        return this.withEvidence(policy, t, known);
-      }),
-      maxUnhealthyPercent: policy.spec.drain.maxUnhealthyPercent,
-      drainEnabled: policy.spec.drain.enabled,
-      dryRun: policy.spec.dryRun,
-      recoveredAt: known.recoveredAt,
-      whenAllUnhealthy: policy.spec.drain.whenAllUnhealthy,
-    });
-  }
-
-  /** The targets in flap quarantine now, by uid (none when spec.evaluation.flapQuarantine is off). */
-  private quarantines(
-    policy: ParsedPolicy,
-    targets: readonly PodObject[],
-    now: number,
-  ): Map<string, QuarantineVerdict> {
-    const out = new Map<string, QuarantineVerdict>();
-    const settings = policy.flapQuarantine;
-    if (!settings) return out;
-    for (const p of targets) {
-      const history = this.o.health.flapHistory(policy.key, uidOf(p));
-      const verdict = history && judgeQuarantine(history.transitions, settings, now, history.restoredUntil);
-      if (verdict) out.set(uidOf(p), verdict);
-    }
-    return out;
   }
 
   private statusPods(
