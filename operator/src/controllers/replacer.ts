@@ -2,12 +2,10 @@
 // eviction -> outcome. It applies the plan it was given and returns what happened, never editing
 // the plan; a PodDisruptionBudget refusal is refunded and backed off per pod.
 import { computeBudget, type LedgerEntry } from "../domain/budget.js";
-import { matchesLabelSelector } from "../domain/label-selector.js";
-import { currentOutage, reportedOutage, standingOutage, type Outage } from "../domain/outage.js";
+import type { Outage } from "../domain/outage.js";
 import { rolloutBlockReason, type RolloutSuspect } from "../domain/rollout.js";
 import {
   planReplacements,
-  type OtherPolicyView,
   type PolicyBudget,
   type ReplacementAttempt,
   type ReplacementCandidate,
@@ -19,21 +17,13 @@ import type { Clock } from "../runtime/clock.js";
 import type { HealthStore } from "../runtime/health-store.js";
 import type { Logger } from "../runtime/logger.js";
 import type { OperatorMetrics } from "../runtime/metrics.js";
-import {
-  hasReadinessGate,
-  isKubeletReady,
-  isReadyBesidesGate,
-  nameOf,
-  uidOf,
-  type ObjectCache,
-  type PodObject,
-  type PolicyObject,
-} from "./kube-objects.js";
+import { nameOf, uidOf, type ObjectCache, type PodObject, type PolicyObject } from "./kube-objects.js";
 import { otherPolicies, type ParsedPolicy } from "./parsed-policy.js";
 import type { PolicyWriter } from "./policy-writer.js";
 import type { LedgerStore, OperatorLedger, PolicyLedger } from "./replacement-ledgers.js";
 import type { Diagnostics, DiagnosticsOutcome } from "./diagnostics.js";
 import type { StatusVersions } from "./status-versions.js";
+import { otherViewsOf } from "./other-policy-views.js";
 
 export type Failpoint = (point: "after-charge" | "after-evict") => void;
 
@@ -176,6 +166,17 @@ export class Replacer {
         : {}),
     });
 
+    return this.apply(log, policy, plan, ledgers, now);
+  }
+
+  /** Makes the plan's attempts in turn; a PodDisruptionBudget refusal becomes the condition and a requeue. */
+  private async apply(
+    log: Logger,
+    policy: ParsedPolicy,
+    plan: ReplacementPlan,
+    ledgers: Ledgers,
+    now: number,
+  ): Promise<ReplacementResult> {
     const result: ReplacementResult = { plan, outcomes: [], condition: plan.condition };
     if (plan.requeueAt !== undefined) result.requeueAt = plan.requeueAt;
     for (const attempt of plan.attempts) {
@@ -339,26 +340,7 @@ export class Replacer {
       ownerReferences: pod.metadata?.ownerReferences ?? [],
       terminating: this.isTerminating(pod),
       probingSince: evidence.probingSince,
-      otherViews: others
-        .filter((o) => matchesLabelSelector(o.spec.selector, pod.metadata?.labels))
-        .map((o) => {
-          const view = this.o.health.get(o.key, uid);
-          const probing = this.o.isProbing(o.key, uid);
-          const v: OtherPolicyView = {
-            policy: o.key,
-            probing,
-            replacementEnabled: o.spec.replacement.enabled && !o.spec.dryRun,
-            state: view?.state ?? "Unknown",
-            afterMs: o.afterMs,
-          };
-          if (view?.unhealthySince !== undefined) v.unhealthySince = view.unhealthySince;
-          const outage = standingOutage(
-            probing ? this.currentOutageOf(o, outages) : undefined,
-            reportedOutage(this.o.versions.read(o.obj).status?.conditions),
-          );
-          if (outage !== undefined) v.outage = outage;
-          return v;
-        }),
+      otherViews: otherViewsOf(this.o, others, pod, outages),
     };
     if (h.unhealthySince !== undefined) c.unhealthySince = h.unhealthySince;
     if (evidence.lastResultAt !== undefined) c.lastResultAt = evidence.lastResultAt;
@@ -377,28 +359,6 @@ export class Replacer {
     const live = this.o.pods.get(pod.metadata?.namespace, nameOf(pod));
     const gone = !live || uidOf(live) !== uid || !!live.metadata?.deletionTimestamp;
     return gone || !!pod.metadata?.deletionTimestamp || this.removed.has(uid) || this.inFlight.has(uid);
-  }
-
-  /**
-   * Another policy's outage now, as its own drain plan computes it (currentOutage), from what
-   * every reconcile shares: its targets in the cache, judged by the health store (a pod it does
-   * not probe counts as Unknown), never from what that policy's last run left behind, so the
-   * answer does not depend on which policy reconciled first. Once per policy and run.
-   */
-  private currentOutageOf(policy: ParsedPolicy, outages: Map<string, Outage | undefined>): Outage | undefined {
-    if (outages.has(policy.key)) return outages.get(policy.key);
-    const gated = policy.spec.drain.method === "ReadinessGate";
-    const targets = this.o.targetsOf(policy).map((p) => {
-      const uid = uidOf(p);
-      const state = this.o.isProbing(policy.key, uid)
-        ? (this.o.health.get(policy.key, uid)?.state ?? "Unknown")
-        : "Unknown";
-      // As planGateDrain counts a gated pod: Ready but for the operator's own condition.
-      return { kubeletReady: gated && hasReadinessGate(p) ? isReadyBesidesGate(p) : isKubeletReady(p), state };
-    });
-    const outage = currentOutage(targets, policy.spec.drain.whenAllUnhealthy);
-    outages.set(policy.key, outage);
-    return outage;
   }
 
   private forgetRemovedPods(): void {
