@@ -103,24 +103,7 @@ export function buildPolicyController(o: PolicyControllerOptions): PolicyControl
   const diagnostics = o.diagnosticsApi
     ? new Diagnostics({ api: o.diagnosticsApi, configMaps: caches.diagnostics, pods: caches.pods, health: o.health })
     : undefined;
-  const replacer = new Replacer({
-    policies: caches.policies,
-    pods: caches.pods,
-    health: o.health,
-    isProbing: (key, uid) => probeTargets.isProbing(key, uid),
-    targetsOf: (p) => probeTargets.targetsOf(p.key, p.obj.metadata.namespace, p.spec),
-    writer,
-    ledgers,
-    versions,
-    clock,
-    metrics,
-    maxReplacementsPer12h: o.maxReplacementsPer12h,
-    maxReplacementsPer12hPerNamespace: o.maxReplacementsPer12hPerNamespace,
-    failpoint: o.failpoint,
-    diagnostics,
-    ...(o.pdbBackoffMs ? { pdbBackoffMs: o.pdbBackoffMs } : {}),
-    ...(o.maxPdbBackoffMs ? { maxPdbBackoffMs: o.maxPdbBackoffMs } : {}),
-  });
+  const replacer = buildReplacer(o, { probeTargets, ledgers, versions, diagnostics });
   const status = new PolicyStatusPart({
     versions,
     events: o.events,
@@ -151,6 +134,38 @@ export function buildPolicyController(o: PolicyControllerOptions): PolicyControl
   const serviceSlices = new ServiceSlices({ services: caches.services, ownership, endpoints, logger, isLeader });
   const gateRelease = new GateRelease({ policies: caches.policies, pods: caches.pods, gates, logger, isLeader });
   return { policies, serviceSlices, gateRelease, ledgers, probeTargets, endpoints };
+}
+
+/** The replacement part, over the parts it asks: probe targets, ledgers, status versions, diagnostics. */
+function buildReplacer(
+  o: PolicyControllerOptions,
+  parts: {
+    probeTargets: ProbeTargets;
+    ledgers: LedgerStore;
+    versions: StatusVersions;
+    diagnostics: Diagnostics | undefined;
+  },
+): Replacer {
+  const { caches } = o;
+  const { probeTargets, ledgers, versions, diagnostics } = parts;
+  return new Replacer({
+    policies: caches.policies,
+    pods: caches.pods,
+    health: o.health,
+    isProbing: (key, uid) => probeTargets.isProbing(key, uid),
+    targetsOf: (p) => probeTargets.targetsOf(p.key, p.obj.metadata.namespace, p.spec),
+    writer: o.writer,
+    ledgers,
+    versions,
+    clock: o.clock,
+    metrics: o.metrics,
+    maxReplacementsPer12h: o.maxReplacementsPer12h,
+    maxReplacementsPer12hPerNamespace: o.maxReplacementsPer12hPerNamespace,
+    failpoint: o.failpoint,
+    diagnostics,
+    ...(o.pdbBackoffMs ? { pdbBackoffMs: o.pdbBackoffMs } : {}),
+    ...(o.maxPdbBackoffMs ? { maxPdbBackoffMs: o.maxPdbBackoffMs } : {}),
+  });
 }
 
 /** What the wake rules read of the controller's parts. */
