@@ -7,6 +7,7 @@
 import { computeProbeOutcome } from "../domain/probe-judgement.js";
 import { BinaryHeap } from "./binary-heap.js";
 import { FairSlots } from "./fair-slots.js";
+import { EarlyProbePacer } from "./early-probe-pacer.js";
 import { realClock, type Clock } from "./clock.js";
 import { computeProbeKey } from "../domain/probe-key.js";
 import { cappedJudgement } from "../domain/probe-timeout.js";
@@ -109,9 +110,7 @@ export class ProbeScheduler {
   private readonly clock: Clock;
   private readonly random: () => number;
   private readonly batchMs: number;
-  private readonly earlySpacingMs: number;
-  /** The next free start slot for an early first probe. */
-  private earlyCursor = -Infinity;
+  private readonly early: EarlyProbePacer;
   private readonly owners = new Map<string, Map<string, Sub>>();
   private readonly units = new Map<string, Unit>();
   private readonly heap = new BinaryHeap<Unit>(
@@ -139,7 +138,7 @@ export class ProbeScheduler {
     this.clock = opts.clock ?? realClock;
     this.random = opts.random ?? Math.random;
     this.batchMs = Math.max(0, opts.batchMs ?? 20);
-    this.earlySpacingMs = 1000 / Math.max(1, opts.earlyPerSecond ?? 1000);
+    this.early = new EarlyProbePacer(opts.earlyPerSecond ?? 1000);
     this.lags = new Float64Array(Math.max(1, opts.lagSamples ?? 4096));
   }
 
@@ -232,7 +231,7 @@ export class ProbeScheduler {
       const early = firstWithinMs !== undefined && firstWithinMs < periodMs;
       // A random phase spreads new requests over the period; early ones take the next free
       // slot at earlyPerSecond (at once when few wait), never later than a period.
-      const due = early ? this.earlySlot(now, periodMs) : now + Math.floor(this.random() * periodMs);
+      const due = early ? this.early.slot(now, periodMs) : now + Math.floor(this.random() * periodMs);
       unit = {
         key,
         namespace: owner.slice(0, Math.max(0, owner.indexOf("/"))),
@@ -251,13 +250,6 @@ export class ProbeScheduler {
       this.heap.push(unit);
     }
     return unit;
-  }
-
-  /** The next free start slot for an early first probe, at most a period away. */
-  private earlySlot(now: number, periodMs: number): number {
-    const slot = Math.max(now, this.earlyCursor);
-    this.earlyCursor = slot + this.earlySpacingMs;
-    return Math.min(now + periodMs, Math.floor(slot));
   }
 
   private detach(sub: Sub): Unit {
