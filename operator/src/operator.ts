@@ -28,7 +28,7 @@ import { HealthStore } from "./runtime/health-store.js";
 import { LeaderElector, defaultIdentity } from "./runtime/leader-election.js";
 import { createLogger, type Logger } from "./runtime/logger.js";
 import { createMetrics, type OperatorMetrics } from "./runtime/metrics.js";
-import { ProbeScheduler } from "./runtime/probe-scheduler.js";
+import { ProbeScheduler, type ProbeSchedulerOptions } from "./runtime/probe-scheduler.js";
 import type { WorkQueue } from "./runtime/work-queue.js";
 import { startWebhook, type WebhookDeps } from "./webhook.js";
 import { endpointGuardOf } from "./endpoint-access.js";
@@ -209,15 +209,31 @@ function startProbeEngine(d: Base, policyQueue: WorkQueue): ProbeScheduler {
     maxPerNamespace: d.config.maxProbesInFlightPerNamespace,
     maxTimeoutMs: d.config.maxProbeTimeoutMs,
     clock: d.clock,
-    onResult: (owner, targetId, outcome) => {
-      d.metrics.recordProbe(
-        owner,
-        outcome.success ? { ok: true } : { ok: false, class: outcome.failureKind },
-        outcome.latencyMs / 1000,
-      );
-      if (d.health.record(owner, targetId, outcome)) policyQueue.add(owner);
-    },
+    onResult: recordResult(d, policyQueue),
   });
+}
+
+/** A probe result goes to the health store, and queues its policy at once when it changed a verdict. */
+function recordResult(d: Base, policyQueue: WorkQueue): ProbeSchedulerOptions["onResult"] {
+  return (owner, targetId, outcome) => {
+    d.metrics.recordProbe(
+      owner,
+      outcome.success ? { ok: true } : { ok: false, class: outcome.failureKind },
+      outcome.latencyMs / 1000,
+    );
+    const wake = d.health.record(owner, targetId, outcome);
+    // Trace and debug lines time the drain path: result, verdict, reconcile, slice write.
+    d.logger.trace(
+      { policy: owner, uid: targetId, success: outcome.success, finishedAt: outcome.finishedAt },
+      "probe result",
+    );
+    if (!wake) return;
+    d.logger.debug(
+      { policy: owner, uid: targetId, state: d.health.get(owner, targetId)?.state },
+      "verdict changed; policy queued",
+    );
+    policyQueue.add(owner);
+  };
 }
 
 /** The policy controller's parts over the caches, writing through the cluster client. */

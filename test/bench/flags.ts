@@ -37,3 +37,12 @@ export function batchFlag(raw: string | undefined): number | undefined {
   if (!Number.isFinite(n) || n < 0) throw new FlagError(`--batch-ms: ${JSON.stringify(raw)}: must be a number >= 0`);
   return n;
 }
+
+/** --scenarios 1,3: which of the numbered scenarios `all` to run (default: every one). */
+export function scenariosFlag(raw: string | undefined, all: readonly number[] = [1, 2, 3, 4]): Set<number> {
+  if (raw === undefined) return new Set(all);
+  const picked = raw.split(",").map((x) => Number(x.trim()));
+  if (picked.some((n) => !all.includes(n)))
+    throw new FlagError(`--scenarios: ${JSON.stringify(raw)}: must be a comma-separated list of ${all.join(", ")}`);
+  return new Set(picked);
+}

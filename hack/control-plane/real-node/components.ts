@@ -196,5 +196,6 @@ export function startKubeProxy(slot: RunSlot, ns: NodeNamespace, bin: string, ku
       healthzBindAddress: "127.0.0.1:10256",
     }),
   );
-  return inNs(slot, ns, "kube-proxy", join(bin, "kube-proxy"), [`--config=${config}`]);
+  // --v=4 logs each EndpointSlice event and each sync with its time (the clients benchmark reads them); the sync settings stay the defaults.
+  return inNs(slot, ns, "kube-proxy", join(bin, "kube-proxy"), [`--config=${config}`, "--v=4"]);
 }

@@ -83,6 +83,7 @@ export class PolicyReconciler {
   async reconcile(key: string): Promise<ReconcileResult> {
     const [namespace, name] = splitKey(key);
     const log = this.o.logger.child({ policy: key, reconcileId: newReconcileId() });
+    log.debug({}, "reconcile started");
     const obj = this.o.policies.get(namespace, name);
     if (!obj || obj.metadata?.deletionTimestamp) return this.forget(key);
     const now = this.o.clock.now();

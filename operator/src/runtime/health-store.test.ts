@@ -53,6 +53,22 @@ describe("HealthStore evidence", () => {
 });
 
 describe("HealthStore.record asks for a reconcile", () => {
+  // The drain path: the result that crosses failureThreshold wakes the policy itself, so the
+  // slice write follows that result, not the next one or a resync.
+  it.each([1, 2, 3])(
+    "on the failing result that crosses failureThreshold %i, and on none of the failures before it",
+    (failureThreshold) => {
+      const store = new HealthStore();
+      store.configure(POLICY, anEvaluation({ failureThreshold, successThreshold: 1 }), [pod], new Map(), T0);
+      expect(store.record(POLICY, "uid-a", outcome(T0 + SECOND, true))).toBe(true);
+      const wakes = Array.from({ length: failureThreshold + 1 }, (_, i) =>
+        store.record(POLICY, "uid-a", outcome(T0 + (i + 2) * SECOND)),
+      );
+      expect(wakes).toEqual(Array.from({ length: failureThreshold + 1 }, (_, i) => i === failureThreshold - 1));
+      expect(store.get(POLICY, "uid-a")?.state).toBe("Unhealthy");
+    },
+  );
+
   it("on the first fresh result even when the state does not change, then not again", () => {
     const store = aStore(
       new Map([["uid-a", { state: "Unhealthy" as const, since: T0 - 7200 * SECOND, lastResult: "HTTP 503" }]]),
