@@ -104,12 +104,16 @@ export function evictionsFrom(logs: ProxyLogEntry[], namespace: string, before: 
     }));
 }
 
-/** Checks the chaos invariants over one world; `everInRotation` accumulates pods seen ready in slices. */
+/**
+ * Checks the chaos invariants over one world; `everInRotation` accumulates pods seen ready in
+ * slices. `maxReplacementsPer12h`: the operator's --max-replacements-per-12h.
+ */
 export function checkWorld(
   world: World,
   everInRotation: Record<string, string[]>,
   evictions: EvictionRecord[],
   step: number,
+  maxReplacementsPer12h = 3,
 ): string[] {
   for (const s of world.slices) {
     const seen = new Set(everInRotation[s.service] ?? []);
@@ -127,7 +131,7 @@ export function checkWorld(
     everInRotation,
     operatorUp: true,
     settled: false,
-    maxReplacementsPer12h: 3,
+    maxReplacementsPer12h,
   };
   return CHAOS_INVARIANTS.flatMap((inv) => inv.check(snapshot).map((e) => `${inv.name}: ${e}`));
 }

@@ -19,6 +19,11 @@ export interface OperatorProcessOptions {
   failpoint?: "after-charge" | "after-evict";
   /** Also appends everything the process writes to this file. */
   logFile?: string;
+  /**
+   * A network namespace (/run/netns/…) to run the process in, through nsenter (which execs, so the
+   * child is the operator itself): on the real node only its namespace reaches pod addresses.
+   */
+  netns?: string;
   /** A directory holding another copy of operator/ (a scratch copy with a planted bug); default: the repository. */
   operatorRoot?: string;
 }
@@ -35,6 +40,19 @@ export interface OperatorProcess {
   started(timeoutMs?: number): Promise<{ identity: string; healthPort: number }>;
   /** SIGTERM (or the given signal) unless it already exited, then waits for the exit. */
   stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** Whether /readyz answers 200, asked from the operator's own network namespace. */
+async function readyz(port: number, netns: string | undefined): Promise<boolean> {
+  const url = `http://127.0.0.1:${port}/readyz`;
+  if (!netns) return (await fetch(url)).status === 200;
+  return new Promise((resolve) => {
+    const curl = spawn("nsenter", [`--net=${netns}`, "--", "curl", "-sf", "-o", "/dev/null", "-m", "2", url], {
+      stdio: "ignore",
+    });
+    curl.once("error", () => resolve(false));
+    curl.once("exit", (code) => resolve(code === 0));
+  });
 }
 
 export function startOperatorProcess(opts: OperatorProcessOptions): OperatorProcess {
@@ -58,7 +76,10 @@ export function startOperatorProcess(opts: OperatorProcessOptions): OperatorProc
     "127.0.0.1:0",
     ...(opts.flags ?? []),
   ];
-  const child = spawn(process.execPath, args, { cwd: repoRoot, env, stdio: ["ignore", "pipe", "pipe"] });
+  const [cmd, argv]: [string, string[]] = opts.netns
+    ? ["nsenter", [`--net=${opts.netns}`, "--", process.execPath, ...args]]
+    : [process.execPath, args];
+  const child = spawn(cmd, argv, { cwd: repoRoot, env, stdio: ["ignore", "pipe", "pipe"] });
   const file = opts.logFile ? createWriteStream(opts.logFile, { flags: "a" }) : undefined;
   if (file) {
     child.stdout!.pipe(file, { end: false });
@@ -103,8 +124,9 @@ export function startOperatorProcess(opts: OperatorProcessOptions): OperatorProc
         { timeoutMs, what: `operator ${user} to start` },
       );
       const healthPort = line.healthPort as number;
-      await waitFor(async () => (await fetch(`http://127.0.0.1:${healthPort}/readyz`)).status === 200, {
+      await waitFor(() => readyz(healthPort, opts.netns), {
         timeoutMs,
+        intervalMs: opts.netns ? 500 : 100,
         what: `operator ${user} caches synced`,
       });
       return { identity: line.identity as string, healthPort };

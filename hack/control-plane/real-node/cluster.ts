@@ -13,7 +13,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { waitFor } from "../../../test/support/wait-for.js";
-import { controlPlaneBinaries, type Component } from "../processes.js";
+import { controlPlaneBinaries, startComponent, type Component } from "../processes.js";
 import { claimSlot, cleanLeftovers, type RunSlot } from "../runs.js";
 import { startHostBridge, type HostBridge } from "./bridge.js";
 import { cleanRealNodeLeftovers, cleanRun, MARKER } from "./cleanup.js";
@@ -22,7 +22,13 @@ import { startContainerd, type Containerd } from "./containerd.js";
 import { createNodeNamespace, type NodeNamespace } from "./namespace.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const USERS = ["admin", "controller-manager", "scheduler", "kubelet", "kube-proxy"];
+// "operator": the healthprobe operator run as a process, so the audit log tells its requests apart.
+const USERS = ["admin", "controller-manager", "scheduler", "kubelet", "kube-proxy", "operator"];
+
+export interface RealNodeOptions {
+  /** An audit policy for kube-apiserver (audit.k8s.io/v1 Policy); the log goes to `auditLog`. */
+  auditPolicy?: object;
+}
 
 export interface RealNodeCluster {
   /** https://127.0.0.1:<port> on the host's loopback. */
@@ -35,6 +41,14 @@ export interface RealNodeCluster {
   readonly containerd: Containerd;
   kubeconfig(user?: string): string;
   writeKubeconfig(path: string): void;
+  /** kube-apiserver's audit log when an audit policy was given. */
+  readonly auditLog?: string;
+  /**
+   * Stops the kubelet with the signal (SIGTERM: its own shutdown; the pods' containers keep
+   * running under containerd), keeps it down for `downMs` and starts it again with the same
+   * command line, mount namespace set-up and root directory. Resolves once it is started, not Ready.
+   */
+  restartKubelet(opts?: { signal?: NodeJS.Signals; downMs?: number }): Promise<void>;
   /** Imports an OCI image archive into containerd's k8s.io namespace, where the kubelet finds it. */
   importArchive(path: string): void;
   stop(): Promise<void>;
@@ -70,6 +84,7 @@ function writeCredentials(dir: string): { tokens: Map<string, string>; tokenFile
 
 interface Parts {
   slot?: RunSlot;
+  stopping?: boolean;
   ns?: NodeNamespace;
   bridge?: HostBridge;
   components: Component[];
@@ -96,13 +111,28 @@ async function drainPods(core: CoreV1Api, containerd: Component | undefined): Pr
 }
 
 async function stopParts(parts: Parts): Promise<void> {
+  parts.stopping = true;
   const byName = (n: string): Component | undefined => parts.components.find((x) => x.name === n);
-  if (parts.core && byName("kubelet")) await drainPods(parts.core, byName("containerd")).catch(() => undefined);
+  // A kubelet stopped by restartKubelet cannot tear sandboxes down: cleanRun removes them instead.
+  const kubelet = byName("kubelet");
+  if (parts.core && kubelet && !kubelet.exited())
+    await drainPods(parts.core, byName("containerd")).catch(() => undefined);
   for (const x of [...parts.components].reverse()) await x.stop().catch(() => undefined);
   await parts.bridge?.close().catch(() => undefined);
   if (parts.slot && parts.ns) await cleanRun(parts.slot.dir, parts.ns.name).catch(() => undefined);
   await parts.ns?.destroy().catch(() => undefined);
   parts.slot?.release();
+}
+
+/** The new kubelet takes the old one's place in `parts`, so stop() and the crash clean-up find it. */
+async function restartKubelet(parts: Parts, opts: { signal?: NodeJS.Signals; downMs?: number }): Promise<void> {
+  const i = parts.components.findIndex((x) => x.name === "kubelet");
+  const old = parts.components[i];
+  if (!old || !parts.slot) throw new Error("restartKubelet: the node has no kubelet");
+  await old.kill(opts.signal ?? "SIGTERM");
+  if (opts.downMs) await new Promise((r) => setTimeout(r, opts.downMs));
+  if (parts.stopping) throw new Error("restartKubelet: the node is stopping");
+  parts.components[i] = startComponent(parts.slot, old.name, old.bin, old.args);
 }
 
 function importArchive(socket: string, path: string): void {
@@ -131,7 +161,7 @@ async function waitReady(parts: Parts, what: string, check: () => Promise<boolea
   if (outcome.gone) throw new Error(`${outcome.gone.name} exited while waiting for ${what}:\n${outcome.gone.tail()}`);
 }
 
-export async function startRealNode(): Promise<RealNodeCluster> {
+export async function startRealNode(opts: RealNodeOptions = {}): Promise<RealNodeCluster> {
   const started = Date.now();
   const cpBin = controlPlaneBinaries();
   const nodeBin = nodeBinaries();
@@ -145,7 +175,7 @@ export async function startRealNode(): Promise<RealNodeCluster> {
     const { tokens, tokenFile } = writeCredentials(slot.dir);
     const inside = (user: string): string =>
       c.kubeconfigYaml(`https://127.0.0.1:${c.API_PORT}`, user, tokens.get(user)!);
-    parts.components.push(c.startEtcd(slot, ns, cpBin), c.startApiServer(slot, ns, cpBin, tokenFile));
+    parts.components.push(c.startEtcd(slot, ns, cpBin), c.startApiServer(slot, ns, cpBin, tokenFile, opts.auditPolicy));
     const socket = join(slot.dir, "api.sock");
     parts.components.push(c.startApiForwarder(slot, ns, socket));
     parts.bridge = await startHostBridge(socket);
@@ -191,6 +221,8 @@ export async function startRealNode(): Promise<RealNodeCluster> {
       dir: slot.dir,
       startMs: Date.now() - started,
       containerd,
+      ...(opts.auditPolicy ? { auditLog: join(slot.dir, c.AUDIT_LOG) } : {}),
+      restartKubelet: (o = {}) => restartKubelet(parts, o),
       kubeconfig,
       writeKubeconfig: (path) => writeFileSync(path, kubeconfig(), { mode: 0o600 }),
       importArchive: (path) => importArchive(containerd.socket, path),

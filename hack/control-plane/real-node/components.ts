@@ -54,7 +54,28 @@ export function startEtcd(slot: RunSlot, ns: NodeNamespace, bin: string): Compon
   ]);
 }
 
-export function startApiServer(slot: RunSlot, ns: NodeNamespace, bin: string, tokenFile: string): Component {
+export const AUDIT_LOG = "audit.log";
+
+/** kube-apiserver's flags for an audit log in the run's directory, one JSON event a line, written as each request completes. */
+function auditFlags(dir: string, policy: object | undefined): string[] {
+  if (!policy) return [];
+  writeFileSync(join(dir, "audit-policy.yaml"), stringify(policy));
+  return [
+    `--audit-policy-file=${join(dir, "audit-policy.yaml")}`,
+    `--audit-log-path=${join(dir, AUDIT_LOG)}`,
+    "--audit-log-format=json",
+    "--audit-log-mode=blocking",
+    "--audit-log-maxsize=1000",
+  ];
+}
+
+export function startApiServer(
+  slot: RunSlot,
+  ns: NodeNamespace,
+  bin: string,
+  tokenFile: string,
+  auditPolicy?: object,
+): Component {
   return inNs(slot, ns, "kube-apiserver", join(bin, "kube-apiserver"), [
     `--etcd-servers=http://127.0.0.1:${ETCD_PORT}`,
     `--cert-dir=${join(slot.dir, "certs")}`,
@@ -70,6 +91,7 @@ export function startApiServer(slot: RunSlot, ns: NodeNamespace, bin: string, to
     `--token-auth-file=${tokenFile}`,
     "--allow-privileged=true",
     "--kubelet-preferred-address-types=InternalIP",
+    ...auditFlags(slot.dir, auditPolicy),
   ]);
 }
 
