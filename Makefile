@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 NPM_STAMP := node_modules/.package-lock.json
 
-.PHONY: all test unit go-test typecheck lint demo crds build image bench e2e e2e-local test-real control-plane clean deps
+.PHONY: all test unit go-test typecheck lint demo crds build image bench e2e e2e-local e2e-real-node test-real control-plane clean deps
 
 all: test
 
@@ -15,11 +15,8 @@ deps: $(NPM_STAMP)
 typecheck: deps
 	npx tsc --noEmit -p tsconfig.json
 
-## Prettier (print width 120; .prettierignore limits it to the TypeScript and JavaScript of operator/,
-## test/, hack/ and the root config files), eslint, then no operator source file over 400 lines and
-## no function over 80 on the formatted source (hack/check-sizes.ts). `npm run format` rewrites.
+## eslint, then no operator source file over 400 lines and no function over 80 (hack/check-sizes.ts).
 lint: deps
-	npx prettier --check .
 	npx eslint .
 	npx tsx hack/check-sizes.ts
 
@@ -75,6 +72,11 @@ e2e-local: deps
 ## what did not run without them).
 test-real: deps
 	bash hack/control-plane/test-real.sh
+
+## The e2e suite on the real node: the operator's own image installed by helm, pods of the
+## workload image, a real kubelet and kube-proxy (needs what test-real needs; about 11 minutes).
+e2e-real-node: deps
+	bash hack/control-plane/e2e-real-node.sh
 
 ## Builds (or finds in its cache) kube-apiserver, kube-controller-manager and etcd.
 control-plane:

@@ -1,7 +1,9 @@
 // Where the e2e suite runs. With KUBECONFIG set: a real cluster on which the chart installed the
 // operator. With HEALTHPROBE_TEST_CLUSTER=real: the real control plane built from Go modules
 // (hack/control-plane), the chart installed by helm and the operator started here as its
-// ServiceAccount. Otherwise: the project's API test server (pods get loopback addresses from its
+// ServiceAccount. With HEALTHPROBE_TEST_CLUSTER=real-node: the real node (a real kubelet, kube-proxy
+// and containerd), the operator's own image installed by helm, pods of the workload image
+// (real-node-environment.ts). Otherwise: the project's API test server (pods get loopback addresses from its
 // kubelet stand-in) and the operator started here as a child process. Either way the suite talks
 // to Kubernetes through nothing but a kubeconfig.
 import { spawn, type ChildProcess } from "node:child_process";
@@ -12,6 +14,7 @@ import { join } from "node:path";
 import type { V1PodSpec } from "@kubernetes/client-node";
 import { startApiServer, type TestApiServer } from "../apiserver/index.js";
 import { controlPlaneEnvironment } from "./control-plane-environment.js";
+import { realNodeEnvironment } from "./real-node-environment.js";
 import { kubectlBin, repoRoot } from "../support/paths.js";
 import { waitFor } from "../support/wait-for.js";
 
@@ -26,7 +29,7 @@ export interface BackendPod {
 }
 
 export interface E2eEnvironment {
-  mode: "cluster" | "control-plane" | "test-server";
+  mode: "cluster" | "control-plane" | "real-node" | "test-server";
   kubeconfigPath: string;
   /** The pod template's spec: an HTTP server on BACKEND_PORT answering HEALTH_PATH. */
   backendPodSpec(): V1PodSpec;
@@ -38,8 +41,8 @@ export interface E2eEnvironment {
   sawHeaderValue?(pod: BackendPod, value: string): Promise<boolean>;
   /** Only on the test server: the server, to read its request log. */
   server?: TestApiServer;
-  /** The operator's output so far (test-server mode), for failure messages. */
-  operatorOutput(): string;
+  /** The operator's output so far, for failure messages (asynchronous where it comes from kubectl logs). */
+  operatorOutput(): string | Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -50,7 +53,18 @@ export const OPERATOR_NAMESPACE = "healthprobe-system";
 export function environmentMode(): E2eEnvironment["mode"] {
   if (process.env.KUBECONFIG) return "cluster";
   if (process.env.HEALTHPROBE_TEST_CLUSTER === "real") return "control-plane";
+  if (process.env.HEALTHPROBE_TEST_CLUSTER === "real-node") return "real-node";
   return "test-server";
+}
+
+/** How long pods and the operator may take to settle: a cluster pulls images, the real node starts containers, the test server is ready in milliseconds. */
+export function settleMs(): number {
+  return { cluster: 180_000, "real-node": 120_000, "control-plane": 30_000, "test-server": 30_000 }[environmentMode()];
+}
+
+/** How long startEnvironment() may take: the real node starts its components, builds the operator's image unless given one, and helm installs it. */
+export function startMs(): number {
+  return environmentMode() === "real-node" ? 600_000 : 60_000;
 }
 
 export async function startEnvironment(): Promise<E2eEnvironment> {
@@ -58,6 +72,8 @@ export async function startEnvironment(): Promise<E2eEnvironment> {
   if (mode === "cluster") return clusterEnvironment(process.env.KUBECONFIG!.split(":")[0]!);
   if (mode === "control-plane")
     return controlPlaneEnvironment({ namespace: OPERATOR_NAMESPACE, port: BACKEND_PORT, kubectl });
+  if (mode === "real-node")
+    return realNodeEnvironment({ namespace: OPERATOR_NAMESPACE, port: BACKEND_PORT, healthPath: HEALTH_PATH });
   return testServerEnvironment();
 }
 
@@ -203,7 +219,9 @@ export async function waitExplained<T>(
   try {
     return await waitFor(probe, { timeoutMs, intervalMs: 200, what });
   } catch (err) {
-    throw new Error(`${(err as Error).message}\n--- operator output ---\n${env.operatorOutput()}`, { cause: err });
+    throw new Error(`${(err as Error).message}\n--- operator output ---\n${await env.operatorOutput()}`, {
+      cause: err,
+    });
   }
 }
 

@@ -14,6 +14,8 @@ import {
   ensureCrd,
   environmentMode,
   kubectl,
+  settleMs,
+  startMs,
   startEnvironment,
   waitExplained,
   type BackendPod,
@@ -23,8 +25,7 @@ import {
 const REPLICAS = 3;
 const SERVICE = "web";
 const POLICY = "web";
-// A real cluster pulls an image and starts containers; the test server is ready in milliseconds.
-const SETTLE_MS = environmentMode() === "cluster" ? 180_000 : 30_000;
+const SETTLE_MS = settleMs();
 
 interface PolicyStatus {
   targets?: number;
@@ -138,14 +139,14 @@ describe("healthprobe-operator end to end", () => {
         replacement: { enabled: false },
       },
     });
-  }, SETTLE_MS + 60_000);
+  }, startMs() + SETTLE_MS);
 
   afterAll(async () => {
     if (!env) return;
     if (namespace && env.mode === "cluster")
       await kubectl(env.kubeconfigPath, ["delete", "namespace", namespace, "--wait=false"]).catch(() => undefined);
     await env.stop();
-  }, 60_000);
+  }, 120_000);
 
   it(
     "writes EndpointSlices with every pod ready once all probes succeed",

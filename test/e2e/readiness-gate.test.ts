@@ -10,7 +10,9 @@ import {
   HEALTH_PATH,
   ensureCrd,
   kubectl,
+  settleMs,
   startEnvironment,
+  startMs,
   waitExplained,
   type BackendPod,
   type E2eEnvironment,
@@ -18,7 +20,7 @@ import {
 
 const REPLICAS = 3;
 const SERVICE = "gated";
-const SETTLE_MS = process.env.KUBECONFIG ? 180_000 : 30_000;
+const SETTLE_MS = settleMs();
 const BUILT_IN = "endpointslice-controller.k8s.io";
 
 describe("drain method ReadinessGate end to end", () => {
@@ -107,14 +109,14 @@ describe("drain method ReadinessGate end to end", () => {
       );
     }, `${REPLICAS} running pods`);
     await env.serve(pods);
-  }, SETTLE_MS + 60_000);
+  }, startMs() + SETTLE_MS);
 
   afterAll(async () => {
     if (!env) return;
     if (namespace && env.mode === "cluster")
       await kubectl(env.kubeconfigPath, ["delete", "namespace", namespace, "--wait=false"]).catch(() => undefined);
     await env.stop();
-  }, 60_000);
+  }, 120_000);
 
   it(
     "admits every pod after its first successful probe: Ready, and ready in the built-in EndpointSlices",

@@ -1,8 +1,8 @@
 // Secrets opt in, end to end through a kubeconfig only: a policy whose header Secret does not name
 // it in healthprobe.io/allowed-policies is Ready=False, SecretNotPermitted, and the pod never sees
 // the value; `kubectl annotate` heals it and the value arrives. Needs to see the pod's request
-// headers: the test server's and the real control plane's pod servers record them, a cluster's
-// busybox does not (skipped there).
+// headers: the test server's and the real control plane's pod servers and the real node's workload
+// pods record them, a cluster's busybox does not (skipped there).
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { stringify } from "yaml";
@@ -11,7 +11,9 @@ import {
   HEALTH_PATH,
   ensureCrd,
   kubectl,
+  settleMs,
   startEnvironment,
+  startMs,
   waitExplained,
   type BackendPod,
   type E2eEnvironment,
@@ -19,7 +21,7 @@ import {
 
 const NAME = "web";
 const TOKEN = "Bearer e2e-s3cret";
-const SETTLE_MS = 30_000;
+const SETTLE_MS = settleMs();
 const describeHere = process.env.KUBECONFIG ? describe.skip : describe;
 
 describeHere("Secrets opt in end to end", () => {
@@ -94,11 +96,11 @@ describeHere("Secrets opt in end to end", () => {
       );
     }, "a running pod");
     await env.serve([pod]);
-  }, SETTLE_MS + 120_000);
+  }, startMs() + SETTLE_MS);
 
   afterAll(async () => {
     await env?.stop();
-  }, 60_000);
+  }, 120_000);
 
   it(
     "refuses the Secret until it names the policy: SecretNotPermitted and no value sent, then Ready and the value at the pod",
