@@ -19,6 +19,7 @@ try {
       identity: operator.identity,
       namespaces: config.namespaces.length > 0 ? config.namespaces.join(",") : "(all)",
       leaderElect: config.leaderElect,
+      shards: config.shards.enabled,
       healthPort: operator.healthPort,
       metricsPort: operator.metricsPort,
     },

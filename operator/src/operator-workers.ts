@@ -5,7 +5,7 @@ import type { PolicyController } from "./controllers/policy-controller.js";
 import type { Clock } from "./runtime/clock.js";
 import type { Logger } from "./runtime/logger.js";
 import { controllerMetrics, queueMetrics, type OperatorMetrics } from "./runtime/metrics.js";
-import { WorkQueue, runController, type RunningController } from "./runtime/work-queue.js";
+import { WorkQueue, runController, type ReconcileResult, type RunningController } from "./runtime/work-queue.js";
 
 /** The controllers, as the queue and reconcile metrics label them. */
 const POLICY_CONTROLLER = "policy";
@@ -30,6 +30,8 @@ export interface WorkerDeps {
   serviceQueue: WorkQueue;
   namespaceQueue: WorkQueue;
   wakeEverything: () => void;
+  /** Wraps each reconcile (the shard gate; identity without shards). */
+  gate: (reconcile: (key: string) => Promise<ReconcileResult>) => (key: string) => Promise<ReconcileResult>;
   logger: Logger;
   metrics: OperatorMetrics;
   clock: Clock;
@@ -52,7 +54,7 @@ export function startWorkers(d: WorkerDeps): { stop(): Promise<void> } {
       runController({
         queue: d.policyQueue,
         workers: d.workers,
-        reconcile: (key) => d.controller.policies.reconcile(key),
+        reconcile: d.gate((key) => d.controller.policies.reconcile(key)),
         logger: d.logger,
         metrics: controllerMetrics(d.metrics, POLICY_CONTROLLER),
         clock: d.clock,
@@ -62,7 +64,7 @@ export function startWorkers(d: WorkerDeps): { stop(): Promise<void> } {
       runController({
         queue: d.serviceQueue,
         workers: 1,
-        reconcile: (key) => d.controller.serviceSlices.reconcile(key),
+        reconcile: d.gate((key) => d.controller.serviceSlices.reconcile(key)),
         logger: d.logger,
         metrics: controllerMetrics(d.metrics, SERVICE_SLICES_CONTROLLER),
         clock: d.clock,
@@ -72,7 +74,7 @@ export function startWorkers(d: WorkerDeps): { stop(): Promise<void> } {
       runController({
         queue: d.namespaceQueue,
         workers: 1,
-        reconcile: (key) => d.controller.gateRelease.reconcile(key),
+        reconcile: d.gate((key) => d.controller.gateRelease.reconcile(key)),
         logger: d.logger,
         metrics: controllerMetrics(d.metrics, GATE_RELEASE_CONTROLLER),
         clock: d.clock,

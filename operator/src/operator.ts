@@ -35,6 +35,7 @@ import { endpointGuardOf } from "./endpoint-access.js";
 import type { EndpointGuard } from "./runtime/endpoint-guard.js";
 import { startCaches, type CacheSet } from "./operator-caches.js";
 import { makeQueues, startWorkers, type Queues } from "./operator-workers.js";
+import { createShards, type Shards } from "./operator-shards.js";
 
 export interface StartOperatorOptions {
   /** Kubeconfig content instead of config.kubeconfig (tests). */
@@ -61,6 +62,8 @@ export interface RunningOperator {
   webhookPort?: number | undefined;
   isLeader(): boolean;
   isReady(): boolean;
+  /** With shards on, the namespaces this replica acts on now; undefined otherwise. */
+  ownedNamespaces(): string[] | undefined;
   health: HealthStore;
   /** Stops everything; with leader election, hands the lease over first. */
   stop(): Promise<void>;
@@ -88,11 +91,13 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
   const base: Base = { config, opts, client, clock, logger, metrics, identity, health };
   const queues = makeQueues(clock, metrics);
 
-  // 1. Leadership: only the leader writes; without leader election this replica always is.
+  // 1. Leadership: only the leader writes; without leader election this replica always is. With
+  // shards on, every replica writes, each only for the namespaces it owns (the gates of operator-shards.ts).
   let elector: LeaderElector | undefined;
   const isLeader = () => (elector ? elector.isLeader() : true);
+  const shards: Shards = createShards(config, { client, identity, clock, logger, metrics });
   const events = new EventRecorder({
-    sink: kubeEventSink(client),
+    sink: shards.eventSink(kubeEventSink(client)),
     identity,
     clock,
     logger,
@@ -107,7 +112,7 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
   const caches = startCaches(config, client, logger, clock);
   const informers = Object.values(caches);
   const synced = () => informers.every((i) => i.hasSynced());
-  const controller = startPolicyController(base, caches, { scheduler, events, isLeader });
+  const controller = startPolicyController(base, caches, shards, { scheduler, events, isLeader });
   const wakeEverything = watchAll(caches, controller, queues);
 
   // 4. Health and metrics endpoints, and the admission webhook.
@@ -124,12 +129,13 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
     metrics.leader.set(1);
   }
 
-  // 6. Workers, once every cache is complete: nothing is decided from a partial cache.
+  // 6. Workers, once every cache is complete: nothing is decided (nor shared out) from a partial cache.
   const workers = startWorkers({
     caches: informers,
     controller,
     ...queues,
-    wakeEverything,
+    wakeEverything: () => (bindShards(shards, { caches, health, controller, queues }), wakeEverything()),
+    gate: shards.reconcile,
     logger,
     metrics,
     clock,
@@ -145,9 +151,23 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
     webhookPort: endpoints.webhookPort,
     isLeader,
     isReady: synced,
+    ownedNamespaces: () => shards.owned(),
     health,
-    stop: () => stopInOrder({ workers, scheduler, events, elector, endpoints, informers, client }),
+    stop: () => stopInOrder({ workers, scheduler, events, elector, shards, endpoints, informers, client }),
   };
+}
+
+/** Once the caches are complete, the shard loop starts sharing out namespaces (nothing without shards). */
+function bindShards(
+  shards: Shards,
+  d: { caches: CacheSet; health: HealthStore; controller: PolicyController; queues: Queues },
+): void {
+  shards.start({
+    caches: d.caches,
+    health: d.health,
+    managedServices: (ns) => d.controller.endpoints.managedServices(ns),
+    queues: { policy: d.queues.policyQueue, service: d.queues.serviceQueue, namespace: d.queues.namespaceQueue },
+  });
 }
 
 interface Running {
@@ -155,6 +175,7 @@ interface Running {
   scheduler: ProbeScheduler;
   events: EventRecorder;
   elector: LeaderElector | undefined;
+  shards: Shards;
   endpoints: RunningEndpoints;
   informers: ReadonlyArray<{ stop(): Promise<void> | void }>;
   client: KubeClient;
@@ -166,6 +187,7 @@ async function stopInOrder(r: Running): Promise<void> {
   r.scheduler.stop();
   await r.events.stop();
   if (r.elector) await r.elector.release();
+  await r.shards.stop();
   await r.endpoints.stopWebhook();
   await Promise.all(r.informers.map((i) => i.stop()));
   await r.endpoints.stopServers();
@@ -181,6 +203,7 @@ function connectionOf(config: OperatorConfig, opts: StartOperatorOptions): Param
 function limitsOf(
   config: OperatorConfig,
   opts: StartOperatorOptions,
+  identity: string,
 ): Partial<PolicyControllerOptions> & Pick<PolicyControllerOptions, "maxReplacementsPer12h" | "operatorNamespace"> {
   const {
     maxEndpointsPerSlice,
@@ -198,6 +221,7 @@ function limitsOf(
     ledgerConfigMapName,
     maxProbeTimeoutMs,
     failpoint: opts.failpoint,
+    shardIdentity: config.shards.enabled ? identity : undefined,
   };
 }
 
@@ -240,18 +264,20 @@ function recordResult(d: Base, policyQueue: WorkQueue): ProbeSchedulerOptions["o
 function startPolicyController(
   d: Base,
   caches: CacheSet,
+  shards: Shards,
   parts: Pick<PolicyControllerOptions, "scheduler" | "events" | "isLeader">,
 ): PolicyController {
   return buildPolicyController({
     caches,
-    writer: new ClusterWriter(d.client),
-    diagnosticsApi: new DiagnosticsApi(d.client),
+    writer: shards.writer(new ClusterWriter(d.client)),
+    diagnosticsApi: shards.diagnostics(new DiagnosticsApi(d.client)),
     ...parts,
+    scheduler: shards.targets(parts.scheduler),
     health: d.health,
     metrics: d.metrics,
     clock: d.clock,
     logger: d.logger,
-    ...limitsOf(d.config, d.opts),
+    ...limitsOf(d.config, d.opts, d.identity),
   });
 }
 

@@ -31,6 +31,7 @@ describe("helm lint --strict", () => {
         "serviceAccount.create=false",
         "serviceAccount.name=existing",
         "podDisruptionBudget.enabled=false",
+        "shards.enabled=false",
         "leaderElection.enabled=false",
         "replicaCount=1",
       ],
@@ -203,14 +204,18 @@ describe("rendered manifests", () => {
     ]);
   });
 
-  it("run the operator with leader election, the pod's namespace and a locked-down container", () => {
+  it("run two replicas with shards on, the pod's namespace and a locked-down container", () => {
     const d = one(defaults, "Deployment");
     const pod = d.spec.template.spec;
     const c = pod.containers[0];
     expect(d.spec.replicas).toBe(2);
+    expect(c.args).not.toContain("--leader-elect");
     expect(c.args).toEqual(
       expect.arrayContaining([
-        "--leader-elect",
+        "--shards=on",
+        "--leader-election-id=healthprobe-operator",
+        "--shard-lease-duration=15s",
+        "--shard-skew-margin=2s",
         "--metrics-bind-address=:8080",
         "--health-probe-bind-address=:8081",
         "--max-replacements-per-12h=10",
@@ -281,8 +286,14 @@ describe("rendered manifests", () => {
     expect(one(docs, "Deployment").spec.template.spec.serviceAccountName).toBe("existing");
   });
 
-  it("grant no Lease access without leader election", () => {
-    const role = one(renderChart({ values: ["leaderElection.enabled=false"] }), "Role");
+  it("run the operator with leader election instead when shards are off", () => {
+    const c = one(renderChart({ values: ["shards.enabled=false"] }), "Deployment").spec.template.spec.containers[0];
+    expect(c.args).toEqual(expect.arrayContaining(["--leader-elect", "--leader-election-id=healthprobe-operator"]));
+    expect(c.args.filter((a: string) => a.startsWith("--shard"))).toEqual([]);
+  });
+
+  it("grant no Lease access without shards or leader election", () => {
+    const role = one(renderChart({ values: ["shards.enabled=false", "leaderElection.enabled=false"] }), "Role");
     expect(role.rules.flatMap((r: { resources: string[] }) => r.resources)).not.toContain("leases");
   });
 
@@ -291,6 +302,7 @@ describe("rendered manifests", () => {
       renderChart({
         values: [
           "watchNamespace=apps",
+          "shards.enabled=false",
           "leaderElection.enabled=false",
           "maxReplacementsPer12h=3",
           "logLevel=debug",

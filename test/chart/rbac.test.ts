@@ -237,7 +237,13 @@ describe("rbacRulesFromChart (the rendered chart)", () => {
     { scope: "cluster", group: "healthprobe.io", resource: "healthprobepolicies/status", verbs: ["update"] },
     { scope: "cluster", group: "events.k8s.io", resource: "events", verbs: ["create", "list", "patch"] },
     { scope: "cluster", group: "", resource: "secrets", verbs: ["get"] },
-    { scope: "namespace", group: "coordination.k8s.io", resource: "leases", verbs: ["create", "get", "update"] },
+    // The shard Leases and handover markers (shards on by default), listed by label.
+    {
+      scope: "namespace",
+      group: "coordination.k8s.io",
+      resource: "leases",
+      verbs: ["create", "delete", "get", "list", "update"],
+    },
     // The locked /metrics and /debug/targets: who the caller is, and whether they may get the path.
     { scope: "cluster", group: "authentication.k8s.io", resource: "tokenreviews", verbs: ["create"] },
     { scope: "cluster", group: "authorization.k8s.io", resource: "subjectaccessreviews", verbs: ["create"] },
@@ -268,9 +274,9 @@ describe("rbacRulesFromChart (the rendered chart)", () => {
     ]);
   });
 
-  it("restricts the Lease and the ledger ConfigMap by name for every verb but create", () => {
+  it("restricts the leader Lease (shards off) and the ledger ConfigMap by name for every verb but create", () => {
     // The diagnostics ConfigMaps (cluster scope, in the policies' namespaces) have names of their own: no update, no get.
-    const named = rules.filter(
+    const named = rbacRulesFromChart({ values: ["shards.enabled=false"] }).filter(
       (r) => r.scope === "namespace" && (r.resources.includes("leases") || r.resources.includes("configmaps")),
     );
     for (const r of named) {

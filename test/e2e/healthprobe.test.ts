@@ -237,11 +237,13 @@ describe("healthprobe-operator end to end", () => {
       "FAILCLOSED",
       "CAPPED",
       "REPLACEMENT",
+      "SHARD",
     ]);
     // Cells by the header's column offsets: a condition the policy does not report (FailClosed here) prints empty.
     const starts = [...header!.matchAll(/\S+/g)].map((m) => m.index);
     const cells = starts.map((start, i) => row!.slice(start, starts[i + 1]).trim());
-    expect(cells.slice(8)).toEqual(["0", "0", "Reconciled", "False", "False", "", "False", "NotBlocked"]);
+    // SHARD is empty: this suite runs the operator with leader election, not shards.
+    expect(cells.slice(8)).toEqual(["0", "0", "Reconciled", "False", "False", "", "False", "NotBlocked", ""]);
   });
 
   it("names every status field in words in kubectl describe hpp", async () => {

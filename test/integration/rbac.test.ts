@@ -22,11 +22,16 @@ import { renderChart } from "../chart/helm.js";
 const HPP = "healthprobe.io/v1alpha1";
 /** How the chart is installed and the operator started in one RBAC mode, given the policies' namespace. */
 const MODES = [
-  { mode: "every namespace watched", flags: (_ns: string): string[] => [], values: (_ns: string): string[] => [] },
+  // The operator runs with leader election, so the chart is rendered with shards off (its default is on).
+  {
+    mode: "every namespace watched",
+    flags: (_ns: string): string[] => [],
+    values: (_ns: string): string[] => ["shards.enabled=false"],
+  },
   {
     mode: "rbac.namespaces",
     flags: (ns: string) => [`--namespace=${ns}`],
-    values: (ns: string) => [`rbac.namespaces={${ns}}`],
+    values: (ns: string) => ["shards.enabled=false", `rbac.namespaces={${ns}}`],
   },
 ];
 

@@ -1,6 +1,6 @@
 // The operator as a user runs it: its image built from the Dockerfile (make image), imported into
-// the real node's containerd, installed by `helm install` with the chart's defaults (two replicas,
-// leader election), probing real pods of a Deployment and taking a sick one out of a Service's
+// the real node's containerd, installed by `helm install` with the chart's defaults but for
+// shards.enabled=false (two replicas, leader election: what this suite checks), probing real pods of a Deployment and taking a sick one out of a Service's
 // rotation, as a client going through kube-proxy sees it. Runs only with HEALTHPROBE_TEST_NODE=1,
 // like the rest of test/real-node.
 import { execFile, spawnSync } from "node:child_process";
@@ -206,6 +206,8 @@ suite("the operator from its own image, installed by helm on the real node", () 
       "--create-namespace",
       "--set",
       "image.pullPolicy=Never",
+      "--set",
+      "shards.enabled=false",
       "--wait",
       "--timeout",
       "5m",

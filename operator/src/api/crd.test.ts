@@ -120,6 +120,7 @@ describe("buildCrd", () => {
       'FailClosed=.status.conditions[?(@.type=="FailClosed")].status:string:1',
       'Capped=.status.conditions[?(@.type=="DrainCapped")].status:string:1',
       'Replacement=.status.conditions[?(@.type=="ReplacementBlocked")].reason:string:1',
+      "Shard=.status.shard:string:1",
     ]);
   });
 

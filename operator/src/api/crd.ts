@@ -75,6 +75,7 @@ export function buildCrd(): Record<string, unknown> {
               type: "string",
               priority: 1,
             },
+            { jsonPath: ".status.shard", name: "Shard", type: "string", priority: 1 },
           ],
           name: VERSION,
           schema: { openAPIV3Schema: buildOpenApiSchema() },

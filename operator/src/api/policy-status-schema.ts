@@ -154,5 +154,14 @@ export const healthProbePolicyStatusSchema = z
         ),
         "x-kubernetes-list-type": "atomic",
       }),
+    shard: z
+      .string()
+      .max(253)
+      .optional()
+      .meta(
+        desc(
+          "With --shards=on: the identity of the operator replica that owns this policy's namespace and wrote this status.",
+        ),
+      ),
   })
   .meta(desc("Observed state, written by the operator."));

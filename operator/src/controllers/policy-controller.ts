@@ -53,6 +53,8 @@ export interface PolicyControllerOptions {
   operatorNamespace: string;
   ledgerConfigMapName?: string;
   statusIntervalMs?: number;
+  /** With shards on: this replica's identity, for status.shard. */
+  shardIdentity?: string | undefined;
   pdbBackoffMs?: number;
   maxPdbBackoffMs?: number;
   secretTtlMs?: number;
@@ -109,6 +111,7 @@ export function buildPolicyController(o: PolicyControllerOptions): PolicyControl
     events: o.events,
     metrics,
     isLeader,
+    shardIdentity: o.shardIdentity,
     ...(o.statusIntervalMs ? { statusIntervalMs: o.statusIntervalMs } : {}),
   });
   const gates = new ReadinessGates({ writer, clock });

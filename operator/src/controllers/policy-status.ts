@@ -37,6 +37,8 @@ export interface PolicyStatusOptions {
   isLeader: () => boolean;
   /** Minimum spacing of status writes per policy. */
   statusIntervalMs?: number;
+  /** With shards on: this replica's identity, written as status.shard. */
+  shardIdentity?: string | undefined;
 }
 
 /** What a reconcile found, for the status. */
@@ -74,6 +76,7 @@ export class PolicyStatusPart {
       pods: report.pods ?? [],
       drain: report.drain,
     };
+    if (this.o.shardIdentity !== undefined) input.shard = this.o.shardIdentity;
     if (report.whenAllUnhealthy !== undefined) input.whenAllUnhealthy = report.whenAllUnhealthy;
     // The ledger is written by the replacement part; status carries it as it stands. An unreadable one
     // is kept as it is and blocks every replacement until it is repaired.

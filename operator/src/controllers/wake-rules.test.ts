@@ -4,7 +4,7 @@ import type { Caches } from "./caches.js";
 import type { KubeObject, PodObject, PolicyObject, ReplicaSetObject, ServiceObject } from "./kube-objects.js";
 import { MemoryCache } from "./testing/memory-cache.js";
 import { aPolicyObject } from "./testing/objects.js";
-import { WAKE_RULES, wakesOf, type WakeContext, type WakeQueue } from "./wake-rules.js";
+import { enqueueNamespace, WAKE_RULES, wakesOf, type WakeContext, type WakeQueue } from "./wake-rules.js";
 
 const web = aPolicyObject("web");
 const gated = aPolicyObject("gated", { serviceName: "api", drain: { method: "ReadinessGate" } });
@@ -155,5 +155,29 @@ describe("what wakes what", () => {
 
   it("every rule has a sentence name of its own", () => {
     expect(new Set(WAKE_RULES.map((r) => r.name)).size).toBe(WAKE_RULES.length);
+  });
+});
+
+describe("a namespace taken over", () => {
+  const keysFor = (ctx: WakeContext, namespace: string) => {
+    const got: string[] = [];
+    const q = (name: WakeQueue) => ({ add: (key: string) => got.push(`${name} ${key}`) });
+    enqueueNamespace(ctx, { policy: q("policy"), service: q("service"), namespace: q("namespace") }, namespace);
+    return got.sort();
+  };
+
+  it("wakes its policies and the Services whose slices it manages", () => {
+    expect(keysFor(context(), "shop")).toEqual(["policy shop/gated", "policy shop/web", "service shop/web"]);
+  });
+
+  it("also wakes the namespace itself when a pod there has the readiness gate", () => {
+    const ctx = context();
+    (ctx.caches.pods as MemoryCache<PodObject>).put(pod({ app: "web" }, true));
+    expect(keysFor(ctx, "shop")).toContain("namespace shop");
+  });
+
+  it("wakes no policy of another namespace", () => {
+    const ctx = { ...context(), managedServices: () => [] };
+    expect(keysFor(ctx, "payments")).toEqual([]);
   });
 });

@@ -266,3 +266,17 @@ export function enqueueManagedServices(
 ): void {
   for (const s of managed()) queue.add(`${s.namespace}/${s.service}`);
 }
+
+/**
+ * Every key of one namespace (this replica took it over): its policies, the Services whose slices
+ * it manages there, and the namespace itself when a pod there has the readiness gate.
+ */
+export function enqueueNamespace(
+  ctx: WakeContext,
+  queues: Partial<Record<WakeQueue, Enqueue>>,
+  namespace: string,
+): void {
+  for (const p of ctx.caches.policies.list(namespace)) queues.policy?.add(keyOf(p));
+  for (const s of ctx.managedServices(namespace)) queues.service?.add(`${s.namespace}/${s.service}`);
+  if (ctx.caches.pods.list(namespace).some(hasReadinessGate)) queues.namespace?.add(namespace);
+}

@@ -47,6 +47,13 @@ describe("computeStatus", () => {
     expect(s).toMatchObject({ observedGeneration: 3, targets: 5, healthy: 2, unhealthy: 2, unknown: 1, drained: 2 });
   });
 
+  it.each([
+    ["names the replica that owns the namespace when shards are on", { shard: "replica-a_1" }, "replica-a_1"],
+    ["has no shard field when shards are off", {}, undefined],
+  ])("%s", (_name, overrides, shard) => {
+    expect(computeStatus(anInput(overrides)).shard).toBe(shard);
+  });
+
   it("lists Unhealthy, then Unknown, then Healthy pods, each by name", () => {
     const s = computeStatus(
       anInput(podsInStates(["Healthy", "Unknown", "Unhealthy", "Unhealthy", "Healthy", "Healthy"])),

@@ -51,6 +51,8 @@ export interface PolicyStatus {
   replacements: StatusReplacement[];
   /** Diagnostics ConfigMaps kept for replaced pods, newest first; absent when there are none. */
   diagnostics?: StatusDiagnostics[];
+  /** With shards on: the replica acting on the policy's namespace. */
+  shard?: string;
 }
 
 export interface StatusDiagnostics {
@@ -114,6 +116,8 @@ export interface StatusPodInput {
 
 export interface StatusInput {
   generation: number;
+  /** With shards on: the identity of the replica writing, which owns the namespace. */
+  shard?: string;
   now: EpochMs;
   /** The status as last written: keeps condition transition times. */
   previous?: Pick<PolicyStatus, "conditions"> | undefined;
@@ -187,6 +191,7 @@ export function computeStatus(input: StatusInput): PolicyStatus {
   };
   if (input.serviceEndpoints) status.serviceEndpoints = { ...input.serviceEndpoints };
   if (input.diagnostics && input.diagnostics.length > 0) status.diagnostics = [...input.diagnostics];
+  if (input.shard !== undefined) status.shard = input.shard;
   return status;
 }
 

@@ -36,6 +36,34 @@ export const FLAGS: FlagSpec[] = [
   },
   { name: "leader-election-id", kind: "string", description: 'Name of the Lease. (default "healthprobe-operator")' },
   {
+    name: "shards",
+    kind: "string",
+    description:
+      "on: share namespaces across every live replica (each holds a shard Lease; a namespace is acted on by one replica); off: --leader-elect decides. (default off)",
+  },
+  {
+    name: "shard-lease-duration",
+    kind: "string",
+    description: 'How long a replica\'s shard Lease lasts unrenewed, e.g. "15s" or "1500ms". (default "15s")',
+  },
+  {
+    name: "shard-renew-deadline",
+    kind: "string",
+    description:
+      'A replica acts on nothing once its shard Lease was not renewed for this long; below the lease duration. (default "10s")',
+  },
+  {
+    name: "shard-retry-period",
+    kind: "string",
+    description: 'How often a replica renews its shard Lease and re-plans; below the renew deadline. (default "2s")',
+  },
+  {
+    name: "shard-skew-margin",
+    kind: "string",
+    description:
+      "How far apart the replicas' clocks may be: a dead replica's namespaces move this long after its lease expired. (default \"2s\")",
+  },
+  {
     name: "ledger-configmap-name",
     kind: "string",
     description: 'ConfigMap of the operator-wide replacement ledger. (default "healthprobe-operator-ledger")',

@@ -34,6 +34,13 @@ describe("parseConfig", () => {
       healthProbeBindAddress: { disabled: false, host: "", port: 8081 },
       leaderElect: false,
       leaderElectionId: "healthprobe-operator",
+      shards: {
+        enabled: false,
+        leaseDurationMs: 15_000,
+        renewDeadlineMs: 10_000,
+        retryPeriodMs: 2_000,
+        skewMarginMs: 2_000,
+      },
       ledgerConfigMapName: "healthprobe-operator-ledger",
       operatorNamespace: "healthprobe-system",
       maxReplacementsPer12h: 10,
@@ -79,6 +86,39 @@ describe("parseConfig", () => {
     ["turns leader election on with a bare flag", ["--leader-elect"], { leaderElect: true }],
     ["turns leader election off with =false", ["--leader-elect=false"], { leaderElect: false }],
     ["names the lease", ["--leader-election-id", "hp.example.com"], { leaderElectionId: "hp.example.com" }],
+    [
+      "turns shards on",
+      ["--shards=on"],
+      {
+        shards: {
+          enabled: true,
+          leaseDurationMs: 15_000,
+          renewDeadlineMs: 10_000,
+          retryPeriodMs: 2_000,
+          skewMarginMs: 2_000,
+        },
+      },
+    ],
+    [
+      "reads shard timings in ms, s and bare seconds",
+      [
+        "--shards",
+        "on",
+        "--shard-lease-duration=3s",
+        "--shard-renew-deadline=2000ms",
+        "--shard-retry-period=500ms",
+        "--shard-skew-margin=1",
+      ],
+      {
+        shards: {
+          enabled: true,
+          leaseDurationMs: 3_000,
+          renewDeadlineMs: 2_000,
+          retryPeriodMs: 500,
+          skewMarginMs: 1_000,
+        },
+      },
+    ],
     ["names the ledger ConfigMap", ["--ledger-configmap-name", "hp-ledger"], { ledgerConfigMapName: "hp-ledger" }],
     ["accepts a replacement cap of zero", ["--max-replacements-per-12h", "0"], { maxReplacementsPer12h: 0 }],
     [
@@ -284,6 +324,27 @@ describe("parseConfig", () => {
       '--webhook-extra-sans: must be DNS names or IP addresses, got "a_b"',
     ],
     ["a stray positional argument", ["run"], "unexpected argument run"],
+    ["shards neither on nor off", ["--shards=yes"], '--shards: must be on or off, got "yes"'],
+    [
+      "shards with leader election",
+      ["--shards=on", "--leader-elect"],
+      "--shards: on replaces --leader-elect (every replica works, each on its own namespaces); give one of them",
+    ],
+    [
+      "a shard renew deadline not below the lease duration",
+      ["--shard-renew-deadline=15s"],
+      "--shard-renew-deadline: must be below --shard-lease-duration (15000ms), got 15000ms",
+    ],
+    [
+      "a shard retry period not below the renew deadline",
+      ["--shard-retry-period=10s"],
+      "--shard-retry-period: must be below --shard-renew-deadline (10000ms), got 10000ms",
+    ],
+    [
+      "a malformed shard duration",
+      ["--shard-skew-margin=2 s"],
+      '--shard-skew-margin: must be a duration between 0ms and 600s, e.g. "15s" or "1500ms", got "2 s"',
+    ],
   ])("rejects %s with a message naming the flag", (_name, argv, message) => {
     expect(errorOf(argv)).toBe(message);
   });

@@ -20,7 +20,9 @@ export interface OperatorConfig {
   metricsBindAddress: BindAddress;
   healthProbeBindAddress: BindAddress;
   leaderElect: boolean;
+  /** Also the shard ring's name when shards are on. */
   leaderElectionId: string;
+  shards: ShardsConfig;
   /** ConfigMap in operatorNamespace holding the operator-wide replacement ledger. */
   ledgerConfigMapName: string;
   operatorNamespace: string;
@@ -40,6 +42,15 @@ export interface OperatorConfig {
   webhook: WebhookConfig;
   logLevel: LogLevel;
   help: boolean;
+}
+
+/** Namespaces shared across replicas; off: leader election (or a single replica) as before. */
+export interface ShardsConfig {
+  enabled: boolean;
+  leaseDurationMs: number;
+  renewDeadlineMs: number;
+  retryPeriodMs: number;
+  skewMarginMs: number;
 }
 
 /** The readiness-gate admission webhook; off unless webhookBindAddress is set. */
@@ -108,6 +119,29 @@ const probeTimeoutFlag = z.string().transform((raw, ctx) => {
     return z.NEVER;
   }
   return ms;
+});
+
+/** "1500ms", "15s", "2m" or bare seconds, in ms, between min and max. */
+function durationFlag(minMs: number, maxMs: number) {
+  return z.string().transform((raw, ctx) => {
+    const m = /^(\d+)(ms|s|m)?$/.exec(raw.trim());
+    const ms = m ? Number(m[1]) * { ms: 1, s: 1000, m: 60_000 }[(m[2] ?? "s") as "ms" | "s" | "m"] : NaN;
+    if (!(ms >= minMs && ms <= maxMs)) {
+      ctx.addIssue({
+        code: "custom",
+        message: `must be a duration between ${minMs}ms and ${maxMs / 1000}s, e.g. "15s" or "1500ms", got ${JSON.stringify(raw)}`,
+      });
+      return z.NEVER;
+    }
+    return ms;
+  });
+}
+
+const onOffFlag = z.string().transform((raw, ctx) => {
+  const v = raw.trim().toLowerCase();
+  if (v === "on" || v === "off") return v === "on";
+  ctx.addIssue({ code: "custom", message: `must be on or off, got ${JSON.stringify(raw)}` });
+  return z.NEVER;
 });
 
 const bindAddressFlag = z.string().transform((raw, ctx) => {
@@ -181,6 +215,11 @@ const schema = z.object({
   "health-probe-bind-address": bindAddressFlag.prefault(":8081"),
   "leader-elect": boolFlag.default(false),
   "leader-election-id": dnsSubdomain.default("healthprobe-operator"),
+  shards: onOffFlag.prefault("off"),
+  "shard-lease-duration": durationFlag(100, 600_000).prefault("15s"),
+  "shard-renew-deadline": durationFlag(100, 600_000).prefault("10s"),
+  "shard-retry-period": durationFlag(50, 600_000).prefault("2s"),
+  "shard-skew-margin": durationFlag(0, 600_000).prefault("2s"),
   "ledger-configmap-name": dnsSubdomain.default("healthprobe-operator-ledger"),
   "operator-namespace": dnsLabel.optional(),
   "max-replacements-per-12h": intFlag(0).prefault("10"),
@@ -255,6 +294,8 @@ export function parseConfig(
       };
     operatorNamespace = checked.data;
   }
+  const shards = shardsConfigOf(v);
+  if (typeof shards === "string") return { ok: false, message: shards };
   const share = namespaceShareOf(v["max-replacements-per-12h"], v["max-replacements-per-12h-per-namespace"]);
   if (typeof share === "string") return { ok: false, message: `--max-replacements-per-12h-per-namespace: ${share}` };
   return {
@@ -266,6 +307,7 @@ export function parseConfig(
       healthProbeBindAddress: v["health-probe-bind-address"],
       leaderElect: v["leader-elect"],
       leaderElectionId: v["leader-election-id"],
+      shards,
       ledgerConfigMapName: v["ledger-configmap-name"],
       operatorNamespace,
       maxReplacementsPer12h: v["max-replacements-per-12h"],
@@ -293,6 +335,24 @@ export function namespaceShareOf(cap: number, given: number | undefined): number
   if (given === 0 && cap > 0)
     return `must be at least 1 while --max-replacements-per-12h is ${cap} (0 would block every namespace), got 0`;
   return given;
+}
+
+/** The shard timings must nest as leader election's do: retry period < renew deadline < lease duration. */
+function shardsConfigOf(v: z.infer<typeof schema>): ShardsConfig | string {
+  const c = {
+    enabled: v.shards,
+    leaseDurationMs: v["shard-lease-duration"],
+    renewDeadlineMs: v["shard-renew-deadline"],
+    retryPeriodMs: v["shard-retry-period"],
+    skewMarginMs: v["shard-skew-margin"],
+  };
+  if (c.enabled && v["leader-elect"])
+    return "--shards: on replaces --leader-elect (every replica works, each on its own namespaces); give one of them";
+  if (!(c.renewDeadlineMs < c.leaseDurationMs))
+    return `--shard-renew-deadline: must be below --shard-lease-duration (${c.leaseDurationMs}ms), got ${c.renewDeadlineMs}ms`;
+  if (!(c.retryPeriodMs < c.renewDeadlineMs))
+    return `--shard-retry-period: must be below --shard-renew-deadline (${c.renewDeadlineMs}ms), got ${c.retryPeriodMs}ms`;
+  return c;
 }
 
 function webhookConfigOf(v: z.infer<typeof schema>): WebhookConfig {

@@ -135,3 +135,43 @@ async function removeSeriesOf(
     }
   }
 }
+
+export interface ShardGaugeSource {
+  identity: string;
+  namespacesOwned(): number;
+  targetsOwned(): number;
+  liveReplicas(): number;
+}
+
+/**
+ * With shards on, what this replica owns, read at each scrape: healthprobe_shard_namespaces_owned,
+ * healthprobe_shard_targets_owned and healthprobe_shard_replicas_live, labelled with its identity
+ * so series scraped from several replicas stay apart.
+ */
+export function registerShardGauges(registry: Registry, source: ShardGaugeSource): void {
+  const gauge = (name: string, help: string, read: () => number) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ["replica"] as const,
+      registers: [registry],
+      collect() {
+        this.set({ replica: source.identity }, read());
+      },
+    });
+  gauge(
+    "healthprobe_shard_namespaces_owned",
+    "Namespaces this replica acts on now (shards on).",
+    source.namespacesOwned,
+  );
+  gauge(
+    "healthprobe_shard_targets_owned",
+    "Pods this replica probes now, over the policies of the namespaces it owns (shards on).",
+    source.targetsOwned,
+  );
+  gauge(
+    "healthprobe_shard_replicas_live",
+    "Replicas whose shard Lease is live, as this replica last read them (shards on).",
+    source.liveReplicas,
+  );
+}
