@@ -15,6 +15,7 @@ import { createPodNetwork, ROUTED_SLOTS, type PodNetwork } from "./network.js";
 import { PodServers } from "./pod-servers.js";
 import { controlPlaneBinaries, freePort, startComponent, type Component } from "./processes.js";
 import { claimSlot, cleanLeftovers, type RunSlot } from "./runs.js";
+import { AUDIT_LOG, auditFlags } from "./audit.js";
 
 /** Users in system:masters; any other user must be passed in `users`. */
 export const ADMIN_USERS = ["admin", "controller-manager", "kubelet", "kubectl-user", "client-node-user", "informer"];
@@ -121,8 +122,6 @@ async function writeNode(core: CoreV1Api, network: PodNetwork): Promise<void> {
   await core.replaceNodeStatus({ name: NODE_NAME, body: node });
 }
 
-const AUDIT_LOG = "audit.log";
-
 async function restartComponent(
   parts: Parts,
   slot: RunSlot,
@@ -151,19 +150,6 @@ async function restartComponent(
       what: `kube-apiserver to serve after ${name} restarted (log: ${old.logFile})`,
     },
   );
-}
-
-/** kube-apiserver's flags for an audit log in the run's directory, written as each request completes. */
-function auditFlags(dir: string, policy: object | undefined): string[] {
-  if (!policy) return [];
-  writeFileSync(join(dir, "audit-policy.yaml"), stringify(policy));
-  return [
-    `--audit-policy-file=${join(dir, "audit-policy.yaml")}`,
-    `--audit-log-path=${join(dir, AUDIT_LOG)}`,
-    "--audit-log-format=json",
-    "--audit-log-mode=blocking",
-    "--audit-log-maxsize=1000",
-  ];
 }
 
 interface Parts {

@@ -20,6 +20,7 @@ import { cleanRealNodeLeftovers, cleanRun, MARKER } from "./cleanup.js";
 import * as c from "./components.js";
 import { startContainerd, type Containerd } from "./containerd.js";
 import { createNodeNamespace, type NodeNamespace } from "./namespace.js";
+import { AUDIT_LOG } from "../audit.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 // "operator": the healthprobe operator run as a process, so the audit log tells its requests apart.
@@ -221,7 +222,7 @@ export async function startRealNode(opts: RealNodeOptions = {}): Promise<RealNod
       dir: slot.dir,
       startMs: Date.now() - started,
       containerd,
-      ...(opts.auditPolicy ? { auditLog: join(slot.dir, c.AUDIT_LOG) } : {}),
+      ...(opts.auditPolicy ? { auditLog: join(slot.dir, AUDIT_LOG) } : {}),
       restartKubelet: (o = {}) => restartKubelet(parts, o),
       kubeconfig,
       writeKubeconfig: (path) => writeFileSync(path, kubeconfig(), { mode: 0o600 }),

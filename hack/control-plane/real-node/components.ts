@@ -12,6 +12,7 @@ import { startComponent, type Component } from "../processes.js";
 import type { RunSlot } from "../runs.js";
 import { inKubeletMountNamespace, makeSharedMount } from "./kubelet-mounts.js";
 import { inNamespace, type NodeNamespace } from "./namespace.js";
+import { auditFlags } from "../audit.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = join(here, "..", "..", "..");
@@ -52,21 +53,6 @@ export function startEtcd(slot: RunSlot, ns: NodeNamespace, bin: string): Compon
     "--unsafe-no-fsync",
     "--log-level=warn",
   ]);
-}
-
-export const AUDIT_LOG = "audit.log";
-
-/** kube-apiserver's flags for an audit log in the run's directory, one JSON event a line, written as each request completes. */
-function auditFlags(dir: string, policy: object | undefined): string[] {
-  if (!policy) return [];
-  writeFileSync(join(dir, "audit-policy.yaml"), stringify(policy));
-  return [
-    `--audit-policy-file=${join(dir, "audit-policy.yaml")}`,
-    `--audit-log-path=${join(dir, AUDIT_LOG)}`,
-    "--audit-log-format=json",
-    "--audit-log-mode=blocking",
-    "--audit-log-maxsize=1000",
-  ];
 }
 
 export function startApiServer(
