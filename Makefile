@@ -15,8 +15,11 @@ deps: $(NPM_STAMP)
 typecheck: deps
 	npx tsc --noEmit -p tsconfig.json
 
-## eslint, then no operator source file over 400 lines and no function over 80 (hack/check-sizes.ts).
+## Prettier (print width 120; .prettierignore limits it to the TypeScript and JavaScript of operator/,
+## test/, hack/ and the root config files), eslint, then no operator source file over 400 lines and
+## no function over 80 on the formatted source (hack/check-sizes.ts). `npm run format` rewrites.
 lint: deps
+	npx prettier --check .
 	npx eslint .
 	npx tsx hack/check-sizes.ts
 
