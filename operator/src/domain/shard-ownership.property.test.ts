@@ -409,7 +409,7 @@ describe("shard ownership over random histories (property)", () => {
         for (let i = 0; i < rounds; i++) stableRound(w);
         for (const ns of NAMESPACES) expect({ ns, actors: actors(w, ns).length }).toEqual({ ns, actors: 1 });
       }),
-      { numRuns: 150 },
+      { numRuns: 60 },
     );
   });
 });
