@@ -65,6 +65,8 @@ export interface StoreReader {
   map<T>(gvr: Gvr, namespace: string | undefined, view: (obj: KubeObject) => T): T[];
   /** The current global resourceVersion. */
   resourceVersion(): string;
+  /** Every stored change as it is made (listeners must not change the objects); returns the unsubscribe. */
+  subscribe(listener: (event: { type: string; resource: string; object: KubeObject }) => void): () => void;
 }
 
 export interface Gvr {
@@ -165,6 +167,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<TestA
     return t ? store.listShared(cluster.key(t), t.namespaced ? namespace : undefined) : [];
   };
   const storeReader: StoreReader = {
+    subscribe: (listener) => store.subscribe(listener),
     get: (gvr, namespace, name) => {
       const t = cluster.registry.find(gvr.group, gvr.version, gvr.resource);
       if (!t) return undefined;

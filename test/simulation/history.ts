@@ -114,14 +114,14 @@ function randomMode(rng: Rng): PodMode {
 }
 
 /** The next step, drawn from `rng` and the intent so far (which it updates). */
-export function nextStep(rng: Rng, intent: Intent, index: number, leaderElect: boolean): Step {
-  const action = drawAction(rng, intent, leaderElect);
+export function nextStep(rng: Rng, intent: Intent, index: number, leaderElect: boolean, sharded = false): Step {
+  const action = drawAction(rng, intent, leaderElect, sharded);
   apply(intent, action);
   const advanceMs = action.kind === "wait" ? rng.int(10, 40) * 1000 : rng.int(1, 6) * 500;
   return { index, action, advanceMs };
 }
 
-function drawAction(rng: Rng, intent: Intent, leaderElect: boolean): Action {
+function drawAction(rng: Rng, intent: Intent, leaderElect: boolean, sharded: boolean): Action {
   const pod = () => rng.pick(intent.pods);
   const hasPods = intent.pods.length > 0;
   const kind = rng.weighted({
@@ -139,7 +139,8 @@ function drawAction(rng: Rng, intent: Intent, leaderElect: boolean): Action {
     apiFault: 1.5,
     dropWatches: 0.5,
     expireWatches: 0.4,
-    crash: 0.6,
+    // With shards on, kills (and the joins that refill them) are what moves a namespace between replicas.
+    crash: sharded ? 2.5 : 0.6,
     leaderChange: leaderElect ? 0.6 : 0,
     wait: 2,
   });

@@ -1,4 +1,4 @@
-// npm run simulate -- --seeds N [--seed S] [--steps K] [--verbose]
+// npm run simulate -- --seeds N [--seed S] [--steps K] [--shards on|off] [--verbose]
 //                     [--cluster real [--history-ms MS] [--plant no-drain-cap]]
 // Runs N seeds (S, S+1, ...) of the whole-system simulation and checks every invariant; a
 // failing seed prints its replay command, the invariant, the step and the evidence. --cluster real
@@ -26,6 +26,7 @@ async function main(): Promise<number> {
       cluster: { type: "string", default: "test-server" },
       "history-ms": { type: "string" },
       plant: { type: "string" },
+      shards: { type: "string" },
     },
   });
   const first = positiveInt("seed", values.seed, 1);
@@ -47,17 +48,25 @@ async function main(): Promise<number> {
     throw new Error(`--cluster must be "real" or "test-server", got "${values.cluster}"`);
   if (values.plant !== undefined) throw new Error("--plant needs --cluster real");
   const steps = positiveInt("steps", values.steps, DEFAULT_STEPS);
+  const shards = values.shards;
+  if (shards !== undefined && shards !== "on" && shards !== "off")
+    throw new Error(`--shards must be "on" or "off", got "${shards}"`);
   let failed = 0;
   const began = performance.now();
   for (let seed = first; seed < first + seeds; seed++) {
-    const r = await runSeed({ seed, steps, ...(values.verbose ? { trace: (l: string) => console.log(l) } : {}) });
-    const tag = `seed ${seed} (${r.leaderElect ? "2 replicas" : "1 replica"}, ${r.replicas} incarnations, ${r.failpointCrashes} failpoint crashes, ${r.evictions} evictions, ${(r.realMs / 1000).toFixed(1)} s, ${r.settle.ticks} ticks, ${r.settle.unsettled} unsettled, ${(r.settle.quietMs / 1000).toFixed(1)} s waiting for quiet of which ${(r.settle.probeWaitMs / 1000).toFixed(1)} s on probes in flight)`;
+    const r = await runSeed({
+      seed,
+      steps,
+      ...(shards ? { shards } : {}),
+      ...(values.verbose ? { trace: (l: string) => console.log(l) } : {}),
+    });
+    const tag = `seed ${seed} (${r.shardSlots > 0 ? `shards, ${r.shardSlots} slots, ${r.markerChanges} marker changes, ${r.shardWrites} writes judged` : r.leaderElect ? "2 replicas" : "1 replica"}, ${r.replicas} incarnations, ${r.failpointCrashes} failpoint crashes, ${r.evictions} evictions, ${(r.realMs / 1000).toFixed(1)} s, ${r.settle.ticks} ticks, ${r.settle.unsettled} unsettled, ${(r.settle.quietMs / 1000).toFixed(1)} s waiting for quiet of which ${(r.settle.probeWaitMs / 1000).toFixed(1)} s on probes in flight)`;
     if (r.violations.length === 0) {
       console.log(`ok   ${tag}`);
       continue;
     }
     failed++;
-    console.log(`FAIL ${tag}  replay: ${replayCommand(seed, steps)}`);
+    console.log(`FAIL ${tag}  replay: ${replayCommand(seed, steps, shards)}`);
     for (const v of r.violations) {
       const action =
         v.step >= 1 && v.step <= r.actions.length ? r.actions[v.step - 1] : v.step === 0 ? "initial state" : "settled";

@@ -18,6 +18,8 @@ export interface ReplicaOptions {
   user: string;
   clock: Clock;
   leaderElect: boolean;
+  /** Namespaces sharded across the replicas (--shards=on), with the timings below. */
+  shards?: boolean;
   maxReplacementsPer12h: number;
   maxReplacementsPer12hPerNamespace?: number;
   /** Crash when the operator reaches this point. */
@@ -27,6 +29,20 @@ export interface ReplicaOptions {
 export const LEASE_MS = 4_000;
 export const RENEW_MS = 3_000;
 export const RETRY_MS = 1_000;
+/** Shard timings on the same scale as the leader Lease's (the Lease stores whole seconds). */
+export const SHARD_FLAGS = [
+  "--shard-lease-duration",
+  "4s",
+  "--shard-renew-deadline",
+  "3s",
+  "--shard-retry-period",
+  "1s",
+  "--shard-skew-margin",
+  "1s",
+];
+export const SHARD_LEASE_MS = 4_000;
+export const SHARD_SKEW_MS = 1_000;
+export const SHARD_RETRY_MS = 1_000;
 /** Real ms a graceful stop may take before it counts as a crash. */
 const STOP_DEADLINE_MS = 5_000;
 
@@ -61,6 +77,7 @@ export class Replica {
     if (o.maxReplacementsPer12hPerNamespace !== undefined)
       flags.push("--max-replacements-per-12h-per-namespace", String(o.maxReplacementsPer12hPerNamespace));
     if (o.leaderElect) flags.push("--leader-elect");
+    if (o.shards) flags.push("--shards", "on", ...SHARD_FLAGS);
     const parsed = parseConfig(flags, {});
     if (!parsed.ok) throw new Error(parsed.message);
     const logs: string[] = [];
@@ -102,6 +119,11 @@ export class Replica {
   /** Caches synced (workers running). */
   isReady(): boolean {
     return !this.crashed && (this.op?.isReady() ?? false);
+  }
+
+  /** With shards on: whether this replica acts on the namespace now. */
+  owns(namespace: string): boolean {
+    return !this.crashed && (this.op?.ownedNamespaces()?.includes(namespace) ?? false);
   }
 
   isLeader(): boolean {

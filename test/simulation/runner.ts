@@ -13,12 +13,16 @@ import { PodServers } from "./pod-servers.js";
 import { Rng } from "./prng.js";
 import { advance, type SettleDeps, type SettleStats } from "./settle.js";
 import { installSimClock, realNow, type SimClock } from "./sim-clock.js";
+import { SHARD_LEASE_MS, SHARD_RETRY_MS, SHARD_SKEW_MS } from "./replica.js";
+import { ShardRecorder } from "./shard-recorder.js";
 
 export interface SeedOptions {
   seed: number;
   steps: number;
   /** Invariants not to check (the test's list of known open defects). */
   skip?: ReadonlySet<string>;
+  /** "on": every seed shards; "off": none; drawn (default): a third of the seeds, from a stream of their own. */
+  shards?: "on" | "off";
   /** One line per step, for --verbose. */
   trace?: (line: string) => void;
 }
@@ -34,6 +38,11 @@ export interface SeedResult {
   /** The action of each step, to read with a violation. */
   actions: string[];
   leaderElect: boolean;
+  /** With shards on, the replica slots drawn (1-4); 0 with shards off. */
+  shardSlots: number;
+  /** With shards on: marker holder changes, and operator writes for the namespace the shard invariants judged. */
+  markerChanges: number;
+  shardWrites: number;
   /** Replica incarnations started, and how many died at a failpoint. */
   replicas: number;
   failpointCrashes: number;
@@ -52,6 +61,9 @@ const MAX_REPLACEMENTS_PER_12H = 3;
 const MAX_REPLACEMENTS_PER_12H_PER_NAMESPACE = 2;
 const SETTLE_MS = 30_000;
 const NS = "sim";
+/** How long a namespace may go ownerless after its owner died: lease, skew, one period, and slack for the 500 ms ticks, cache sync and the taker's confirmation. */
+const OWNER_GAP_SLACK_MS = 3_000;
+const OWNER_GAP_BOUND_MS = SHARD_LEASE_MS + SHARD_SKEW_MS + SHARD_RETRY_MS + OWNER_GAP_SLACK_MS;
 
 interface Run {
   sim: SimClock;
@@ -60,6 +72,8 @@ interface Run {
   settle: SettleDeps;
   stats: SettleStats;
   leaderElect: boolean;
+  shardSlots: number;
+  shards: ShardRecorder | undefined;
   violations: Violation[];
 }
 
@@ -67,11 +81,16 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
   const started = realNow();
   const sim = installSimClock(SIM_START);
   const rng = new Rng(o.seed);
-  const leaderElect = rng.chance(0.5);
+  const leaderDraw = rng.chance(0.5);
+  // Shards come from a stream of their own, so the other seeds keep their draws and histories.
+  const side = new Rng(o.seed ^ 0x2545f491);
+  const sharded = o.shards === "on" || (o.shards !== "off" && side.chance(1 / 3));
+  const shardSlots = sharded ? side.int(1, 4) : 0;
+  const leaderElect = sharded ? false : leaderDraw;
   const servers = new PodServers(() => sim.clock.now());
   let run: Run | undefined;
   try {
-    run = await setUp(o, sim, servers, leaderElect);
+    run = await setUp(o, sim, servers, leaderElect, shardSlots);
     const intent = new Intent();
     await createOwners(run.env, APPS);
     for (const a of initialActions(intent, rng)) await applyAction(run.env, a);
@@ -82,7 +101,7 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
     const actions: string[] = [];
     for (let i = 1; i <= o.steps; i++) {
       await run.env.fleet.fill();
-      const step = nextStep(rng, intent, i, leaderElect);
+      const step = nextStep(rng, intent, i, leaderElect, run.shardSlots > 0);
       actions.push(describeAction(step.action));
       o.trace?.(`step ${i} +${step.advanceMs}ms ${describeAction(step.action)}`);
       await applyAction(run.env, step.action);
@@ -96,6 +115,7 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
     if (process.env.SIM_DUMP_LOGS)
       for (const r of run?.env.fleet.all ?? [])
         console.log(`--- ${r.user}\n${r.logs.slice(-Number(process.env.SIM_DUMP_LOGS)).join("")}`);
+    run?.shards?.close();
     await run?.env.fleet.stop();
     await servers.close();
     await run?.env.cluster.stop();
@@ -103,7 +123,13 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
   }
 }
 
-async function setUp(o: SeedOptions, sim: SimClock, servers: PodServers, leaderElect: boolean): Promise<Run> {
+async function setUp(
+  o: SeedOptions,
+  sim: SimClock,
+  servers: PodServers,
+  leaderElect: boolean,
+  shardSlots: number,
+): Promise<Run> {
   const cluster = await startCluster({
     simulateKubelet: true,
     controllers: false,
@@ -123,11 +149,19 @@ async function setUp(o: SeedOptions, sim: SimClock, servers: PodServers, leaderE
     apiUrl: cluster.server.url,
     clock: sim.clock,
     leaderElect,
+    ...(shardSlots > 0 ? { shards: { slots: shardSlots, namespace: NS } } : {}),
     maxReplacementsPer12h: MAX_REPLACEMENTS_PER_12H,
     maxReplacementsPer12hPerNamespace: MAX_REPLACEMENTS_PER_12H_PER_NAMESPACE,
     rng: new Rng(o.seed ^ 0x5bd1e995),
     onStart: (user, at) => observer.probingStarts.push({ user, at }),
   });
+  // A replica starts probing a namespace when it takes its marker, as a leader does at the Lease.
+  const shards =
+    shardSlots > 0
+      ? new ShardRecorder(cluster.server, NS, sim.clock.now(), OWNER_GAP_BOUND_MS, isOperator, (user, at) =>
+          observer.probingStarts.push({ user, at }),
+        )
+      : undefined;
   const core = kubeConfigFor(cluster.server).makeApiClient(CoreV1Api);
   const env: SimEnv = {
     cluster,
@@ -151,6 +185,8 @@ async function setUp(o: SeedOptions, sim: SimClock, servers: PodServers, leaderE
     settle,
     stats: { ticks: 0, unsettled: 0, quietMs: 0, probeWaitMs: 0 },
     leaderElect,
+    shardSlots,
+    shards,
     violations: [],
   };
 }
@@ -162,13 +198,14 @@ async function settleHistory(run: Run, intent: Intent): Promise<void> {
   // A crash drawn in the last step may come after it: let it happen before the writer is filled in,
   // or it kills the writer while the history settles and nothing restarts one.
   await advance(run.settle, MAX_FAULT_DELAY_MS, run.stats);
-  await run.env.fleet.fill();
+  await run.env.fleet.fill(true);
   await advance(run.settle, SETTLE_MS, run.stats);
 }
 
 /** Checks the invariants; keeps the first violation of each. */
 function judge(run: Run, o: SeedOptions, step: number, settled: boolean): void {
   const snap = run.observer.snapshot(step, settled, run.observer.operatorUp(run.env.fleet, run.leaderElect));
+  if (run.shards) snap.shards = run.shards.record(run.sim.clock.now());
   o.trace?.(`  ${summary(snap.world)}${snap.operatorUp ? "" : " (no writer)"}`);
   for (const v of checkAll(snap, o.skip)) {
     if (run.violations.some((x) => x.invariant === v.invariant)) continue;
@@ -179,6 +216,7 @@ function judge(run: Run, o: SeedOptions, step: number, settled: boolean): void {
 
 function result(run: Run, o: SeedOptions, actions: string[], realMs: number): SeedResult {
   const { env } = run;
+  const record = run.shards?.record(env.clock.now());
   return {
     seed: o.seed,
     steps: o.steps,
@@ -188,6 +226,9 @@ function result(run: Run, o: SeedOptions, actions: string[], realMs: number): Se
     settle: run.stats,
     actions,
     leaderElect: run.leaderElect,
+    shardSlots: run.shardSlots,
+    markerChanges: record?.markers.length ?? 0,
+    shardWrites: record?.writes.length ?? 0,
     replicas: env.fleet.all.length,
     failpointCrashes: env.fleet.all.filter((r) => r.crashedAt).length,
     probes: env.servers.hits.length,
@@ -211,6 +252,8 @@ function initialActions(intent: Intent, rng: Rng): Action[] {
   return out;
 }
 
-export function replayCommand(seed: number, steps: number): string {
-  return `npm run simulate -- --seed ${seed} --steps ${steps}`;
+const isOperator = (user: string) => user.startsWith(OPERATOR_USER_PREFIX);
+
+export function replayCommand(seed: number, steps: number, shards?: "on" | "off"): string {
+  return `npm run simulate -- --seed ${seed} --steps ${steps}${shards ? ` --shards ${shards}` : ""}`;
 }

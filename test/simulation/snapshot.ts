@@ -118,6 +118,25 @@ export interface Snapshot {
   maxReplacementsPer12h: number;
   /** One namespace's share of it (--max-replacements-per-12h-per-namespace); absent: not checked. */
   maxReplacementsPer12hPerNamespace?: number;
+  /** With shards on: the namespace's marker and the operator's requests, from the API's record. */
+  shards?: ShardRecord;
+}
+
+/** The simulated namespace's handover marker and the operator's requests, as the API recorded them. */
+export interface ShardRecord {
+  /** Simulated start, and the time of this snapshot. */
+  start: number;
+  now: number;
+  /** How long a namespace with a policy may go without a live owner. */
+  boundMs: number;
+  /** Each change of the marker's holder: when, and how many requests the log held then. */
+  markers: Array<{ pos: number; at: number; holder: string }>;
+  /** The operator's successful writes for the namespace, at their request log index. */
+  writes: Array<{ pos: number; at: number; user: string; what: string }>;
+  /** Every operator request (any namespace), for when each replica last talked to the API. */
+  requests: Array<{ at: number; user: string }>;
+  /** The namespace's policy count after each change. */
+  policies: Array<{ at: number; count: number }>;
 }
 
 export const HOUR_MS = 3_600_000;

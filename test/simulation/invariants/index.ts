@@ -12,6 +12,7 @@ import {
 } from "./replacement.js";
 import { noEvictionAboveBreaker } from "./breaker.js";
 import { converged, noFrozenSlices } from "./settled.js";
+import { ownerGap, singleOwnerWrites } from "./shards.js";
 import type { Invariant, Violation } from "./types.js";
 import type { Snapshot } from "../snapshot.js";
 
@@ -35,6 +36,8 @@ export const INVARIANTS: readonly Invariant[] = [
   dryRunEvictions,
   noFrozenSlices,
   converged,
+  singleOwnerWrites,
+  ownerGap,
 ];
 
 /** Checks every invariant not in `skip` against the snapshot. */

@@ -1,10 +1,21 @@
 // Each invariant on hand-made snapshots: one that breaks the rule, one that keeps it.
 import { describe, expect, it } from "@jest/globals";
-import { HOUR_MS, RECOVERY_LAG_MS, type PodView, type Snapshot } from "../snapshot.js";
+import { HOUR_MS, RECOVERY_LAG_MS, type PodView, type ShardRecord, type Snapshot } from "../snapshot.js";
 import { T0, breakerSnapshot, eviction, pod, policy, snapshot, world } from "./builders.js";
 import { INVARIANTS } from "./index.js";
 
 const byName = (name: string) => INVARIANTS.find((i) => i.name === name)!;
+/** operator-1 took the marker at the start and talks to the API at the end (of 20 s) unless told otherwise. */
+const shardRecord = (o: Partial<ShardRecord>): ShardRecord => ({
+  start: T0,
+  now: T0 + 20_000,
+  boundMs: 9_000,
+  markers: [{ pos: 1, at: T0, holder: "operator-1" }],
+  writes: [],
+  requests: [],
+  policies: [{ at: T0, count: 1 }],
+  ...o,
+});
 const three = [pod("a"), pod("b"), pod("c")];
 const failingProbe = (name: string, at: number) => ({ ip: pod(name).ip!, at, mode: "failing" });
 
@@ -175,6 +186,24 @@ const cases: Array<{ invariant: string; violating: Snapshot; passing: Snapshot }
       world([pod("a"), pod("b", { ready: false }), pod("c")], { a: true, b: false, c: true }, [policy("p")]),
       { settled: true },
     ),
+  },
+  {
+    invariant: "single-owner-writes",
+    violating: snapshot(world([], {}, []), {
+      shards: shardRecord({ writes: [{ pos: 0, at: T0, user: "operator-1", what: "patch endpointslices web-x" }] }),
+    }),
+    passing: snapshot(world([], {}, []), {
+      shards: shardRecord({ writes: [{ pos: 2, at: T0, user: "operator-1", what: "patch endpointslices web-x" }] }),
+    }),
+  },
+  {
+    invariant: "owner-gap",
+    violating: snapshot(world([], {}, []), {
+      shards: shardRecord({ now: T0 + 30_000, requests: [{ at: T0, user: "operator-2" }] }),
+    }),
+    passing: snapshot(world([], {}, []), {
+      shards: shardRecord({ requests: [{ at: T0 + 20_000, user: "operator-1" }] }),
+    }),
   },
 ];
 

@@ -1,0 +1,75 @@
+// Invariants of sharded replicas, from the API's record only: the namespace's handover marker as
+// the store changed it (holder, when, how far the request log had got), and the operator's
+// requests in the log. A replica writes for a namespace only inside a term where the marker names
+// it; a namespace with a policy is not left without a live owner longer than the bound.
+import type { ShardRecord } from "../snapshot.js";
+import type { Snapshot } from "../snapshot.js";
+import type { Invariant } from "./types.js";
+
+/** The marker's holder when the request log had `pos` entries ("" before any marker). */
+function holderAt(r: ShardRecord, pos: number): string {
+  let holder = "";
+  for (const m of r.markers) if (m.pos <= pos) holder = m.holder;
+  return holder;
+}
+
+export const singleOwnerWrites: Invariant = {
+  name: "single-owner-writes",
+  rule: "with shards on, every operator write for a namespace falls in a term where its marker names the writer",
+  check(s: Snapshot): string[] {
+    const r = s.shards;
+    if (!r) return [];
+    return r.writes
+      .filter((w) => holderAt(r, w.pos) !== w.user)
+      .map(
+        (w) =>
+          `${w.user} wrote ${w.what} (request ${w.pos}, t=${w.at - r.start} ms) while the marker named "${holderAt(r, w.pos)}"`,
+      );
+  },
+};
+
+/** The last request of `user` in [from, to], or undefined. */
+function lastRequest(r: ShardRecord, user: string, from: number, to: number): number | undefined {
+  let last: number | undefined;
+  for (const q of r.requests) if (q.user === user && q.at >= from && q.at <= to) last = q.at;
+  return last;
+}
+
+/** When the namespace last came to have a policy at or before `t` (undefined: none at `t`). */
+function policySince(r: ShardRecord, t: number): number | undefined {
+  let since: number | undefined;
+  for (const p of r.policies) {
+    if (p.at > t) break;
+    if (p.count === 0) since = undefined;
+    else since ??= p.at;
+  }
+  return since;
+}
+
+export const ownerGap: Invariant = {
+  name: "owner-gap",
+  rule: "with shards on, a namespace with a policy is without a live owner, while another replica runs, no longer than lease + skew + period + slack",
+  check(s: Snapshot): string[] {
+    const r = s.shards;
+    if (!r) return [];
+    const out: string[] = [];
+    // Segments of one marker state; the first, before any marker, has no holder.
+    const bounds = [{ at: r.start, holder: "" }, ...r.markers.map((m) => ({ at: m.at, holder: m.holder }))];
+    for (let k = 0; k < bounds.length; k++) {
+      const seg = bounds[k]!;
+      const end = bounds[k + 1]?.at ?? r.now;
+      // A holder is live while it still talks to the API; a dead one's gap starts at its last request.
+      const orphanFrom = seg.holder === "" ? seg.at : (lastRequest(r, seg.holder, seg.at, end) ?? seg.at);
+      const policyFrom = policySince(r, end);
+      // Only a replica that runs can take over: the gap starts once another one talks to the API.
+      const takerFrom = r.requests.find((q) => q.user !== seg.holder && q.at >= orphanFrom && q.at <= end)?.at;
+      if (policyFrom === undefined || takerFrom === undefined) continue;
+      const from = Math.max(orphanFrom, policyFrom, takerFrom);
+      if (end - from > r.boundMs)
+        out.push(
+          `no live owner from t=${from - r.start} ms to t=${end - r.start} ms (${end - from} ms > ${r.boundMs} ms; marker holder "${seg.holder}")`,
+        );
+    }
+    return out;
+  },
+};
