@@ -8,33 +8,32 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { requestsBy, type RequestLogEntry } from "../apiserver/index.js";
-import { startOperatorProcess, type OperatorProcess } from "../support/operator-process.js";
+import {
+  ACTING_RESOURCES,
+  gauge,
+  handoverViolations,
+  isWriteVerb,
+  LEASE_MS,
+  markerHolders,
+  mostLoaded,
+  policyStatus,
+  settled as settledOn,
+  SKEW_MS,
+  startShardReplica,
+  type RecordedWrite,
+  type ShardReplica,
+} from "../support/shard-replicas.js";
 import { waitFor } from "../support/wait-for.js";
 import { aPolicy, aReplicaSet, aService, readinessOf } from "./support/cluster.js";
 import { useBed } from "./support/test-bed.js";
 
-const LEASE_MS = 3_000;
-const RENEW_DEADLINE_MS = 2_000;
-const RETRY_MS = 500;
-const SKEW_MS = 500;
-const SHARD_FLAGS = [
-  "--shards=on",
-  `--shard-lease-duration=${LEASE_MS}ms`,
-  `--shard-renew-deadline=${RENEW_DEADLINE_MS}ms`,
-  `--shard-retry-period=${RETRY_MS}ms`,
-  `--shard-skew-margin=${SKEW_MS}ms`,
-  "--insecure-diagnostics",
-];
 const PROBE_PERIOD_MS = 1_000;
 /** Request latency and timer lateness on a busy machine (shared CPU, four processes). */
 const SLACK_MS = 5_000;
 const NAMESPACES = ["team-1", "team-2", "team-3", "team-4", "team-5", "team-6"];
-const WRITE_KINDS = new Set(["endpointslices", "healthprobepolicies", "events", "pods"]);
-
-type Replica = OperatorProcess & { identity: string; metricsPort: number };
 
 let dir: string;
-const procs: Replica[] = [];
+const procs: ShardReplica[] = [];
 
 afterEach(async () => {
   for (const p of procs.splice(0)) {
@@ -51,15 +50,7 @@ beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), "hp-shards-"));
 });
 
-async function startReplica(user: string): Promise<Replica> {
-  const proc = startOperatorProcess({ server: bed.cluster.server, dir, user, flags: SHARD_FLAGS });
-  const r = proc as Replica;
-  procs.push(r);
-  const { identity } = await proc.started(60_000);
-  r.identity = identity;
-  r.metricsPort = proc.logs.find((l) => l.msg === "operator started")!.metricsPort as number;
-  return r;
-}
+const startReplica = (user: string) => startShardReplica({ server: bed.cluster.server, dir, user, into: procs });
 
 /** Each namespace: a selector-less Service web, a ReplicaSet of two served pods and a policy. */
 async function givenNamespaces(): Promise<void> {
@@ -87,93 +78,29 @@ async function createPolicies(): Promise<void> {
     await bed.cluster.create(aPolicy("web", ns, { periodSeconds: PROBE_PERIOD_MS / 1000, failureThreshold: 1 }));
 }
 
-/** Namespace → holder of its handover marker, read from the API. */
-async function markerHolders(): Promise<Map<string, string>> {
-  const leases = await bed.cluster.list(
-    "coordination.k8s.io/v1",
-    "Lease",
-    "healthprobe-system",
-    "healthprobe.io/shard-kind=marker",
-  );
-  return new Map(
-    leases.map((l) => [
-      l.metadata!.annotations!["healthprobe.io/shard-namespace"] as string,
-      (l.spec?.holderIdentity as string) ?? "",
-    ]),
-  );
-}
-
-async function gauge(r: Replica, name: string): Promise<number | undefined> {
-  const text = await (await fetch(`http://127.0.0.1:${r.metricsPort}/metrics`)).text();
-  const m = new RegExp(`^${name}\\{replica="${r.identity.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}"\\} (\\d+)`, "m").exec(
-    text,
-  );
-  return m ? Number(m[1]) : undefined;
-}
-
-async function statusOf(ns: string): Promise<Record<string, any> | undefined> {
-  return (await bed.cluster.get("healthprobe.io/v1alpha1", "HealthProbePolicy", "web", ns))?.status;
-}
+const statusOf = (ns: string) => policyStatus(bed.cluster, ns);
 
 function writesFor(ns: string): RequestLogEntry[] {
   return requestsBy(bed.cluster.server.requestLog, { writes: true }).filter(
-    (e) => e.namespace === ns && WRITE_KINDS.has(e.resource) && e.user.startsWith("operator-"),
+    (e) => e.namespace === ns && ACTING_RESOURCES.has(e.resource) && e.user.startsWith("operator-"),
   );
 }
 
-/**
- * Per namespace, the writes in the order the server took them, as runs of one replica each: a run
- * may follow another replica's only if its replica won the namespace's marker in between (after
- * the other's last write, before its own first). Two replicas writing in overlapping terms would
- * interleave without such a marker write between their runs.
- */
-function handoverViolations(): string[] {
-  const problems: string[] = [];
-  const log = bed.cluster.server.requestLog;
-  for (const ns of NAMESPACES) {
-    const writes = log.flatMap((e, i) =>
-      e.namespace === ns && WRITE_KINDS.has(e.resource) && e.user.startsWith("operator-") && isWriteEntry(e)
-        ? [{ user: e.user, i }]
-        : [],
-    );
-    const markers = log.flatMap((e, i) =>
-      e.resource === "leases" && e.name.includes(`-ns-${ns}-`) && isWriteEntry(e) && e.code < 400
-        ? [{ user: e.user, i }]
-        : [],
-    );
-    const runs: Array<{ user: string; first: number; last: number }> = [];
-    for (const w of writes) {
-      const run = runs.at(-1);
-      if (run?.user === w.user) run.last = w.i;
-      else runs.push({ user: w.user, first: w.i, last: w.i });
-    }
-    for (let k = 1; k < runs.length; k++) {
-      const [prev, cur] = [runs[k - 1]!, runs[k]!];
-      if (!markers.some((m) => m.user === cur.user && m.i > prev.last && m.i < cur.first))
-        problems.push(
-          `${ns}: ${cur.user} wrote (request ${cur.first}) after ${prev.user} (request ${prev.last}) without taking the marker in between`,
-        );
-    }
-  }
-  return problems;
+/** The operators' writes for the namespaces and their markers, by request log position (the log has no bodies). */
+function recordedWrites(): RecordedWrite[] {
+  return bed.cluster.server.requestLog.flatMap((e, i): RecordedWrite[] => {
+    if (!e.user.startsWith("operator-") || !isWriteVerb(e.verb)) return [];
+    const what = `${e.verb} ${e.resource} ${e.name}`;
+    const base = { user: e.user, start: i, end: i, code: e.code, what };
+    if (NAMESPACES.includes(e.namespace) && ACTING_RESOURCES.has(e.resource))
+      return [{ ...base, namespace: e.namespace, marker: false }];
+    const about = NAMESPACES.find((ns) => e.resource === "leases" && e.name.includes(`-ns-${ns}-`));
+    return about ? [{ ...base, namespace: about, marker: true }] : [];
+  });
 }
-
-const isWriteEntry = (e: RequestLogEntry) => ["create", "update", "patch", "delete"].includes(e.verb);
 
 /** Every namespace's marker names a live replica, each status names that owner, and the gauges add up. */
-async function settled(replicas: Replica[]): Promise<Map<string, string> | undefined> {
-  const holders = await markerHolders();
-  const ids = new Set(replicas.map((r) => r.identity));
-  if (!NAMESPACES.every((ns) => ids.has(holders.get(ns) ?? ""))) return undefined;
-  // Each policy's status names its owner (status.shard, the SHARD column of -o wide).
-  for (const ns of NAMESPACES) if ((await statusOf(ns))?.shard !== holders.get(ns)) return undefined;
-  for (const r of replicas) {
-    const mine = NAMESPACES.filter((ns) => holders.get(ns) === r.identity).length;
-    if ((await gauge(r, "healthprobe_shard_namespaces_owned")) !== mine) return undefined;
-    if ((await gauge(r, "healthprobe_shard_targets_owned")) !== 2 * mine) return undefined;
-  }
-  return holders;
-}
+const settled = (replicas: ShardReplica[]) => settledOn(bed.cluster, replicas, NAMESPACES, 2);
 
 describe("namespaces sharded across three replicas", () => {
   it("gives each namespace one writer, moves a killed replica's namespaces within the lease, and hands over to a joiner", async () => {
@@ -211,11 +138,7 @@ describe("namespaces sharded across three replicas", () => {
     console.log(`shares: ${shares.join(", ")}`);
 
     // SIGKILL the replica with the most namespaces (no release, no retire: its lease must expire).
-    const victim = [...replicas].sort(
-      (x, y) =>
-        NAMESPACES.filter((ns) => holders.get(ns) === y.identity).length -
-        NAMESPACES.filter((ns) => holders.get(ns) === x.identity).length,
-    )[0]!;
+    const victim = mostLoaded(replicas, holders);
     const moving = NAMESPACES.filter((ns) => holders.get(ns) === victim.identity);
     expect(moving.length).toBeGreaterThan(0);
     const lastRenewal = () =>
@@ -305,9 +228,9 @@ describe("namespaces sharded across three replicas", () => {
       "healthprobe.io/shard-kind=member",
     );
     expect(shardLeases.map((l) => l.spec?.holderIdentity)).not.toContain(d.identity);
-    expect([...(await markerHolders()).values()]).not.toContain(d.identity);
+    expect([...(await markerHolders(bed.cluster)).values()]).not.toContain(d.identity);
     await waitFor(() => settled(survivors), { timeoutMs: 30_000, what: "the others to own every namespace again" });
 
-    expect(handoverViolations()).toEqual([]);
+    expect(handoverViolations(recordedWrites())).toEqual([]);
   }, 180_000);
 });

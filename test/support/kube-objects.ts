@@ -33,3 +33,30 @@ export function readinessOf(slices: readonly Obj[]): Map<string, boolean> {
     for (const e of s.endpoints ?? []) if (e.targetRef?.name) out.set(e.targetRef.name, e.conditions?.ready === true);
   return out;
 }
+
+/** Objects through client-node as plain JSON, `namespace` where none is given; a missing one reads as undefined. */
+export function objectClient(api: KubernetesObjectApi, namespace: string) {
+  return {
+    create: async (obj: Obj) => (await api.create(obj)) as Obj,
+    get: async (apiVersion: string, kind: string, name: string, ns = namespace): Promise<Obj | undefined> => {
+      try {
+        return (await api.read({ apiVersion, kind, metadata: { name, namespace: ns } })) as Obj;
+      } catch (err) {
+        if ((err as { code?: number }).code === 404) return undefined;
+        throw err;
+      }
+    },
+    list: async (apiVersion: string, kind: string, ns = namespace, labelSelector?: string) =>
+      ((await api.list(apiVersion, kind, ns, undefined, undefined, undefined, undefined, labelSelector)).items ??
+        []) as Obj[],
+    patch: async (obj: Obj) =>
+      (await api.patch(obj, undefined, undefined, "test", undefined, "application/merge-patch+json")) as Obj,
+    remove: async (apiVersion: string, kind: string, name: string, ns = namespace): Promise<void> => {
+      try {
+        await api.delete({ apiVersion, kind, metadata: { name, namespace: ns } });
+      } catch (err) {
+        if ((err as { code?: number }).code !== 404) throw err;
+      }
+    },
+  };
+}

@@ -5,7 +5,7 @@ import { randomInt } from "node:crypto";
 import { KubeConfig, KubernetesObjectApi } from "@kubernetes/client-node";
 import { startApiServer, type ApiServerOptions, type TestApiServer } from "../../apiserver/index.js";
 import { waitFor } from "../../support/wait-for.js";
-import { installCrd, readinessOf, type Obj } from "../../support/kube-objects.js";
+import { installCrd, objectClient, readinessOf, type Obj } from "../../support/kube-objects.js";
 
 export { installCrd, loadCrd, readinessOf, type Obj } from "../../support/kube-objects.js";
 
@@ -53,27 +53,7 @@ export async function startCluster(opts: ApiServerOptions & { namespace?: string
     server,
     api,
     namespace,
-    create: async (obj) => (await api.create(obj)) as Obj,
-    get: async (apiVersion, kind, name, ns = namespace) => {
-      try {
-        return (await api.read({ apiVersion, kind, metadata: { name, namespace: ns } })) as Obj;
-      } catch (err) {
-        if ((err as { code?: number }).code === 404) return undefined;
-        throw err;
-      }
-    },
-    list: async (apiVersion, kind, ns = namespace, labelSelector) =>
-      ((await api.list(apiVersion, kind, ns, undefined, undefined, undefined, undefined, labelSelector)).items ??
-        []) as Obj[],
-    patch: async (obj) =>
-      (await api.patch(obj, undefined, undefined, "test", undefined, "application/merge-patch+json")) as Obj,
-    remove: async (apiVersion, kind, name, ns = namespace) => {
-      try {
-        await api.delete({ apiVersion, kind, metadata: { name, namespace: ns } });
-      } catch (err) {
-        if ((err as { code?: number }).code !== 404) throw err;
-      }
-    },
+    ...objectClient(api, namespace),
     stop: () => server.stop(),
   };
   await installCrd(api);
