@@ -1,8 +1,8 @@
 // The images the project builds without a registry: the test node's pause and workload images,
 // the two base images the Dockerfile is built on here, and the chart's helm test image.
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, posix, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Layer } from "./layer.js";
 import type { ImageSpec } from "./oci.js";
@@ -55,12 +55,46 @@ function baseFiles(layer: Layer): Layer {
     .dir("home/nonroot", 0o700, 65532);
 }
 
+/** Where `busybox --install` puts each applet (Debian's: wget and timeout in usr/bin, sh in bin). */
+function busyboxApplets(): string[] {
+  return execFileSync("/bin/busybox", ["--list-full"], { encoding: "utf8" }).split("\n").filter(Boolean);
+}
+
 /** Debian's busybox-static with every applet linked where `--install` would put it. */
 function busybox(layer: Layer): Layer {
   layer.host("/bin/busybox", "bin/busybox");
-  const applets = execFileSync("/bin/busybox", ["--list-full"], { encoding: "utf8" }).split("\n").filter(Boolean);
-  for (const applet of applets) if (applet !== "bin/busybox") layer.symlink(applet, "/bin/busybox");
+  for (const applet of busyboxApplets()) if (applet !== "bin/busybox") layer.symlink(applet, "/bin/busybox");
   return layer;
+}
+
+/**
+ * Debian builds busybox without FEATURE_WGET_TIMEOUT, yet its getopt32 still takes `-T N` and stores N
+ * through a null pointer: `wget -T 5` dies of SIGSEGV (exit 139) before it connects. Upstream's
+ * defconfig, and so busybox:1.36, has -T, and the chart's helm test passes it. This stand-in bounds
+ * the whole fetch with busybox `timeout` (exit 143 when it fires) where upstream bounds each connect
+ * and read: the same outcome for one small GET.
+ */
+export const WGET_TIMEOUT_SHIM = `#!/bin/sh
+t=
+n=$#
+while [ "$n" -gt 0 ]; do
+  a=$1
+  shift
+  n=$((n - 1))
+  case $a in
+    -T) t=$1; shift; n=$((n - 1)) ;;
+    -T*) t=\${a#-T} ;;
+    *) set -- "$@" "$a" ;;
+  esac
+done
+[ -z "$t" ] || exec /bin/busybox timeout "$t" /bin/busybox wget "$@"
+exec /bin/busybox wget "$@"
+`;
+
+/** Whether this busybox's wget has -T (its usage names `-T SEC` when built with it). */
+export function wgetHasTimeout(busyboxPath = "/bin/busybox"): boolean {
+  const help = spawnSync(busyboxPath, ["wget", "--help"], { encoding: "utf8" });
+  return `${help.stdout}${help.stderr}`.includes("-T SEC");
 }
 
 function pause(): ImageSpec {
@@ -121,11 +155,15 @@ function nodeRuntime(): ImageSpec {
   };
 }
 
-/** The chart's helm test image (values helmTest.image), made from Debian's busybox-static. */
+/** The chart's helm test image (values helmTest.image), made from Debian's busybox-static, with a wget that takes -T. */
 function helmTestBusybox(): ImageSpec {
+  const layer = busybox(baseFiles(new Layer()));
+  if (!wgetHasTimeout())
+    for (const applet of busyboxApplets())
+      if (posix.basename(applet) === "wget") layer.file(applet, WGET_TIMEOUT_SHIM, 0o755);
   return {
     name: "docker.io/library/busybox:1.36",
-    layers: [busybox(baseFiles(new Layer())).list()],
+    layers: [layer.list()],
     config: { Cmd: ["sh"], Env: [PATH_ENV] },
     gzip: true,
   };

@@ -1,8 +1,9 @@
 // The operator as a user runs it: its image built from the Dockerfile (make image), imported into
 // the real node's containerd, installed by `helm install` with the chart's defaults but for
-// shards.enabled=false (two replicas, leader election: what this suite checks), probing real pods of a Deployment and taking a sick one out of a Service's
-// rotation, as a client going through kube-proxy sees it. Runs only with HEALTHPROBE_TEST_NODE=1,
-// like the rest of test/real-node.
+// shards.enabled=false (two replicas, leader election: what this suite checks), passing `helm
+// test`, probing real pods of a Deployment and taking a sick one out of a Service's rotation, as a
+// client going through kube-proxy sees it. Runs only with HEALTHPROBE_TEST_NODE=1, like the rest of
+// test/real-node.
 import { execFile, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -47,6 +48,16 @@ function buildOperatorImage(image: string): string {
   if (out.status !== 0)
     throw new Error(`building the operator image failed (${out.status ?? out.signal}):\n${out.stderr.slice(-4000)}`);
   return out.stdout.trim().split("\n").pop()!;
+}
+
+/** One of hack/images' images (here busybox, the chart's helmTest.image) built as an OCI archive; returns its path. */
+function buildProjectImage(name: string): string {
+  const out = spawnSync("npx", ["tsx", join(repoRoot, "hack", "images", "main.ts"), "build", name], {
+    cwd: repoRoot,
+    encoding: "utf8",
+  });
+  if (out.status !== 0) throw new Error(`building image ${name} failed (${out.status ?? out.signal}):\n${out.stderr}`);
+  return out.stdout.trim().split("\t")[0]!;
 }
 
 /** A node script: `count` GETs of `url`, each on a new connection, so kube-proxy picks a pod each time; prints the bodies. */
@@ -177,8 +188,10 @@ suite("the operator from its own image, installed by helm on the real node", () 
 
   beforeAll(async () => {
     const archive = buildOperatorImage(image);
+    const testImage = buildProjectImage("busybox");
     node = await startRealNode();
     node.importArchive(archive);
+    node.importArchive(testImage);
     scratch = mkdtempSync(join(tmpdir(), "real-node-helm-"));
     kubeconfig = join(scratch, "kubeconfig");
     node.writeKubeconfig(kubeconfig);
@@ -231,6 +244,28 @@ suite("the operator from its own image, installed by helm on the real node", () 
     // The identity is <pod name>_<random>: a restarted container in the same pod is a new candidate.
     expect(pods.map((p) => p.metadata!.name)).toContain(holder.split("_")[0]);
   }, 420_000);
+
+  it("helm test passes: the chart's test Pod, as uid 65532 on a read-only root, gets /readyz through the Service", async () => {
+    const pod = "healthprobe-operator-test-readiness";
+    const out = await helm(["test", "healthprobe-operator", "-n", RELEASE_NS, "--timeout", "2m"]).catch(
+      async (err: { stdout?: string; message: string }) => {
+        // The hook deletes the Pod only when it succeeded: a failed one is read, then deleted so
+        // that the uninstall test below does not wait on it.
+        const show = (args: string[]) =>
+          kubectl(args).then(
+            (r) => r.stdout,
+            (e: { stderr?: string }) => e.stderr ?? "",
+          );
+        const logs = await show(["logs", pod, "-n", RELEASE_NS]);
+        const state = await show(["get", "pod", pod, "-n", RELEASE_NS, "-o", "jsonpath={.status.containerStatuses}"]);
+        await show(["delete", "pod", pod, "-n", RELEASE_NS, "--ignore-not-found"]);
+        throw new Error(
+          `helm test failed: ${err.message}\n${err.stdout ?? ""}\npod logs:\n${logs}\ncontainer status: ${state}`,
+        );
+      },
+    );
+    expect(out.stdout).toMatch(new RegExp(`TEST SUITE:\\s+${pod}[\\s\\S]*Phase:\\s+Succeeded`));
+  }, 180_000);
 
   it("drains a pod whose health check fails from the Service that clients use, and puts it back once it is well", async () => {
     const file = join(scratch, "shop.yaml");
