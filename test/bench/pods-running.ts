@@ -28,15 +28,15 @@ export function runningIn(pods: readonly PlainPod[]): PodView[] {
   return out;
 }
 
-/** The namespace's pods that are Running with an address and Ready. */
-export function runningPods(server: TestApiServer, namespace: string): PodView[] {
+/** The namespace's (undefined: every namespace's) pods that are Running with an address and Ready. */
+export function runningPods(server: TestApiServer, namespace: string | undefined): PodView[] {
   return runningIn(server.store.list(PODS, namespace) as PlainPod[]);
 }
 
-/** Waits until `pods` pods of the namespace run with an address and Ready; resolves to the successful pod status writes seen. */
+/** Waits until `pods` pods of the namespace (undefined: of every namespace) run with an address and Ready; resolves to the successful pod status writes seen. */
 export async function waitForRunningPods(
   server: TestApiServer,
-  namespace: string,
+  namespace: string | undefined,
   pods: number,
   timeoutMs: number,
 ): Promise<number> {
@@ -47,7 +47,12 @@ export async function waitForRunningPods(
     () => {
       for (; seen < log.length; seen++) {
         const e = log[seen]!;
-        if (e.resource === "pods" && e.subresource === "status" && e.namespace === namespace && e.code === 200)
+        if (
+          e.resource === "pods" &&
+          e.subresource === "status" &&
+          (namespace ?? e.namespace) === e.namespace &&
+          e.code === 200
+        )
           statusWrites++;
       }
       // Counted in place: copying ten thousand pods every look would be the benchmark's own cost.

@@ -9,6 +9,8 @@ import { waitFor } from "../../support/wait-for.js";
 
 export interface OperatorProcess {
   pid: number;
+  /** The identity it logged at start (its shard Lease's holder with --shards=on). */
+  identity: string;
   metricsUrl: string;
   debugUrl: string;
   /** Log lines the operator wrote so far. */
@@ -17,6 +19,8 @@ export interface OperatorProcess {
   tail(): string[];
   /** SIGTERM, then SIGKILL after graceMs; resolves with the ms until exit and whether it had to be killed. */
   stop(graceMs?: number): Promise<{ ms: number; killed: boolean }>;
+  /** SIGKILL, as a replica dies: resolves once it has exited. */
+  kill(): Promise<void>;
 }
 
 /** Compiles the operator as the image build does. */
@@ -37,6 +41,7 @@ export async function startOperatorProcess(
   kubeconfigPath: string,
   logPath: string,
   entry: string[] = [join("dist", "main.js")],
+  flags: string[] = [],
 ): Promise<OperatorProcess> {
   const logFile = createWriteStream(logPath);
   const args = [
@@ -48,6 +53,7 @@ export async function startOperatorProcess(
     "--health-probe-bind-address",
     "127.0.0.1:0",
     "--insecure-diagnostics",
+    ...flags,
   ];
   const child: ChildProcess = spawn(process.execPath, args, {
     cwd: repoRoot,
@@ -59,7 +65,7 @@ export async function startOperatorProcess(
   process.once("exit", killOnExit);
   const tail: string[] = [];
   let lines = 0;
-  let ports: { health: number; metrics: number } | undefined;
+  let ports: { health: number; metrics: number; identity: string } | undefined;
   const onLine = (line: string) => {
     lines++;
     logFile.write(line + "\n");
@@ -67,8 +73,9 @@ export async function startOperatorProcess(
     if (tail.length > 40) tail.shift();
     if (ports || !line.includes("operator started")) return;
     try {
-      const entry = JSON.parse(line) as { healthPort?: number; metricsPort?: number };
-      if (entry.healthPort && entry.metricsPort) ports = { health: entry.healthPort, metrics: entry.metricsPort };
+      const entry = JSON.parse(line) as { healthPort?: number; metricsPort?: number; identity?: string };
+      if (entry.healthPort && entry.metricsPort)
+        ports = { health: entry.healthPort, metrics: entry.metricsPort, identity: entry.identity ?? "" };
     } catch {
       // not a JSON log line
     }
@@ -83,6 +90,7 @@ export async function startOperatorProcess(
   if (found === "exited") throw new Error(`the operator exited with code ${child.exitCode}:\n${tail.join("\n")}`);
   return {
     pid: child.pid!,
+    identity: found.identity,
     metricsUrl: `http://127.0.0.1:${found.metrics}/metrics`,
     debugUrl: `http://127.0.0.1:${found.health}/debug/targets`,
     logLines: () => lines,
@@ -100,6 +108,12 @@ export async function startOperatorProcess(
       process.off("exit", killOnExit);
       await new Promise((resolve) => logFile.end(resolve));
       return { ms: Date.now() - started, killed };
+    },
+    async kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      await exited;
+      process.off("exit", killOnExit);
+      await new Promise((resolve) => logFile.end(resolve));
     },
   };
 }

@@ -1,29 +1,34 @@
 // The scale benchmark's run: a cluster with the objects, one pod server, the compiled operator
 // in a process of its own, then cold start, a quiet steady state, a restart and 10 % of the
 // pods turning unhealthy, each measured from outside the operator. The cluster is the API test
-// server (testserver-cluster.ts) or the real control plane (real-cluster.ts).
+// server (testserver-cluster.ts) or the real control plane (real-cluster.ts). With several
+// replicas (replicas.ts) the restart gives way to a SIGKILLed replica and its namespaces' handover.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { repoRoot } from "../../support/paths.js";
 import { waitFor } from "../../support/wait-for.js";
-import { cpuMsOf, memoryOf, startOperatorProcess, type OperatorProcess } from "./operator-process.js";
+import { memoryOf, type OperatorProcess } from "./operator-process.js";
 import { measureProbeFloor } from "./pod-server-process.js";
-import { bucketsOf, parsePrometheusText, quantileBetween, sumOf, type Sample } from "./prometheus-text.js";
+import { isLeaseWrite, measureQuiet, probesOf, round, scrape, sleep, type QuietFigures } from "./quiet-window.js";
 import { startRealCluster } from "./real-cluster.js";
+import { killAndRebalance, replicaFigures, shardsSettled, shardTimings, startOperators } from "./replicas.js";
 import { countWrites, range, type ClusterKind, type ScaleCluster } from "./scale-cluster.js";
 import {
   FAILURE_THRESHOLD,
+  namespaceNames,
   probeTimeoutSeconds,
   podName,
   serviceName,
   serviceOfPod,
   type ScaleShape,
 } from "./scale-objects.js";
+import type { ScaleResult } from "./scale-result.js";
 import { startTestServerCluster } from "./testserver-cluster.js";
 import { trackSlices, type SliceTracker, type WantedEndpoints } from "./slice-tracker.js";
-import { statusDiff } from "./status-diff.js";
+
+export type { ScaleResult } from "./scale-result.js";
 
 export interface ScaleOptions {
   pods: number;
@@ -37,66 +42,15 @@ export interface ScaleOptions {
   operatorEntry?: string[];
   /** Progress lines (stderr in the command). */
   progress?: (line: string) => void;
-}
-
-export interface ScaleResult {
-  benchmark: "scale";
-  cluster: ClusterKind;
-  /** Real cluster only: the operator's writes are counted from kube-apiserver's audit log (the test server's come from its request log). */
-  writesFrom?: "audit log";
-  pods: number;
-  policies: number;
-  periodSeconds: number;
-  probe: { timeoutSeconds: number; failureThreshold: number };
-  /** Load averages (1, 5, 15 min) when the run started and ended: CPU figures are only comparable within a run on a shared machine. */
-  load: { start: number[]; end: number[] };
-  /** Pods created until the kubelet stand-in has given every one an address and Ready. */
-  podsStartedMs: number;
-  /** Operator process start until every Service's slices are right. */
-  coldStartMs: number;
-  rssMB: { steady: number; peak: number };
-  cpuPerProbeUs: number;
-  /**
-   * CPU per probe of the probe engine alone (scheduler and prober, no caches, health store,
-   * reconciles or metrics), at the same rate against the same pod server just before the
-   * operator starts: on loopback the kernel's work for both ends of each connection counts
-   * as the prober's, so this is the floor the operator's figure stands on, on this machine now.
-   * Failures (timeouts on a starved machine) make it lower than it should be.
-   */
-  probeFloor: { cpuPerProbeUs: number | null; probesPerSecond: number; failures: number };
-  probesPerSecond: number;
-  scheduledProbesPerSecond: number;
-  scheduleLagP99Ms: number;
-  /** Upper bound of the bucket holding the p99 of reconcile durations (every controller) over the run until the quiet window ends; -1 beyond the last bucket (10 s). */
-  reconcileP99Ms: number | null;
-  /** Reconciles (every controller) over the run until the quiet window ends. */
-  reconciles: number;
-  /** Reconciles in the quiet window: requeues and wakes when nothing changes. */
-  quietReconciles: number;
-  quiet: QuietWrites;
-  /** Cold start: process start until every pod was probed once (probes done >= pods). */
-  coldFirstRoundMs: number;
-  /** Cold start: process start until every policy's status shows all its pods Healthy (after the slices are right). */
-  statusSettledMs: number;
-  /**
-   * A restart against right slices and status: SIGTERM to exit (killed after 30 s), then until
-   * probes done >= pods, and the writes in the new process's first two periods.
-   */
-  restart: {
-    shutdownMs: number;
-    shutdownKilled: boolean;
-    firstRoundMs: number;
-    writes: number;
-    byResource: Record<string, number>;
-    windowSeconds: number;
-  };
-  /** convergeMs null: not every slice was right before the deadline. */
-  unhealthy: { pods: number; convergeMs: number | null; rssPeakMB: number };
-  slicesCorrect: boolean;
+  /** Operator processes, default 1 (no shards); more run with --shards=on (the test server only). */
+  replicas?: number;
+  /** Namespaces the policies spread over round-robin, default 1 (`scale` itself). */
+  namespaces?: number;
+  /** With replicas: the shard Lease duration, the other shard timings scaled with it; default the operator's. */
+  shardLeaseDurationMs?: number;
 }
 
 const MB = 1024 * 1024;
-const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
 const loadNow = () => loadavg().map((l) => round(l, 2));
 
 /** One run's cluster, objects and operator, shared by its phases. */
@@ -107,10 +61,11 @@ interface Run {
   slices: SliceTracker;
   log: (line: string) => void;
   logDir: string;
-  kubeconfig: string;
+  /** Where the kubeconfigs are. */
+  dir: string;
   deadlineMs: number;
-  /** The operator process running now, if any: stopped at the end whatever happened. */
-  operator?: OperatorProcess;
+  /** The operator processes running now: stopped at the end whatever happened. */
+  operators: OperatorProcess[];
 }
 
 export async function runScale(opts: ScaleOptions): Promise<ScaleResult> {
@@ -118,89 +73,124 @@ export async function runScale(opts: ScaleOptions): Promise<ScaleResult> {
   const loadStart = loadNow();
   const kind = opts.cluster ?? "testserver";
   const start = kind === "real" ? startRealCluster : startTestServerCluster;
-  const cluster = await start({ namespace: "scale", pods: opts.pods });
   const shape: ScaleShape = {
     namespace: "scale",
+    namespaces: opts.namespaces ?? 1,
     pods: opts.pods,
     policies: opts.policies,
     periodSeconds: opts.periodSeconds,
-    port: cluster.podServer.port,
+    port: 0,
   };
+  const cluster = await start({ namespace: "scale", pods: opts.pods, namespaces: namespaceNames(shape) });
+  shape.port = cluster.podServer.port;
   const dir = mkdtempSync(join(tmpdir(), "scale-bench-"));
   // The operator's logs stay after the run, for a look at what it did.
   const logDir = join(repoRoot, ".scratch", "bench-scale", String(process.pid));
   mkdirSync(logDir, { recursive: true });
-  const kubeconfig = join(dir, "kubeconfig");
-  cluster.writeOperatorKubeconfig(kubeconfig);
+  cluster.writeOperatorKubeconfig(join(dir, "kubeconfig"));
   let run: Run | undefined;
   try {
     const podsStartedMs = await cluster.createObjects(shape, log);
-    const slices = await trackSlices(cluster.watchKubeConfig(), shape.namespace);
-    run = {
-      opts,
-      cluster,
-      shape,
-      slices,
-      log,
-      logDir,
-      kubeconfig,
-      deadlineMs: Math.max(120_000, opts.periodSeconds * 1000 * 6 + opts.pods * 10),
-    };
+    // One namespace: its slices, as always; several: every namespace's.
+    const slices = await trackSlices(cluster.watchKubeConfig(), shape.namespaces === 1 ? shape.namespace : undefined);
+    const deadlineMs = Math.max(120_000, opts.periodSeconds * 1000 * 6 + opts.pods * 10);
+    run = { opts, cluster, shape, slices, log, logDir, dir, deadlineMs, operators: [] };
     // It returns once the operator's writes have stopped for 5 s (writesDrained).
     const cold = await coldStart(run);
-    const steady = await measureQuiet(cluster, run.operator!, opts);
-    log(`quiet window: ${JSON.stringify(steady)}`);
-    const debug = (await (await fetch(run.operator!.debugUrl)).json()) as { scheduler?: { lagP99Ms?: number } };
-    const restart = await restartOperator(run);
+    const steady = await measureQuiet(cluster, run.operators, opts.quietSeconds);
+    log(`quiet window: ${JSON.stringify(steady.quiet)}`);
+    const lags = await Promise.all(
+      run.operators.map(
+        async (o) =>
+          ((await (await fetch(o.debugUrl)).json()) as { scheduler?: { lagP99Ms?: number } }).scheduler?.lagP99Ms ??
+          NaN,
+      ),
+    );
+    const several = run.operators.length > 1;
+    const restart = several ? undefined : await restartOperator(run);
+    const rebalance = several ? await killAndRebalance(run) : undefined;
     const unhealthy = await turnUnhealthy(run);
+    const shards =
+      rebalance && cold.shardsSettledMs !== undefined
+        ? {
+            timings: shardTimings(opts.shardLeaseDurationMs),
+            settledMs: cold.shardsSettledMs,
+            perReplica: replicaFigures(steady.perOperator, steady.quiet.seconds),
+            rebalance,
+          }
+        : undefined;
     return {
-      benchmark: "scale",
-      cluster: kind,
-      ...(kind === "real" ? { writesFrom: "audit log" as const } : {}),
-      pods: opts.pods,
-      policies: opts.policies,
-      periodSeconds: opts.periodSeconds,
-      probe: { timeoutSeconds: probeTimeoutSeconds(opts.periodSeconds), failureThreshold: FAILURE_THRESHOLD },
-      load: { start: loadStart, end: loadNow() },
-      podsStartedMs,
-      coldStartMs: cold.coldStartMs,
-      rssMB: { steady: round(steady.rssSteady / MB), peak: round(steady.rssPeak / MB) },
-      cpuPerProbeUs: steady.cpuPerProbeUs,
-      probeFloor: {
-        cpuPerProbeUs: cold.floor.cpuPerProbeUs,
-        probesPerSecond: cold.floor.probesPerSecond,
-        failures: cold.floor.failures,
-      },
-      probesPerSecond: steady.probesPerSecond,
-      scheduledProbesPerSecond: round(opts.pods / opts.periodSeconds),
-      scheduleLagP99Ms: debug.scheduler?.lagP99Ms ?? NaN,
-      reconcileP99Ms: steady.reconcileP99Ms,
-      reconciles: steady.reconciles,
-      quietReconciles: steady.quietReconciles,
-      quiet: steady.quiet,
-      coldFirstRoundMs: cold.coldFirstRoundMs,
-      statusSettledMs: cold.statusSettledMs,
-      restart,
-      unhealthy: {
-        pods: unhealthy.failing.size,
-        convergeMs: unhealthy.convergeMs,
-        rssPeakMB: round(unhealthy.peak / MB),
-      },
+      // The worst replica's lag: a schedule is only kept if every replica keeps its share of it.
+      ...resultOf(run, { loadStart, podsStartedMs, cold, steady, lagP99Ms: Math.max(...lags), restart, unhealthy }),
       slicesCorrect: slices.matches(wantedEndpoints(cluster, shape, unhealthy.failing)),
+      ...(shards ? { shards } : {}),
     };
   } catch (err) {
-    if (run?.operator)
-      console.error(`${run.operator.tail().slice(-10).join("\n")}\n(the operator's logs are in ${logDir})`);
+    for (const o of run?.operators ?? []) console.error(`${o.tail().slice(-10).join("\n")}`);
+    console.error(`(the operator's logs are in ${logDir})`);
     throw err;
   } finally {
     // The operator's writes stay beside its logs: time, verb, object and response code.
     const writes = await cluster.operatorWrites().catch(() => []);
     writeFileSync(join(logDir, "operator-writes.jsonl"), writes.map((w) => JSON.stringify(w)).join("\n") + "\n");
     run?.slices.stop();
-    await run?.operator?.stop();
+    await Promise.all(run?.operators.map((o) => o.stop()) ?? []);
     await cluster.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The figures every run has, in the JSON line's order. */
+function resultOf(
+  run: Run,
+  r: {
+    loadStart: number[];
+    podsStartedMs: number;
+    cold: Awaited<ReturnType<typeof coldStart>>;
+    steady: QuietFigures;
+    lagP99Ms: number;
+    restart: ScaleResult["restart"];
+    unhealthy: Awaited<ReturnType<typeof turnUnhealthy>>;
+  },
+): Omit<ScaleResult, "slicesCorrect" | "shards"> {
+  const { opts } = run;
+  const { cold, steady, unhealthy } = r;
+  return {
+    benchmark: "scale",
+    cluster: run.cluster.kind,
+    ...(run.cluster.kind === "real" ? { writesFrom: "audit log" as const } : {}),
+    pods: opts.pods,
+    policies: opts.policies,
+    replicas: opts.replicas ?? 1,
+    namespaces: run.shape.namespaces ?? 1,
+    periodSeconds: opts.periodSeconds,
+    probe: { timeoutSeconds: probeTimeoutSeconds(opts.periodSeconds), failureThreshold: FAILURE_THRESHOLD },
+    load: { start: r.loadStart, end: loadNow() },
+    podsStartedMs: r.podsStartedMs,
+    coldStartMs: cold.coldStartMs,
+    rssMB: { steady: round(steady.rssSteady / MB), peak: round(steady.rssPeak / MB) },
+    cpuPerProbeUs: steady.cpuPerProbeUs,
+    probeFloor: {
+      cpuPerProbeUs: cold.floor.cpuPerProbeUs,
+      probesPerSecond: cold.floor.probesPerSecond,
+      failures: cold.floor.failures,
+    },
+    probesPerSecond: steady.probesPerSecond,
+    scheduledProbesPerSecond: round(opts.pods / opts.periodSeconds),
+    scheduleLagP99Ms: r.lagP99Ms,
+    reconcileP99Ms: steady.reconcileP99Ms,
+    reconciles: steady.reconciles,
+    quietReconciles: steady.quietReconciles,
+    quiet: steady.quiet,
+    coldFirstRoundMs: cold.coldFirstRoundMs,
+    statusSettledMs: cold.statusSettledMs,
+    ...(r.restart ? { restart: r.restart } : {}),
+    unhealthy: {
+      pods: unhealthy.failing.size,
+      convergeMs: unhealthy.convergeMs,
+      rssPeakMB: round(unhealthy.peak / MB),
+    },
+  };
 }
 
 /** Until the slices are as wanted; the error says what still differs. */
@@ -229,14 +219,13 @@ async function coldStart(run: Run) {
     8,
   );
   log(`floor: ${JSON.stringify(floor)}`);
-  log(`starting the operator (${opts.pods} pods, ${opts.policies} policies, period ${opts.periodSeconds}s)`);
+  const n = opts.replicas ?? 1;
+  log(
+    `starting ${n === 1 ? "the operator" : `${n} replicas`} (${opts.pods} pods, ${opts.policies} policies in ${run.shape.namespaces ?? 1} namespaces, period ${opts.periodSeconds}s)`,
+  );
   const started = performance.now();
-  const operator = (run.operator = await startOperatorProcess(
-    run.kubeconfig,
-    join(run.logDir, "operator-cold.log"),
-    opts.operatorEntry,
-  ));
-  const coldRound = firstRound(operator, opts.pods, started, run.deadlineMs);
+  const operators = (run.operators = await startOperators(run, "cold"));
+  const coldRound = firstRound(operators, opts.pods, started, run.deadlineMs);
   await converged(
     run,
     wantedEndpoints(cluster, run.shape, new Set()),
@@ -254,8 +243,14 @@ async function coldStart(run: Run) {
   });
   const statusSettledMs = Math.round(performance.now() - started);
   log(`statuses settled: ${statusSettledMs} ms`);
+  let shardsSettledMs: number | undefined;
+  if (n > 1) {
+    await shardsSettled(cluster, run.shape, operators, run.deadlineMs);
+    shardsSettledMs = Math.round(performance.now() - started);
+    log(`shards settled: ${shardsSettledMs} ms`);
+  }
   await writesDrained(run);
-  return { floor, coldStartMs, coldFirstRoundMs, statusSettledMs };
+  return { floor, coldStartMs, coldFirstRoundMs, statusSettledMs, shardsSettledMs };
 }
 
 /**
@@ -267,7 +262,8 @@ async function writesDrained(run: Run): Promise<void> {
   const quietFor = 5_000;
   const until = performance.now() + 2 * run.opts.periodSeconds * 1000;
   for (;;) {
-    const last = (await run.cluster.operatorWrites()).at(-1);
+    // Shard Lease renewals go on all the time: only the writes about the objects count.
+    const last = (await run.cluster.operatorWrites()).filter((w) => !isLeaseWrite(w)).at(-1);
     const age = last ? Date.now() - Date.parse(last.time) : Infinity;
     if (age >= quietFor || performance.now() >= until) return;
     await sleep(Math.min(1_000, quietFor - age));
@@ -284,19 +280,15 @@ function allHealthy(status: Record<string, unknown> | undefined): boolean {
 }
 
 /** A restart against slices and status that are already right. */
-async function restartOperator(run: Run): Promise<ScaleResult["restart"]> {
+async function restartOperator(run: Run): Promise<NonNullable<ScaleResult["restart"]>> {
   const { opts, cluster, log } = run;
   log("restarting the operator");
-  const shutdown = await run.operator!.stop();
-  run.operator = undefined;
+  const shutdown = await run.operators[0]!.stop();
+  run.operators = [];
   const writesMark = (await cluster.operatorWrites()).length;
   const started = performance.now();
-  const operator = (run.operator = await startOperatorProcess(
-    run.kubeconfig,
-    join(run.logDir, "operator-restart.log"),
-    opts.operatorEntry,
-  ));
-  const firstRoundMs = await firstRound(operator, opts.pods, started, run.deadlineMs);
+  const operators = (run.operators = await startOperators(run, "restart"));
+  const firstRoundMs = await firstRound(operators, opts.pods, started, run.deadlineMs);
   await converged(run, wantedEndpoints(cluster, run.shape, new Set()), "slices to stay right after a restart");
   const windowSeconds = opts.periodSeconds * 2 + 2;
   await sleep(Math.max(0, started + windowSeconds * 1000 - performance.now()));
@@ -322,7 +314,8 @@ async function turnUnhealthy(run: Run): Promise<{ failing: Set<string>; converge
       return null;
     },
   );
-  const peak = memoryOf(run.operator!.pid).hwm;
+  // Several replicas: summed over the live ones, as the quiet window's RSS is.
+  const peak = run.operators.reduce((n, o) => n + memoryOf(o.pid).hwm, 0);
   run.log(`unhealthy: ${failing.size} pods drained in ${convergeMs} ms`);
   return { failing, convergeMs, peak };
 }
@@ -348,127 +341,18 @@ function failingPods(cluster: ScaleCluster, shape: ScaleShape): Set<string> {
   return out;
 }
 
-const scrape = async (operator: OperatorProcess): Promise<Sample[]> =>
-  parsePrometheusText(await (await fetch(operator.metricsUrl)).text());
-const probesOf = (s: Sample[]) => sumOf(s, "healthprobe_probes_total");
-
-/** Ms from `since` until the operator has run at least as many probes as there are pods (looked at once a second: each look formats every metric of the operator, which at 500 policies costs it CPU). */
-async function firstRound(operator: OperatorProcess, pods: number, since: number, timeoutMs: number): Promise<number> {
-  await waitFor(async () => probesOf(await scrape(operator)) >= pods, {
+/** Ms from `since` until the operators have run at least as many probes as there are pods (looked at once a second: each look formats every metric of the operator, which at 500 policies costs it CPU). */
+async function firstRound(
+  operators: readonly OperatorProcess[],
+  pods: number,
+  since: number,
+  timeoutMs: number,
+): Promise<number> {
+  const probes = async () => (await Promise.all(operators.map(scrape))).reduce((n, s) => n + probesOf(s), 0);
+  await waitFor(async () => (await probes()) >= pods, {
     what: `${pods} probes`,
     timeoutMs,
     intervalMs: 1_000,
   });
   return Math.round(performance.now() - since);
 }
-
-interface QuietWrites {
-  seconds: number;
-  writes: number;
-  byResource: Record<string, number>;
-  /** What the first policy status writes of the window changed (policy: changed fields), so a write that changed nothing shows. */
-  statusChanges: Record<string, string[]>;
-  /** Probes that failed in the window, by failure class: writes that follow a pod's real failures (a starved machine's timeouts) are not the operator's doing. */
-  probeFailures: Record<string, number>;
-}
-
-interface QuietFigures {
-  quiet: QuietWrites;
-  rssSteady: number;
-  rssPeak: number;
-  cpuPerProbeUs: number;
-  probesPerSecond: number;
-  /** Upper bound of the bucket holding the p99 of reconcile durations (every controller) over the run until the quiet window ends; -1 beyond the last bucket (10 s). */
-  reconcileP99Ms: number | null;
-  /** Reconciles (every controller) over the run until the quiet window ends. */
-  reconciles: number;
-  /** Reconciles in the quiet window: requeues and wakes when nothing changes. */
-  quietReconciles: number;
-}
-
-/** A window without changes: writes, RSS, CPU over probes done and reconcile durations. */
-async function measureQuiet(
-  cluster: ScaleCluster,
-  operator: OperatorProcess,
-  opts: ScaleOptions,
-): Promise<QuietFigures> {
-  const before = await scrape(operator);
-  const cpuBefore = cpuMsOf(operator.pid);
-  const t0 = performance.now();
-  const writesMark = (await cluster.operatorWrites()).length;
-  const statuses = await StatusWatch.start(cluster);
-  const rss: number[] = [];
-  while (performance.now() - t0 < opts.quietSeconds * 1000) {
-    await statuses.look();
-    rss.push(memoryOf(operator.pid).rss);
-    await sleep(Math.min(1000, opts.quietSeconds * 1000 - (performance.now() - t0)));
-  }
-  await statuses.look();
-  const cpuAfter = cpuMsOf(operator.pid);
-  const seconds = (performance.now() - t0) / 1000;
-  const after = await scrape(operator);
-  const probesDone = probesOf(after) - probesOf(before);
-  const reconciles = bucketsOf(after, "healthprobe_reconcile_duration_seconds");
-  const p99 = quantileBetween(new Map(), reconciles, 0.99);
-  const quietReconciles =
-    (reconciles.get(Infinity) ?? 0) - (bucketsOf(before, "healthprobe_reconcile_duration_seconds").get(Infinity) ?? 0);
-  return {
-    quiet: {
-      seconds: round(seconds),
-      ...countWrites((await cluster.operatorWrites()).slice(writesMark)),
-      statusChanges: statuses.changes,
-      probeFailures: failuresBetween(before, after),
-    },
-    rssSteady: rss.reduce((a, b) => a + b, 0) / Math.max(1, rss.length),
-    rssPeak: memoryOf(operator.pid).hwm,
-    cpuPerProbeUs: probesDone > 0 ? round(((cpuAfter - cpuBefore) * 1000) / probesDone) : NaN,
-    probesPerSecond: round(probesDone / seconds),
-    // Beyond the histogram's last bucket (10 s) the bound is unknown: -1 says so in JSON.
-    reconcileP99Ms: p99 === null ? null : Number.isFinite(p99) ? p99 * 1000 : -1,
-    reconciles: reconciles.get(Infinity) ?? 0,
-    quietReconciles,
-  };
-}
-
-/** Failed probes between two scrapes, by failure class. */
-function failuresBetween(before: readonly Sample[], after: readonly Sample[]): Record<string, number> {
-  const classes = new Set(
-    after
-      .filter((s) => s.name === "healthprobe_probes_total" && s.labels.result === "failure")
-      .map((s) => s.labels.class ?? ""),
-  );
-  const out: Record<string, number> = {};
-  for (const c of classes) {
-    const where = { result: "failure", class: c };
-    const n = sumOf(after, "healthprobe_probes_total", where) - sumOf(before, "healthprobe_probes_total", where);
-    if (n > 0) out[c] = n;
-  }
-  return out;
-}
-
-/** Policy statuses looked at now and then: what changed between two looks, for the first few policies that changed. */
-class StatusWatch {
-  readonly changes: Record<string, string[]> = {};
-  private readonly last = new Map<string, { rv: string; status: Record<string, unknown> | undefined }>();
-
-  private constructor(private readonly cluster: ScaleCluster) {}
-
-  static async start(cluster: ScaleCluster): Promise<StatusWatch> {
-    const watch = new StatusWatch(cluster);
-    for (const p of await cluster.policyStatuses()) watch.last.set(p.name, { rv: p.resourceVersion, status: p.status });
-    return watch;
-  }
-
-  async look(): Promise<void> {
-    for (const p of await this.cluster.policyStatuses()) {
-      const seen = this.last.get(p.name);
-      if (seen?.rv === p.resourceVersion) continue;
-      this.last.set(p.name, { rv: p.resourceVersion, status: p.status });
-      if (Object.keys(this.changes).length >= 10) continue;
-      const changed = statusDiff(seen?.status, p.status);
-      this.changes[`${p.name}@${p.resourceVersion}`] = changed.length > 0 ? changed : ["(nothing)"];
-    }
-  }
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -4,7 +4,7 @@
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { PodView } from "../pods-running.js";
 import type { PodServerProcess } from "./pod-server-process.js";
-import { pod, policy, service, type ScaleShape } from "./scale-objects.js";
+import { namespaceNames, namespaceOfPolicy, pod, policy, service, type ScaleShape } from "./scale-objects.js";
 
 export type ClusterKind = "testserver" | "real";
 
@@ -16,10 +16,13 @@ export interface OperatorWrite {
   resource: string;
   name: string;
   code: number;
+  /** The writer's user: operator, or operator-<k> for replica k of several. */
+  user?: string;
 }
 
 export interface PolicyStatus {
   name: string;
+  namespace?: string;
   resourceVersion: string;
   status: Record<string, unknown> | undefined;
 }
@@ -33,18 +36,23 @@ export interface ScaleCluster {
   createObjects(shape: ScaleShape, progress: (line: string) => void): Promise<number>;
   /** The benchmark's pods that run with an address and Ready (as of createObjects: nothing moves them after). */
   runningPods(): PodView[];
-  writeOperatorKubeconfig(path: string): void;
+  /** `user` (default operator): replicas each write as a user of their own, so the request log tells them apart. */
+  writeOperatorKubeconfig(path: string, user?: string): void;
   /** A client for the benchmark's own watches. */
   watchKubeConfig(): KubeConfig;
   /** Every write of the operator's so far, oldest first. */
   operatorWrites(): Promise<OperatorWrite[]>;
   policyStatuses(): Promise<PolicyStatus[]>;
+  /** Namespace → holder of its shard handover marker (with --shards=on; the test server only). */
+  shardMarkers?(): Map<string, string>;
   stop(): Promise<void>;
 }
 
 export interface ScaleClusterOptions {
   namespace: string;
   pods: number;
+  /** Further namespaces to create beside `namespace` (the test server only). */
+  namespaces?: string[];
 }
 
 /** Writes counted by resource. */
@@ -68,24 +76,25 @@ export async function createScaleObjects(
   progress: (line: string) => void,
   podsNote = "",
 ): Promise<number> {
-  const paths = scalePaths(shape.namespace);
-  await create(
-    paths.services,
-    range(shape.policies).map((i) => service(shape, i)),
-  );
+  // Per namespace, in the order of the one-namespace layout: Services, pods, policies.
+  const byNamespace = (make: (i: number) => object, n: number, namespaceOf: (i: number) => string) => {
+    const out = new Map<string, object[]>(namespaceNames(shape).map((ns) => [ns, []]));
+    for (const i of range(n)) out.get(namespaceOf(i))!.push(make(i));
+    return out;
+  };
+  const ofPolicy = (i: number) => namespaceOfPolicy(shape, i);
+  const ofPod = (i: number) => namespaceOfPolicy(shape, i % shape.policies);
+  for (const [ns, bodies] of byNamespace((i) => service(shape, i), shape.policies, ofPolicy))
+    await create(scalePaths(ns).services, bodies);
   progress(`creating ${shape.pods} pods${podsNote}`);
   const started = performance.now();
-  await create(
-    paths.pods,
-    range(shape.pods).map((i) => pod(shape, i)),
-  );
+  for (const [ns, bodies] of byNamespace((i) => pod(shape, i), shape.pods, ofPod))
+    await create(scalePaths(ns).pods, bodies);
   await podsRunning();
   const podsStartedMs = Math.round(performance.now() - started);
   progress(`pods running after ${podsStartedMs} ms`);
-  await create(
-    paths.policies,
-    range(shape.policies).map((i) => policy(shape, i)),
-  );
+  for (const [ns, bodies] of byNamespace((i) => policy(shape, i), shape.policies, ofPolicy))
+    await create(scalePaths(ns).policies, bodies);
   return podsStartedMs;
 }
 

@@ -1,5 +1,7 @@
 // The objects of the scale benchmark: per policy a selector-less Service `svc-<i>` and a policy
-// selecting `app: svc-<i>`; pods spread round-robin over them, all probed on one port.
+// selecting `app: svc-<i>`; pods spread round-robin over them, all probed on one port. With more
+// than one namespace the policies (each with its Service and pods) go round-robin over
+// `<namespace>-<k>`; names stay unique across namespaces, so a pod's name still says its Service.
 import { Agent, type Dispatcher } from "undici";
 
 export interface ScaleShape {
@@ -8,6 +10,20 @@ export interface ScaleShape {
   policies: number;
   periodSeconds: number;
   port: number;
+  /** Default 1: everything in `namespace` itself. */
+  namespaces?: number;
+}
+
+/** The namespaces the shape's objects live in. */
+export function namespaceNames(shape: Pick<ScaleShape, "namespace" | "namespaces">): string[] {
+  const n = shape.namespaces ?? 1;
+  return n === 1 ? [shape.namespace] : Array.from({ length: n }, (_, k) => `${shape.namespace}-${k}`);
+}
+
+/** The namespace of policy (and Service) i. */
+export function namespaceOfPolicy(shape: ScaleShape, i: number): string {
+  const n = shape.namespaces ?? 1;
+  return n === 1 ? shape.namespace : `${shape.namespace}-${i % n}`;
 }
 
 /** Generous for loopback (on a busy shared machine 1 s fails healthy pods), within the period. */
@@ -23,7 +39,7 @@ export function service(shape: ScaleShape, i: number): object {
   return {
     apiVersion: "v1",
     kind: "Service",
-    metadata: { name: serviceName(i), namespace: shape.namespace },
+    metadata: { name: serviceName(i), namespace: namespaceOfPolicy(shape, i) },
     spec: { ports: [{ name: "http", port: 80, targetPort: shape.port, protocol: "TCP" }] },
   };
 }
@@ -32,7 +48,11 @@ export function pod(shape: ScaleShape, i: number): object {
   return {
     apiVersion: "v1",
     kind: "Pod",
-    metadata: { name: podName(i), namespace: shape.namespace, labels: { app: serviceOfPod(shape, i) } },
+    metadata: {
+      name: podName(i),
+      namespace: namespaceOfPolicy(shape, i % shape.policies),
+      labels: { app: serviceOfPod(shape, i) },
+    },
     spec: {
       containers: [
         {
@@ -49,7 +69,7 @@ export function policy(shape: ScaleShape, i: number): object {
   return {
     apiVersion: "healthprobe.io/v1alpha1",
     kind: "HealthProbePolicy",
-    metadata: { name: serviceName(i), namespace: shape.namespace },
+    metadata: { name: serviceName(i), namespace: namespaceOfPolicy(shape, i) },
     spec: {
       serviceName: serviceName(i),
       selector: { matchLabels: { app: serviceName(i) } },

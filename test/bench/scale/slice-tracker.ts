@@ -21,7 +21,8 @@ export interface SliceTracker {
   stop(): void;
 }
 
-export async function trackSlices(kc: KubeConfig, namespace: string): Promise<SliceTracker> {
+/** `namespace` undefined: every namespace's slices (Service names are unique across the benchmark's namespaces). */
+export async function trackSlices(kc: KubeConfig, namespace: string | undefined): Promise<SliceTracker> {
   const slices = new Map<string, SliceView>();
   let changes = 0;
   let resourceVersion: string | undefined;
@@ -49,7 +50,9 @@ export async function trackSlices(kc: KubeConfig, namespace: string): Promise<Sl
     const query: Record<string, string | boolean> = { allowWatchBookmarks: true };
     if (resourceVersion) query.resourceVersion = resourceVersion;
     controller = await new Watch(kc).watch(
-      `/apis/discovery.k8s.io/v1/namespaces/${namespace}/endpointslices`,
+      namespace === undefined
+        ? "/apis/discovery.k8s.io/v1/endpointslices"
+        : `/apis/discovery.k8s.io/v1/namespaces/${namespace}/endpointslices`,
       query,
       onEvent,
       (err: unknown) => {

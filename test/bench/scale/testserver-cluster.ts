@@ -15,6 +15,9 @@ import {
 import { createAll, type ScaleShape } from "./scale-objects.js";
 
 const POLICIES = { group: "healthprobe.io", version: "v1alpha1", resource: "healthprobepolicies" };
+const LEASES = { group: "coordination.k8s.io", version: "v1", resource: "leases" };
+/** operator, or operator-<k> for one of several replicas. */
+const isOperator = (user: string) => user === "operator" || user.startsWith("operator-");
 
 export async function startTestServerCluster(opts: ScaleClusterOptions): Promise<ScaleCluster> {
   // A /16 of its own (second octet from the process) beside the /24s the test suites use.
@@ -31,6 +34,10 @@ export async function startTestServerCluster(opts: ScaleClusterOptions): Promise
     throw err;
   });
   const server = cluster.server;
+  for (const name of opts.namespaces ?? [])
+    if (name !== opts.namespace) await cluster.create({ apiVersion: "v1", kind: "Namespace", metadata: { name } });
+  // More than one namespace: pods are waited for and listed across all of them.
+  const podNamespace = (opts.namespaces?.length ?? 0) > 1 ? undefined : opts.namespace;
   return {
     kind: "testserver",
     writesFrom: "request log",
@@ -44,29 +51,44 @@ export async function startTestServerCluster(opts: ScaleClusterOptions): Promise
             "admin",
             bodies.map((body) => ({ path, body })),
           ),
-        async () => void (await waitForRunningPods(server, shape.namespace, shape.pods, 60_000 + shape.pods * 20)),
+        async () => void (await waitForRunningPods(server, podNamespace, shape.pods, 60_000 + shape.pods * 20)),
         progress,
       ),
-    runningPods: (): PodView[] => runningPods(server, opts.namespace),
-    writeOperatorKubeconfig: (path) => server.writeKubeconfig(path, "operator"),
+    runningPods: (): PodView[] => runningPods(server, podNamespace),
+    writeOperatorKubeconfig: (path, user = "operator") => server.writeKubeconfig(path, user),
     watchKubeConfig: () => kubeConfigFor(server, "bench-watch"),
     operatorWrites: async (): Promise<OperatorWrite[]> =>
       server.requestLog
-        .filter((e) => e.user === "operator" && isWrite(e))
+        .filter((e) => isOperator(e.user) && isWrite(e))
         .map((e) => ({
           time: e.time,
           verb: e.verb,
           resource: e.subresource ? `${e.resource}/${e.subresource}` : e.resource,
           name: e.name,
           code: e.code,
+          user: e.user,
         })),
     // Read in place: copying every policy with its status once a second took a fifth of the server's CPU while statuses settled.
     policyStatuses: async (): Promise<PolicyStatus[]> =>
       server.store.map(POLICIES, undefined, (p) => ({
         name: p.metadata.name,
+        namespace: p.metadata.namespace,
         resourceVersion: p.metadata.resourceVersion,
         status: p.status,
       })),
+    shardMarkers: () =>
+      new Map(
+        server.store
+          .map(LEASES, "healthprobe-system", (l) =>
+            l.metadata.labels?.["healthprobe.io/shard-kind"] === "marker"
+              ? [
+                  l.metadata.annotations?.["healthprobe.io/shard-namespace"] ?? "",
+                  (l.spec?.holderIdentity as string) ?? "",
+                ]
+              : undefined,
+          )
+          .filter((x): x is [string, string] => x !== undefined),
+      ),
     async stop() {
       await podServer.close();
       await cluster.stop();
