@@ -85,6 +85,38 @@ const cases: Array<{ name: string; invariant: string; shards: ShardRecord; viola
     violations: 1,
   },
   {
+    name: "a taker that died before its take restarts the bound at its death under owner-gap",
+    invariant: "owner-gap",
+    shards: record({
+      markers: [
+        { pos: 1, at: T0 + 1_000, holder: "operator-1" },
+        { pos: 50, at: T0 + 16_000, holder: "operator-3" },
+      ],
+      requests: [
+        ...alive("operator-1", T0, T0 + 4_000),
+        ...alive("operator-2", T0, T0 + 8_000),
+        ...alive("operator-3", T0, T0 + 20_000),
+      ],
+    }),
+    violations: 0,
+  },
+  {
+    name: "a taker that died before its take still leaves the bound from its death under owner-gap",
+    invariant: "owner-gap",
+    shards: record({
+      markers: [
+        { pos: 1, at: T0 + 1_000, holder: "operator-1" },
+        { pos: 50, at: T0 + 18_000, holder: "operator-3" },
+      ],
+      requests: [
+        ...alive("operator-1", T0, T0 + 4_000),
+        ...alive("operator-2", T0, T0 + 8_000),
+        ...alive("operator-3", T0, T0 + 20_000),
+      ],
+    }),
+    violations: 1,
+  },
+  {
     name: "an owner that died with no other replica running is not judged by owner-gap",
     invariant: "owner-gap",
     shards: record({

@@ -35,6 +35,18 @@ function lastRequest(r: ShardRecord, user: string, from: number, to: number): nu
   return last;
 }
 
+/** A replica stopped talking this long before `end` has died (a live one renews its shard Lease every second). */
+const DEAD_AFTER_MS = 2_000;
+
+/** The last request of any replica other than `holder` that died within [from, end - DEAD_AFTER_MS], or -Infinity. */
+function lastLoss(r: ShardRecord, holder: string, from: number, end: number): number {
+  const last = new Map<string, number>();
+  for (const q of r.requests) if (q.user !== holder) last.set(q.user, Math.max(last.get(q.user) ?? q.at, q.at));
+  let loss = -Infinity;
+  for (const at of last.values()) if (at >= from && at < end - DEAD_AFTER_MS) loss = Math.max(loss, at);
+  return loss;
+}
+
 /** When the namespace last came to have a policy at or before `t` (undefined: none at `t`). */
 function policySince(r: ShardRecord, t: number): number | undefined {
   let since: number | undefined;
@@ -60,11 +72,15 @@ export const ownerGap: Invariant = {
       const end = bounds[k + 1]?.at ?? r.now;
       // A holder is live while it still talks to the API; a dead one's gap starts at its last request.
       const orphanFrom = seg.holder === "" ? seg.at : (lastRequest(r, seg.holder, seg.at, end) ?? seg.at);
+      // Each replica that dies meanwhile changes the live set, and the bound is counted from each
+      // death: a survivor waits for the dead one's shard Lease to expire before the ring drops it, so
+      // the taker the ring named dying before its take restarts the clock (seeds 2074 and 2082).
+      const since = Math.max(orphanFrom, lastLoss(r, seg.holder, orphanFrom, end));
       const policyFrom = policySince(r, end);
       // Only a replica that runs can take over: the gap starts once another one talks to the API.
-      const takerFrom = r.requests.find((q) => q.user !== seg.holder && q.at >= orphanFrom && q.at <= end)?.at;
+      const takerFrom = r.requests.find((q) => q.user !== seg.holder && q.at >= since && q.at <= end)?.at;
       if (policyFrom === undefined || takerFrom === undefined) continue;
-      const from = Math.max(orphanFrom, policyFrom, takerFrom);
+      const from = Math.max(since, policyFrom, takerFrom);
       if (end - from > r.boundMs)
         out.push(
           `no live owner from t=${from - r.start} ms to t=${end - r.start} ms (${end - from} ms > ${r.boundMs} ms; marker holder "${seg.holder}")`,
