@@ -1,10 +1,13 @@
 // Chaos on the real node: the kubelet stopped (SIGTERM) and restarted while the operator keeps a
-// sick pod drained, and the operator's process SIGKILLed at each replacement failpoint (after the
-// ledgers are charged, after the eviction) and started afresh. The operator runs from source inside
-// the node's network namespace, over a Deployment of workload pods behind a selector-less Service.
-// The simulation's chaos invariants are checked on every world read from the API server, with the
-// evictions from kube-apiserver's audit log; each scenario's time to converge is printed (no timed
-// assertions). Runs only with HEALTHPROBE_TEST_NODE=1, like the rest of test/real-node.
+// sick pod drained, the operator's process SIGKILLed at each replacement failpoint (after the
+// ledgers are charged, after the eviction) and started afresh, and the leader-electing operator's
+// path to kube-apiserver dropped with iptables for longer than its lease, then healed
+// (partition.ts). The operator runs from source inside the node's network namespace, over a
+// Deployment of workload pods behind a selector-less Service. The simulation's chaos invariants are
+// checked on every world read from the API server, with the evictions from kube-apiserver's audit
+// log; each scenario's time to converge is printed (the only timed assertion: a cut-off operator
+// stops acting by its renew deadline). Runs only with HEALTHPROBE_TEST_NODE=1, like the rest of
+// test/real-node.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -19,6 +22,7 @@ import { waitFor } from "../support/wait-for.js";
 import type { World } from "../simulation/snapshot.js";
 import { AUDIT_POLICY, removalsIn, WorldWatch } from "./chaos-world.js";
 import { leftovers, traceRun } from "./leftovers.js";
+import { judgePartition, OPERATOR_API_HOST, partition, withOperatorWrites, writesIn } from "./partition.js";
 
 const enabled = process.env.HEALTHPROBE_TEST_NODE === "1";
 // Skipped unless asked for: it needs root and the node's binaries, and takes minutes.
@@ -30,8 +34,19 @@ const LEDGER_CONFIGMAP = "healthprobe-operator-ledger";
 const REPLICAS = 4;
 /** One replacement a scenario, three scenarios: every budget is exactly used up by the end. */
 const BUDGET = 3;
+const BUDGET_FLAGS = ["--max-replacements-per-12h", "--max-replacements-per-12h-per-namespace"].flatMap((f) => [
+  f,
+  String(BUDGET),
+]);
 const WORKLOAD_IMAGE = "localhost/healthprobe-test/workload:1";
 const CONVERGE_MS = 150_000;
+/** The operator's leader-election defaults (operator/src/runtime/leader-election.ts), as on the control plane's chaos test. */
+const LEASE_MS = 15_000;
+const RENEW_DEADLINE_MS = 10_000;
+/** Longer than a lease by a few seconds: its lease has expired by the heal. */
+const CUT_MS = LEASE_MS + 5_000;
+/** Its deadline timer and log line may lag on two shared cores busy with the node's processes. */
+const LOG_LAG_MS = 2_000;
 
 /** A node script run in the node's namespace: POST `body` as JSON to `url`; exits non-zero unless 200. */
 const postScript = (url: string, body: object): string => `
@@ -115,7 +130,7 @@ function routes(w: World | undefined, drained: readonly string[]): boolean {
   );
 }
 
-suite("chaos on the real node: the kubelet restarted, the operator killed at each replacement failpoint", () => {
+suite("chaos on the real node: the kubelet restarted, the operator killed at failpoints and cut off", () => {
   let node: RealNodeCluster;
   let core: CoreV1Api;
   let objects: KubernetesObjectApi;
@@ -126,19 +141,22 @@ suite("chaos on the real node: the kubelet restarted, the operator killed at eac
   const replaced: string[] = [];
   const results: string[] = [];
 
-  const startOperator = async (failpoint?: "after-charge" | "after-evict"): Promise<OperatorProcess> => {
+  const startOperator = async (
+    failpoint?: "after-charge" | "after-evict",
+    leaderElect = false,
+  ): Promise<OperatorProcess> => {
+    // Its own address of the API server, so a partition can single its traffic out (partition.ts).
+    const url = `https://${OPERATOR_API_HOST}:${API_PORT}`;
     const op = startOperatorProcess({
       server: {
         writeKubeconfig: (path: string, user?: string) =>
-          writeFileSync(path, node.kubeconfig(user).replace(node.url, `https://127.0.0.1:${API_PORT}`), {
-            mode: 0o600,
-          }),
+          writeFileSync(path, node.kubeconfig(user).replace(node.url, url), { mode: 0o600 }),
       },
       dir,
       netns: node.namespace.path,
       // Namespace chaos may use the whole operator-wide cap (its share defaults to less).
-      flags: ["--max-replacements-per-12h", String(BUDGET), "--max-replacements-per-12h-per-namespace", String(BUDGET)],
-      logFile: join(dir, `operator-${++started}${failpoint ? `-${failpoint}` : ""}.log`),
+      flags: [...BUDGET_FLAGS, ...(leaderElect ? ["--leader-elect"] : [])],
+      logFile: join(dir, `operator-${++started}${failpoint ? `-${failpoint}` : ""}${leaderElect ? "-elect" : ""}.log`),
       ...(failpoint ? { failpoint } : {}),
     });
     await op.started(120_000);
@@ -212,7 +230,7 @@ suite("chaos on the real node: the kubelet restarted, the operator killed at eac
   const holdsInvariants = (): void => expect(watch.violations).toEqual([]);
 
   beforeAll(async () => {
-    node = await startRealNode({ auditPolicy: AUDIT_POLICY });
+    node = await startRealNode({ auditPolicy: withOperatorWrites(AUDIT_POLICY) });
     dir = mkdtempSync(join(tmpdir(), "real-node-chaos-"));
     const kc = new KubeConfig();
     kc.loadFromString(node.kubeconfig());
@@ -326,6 +344,45 @@ suite("chaos on the real node: the kubelet restarted, the operator killed at eac
     },
     300_000,
   );
+
+  it("stops acting within its renew deadline while its path to the API server is dropped for longer than its lease, sends nothing stale after the heal, and converges", async () => {
+    await operator!.stop();
+    const op = (operator = await startOperator(undefined, true));
+    await waitFor(() => op.logs.some((l) => l.msg === "acquired leader lease"), { what: "the operator to lead" });
+    await until((w) => routes(w, []), "every pod in rotation under the leader");
+    const victim = livePods(watch.last!)[0]!.name;
+    const cutOff = await partition(node.namespace, OPERATOR_API_HOST, API_PORT);
+    const cut = Date.now();
+    let healed: number;
+    try {
+      // Something to act on while cut off: its probes still reach the pods.
+      await setHealth(victim, false);
+      // The fault is held for longer than a lease: that is the scenario, not a synchronisation.
+      await new Promise((r) => setTimeout(r, CUT_MS - (Date.now() - cut)));
+    } finally {
+      // Taken before the rules go: whatever reaches the API server from then on counts as after the heal.
+      healed = Date.now();
+      await cutOff.heal();
+    }
+    const at = await until((w) => routes(w, [victim]), `${victim} drained once the operator leads again`);
+    const j = judgePartition(writesIn(node.auditLog!), op.logs, { cut, healed, renewDeadlineMs: RENEW_DEADLINE_MS });
+    results.push(
+      `operator's path to the API server dropped (iptables DROP, leader-elect; ${victim} made sick at the cut) for ${healed - cut} ms: stopped acting ${j.deadline - j.stopped!} ms before its renew deadline (last renewal ${j.renewed - cut} ms after the cut); writes reaching the API server while cut off: ${j.during.length}, after the heal before it held the lease again (${j.reacquired - healed} ms after the heal): ${j.afterHeal.length}; ${victim} drained, routing right ${at - healed} ms after the heal`,
+    );
+    // The rules held: nothing of it reached the API server, its Lease included.
+    expect(j.during.map((w) => `${w.verb} ${w.resource} ${w.namespace}/${w.name} at +${w.at - cut} ms`)).toEqual([]);
+    expect(j.renewed).toBeGreaterThan(0);
+    expect(j.stopped).toBeDefined();
+    expect(j.stopped!).toBeLessThanOrEqual(j.deadline + LOG_LAG_MS);
+    expect(Number.isFinite(j.reacquired)).toBe(true);
+    // Nothing but its Lease from its renew deadline until it held the lease again: no stale write flushed.
+    expect(j.acting.map((w) => `${w.verb} ${w.resource} ${w.namespace}/${w.name} at +${w.at - j.deadline} ms`)).toEqual(
+      [],
+    );
+    await setHealth(victim, true);
+    await until((w) => routes(w, []), `${victim} back in rotation`);
+    holdsInvariants();
+  }, 300_000);
 
   it("leaves no process, namespace, mount, cgroup, veth or containerd file behind after stop, the restarted kubelet's included", async () => {
     const trace = await traceRun(node.dir, node.namespace.name);
