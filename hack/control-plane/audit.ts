@@ -1,5 +1,5 @@
 // kube-apiserver's audit log, shared by the control plane and the real node's cluster.
-import { writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { stringify } from "yaml";
 
@@ -17,4 +17,36 @@ export function auditFlags(dir: string, policy: object | undefined): string[] {
     "--audit-log-mode=blocking",
     "--audit-log-maxsize=1000",
   ];
+}
+
+/** One line of the audit log (audit.k8s.io/v1 Event): the fields the tests and benchmarks read. */
+export interface AuditEvent {
+  stage?: string;
+  verb?: string;
+  requestReceivedTimestamp?: string;
+  stageTimestamp?: string;
+  user?: { username?: string };
+  objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string };
+  responseStatus?: { code?: number };
+  annotations?: Record<string, string>;
+  /** Only at level Request or above. */
+  requestObject?: { metadata?: { annotations?: Record<string, string> }; spec?: { holderIdentity?: string } };
+}
+
+/** The events of an audit log's JSON lines; a last line still being written is left out. */
+export function auditEventsIn(text: string): AuditEvent[] {
+  const lines = text.split("\n").filter((l) => l.startsWith("{"));
+  return lines.flatMap((line, i) => {
+    try {
+      return [JSON.parse(line) as AuditEvent];
+    } catch (err) {
+      if (i === lines.length - 1) return [];
+      throw err;
+    }
+  });
+}
+
+/** The events of the audit log at `path`, none while it does not exist yet. */
+export function readAuditLog(path: string): AuditEvent[] {
+  return existsSync(path) ? auditEventsIn(readFileSync(path, "utf8")) : [];
 }

@@ -2,6 +2,7 @@
 // its own, so user.username names the writer. Object writes are kept at Metadata level; the
 // handover markers' writes at Request level, since the holder a write names is in its body only.
 import { ACTING_RESOURCES, isWriteVerb, OPERATOR_NAMESPACE, type RecordedWrite } from "../support/shard-replicas.js";
+import { auditEventsIn, type AuditEvent } from "../../hack/control-plane/audit.js";
 
 const MARKER_NAMESPACE = "healthprobe.io/shard-namespace";
 
@@ -23,17 +24,6 @@ export function shardAuditPolicy(users: string[]): object {
       { level: "None" },
     ],
   };
-}
-
-interface AuditEvent {
-  stage?: string;
-  verb?: string;
-  requestReceivedTimestamp?: string;
-  stageTimestamp?: string;
-  user?: { username?: string };
-  objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string };
-  responseStatus?: { code?: number };
-  requestObject?: { metadata?: { annotations?: Record<string, string> }; spec?: { holderIdentity?: string } };
 }
 
 /** Microseconds since the epoch from an audit timestamp (RFC 3339 with up to 9 fraction digits). */
@@ -68,16 +58,6 @@ function toRecord(e: AuditEvent, users: ReadonlySet<string>, namespaces: Readonl
  * JSON lines (a last line still being written is left out).
  */
 export function shardWritesInAudit(text: string, users: string[], namespaces: readonly string[]): RecordedWrite[] {
-  const lines = text.split("\n").filter((l) => l.startsWith("{"));
   const [u, ns] = [new Set(users), new Set(namespaces)];
-  return lines.flatMap((line, i) => {
-    let e: AuditEvent;
-    try {
-      e = JSON.parse(line) as AuditEvent;
-    } catch (err) {
-      if (i === lines.length - 1) return [];
-      throw err;
-    }
-    return toRecord(e, u, ns);
-  });
+  return auditEventsIn(text).flatMap((e) => toRecord(e, u, ns));
 }

@@ -23,6 +23,7 @@ import { chartDir, helmAsync, renderChart } from "../chart/helm.js";
 import { startOperatorProcess, type OperatorProcess } from "../support/operator-process.js";
 import { waitFor } from "../support/wait-for.js";
 import { kubectl } from "./environment.js";
+import type { AuditEvent } from "../../hack/control-plane/audit.js";
 
 const real = process.env.HEALTHPROBE_TEST_CLUSTER === "real";
 const RELEASE = "healthprobe";
@@ -56,13 +57,6 @@ const AUDIT_POLICY = {
 };
 /** kube-apiserver's audit annotation when a mutating webhook's call failed and its failurePolicy let the request through. */
 const FAILED_OPEN = "failed-open.mutation.webhook.admission.k8s.io/round_0_index_0";
-
-interface AuditEvent {
-  stage?: string;
-  verb?: string;
-  objectRef?: { resource?: string; namespace?: string; name?: string };
-  annotations?: Record<string, string>;
-}
 
 (real ? describe : describe.skip)("the readiness-gate webhook on the real control plane", () => {
   let cp: ControlPlane;

@@ -1,9 +1,9 @@
 // What the real-node chaos suite judges: the simulation's World sampled from the API server
 // through the host's bridge, the operator's evictions and pod deletes from kube-apiserver's audit
 // log (each with the last world sampled before it), and the chaos invariants over every sample.
-import { existsSync, readFileSync } from "node:fs";
 import { checkWorld, RealWorldReader } from "../chaos/real-world.js";
 import type { EvictionRecord, World } from "../simulation/snapshot.js";
+import { readAuditLog } from "../../hack/control-plane/audit.js";
 
 /** The operator's kubeconfig user (hack/control-plane/real-node/cluster.ts). */
 export const OPERATOR_USER = "operator";
@@ -24,15 +24,6 @@ export const AUDIT_POLICY = {
   ],
 };
 
-interface AuditEvent {
-  stage?: string;
-  verb?: string;
-  requestReceivedTimestamp?: string;
-  user?: { username?: string };
-  objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string };
-  responseStatus?: { code?: number };
-}
-
 /** An eviction or pod delete the operator sent, as the audit log recorded it once answered. */
 export interface Removal {
   at: number;
@@ -43,11 +34,8 @@ export interface Removal {
 }
 
 export function removalsIn(auditLog: string): Removal[] {
-  if (!existsSync(auditLog)) return [];
   const out: Removal[] = [];
-  for (const line of readFileSync(auditLog, "utf8").split("\n")) {
-    if (!line.startsWith("{")) continue;
-    const e = JSON.parse(line) as AuditEvent;
+  for (const e of readAuditLog(auditLog)) {
     const ref = e.objectRef ?? {};
     if (e.stage !== "ResponseComplete" || e.user?.username !== OPERATOR_USER || ref.resource !== "pods") continue;
     const evict = e.verb === "create" && ref.subresource === "eviction";

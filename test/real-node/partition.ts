@@ -9,9 +9,9 @@
 // API traffic. Both directions, since on loopback the server's answers are locally sent packets
 // too: with only the requests dropped, the operator would still read its open watches. DROP, not
 // REJECT: packets vanish and open connections hang, as in a real partition.
-import { existsSync, readFileSync } from "node:fs";
 import type { NodeNamespace } from "../../hack/control-plane/real-node/namespace.js";
 import { OPERATOR_USER } from "./chaos-world.js";
+import { readAuditLog } from "../../hack/control-plane/audit.js";
 
 /** The loopback address only the operator's kubeconfig uses to reach kube-apiserver. */
 export const OPERATOR_API_HOST = "127.0.0.2";
@@ -62,21 +62,9 @@ export interface ApiWrite {
   code: number;
 }
 
-interface AuditEvent {
-  stage?: string;
-  verb?: string;
-  requestReceivedTimestamp?: string;
-  user?: { username?: string };
-  objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string };
-  responseStatus?: { code?: number };
-}
-
 export function writesIn(auditLog: string): ApiWrite[] {
-  if (!existsSync(auditLog)) return [];
   const out: ApiWrite[] = [];
-  for (const line of readFileSync(auditLog, "utf8").split("\n")) {
-    if (!line.startsWith("{")) continue;
-    const e = JSON.parse(line) as AuditEvent;
+  for (const e of readAuditLog(auditLog)) {
     if (e.stage !== "ResponseComplete" || e.user?.username !== OPERATOR_USER || !WRITE_VERBS.includes(e.verb ?? ""))
       continue;
     const ref = e.objectRef ?? {};

@@ -20,6 +20,7 @@ import {
   type ScaleClusterOptions,
 } from "./scale-cluster.js";
 import { createAll, type ScaleShape } from "./scale-objects.js";
+import type { AuditEvent } from "../../../hack/control-plane/audit.js";
 
 const OPERATOR_USER = "operator";
 const WRITE_VERBS = ["create", "update", "patch", "delete", "deletecollection"];
@@ -31,15 +32,6 @@ export const AUDIT_POLICY = {
   omitStages: ["RequestReceived"],
   rules: [{ level: "Metadata", users: [OPERATOR_USER], verbs: WRITE_VERBS }, { level: "None" }],
 };
-
-interface AuditEvent {
-  stage?: string;
-  verb?: string;
-  requestReceivedTimestamp?: string;
-  user?: { username?: string };
-  objectRef?: { resource?: string; subresource?: string; name?: string };
-  responseStatus?: { code?: number };
-}
 
 /** The operator's writes in an audit log's JSON lines. */
 export function writesInAuditLog(text: string): OperatorWrite[] {
