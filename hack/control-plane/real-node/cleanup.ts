@@ -68,16 +68,28 @@ async function removeCgroups(name: string): Promise<void> {
   throw new Error(`cgroups of ${name} would not go: ${cgroupDirs(name).join(", ")}`);
 }
 
-/** CNI's pod namespaces whose interfaces pair with the node's namespace. */
-async function removePodNamespaces(nodeNs: string): Promise<void> {
-  if (!existsSync("/run/netns")) return;
+/** CNI's pod namespaces whose interfaces pair with the node's namespace (cni-…). */
+export async function podNamespaces(nodeNs: string): Promise<string[]> {
+  if (!existsSync("/run/netns")) return [];
+  const out: string[] = [];
   for (const ns of readdirSync("/run/netns").filter((n) => n.startsWith("cni-"))) {
     const links = await run("ip", ["-n", ns, "link", "show"]).then(
       (r) => r.stdout,
       () => "",
     );
-    if (links.includes(`link-netns ${nodeNs}`)) await run("ip", ["netns", "del", ns]).catch(() => undefined);
+    if (links.includes(`link-netns ${nodeNs}`)) out.push(ns);
   }
+  return out;
+}
+
+/**
+ * The pod namespaces still paired with the node's, and those the run saw before it stopped: once
+ * CNI has removed a pod's veth, nothing pairs its namespace with the node's any more, and a
+ * containerd stopped before it deleted the namespace leaves it behind.
+ */
+async function removePodNamespaces(nodeNs: string, seen: readonly string[]): Promise<void> {
+  for (const ns of new Set([...(await podNamespaces(nodeNs)), ...seen]))
+    if (existsSync(join("/run/netns", ns))) await run("ip", ["netns", "del", ns]).catch(() => undefined);
 }
 
 async function unmountUnder(dir: string): Promise<void> {
@@ -89,10 +101,10 @@ async function unmountUnder(dir: string): Promise<void> {
   for (const p of points) await run("umount", ["-l", p]).catch(() => undefined);
 }
 
-/** Everything but the node's namespace and the directory itself (runs.ts removes those). */
-export async function cleanRun(dir: string, nodeNs: string): Promise<void> {
+/** Everything but the node's namespace and the directory itself (runs.ts removes those); `podNetns`: the pod namespaces seen before the stop. */
+export async function cleanRun(dir: string, nodeNs: string, podNetns: readonly string[] = []): Promise<void> {
   for (let round = 0; round < 3; round++) processesNaming(dir).forEach(kill);
-  await removePodNamespaces(nodeNs);
+  await removePodNamespaces(nodeNs, podNetns);
   await removeCgroups(nodeNs);
   await unmountUnder(dir);
   removeOutsideRun(dir);

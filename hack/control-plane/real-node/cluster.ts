@@ -16,7 +16,7 @@ import { waitFor } from "../../../test/support/wait-for.js";
 import { controlPlaneBinaries, startComponent, type Component } from "../processes.js";
 import { claimSlot, cleanLeftovers, type RunSlot } from "../runs.js";
 import { startHostBridge, type HostBridge } from "./bridge.js";
-import { cleanRealNodeLeftovers, cleanRun, MARKER } from "./cleanup.js";
+import { cleanRealNodeLeftovers, cleanRun, MARKER, podNamespaces } from "./cleanup.js";
 import * as c from "./components.js";
 import { startContainerd, type Containerd } from "./containerd.js";
 import { createNodeNamespace, type NodeNamespace } from "./namespace.js";
@@ -116,11 +116,14 @@ async function stopParts(parts: Parts): Promise<void> {
   const byName = (n: string): Component | undefined => parts.components.find((x) => x.name === n);
   // A kubelet stopped by restartKubelet cannot tear sandboxes down: cleanRun removes them instead.
   const kubelet = byName("kubelet");
+  // Taken first: a pod whose veth CNI has already removed can no longer be told to be the run's,
+  // and a containerd stopped before it deleted that namespace leaves it behind for cleanRun.
+  const podNetns = parts.ns ? await podNamespaces(parts.ns.name).catch(() => []) : [];
   if (parts.core && kubelet && !kubelet.exited())
     await drainPods(parts.core, byName("containerd")).catch(() => undefined);
   for (const x of [...parts.components].reverse()) await x.stop().catch(() => undefined);
   await parts.bridge?.close().catch(() => undefined);
-  if (parts.slot && parts.ns) await cleanRun(parts.slot.dir, parts.ns.name).catch(() => undefined);
+  if (parts.slot && parts.ns) await cleanRun(parts.slot.dir, parts.ns.name, podNetns).catch(() => undefined);
   await parts.ns?.destroy().catch(() => undefined);
   parts.slot?.release();
 }
