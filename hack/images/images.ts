@@ -105,9 +105,12 @@ function pause(): ImageSpec {
   };
 }
 
+/** The test workload image's name, as pods ask for it (imagePullPolicy Never). */
+export const WORKLOAD_IMAGE = "localhost/healthprobe-test/workload:1";
+
 function workload(): ImageSpec {
   return {
-    name: "localhost/healthprobe-test/workload:1",
+    name: WORKLOAD_IMAGE,
     layers: [new Layer().host(goBinary("workload"), "workload").list()],
     config: {
       Entrypoint: ["/workload"],

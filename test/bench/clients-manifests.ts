@@ -1,10 +1,10 @@
 // The three setups of the `clients` benchmark: 3 workload pods behind Service web, with the same
 // probe settings, drained by the operator's EndpointSlice method, its ReadinessGate method, or a
 // plain kubelet readiness probe.
+import { WORKLOAD_IMAGE } from "../support/workload-control.js";
+
 export const VARIANTS = ["endpointslice", "readinessgate", "readinessprobe"] as const;
 export type Variant = (typeof VARIANTS)[number];
-
-const WORKLOAD_IMAGE = "localhost/healthprobe-test/workload:1";
 
 const policy = (ns: string, method: "EndpointSlice" | "ReadinessGate"): string => `
 ---

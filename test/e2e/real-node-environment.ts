@@ -18,9 +18,9 @@ import { startRealNode, type RealNodeCluster } from "../../hack/control-plane/re
 import { chartDir, helmAsync } from "../chart/helm.js";
 import { repoRoot } from "../support/paths.js";
 import { kubectl, type BackendPod, type E2eEnvironment } from "./environment.js";
+import { postScript, WORKLOAD_IMAGE } from "../support/workload-control.js";
 
 const RELEASE = "healthprobe";
-export const WORKLOAD_IMAGE = "localhost/healthprobe-test/workload:1";
 /** The workload's control endpoint (hack/images/workload/control.go). */
 export const CONTROL_PORT = 9901;
 export const TCP_PORT = 9000;
@@ -49,12 +49,6 @@ function operatorArchive(): string {
 const getScript = (url: string): string => `
 fetch(${JSON.stringify(url)}, { signal: AbortSignal.timeout(5000) })
   .then(async (r) => { const t = await r.text(); if (r.status !== 200) { console.error(r.status, t); process.exit(1); } process.stdout.write(t); }, (err) => { console.error(err.message); process.exit(1); });
-`;
-
-/** A node script run inside the node's namespace: POST `body` as JSON to `url`; exits non-zero unless 200. */
-const postScript = (url: string, body: object): string => `
-fetch(${JSON.stringify(url)}, { method: "POST", body: ${JSON.stringify(JSON.stringify(body))}, signal: AbortSignal.timeout(5000) })
-  .then(async (r) => { if (r.status !== 200) { console.error(r.status, await r.text()); process.exit(1); } }, (err) => { console.error(err.message); process.exit(1); });
 `;
 
 export interface RealNodeEnvironment extends E2eEnvironment {

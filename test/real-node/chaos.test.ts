@@ -23,6 +23,7 @@ import type { World } from "../simulation/snapshot.js";
 import { AUDIT_POLICY, removalsIn, WorldWatch } from "./chaos-world.js";
 import { leftovers, traceRun } from "./leftovers.js";
 import { judgePartition, OPERATOR_API_HOST, partition, withOperatorWrites, writesIn } from "./partition.js";
+import { postScript, WORKLOAD_IMAGE } from "../support/workload-control.js";
 
 const enabled = process.env.HEALTHPROBE_TEST_NODE === "1";
 // Skipped unless asked for: it needs root and the node's binaries, and takes minutes.
@@ -38,7 +39,6 @@ const BUDGET_FLAGS = ["--max-replacements-per-12h", "--max-replacements-per-12h-
   f,
   String(BUDGET),
 ]);
-const WORKLOAD_IMAGE = "localhost/healthprobe-test/workload:1";
 const CONVERGE_MS = 150_000;
 /** The operator's leader-election defaults (operator/src/runtime/leader-election.ts), as on the control plane's chaos test. */
 const LEASE_MS = 15_000;
@@ -47,12 +47,6 @@ const RENEW_DEADLINE_MS = 10_000;
 const CUT_MS = LEASE_MS + 5_000;
 /** Its deadline timer and log line may lag on two shared cores busy with the node's processes. */
 const LOG_LAG_MS = 2_000;
-
-/** A node script run in the node's namespace: POST `body` as JSON to `url`; exits non-zero unless 200. */
-const postScript = (url: string, body: object): string => `
-fetch(${JSON.stringify(url)}, { method: "POST", body: ${JSON.stringify(JSON.stringify(body))}, signal: AbortSignal.timeout(5000) })
-  .then((r) => process.exit(r.status === 200 ? 0 : 1), () => process.exit(1));
-`;
 
 const deployment = {
   apiVersion: "apps/v1",

@@ -22,6 +22,7 @@ import { parse } from "yaml";
 import { startRealNode, type RealNodeCluster } from "../../hack/control-plane/real-node/cluster.js";
 import { helmBin, kubectlBin, repoRoot } from "../support/paths.js";
 import { waitFor } from "../support/wait-for.js";
+import { postScript, WORKLOAD_IMAGE } from "../support/workload-control.js";
 
 const run = promisify(execFile);
 const enabled = process.env.HEALTHPROBE_TEST_NODE === "1";
@@ -30,7 +31,6 @@ const suite = enabled ? describe : describe.skip;
 const CHART = join(repoRoot, "charts", "healthprobe-operator");
 const RELEASE_NS = "healthprobe-system";
 const APP_NS = "shop";
-const WORKLOAD_IMAGE = "localhost/healthprobe-test/workload:1";
 
 /** The image the chart's defaults name: values.yaml's image.repository and Chart.yaml's appVersion. */
 function chartImage(): string {
@@ -77,12 +77,6 @@ const get = () => new Promise((resolve) => {
   for (let i = 0; i < ${count}; i++) out.push(await get());
   process.stdout.write(JSON.stringify(out));
 })();
-`;
-
-/** A node script: POST `body` as JSON to `url`; exits non-zero unless 200. */
-const postScript = (url: string, body: object): string => `
-fetch(${JSON.stringify(url)}, { method: "POST", body: ${JSON.stringify(JSON.stringify(body))}, signal: AbortSignal.timeout(5000) })
-  .then((r) => process.exit(r.status === 200 ? 0 : 1), () => process.exit(1));
 `;
 
 const manifests = (): string => `

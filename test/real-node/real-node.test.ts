@@ -13,6 +13,7 @@ import { SERVICE_CIDR } from "../../hack/control-plane/real-node/components.js";
 import { freePort } from "../../hack/control-plane/processes.js";
 import { waitFor } from "../support/wait-for.js";
 import { leftovers, traceRun } from "./leftovers.js";
+import { WORKLOAD_IMAGE } from "../support/workload-control.js";
 
 const run = promisify(execFile);
 const enabled = process.env.HEALTHPROBE_TEST_NODE === "1";
@@ -120,7 +121,7 @@ suite("a real node (kubelet, containerd, CNI bridge, kube-proxy) in a network na
           containers: [
             {
               name: "workload",
-              image: "localhost/healthprobe-test/workload:1",
+              image: WORKLOAD_IMAGE,
               imagePullPolicy: "Never",
               env: [{ name: "POD_NAME", value: name }],
               ...mount,

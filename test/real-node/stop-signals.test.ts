@@ -11,6 +11,7 @@ import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { startRealNode } from "../../hack/control-plane/real-node/cluster.js";
 import { waitFor } from "../support/wait-for.js";
 import { leftovers, traceRun, type RunTrace } from "./leftovers.js";
+import { WORKLOAD_IMAGE } from "../support/workload-control.js";
 
 const enabled = process.env.HEALTHPROBE_TEST_NODE === "1";
 const suite = enabled ? describe : describe.skip;
@@ -34,7 +35,7 @@ async function runWorkloadPod(kubeconfig: string): Promise<void> {
       spec: {
         nodeName: "node-1",
         automountServiceAccountToken: false,
-        containers: [{ name: "workload", image: "localhost/healthprobe-test/workload:1", imagePullPolicy: "Never" }],
+        containers: [{ name: "workload", image: WORKLOAD_IMAGE, imagePullPolicy: "Never" }],
       },
     },
   });

@@ -16,12 +16,12 @@ import { installCrd, type Obj } from "../support/kube-objects.js";
 import { startOperatorProcess, type OperatorProcess } from "../support/operator-process.js";
 import { waitFor } from "../support/wait-for.js";
 import { AUDIT_POLICY, removalsIn } from "./chaos-world.js";
+import { postScript, WORKLOAD_IMAGE } from "../support/workload-control.js";
 
 const enabled = process.env.HEALTHPROBE_TEST_NODE === "1";
 // Skipped unless asked for: it needs root and the node's binaries, and takes minutes.
 const suite = enabled ? describe : describe.skip;
 
-const WORKLOAD_IMAGE = "localhost/healthprobe-test/workload:1";
 const OPERATOR_NS = "healthprobe-system";
 const HANG_PODS = 8;
 const HANG_POLICIES = 80;
@@ -36,11 +36,6 @@ const CAP = 3;
 const SHARE = 2;
 const WAIT_MS = 150_000;
 
-/** A node script run in the node's namespace: POST `body` as JSON to `url`; exits non-zero unless 200. */
-const postScript = (url: string, body: object): string => `
-fetch(${JSON.stringify(url)}, { method: "POST", body: ${JSON.stringify(JSON.stringify(body))}, signal: AbortSignal.timeout(5000) })
-  .then((r) => process.exit(r.status === 200 ? 0 : 1), () => process.exit(1));
-`;
 const getScript = (url: string): string => `
 fetch(${JSON.stringify(url)}, { signal: AbortSignal.timeout(5000) })
   .then((r) => r.text()).then((t) => process.stdout.write(t), () => process.exit(1));
