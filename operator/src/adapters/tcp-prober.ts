@@ -1,10 +1,11 @@
 // A TCP probe: success = the connection is accepted within the timeout; it is then closed at
-// once, without sending a byte. Latency is the connect time.
+// once, without sending a byte, with a reset (socket-close.ts). Latency is the connect time.
 import { connect as netConnect } from "node:net";
 import { performance } from "node:perf_hooks";
 import type { ProbeRequest, RawProbeResult } from "../domain/probe-request.js";
 import type { ProbeExecutor } from "./http-prober.js";
 import { classifySocketError } from "./socket-error.js";
+import { closeProbeSocket } from "./socket-close.js";
 import { errorResult, timeoutResult } from "./raw-results.js";
 
 export function createTcpProber(opts: { now?: () => number } = {}): ProbeExecutor {
@@ -18,7 +19,7 @@ export function createTcpProber(opts: { now?: () => number } = {}): ProbeExecuto
         if (settled) return;
         settled = true;
         clearTimeout(timer);
-        socket.destroy();
+        closeProbeSocket(socket, false);
         resolve(result);
       };
       const timer = setTimeout(() => done(timeoutResult(timeoutMs, undefined, now())), timeoutMs);
