@@ -1,6 +1,7 @@
 // Ways of sending one probe on a fresh connection, to compare their CPU cost with the engine's
 // own prober under the same scheduler. Only the engine's prober (net) is used by the operator.
 import { request as httpRequest } from "node:http";
+import { connect } from "node:net";
 import { performance } from "node:perf_hooks";
 import { Agent, Client, request as undiciRequest } from "undici";
 import { createHttpProber, defaultUserAgent, type ProbeExecutor } from "../../operator/src/adapters/http-prober.js";
@@ -120,9 +121,27 @@ const nodeHttp: ProbeExecutor = (req, timeoutMs) =>
     r.end();
   });
 
+/**
+ * The least a fresh connection costs in Node: connect, one write, the first read taken as the
+ * answer, a reset. No parser, no timer, no judgement: the floor under any prober built on node:net.
+ */
+const netFloor: ProbeExecutor = (req) =>
+  new Promise((resolve) => {
+    const start = performance.now();
+    const socket = connect({ host: req.address, port: req.port });
+    socket.once("connect", () => socket.write(floorRequest));
+    socket.once("data", () => {
+      socket.resetAndDestroy();
+      resolve(response(200, start));
+    });
+    socket.once("error", (err) => resolve(failure(err, start)));
+  });
+const floorRequest = Buffer.from("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", "latin1");
+
 export const PROBE_VARIANTS: Record<string, () => ProbeExecutor> = {
   /** The engine's prober: node:net and its own response parser. */
   net: () => createHttpProber(),
+  "net-floor": () => netFloor,
   "node-http": () => nodeHttp,
   "undici-client": () => undiciClient,
   "undici-client-connect": () => undiciClientConnect,

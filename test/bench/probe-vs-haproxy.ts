@@ -1,7 +1,8 @@
 // `probe-vs-haproxy [--rate 1000] [--seconds 10] [--rounds 3] [--variants net,...|all]`: CPU per probe of the
 // engine against HAProxy's `option httpchk` health checks, same local target, same rate, one
 // fresh connection per check. HAProxy's CPU comes from /proc/<pid>/stat over the same length of
-// window. Runs one after the other so they do not compete for the cores.
+// window. Runs one after the other so they do not compete for the cores. Beside the engine, by
+// default, net-floor: the least a fresh connection costs through node:net (probe-variants.ts).
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -112,7 +113,7 @@ export const probeVsHaproxyBenchmark: Benchmark = {
   async run(args) {
     const flags = numberFlags(args, { rate: 1000, seconds: 10, rounds: 3 }, ["variants", "batch-ms"]);
     const batchMs = batchFlag(flags.strings["batch-ms"]);
-    const wanted = flags.strings.variants ?? "net";
+    const wanted = flags.strings.variants ?? "net,net-floor";
     const variants = wanted === "all" ? Object.keys(PROBE_VARIANTS) : wanted.split(",");
     for (const v of variants)
       if (!PROBE_VARIANTS[v])
@@ -176,6 +177,7 @@ export const probeVsHaproxyBenchmark: Benchmark = {
         };
       });
       const net = rows.find((r) => r.variant === "net") ?? rows[0];
+      const floor = rows.find((r) => r.variant === "net-floor");
       console.log(
         JSON.stringify({
           target: target.kind,
@@ -191,6 +193,14 @@ export const probeVsHaproxyBenchmark: Benchmark = {
           },
           ours: net,
           ratio: net?.ratioToHaproxy,
+          // What node:net itself costs per fresh connection, and how far the engine is above it.
+          ...(floor
+            ? {
+                floorUs: floor.cpuPerProbeUs,
+                floorRatio: floor.ratioToHaproxy,
+                overFloorUs: net ? Math.round((net.cpuPerProbeUs - floor.cpuPerProbeUs) * 10) / 10 : undefined,
+              }
+            : {}),
           ...(rows.length > 1 ? { variants: rows } : {}),
         }),
       );
