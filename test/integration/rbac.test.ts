@@ -8,7 +8,9 @@
 // scenario), so the check is made twice: against the chart with webhook.enabled, with every call;
 // and against the default chart, without the webhook's calls. All of it in both RBAC modes: every
 // namespace watched (the namespaced rules in a ClusterRole), and rbac.namespaces listing the
-// policies' namespace (the operator started with --namespace, the namespaced rules a Role there).
+// policies' namespace (the operator started with --namespace, the namespaced rules a Role there),
+// both with leader election; and with the chart's default, shards on (its shard Lease and the
+// namespace's handover marker instead of the leader Lease).
 import { describe, expect, it } from "@jest/globals";
 import { ScaledClock } from "../../operator/src/runtime/testing/scaled-clock.js";
 import { requestsBy } from "../apiserver/index.js";
@@ -22,20 +24,27 @@ import { renderChart } from "../chart/helm.js";
 const HPP = "healthprobe.io/v1alpha1";
 /** How the chart is installed and the operator started in one RBAC mode, given the policies' namespace. */
 const MODES = [
-  // The operator runs with leader election, so the chart is rendered with shards off (its default is on).
+  // Leader election here (the chart's default is shards on, the third mode).
   {
     mode: "every namespace watched",
-    flags: (_ns: string): string[] => [],
+    flags: (_ns: string): string[] => ["--leader-elect"],
     values: (_ns: string): string[] => ["shards.enabled=false"],
   },
   {
     mode: "rbac.namespaces",
-    flags: (ns: string) => [`--namespace=${ns}`],
+    flags: (ns: string) => ["--leader-elect", `--namespace=${ns}`],
     values: (ns: string) => ["shards.enabled=false", `rbac.namespaces={${ns}}`],
+  },
+  // The chart's defaults: the shard Lease (renewed, retired on stop) and the namespace's handover marker.
+  {
+    mode: "shards on",
+    shards: true,
+    flags: (_ns: string) => ["--shards=on"],
+    values: (_ns: string): string[] => [],
   },
 ];
 
-describe.each(MODES)("the chart's RBAC, $mode", ({ flags, values }) => {
+describe.each(MODES)("the chart's RBAC, $mode", ({ flags, values, ...mode }) => {
   const bed = useBed({
     per: "file",
     dump: async ({ cluster }) => (await cluster.get(HPP, "HealthProbePolicy", "web"))?.status,
@@ -103,13 +112,10 @@ describe.each(MODES)("the chart's RBAC, $mode", ({ flags, values }) => {
 
     // Ten virtual seconds per real one: windows of 30 s pass in three, and the webhook's
     // five-minute certificate is renewed after 20 s.
-    await bed.startOperator(
-      ["--leader-elect", "--webhook-bind-address", "127.0.0.1:0", ...webhookFlags, ...flags(ns)],
-      {
-        clock: new ScaledClock(10),
-        webhookCertificate: { leafLifetimeMs: 300_000, resyncMs: 10_000 },
-      },
-    );
+    await bed.startOperator([...flags(ns), "--webhook-bind-address", "127.0.0.1:0", ...webhookFlags], {
+      clock: new ScaledClock(10),
+      webhookCertificate: { leafLifetimeMs: 300_000, resyncMs: 10_000 },
+    });
     await waitFor(async () => (await bed.cluster.get(HPP, "HealthProbePolicy", "web"))?.status?.healthy === 3, {
       what: "web settled",
     });
@@ -190,6 +196,21 @@ describe.each(MODES)("the chart's RBAC, $mode", ({ flags, values }) => {
     });
     expect(scrape.status).toBe(403);
 
+    if ("shards" in mode) {
+      // Its shard Lease changed by hand: the next renewal conflicts and reads the Lease afresh.
+      const leaseReads = () =>
+        requestsBy(bed.cluster.server.requestLog, { user: "operator", resource: "leases", verb: "get" }).length;
+      const [member] = await bed.cluster.list(
+        "coordination.k8s.io/v1",
+        "Lease",
+        "healthprobe-system",
+        "healthprobe.io/shard-kind=member",
+      );
+      expect(member).toBeDefined();
+      await bed.cluster.patch({ ...member!, metadata: { ...member!.metadata, annotations: { edited: "by hand" } } });
+      await waitFor(() => leaseReads() >= 1, { what: "the shard Lease read after a conflicting renewal" });
+    }
+
     await bed.stopOperator(); // flushes pending Event series and releases the Lease
 
     const used = requestsBy(bed.cluster.server.requestLog, { user: "operator" });
@@ -230,5 +251,7 @@ describe.each(MODES)("the chart's RBAC, $mode", ({ flags, values }) => {
       "create subjectaccessreviews",
     ])
       expect(verbs).toContain(v);
+    if ("shards" in mode)
+      for (const v of ["create leases", "get leases", "list leases", "delete leases"]) expect(verbs).toContain(v);
   }, 120_000);
 });
