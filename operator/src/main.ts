@@ -1,18 +1,35 @@
 // The operator command: flags (and HEALTHPROBE_* environment) in, a running operator out.
-// SIGTERM/SIGINT: stop writing, hand over the lease, exit 0.
+// SIGTERM/SIGINT: stop writing, hand over the lease, exit 0. HEALTHPROBE_TEST_FAILPOINT(_ACTION):
+// crash-safety tests only, see atFailpoint.
+import { writeSync } from "node:fs";
 import { startOperator } from "./operator.js";
 import { loadConfigOrExit } from "./runtime/config.js";
 import { applyHeapGrowth } from "./runtime/heap-growth.js";
 import { createLogger } from "./runtime/logger.js";
+
+/**
+ * Crash-safety tests only (HEALTHPROBE_TEST_FAILPOINT names a point of a replacement): die there
+ * without any cleanup, or with HEALTHPROBE_TEST_FAILPOINT_ACTION=stop say so in one line on stderr
+ * and freeze for good, sending nothing more, until the test kills the pod. Frozen by blocking the
+ * only thread that runs JavaScript: in a container the operator is PID 1, which a signal it sends
+ * itself (SIGSTOP as well as SIGKILL) does not reach.
+ */
+function atFailpoint(point: string): void {
+  if (process.env.HEALTHPROBE_TEST_FAILPOINT_ACTION !== "stop") {
+    process.kill(process.pid, "SIGKILL");
+    return;
+  }
+  writeSync(2, `healthprobe test failpoint ${point} reached: stopped\n`);
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
+}
 
 const config = loadConfigOrExit();
 applyHeapGrowth(config.heapGrowthPercent);
 const logger = createLogger({ level: config.logLevel });
 
 try {
-  // Crash-safety tests only: die without any cleanup at a named point of a replacement.
   const failAt = process.env.HEALTHPROBE_TEST_FAILPOINT;
-  const failpoint = failAt ? (point: string) => point === failAt && process.kill(process.pid, "SIGKILL") : undefined;
+  const failpoint = failAt ? (point: string) => point === failAt && atFailpoint(point) : undefined;
   const operator = await startOperator(config, { logger, ...(failpoint ? { failpoint } : {}) });
   logger.info(
     {
