@@ -9,14 +9,12 @@
 //
 //   HEALTHPROBE_OPERATOR_ARCHIVE  an OCI archive of the operator's image, built once by the caller
 //                                 (make e2e-real-node); unset: built here (about a minute)
-import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parse } from "yaml";
 import { startRealNode, type RealNodeCluster } from "../../hack/control-plane/real-node/cluster.js";
 import { chartDir, helmAsync } from "../chart/helm.js";
-import { repoRoot } from "../support/paths.js";
+import { buildOperatorImage } from "../support/operator-image.js";
 import { kubectl, type BackendPod, type E2eEnvironment } from "./environment.js";
 import { postScript, WORKLOAD_IMAGE } from "../support/workload-control.js";
 
@@ -26,23 +24,8 @@ export const CONTROL_PORT = 9901;
 export const TCP_PORT = 9000;
 export const GRPC_PORT = 9090;
 
-/** The image the chart's defaults name: values.yaml's image.repository and Chart.yaml's appVersion. */
-function chartImage(): string {
-  const values = parse(readFileSync(join(chartDir, "values.yaml"), "utf8")) as { image: { repository: string } };
-  const chart = parse(readFileSync(join(chartDir, "Chart.yaml"), "utf8")) as { appVersion: string };
-  return `${values.image.repository}:${chart.appVersion}`;
-}
-
 function operatorArchive(): string {
-  const given = process.env.HEALTHPROBE_OPERATOR_ARCHIVE;
-  if (given) return given;
-  const out = spawnSync("bash", [join(repoRoot, "hack", "images", "build-operator.sh"), chartImage()], {
-    cwd: repoRoot,
-    encoding: "utf8",
-  });
-  if (out.status !== 0)
-    throw new Error(`building the operator image failed (${out.status ?? out.signal}):\n${out.stderr.slice(-4000)}`);
-  return out.stdout.trim().split("\n").pop()!;
+  return process.env.HEALTHPROBE_OPERATOR_ARCHIVE || buildOperatorImage();
 }
 
 /** A node script run inside the node's namespace: GET `url` and print the body; exits non-zero unless 200. */

@@ -5,7 +5,7 @@
 // client going through kube-proxy sees it. Runs only with HEALTHPROBE_TEST_NODE=1, like the rest of
 // test/real-node.
 import { execFile, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -18,8 +18,9 @@ import {
   KubeConfig,
   type V1Pod,
 } from "@kubernetes/client-node";
-import { parse } from "yaml";
 import { startRealNode, type RealNodeCluster } from "../../hack/control-plane/real-node/cluster.js";
+import { chartDir as CHART } from "../chart/helm.js";
+import { buildOperatorImage, chartImage } from "../support/operator-image.js";
 import { helmBin, kubectlBin, repoRoot } from "../support/paths.js";
 import { waitFor } from "../support/wait-for.js";
 import { postScript, WORKLOAD_IMAGE } from "../support/workload-control.js";
@@ -28,27 +29,8 @@ const run = promisify(execFile);
 const enabled = process.env.HEALTHPROBE_TEST_NODE === "1";
 const suite = enabled ? describe : describe.skip;
 
-const CHART = join(repoRoot, "charts", "healthprobe-operator");
 const RELEASE_NS = "healthprobe-system";
 const APP_NS = "shop";
-
-/** The image the chart's defaults name: values.yaml's image.repository and Chart.yaml's appVersion. */
-function chartImage(): string {
-  const values = parse(readFileSync(join(CHART, "values.yaml"), "utf8")) as { image: { repository: string } };
-  const chart = parse(readFileSync(join(CHART, "Chart.yaml"), "utf8")) as { appVersion: string };
-  return `${values.image.repository}:${chart.appVersion}`;
-}
-
-/** make image: the Dockerfile built here by buildah; prints nothing useful, writes .scratch/images/operator.tar. */
-function buildOperatorImage(image: string): string {
-  const out = spawnSync("bash", [join(repoRoot, "hack", "images", "build-operator.sh"), image], {
-    cwd: repoRoot,
-    encoding: "utf8",
-  });
-  if (out.status !== 0)
-    throw new Error(`building the operator image failed (${out.status ?? out.signal}):\n${out.stderr.slice(-4000)}`);
-  return out.stdout.trim().split("\n").pop()!;
-}
 
 /** One of hack/images' images (here busybox, the chart's helmTest.image) built as an OCI archive; returns its path. */
 function buildProjectImage(name: string): string {
