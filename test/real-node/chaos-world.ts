@@ -1,6 +1,8 @@
-// What the real-node chaos suite judges: the simulation's World sampled from the API server
+// What the real-node chaos suites judge: the simulation's World sampled from the API server
 // through the host's bridge, the operator's evictions and pod deletes from kube-apiserver's audit
 // log (each with the last world sampled before it), and the chaos invariants over every sample.
+// The operator is a user of the node's token file (OPERATOR_USER) when run as a process, or its
+// chart's ServiceAccount when it runs in its pods.
 import { checkWorld, RealWorldReader } from "../chaos/real-world.js";
 import type { EvictionRecord, World } from "../simulation/snapshot.js";
 import { readAuditLog } from "../../hack/control-plane/audit.js";
@@ -8,23 +10,26 @@ import { readAuditLog } from "../../hack/control-plane/audit.js";
 /** The operator's kubeconfig user (hack/control-plane/real-node/cluster.ts). */
 export const OPERATOR_USER = "operator";
 
-/** Metadata of every pod create, eviction or delete the operator sends; nothing else. */
-export const AUDIT_POLICY = {
+/** Metadata of every pod create, eviction or delete `user` sends; nothing else. */
+export const auditPolicyFor = (user: string) => ({
   apiVersion: "audit.k8s.io/v1",
   kind: "Policy",
   omitStages: ["RequestReceived"],
   rules: [
     {
       level: "Metadata",
-      users: [OPERATOR_USER],
+      users: [user],
       verbs: ["create", "delete"],
       resources: [{ group: "", resources: ["pods", "pods/eviction"] }],
     },
     { level: "None" },
   ],
-};
+});
 
-/** An eviction or pod delete the operator sent, as the audit log recorded it once answered. */
+/** The audit policy for the operator run as a process. */
+export const AUDIT_POLICY = auditPolicyFor(OPERATOR_USER);
+
+/** An eviction or pod delete the operator (`user`) sent, as the audit log recorded it once answered. */
 export interface Removal {
   at: number;
   pod: string;
@@ -33,11 +38,11 @@ export interface Removal {
   code: number;
 }
 
-export function removalsIn(auditLog: string): Removal[] {
+export function removalsIn(auditLog: string, user = OPERATOR_USER): Removal[] {
   const out: Removal[] = [];
   for (const e of readAuditLog(auditLog)) {
     const ref = e.objectRef ?? {};
-    if (e.stage !== "ResponseComplete" || e.user?.username !== OPERATOR_USER || ref.resource !== "pods") continue;
+    if (e.stage !== "ResponseComplete" || e.user?.username !== user || ref.resource !== "pods") continue;
     const evict = e.verb === "create" && ref.subresource === "eviction";
     const del = e.verb === "delete" && !ref.subresource;
     if (!evict && !del) continue;
@@ -67,6 +72,7 @@ export class WorldWatch {
     private readonly namespace: string,
     private readonly auditLog: string,
     private readonly maxReplacementsPer12h: number,
+    private readonly user = OPERATOR_USER,
   ) {}
 
   start(): void {
@@ -80,14 +86,14 @@ export class WorldWatch {
 
   /** The operator's removals in the namespace, each with the last world sampled before it that still held the pod. */
   evictions(): EvictionRecord[] {
-    return removalsIn(this.auditLog)
+    return removalsIn(this.auditLog, this.user)
       .filter((r) => r.namespace === this.namespace)
       .map((r) => {
         const before = this.history.filter((w) => w.at <= r.at);
         const world = before.findLast((w) => w.pods.some((p) => p.name === r.pod)) ?? before.at(-1) ?? this.history[0]!;
         return {
           at: r.at,
-          user: OPERATOR_USER,
+          user: this.user,
           namespace: r.namespace,
           pod: r.pod,
           code: r.code,
