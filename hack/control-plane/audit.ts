@@ -21,12 +21,24 @@ export function auditFlags(dir: string, policy: object | undefined): string[] {
 
 /** One line of the audit log (audit.k8s.io/v1 Event): the fields the tests and benchmarks read. */
 export interface AuditEvent {
+  /** One request's id: a long-running request (a watch) has an event at ResponseStarted and at ResponseComplete. */
+  auditID?: string;
   stage?: string;
   verb?: string;
+  requestURI?: string;
   requestReceivedTimestamp?: string;
   stageTimestamp?: string;
   user?: { username?: string };
-  objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string };
+  userAgent?: string;
+  objectRef?: {
+    resource?: string;
+    subresource?: string;
+    namespace?: string;
+    name?: string;
+    /** Absent for the core group. */
+    apiGroup?: string;
+    apiVersion?: string;
+  };
   responseStatus?: { code?: number };
   annotations?: Record<string, string>;
   /** Only at level Request or above. */

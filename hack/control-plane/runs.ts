@@ -80,9 +80,13 @@ export async function cleanLeftovers(): Promise<string[]> {
     rmSync(dir, { recursive: true, force: true });
     removed.push(name);
   }
-  // A namespace without a live run's directory is a leftover too.
+  // A namespace without a live run's directory is a leftover too. A run claims its directory before it
+  // makes its namespace, so one that another run of this process (or another) claimed since the
+  // directories were read is looked at again, not removed from under it.
   for (const ns of await listNamespaces()) {
     if (live.has(ns)) continue;
+    const dir = join(runsRoot, ns);
+    if (existsSync(dir) && ownerAlive(dir)) continue;
     await removeNamespace(ns).catch(() => undefined);
     removed.push(ns);
   }
