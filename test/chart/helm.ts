@@ -85,6 +85,14 @@ export function renderChart(
   return parseManifests(r.stdout);
 }
 
+/** The operator container's args in the chart's Deployment as rendered with `values`. */
+export function chartDeploymentArgs(opts: { values?: string[]; namespace: string; releaseName: string }): string[] {
+  const deployment = renderChart(opts).find((d) => d.kind === "Deployment") as unknown as {
+    spec: { template: { spec: { containers: Array<{ args: string[] }> } } };
+  };
+  return deployment.spec.template.spec.containers[0]!.args;
+}
+
 export function parseManifests(text: string): KubeManifest[] {
   const docs: KubeManifest[] = [];
   for (const doc of parseAllDocuments(text)) {
@@ -143,4 +151,27 @@ export async function kubectl(
   } finally {
     rmSync(cache, { recursive: true, force: true });
   }
+}
+
+/**
+ * `helm install`s the chart with `values` but no operator replicas (replicaCount=0), onto a
+ * control plane where the test runs the operator itself as the chart's ServiceAccount.
+ */
+export async function installChartWithoutReplicas(opts: {
+  kubeconfig: string;
+  namespace: string;
+  releaseName: string;
+  values?: string[];
+  timeoutMs?: number;
+}): Promise<void> {
+  const installed = await helmAsync(
+    [
+      ...["install", opts.releaseName, chartDir, "--namespace", opts.namespace, "--create-namespace"],
+      ...setArgs(["replicaCount=0", ...(opts.values ?? [])]),
+      ...["--kubeconfig", opts.kubeconfig],
+    ],
+    { timeoutMs: opts.timeoutMs ?? 120_000 },
+  );
+  if (installed.code !== 0)
+    throw new Error(`helm install onto the control plane failed (exit ${installed.code}): ${installed.stderr}`);
 }

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { startControlPlane } from "../../hack/control-plane/control-plane.js";
-import { chartDir, helmAsync } from "../chart/helm.js";
+import { chartDir, installChartWithoutReplicas } from "../chart/helm.js";
 import { startOperatorProcess, type OperatorProcess } from "../support/operator-process.js";
 import type { E2eEnvironment } from "./environment.js";
 
@@ -44,23 +44,7 @@ export async function controlPlaneEnvironment(opts: {
   };
   try {
     cp.writeKubeconfig(admin);
-    const installed = await helmAsync(
-      [
-        "install",
-        RELEASE,
-        chartDir,
-        "--namespace",
-        opts.namespace,
-        "--create-namespace",
-        "--set",
-        "replicaCount=0",
-        "--kubeconfig",
-        admin,
-      ],
-      { timeoutMs: 120_000 },
-    );
-    if (installed.code !== 0)
-      throw new Error(`helm install onto the control plane failed (exit ${installed.code}): ${installed.stderr}`);
+    await installChartWithoutReplicas({ kubeconfig: admin, namespace: opts.namespace, releaseName: RELEASE });
     const token = (
       await opts.kubectl(admin, ["create", "token", SERVICE_ACCOUNT, "-n", opts.namespace, "--duration=24h"])
     ).trim();

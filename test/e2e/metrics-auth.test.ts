@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { startControlPlane, type ControlPlane } from "../../hack/control-plane/control-plane.js";
-import { chartDir, helmAsync, renderChart } from "../chart/helm.js";
+import { chartDeploymentArgs, installChartWithoutReplicas } from "../chart/helm.js";
 import { startOperatorProcess, type OperatorProcess } from "../support/operator-process.js";
 import { kubectl } from "./environment.js";
 
@@ -36,40 +36,23 @@ const SCRAPERS = "monitoring";
     await kubectl(admin, ["create", "namespace", SCRAPERS]);
     await kubectl(admin, ["create", "serviceaccount", "prometheus", "-n", SCRAPERS]);
     const subjects = [
-      "--set",
       "metricsReader.subjects[0].kind=ServiceAccount",
-      "--set",
       "metricsReader.subjects[0].name=prometheus",
-      "--set",
       `metricsReader.subjects[0].namespace=${SCRAPERS}`,
     ];
-    const installed = await helmAsync(
-      [
-        "install",
-        RELEASE,
-        chartDir,
-        "--namespace",
-        OPERATOR_NAMESPACE,
-        "--create-namespace",
-        "--set",
-        "replicaCount=0",
-        ...subjects,
-        "--kubeconfig",
-        admin,
-      ],
-      { timeoutMs: 120_000 },
-    );
-    if (installed.code !== 0)
-      throw new Error(`helm install onto the control plane failed (exit ${installed.code}): ${installed.stderr}`);
+    await installChartWithoutReplicas({
+      kubeconfig: admin,
+      namespace: OPERATOR_NAMESPACE,
+      releaseName: RELEASE,
+      values: subjects,
+    });
 
     // The chart's flags (the access check on: the chart never passes --insecure-diagnostics).
-    const deployment = renderChart({ namespace: OPERATOR_NAMESPACE, releaseName: RELEASE }).find(
-      (d) => d.kind === "Deployment",
-    ) as unknown as { spec: { template: { spec: { containers: Array<{ args: string[] }> } } } };
-    const flags = deployment.spec.template.spec.containers[0]!.args.filter((a) =>
+    const args = chartDeploymentArgs({ namespace: OPERATOR_NAMESPACE, releaseName: RELEASE });
+    const flags = args.filter((a) =>
       /^--(leader-elect|leader-election-id|ledger-configmap-name|max-replacements)/.test(a),
     );
-    expect(deployment.spec.template.spec.containers[0]!.args).not.toContain("--insecure-diagnostics");
+    expect(args).not.toContain("--insecure-diagnostics");
     const token = (
       await kubectl(admin, ["create", "token", SERVICE_ACCOUNT, "-n", OPERATOR_NAMESPACE, "--duration=24h"])
     ).trim();

@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CoreV1Api, CustomObjectsApi, KubeConfig, RbacAuthorizationV1Api } from "@kubernetes/client-node";
 import { startControlPlane, type ControlPlane } from "../../hack/control-plane/control-plane.js";
-import { chartDir, helmAsync, kubectl, renderChart } from "../chart/helm.js";
+import { chartDeploymentArgs, installChartWithoutReplicas, kubectl } from "../chart/helm.js";
 import { startOperatorProcess, type OperatorProcess } from "../support/operator-process.js";
 import { waitFor } from "../support/wait-for.js";
 
@@ -52,31 +52,15 @@ const HPP = { group: "healthprobe.io", version: "v1alpha1", plural: "healthprobe
     // The listed namespace must exist for helm to put the Role there.
     for (const name of [WATCHED, ELSEWHERE]) await core.createNamespace({ body: { metadata: { name } } });
 
-    const installed = await helmAsync(
-      [
-        "install",
-        RELEASE,
-        chartDir,
-        "--namespace",
-        OPERATOR_NAMESPACE,
-        "--create-namespace",
-        "--set",
-        "replicaCount=0",
-        ...VALUES.flatMap((v) => ["--set", v]),
-        "--kubeconfig",
-        admin,
-      ],
-      { timeoutMs: 120_000 },
-    );
-    if (installed.code !== 0)
-      throw new Error(`helm install onto the control plane failed (exit ${installed.code}): ${installed.stderr}`);
-    const rendered = renderChart({ values: VALUES, namespace: OPERATOR_NAMESPACE, releaseName: RELEASE });
-    const deployment = rendered.find((d) => d.kind === "Deployment") as unknown as {
-      spec: { template: { spec: { containers: Array<{ args: string[] }> } } };
-    };
+    await installChartWithoutReplicas({
+      kubeconfig: admin,
+      namespace: OPERATOR_NAMESPACE,
+      releaseName: RELEASE,
+      values: VALUES,
+    });
     // The chart's own flags, as its Deployment passes them (bind addresses aside: the process picks its own).
     const flags = [
-      ...deployment.spec.template.spec.containers[0]!.args.filter(
+      ...chartDeploymentArgs({ values: VALUES, namespace: OPERATOR_NAMESPACE, releaseName: RELEASE }).filter(
         (a) => !/^--(metrics-bind-address|health-probe-bind-address|log-level)=/.test(a),
       ),
       "--log-level=debug",

@@ -10,7 +10,7 @@ import { KubernetesObjectApi, KubeConfig } from "@kubernetes/client-node";
 import { readAuditLog } from "../../hack/control-plane/audit.js";
 import { startControlPlane, type ControlPlane } from "../../hack/control-plane/control-plane.js";
 import type { RequestLogEntry } from "../apiserver/index.js";
-import { chartDir, helmAsync, kubectl, renderChart } from "../chart/helm.js";
+import { chartDeploymentArgs, installChartWithoutReplicas, kubectl } from "../chart/helm.js";
 import { requestsInAudit } from "../chart/rbac-audit.js";
 import { objectClient } from "../support/kube-objects.js";
 import { startOperatorProcess, type OperatorProcess } from "../support/operator-process.js";
@@ -51,41 +51,16 @@ export interface AuditedCluster {
   stop(): Promise<void>;
 }
 
-type Deployment = { spec: { template: { spec: { containers: Array<{ args: string[] }> } } } };
-
 /** The chart Deployment's flags for a release with these values, bind addresses and log level aside. */
 function chartFlags(values: string[]): string[] {
-  const rendered = renderChart({ values, namespace: OPERATOR_NAMESPACE, releaseName: RELEASE });
-  const deployment = rendered.find((d) => d.kind === "Deployment") as unknown as Deployment;
   return [
-    ...deployment.spec.template.spec.containers[0]!.args.filter(
+    ...chartDeploymentArgs({ values, namespace: OPERATOR_NAMESPACE, releaseName: RELEASE }).filter(
       (a) => !/^--(metrics-bind-address|health-probe-bind-address|webhook-bind-address|log-level)=/.test(a),
     ),
     // Nothing calls the webhook here (no namespace opts in); it only keeps its certificate and caBundle.
     "--webhook-bind-address=127.0.0.1:0",
     "--log-level=debug",
   ];
-}
-
-async function install(admin: string, values: string[]): Promise<void> {
-  const installed = await helmAsync(
-    [
-      "install",
-      RELEASE,
-      chartDir,
-      "--namespace",
-      OPERATOR_NAMESPACE,
-      "--create-namespace",
-      "--set",
-      "replicaCount=0",
-      ...values.flatMap((v) => ["--set", v]),
-      "--kubeconfig",
-      admin,
-    ],
-    { timeoutMs: 180_000 },
-  );
-  if (installed.code !== 0)
-    throw new Error(`helm install onto the control plane failed (exit ${installed.code}): ${installed.stderr}`);
 }
 
 /** A control plane with the chart installed with `values` (plus webhook.enabled), and `namespace` made before. */
@@ -108,7 +83,13 @@ export async function startAuditedCluster(opts: { values: string[]; namespace: s
     // With rbac.namespaces the namespace must exist for helm to put its Role there.
     await objects.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: opts.namespace } });
     const values = ["webhook.enabled=true", ...opts.values];
-    await install(admin, values);
+    await installChartWithoutReplicas({
+      kubeconfig: admin,
+      namespace: OPERATOR_NAMESPACE,
+      releaseName: RELEASE,
+      values,
+      timeoutMs: 180_000,
+    });
     const flags = chartFlags(values);
     const token = async (serviceAccount: string, namespace: string): Promise<string> => {
       const r = await kubectl(["create", "token", serviceAccount, "-n", namespace, "--duration=1h"], admin);

@@ -19,7 +19,7 @@ import {
 } from "@kubernetes/client-node";
 import { startControlPlane, type ControlPlane } from "../../hack/control-plane/control-plane.js";
 import { freePort } from "../../hack/control-plane/processes.js";
-import { chartDir, helmAsync, renderChart } from "../chart/helm.js";
+import { installChartWithoutReplicas, renderChart } from "../chart/helm.js";
 import { startOperatorProcess, type OperatorProcess } from "../support/operator-process.js";
 import { waitFor } from "../support/wait-for.js";
 import { kubectl } from "./environment.js";
@@ -99,25 +99,12 @@ const FAILED_OPEN = "failed-open.mutation.webhook.admission.k8s.io/round_0_index
     core = kc.makeApiClient(CoreV1Api);
     admission = kc.makeApiClient(AdmissionregistrationV1Api);
 
-    const installed = await helmAsync(
-      [
-        "install",
-        RELEASE,
-        chartDir,
-        "--namespace",
-        OPERATOR_NAMESPACE,
-        "--create-namespace",
-        "--set",
-        "replicaCount=0",
-        "--set",
-        "webhook.enabled=true",
-        "--kubeconfig",
-        admin,
-      ],
-      { timeoutMs: 120_000 },
-    );
-    if (installed.code !== 0)
-      throw new Error(`helm install onto the control plane failed (exit ${installed.code}): ${installed.stderr}`);
+    await installChartWithoutReplicas({
+      kubeconfig: admin,
+      namespace: OPERATOR_NAMESPACE,
+      releaseName: RELEASE,
+      values: ["webhook.enabled=true"],
+    });
     // The chart's own flags for the operator, as its Deployment passes them.
     const rendered = renderChart({
       values: ["webhook.enabled=true"],
