@@ -27,8 +27,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import type { RequestLogEntry } from "../apiserver/index.js";
 import { kubectl } from "../chart/helm.js";
-import { checkRequestsAgainstRbac, rbacRulesFromChart } from "../chart/rbac.js";
-import { aPolicy, aReplicaSet, aService, readinessOf, type Obj } from "../integration/support/cluster.js";
+import { checkRequestsAgainstRbac, EXERCISED_VERBS, rbacRulesFromChart } from "../chart/rbac.js";
+import { readinessOf, type Obj } from "../integration/support/cluster.js";
+import { rbacScenarioObjects } from "../integration/support/rbac-scenario.js";
 import { waitFor } from "../support/wait-for.js";
 import { OPERATOR_NAMESPACE, startAuditedCluster, type AuditedCluster } from "./rbac-audit-cluster.js";
 
@@ -42,28 +43,8 @@ const MODES = [
 /** Waits on the real clock: a replacement window of 30 s, a minute of retention, a certificate pass a minute apart. */
 const LONG = 150_000;
 
-/** The verbs the scenario must have made the operator use, whatever the rules say. */
-const EXERCISED = [
-  "create pods/eviction",
-  "delete pods",
-  "get secrets",
-  "patch events",
-  "update leases",
-  "update configmaps",
-  "delete endpointslices",
-  "patch pods/status",
-  "get pods",
-  "get pods/log",
-  "list events",
-  "create configmaps",
-  "delete configmaps",
-  "watch configmaps",
-  "create tokenreviews",
-  "create subjectaccessreviews",
-  "create secrets",
-  "update secrets",
-  "update mutatingwebhookconfigurations",
-];
+/** The verbs the scenario must have made the operator use, whatever the rules say: the webhook's besides. */
+const EXERCISED = [...EXERCISED_VERBS, "create secrets", "update secrets", "update mutatingwebhookconfigurations"];
 
 const describeReal = real ? describe : describe.skip;
 
@@ -86,47 +67,7 @@ const policyStatus = async (w: World, name: string) => (await w.objects.get(HPP,
 
 /** Services, ReplicaSets and policies as in the integration test: web (Evict, a Secret header), api (Delete), gate (ReadinessGate). */
 async function createWorkloads(w: World): Promise<{ web: Obj[]; api: Obj[] }> {
-  await w.objects.create({
-    apiVersion: "v1",
-    kind: "Secret",
-    metadata: { name: "probe-auth", namespace: NS, annotations: { "healthprobe.io/allowed-policies": "web" } },
-    data: { token: Buffer.from("s3cret").toString("base64") },
-  });
-  for (const app of ["web", "api"]) {
-    await w.objects.create(aService(app, NS));
-    await w.objects.create(aReplicaSet(app, NS, 3, { app }));
-  }
-  await w.objects.create(
-    aPolicy("web", NS, {
-      failureThreshold: 1,
-      probe: {
-        headers: [{ name: "Authorization", valueFrom: { secretKeyRef: { name: "probe-auth", key: "token" } } }],
-      },
-      // Two of three pods fail below: above the mass-failure breaker's default of 50%, so it is off here.
-      replacement: {
-        enabled: true,
-        after: "30s",
-        maxPerHour: 5,
-        maxPerDay: 10,
-        method: "Evict",
-        pauseAboveUnhealthyPercent: 100,
-        diagnosticsRetention: "1m",
-      },
-    }),
-  );
-  await w.objects.create(
-    aPolicy("api", NS, {
-      serviceName: "api",
-      selector: { app: "api" },
-      failureThreshold: 1,
-      replacement: { enabled: true, after: "30s", maxPerHour: 5, maxPerDay: 10, method: "Delete" },
-    }),
-  );
-  await w.objects.create(aService("gate", NS, { selector: { app: "gate" } }));
-  await w.objects.create(aReplicaSet("gate", NS, 2, { app: "gate" }, { gated: true }));
-  await w.objects.create(
-    aPolicy("gate", NS, { serviceName: undefined, method: "ReadinessGate", selector: { app: "gate" } }),
-  );
+  for (const o of rbacScenarioObjects(NS)) await w.objects.create(o);
   return { web: await livePods(w, "web", 3), api: await livePods(w, "api", 3) };
 }
 

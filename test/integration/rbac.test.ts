@@ -15,10 +15,11 @@ import { describe, expect, it } from "@jest/globals";
 import { LABEL_SHARD_KIND } from "../../operator/src/adapters/shard-lease-store.js";
 import { ScaledClock } from "../../operator/src/runtime/testing/scaled-clock.js";
 import { requestsBy } from "../apiserver/index.js";
-import { checkRequestsAgainstRbac, rbacRulesFromChart } from "../chart/rbac.js";
+import { checkRequestsAgainstRbac, EXERCISED_VERBS, rbacRulesFromChart } from "../chart/rbac.js";
 import { waitFor } from "../support/wait-for.js";
-import { aPolicy, aReplicaSet, aService, type Obj } from "./support/cluster.js";
+import type { Obj } from "./support/cluster.js";
 import * as queries from "./support/queries.js";
+import { rbacScenarioObjects } from "./support/rbac-scenario.js";
 import { useBed } from "./support/test-bed.js";
 import { renderChart } from "../chart/helm.js";
 
@@ -56,47 +57,7 @@ describe.each(MODES)("the chart's RBAC, $mode", ({ flags, values, shards }) => {
 
   it("grants exactly what the operator uses", async () => {
     const ns = bed.cluster.namespace;
-    await bed.cluster.create({
-      apiVersion: "v1",
-      kind: "Secret",
-      metadata: { name: "probe-auth", namespace: ns, annotations: { "healthprobe.io/allowed-policies": "web" } },
-      data: { token: Buffer.from("s3cret").toString("base64") },
-    });
-    for (const app of ["web", "api"]) {
-      await bed.cluster.create({ ...aService(app, ns) });
-      await bed.cluster.create({ ...aReplicaSet(app, ns, 3, { app }) });
-    }
-    const web = aPolicy("web", ns, {
-      failureThreshold: 1,
-      probe: {
-        headers: [{ name: "Authorization", valueFrom: { secretKeyRef: { name: "probe-auth", key: "token" } } }],
-      },
-      // Two of three pods fail below: above the mass-failure breaker's default of 50%, so it is off here.
-      // Diagnostics are captured before each eviction, and kept for one (virtual) minute.
-      replacement: {
-        enabled: true,
-        after: "30s",
-        maxPerHour: 5,
-        maxPerDay: 10,
-        method: "Evict",
-        pauseAboveUnhealthyPercent: 100,
-        diagnosticsRetention: "1m",
-      },
-    });
-    const api = aPolicy("api", ns, {
-      serviceName: "api",
-      selector: { app: "api" },
-      failureThreshold: 1,
-      replacement: { enabled: true, after: "30s", maxPerHour: 5, maxPerDay: 10, method: "Delete" },
-    });
-    await bed.cluster.create(web);
-    await bed.cluster.create(api);
-    // Drain method ReadinessGate: the pod condition, through pods/status.
-    await bed.cluster.create(aService("gate", ns, { selector: { app: "gate" } }));
-    await bed.cluster.create(aReplicaSet("gate", ns, 2, { app: "gate" }, { gated: true }));
-    await bed.cluster.create(
-      aPolicy("gate", ns, { serviceName: undefined, method: "ReadinessGate", selector: { app: "gate" } }),
-    );
+    for (const o of rbacScenarioObjects(ns)) await bed.cluster.create(o);
     const webPods = await livePods("web", 3);
     const apiPods = await livePods("api", 3);
     await livePods("gate", 2);
@@ -235,25 +196,7 @@ describe.each(MODES)("the chart's RBAC, $mode", ({ flags, values, shards }) => {
     expect(check.unused).toEqual([]);
     // The scenario really exercised the sensitive verbs.
     const verbs = new Set(used.map((e) => `${e.verb} ${e.resource}${e.subresource ? `/${e.subresource}` : ""}`));
-    for (const v of [
-      "create pods/eviction",
-      "delete pods",
-      "get secrets",
-      "patch events",
-      "update leases",
-      "update configmaps",
-      "delete endpointslices",
-      "patch pods/status",
-      "get pods",
-      "get pods/log",
-      "list events",
-      "create configmaps",
-      "delete configmaps",
-      "watch configmaps",
-      "create tokenreviews",
-      "create subjectaccessreviews",
-    ])
-      expect(verbs).toContain(v);
+    for (const v of EXERCISED_VERBS) expect(verbs).toContain(v);
     if (shards)
       for (const v of ["create leases", "get leases", "list leases", "delete leases"]) expect(verbs).toContain(v);
   }, 120_000);
