@@ -19,13 +19,10 @@ import { apiVersionOf, hasStatus, storageKey, type ResourceType } from "./resour
 import { ResourceRegistry } from "./registry.js";
 import { Store, clone, type KubeObject } from "./store.js";
 import { applyDefaults, prune, validateSchema } from "./crd-schema.js";
-import { validateCelRules } from "./cel-rules.js";
 import { establishedCrdStatus } from "./crd-serving.js";
 import { applyBuiltinDefaults, prepareBuiltinCreate } from "./builtin-defaults.js";
 import { planPodDeletion } from "./pod-deletion.js";
 import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, canonical } from "./patch.js";
-import { applyConfiguration } from "./server-side-apply.js";
-import { updaterManagedFields } from "./updater-fields.js";
 import { validateBuiltin, type BuiltinValidationOptions } from "./validation/index.js";
 import { matchesLabelSelectorObject } from "./selectors.js";
 import { CORE_EVENT_VERSION, convertEvent } from "./event-conversion.js";
@@ -93,17 +90,6 @@ function randomSuffix(): string {
   for (let i = 0; i < 5; i++) s += GENERATE_ALPHABET[Math.floor(Math.random() * GENERATE_ALPHABET.length)];
   return s;
 }
-
-/** Schema errors after which the real server does not run CEL rules (customresource/strategy.go hasBlockingErr). */
-const CEL_BLOCKING_REASONS = new Set([
-  "FieldValueNotSupported",
-  "FieldValueRequired",
-  "FieldValueTooLong",
-  "FieldValueTooMany",
-  "FieldValueTypeInvalid",
-]);
-const CEL_NOT_CHECKED =
-  "Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation";
 
 /**
  * Whether the kind tracks metadata.generation: custom resources always, built-ins with a
@@ -288,14 +274,8 @@ export class Cluster {
         const schemaErrors = validateSchema(content, schemaForValidation, "");
         // The real validator walks properties in Go map order; sorting keeps messages deterministic.
         schemaErrors.sort((a, b) => (a.field < b.field ? -1 : a.field > b.field ? 1 : 0));
+        // CEL rules (x-kubernetes-validations) are not run here: kube-apiserver is the reference.
         errors.push(...schemaErrors);
-        // As the real CRD strategy: CEL rules run beside schema errors unless one of them is blocking.
-        if (errors.some((e) => CEL_BLOCKING_REASONS.has(e.reason))) {
-          errors.push({ field: "<nil>", reason: "FieldValueInvalid", message: CEL_NOT_CHECKED });
-        } else {
-          const oldContent = old ? (({ metadata: _om, ...o }) => o)(old) : undefined;
-          validateCelRules(content, oldContent, schemaForValidation, "", errors);
-        }
       }
       unknownFields.push(...pruned);
     } else {
@@ -326,51 +306,8 @@ export class Cluster {
     ctx.warnings.push(...messages);
   }
 
-  private recordManager(
-    obj: KubeObject,
-    ctx: WriteContext,
-    operation: "Update" | "Apply",
-    subresource: string,
-    t: ResourceType,
-    fieldsV1?: unknown,
-    old?: KubeObject,
-  ): void {
-    const manager = ctx.fieldManager;
-    if (!manager) return;
-    const all = (obj.metadata.managedFields ?? []) as Array<Record<string, any>>;
-    let entries = all.filter(
-      (e) => !(e.manager === manager && e.operation === operation && (e.subresource ?? "") === subresource),
-    );
-    const previous = all.find(
-      (e) => e.manager === manager && e.operation === operation && (e.subresource ?? "") === subresource,
-    );
-    let owned = fieldsV1 ?? previous?.fieldsV1 ?? {};
-    if (operation === "Update" && fieldsV1 === undefined) {
-      const updated = updaterManagedFields(t, old, obj, all, manager, subresource);
-      owned = updated.fieldsV1;
-      entries = updated.others;
-    }
-    const entry: Record<string, any> = {
-      manager,
-      operation,
-      apiVersion: apiVersionOf(t),
-      time: this.timestamp(),
-      fieldsType: "FieldsV1",
-      fieldsV1: owned,
-    };
-    if (subresource) entry.subresource = subresource;
-    entries.push(entry);
-    obj.metadata.managedFields = entries;
-  }
-
   /** `body` becomes the stored object (no copy): the caller hands over an object of its own (a parsed request body) and does not use it again. */
-  create(
-    t: ResourceType,
-    namespace: string | undefined,
-    body: unknown,
-    ctx: WriteContext,
-    applyFields?: unknown,
-  ): KubeObject {
+  create(t: ResourceType, namespace: string | undefined, body: unknown, ctx: WriteContext): KubeObject {
     if (!isMap(body)) throw badRequest("Object 'Kind' is missing in '" + JSON.stringify(body) + "'");
     const obj = body as KubeObject;
     this.checkTypeMeta(t, obj);
@@ -399,6 +336,7 @@ export class Cluster {
       "deletionGracePeriodSeconds",
       "generation",
       "selfLink",
+      "managedFields",
     ])
       delete meta[k];
     if (t.crd && hasStatus(t)) delete obj.status;
@@ -411,7 +349,6 @@ export class Cluster {
     if (tracksGeneration(t)) meta.generation = 1;
     if (t.group === "apiextensions.k8s.io" && t.kind === "CustomResourceDefinition")
       obj.status = establishedCrdStatus(obj, this.timestamp());
-    this.recordManager(obj, ctx, applyFields ? "Apply" : "Update", "", t, applyFields);
     if (ctx.dryRun) return this.present(t, obj);
     const stored = this.store.write(this.key(t), this.toStorage(obj));
     this.afterWrite(t, stored);
@@ -451,7 +388,7 @@ export class Cluster {
     } else if (rv !== old.metadata.resourceVersion) {
       throw conflict(t.group, t.plural, name, STALE_OBJECT);
     }
-    return this.commitUpdate(t, old, obj, ctx, subresource, "Update");
+    return this.commitUpdate(t, old, obj, ctx, subresource);
   }
 
   /**
@@ -464,8 +401,6 @@ export class Cluster {
     incoming: KubeObject,
     ctx: WriteContext,
     subresource: string,
-    operation: "Update" | "Apply",
-    managedFieldsOverride?: Array<Record<string, any>>,
   ): KubeObject {
     // Compared and validated at the request's version, as the real update sees both objects decoded alike.
     const old = convertEvent(stored, apiVersionOf(t));
@@ -499,7 +434,8 @@ export class Cluster {
     }
     obj.apiVersion = apiVersionOf(t);
     obj.kind = t.kind;
-    obj.metadata.managedFields = managedFieldsOverride ?? old.metadata.managedFields;
+    // Fields are not tracked per manager here (kube-apiserver is the reference for managedFields).
+    delete obj.metadata.managedFields;
     obj.metadata.resourceVersion = old.metadata.resourceVersion;
     if (t.kind === "Namespace" && t.group === "" && subresource !== "status") obj.spec = clone(old.spec);
     if (t.kind === "Service" && t.group === "" && subresource !== "status" && obj.spec && old.spec) {
@@ -545,13 +481,7 @@ export class Cluster {
         lastTransitionTime: oldConds.find((o) => o.type === c.type)?.lastTransitionTime ?? c.lastTransitionTime,
       }));
     }
-    if (sameContent(obj, old)) {
-      const withoutTime = (m: unknown): string =>
-        JSON.stringify(((m ?? []) as Array<Record<string, any>>).map(({ time: _t, ...rest }) => canonical(rest)));
-      if (operation === "Update" || withoutTime(obj.metadata.managedFields) === withoutTime(old.metadata.managedFields))
-        return this.view(t, old);
-    }
-    if (!managedFieldsOverride) this.recordManager(obj, ctx, operation, subresource, t, undefined, old);
+    if (sameContent(obj, old)) return this.view(t, old);
     if (ctx.dryRun) return this.present(t, obj);
     // An object whose finalizers are gone is removed unless a graceful deletion still runs (pods).
     if (
@@ -577,7 +507,6 @@ export class Cluster {
     rawBody: string,
     ctx: WriteContext,
     subresource: string,
-    force: boolean,
   ): KubeObject {
     const ns = t.namespaced ? namespace : undefined;
     const type = contentType.split(";")[0]!.trim().toLowerCase();
@@ -603,18 +532,16 @@ export class Cluster {
       const current = this.store.getShared(this.key(t), ns, name);
       if (!current) {
         if (subresource) throw notFound(t.group, t.plural, name);
-        const result = applyConfiguration(t, undefined, applied, ctx.fieldManager, force);
-        result.object.metadata = { ...(result.object.metadata ?? {}), name };
-        return this.create(t, namespace, result.object, ctx, result.fieldsV1);
+        return this.create(t, namespace, { ...applied, metadata: { ...(applied.metadata ?? {}), name } }, ctx);
       }
-      const result = applyConfiguration(t, this.present(t, current), applied, ctx.fieldManager, force, subresource);
-      if (
-        result.object.metadata?.resourceVersion &&
-        result.object.metadata.resourceVersion !== current.metadata.resourceVersion
-      ) {
-        throw conflict(t.group, t.plural, name, STALE_OBJECT);
-      }
-      return this.commitUpdate(t, current, result.object, ctx, subresource, "Apply", result.managedFields);
+      // Simplified apply: the configuration is merged into the live object (a strategic merge for
+      // built-ins, a merge patch for custom resources); no field ownership, conflicts or removal of
+      // fields no longer applied (kube-apiserver is the reference for those).
+      const base = this.present(t, current);
+      const merged = t.crd ? applyMergePatch(base, applied) : applyStrategicMergePatch(t.kind, base, applied);
+      const rv = applied.metadata?.resourceVersion;
+      if (rv && rv !== current.metadata.resourceVersion) throw conflict(t.group, t.plural, name, STALE_OBJECT);
+      return this.commitUpdate(t, current, merged as KubeObject, ctx, subresource);
     }
     let body: unknown;
     try {
@@ -661,7 +588,7 @@ export class Cluster {
         `Precondition failed: UID in precondition: ${patched.metadata.uid}, UID in object meta: ${current.metadata.uid}`,
       );
     }
-    return this.commitUpdate(t, current, patched, ctx, subresource, "Update");
+    return this.commitUpdate(t, current, patched, ctx, subresource);
   }
 
   delete(

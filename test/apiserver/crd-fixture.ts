@@ -35,18 +35,6 @@ export const widgetCrd = {
                 type: "object",
                 description: "What the widget should be.",
                 required: ["size"],
-                "x-kubernetes-validations": [
-                  {
-                    rule: "self.minReplicas <= self.maxReplicas",
-                    message: "minReplicas must not exceed maxReplicas",
-                    fieldPath: ".minReplicas",
-                  },
-                  {
-                    rule: "!has(self.path) || self.path.startsWith('/')",
-                    messageExpression: "'path must start with /, got ' + self.path",
-                    reason: "FieldValueInvalid",
-                  },
-                ],
                 properties: {
                   size: { type: "integer", minimum: 1, maximum: 60, description: "How big, 1-60." },
                   color: {
@@ -71,7 +59,6 @@ export const widgetCrd = {
                   extra: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
                   immutable: {
                     type: "string",
-                    "x-kubernetes-validations": [{ rule: "self == oldSelf", message: "immutable is immutable" }],
                   },
                 },
               },

@@ -18,8 +18,6 @@ export interface CrdServing {
   printerColumns: PrinterColumn[];
   selectableFields: string[];
   storageVersion: string;
-  /** subresources.scale: where the replicas and the selector string live (JSON paths like ".spec.replicas"). */
-  scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
 }
 
 export function crdResourceTypes(crd: KubeObject): ResourceType[] {
@@ -32,7 +30,6 @@ export function crdResourceTypes(crd: KubeObject): ResourceType[] {
     .map((v) => {
       const subresources: string[] = [];
       if (v.subresources?.status !== undefined) subresources.push("status");
-      if (v.subresources?.scale !== undefined) subresources.push("scale");
       const selectable = ((v.selectableFields ?? []) as Array<{ jsonPath: string }>).map((f) =>
         f.jsonPath.replace(/^\./, ""),
       );
@@ -55,7 +52,6 @@ export function crdResourceTypes(crd: KubeObject): ResourceType[] {
           printerColumns: (v.additionalPrinterColumns ?? []) as PrinterColumn[],
           selectableFields: selectable,
           storageVersion: storage,
-          ...(v.subresources?.scale ? { scale: v.subresources.scale } : {}),
         },
       } satisfies ResourceType;
     });

@@ -23,20 +23,6 @@ afterAll(async () => {
 });
 
 const widgets = "/apis/example.com/v1/namespaces/default/widgets";
-const BLOCKING = [
-  "FieldValueNotSupported",
-  "FieldValueRequired",
-  "FieldValueTooLong",
-  "FieldValueTooMany",
-  "FieldValueTypeInvalid",
-];
-const NOT_CHECKED = {
-  reason: "FieldValueInvalid",
-  field: "<nil>",
-  message:
-    "Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
-};
-
 describe("a created CRD", () => {
   it("is established and served in discovery at once, with names, scope, verbs and the status subresource", async () => {
     const crd = await kubeConfigFor(server)
@@ -123,68 +109,23 @@ describe("a created CRD", () => {
       "Invalid value: \"UPPER\": spec.name in body should match '^[a-z]+$'",
     ],
     [{ size: 1, tags: ["a", "b", "c"] }, "spec.tags", "FieldValueTooMany", "Too many: 3: must have at most 2 items"],
-    [
-      { size: 1, minReplicas: 5, maxReplicas: 2 },
-      "spec.minReplicas",
-      "FieldValueInvalid",
-      'Invalid value: "object": minReplicas must not exceed maxReplicas',
-    ],
-    [
-      { size: 1, path: "healthz" },
-      "spec",
-      "FieldValueInvalid",
-      'Invalid value: "object": path must start with /, got healthz',
-    ],
   ])("refuses %j naming %s", async (spec, field, reason, message) => {
     const name = uniqueName("bad");
     const status = await statusOf(api.create(aWidget(name, spec)));
     expect(status.code).toBe(422);
     expect(status.reason).toBe("Invalid");
-    // After a blocking schema error the real server skips CEL rules and says so.
-    const blocking = BLOCKING.includes(reason);
-    expect(status.details.causes).toEqual([{ reason, field, message }, ...(blocking ? [NOT_CHECKED] : [])]);
-    expect(status.message).toBe(
-      `Widget.example.com "${name}" is invalid: ${blocking ? `[${field}: ${message}, <nil>: ${NOT_CHECKED.message}]` : `${field}: ${message}`}`,
-    );
+    // CEL rules are not run here (kube-apiserver is the reference), nor is the real server's note
+    // after a blocking schema error that it skipped them.
+    expect(status.details.causes).toEqual([{ reason, field, message }]);
+    expect(status.message).toBe(`Widget.example.com "${name}" is invalid: ${field}: ${message}`);
     expect(status.details).toMatchObject({ name, group: "example.com", kind: "Widget" });
   });
 
   it("lists several violations in brackets, like the real server", async () => {
     const status = await statusOf(api.create(aWidget("multi", { size: 99, color: "pink" })));
     expect(status.message).toBe(
-      `Widget.example.com "multi" is invalid: [spec.color: Unsupported value: "pink": supported values: "red", "green", "blue", spec.size: Invalid value: 99: spec.size in body should be less than or equal to 60, <nil>: ${NOT_CHECKED.message}]`,
+      `Widget.example.com "multi" is invalid: [spec.color: Unsupported value: "pink": supported values: "red", "green", "blue", spec.size: Invalid value: 99: spec.size in body should be less than or equal to 60]`,
     );
-  });
-
-  it("reports CEL rule violations together with schema errors that do not block them", async () => {
-    const status = await statusOf(
-      api.create(aWidget(uniqueName("both"), { size: 99, minReplicas: 5, maxReplicas: 2 })),
-    );
-    expect(status.details.causes).toEqual([
-      {
-        reason: "FieldValueInvalid",
-        field: "spec.size",
-        message: "Invalid value: 99: spec.size in body should be less than or equal to 60",
-      },
-      {
-        reason: "FieldValueInvalid",
-        field: "spec.minReplicas",
-        message: 'Invalid value: "object": minReplicas must not exceed maxReplicas',
-      },
-    ]);
-  });
-
-  it("evaluates transition rules with oldSelf on update", async () => {
-    const name = uniqueName("imm");
-    const w = (await api.create(aWidget(name, { size: 1, immutable: "a" }))) as Obj;
-    const status = await statusOf(api.replace({ ...w, spec: { ...w.spec, immutable: "b" } } as Obj));
-    expect(status.details.causes).toEqual([
-      {
-        reason: "FieldValueInvalid",
-        field: "spec.immutable",
-        message: 'Invalid value: "string": immutable is immutable',
-      },
-    ]);
   });
 
   it("requires a resourceVersion on update of a custom resource", async () => {

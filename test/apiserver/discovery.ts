@@ -55,7 +55,6 @@ function subresourceVerbs(sub: string): string[] {
 
 function subresourceKind(t: ResourceType, sub: string): { group: string; version: string; kind: string } {
   if (sub === "eviction") return { group: "policy", version: "v1", kind: "Eviction" };
-  if (sub === "scale") return { group: "autoscaling", version: "v1", kind: "Scale" };
   return { group: t.group, version: t.version, kind: t.kind };
 }
 

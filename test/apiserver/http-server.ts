@@ -2,7 +2,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { parse as parseYaml } from "yaml";
 import { subjectAccessReview, tokenReview } from "./access-reviews.js";
-import { admitPodCreate } from "./admission-webhooks.js";
 import { ApiError, badRequest, gone, methodNotAllowed } from "./errors.js";
 import type { Cluster, DeleteOptions, FieldValidation, WriteContext } from "./cluster.js";
 import { storageKey, type ResourceType } from "./resource-types.js";
@@ -16,7 +15,6 @@ import { aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, apiVersio
 import { groupVersionDocument, openApiIndex } from "./openapi.js";
 import { qualifiedResource } from "./errors.js";
 import { decodeProtobuf, isProtobuf } from "./protobuf.js";
-import { serveScale } from "./scale.js";
 import type { PodLogs } from "./pod-logs.js";
 
 export interface HttpContext {
@@ -328,8 +326,6 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
       wctx.warnings.length ? { Warning: wctx.warnings.map((w) => `299 - ${JSON.stringify(w)}`).join(", ") } : {};
     const ns = route.namespace || undefined;
     const body = (): unknown => protobufBody ?? parseBody(raw, contentType);
-    if (route.subresource === "scale")
-      return respond(200, serveScale(ctx.cluster, t, ns, route.name, { verb, body, raw, contentType }, wctx), warn());
     if (route.subresource === "log") {
       if (verb !== "get") throw methodNotAllowed("the server does not allow this method on the requested resource");
       const text = ctx.podLogs.read(route.namespace, route.name, query);
@@ -365,15 +361,7 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
           return respond(201, { kind: "Status", apiVersion: "v1", metadata: {}, status: "Success", code: 201 });
         }
         if (route.name) throw methodNotAllowed(`the server does not allow this method on the requested resource`);
-        const input =
-          t.group === "" && t.kind === "Pod" && ns
-            ? await admitPodCreate(ctx.cluster, body() as Record<string, any>, {
-                namespace: ns,
-                user,
-                dryRun: wctx.dryRun,
-              })
-            : body();
-        const created = ctx.cluster.create(t, ns, input, wctx);
+        const created = ctx.cluster.create(t, ns, body(), wctx);
         return respond(201, created, warn());
       }
       case "update": {
@@ -391,16 +379,7 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
         if (!route.name) throw methodNotAllowed("the server does not allow this method on the requested resource");
         const existed =
           ctx.cluster.store.get(storageKey(t.group, t.plural), t.namespaced ? ns : undefined, route.name) !== undefined;
-        const patched = ctx.cluster.patch(
-          t,
-          ns,
-          route.name,
-          contentType,
-          raw,
-          wctx,
-          route.subresource,
-          query.get("force") === "true",
-        );
+        const patched = ctx.cluster.patch(t, ns, route.name, contentType, raw, wctx, route.subresource);
         return respond(existed ? 200 : 201, patched, warn());
       }
       case "delete": {

@@ -247,87 +247,8 @@ function pathsFor(t: ResourceType): Record<string, unknown> {
       ],
     };
   }
-  if (t.subresources.includes("scale")) {
-    const scaleBody = {
-      requestBody: { content: { "*/*": { schema: { $ref: `#/components/schemas/${SCALE}` } } }, required: true },
-    };
-    paths[`${collection}/{name}/scale`] = {
-      get: scaleOperation("get", `read${opBase}Scale`),
-      put: scaleOperation("put", `replace${opBase}Scale`, { parameters: writeParams, ...scaleBody }),
-      patch: scaleOperation("patch", `patch${opBase}Scale`, {
-        parameters: [...writeParams, queryParam("force", 'Force is going to "force" Apply requests.', "boolean")],
-        requestBody: { content: patchContent, required: true },
-      }),
-      parameters: [
-        { name: "name", in: "path", required: true, schema: { type: "string", uniqueItems: true } },
-        ...pathParams,
-      ],
-    };
-  }
   return paths;
 }
-
-const SCALE = "io.k8s.api.autoscaling.v1.Scale";
-const SCALE_GVK = { group: "autoscaling", version: "v1", kind: "Scale" };
-
-/** The scale subresource answers with autoscaling/v1 Scale, whatever the workload's group. */
-function scaleOperation(action: string, opId: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  const ref = { $ref: `#/components/schemas/${SCALE}` };
-  return {
-    operationId: opId,
-    responses: {
-      "200": {
-        description: "OK",
-        content: { "application/json": { schema: ref }, "application/yaml": { schema: ref } },
-      },
-    },
-    "x-kubernetes-action": action,
-    "x-kubernetes-group-version-kind": SCALE_GVK,
-    ...extra,
-  };
-}
-
-const scaleSchema = {
-  description: "Scale represents a scaling request for a resource.",
-  type: "object",
-  properties: {
-    apiVersion: { type: "string" },
-    kind: { type: "string" },
-    metadata: { allOf: [{ $ref: `#/components/schemas/${OBJECT_META}` }], default: {} },
-    spec: {
-      description: "ScaleSpec describes the attributes of a scale subresource.",
-      type: "object",
-      properties: {
-        replicas: {
-          description: "replicas is the desired number of instances for the scaled object.",
-          type: "integer",
-          format: "int32",
-        },
-      },
-      default: {},
-    },
-    status: {
-      description: "ScaleStatus represents the current status of a scale subresource.",
-      type: "object",
-      required: ["replicas"],
-      properties: {
-        replicas: {
-          description: "replicas is the actual number of observed instances of the scaled object.",
-          type: "integer",
-          format: "int32",
-          default: 0,
-        },
-        selector: {
-          description:
-            "selector is the label query over pods that should match the replicas count, in the query-param syntax.",
-          type: "string",
-        },
-      },
-      default: {},
-    },
-  },
-  "x-kubernetes-group-version-kind": [SCALE_GVK],
-};
 
 export function groupVersionDocument(types: ResourceType[], group: string, version: string): Record<string, unknown> {
   const mine = types.filter((t) => t.group === group && t.version === version);
@@ -352,7 +273,6 @@ export function groupVersionDocument(types: ResourceType[], group: string, versi
     schemas[schemaName(t)] = kindSchema(t);
     schemas[`${schemaName(t)}List`] = listSchema(t);
     paths = { ...paths, ...pathsFor(t) };
-    if (t.subresources.includes("scale")) schemas[SCALE] = scaleSchema;
   }
   return {
     openapi: "3.0.0",

@@ -113,13 +113,9 @@ describe("decoding a protobuf request body", () => {
     expect(() => decodeProtobuf(body)).toThrow(error);
   });
 
-  it("decodes a core/v1 kind beyond Secret and ConfigMap from the Kubernetes descriptors", () => {
+  it("refuses a Pod with 415: kinds beyond helm's release storage are kube-apiserver's to decode", () => {
     const meta = message((w) => w.tag(1, WireType.LengthDelimited).string("web-a"));
     const pod = message((w) => w.tag(1, WireType.LengthDelimited).bytes(meta));
-    expect(decodeProtobuf(envelope("v1", "Pod", pod))).toMatchObject({
-      apiVersion: "v1",
-      kind: "Pod",
-      metadata: { name: "web-a" },
-    });
+    expect(() => decodeProtobuf(envelope("v1", "Pod", pod))).toThrow(/not v1\/Pod; send JSON/);
   });
 });

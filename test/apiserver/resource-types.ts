@@ -203,13 +203,13 @@ export function builtinResourceTypes(): ResourceType[] {
     builtin("apps", "v1", "ReplicaSet", "replicasets", {
       shortNames: ["rs"],
       categories: ["all"],
-      subresources: ["scale", "status"],
+      subresources: ["status"],
       fieldLabels: ["status.replicas"],
     }),
     builtin("apps", "v1", "Deployment", "deployments", {
       shortNames: ["deploy"],
       categories: ["all"],
-      subresources: ["scale", "status"],
+      subresources: ["status"],
     }),
     builtin("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", {
       namespaced: false,
