@@ -92,17 +92,6 @@ export const aPod = (patch: (o: Obj) => void = () => {}): Obj =>
     patch,
   );
 
-export const aService = (patch: (o: Obj) => void = () => {}): Obj =>
-  merge(
-    {
-      apiVersion: "v1",
-      kind: "Service",
-      metadata: meta("web", "default"),
-      spec: { selector: { app: "web" }, ports: [{ port: 80, targetPort: 8080 }] },
-    },
-    patch,
-  );
-
 export const aConfigMap = (patch: (o: Obj) => void = () => {}): Obj =>
   merge(
     { apiVersion: "v1", kind: "ConfigMap", metadata: meta("settings", "default"), data: { "app.yaml": "a: 1" } },
@@ -131,28 +120,9 @@ export const aPodDisruptionBudget = (patch: (o: Obj) => void = () => {}): Obj =>
     patch,
   );
 
-export const aNamespace = (patch: (o: Obj) => void = () => {}): Obj =>
-  merge({ apiVersion: "v1", kind: "Namespace", metadata: meta("team-a") }, patch);
-
 export const aNode = (patch: (o: Obj) => void = () => {}): Obj =>
   merge({ apiVersion: "v1", kind: "Node", metadata: meta("node-1.example") }, patch);
 
-export const aReplicaSet = (patch: (o: Obj) => void = () => {}): Obj =>
-  merge(
-    {
-      apiVersion: "apps/v1",
-      kind: "ReplicaSet",
-      metadata: meta("web", "default"),
-      spec: {
-        replicas: 2,
-        selector: { matchLabels: { app: "web" } },
-        template: { metadata: { labels: { app: "web" } }, spec: { containers: [{ name: "app", image: "nginx" }] } },
-      },
-    },
-    patch,
-  );
-
-/** The stored form of an object: what an update compares against. */
 export const stored = (o: Obj): Obj =>
   merge(o, (x) => {
     x.metadata.uid ??= "uid-1";

@@ -48,10 +48,6 @@ export function tooMany(field: string, actual: number, max: number): FieldCause 
   return { field, reason: "FieldValueTooMany", message: `Too many: ${actual}: must have at most ${max} items` };
 }
 
-export function internalError(field: string, detail: string): FieldCause {
-  return { field, reason: "InternalError", message: `Internal error: ${detail}` };
-}
-
 /** Builds child paths the way field.Path.String() prints them. */
 export const child = (base: string, name: string): string => (base ? `${base}.${name}` : name);
 export const index = (base: string, i: number): string => `${base}[${i}]`;

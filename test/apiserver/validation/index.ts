@@ -1,4 +1,6 @@
-// Validation of built-in kinds, as the real API server applies it after defaulting.
+// Validation of the built-in kinds the operator writes (EndpointSlices, Events, Leases, ConfigMaps,
+// Secrets, pod status), as the real API server applies it after defaulting; every other built-in kind
+// gets the generic metadata checks only (kube-apiserver is the reference for the rest).
 // Each kind's rules live in their own file, with the upstream source named at its top.
 import { dedupe } from "./field-errors.js";
 import { validateConfigMap, validateSecret } from "./config-data.js";
@@ -6,13 +8,8 @@ import { validateEndpointSlice } from "./endpoint-slice.js";
 import { validateEvent } from "./event.js";
 import { validateLease } from "./lease.js";
 import { nameIsPathSegment } from "./names.js";
-import { validateNamespace } from "./namespace.js";
-import { validateNode } from "./node.js";
 import { asObj, validateObjectMeta, validateObjectMetaUpdate, type Obj } from "./object-meta.js";
-import { validatePod, validatePodStatus } from "./pod.js";
-import { validatePodDisruptionBudget } from "./pod-disruption-budget.js";
-import { validateReplicaSet } from "./replica-set.js";
-import { validateService } from "./service.js";
+import { validatePodStatus } from "./pod.js";
 
 export interface FieldCause {
   /** JSON path of the field, e.g. "metadata.labels" or "endpoints[3].addresses[0]". */
@@ -58,22 +55,11 @@ function validateKind(
     case "events.k8s.io/Event":
       return validateEvent(obj, old, true);
     case "/Pod":
-      if (subresource === "status" && old) return validatePodStatus(obj, old);
-      return validatePod(obj, old);
-    case "/Service":
-      return validateService(obj, old);
+      return subresource === "status" && old ? validatePodStatus(obj, old) : undefined;
     case "/ConfigMap":
       return validateConfigMap(obj, old);
     case "/Secret":
       return validateSecret(obj, old);
-    case "policy/PodDisruptionBudget":
-      return validatePodDisruptionBudget(obj, old, subresource);
-    case "/Namespace":
-      return validateNamespace(obj, old, subresource);
-    case "/Node":
-      return validateNode(obj, old);
-    case "apps/ReplicaSet":
-      return validateReplicaSet(obj, old, subresource);
     default:
       return undefined;
   }
@@ -107,29 +93,3 @@ export function validateBuiltin(
       : [];
   return dedupe([...specific, ...generic]);
 }
-
-export {
-  validateObjectMeta,
-  validateObjectMetaUpdate,
-  validateLabels,
-  validateAnnotations,
-  validateLabelSelector,
-  validateOwnerReferences,
-  validateFinalizers,
-  selectorMatches,
-} from "./object-meta.js";
-export {
-  isDNS1123Label,
-  isDNS1123Subdomain,
-  isDNS1035Label,
-  isQualifiedName,
-  isValidLabelValue,
-  isConfigMapKey,
-  isValidPortName,
-  isValidPathSegmentName,
-  nameIsDNSSubdomain,
-  nameIsDNSLabel,
-  nameIsDNS1035Label,
-  nameIsPathSegment,
-} from "./names.js";
-export { parseIP, isValidIP, validateEndpointIP } from "./ip.js";

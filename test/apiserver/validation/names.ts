@@ -37,13 +37,9 @@ const dns1123LabelErrMsg =
 const dns1123SubdomainFmt = DNS1123_SUBDOMAIN_FMT;
 const dns1123SubdomainErrMsg =
   "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
-const dns1035LabelFmt = "[a-z]([-a-z0-9]*[a-z0-9])?";
-const dns1035LabelErrMsg =
-  "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character";
 const anchored = (fmt: string): RegExp => new RegExp(`^(?:${fmt})$`);
 const dns1123LabelRe = DNS1123_LABEL;
 const dns1123SubdomainRe = DNS1123_SUBDOMAIN;
-const dns1035LabelRe = anchored(dns1035LabelFmt);
 
 export function isDNS1123Label(value: string): string[] {
   const errs: string[] = [];
@@ -61,13 +57,6 @@ export function isDNS1123Subdomain(value: string): string[] {
   if (byteLength(value) > 253) errs.push(maxLenError(253));
   if (!dns1123SubdomainRe.test(value))
     errs.push(regexError(dns1123SubdomainErrMsg, dns1123SubdomainFmt, "example.com"));
-  return errs;
-}
-
-export function isDNS1035Label(value: string): string[] {
-  const errs: string[] = [];
-  if (byteLength(value) > 63) errs.push(maxLenError(63));
-  if (!dns1035LabelRe.test(value)) errs.push(regexError(dns1035LabelErrMsg, dns1035LabelFmt, "my-name", "abc-123"));
   return errs;
 }
 
@@ -135,35 +124,6 @@ export function isConfigMapKey(value: string): string[] {
   return errs;
 }
 
-/** IANA_SVC_NAME (RFC 6335), lower case only. */
-export function isValidPortName(port: string): string[] {
-  const errs: string[] = [];
-  if (byteLength(port) > 15) errs.push(maxLenError(15));
-  if (!/^[-a-z0-9]+$/.test(port)) errs.push("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)");
-  if (!/[a-z]/.test(port)) errs.push("must contain at least one letter (a-z)");
-  if (port.includes("--")) errs.push("must not contain consecutive hyphens");
-  if (port.length > 0 && (port.startsWith("-") || port.endsWith("-"))) errs.push("must not begin or end with a hyphen");
-  return errs;
-}
-
-export function isValidPortNum(port: number): string[] {
-  return Number.isInteger(port) && port >= 1 && port <= 65535 ? [] : [inclusiveRangeError(1, 65535)];
-}
-
-const percentFmt = "[0-9]+%";
-export function isValidPercent(value: string): string[] {
-  return anchored(percentFmt).test(value)
-    ? []
-    : [
-        regexError(
-          "a valid percent string must be a numeric string followed by an ending '%'",
-          percentFmt,
-          "1%",
-          "93%",
-        ),
-      ];
-}
-
 /** path.IsValidPathSegmentName: what every object name must satisfy to live in a URL. */
 export function isValidPathSegmentName(name: string): string[] {
   for (const illegal of [".", ".."]) if (name === illegal) return [`may not be '${illegal}'`];
@@ -177,8 +137,6 @@ export type NameFn = (name: string, prefix: boolean) => string[];
 
 const maskTrailingDash = (name: string): string => (name.endsWith("-") ? `${name.slice(0, -2)}a` : name);
 export const nameIsDNSSubdomain: NameFn = (name, prefix) => isDNS1123Subdomain(prefix ? maskTrailingDash(name) : name);
-export const nameIsDNSLabel: NameFn = (name, prefix) => isDNS1123Label(prefix ? maskTrailingDash(name) : name);
-export const nameIsDNS1035Label: NameFn = (name, prefix) => isDNS1035Label(prefix ? maskTrailingDash(name) : name);
 export const nameIsPathSegment: NameFn = (name, prefix) =>
   prefix
     ? ["/", "%"].filter((c) => name.includes(c)).map((c) => `may not contain '${c}'`)

@@ -4,7 +4,7 @@
 // staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/validation/validation.go (labels, selectors,
 // conditions) and pkg/apis/core/validation (validateKubeFinalizerName for core-style kinds).
 import { byteLength, isDNS1123Label, isQualifiedName, isValidLabelValue, type NameFn } from "./names.js";
-import { child, forbidden, index, invalid, notSupported, required, tooLong, duplicate } from "./field-errors.js";
+import { child, forbidden, index, invalid, required, tooLong } from "./field-errors.js";
 import type { FieldCause } from "./index.js";
 import { matchesLabelSelectorObject } from "../selectors.js";
 
@@ -226,73 +226,7 @@ export function validateObjectMetaUpdate(
   return errs;
 }
 
-/** ValidateLabelSelector (meta/v1/validation), values checked as label values. */
-export function validateLabelSelector(selector: unknown, field: string): FieldCause[] {
-  if (selector === undefined || selector === null) return [];
-  const sel = asObj(selector);
-  const errs = validateLabels(asStrMap(sel.matchLabels), child(field, "matchLabels"));
-  asArr(sel.matchExpressions).forEach((raw, i) => {
-    const expr = asObj(raw);
-    const p = index(child(field, "matchExpressions"), i);
-    const values = asArr(expr.values).map(asStr);
-    const op = asStr(expr.operator);
-    if (op === "In" || op === "NotIn") {
-      if (values.length === 0)
-        errs.push(required(child(p, "values"), "must be specified when `operator` is 'In' or 'NotIn'"));
-    } else if (op === "Exists" || op === "DoesNotExist") {
-      if (values.length > 0)
-        errs.push(forbidden(child(p, "values"), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"));
-    } else {
-      errs.push(invalid(child(p, "operator"), op, "not a valid selector operator"));
-    }
-    errs.push(...validateLabelName(asStr(expr.key), child(p, "key")));
-    values.forEach((v, vi) =>
-      errs.push(...isValidLabelValue(v).map((m) => invalid(index(child(p, "values"), vi), v, m))),
-    );
-  });
-  return errs;
-}
-
 /** True when a label selector (matchLabels + matchExpressions) selects the given labels. */
 export function selectorMatches(selector: unknown, labels: Record<string, string>): boolean {
   return matchesLabelSelectorObject(asObj(selector), labels);
-}
-
-const CONDITION_REASON_FMT = "[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?";
-
-/** metav1.Condition lists (ValidateConditions), as used by PodDisruptionBudget status. */
-export function validateConditions(conditions: unknown[], field: string): FieldCause[] {
-  const errs: FieldCause[] = [];
-  const seen = new Set<string>();
-  conditions.forEach((raw, i) => {
-    const c = asObj(raw);
-    const p = index(field, i);
-    const type = asStr(c.type);
-    if (seen.has(type)) errs.push(duplicate(child(p, "type"), type));
-    seen.add(type);
-    errs.push(...validateLabelName(type, child(p, "type")));
-    const status = asStr(c.status);
-    if (!["False", "True", "Unknown"].includes(status))
-      errs.push(notSupported(child(p, "status"), status, ["False", "True", "Unknown"]));
-    if (typeof c.observedGeneration === "number" && c.observedGeneration < 0) {
-      errs.push(invalid(child(p, "observedGeneration"), c.observedGeneration, "must be greater than or equal to zero"));
-    }
-    if (!c.lastTransitionTime) errs.push(required(child(p, "lastTransitionTime"), "must be set"));
-    const reason = asStr(c.reason);
-    if (reason === "") errs.push(required(child(p, "reason"), "must be set"));
-    else {
-      if (!new RegExp(`^(?:${CONDITION_REASON_FMT})$`).test(reason)) {
-        errs.push(
-          invalid(
-            child(p, "reason"),
-            reason,
-            `a condition reason must start with alphabetic character, optionally followed by a string of alphanumeric characters or '_,:', and must end with an alphanumeric character or '_' (e.g. 'my_name',  or 'MY_NAME',  or 'MyName',  or 'ReasonA,ReasonB',  or 'ReasonA:ReasonB', regex used for validation is '${CONDITION_REASON_FMT}')`,
-          ),
-        );
-      }
-      if (byteLength(reason) > 1024) errs.push(tooLong(child(p, "reason"), 1024));
-    }
-    if (byteLength(asStr(c.message)) > 32 * 1024) errs.push(tooLong(child(p, "message"), 32 * 1024));
-  });
-  return errs;
 }
