@@ -1,8 +1,9 @@
-// PodDisruptionBudget status, after pkg/controller/disruption/disruption.go: expected pods,
-// desired and current healthy, disruptions allowed (never negative), observedGeneration, the
-// DisruptionAllowed condition, and disruptedPods entries pruned once processed or expired.
+// PodDisruptionBudget status, a small stand-in for pkg/controller/disruption/disruption.go (the
+// reference, on the real control plane): expected pods (the pods' ReplicaSets' replicas, else the
+// pods themselves), desired and current healthy, disruptions allowed (never negative),
+// observedGeneration, the DisruptionAllowed condition, and disruptedPods entries pruned once
+// processed or expired: what the Eviction API's refusal needs.
 import type {
-  AppsV1Api,
   PolicyV1Api,
   V1Pod,
   V1PodDisruptionBudget,
@@ -19,7 +20,6 @@ export const DELETION_TIMEOUT_MS = 2 * 60 * 1000;
 
 export interface DisruptionControllerDeps {
   policy: PolicyV1Api;
-  apps: AppsV1Api;
   pods: { list(namespace?: string): ReadonlyArray<V1Pod> };
   budgets: {
     get(name: string, namespace?: string): V1PodDisruptionBudget | undefined;
@@ -82,45 +82,26 @@ export class DisruptionController {
     // The cache does not show this controller's last status write yet: its watch event brings the next sync.
     if (this.ownWrites.behind(key, pdb.metadata?.resourceVersion)) return;
     const pods = this.deps.pods.list(namespace).filter((p) => budgetSelects(pdb, p));
-    let computed: ComputedBudget;
-    try {
-      computed = await this.compute(pdb, pods);
-    } catch (err) {
-      // failSafe: no disruptions while the budget cannot be computed.
-      await this.write(
-        pdb,
-        {
-          expectedPods: pdb.status?.expectedPods ?? 0,
-          desiredHealthy: pdb.status?.desiredHealthy ?? 0,
-          currentHealthy: pdb.status?.currentHealthy ?? 0,
-          disruptionsAllowed: 0,
-          disruptedPods: Object.fromEntries(
-            Object.entries(pdb.status?.disruptedPods ?? {}).map(([k, v]) => [k, new Date(v).toISOString()]),
-          ),
-        },
-        { reason: "SyncFailed", message: String((err as Error).message) },
-      );
-      throw err;
-    }
+    const computed = this.compute(pdb, pods);
     await this.write(pdb, computed);
     return computed.recheckAtMs !== undefined
       ? { requeueAfterMs: Math.max(0, computed.recheckAtMs - this.deps.now()) + 1 }
       : undefined;
   }
 
-  async compute(pdb: V1PodDisruptionBudget, pods: V1Pod[]): Promise<ComputedBudget> {
+  compute(pdb: V1PodDisruptionBudget, pods: V1Pod[]): ComputedBudget {
     const now = this.deps.now();
     let expectedPods: number;
     let desiredHealthy: number;
     const spec = pdb.spec ?? {};
     if (spec.maxUnavailable !== undefined && spec.maxUnavailable !== null) {
-      expectedPods = await this.expectedScale(pods);
+      expectedPods = this.expectedScale(pods);
       desiredHealthy = Math.max(0, expectedPods - scaled(spec.maxUnavailable as number | string, expectedPods));
     } else if (typeof spec.minAvailable === "number") {
       desiredHealthy = spec.minAvailable;
       expectedPods = pods.length;
     } else if (typeof spec.minAvailable === "string") {
-      expectedPods = await this.expectedScale(pods);
+      expectedPods = this.expectedScale(pods);
       desiredHealthy = scaled(spec.minAvailable, expectedPods);
     } else {
       // Neither set: nothing expected, so no disruptions are allowed.
@@ -162,62 +143,26 @@ export class DisruptionController {
     return { disruptedPods: out, recheckAtMs };
   }
 
-  /** getExpectedScale: the sum of the scales of the pods' distinct controllers. */
-  private async expectedScale(pods: V1Pod[]): Promise<number> {
+  /** getExpectedScale, for ReplicaSets: their replicas; a pod without one in the cache counts as one. */
+  private expectedScale(pods: V1Pod[]): number {
     const seen = new Set<string>();
     let total = 0;
     for (const pod of pods) {
       const ref = controllerRefOf(pod);
-      // Unmanaged pods are left out of the scale (the real controller only warns about them).
-      if (!ref) continue;
-      const ns = pod.metadata!.namespace!;
-      const scale = await this.controllerScale(ns, ref);
-      if (!scale) throw new Error(`found no controllers for pod "${pod.metadata?.name}"`);
-      if (seen.has(scale.uid)) continue;
-      seen.add(scale.uid);
-      total += scale.replicas;
+      const rs = ref?.kind === "ReplicaSet" ? this.deps.replicaSets?.get(ref.name, pod.metadata?.namespace) : undefined;
+      if (!rs || rs.metadata?.uid !== ref?.uid) total++;
+      else if (!seen.has(ref!.uid)) {
+        seen.add(ref!.uid);
+        total += rs.spec?.replicas ?? 0;
+      }
     }
     return total;
   }
 
-  private async controllerScale(
-    namespace: string,
-    ref: { apiVersion: string; kind: string; name: string; uid: string },
-  ): Promise<{ uid: string; replicas: number } | undefined> {
-    try {
-      if (ref.kind === "ReplicaSet" && ref.apiVersion.startsWith("apps/")) {
-        const rs =
-          this.deps.replicaSets?.get(ref.name, namespace) ??
-          (await this.deps.apps.readNamespacedReplicaSet({ name: ref.name, namespace }));
-        if (rs.metadata?.uid !== ref.uid) return undefined;
-        // A ReplicaSet managed by a Deployment counts with the Deployment's scale.
-        const owner = controllerRefOf(rs);
-        if (owner?.kind === "Deployment") return this.controllerScale(namespace, owner);
-        return { uid: ref.uid, replicas: rs.spec?.replicas ?? 0 };
-      }
-      if (ref.kind === "Deployment") {
-        const d = await this.deps.apps.readNamespacedDeployment({ name: ref.name, namespace });
-        return d.metadata?.uid === ref.uid ? { uid: ref.uid, replicas: d.spec?.replicas ?? 0 } : undefined;
-      }
-      if (ref.kind === "StatefulSet") {
-        const s = await this.deps.apps.readNamespacedStatefulSet({ name: ref.name, namespace });
-        return s.metadata?.uid === ref.uid ? { uid: ref.uid, replicas: s.spec?.replicas ?? 0 } : undefined;
-      }
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
-    return undefined;
-  }
-
-  private async write(
-    pdb: V1PodDisruptionBudget,
-    c: ComputedBudget,
-    failure?: { reason: string; message: string },
-  ): Promise<void> {
+  private async write(pdb: V1PodDisruptionBudget, c: ComputedBudget): Promise<void> {
     const cur = pdb.status ?? ({} as V1PodDisruptionBudgetStatus);
     const generation = pdb.metadata?.generation ?? 0;
-    const condition = this.condition(cur.conditions ?? [], c.disruptionsAllowed, generation, failure);
+    const condition = this.condition(cur.conditions ?? [], c.disruptionsAllowed, generation);
     const curDisrupted = Object.fromEntries(Object.entries(cur.disruptedPods ?? {}).map(([k, v]) => [k, toMs(v)]));
     const newDisrupted = Object.fromEntries(Object.entries(c.disruptedPods).map(([k, v]) => [k, toMs(v)]));
     const curCondition = (cur.conditions ?? []).find((x) => x.type === "DisruptionAllowed");
@@ -258,14 +203,9 @@ export class DisruptionController {
   }
 
   /** pdbhelper.UpdateDisruptionAllowedCondition: the transition time moves only with the status. */
-  private condition(
-    conditions: V1Condition[],
-    allowed: number,
-    generation: number,
-    failure?: { reason: string; message: string },
-  ): V1Condition {
-    const status = !failure && allowed > 0 ? "True" : "False";
-    const reason = failure ? failure.reason : allowed > 0 ? "SufficientPods" : "InsufficientPods";
+  private condition(conditions: V1Condition[], allowed: number, generation: number): V1Condition {
+    const status = allowed > 0 ? "True" : "False";
+    const reason = allowed > 0 ? "SufficientPods" : "InsufficientPods";
     const prev = conditions.find((x) => x.type === "DisruptionAllowed");
     const lastTransitionTime =
       prev && prev.status === status
@@ -275,7 +215,7 @@ export class DisruptionController {
       type: "DisruptionAllowed",
       status,
       reason,
-      message: failure?.message ?? "",
+      message: "",
       observedGeneration: generation,
       lastTransitionTime,
     };

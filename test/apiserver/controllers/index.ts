@@ -12,7 +12,7 @@ import {
   type V1ReplicaSet,
 } from "@kubernetes/client-node";
 import { DisruptionController } from "./disruption-controller.js";
-import { startEndpointSliceController, type RunningEndpointSliceController } from "./endpoint-slice-wiring.js";
+import { startEndpointSlices, type RunningEndpointSlices } from "./endpoint-slices.js";
 import { startInformer, watchClientOf, type RunningInformer } from "./informers.js";
 import { KubeletStandIn } from "./kubelet-stand-in.js";
 import { podKey } from "./pods.js";
@@ -135,7 +135,6 @@ export async function startControllers(opts: ControllerOptions): Promise<Running
     if (opts.podDisruptionBudget) {
       pdbController = new DisruptionController({
         policy,
-        apps,
         pods,
         budgets,
         replicaSets: opts.replicaSet ? replicaSets : undefined,
@@ -208,9 +207,9 @@ export async function startControllers(opts: ControllerOptions): Promise<Running
       pdbCache = running.informer;
       informers.push(running);
     }
-    let slices: RunningEndpointSliceController | undefined;
+    let slices: RunningEndpointSlices | undefined;
     if (opts.endpointSlice) {
-      slices = await startEndpointSliceController(kc, watchClient, pods, report);
+      slices = await startEndpointSlices(kc, watchClient, pods, report);
       informers.push(...slices.informers);
       queues.push(slices.queue);
     }
