@@ -23,7 +23,7 @@ import { establishedCrdStatus } from "./crd-serving.js";
 import { applyBuiltinDefaults, prepareBuiltinCreate } from "./builtin-defaults.js";
 import { planPodDeletion } from "./pod-deletion.js";
 import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, canonical } from "./patch.js";
-import { validateBuiltin, type BuiltinValidationOptions } from "./validation/index.js";
+import { validateMetadata } from "./validation/index.js";
 import { matchesLabelSelectorObject } from "./selectors.js";
 import { CORE_EVENT_VERSION, convertEvent } from "./event-conversion.js";
 import { jsonEqual } from "./json-equal.js";
@@ -57,13 +57,6 @@ export interface DeleteResult {
 }
 
 const isMap = (v: unknown): v is Record<string, any> => v !== null && typeof v === "object" && !Array.isArray(v);
-
-const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const SUBDOMAIN_MESSAGE =
-  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
-const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const LABEL_MESSAGE =
-  "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
 
 const OBJECT_META_FIELDS = new Set([
   "name",
@@ -122,7 +115,6 @@ function sameContent(a: KubeObject, b: KubeObject): boolean {
 export class Cluster {
   readonly registry = new ResourceRegistry();
   /** Set by the server: a test topology with pods on loopback must be able to list them as endpoints. */
-  validationOptions: BuiltinValidationOptions = {};
   /** Set by the server when a kubelet (the stand-in) finishes terminating pods: pod deletes are then graceful. */
   podsHaveKubelet = false;
   private gcScheduled = false;
@@ -242,17 +234,8 @@ export class Cluster {
     const unknownFields = Object.keys(obj.metadata ?? {})
       .filter((k) => !OBJECT_META_FIELDS.has(k))
       .map((k) => `metadata.${k}`);
-    const name = obj.metadata?.name as string | undefined;
-    // Built-ins' metadata is checked by validateBuiltin; custom resources get the generic checks here.
-    if (t.crd && !name) errors.push(fieldErrors.required("metadata.name", "name or generateName is required"));
-    else if (t.crd && name && !old) {
-      const labelOnly = t.kind === "Namespace" && t.group === "";
-      if (
-        labelOnly ? !DNS1123_LABEL.test(name) || name.length > 63 : !DNS1123_SUBDOMAIN.test(name) || name.length > 253
-      ) {
-        errors.push(fieldErrors.invalid("metadata.name", name, labelOnly ? LABEL_MESSAGE : SUBDOMAIN_MESSAGE));
-      }
-    }
+    const kind = t.crd ? "custom" : t.group === "" ? t.kind : `${t.kind}.${t.group}`;
+    errors.push(...validateMetadata(obj.metadata ?? {}, kind, !old));
     if (t.crd) {
       const schema = t.crd.schema;
       const pruned: string[] = [];
@@ -282,16 +265,6 @@ export class Cluster {
       const known = new Set(t.topLevelFields ?? []);
       unknownFields.push(...Object.keys(obj).filter((k) => known.size > 0 && !known.has(k)));
       applyBuiltinDefaults(t.group, t.kind, obj);
-      const causes = validateBuiltin(
-        { group: t.group, version: t.version, kind: t.kind },
-        obj,
-        old,
-        subresource,
-        this.validationOptions,
-      );
-      for (const c of causes) {
-        if (!errors.some((e) => e.field === c.field && e.message === c.message)) errors.push(c);
-      }
     }
     this.reportUnknownFields(unknownFields.sort(), ctx);
     return errors;

@@ -97,9 +97,6 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<TestA
   );
   const cluster = new Cluster(store);
   cluster.podsHaveKubelet = (opts.simulateKubelet ?? false) && (opts.gracefulPodDeletion ?? true);
-  // The real server refuses loopback endpoint addresses. Pods of this test bed live on a
-  // loopback CIDR (real HTTP servers on this machine), so those are let through; nothing else is.
-  cluster.validationOptions = { allowLoopbackEndpointAddresses: (opts.podCidr ?? "127.0.10.0/24").startsWith("127.") };
   const watches = new Set<ServerResponse>();
   const faults = new Faults(
     () => {

@@ -1,95 +1,36 @@
-// Validation of the built-in kinds the operator writes (EndpointSlices, Events, Leases, ConfigMaps,
-// Secrets, pod status), as the real API server applies it after defaulting; every other built-in kind
-// gets the generic metadata checks only (kube-apiserver is the reference for the rest).
-// Each kind's rules live in their own file, with the upstream source named at its top.
-import { dedupe } from "./field-errors.js";
-import { validateConfigMap, validateSecret } from "./config-data.js";
-import { validateEndpointSlice } from "./endpoint-slice.js";
-import { validateEvent } from "./event.js";
-import { validateLease } from "./lease.js";
-import { nameIsPathSegment } from "./names.js";
-import { asObj, validateObjectMeta, validateObjectMetaUpdate, type Obj } from "./object-meta.js";
-import { validatePodStatus } from "./pod.js";
+// The metadata checks every object gets here, built-in or custom: a name (a DNS subdomain for custom
+// resources, a DNS label for Namespaces, a path segment for other built-ins), label keys and values,
+// and annotation keys. Each built-in kind's own rules (a Pod's containers, a Service's ports, an
+// Event's fields…) are kube-apiserver's, the reference: the conformance and e2e suites run on it.
+import { fieldErrors, type FieldError } from "../errors.js";
+import {
+  isDNS1123Label,
+  isDNS1123Subdomain,
+  isQualifiedName,
+  isValidLabelValue,
+  isValidPathSegmentName,
+} from "./names.js";
 
-export interface FieldCause {
-  /** JSON path of the field, e.g. "metadata.labels" or "endpoints[3].addresses[0]". */
-  field: string;
-  message: string;
-  /** metav1 StatusCause reason, e.g. "FieldValueInvalid", "FieldValueRequired", "FieldValueTooLong", "FieldValueForbidden", "FieldValueNotSupported", "FieldValueDuplicate", "FieldValueTooMany". */
-  reason: string;
-}
+type Meta = { name?: unknown; labels?: unknown; annotations?: unknown };
+const entries = (m: unknown): Array<[string, unknown]> =>
+  m !== null && typeof m === "object" && !Array.isArray(m) ? Object.entries(m) : [];
 
-export interface BuiltinValidationOptions {
-  /**
-   * Accept loopback EndpointSlice addresses (127.0.0.0/8, ::1), which the real server rejects.
-   * Off by default; an explicit choice for a test topology whose pods live on loopback.
-   */
-  allowLoopbackEndpointAddresses?: boolean;
-}
-
-const CLUSTER_SCOPED = new Set([
-  "/Namespace",
-  "/Node",
-  "/PersistentVolume",
-  "rbac.authorization.k8s.io/ClusterRole",
-  "rbac.authorization.k8s.io/ClusterRoleBinding",
-  "apiextensions.k8s.io/CustomResourceDefinition",
-  "admissionregistration.k8s.io/MutatingWebhookConfiguration",
-  "admissionregistration.k8s.io/ValidatingWebhookConfiguration",
-]);
-
-function validateKind(
-  gvk: { group: string; version: string; kind: string },
-  obj: Obj,
-  old: Obj | undefined,
-  subresource: string,
-  opts: BuiltinValidationOptions,
-) {
-  switch (`${gvk.group}/${gvk.kind}`) {
-    case "discovery.k8s.io/EndpointSlice":
-      return validateEndpointSlice(obj, old, { allowLoopbackAddresses: opts.allowLoopbackEndpointAddresses });
-    case "coordination.k8s.io/Lease":
-      return validateLease(obj, old);
-    case "/Event":
-      return validateEvent(obj, old, false);
-    case "events.k8s.io/Event":
-      return validateEvent(obj, old, true);
-    case "/Pod":
-      return subresource === "status" && old ? validatePodStatus(obj, old) : undefined;
-    case "/ConfigMap":
-      return validateConfigMap(obj, old);
-    case "/Secret":
-      return validateSecret(obj, old);
-    default:
-      return undefined;
+/** `kind`: "custom" (a custom resource), "Namespace", or any other built-in; the name is checked on create only. */
+export function validateMetadata(meta: Meta, kind: string, create: boolean): FieldError[] {
+  const errors: FieldError[] = [];
+  const invalid = (field: string, value: unknown) => (m: string) => errors.push(fieldErrors.invalid(field, value, m));
+  const name = typeof meta.name === "string" ? meta.name : "";
+  if (name === "") errors.push(fieldErrors.required("metadata.name", "name or generateName is required"));
+  else if (create) {
+    const check =
+      kind === "custom" ? isDNS1123Subdomain : kind === "Namespace" ? isDNS1123Label : isValidPathSegmentName;
+    check(name).forEach(invalid("metadata.name", name));
   }
-}
-
-/**
- * Validates an object of a built-in kind on create (old undefined) or update.
- * Kinds without rules here get the generic metadata checks every resource gets
- * (rest.BeforeCreate / BeforeUpdate: path-segment names, labels, annotations, owners, finalizers).
- * @param gvk e.g. { group: "discovery.k8s.io", version: "v1", kind: "EndpointSlice" } (core group is "")
- * @param subresource "" for the main resource, "status" for the status subresource
- */
-export function validateBuiltin(
-  gvk: { group: string; version: string; kind: string },
-  obj: Record<string, unknown>,
-  old: Record<string, unknown> | undefined,
-  subresource: string,
-  opts: BuiltinValidationOptions = {},
-): FieldCause[] {
-  const specific = validateKind(gvk, obj, old, subresource, opts) ?? [];
-  const namespaced = !CLUSTER_SCOPED.has(`${gvk.group}/${gvk.kind}`);
-  const meta = asObj(obj.metadata);
-  // The generic metadata checks run after the kind's own on create, and alongside them on update.
-  const generic = old
-    ? [
-        ...validateObjectMeta(meta, { namespaced, nameFn: nameIsPathSegment }),
-        ...validateObjectMetaUpdate(meta, asObj(old.metadata), {}),
-      ]
-    : specific.length === 0
-      ? validateObjectMeta(meta, { namespaced, nameFn: nameIsPathSegment })
-      : [];
-  return dedupe([...specific, ...generic]);
+  for (const [key, value] of entries(meta.labels)) {
+    isQualifiedName(key).forEach(invalid("metadata.labels", key));
+    isValidLabelValue(String(value)).forEach(invalid("metadata.labels", value));
+  }
+  for (const [key] of entries(meta.annotations))
+    isQualifiedName(key.toLowerCase()).forEach(invalid("metadata.annotations", key));
+  return errors;
 }

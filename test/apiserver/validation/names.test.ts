@@ -1,13 +1,6 @@
 import { describe, it, expect } from "@jest/globals";
-import {
-  isConfigMapKey,
-  isDNS1123Label,
-  isDNS1123Subdomain,
-  isQualifiedName,
-  isValidLabelValue,
-  nameIsDNSSubdomain,
-} from "./names.js";
-import { parseIP, validateEndpointIP } from "./ip.js";
+import { isDNS1123Label, isDNS1123Subdomain, isQualifiedName, isValidLabelValue } from "./names.js";
+import { validateMetadata } from "./index.js";
 
 describe("name formats", () => {
   const cases: Array<[string, (v: string) => string[], string, string | undefined]> = [
@@ -38,56 +31,52 @@ describe("name formats", () => {
       "a-",
       "a valid label must be an empty string or consist of",
     ],
-    [
-      "a config key rejects slashes",
-      isConfigMapKey,
-      "a/b",
-      "a valid config key must consist of alphanumeric characters",
-    ],
-    ["a config key may not be '..'", isConfigMapKey, "..", "must not be '..'"],
   ];
   it.each(cases)("%s", (_name, check, value, fragment) => {
     const errs = check(value);
     if (fragment === undefined) expect(errs).toEqual([]);
     else expect(errs.join("\n")).toContain(fragment);
   });
-
-  it("allows a trailing dash in generateName but not in a name", () => {
-    expect(nameIsDNSSubdomain("web-", true)).toEqual([]);
-    expect(nameIsDNSSubdomain("web-", false)).not.toEqual([]);
-  });
 });
 
-describe("IP parsing with Go semantics", () => {
+describe("metadata checks", () => {
+  const render = (errs: Array<{ field: string; message: string }>) => errs.map((e) => `${e.field}: ${e.message}`);
   it.each([
-    ["10.0.0.1", 4],
-    ["010.000.000.001", 4],
-    ["::ffff:10.0.0.1", 4],
-    ["2001:db8::1", 16],
-  ])("parses %s into %i bytes", (text, len) => {
-    expect(parseIP(text)?.bytes.length).toBe(len);
+    ["a name is required", { labels: {} }, "custom", "metadata.name: Required value: name or generateName is required"],
+    ["a custom resource's name is a DNS subdomain", { name: "Web" }, "custom", 'metadata.name: Invalid value: "Web"'],
+    ["a Namespace's name is a DNS label", { name: "a.b" }, "Namespace", 'metadata.name: Invalid value: "a.b"'],
+    [
+      "another built-in's name is a path segment",
+      { name: "a%b" },
+      "Role.rbac.authorization.k8s.io",
+      "may not contain '%'",
+    ],
+    [
+      "a label key is a qualified name",
+      { name: "a", labels: { "bad key!": "x" } },
+      "Pod",
+      'metadata.labels: Invalid value: "bad key!"',
+    ],
+    [
+      "a label value may not end in a dash",
+      { name: "a", labels: { app: "web-" } },
+      "Pod",
+      'metadata.labels: Invalid value: "web-"',
+    ],
+    [
+      "an annotation key is a qualified name",
+      { name: "a", annotations: { "a/b/c": "x" } },
+      "Pod",
+      "metadata.annotations",
+    ],
+  ])("%s", (_name, meta, kind, fragment) => {
+    expect(render(validateMetadata(meta, kind, true)).join("\n")).toContain(fragment);
   });
 
-  it.each(["256.0.0.1", "1.2.3", "abc", "1.2.3.4.5", "fe80::1%eth0"])("rejects %s", (text) => {
-    expect(parseIP(text)).toBeUndefined();
-  });
-
-  it.each([
-    ["127.0.10.5", "may not be in the loopback range (127.0.0.0/8, ::1/128)"],
-    ["::1", "may not be in the loopback range"],
-    ["169.254.1.1", "may not be in the link-local range (169.254.0.0/16, fe80::/10)"],
-    ["fe80::1", "may not be in the link-local range"],
-    ["224.0.0.5", "may not be in the link-local multicast range"],
-    ["0.0.0.0", "may not be unspecified (0.0.0.0)"],
-  ])("an endpoint may not use %s", (ip, fragment) => {
-    expect(
-      validateEndpointIP("x", ip)
-        .map((e) => e.message)
-        .join("\n"),
-    ).toContain(fragment);
-  });
-
-  it("an endpoint may use an ordinary private address", () => {
-    expect(validateEndpointIP("x", "10.1.2.3")).toEqual([]);
+  it("accepts a valid object, and checks the name on create only", () => {
+    expect(validateMetadata({ name: "system:controller:web", labels: { app: "web" } }, "ClusterRole", true)).toEqual(
+      [],
+    );
+    expect(validateMetadata({ name: "Web" }, "custom", false)).toEqual([]);
   });
 });
