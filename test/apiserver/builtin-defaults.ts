@@ -18,22 +18,9 @@ function defaultPodSpec(spec: Record<string, any> | undefined): void {
   spec.restartPolicy ??= "Always";
   spec.terminationGracePeriodSeconds ??= 30;
   spec.dnsPolicy ??= "ClusterFirst";
-  spec.securityContext ??= {};
-  spec.schedulerName ??= "default-scheduler";
   if (spec.serviceAccountName === undefined && spec.serviceAccount === undefined) spec.serviceAccountName = "default";
   spec.serviceAccount ??= spec.serviceAccountName;
   spec.serviceAccountName ??= spec.serviceAccount;
-  spec.enableServiceLinks ??= true;
-  spec.preemptionPolicy ??= "PreemptLowerPriority";
-  spec.priority ??= 0;
-}
-
-function podQosClass(spec: Record<string, any> | undefined): string {
-  const containers = (spec?.containers ?? []) as Array<Record<string, any>>;
-  const hasResources = containers.some(
-    (c) => Object.keys(c.resources?.requests ?? {}).length > 0 || Object.keys(c.resources?.limits ?? {}).length > 0,
-  );
-  return hasResources ? "Burstable" : "BestEffort";
 }
 
 let nextServiceIp = 1;
@@ -59,11 +46,6 @@ export function applyBuiltinDefaults(group: string, kind: string, obj: KubeObjec
     obj.spec ??= {};
     obj.spec.replicas ??= 1;
     defaultPodSpec(obj.spec.template?.spec);
-    if (kind === "Deployment") {
-      obj.spec.revisionHistoryLimit ??= 10;
-      obj.spec.progressDeadlineSeconds ??= 600;
-      obj.spec.strategy ??= { type: "RollingUpdate", rollingUpdate: { maxSurge: "25%", maxUnavailable: "25%" } };
-    }
   }
   if (group === "" && kind === "Service") {
     const spec = (obj.spec ??= {});
@@ -95,7 +77,7 @@ export function applyBuiltinDefaults(group: string, kind: string, obj: KubeObjec
 /** Resets of status and allocations on create, as the real strategies' PrepareForCreate do. */
 export function prepareBuiltinCreate(group: string, kind: string, obj: KubeObject): void {
   if (group === "" && kind === "Pod") {
-    obj.status = { phase: "Pending", qosClass: podQosClass(obj.spec) };
+    obj.status = { phase: "Pending" };
   } else if (group === "" && kind === "Namespace") {
     obj.spec = { finalizers: ["kubernetes"] };
     obj.status = { phase: "Active" };

@@ -16,7 +16,6 @@ export interface CrdServing {
   crdName: string;
   schema: Schema | undefined;
   printerColumns: PrinterColumn[];
-  selectableFields: string[];
   storageVersion: string;
 }
 
@@ -30,9 +29,6 @@ export function crdResourceTypes(crd: KubeObject): ResourceType[] {
     .map((v) => {
       const subresources: string[] = [];
       if (v.subresources?.status !== undefined) subresources.push("status");
-      const selectable = ((v.selectableFields ?? []) as Array<{ jsonPath: string }>).map((f) =>
-        f.jsonPath.replace(/^\./, ""),
-      );
       return {
         group: spec.group as string,
         version: v.name as string,
@@ -45,12 +41,11 @@ export function crdResourceTypes(crd: KubeObject): ResourceType[] {
         namespaced: spec.scope !== "Cluster",
         verbs: ALL_VERBS,
         subresources,
-        fieldLabels: selectable,
+        fieldLabels: [],
         crd: {
           crdName: crd.metadata.name as string,
           schema: v.schema?.openAPIV3Schema as Schema | undefined,
           printerColumns: (v.additionalPrinterColumns ?? []) as PrinterColumn[],
-          selectableFields: selectable,
           storageVersion: storage,
         },
       } satisfies ResourceType;

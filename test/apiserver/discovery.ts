@@ -1,4 +1,5 @@
-// Discovery documents: /api, /apis, per group-version resource lists, and aggregated discovery (v2).
+// Discovery documents: /api, /apis and per group-version resource lists. Aggregated discovery (v2) is
+// not served: kubectl and helm fall back to these, as with any server without it.
 import { apiVersionOf, type ResourceType } from "./resource-types.js";
 
 function groupVersions(types: ResourceType[], group: string): string[] {
@@ -94,42 +95,4 @@ export function apiResourceList(
     }
   }
   return { kind: "APIResourceList", apiVersion: "v1", groupVersion: apiVersionOf({ group, version }), resources };
-}
-
-/** apidiscovery.k8s.io/v2 APIGroupDiscoveryList for /api (core) or /apis (all named groups). */
-export function aggregatedDiscovery(types: ResourceType[], core: boolean): Record<string, unknown> {
-  const groupNames = core ? [""] : groups(types);
-  return {
-    kind: "APIGroupDiscoveryList",
-    apiVersion: "apidiscovery.k8s.io/v2",
-    metadata: {},
-    items: groupNames.map((g) => ({
-      metadata: g ? { name: g } : {},
-      versions: groupVersions(types, g).map((v) => ({
-        version: v,
-        freshness: "Current",
-        resources: types
-          .filter((t) => t.group === g && t.version === v)
-          .map((t) => {
-            const r: Record<string, unknown> = {
-              resource: t.plural,
-              responseKind: { group: t.group, version: t.version, kind: t.kind },
-              scope: t.namespaced ? "Namespaced" : "Cluster",
-              singularResource: t.singular,
-              verbs: t.verbs,
-            };
-            if (t.shortNames.length) r.shortNames = t.shortNames;
-            if (t.categories.length) r.categories = t.categories;
-            if (t.subresources.length) {
-              r.subresources = t.subresources.map((sub) => ({
-                subresource: sub,
-                responseKind: subresourceKind(t, sub),
-                verbs: subresourceVerbs(sub),
-              }));
-            }
-            return r;
-          }),
-      })),
-    })),
-  };
 }

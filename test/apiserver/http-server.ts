@@ -11,7 +11,7 @@ import type { RequestLogEntry } from "./request-log.js";
 import type { KubeObject, StoredEvent } from "./store.js";
 import { toTable } from "./table.js";
 import { jsonText } from "./json-text.js";
-import { aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, apiVersions } from "./discovery.js";
+import { apiGroup, apiGroupList, apiResourceList, apiVersions } from "./discovery.js";
 import { groupVersionDocument, openApiIndex } from "./openapi.js";
 import { qualifiedResource } from "./errors.js";
 import { decodeProtobuf, isProtobuf } from "./protobuf.js";
@@ -120,10 +120,6 @@ function verbOf(method: string, route: Route, query: URLSearchParams): string {
 function wantsTable(req: IncomingMessage): boolean {
   const accept = req.headers.accept ?? "";
   return accept.split(",").some((a) => /as=Table/.test(a) && /g=meta\.k8s\.io/.test(a));
-}
-
-function wantsAggregated(req: IncomingMessage): boolean {
-  return /as=APIGroupDiscoveryList/.test(req.headers.accept ?? "") && /v=v2(?![a-z0-9])/.test(req.headers.accept ?? "");
 }
 
 function writeContext(req: IncomingMessage, query: URLSearchParams, user: string): WriteContext {
@@ -242,20 +238,8 @@ async function handle(ctx: HttpContext, req: IncomingMessage, res: ServerRespons
       res.end("ok");
       return;
     }
-    if (p === "/api") {
-      if (wantsAggregated(req))
-        return respond(200, aggregatedDiscovery(types, true), {
-          "Content-Type": "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
-        });
-      return respond(200, apiVersions(ctx.serverAddress()));
-    }
-    if (p === "/apis") {
-      if (wantsAggregated(req))
-        return respond(200, aggregatedDiscovery(types, false), {
-          "Content-Type": "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
-        });
-      return respond(200, apiGroupList(types));
-    }
+    if (p === "/api") return respond(200, apiVersions(ctx.serverAddress()));
+    if (p === "/apis") return respond(200, apiGroupList(types));
     if (segments[0] === "api" && segments.length === 2) {
       const list = apiResourceList(types, "", segments[1]!);
       return list ? respond(200, list) : fail(notFoundPath());

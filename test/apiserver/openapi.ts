@@ -4,7 +4,6 @@ import { createHash } from "node:crypto";
 import { apiVersionOf, type ResourceType } from "./resource-types.js";
 
 const OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
-const LIST_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta";
 
 function gvPath(group: string, version: string): string {
   return group ? `apis/${group}/${version}` : `api/${version}`;
@@ -32,68 +31,12 @@ export function openApiIndex(
   return { paths };
 }
 
+// Metadata as a plain object: kubectl computes built-ins' strategic patches from its own types and
+// merge-patches custom resources, so neither needs the real document's patch directives here.
 const objectMetaSchema = {
-  description:
-    "ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.",
+  description: "Standard object's metadata.",
   type: "object",
-  properties: {
-    name: { description: "Name must be unique within a namespace.", type: "string" },
-    generateName: {
-      description:
-        "GenerateName is an optional prefix, used by the server, to generate a unique name ONLY IF the Name field has not been provided.",
-      type: "string",
-    },
-    namespace: { description: "Namespace defines the space within which each name must be unique.", type: "string" },
-    uid: { description: "UID is the unique in time and space value for this object.", type: "string" },
-    resourceVersion: {
-      description: "An opaque value that represents the internal version of this object.",
-      type: "string",
-    },
-    generation: {
-      description: "A sequence number representing a specific generation of the desired state.",
-      type: "integer",
-      format: "int64",
-    },
-    creationTimestamp: {
-      description: "CreationTimestamp is a timestamp representing the server time when this object was created.",
-      type: "string",
-      format: "date-time",
-    },
-    deletionTimestamp: {
-      description: "DeletionTimestamp is RFC 3339 date and time at which this resource will be deleted.",
-      type: "string",
-      format: "date-time",
-    },
-    labels: {
-      description: "Map of string keys and values that can be used to organize and categorize objects.",
-      type: "object",
-      additionalProperties: { type: "string", default: "" },
-    },
-    annotations: {
-      description: "Annotations is an unstructured key value map stored with a resource.",
-      type: "object",
-      additionalProperties: { type: "string", default: "" },
-    },
-    finalizers: {
-      description: "Must be empty before the object is deleted from the registry.",
-      type: "array",
-      items: { type: "string", default: "" },
-      "x-kubernetes-list-type": "set",
-      "x-kubernetes-patch-strategy": "merge",
-    },
-    ownerReferences: {
-      description: "List of objects depended by this object.",
-      type: "array",
-      items: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
-      "x-kubernetes-patch-merge-key": "uid",
-      "x-kubernetes-patch-strategy": "merge",
-    },
-    managedFields: {
-      description: "ManagedFields maps workflow-id and version to the set of fields that are managed by that workflow.",
-      type: "array",
-      items: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
-    },
-  },
+  "x-kubernetes-preserve-unknown-fields": true,
 };
 
 function gvkExt(t: ResourceType): Array<Record<string, string>> {
@@ -105,16 +48,8 @@ function kindSchema(t: ResourceType): Record<string, unknown> {
     ? structuredClone(t.crd.schema)
     : { type: "object", "x-kubernetes-preserve-unknown-fields": true };
   base.properties = { ...(base.properties ?? {}) };
-  base.properties.apiVersion = {
-    description:
-      "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values.",
-    type: "string",
-  };
-  base.properties.kind = {
-    description:
-      "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to.",
-    type: "string",
-  };
+  base.properties.apiVersion = { type: "string" };
+  base.properties.kind = { type: "string" };
   base.properties.metadata = {
     description: "Standard object's metadata.",
     allOf: [{ $ref: `#/components/schemas/${OBJECT_META}` }],
@@ -125,153 +60,45 @@ function kindSchema(t: ResourceType): Record<string, unknown> {
   return base;
 }
 
-function listSchema(t: ResourceType): Record<string, unknown> {
+/** One operation, as kubectl's field-validation check reads it: its action, kind and query parameters. */
+function operation(t: ResourceType, action: string, write: boolean): Record<string, unknown> {
+  const ref = { $ref: `#/components/schemas/${schemaName(t)}` };
+  const query = ["dryRun", "fieldManager", "fieldValidation", ...(action === "patch" ? ["force"] : [])];
   return {
-    description: `${t.listKind} is a list of ${t.kind}`,
-    type: "object",
-    required: ["items"],
-    properties: {
-      apiVersion: { type: "string" },
-      kind: { type: "string" },
-      items: { type: "array", items: { $ref: `#/components/schemas/${schemaName(t)}`, default: {} } },
-      metadata: { allOf: [{ $ref: `#/components/schemas/${LIST_META}` }], default: {} },
-    },
-    "x-kubernetes-group-version-kind": [{ group: t.group, version: t.version, kind: t.listKind }],
-  };
-}
-
-function queryParam(name: string, description: string, type = "string"): Record<string, unknown> {
-  return { name, in: "query", description, schema: { type, uniqueItems: true } };
-}
-
-function operation(
-  t: ResourceType,
-  action: string,
-  opId: string,
-  extra: Record<string, unknown> = {},
-): Record<string, unknown> {
-  const ref = { $ref: `#/components/schemas/${action === "list" ? `${schemaName(t)}List` : schemaName(t)}` };
-  return {
-    operationId: opId,
-    responses: {
-      "200": {
-        description: "OK",
-        content: { "application/json": { schema: ref }, "application/yaml": { schema: ref } },
-      },
-    },
+    responses: { "200": { description: "OK", content: { "application/json": { schema: ref } } } },
     "x-kubernetes-action": action,
     "x-kubernetes-group-version-kind": { group: t.group, version: t.version, kind: t.kind },
-    ...extra,
+    ...(write ? { parameters: query.map((name) => ({ name, in: "query", schema: { type: "string" } })) } : {}),
+    ...(action === "patch"
+      ? { requestBody: { content: { "application/merge-patch+json": { schema: { type: "object" } } } } }
+      : {}),
   };
 }
 
 function pathsFor(t: ResourceType): Record<string, unknown> {
   const prefix = t.group ? `/apis/${t.group}/${t.version}` : `/api/${t.version}`;
   const collection = t.namespaced ? `${prefix}/namespaces/{namespace}/${t.plural}` : `${prefix}/${t.plural}`;
-  const opBase = `${
-    t.group
-      ? t.group
-          .split(".")
-          .map((s, i) => (i === 0 ? s : s[0]!.toUpperCase() + s.slice(1)))
-          .join("")
-      : "core"
-  }${t.version[0]!.toUpperCase()}${t.version.slice(1)}${t.namespaced ? "Namespaced" : ""}${t.kind}`;
-  const writeParams = [
-    queryParam("dryRun", "When present, indicates that modifications should not be persisted."),
-    queryParam(
-      "fieldManager",
-      "fieldManager is a name associated with the actor or entity that is making these changes.",
-    ),
-    queryParam(
-      "fieldValidation",
-      "fieldValidation instructs the server on how to handle objects in the request containing unknown or duplicate fields. Valid values are: Ignore, Warn, Strict.",
-    ),
-  ];
-  const patchTypes = ["application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml"];
-  // Built-ins leave strategic merge out of the document so kubectl computes it from its own types.
-  const patchContent = Object.fromEntries(
-    patchTypes.map((ct) => [
-      ct,
-      { schema: { $ref: "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Patch" } },
-    ]),
-  );
-  const pathParams = [
-    ...(t.namespaced
-      ? [{ name: "namespace", in: "path", required: true, schema: { type: "string", uniqueItems: true } }]
-      : []),
-  ];
-  const paths: Record<string, unknown> = {
-    [collection]: {
-      get: operation(t, "list", `list${opBase}`),
-      post: operation(t, "post", `create${opBase}`, {
-        parameters: writeParams,
-        requestBody: {
-          content: { "*/*": { schema: { $ref: `#/components/schemas/${schemaName(t)}` } } },
-          required: true,
-        },
-      }),
-      delete: operation(t, "deletecollection", `deletecollection${opBase}`),
-      parameters: pathParams,
-    },
-    [`${collection}/{name}`]: {
-      get: operation(t, "get", `read${opBase}`),
-      put: operation(t, "put", `replace${opBase}`, {
-        parameters: writeParams,
-        requestBody: {
-          content: { "*/*": { schema: { $ref: `#/components/schemas/${schemaName(t)}` } } },
-          required: true,
-        },
-      }),
-      patch: operation(t, "patch", `patch${opBase}`, {
-        parameters: [...writeParams, queryParam("force", 'Force is going to "force" Apply requests.', "boolean")],
-        requestBody: { content: patchContent, required: true },
-      }),
-      delete: operation(t, "delete", `delete${opBase}`),
-      parameters: [
-        { name: "name", in: "path", required: true, schema: { type: "string", uniqueItems: true } },
-        ...pathParams,
-      ],
-    },
+  const item = {
+    get: operation(t, "get", false),
+    put: operation(t, "put", true),
+    patch: operation(t, "patch", true),
+    delete: operation(t, "delete", false),
   };
-  if (t.subresources.includes("status")) {
-    paths[`${collection}/{name}/status`] = {
-      get: operation(t, "get", `read${opBase}Status`),
-      put: operation(t, "put", `replace${opBase}Status`, { parameters: writeParams }),
-      patch: operation(t, "patch", `patch${opBase}Status`, {
-        parameters: [...writeParams, queryParam("force", 'Force is going to "force" Apply requests.', "boolean")],
-        requestBody: { content: patchContent, required: true },
-      }),
-      parameters: [
-        { name: "name", in: "path", required: true, schema: { type: "string", uniqueItems: true } },
-        ...pathParams,
-      ],
-    };
-  }
-  return paths;
+  return {
+    [collection]: { post: operation(t, "post", true) },
+    [`${collection}/{name}`]: item,
+    ...(t.subresources.includes("status") ? { [`${collection}/{name}/status`]: item } : {}),
+  };
 }
 
 export function groupVersionDocument(types: ResourceType[], group: string, version: string): Record<string, unknown> {
   const mine = types.filter((t) => t.group === group && t.version === version);
   const schemas: Record<string, unknown> = {
     [OBJECT_META]: objectMetaSchema,
-    [LIST_META]: {
-      description: "ListMeta describes metadata that synthetic resources must have.",
-      type: "object",
-      properties: {
-        continue: { type: "string" },
-        remainingItemCount: { type: "integer", format: "int64" },
-        resourceVersion: { type: "string" },
-      },
-    },
-    "io.k8s.apimachinery.pkg.apis.meta.v1.Patch": {
-      description: "Patch is provided to give a concrete name and type to the Kubernetes PATCH request body.",
-      type: "object",
-    },
   };
   let paths: Record<string, unknown> = {};
   for (const t of mine) {
     schemas[schemaName(t)] = kindSchema(t);
-    schemas[`${schemaName(t)}List`] = listSchema(t);
     paths = { ...paths, ...pathsFor(t) };
   }
   return {

@@ -1,5 +1,5 @@
-// Decodes the Kubernetes protobuf request bodies helm sends: its release Secrets and ConfigMaps and
-// their DeleteOptions. Other kinds are 415 (send JSON): kube-apiserver is the reference for the rest.
+// Decodes the Kubernetes protobuf request bodies helm sends: its release Secrets (the default storage
+// driver) and their DeleteOptions. Other kinds are 415 (send JSON): kube-apiserver is the reference for the rest.
 // Responses stay JSON, which client-go accepts whatever it asked for first.
 import { BinaryReader, type WireType } from "@bufbuild/protobuf/wire";
 import { ApiError } from "./errors.js";
@@ -119,25 +119,6 @@ function secret(b: Uint8Array): Record<string, unknown> {
   return out;
 }
 
-function configMap(b: Uint8Array): Record<string, unknown> {
-  const r = new Reader(b);
-  const out: Record<string, any> = { apiVersion: "v1", kind: "ConfigMap" };
-  r.each((f, w) => {
-    if (w !== 2 && !(w === 0 && f === 4)) return false;
-    if (f === 1) out.metadata = objectMeta(r.bytes());
-    else if (f === 2) {
-      const [k, v] = mapEntry(r.bytes(), false);
-      out.data = { ...(out.data ?? {}), [k]: v };
-    } else if (f === 3) {
-      const [k, v] = mapEntry(r.bytes(), true);
-      out.binaryData = { ...(out.binaryData ?? {}), [k]: v };
-    } else if (f === 4) out.immutable = r.varint() !== 0n;
-    else return false;
-    return true;
-  });
-  return out;
-}
-
 function deleteOptions(b: Uint8Array): Record<string, unknown> {
   const r = new Reader(b);
   const out: Record<string, any> = {};
@@ -165,7 +146,6 @@ function deleteOptions(b: Uint8Array): Record<string, unknown> {
 
 const DECODERS: Record<string, (b: Uint8Array) => Record<string, unknown>> = {
   "v1/Secret": secret,
-  "v1/ConfigMap": configMap,
   "v1/DeleteOptions": deleteOptions,
   "meta.k8s.io/v1/DeleteOptions": deleteOptions,
 };
@@ -204,7 +184,7 @@ export function decodeProtobuf(body: Buffer): Record<string, unknown> {
   throw new ApiError(
     415,
     "UnsupportedMediaType",
-    `the test API server decodes protobuf only for Secrets, ConfigMaps and DeleteOptions, not ${apiVersion}/${kind}; send JSON`,
+    `the test API server decodes protobuf only for Secrets and DeleteOptions, not ${apiVersion}/${kind}; send JSON`,
     {},
   );
 }

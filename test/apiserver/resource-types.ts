@@ -192,10 +192,6 @@ export function builtinResourceTypes(): ResourceType[] {
       namespaced: false,
       fields: ["webhooks"],
     }),
-    builtin("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration", "validatingwebhookconfigurations", {
-      namespaced: false,
-      fields: ["webhooks"],
-    }),
     builtin("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", {
       shortNames: ["pdb"],
       subresources: ["status"],

@@ -218,18 +218,6 @@ const EVENT_COLUMNS: Column[] = [
   col("Name", "string", "", "name", 1),
 ];
 
-function nodeRow(o: KubeObject, now: number): unknown[] {
-  const ready = ((o.status?.conditions ?? []) as Array<Record<string, any>>).find((c) => c.type === "Ready");
-  const status = ready?.status === "True" ? "Ready" : ready ? "NotReady" : "Unknown";
-  return [
-    o.metadata.name,
-    o.spec?.unschedulable ? `${status},SchedulingDisabled` : status,
-    "<none>",
-    age(o, now),
-    o.status?.nodeInfo?.kubeletVersion ?? "",
-  ];
-}
-
 type Printer = { columns: Column[]; row: (o: KubeObject, now: number) => unknown[] };
 
 const NAME = col("Name", "string", "Name must be unique within a namespace.", "name");
@@ -239,7 +227,7 @@ const AGE = col(
   "CreationTimestamp is a timestamp representing the server time when this object was created.",
 );
 
-/** Built-in printers for the kinds people look at with kubectl get, as the real server prints them. */
+/** Built-in printers for the kinds this project looks at with kubectl get, as the real server prints them; others get NAME and AGE. */
 const BUILTIN_PRINTERS: Record<string, Printer> = {
   "/Pod": {
     columns: [
@@ -274,17 +262,6 @@ const BUILTIN_PRINTERS: Record<string, Printer> = {
     columns: EVENT_COLUMNS,
     row: (o, now) => eventRow(convertEvent(o, CORE_EVENT_VERSION), now),
   },
-  "/Node": { columns: [NAME, col("Status"), col("Roles"), AGE, col("Version")], row: nodeRow },
-  "apps/Deployment": {
-    columns: [NAME, col("Ready"), col("Up-to-date", "integer"), col("Available", "integer"), AGE],
-    row: (o, now) => [
-      o.metadata.name,
-      `${o.status?.readyReplicas ?? 0}/${o.spec?.replicas ?? 0}`,
-      o.status?.updatedReplicas ?? 0,
-      o.status?.availableReplicas ?? 0,
-      age(o, now),
-    ],
-  },
   "apps/ReplicaSet": {
     columns: [NAME, col("Desired", "integer"), col("Current", "integer"), col("Ready", "integer"), AGE],
     row: (o, now) => [
@@ -292,16 +269,6 @@ const BUILTIN_PRINTERS: Record<string, Printer> = {
       o.spec?.replicas ?? 0,
       o.status?.replicas ?? 0,
       o.status?.readyReplicas ?? 0,
-      age(o, now),
-    ],
-  },
-  "policy/PodDisruptionBudget": {
-    columns: [NAME, col("Min Available"), col("Max Unavailable"), col("Allowed Disruptions", "integer"), AGE],
-    row: (o, now) => [
-      o.metadata.name,
-      o.spec?.minAvailable ?? "N/A",
-      o.spec?.maxUnavailable ?? "N/A",
-      o.status?.disruptionsAllowed ?? 0,
       age(o, now),
     ],
   },
