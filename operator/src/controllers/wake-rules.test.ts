@@ -50,6 +50,7 @@ function context(): WakeContext {
     builtInSlices: new MemoryCache<KubeObject>(),
     replicaSets: new MemoryCache<ReplicaSetObject>(),
     diagnostics: new MemoryCache<KubeObject>(),
+    ledgers: new MemoryCache<KubeObject>(),
   } as unknown as Caches;
   return {
     caches,

@@ -106,15 +106,23 @@ export function encodePolicyLedger(entries: readonly LedgerEntry[]): PolicyLedge
  * of entries is an error.
  */
 export function decodeOperatorLedger(data: Readonly<Record<string, string>> | undefined | null): LedgerResult {
+  return decodeLedgerData(data, "operator-wide ledger");
+}
+
+/** Reads a ledger ConfigMap's `data` (the operator-wide one, or a policy's): `what` names it in errors. */
+export function decodeLedgerData(
+  data: Readonly<Record<string, string>> | undefined | null,
+  what: string,
+): LedgerResult {
   const text = data?.[OPERATOR_LEDGER_KEY];
   if (text === undefined) return { ok: true, entries: [] };
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch (cause) {
-    return { ok: false, error: `operator-wide ledger is not JSON: ${(cause as Error).message}` };
+    return { ok: false, error: `${what} is not JSON: ${(cause as Error).message}` };
   }
-  return decodeItems(raw, true, "operator-wide ledger");
+  return decodeItems(raw, true, what);
 }
 
 /** Writes the operator-wide ledger as ConfigMap `data`, oldest first. */
