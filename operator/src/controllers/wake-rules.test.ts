@@ -150,6 +150,19 @@ describe("what wakes what", () => {
       },
       wakes: ["policy shop/web"],
     },
+    {
+      name: "a policy's ledger ConfigMap deleted by someone wakes the policy owning it (it is restored)",
+      source: "ledgers",
+      old: {
+        metadata: {
+          namespace: "shop",
+          name: "web-healthprobe-ledger",
+          ownerReferences: [{ kind: "HealthProbePolicy", name: "web" }],
+        },
+      },
+      now: undefined,
+      wakes: ["policy shop/web"],
+    },
   ])("$name", ({ source, old, now, wakes }) => {
     expect(sorted(wakesOf(WAKE_RULES, source, old, now, context()))).toEqual(wakes);
   });

@@ -23,6 +23,8 @@
 //     429 (with the uid precondition) means this very pod is alive and was left alone.
 //  5. A ledger that cannot be decoded is an error, never an empty ledger: the chain
 //     then blocks every replacement that would need it.
+//  6. A policy's ledger is its ConfigMap; while it has none, status.replacements (what an
+//     earlier version kept there, or the mirror) counts in its place (policy-ledger.ts).
 // Hence in any window, removals <= distinct uids charged in that window <= the budget.
 
 import { DAY_MS, formatInstant, pruneLedger, sortLedger, type LedgerEntry, type ReplacementMethod } from "./budget.js";
@@ -166,10 +168,11 @@ export function withoutPod(entries: readonly LedgerEntry[], podUid: string): Led
 }
 
 /**
- * What `status.replacements` holds after a reconcile: the current ledger (when the reconcile
- * had one) or the persisted one, pruned to the last 24 hours. A persisted ledger that cannot be
- * read is kept exactly as it is, never rewritten as an empty list, which would reset the
- * budgets; `unreadable` then says why, so nothing is replaced until someone repairs it.
+ * What `status.replacements` holds after a reconcile: the policy's ledger as the reconcile read
+ * or wrote its ConfigMap (when it had one), else what status held, pruned to the last 24 hours.
+ * A status ledger that cannot be read is kept exactly as it is, never rewritten as an empty list:
+ * while there is no ConfigMap it is the baseline (policy-ledger.ts), and an empty one would reset
+ * the budgets; `unreadable` then says why, so nothing is replaced until someone repairs it.
  */
 export function planStatusLedger(
   persisted: unknown,
