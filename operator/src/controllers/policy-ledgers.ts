@@ -34,8 +34,8 @@ export interface PolicyLedger {
 }
 
 interface Known {
-  /** The cached version this stands in for: while the cache still shows it, this is newer. */
-  over: string | undefined;
+  /** The versions this stands in for (the cached one read, and this process's earlier writes): while the cache shows one, this is newer. */
+  over: ReadonlySet<string | undefined>;
   cm: ConfigMapObject | undefined;
   /** A fresh read the cache may never show (a ConfigMap without the ledger label) is kept only so long. */
   until?: number;
@@ -63,7 +63,7 @@ export class PolicyLedgers {
     const cachedResourceVersion = cached?.metadata?.resourceVersion;
     let cm = cached;
     const mine = this.known.get(key);
-    if (mine && mine.over === cachedResourceVersion && (mine.until === undefined || mine.until > this.o.clock.now()))
+    if (mine && mine.over.has(cachedResourceVersion) && (mine.until === undefined || mine.until > this.o.clock.now()))
       cm = mine.cm;
     else this.known.delete(key);
     const read = readPolicyLedger(cm && viewOf(cm, name), ownerOf(policy), this.o.statusOf(policy)?.replacements);
@@ -87,7 +87,7 @@ export class PolicyLedgers {
         // AlreadyExists: the cache has not shown it (yet, or ever: a ConfigMap without the label).
         const found = await this.o.writer.findConfigMap(body.namespace, body.name);
         this.known.set(key, {
-          over: ledger.cachedResourceVersion,
+          over: new Set([ledger.cachedResourceVersion]),
           cm: found,
           until: this.o.clock.now() + FOUND_KEEP_MS,
         });
@@ -99,7 +99,9 @@ export class PolicyLedgers {
       }
       throw err;
     }
-    this.known.set(key, { over: ledger.cachedResourceVersion, cm: out });
+    // Written over exactly ledger.resourceVersion: every version it supersedes is older than this one.
+    const over = new Set([...(this.known.get(key)?.over ?? []), ledger.cachedResourceVersion, ledger.resourceVersion]);
+    this.known.set(key, { over, cm: out });
     return {
       ...ledger,
       entries: [...entries],

@@ -238,6 +238,15 @@ describe("a policy's ledger as written", () => {
     expect(stored()).toEqual(["web-b", "web-a"]);
   });
 
+  it("reads its newest write while the cache shows an earlier write of its own", async () => {
+    const { store, writer, cache } = aStore();
+    await store.updatePolicy(store.policy(policyB()), "charge", entry("web-a"), NOW);
+    const first = structuredClone(writer.ledgers.get(`shop/${LEDGER}`)!);
+    await store.updatePolicy(store.policy(policyB()), "charge", entry("web-b", 1), NOW);
+    cache.put(first as KubeObject); // the cache shows the first write, not the second yet
+    expect(store.policy(policyB()).entries?.map((e) => e.pod)).toEqual(["web-b", "web-a"]);
+  });
+
   it("takes the cache's version once it shows a write after its own", async () => {
     const { store, writer, cache, sync } = aStore();
     await store.updatePolicy(store.policy(policyB()), "charge", entry("web-a"), NOW);
