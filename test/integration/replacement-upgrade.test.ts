@@ -6,6 +6,7 @@
 import { describe, expect, it } from "@jest/globals";
 import { CustomObjectsApi } from "@kubernetes/client-node";
 import { formatInstant } from "../../operator/src/domain/budget.js";
+import { requestsBy } from "../apiserver/index.js";
 import { waitFor } from "../support/wait-for.js";
 import { aPolicy, aReplicaSet, aService, kubeConfigFor } from "./support/cluster.js";
 import { conditionOf, evictionsOf, livePods, policyLedger, policyStatus } from "./support/queries.js";
@@ -159,6 +160,36 @@ describe("the upgrade from a ledger in status.replacements", () => {
       { timeoutMs: WAIT_MS, what: "the ledger ConfigMap restored" },
     );
     expect(JSON.parse(restored.data!.ledger!)).toEqual([{ policy: `${bed.cluster.namespace}/web`, ...old }]);
+  }, 60_000);
+
+  it("never writes a user's ConfigMap of the ledger's name, and replaces nothing for the policy while it is there", async () => {
+    const mine = {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: LEDGER, namespace: bed.cluster.namespace },
+      data: { "app.conf": "mine" },
+    };
+    await bed.cluster.create(mine);
+    await policyWithStatusLedger([earlierCharge(10)]);
+    await bed.startOperator([], { clock: bed.clock });
+    const blocked = await waitFor(
+      async () => {
+        const c = conditionOf(await policyStatus(bed.cluster), "ReplacementBlocked");
+        return c?.status === "True" && c.reason === "Budget" ? c : undefined;
+      },
+      { timeoutMs: WAIT_MS, what: "replacement blocked on Budget" },
+    );
+    expect(blocked.message).toBe(
+      `ConfigMap ${LEDGER} is not this policy's replacement ledger (it is not labelled healthprobe.io/ledger=policy); it is left alone, move it away; nothing is replaced until it can be read`,
+    );
+    const after = await bed.cluster.get("v1", "ConfigMap", LEDGER);
+    expect(after!.data).toEqual(mine.data);
+    expect(after!.metadata!.labels ?? {}).toEqual({});
+    expect(
+      requestsBy(bed.cluster.server.requestLog, { user: "operator", resource: "configmaps", verb: "update" }).filter(
+        (e) => e.name === LEDGER,
+      ),
+    ).toEqual([]);
   }, 60_000);
 });
 
