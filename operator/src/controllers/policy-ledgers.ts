@@ -94,7 +94,9 @@ export class PolicyLedgers {
         throw new StaleCacheError(`ledger ConfigMap ${body.name} exists; read again`, { cause: err });
       }
       if (code === 409 || code === 404) {
-        this.known.delete(key);
+        // What this write went over is stale; a newer write of this process's own (another worker's) still stands.
+        const mine = this.known.get(key);
+        if (code === 404 || mine?.cm?.metadata?.resourceVersion === ledger.resourceVersion) this.known.delete(key);
         throw new StaleCacheError(`ledger ConfigMap ${body.name} changed; requeue`, { cause: err });
       }
       throw err;

@@ -238,6 +238,17 @@ describe("a policy's ledger as written", () => {
     expect(stored()).toEqual(["web-b", "web-a"]);
   });
 
+  it("keeps reading its own write after another worker's charge over the same older copy was refused", async () => {
+    const { store, sync } = aStore();
+    await store.updatePolicy(store.policy(policyB()), "charge", entry("first", 5), NOW);
+    sync();
+    const readByA = store.policy(policyB());
+    const readByB = store.policy(policyB());
+    await store.updatePolicy(readByA, "charge", entry("web-a"), NOW);
+    await expect(store.updatePolicy(readByB, "charge", entry("web-b"), NOW)).rejects.toBeInstanceOf(StaleCacheError);
+    expect(store.policy(policyB()).entries?.map((e) => e.pod)).toEqual(["first", "web-a"]);
+  });
+
   it("reads its newest write while the cache shows an earlier write of its own", async () => {
     const { store, writer, cache } = aStore();
     await store.updatePolicy(store.policy(policyB()), "charge", entry("web-a"), NOW);
