@@ -19,6 +19,7 @@ import {
 } from "./controllers/kube-objects.js";
 import { BUILT_IN_MANAGED_BY, slimBuiltInSlice } from "./controllers/service-endpoints.js";
 import { LABEL_POLICY } from "./domain/diagnostics.js";
+import { POLICY_LEDGER_SELECTOR } from "./domain/policy-ledger.js";
 import { LABEL_MANAGED_BY, MANAGED_BY_OPERATOR } from "./domain/endpoint-slice-types.js";
 import type { Clock } from "./runtime/clock.js";
 import type { OperatorConfig } from "./runtime/config.js";
@@ -79,6 +80,11 @@ export function startCaches(config: OperatorConfig, client: KubeClient, logger: 
       scoped("/api/v1", "configmaps"),
       slimDiagnosticsConfigMap as (cm: KubeObject & KubernetesObject) => KubeObject & KubernetesObject,
       LABEL_POLICY,
+    ),
+    ledgers: cache<KubeObject & KubernetesObject>(
+      scoped("/api/v1", "configmaps"),
+      withoutManagedFields,
+      POLICY_LEDGER_SELECTOR,
     ),
     builtInSlices: cache<KubeObject & KubernetesObject>(
       scoped("/apis/discovery.k8s.io/v1", "endpointslices"),

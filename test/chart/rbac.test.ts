@@ -221,7 +221,7 @@ describe("rbacRulesFromChart (the rendered chart)", () => {
   it.each([
     { scope: "cluster", group: "", resource: "pods", verbs: ["delete", "get", "list", "watch"] },
     { scope: "cluster", group: "", resource: "pods/log", verbs: ["get"] },
-    { scope: "cluster", group: "", resource: "configmaps", verbs: ["create", "delete", "list", "watch"] },
+    { scope: "cluster", group: "", resource: "configmaps", verbs: ["create", "delete", "list", "update", "watch"] },
     { scope: "cluster", group: "", resource: "pods/eviction", verbs: ["create"] },
     { scope: "cluster", group: "", resource: "pods/status", verbs: ["patch"] },
     { scope: "cluster", group: "", resource: "services", verbs: ["list", "watch"] },

@@ -3,11 +3,12 @@
 // pod-failpoints.test.ts): a Deployment of workload pods behind a selector-less Service, a policy
 // that drains and replaces (after 30 s, the shortest window the schema allows) within a budget,
 // the simulation's World sampled from the API server with the chaos invariants on every sample
-// (WorldWatch), the two ledgers (the policy's status.replacements and the operator-wide ConfigMap)
+// (WorldWatch), the two ledgers (the policy's ledger ConfigMap and the operator-wide one)
 // and the operator's removals from kube-apiserver's audit log.
 import { expect } from "@jest/globals";
 import { CoreV1Api, KubeConfig, KubernetesObjectApi, type V1Pod } from "@kubernetes/client-node";
 import type { RealNodeCluster } from "../../hack/control-plane/real-node/cluster.js";
+import { policyLedgerName } from "../../operator/src/domain/policy-ledger.js";
 import { RealWorldReader } from "../chaos/real-world.js";
 import type { World } from "../simulation/snapshot.js";
 import type { Obj } from "../support/kube-objects.js";
@@ -153,20 +154,15 @@ export class ReplacementChaos {
     await this.node.namespace.exec(process.execPath, ["-e", postScript(`http://${ip}:9901${path}`, body)]);
   }
 
-  /** The policy's ledger (status.replacements) and the operator-wide one (the ConfigMap), as pod uids. */
+  /** The policy's ledger (its ConfigMap) and the operator-wide one, as pod uids. */
   async ledgers(): Promise<{ policy: string[]; operator: string[] }> {
-    const p = (await this.objects.read({
-      apiVersion: "healthprobe.io/v1alpha1",
-      kind: "HealthProbePolicy",
-      metadata: { name: "web", namespace: this.ns },
-    })) as Obj;
-    const cm = await this.core
-      .readNamespacedConfigMap({ name: LEDGER_CONFIGMAP, namespace: OPERATOR_NS })
-      .catch(() => undefined);
-    const entries = JSON.parse(cm?.data?.ledger ?? "[]") as Array<{ uid: string }>;
+    const read = async (name: string, namespace: string) => {
+      const cm = await this.core.readNamespacedConfigMap({ name, namespace }).catch(() => undefined);
+      return (JSON.parse(cm?.data?.ledger ?? "[]") as Array<{ uid: string }>).map((e) => e.uid);
+    };
     return {
-      policy: (p.status?.replacements ?? []).map((e: { uid: string }) => e.uid),
-      operator: entries.map((e) => e.uid),
+      policy: await read(policyLedgerName("web"), this.ns),
+      operator: await read(LEDGER_CONFIGMAP, OPERATOR_NS),
     };
   }
 

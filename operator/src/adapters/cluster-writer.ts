@@ -6,6 +6,7 @@ import { GROUP, PLURAL, VERSION } from "../api/group.js";
 import { ALLOWED_POLICIES_ANNOTATION } from "../domain/probe-access.js";
 import type { KubeClient } from "./kube-client.js";
 import { statusCodeOf } from "./kube-errors.js";
+import type { ConfigMapObject, PolicyLedgerBody } from "../controllers/policy-writer.js";
 
 interface ObjectWithMeta {
   metadata?: { name?: string; generateName?: string; namespace?: string; resourceVersion?: string | undefined };
@@ -196,6 +197,40 @@ export class ClusterWriter {
       });
     } catch (err) {
       throw wrap(`writing ConfigMap ${namespace}/${name}`, err);
+    }
+  }
+
+  /** Creates (resourceVersion undefined) or replaces at that resourceVersion a policy's ledger ConfigMap. */
+  async writePolicyLedger(cm: PolicyLedgerBody, resourceVersion: string | undefined): Promise<ConfigMapObject> {
+    const { name, namespace, labels, ownerReferences, data } = cm;
+    const body = {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name, namespace, resourceVersion, labels, ownerReferences },
+      data,
+    };
+    try {
+      if (resourceVersion === undefined)
+        return await this.client.post<ConfigMapObject>(corePath(namespace, "configmaps"), body, {
+          fieldManager: FIELD_MANAGER,
+        });
+      return await this.client.put<ConfigMapObject>(`${corePath(namespace, "configmaps")}/${enc(name)}`, body, {
+        fieldManager: FIELD_MANAGER,
+      });
+    } catch (err) {
+      throw wrap(`writing ledger ConfigMap ${namespace}/${name}`, err);
+    }
+  }
+
+  /** A ConfigMap by name through a list with a field selector: list is what the operator may do there. */
+  async findConfigMap(namespace: string, name: string): Promise<ConfigMapObject | undefined> {
+    try {
+      const list = await this.client.request<{ items?: ConfigMapObject[] }>("GET", corePath(namespace, "configmaps"), {
+        query: { fieldSelector: `metadata.name=${name}` },
+      });
+      return list.items?.[0];
+    } catch (err) {
+      throw wrap(`reading ConfigMap ${namespace}/${name}`, err);
     }
   }
 

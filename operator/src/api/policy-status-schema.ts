@@ -141,7 +141,9 @@ export const healthProbePolicyStatusSchema = z
       .max(10000)
       .optional()
       .meta({
-        ...desc("The replacement ledger of the last 24 hours, which the budgets are enforced from."),
+        ...desc(
+          "The replacement ledger of the last 24 hours, as the operator mirrors it from the policy's ledger ConfigMap (<policy>-healthprobe-ledger), which the budgets are enforced from; with no such ConfigMap yet, its starting point.",
+        ),
         "x-kubernetes-list-type": "atomic",
       }),
     diagnostics: z

@@ -31,6 +31,8 @@ export interface Caches {
   replicaSets: WatchedCache<ReplicaSetObject>;
   /** Only the diagnostics ConfigMaps this operator wrote (labelled healthprobe.io/policy), without their data. */
   diagnostics: WatchedCache<KubeObject>;
+  /** Only the policies' replacement ledger ConfigMaps (labelled healthprobe.io/ledger=policy). */
+  ledgers: WatchedCache<KubeObject>;
   /** Only the EndpointSlices Kubernetes' EndpointSlice controller writes, slimmed to their endpoints' readiness (drain method ReadinessGate reports them). */
   builtInSlices: WatchedCache<KubeObject>;
 }

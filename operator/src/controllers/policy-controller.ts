@@ -79,7 +79,10 @@ export function buildPolicyController(o: PolicyControllerOptions): PolicyControl
   const versions = new StatusVersions(writer, clock, () => metrics?.statusWrites.inc());
   const ledgers = new LedgerStore({
     writer,
-    versions,
+    configMaps: caches.ledgers,
+    // While a policy has no ledger ConfigMap, status.replacements (newest known) is its baseline.
+    statusOf: (p) => versions.read(p).status,
+    clock,
     operatorNamespace: o.operatorNamespace,
     maxReplacementsPer12h: o.maxReplacementsPer12h,
     onOperatorRemaining: (n) => metrics?.operatorReplacementBudgetRemaining.set(n),

@@ -309,8 +309,10 @@ export class PolicyReconciler {
     const kept = await this.o.diagnostics?.retain(log, policy, now, this.o.isLeader());
     if (kept) report.diagnostics = kept.diagnostics;
     if (plan.gate?.serviceEndpoints) report.serviceEndpoints = plan.gate.serviceEndpoints;
-    if (replacement) report.replacementCondition = replacement.condition;
-    else if (this.o.isLeader() && !rotate) report.replacementCondition = "unchanged";
+    if (replacement) {
+      report.replacementCondition = replacement.condition;
+      if (replacement.ledger) report.ledger = replacement.ledger;
+    } else if (this.o.isLeader() && !rotate) report.replacementCondition = "unchanged";
     const result = await this.o.status.write(log, policy.obj, report, now);
     const requeues = [
       result?.requeueAfterMs,
@@ -363,6 +365,7 @@ export class PolicyReconciler {
   private forget(key: string): ReconcileResult {
     this.o.probeTargets.forget(key);
     this.o.status.forget(key);
+    this.o.replacer.forget(key);
     void this.o.metrics?.forgetPolicy(key);
     return;
   }

@@ -50,6 +50,36 @@ describe("the status-and-Events part", () => {
     expect(statusWrites(writer)).toBe(1);
   });
 
+  it.each([
+    {
+      name: "mirrors the ledger the replacement part read or wrote into status.replacements",
+      held: [{ pod: "old", uid: "uid-old", time: "2026-01-01T11:00:00Z", method: "Evict" }],
+      ledger: [{ pod: "new", uid: "uid-new", time: NOW - 60_000, method: "Evict" as const }],
+      mirrored: ["new"],
+    },
+    {
+      name: "keeps what status.replacements held when the replacement part did not run",
+      held: [{ pod: "old", uid: "uid-old", time: "2026-01-01T11:00:00Z", method: "Evict" }],
+      ledger: undefined,
+      mirrored: ["old"],
+    },
+  ])("$name", async ({ held, ledger, mirrored }) => {
+    const { writer, part, policy } = setUp();
+    policy.status = { replacements: held };
+    const report = {
+      readiness: { reason: "Reconciled" as const },
+      pods: [aStatusPodInput()],
+      ...(ledger ? { ledger } : {}),
+    };
+    await part.write(quietLogger(), policy, report, NOW);
+    const status = writer.statuses.get("shop/web")!.status as {
+      replacements: Array<{ pod: string }>;
+      replacedInLastDay: number;
+    };
+    expect(status.replacements.map((r) => r.pod)).toEqual(mirrored);
+    expect(status.replacedInLastDay).toBe(1);
+  });
+
   it("holds a second change within the interval back and says when to look again", async () => {
     const { writer, part, policy } = setUp();
     await part.write(quietLogger(), policy, { readiness: { reason: "Reconciled" }, pods: [aStatusPodInput()] }, NOW);

@@ -6,6 +6,7 @@ import type { DrainPlan, WhenAllUnhealthy } from "../domain/drain.js";
 import { findCondition } from "../domain/conditions.js";
 import { DISAGREEMENT_KINDS } from "../domain/kubelet-disagreement.js";
 import { diagnosticsProblemNote, planEvents, replacedNote, type PlannedEvent } from "../domain/events.js";
+import type { LedgerEntry } from "../domain/budget.js";
 import { planStatusLedger } from "../domain/ledger.js";
 import { newSuspects, rolloutEventNote, type RolloutSuspect } from "../domain/rollout.js";
 import {
@@ -54,6 +55,8 @@ export interface StatusReport {
   gateMissing?: GateMissingInput;
   /** Suspect rollouts among the targets: the RolloutSuspect condition and its Warnings. */
   rollouts?: readonly RolloutSuspect[];
+  /** The policy's ledger (its ConfigMap) after the replacement part ran: status.replacements mirrors it. */
+  ledger?: readonly LedgerEntry[];
   /** The diagnostics ConfigMaps kept, newest first; absent keeps what status lists. */
   diagnostics?: StatusDiagnostics[];
   /** Drain method ReadinessGate with a serviceName: its endpoints as Kubernetes serves them. */
@@ -78,9 +81,10 @@ export class PolicyStatusPart {
     };
     if (this.o.shardIdentity !== undefined) input.shard = this.o.shardIdentity;
     if (report.whenAllUnhealthy !== undefined) input.whenAllUnhealthy = report.whenAllUnhealthy;
-    // The ledger is written by the replacement part; status carries it as it stands. An unreadable one
-    // is kept as it is and blocks every replacement until it is repaired.
-    const statusLedger = planStatusLedger(previous?.replacements, now);
+    // status.replacements mirrors the ledger ConfigMap as the replacement part last read or wrote
+    // it; without one (not the leader, or the ledger unreadable) it stays as it is. An unreadable
+    // one is kept as it is and, while there is no ConfigMap, blocks every replacement.
+    const statusLedger = planStatusLedger(previous?.replacements, now, report.ledger);
     input.replacements = statusLedger.replacements as PolicyStatus["replacements"];
     if (report.gateMissing) input.gateMissing = report.gateMissing;
     const diagnostics = report.diagnostics ?? previous?.diagnostics;

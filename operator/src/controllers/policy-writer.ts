@@ -28,8 +28,32 @@ export interface PolicyWriter {
     data: Record<string, string>,
     resourceVersion: string | undefined,
   ): Promise<unknown>;
+  /** Creates (resourceVersion undefined) or replaces at that resourceVersion a policy's ledger ConfigMap, whole. */
+  writePolicyLedger(cm: PolicyLedgerBody, resourceVersion: string | undefined): Promise<ConfigMapObject>;
+  /** A ConfigMap by name, through a list (in the policies' namespaces the operator lists ConfigMaps, it gets none). */
+  findConfigMap(namespace: string, name: string): Promise<ConfigMapObject | undefined>;
   /** The Secret's allowed-policies annotation and one key's value; undefined when the Secret is missing; forbidden when the API server refuses the read (403). */
   readSecretKey(namespace: string, name: string, key: string): Promise<SecretKeyRead | SecretForbidden | undefined>;
+}
+
+/** A policy's ledger ConfigMap as written (policy-ledger.ts). */
+export interface PolicyLedgerBody {
+  name: string;
+  namespace: string;
+  labels: Record<string, string>;
+  ownerReferences: Array<{ apiVersion: string; kind: string; name: string; uid: string; controller: boolean }>;
+  data: Record<string, string>;
+}
+
+export interface ConfigMapObject {
+  metadata?: {
+    name?: string;
+    namespace?: string;
+    resourceVersion?: string;
+    labels?: Record<string, string>;
+    ownerReferences?: Array<{ apiVersion?: string; kind?: string; name?: string; uid?: string }>;
+  };
+  data?: Record<string, string>;
 }
 
 /** A Secret read the API server refused (403): the operator may not get secrets there. */

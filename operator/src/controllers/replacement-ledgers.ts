@@ -1,29 +1,17 @@
-// The replacement ledgers as versions: each policy's status.replacements and the operator-wide
-// ConfigMap are read with the resourceVersion they were read at, and every charge or refund is
-// written conditionally on exactly that version (a 409 is a requeue), so no worker and no replica
-// can write over a charge it has not seen.
+// The replacement ledgers as versions: each policy's ConfigMap (policy-ledgers.ts) and the
+// operator-wide ConfigMap are read with the resourceVersion they were read at, and every charge or
+// refund is written conditionally on exactly that version (a 409 is a requeue), so no worker and
+// no replica can write over a charge it has not seen.
 import { DAY_MS, TWELVE_HOURS_MS, computeOperatorBudget, pruneLedger, type LedgerEntry } from "../domain/budget.js";
-import {
-  chargeLedger,
-  decodeOperatorLedger,
-  decodePolicyLedger,
-  encodeOperatorLedger,
-  encodePolicyLedger,
-  refundLedger,
-} from "../domain/ledger.js";
-import type { PolicyStatus } from "../domain/status.js";
+import { chargeLedger, decodeOperatorLedger, encodeOperatorLedger, refundLedger } from "../domain/ledger.js";
 import type { Logger } from "../runtime/logger.js";
 import type { NamedPolicy } from "./kube-objects.js";
+import { PolicyLedgers, type PolicyLedger, type PolicyLedgersOptions } from "./policy-ledgers.js";
 import { conflictIsStale, metadataOf, type PolicyWriter } from "./policy-writer.js";
-import type { StatusSnapshot, StatusVersions } from "./status-versions.js";
+
+export type { PolicyLedger } from "./policy-ledgers.js";
 
 export const DEFAULT_LEDGER_CONFIGMAP = "healthprobe-operator-ledger";
-
-/** A policy ledger at one version; entries null when status.replacements cannot be read. */
-export interface PolicyLedger {
-  snapshot: StatusSnapshot;
-  entries: LedgerEntry[] | null;
-}
 
 /** The operator-wide ledger at one version; entries null when it cannot be read. */
 export interface OperatorLedger {
@@ -31,9 +19,8 @@ export interface OperatorLedger {
   resourceVersion: string | undefined;
 }
 
-export interface LedgerStoreOptions {
-  writer: Pick<PolicyWriter, "readConfigMap" | "writeConfigMap">;
-  versions: StatusVersions;
+export interface LedgerStoreOptions extends Omit<PolicyLedgersOptions, "writer"> {
+  writer: Pick<PolicyWriter, "readConfigMap" | "writeConfigMap" | "writePolicyLedger" | "findConfigMap">;
   operatorNamespace: string;
   configMapName?: string;
   maxReplacementsPer12h: number;
@@ -42,12 +29,14 @@ export interface LedgerStoreOptions {
 }
 
 export class LedgerStore {
-  constructor(private readonly o: LedgerStoreOptions) {}
+  private readonly policies: PolicyLedgers;
+
+  constructor(private readonly o: LedgerStoreOptions) {
+    this.policies = new PolicyLedgers(o);
+  }
 
   policy(obj: NamedPolicy): PolicyLedger {
-    const snapshot = this.o.versions.read(obj);
-    const decoded = decodePolicyLedger(snapshot.status?.replacements);
-    return { snapshot, entries: decoded.ok ? decoded.entries : null };
+    return this.policies.read(obj);
   }
 
   /** Charges (or refunds) one entry to a policy ledger, over the version it was read at. */
@@ -57,13 +46,21 @@ export class LedgerStore {
     entry: LedgerEntry,
     now: number,
   ): Promise<PolicyLedger> {
-    const entries = applyChange(ledger.entries ?? [], change, entry, now, DAY_MS);
-    const status = {
-      ...emptyStatus(),
-      ...ledger.snapshot.status,
-      replacements: encodePolicyLedger(entries),
-    } as PolicyStatus;
-    return { snapshot: await this.o.versions.write(ledger.snapshot, status), entries };
+    return this.policies.write(ledger, applyChange(ledger.entries ?? [], change, entry, now, DAY_MS));
+  }
+
+  /**
+   * Moves a ledger not yet in a ConfigMap the policy owns (status.replacements of an earlier
+   * version, or a deleted namesake's ConfigMap) into its own, even without a charge.
+   */
+  async persistPending(ledger: PolicyLedger, now: number): Promise<PolicyLedger> {
+    if (!ledger.pending || ledger.entries === null) return ledger;
+    const entries = pruneLedger(ledger.entries, now, DAY_MS);
+    return entries.length === 0 ? ledger : this.policies.write(ledger, entries);
+  }
+
+  forget(key: string): void {
+    this.policies.forget(key);
   }
 
   /** Reads the operator-wide ledger fresh from the API. */
@@ -123,19 +120,4 @@ function applyChange(
   return change === "charge"
     ? pruneLedger(chargeLedger(entries, entry), now, keepMs)
     : refundLedger(entries, entry.uid, entry.time);
-}
-
-function emptyStatus(): PolicyStatus {
-  return {
-    observedGeneration: 0,
-    conditions: [],
-    targets: 0,
-    healthy: 0,
-    unhealthy: 0,
-    unknown: 0,
-    drained: 0,
-    replacedInLastDay: 0,
-    pods: [],
-    replacements: [],
-  };
 }

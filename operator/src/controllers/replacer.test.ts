@@ -2,7 +2,8 @@ import { describe, expect, it } from "@jest/globals";
 import type { HealthRecord } from "../domain/health.js";
 import { matchesLabelSelector } from "../domain/label-selector.js";
 import { FakeClock } from "../runtime/testing/fake-clock.js";
-import type { NamedPolicy, PodObject, PolicyObject } from "./kube-objects.js";
+import { decodeLedgerData } from "../domain/ledger.js";
+import type { KubeObject, NamedPolicy, PodObject, PolicyObject } from "./kube-objects.js";
 import { parsePolicy, type ParsedPolicy } from "./parsed-policy.js";
 import { LedgerStore } from "./replacement-ledgers.js";
 import { Replacer } from "./replacer.js";
@@ -55,7 +56,14 @@ function setUp(opts: {
   writer.seedPolicy("shop/web", "1");
   const clock = new FakeClock(NOW);
   const versions = new StatusVersions(writer, clock);
-  const ledgers = new LedgerStore({ writer, versions, operatorNamespace: "ops", maxReplacementsPer12h: 10 });
+  const ledgers = new LedgerStore({
+    writer,
+    configMaps: new MemoryCache<KubeObject>(),
+    statusOf: (p) => versions.read(p).status,
+    clock,
+    operatorNamespace: "ops",
+    maxReplacementsPer12h: 10,
+  });
   const replacer = new Replacer({
     policies,
     pods: new MemoryCache(opts.pods),
@@ -82,7 +90,12 @@ describe("the replacement part", () => {
     const pods = [aPodObject("web-a")];
     const { replacer, writer, policy } = setUp({ pods, health: { "uid-web-a": unhealthy(2 * HOUR) } });
     const result = await replacer.run(quietLogger(), policy, pods, NOW, { failOpen: false });
-    expect(writer.calls).toEqual(["status shop/web", "configmap ops/healthprobe-operator-ledger", "evict shop/web-a"]);
+    expect(writer.calls).toEqual([
+      "ledger shop/web-healthprobe-ledger",
+      "configmap ops/healthprobe-operator-ledger",
+      "evict shop/web-a",
+    ]);
+    expect(writer.calls).not.toContain("status shop/web");
     expect(result?.outcomes.map((o) => o.outcome)).toEqual(["evicted"]);
   });
 
@@ -322,7 +335,11 @@ describe("the replacement part", () => {
     expect(result.outcomes[0]).toMatchObject({ outcome: "pdb_blocked", waitUntil: NOW + 5_000 });
     expect(result.condition).toMatchObject({ blocked: true, reason: "PodDisruptionBudget" });
     expect(result.requeueAt).toBe(NOW + 5_000);
-    expect((writer.statuses.get("shop/web")!.status as { replacements: unknown[] }).replacements).toEqual([]);
+    expect(decodeLedgerData(writer.ledgers.get("shop/web-healthprobe-ledger")!.data, "ledger")).toEqual({
+      ok: true,
+      entries: [],
+    });
+    expect(result.ledger).toEqual([]);
   });
 
   it("never evicts a pod it already removed while the cache still shows it alive", async () => {
@@ -363,11 +380,14 @@ describe("the replacement part", () => {
     expect(outcomes.flatMap((r) => r!.outcomes.map((o) => o.outcome)).sort()).toEqual(["evicted", "taken"]);
   });
 
-  it("replaces nothing when its own ledger cannot be read", async () => {
+  it("replaces nothing when its own ledger cannot be read, and says why in a Budget condition", async () => {
     const pods = [aPodObject("web-a")];
     const { replacer, writer, policy } = setUp({ pods, health: { "uid-web-a": unhealthy(2 * HOUR) } });
     policy.obj.status = { replacements: "garbage" };
-    expect(await replacer.run(quietLogger(), policy, pods, NOW, { failOpen: false })).toBeUndefined();
+    const result = await replacer.run(quietLogger(), policy, pods, NOW, { failOpen: false });
+    expect(result.condition).toMatchObject({ blocked: true, reason: "Budget" });
+    expect(result.condition.message).toMatch(/^status\.replacements is not a list; nothing is replaced/);
+    expect(result.ledger).toBeUndefined();
     expect(writer.evictions).toEqual([]);
   });
 });

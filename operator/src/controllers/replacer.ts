@@ -73,6 +73,18 @@ export interface ReplacementResult {
   /** The plan's condition, or a PodDisruptionBudget refusal's. */
   condition: ReplacementConditionPlan;
   requeueAt?: number;
+  /** The policy's own ledger after the attempts, for status.replacements; absent when it cannot be read. */
+  ledger?: LedgerEntry[];
+}
+
+/** A policy whose own ledger cannot be read replaces nothing, and says why. */
+function unreadable(problem: string): ReplacementResult {
+  const condition: ReplacementConditionPlan = {
+    blocked: true,
+    reason: "Budget",
+    message: `${problem}; nothing is replaced until it can be read`,
+  };
+  return { plan: { attempts: [], blocked: [], condition }, outcomes: [], condition };
 }
 
 /** The ledgers one reconcile works on, each at the version it was read (or last written) at. */
@@ -94,7 +106,7 @@ export class Replacer {
   constructor(private readonly o: ReplacerOptions) {}
 
   /**
-   * Plans and applies the policy's replacements; undefined when its own ledger cannot be read.
+   * Plans and applies the policy's replacements; nothing, and a Budget condition, when its own ledger cannot be read.
    * From the drain plan: `failOpen` or `failClosed` (then nothing is replaced) and `recoveredAt`,
    * when fail-open (or fail-closed) last ended (a replacement needs a probe result newer than it).
    */
@@ -104,9 +116,12 @@ export class Replacer {
     targets: readonly PodObject[],
     now: number,
     drain: { failOpen: boolean; failClosed?: boolean; recoveredAt?: number; rollouts?: readonly RolloutSuspect[] },
-  ): Promise<ReplacementResult | undefined> {
-    const own = this.o.ledgers.policy(policy.obj);
-    if (own.entries === null) return undefined;
+  ): Promise<ReplacementResult> {
+    const read = this.o.ledgers.policy(policy.obj);
+    if (read.entries === null) return unreadable(read.problem ?? "the replacement ledger cannot be read");
+    // A ledger not yet in the policy's own ConfigMap (status.replacements of an earlier version) moves there now.
+    const own = await this.o.ledgers.persistPending(read, now);
+    const ownEntries = own.entries ?? read.entries;
     this.forgetRemovedPods();
     // Other policies' budgets, breakers and views bear only on Unhealthy pods: with none, each
     // reconcile would otherwise look at every policy of the namespace for nothing.
@@ -125,7 +140,7 @@ export class Replacer {
       .map((p) => this.candidateOf(policy, others, p, now, outages))
       .filter((c): c is ReplacementCandidate => c !== undefined)
       .map((c) => (suspects.has(c.uid) ? { ...c, rolloutSuspect: suspects.get(c.uid)! } : c));
-    this.recordBudget(policy, own.entries, now);
+    this.recordBudget(policy, ownEntries, now);
 
     const spec = policy.spec;
     // The operator-wide ledger is read fresh, and only when some pod is due: no reads at steady state.
@@ -154,7 +169,7 @@ export class Replacer {
         dryRun: spec.dryRun,
         afterMs: policy.afterMs,
         method: spec.replacement.method,
-        ledger: own.entries,
+        ledger: ownEntries,
         pauseAboveUnhealthyPercent: spec.replacement.pauseAboveUnhealthyPercent,
       },
       candidates,
@@ -166,7 +181,12 @@ export class Replacer {
         : {}),
     });
 
-    return this.apply(log, policy, plan, ledgers, now);
+    const result = await this.apply(log, policy, plan, ledgers, now);
+    return { ...result, ledger: ledgers.policies.get(policy.key)!.entries ?? ownEntries };
+  }
+
+  forget(policyKey: string): void {
+    this.o.ledgers.forget(policyKey);
   }
 
   /** Makes the plan's attempts in turn; a PodDisruptionBudget refusal becomes the condition and a requeue. */

@@ -13,6 +13,7 @@ import { MemoryWriter } from "./testing/memory-writer.js";
 
 /** Owns exactly the namespaces in the set, as it stands at each call. */
 const owning = (owned: Set<string>): NamespaceOwnership => ({ ownsNamespace: (ns) => owned.has(ns) });
+const ledger = (namespace: string, name: string) => ({ namespace, name, labels: {}, ownerReferences: [], data: {} });
 const slice = (ns: string) => ({ metadata: { namespace: ns, name: "web-1" }, addressType: "IPv4", endpoints: [] });
 
 describe("the write fence", () => {
@@ -28,6 +29,10 @@ describe("the write fence", () => {
       (w) => w.patchPodCondition("payments", "p", "u", { type: "t", status: "True", reason: "r", message: "m" }),
     ],
     ["a namespace's ConfigMap", (w) => w.writeConfigMap("payments", "cm", {}, undefined)],
+    [
+      "a policy's ledger ConfigMap",
+      (w) => w.writePolicyLedger(ledger("payments", "web-healthprobe-ledger"), undefined),
+    ],
   ])("refuses %s in a namespace not owned, and sends nothing", async (_name, write) => {
     const inner = new MemoryWriter();
     const w = fencedWriter(inner, { owner: owning(new Set(["shop"])), writes: new WritesInFlight() });
@@ -60,6 +65,10 @@ describe("the write fence", () => {
     await w.writeConfigMap("healthprobe-system", "ledger", { a: "1" }, undefined);
     await expect(w.writeConfigMap("healthprobe-system", "other", {}, undefined)).rejects.toBeInstanceOf(NotOwnedError);
     expect(inner.configMaps.has("healthprobe-system/ledger")).toBe(true);
+    // A policy's ledger is never operator-wide, even of that name in that namespace.
+    await expect(w.writePolicyLedger(ledger("healthprobe-system", "ledger"), undefined)).rejects.toBeInstanceOf(
+      NotOwnedError,
+    );
   });
 
   it("drops a namespace's Events when it is not owned, and sends them when it is", async () => {

@@ -89,6 +89,10 @@ export function fencedWriter(inner: PolicyWriter, f: WriteFence): PolicyWriter {
       f.operatorWide?.(ns, name)
         ? inner.writeConfigMap(ns, name, data, rv)
         : fenced(f, ns, `ConfigMap ${name}`, () => inner.writeConfigMap(ns, name, data, rv)),
+    // A policy's ledger is in its namespace: fenced like every other write there.
+    writePolicyLedger: (cm, rv) =>
+      fenced(f, cm.namespace, `ledger ConfigMap ${cm.name}`, () => inner.writePolicyLedger(cm, rv)),
+    findConfigMap: (ns, name) => inner.findConfigMap(ns, name),
     readSecretKey: (ns, name, key) => inner.readSecretKey(ns, name, key),
   };
 }

@@ -1,7 +1,9 @@
 // The policy statuses this process wrote, each tied to the cached version it replaced: a reconcile
-// right after a write reads what was written, not the lagging cache. Every status write is
-// conditional on the resourceVersion of the exact version it was read at (never a remembered
-// newer one), so two workers or two replicas that meet get a 409, never a lost write.
+// right after a write reads what was written, not the lagging cache. The status part is the only
+// writer of status (the replacement ledger is a ConfigMap of its own, status.replacements its
+// mirror); every write is still conditional on the resourceVersion of the exact version it was
+// read at (never a remembered newer one), so two replicas that meet in a handover get a 409,
+// never a lost write.
 import type { Clock } from "../runtime/clock.js";
 import type { PolicyStatus } from "../domain/status.js";
 import { keyOf, type NamedPolicy } from "./kube-objects.js";

@@ -50,6 +50,7 @@ function context(): WakeContext {
     builtInSlices: new MemoryCache<KubeObject>(),
     replicaSets: new MemoryCache<ReplicaSetObject>(),
     diagnostics: new MemoryCache<KubeObject>(),
+    ledgers: new MemoryCache<KubeObject>(),
   } as unknown as Caches;
   return {
     caches,
@@ -147,6 +148,19 @@ describe("what wakes what", () => {
       now: {
         metadata: { namespace: "shop", name: "d", ownerReferences: [{ kind: "HealthProbePolicy", name: "web" }] },
       },
+      wakes: ["policy shop/web"],
+    },
+    {
+      name: "a policy's ledger ConfigMap deleted by someone wakes the policy owning it (it is restored)",
+      source: "ledgers",
+      old: {
+        metadata: {
+          namespace: "shop",
+          name: "web-healthprobe-ledger",
+          ownerReferences: [{ kind: "HealthProbePolicy", name: "web" }],
+        },
+      },
+      now: undefined,
       wakes: ["policy shop/web"],
     },
   ])("$name", ({ source, old, now, wakes }) => {

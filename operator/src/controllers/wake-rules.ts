@@ -40,6 +40,13 @@ export interface WakeRule<S extends keyof Caches = keyof Caches> {
 const rule = <S extends keyof Caches>(r: WakeRule<S>): WakeRule => r as unknown as WakeRule;
 const either = <T>(old: T | undefined, now: T | undefined): T => (now ?? old) as T;
 const namespaceOf = (o: { metadata?: { namespace?: string } } | undefined) => o?.metadata?.namespace ?? "";
+/** The policies (by key) an object's ownerReferences name. */
+const owningPolicies = (o: {
+  metadata?: { namespace?: string; ownerReferences?: Array<{ kind?: string; name?: string }> };
+}) =>
+  (o.metadata?.ownerReferences ?? [])
+    .filter((r) => r.kind === KIND && r.name)
+    .map((r) => `${namespaceOf(o)}/${r.name}`);
 
 /**
  * Whether what `aspect` reads of a policy changed (undefined once deleted): a status write, the
@@ -153,12 +160,14 @@ export const WAKE_RULES: readonly WakeRule[] = [
     name: "a change of a diagnostics ConfigMap wakes the policy that owns it",
     source: "diagnostics",
     queue: "policy",
-    keys: (old, now) => {
-      const cm = either(old, now);
-      return (cm.metadata?.ownerReferences ?? [])
-        .filter((r) => r.kind === KIND && r.name)
-        .map((r) => `${namespaceOf(cm)}/${r.name}`);
-    },
+    keys: (old, now) => owningPolicies(either(old, now)),
+  }),
+  // A ledger changed or deleted by someone else: status.replacements mirrors it, and a deleted one is restored.
+  rule({
+    name: "a change of a policy's ledger ConfigMap wakes the policy that owns it",
+    source: "ledgers",
+    queue: "policy",
+    keys: (old, now) => owningPolicies(either(old, now)),
   }),
   // Only a zone change matters to the slices; node heartbeats must not wake every policy.
   rule({

@@ -20,7 +20,7 @@ export const ANNOTATION_POD_UID = "healthprobe.io/pod-uid";
 export const ANNOTATION_POD_NAME = "healthprobe.io/pod-name";
 
 /** FNV-1a over the UTF-16 code units, 8 hex digits: enough to tell names apart, pure and fast. */
-function shortHash(text: string): string {
+export function shortHash(text: string): string {
   let h = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {
     h ^= text.charCodeAt(i);
@@ -30,7 +30,7 @@ function shortHash(text: string): string {
 }
 
 /** Cut to at most n characters, never ending on '-' or '.' (so the result stays DNS-valid when joined). */
-function cut(name: string, n: number): string {
+export function cut(name: string, n: number): string {
   return name.slice(0, n).replace(/[-.]+$/, "");
 }
 

@@ -23,6 +23,8 @@
 //     429 (with the uid precondition) means this very pod is alive and was left alone.
 //  5. A ledger that cannot be decoded is an error, never an empty ledger: the chain
 //     then blocks every replacement that would need it.
+//  6. A policy's ledger is its ConfigMap; while it has none, status.replacements (what an
+//     earlier version kept there, or the mirror) counts in its place (policy-ledger.ts).
 // Hence in any window, removals <= distinct uids charged in that window <= the budget.
 
 import { DAY_MS, formatInstant, pruneLedger, sortLedger, type LedgerEntry, type ReplacementMethod } from "./budget.js";
@@ -106,15 +108,23 @@ export function encodePolicyLedger(entries: readonly LedgerEntry[]): PolicyLedge
  * of entries is an error.
  */
 export function decodeOperatorLedger(data: Readonly<Record<string, string>> | undefined | null): LedgerResult {
+  return decodeLedgerData(data, "operator-wide ledger");
+}
+
+/** Reads a ledger ConfigMap's `data` (the operator-wide one, or a policy's): `what` names it in errors. */
+export function decodeLedgerData(
+  data: Readonly<Record<string, string>> | undefined | null,
+  what: string,
+): LedgerResult {
   const text = data?.[OPERATOR_LEDGER_KEY];
   if (text === undefined) return { ok: true, entries: [] };
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch (cause) {
-    return { ok: false, error: `operator-wide ledger is not JSON: ${(cause as Error).message}` };
+    return { ok: false, error: `${what} is not JSON: ${(cause as Error).message}` };
   }
-  return decodeItems(raw, true, "operator-wide ledger");
+  return decodeItems(raw, true, what);
 }
 
 /** Writes the operator-wide ledger as ConfigMap `data`, oldest first. */
@@ -158,10 +168,11 @@ export function withoutPod(entries: readonly LedgerEntry[], podUid: string): Led
 }
 
 /**
- * What `status.replacements` holds after a reconcile: the current ledger (when the reconcile
- * had one) or the persisted one, pruned to the last 24 hours. A persisted ledger that cannot be
- * read is kept exactly as it is, never rewritten as an empty list, which would reset the
- * budgets; `unreadable` then says why, so nothing is replaced until someone repairs it.
+ * What `status.replacements` holds after a reconcile: the policy's ledger as the reconcile read
+ * or wrote its ConfigMap (when it had one), else what status held, pruned to the last 24 hours.
+ * A status ledger that cannot be read is kept exactly as it is, never rewritten as an empty list:
+ * while there is no ConfigMap it is the baseline (policy-ledger.ts), and an empty one would reset
+ * the budgets; `unreadable` then says why, so nothing is replaced until someone repairs it.
  */
 export function planStatusLedger(
   persisted: unknown,

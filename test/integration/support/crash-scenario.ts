@@ -9,7 +9,7 @@ import { startOperatorProcess, type OperatorProcess } from "../../support/operat
 import { waitFor } from "../../support/wait-for.js";
 import { aPolicy, aReplicaSet, aService, startCluster, type Obj, type TestCluster } from "./cluster.js";
 import { PodFarm } from "../../support/pod-farm.js";
-import { conditionOf, evictionsOf, livePods, operatorLedger, policyStatus } from "./queries.js";
+import { conditionOf, evictionsOf, livePods, operatorLedger, policyLedger, policyStatus } from "./queries.js";
 
 export const AFTER_MS = 30_000;
 
@@ -66,6 +66,11 @@ export class CrashScenario {
 
   evictions(code?: number) {
     return evictionsOf(this.cluster, code === undefined ? {} : { code });
+  }
+
+  /** The policy's ledger (its ConfigMap), by pod uid. */
+  async policyLedgerUids(): Promise<string[]> {
+    return (await policyLedger(this.cluster)).map((e) => e.uid!);
   }
 
   async operatorLedgerUids(): Promise<string[]> {
@@ -132,7 +137,9 @@ export class CrashScenario {
     expect(after.pods.find((p: { uid: string }) => p.uid === other.metadata!.uid)?.unhealthySince).toBe(
       unhealthySince.get(other.metadata!.uid!),
     );
+    // status.replacements mirrors the ledger ConfigMap.
     expect(after.replacements.map((r: { uid: string }) => r.uid)).toEqual([victimUid]);
+    expect(await this.policyLedgerUids()).toEqual([victimUid]);
     expect(after.replacedInLastDay).toBe(1);
     expect(await this.operatorLedgerUids()).toEqual([victimUid]);
     expect(this.evictions()).toHaveLength(1);

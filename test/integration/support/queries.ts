@@ -1,7 +1,8 @@
 // What integration tests read back from a test cluster: pods, policy status, the operator's
-// calls as the server logged them, and the operator-wide ledger.
+// calls as the server logged them, the policies' ledgers and the operator-wide ledger.
 import type { z } from "zod";
 import type { conditionSchema, podStatusEntrySchema } from "../../../operator/src/api/policy-status-schema.js";
+import { policyLedgerName } from "../../../operator/src/domain/policy-ledger.js";
 import { requestsBy } from "../../apiserver/index.js";
 import { waitFor } from "../../support/wait-for.js";
 import { aPod, podIP, type Obj, type TestCluster } from "./cluster.js";
@@ -85,6 +86,12 @@ export function evictionsOf(cluster: TestCluster, opts: { pod?: string; code?: n
   return requestsBy(cluster.server.requestLog, { user: "operator", resource: "pods", subresource: "eviction" }).filter(
     (e) => (opts.pod === undefined || e.name === opts.pod) && (opts.code === undefined || e.code === opts.code),
   );
+}
+
+/** A policy's replacement ledger: the entries of its ledger ConfigMap (none while it has none). */
+export async function policyLedger(cluster: TestCluster, policy = "web"): Promise<Array<Record<string, string>>> {
+  const cm = await cluster.get("v1", "ConfigMap", policyLedgerName(policy));
+  return JSON.parse(cm?.data?.ledger ?? "[]");
 }
 
 export async function operatorLedger(cluster: TestCluster): Promise<Array<Record<string, string>>> {

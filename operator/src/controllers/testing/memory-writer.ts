@@ -2,7 +2,13 @@
 // (opaque strings) and EndpointSlice generations as the API server does, answers a write with a
 // stale resourceVersion with a 409, and can be told to fail a call or to pause it mid-flight.
 import type { EvictionOutcome, PodConditionPatch } from "../../adapters/cluster-writer.js";
-import type { PolicyWriter, SecretForbidden, SecretKeyRead } from "../policy-writer.js";
+import type {
+  ConfigMapObject,
+  PolicyLedgerBody,
+  PolicyWriter,
+  SecretForbidden,
+  SecretKeyRead,
+} from "../policy-writer.js";
 
 type Meta = { name?: string; generateName?: string; namespace?: string; resourceVersion?: string; generation?: number };
 type Obj = { metadata?: Meta; [k: string]: unknown };
@@ -11,12 +17,18 @@ export class ConflictError extends Error {
   readonly code = 409;
 }
 
+export class NotFoundError extends Error {
+  readonly code = 404;
+}
+
 export class MemoryWriter implements PolicyWriter {
   /** Every call, in order: "create slice-1", "evict ns/pod", "status ns/web", ... */
   readonly calls: string[] = [];
   readonly slices = new Map<string, Obj>();
   readonly statuses = new Map<string, { resourceVersion: string; status: object }>();
   readonly configMaps = new Map<string, { resourceVersion: string; data: Record<string, string> }>();
+  /** ConfigMaps in the policies' namespaces (the policies' ledgers), whole, by "namespace/name". */
+  readonly ledgers = new Map<string, ConfigMapObject>();
   /** Secret values by "namespace/name/key". */
   readonly secrets = new Map<string, Uint8Array>();
   /** The healthprobe.io/allowed-policies annotation of Secrets, by "namespace/name". */
@@ -140,6 +152,33 @@ export class MemoryWriter implements PolicyWriter {
     const rv = this.nextRv();
     this.configMaps.set(key, { resourceVersion: rv, data });
     return { metadata: { resourceVersion: rv } };
+  }
+
+  async writePolicyLedger(cm: PolicyLedgerBody, resourceVersion: string | undefined): Promise<ConfigMapObject> {
+    const key = `${cm.namespace}/${cm.name}`;
+    this.record(`ledger ${key}`);
+    const current = this.ledgers.get(key);
+    if (current === undefined && resourceVersion !== undefined) throw new NotFoundError(`ConfigMap ${key} not found`);
+    if (current !== undefined && current.metadata?.resourceVersion !== resourceVersion)
+      throw new ConflictError(current && resourceVersion === undefined ? `ConfigMap ${key} exists` : `${key} changed`);
+    const { name, namespace, labels, ownerReferences, data } = cm;
+    const out = { metadata: { name, namespace, labels, ownerReferences, resourceVersion: this.nextRv() }, data };
+    this.ledgers.set(key, out);
+    return structuredClone(out);
+  }
+
+  async findConfigMap(namespace: string, name: string): Promise<ConfigMapObject | undefined> {
+    this.record(`find ${namespace}/${name}`);
+    const cm = this.ledgers.get(`${namespace}/${name}`);
+    return cm && structuredClone(cm);
+  }
+
+  /** Seeds a ConfigMap in a policy's namespace (a ledger, or a user's of the same name), as if written by someone. */
+  seedConfigMap(cm: ConfigMapObject): ConfigMapObject {
+    const out = structuredClone(cm);
+    out.metadata = { ...out.metadata, resourceVersion: this.nextRv() };
+    this.ledgers.set(`${out.metadata.namespace}/${out.metadata.name}`, out);
+    return structuredClone(out);
   }
 
   async readSecretKey(

@@ -32,6 +32,7 @@ export function setUp(
     slices: new MemoryCache<KubeObject>(),
     replicaSets: new MemoryCache<KubeObject>(opts.replicaSets ?? []),
     diagnostics: new MemoryCache<KubeObject>(),
+    ledgers: new MemoryCache<KubeObject>(),
     builtInSlices: new MemoryCache<KubeObject>(opts.builtInSlices ?? []),
   };
   const writer = new MemoryWriter();
