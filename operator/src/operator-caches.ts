@@ -2,6 +2,7 @@
 // they read.
 import type { KubernetesObject } from "./adapters/kube-object.js";
 import type { KubeClient } from "./adapters/kube-client.js";
+import { startFollowingCache } from "./adapters/following-cache.js";
 import { startWatchedCache, startWatchedCacheIn, type WatchedInformer } from "./adapters/watched-cache.js";
 import { GROUP, PLURAL, VERSION } from "./api/group.js";
 import type { Caches } from "./controllers/caches.js";
@@ -36,20 +37,30 @@ export function startCaches(config: OperatorConfig, client: KubeClient, logger: 
     ns ? `${group}/namespaces/${ns}/${plural}` : `${group}/${plural}`;
   // Caches keep only what the controllers read (the slim* transforms in kube-objects.ts), as
   // controller-runtime's cache transforms strip managedFields.
+  const options = <T extends KubernetesObject>(transform: (obj: T) => T, labelSelector?: string) => ({
+    client,
+    logger,
+    clock,
+    transform,
+    ...(labelSelector ? { labelSelector } : {}),
+  });
+  // With shards on, the namespaced kinds follow the namespaces this replica owns (the shard
+  // membership starts and drops them, operator-shards.ts); policies and nodes stay whole: they
+  // say where the work is.
   const cache = <T extends KubernetesObject>(
     path: (ns: string | undefined) => string,
     transform: (obj: T) => T,
     labelSelector?: string,
-  ) =>
-    startWatchedCacheIn<T>(config.namespaces, path, {
-      client,
-      logger,
-      clock,
-      transform,
-      ...(labelSelector ? { labelSelector } : {}),
-    });
+  ): WatchedInformer<T> =>
+    config.shards.enabled
+      ? startFollowingCache<T>(path, options(transform, labelSelector))
+      : startWatchedCacheIn<T>(config.namespaces, path, options(transform, labelSelector));
   return {
-    policies: cache<PolicyObject & KubernetesObject>(scoped(`/apis/${GROUP}/${VERSION}`, PLURAL), withoutManagedFields),
+    policies: startWatchedCacheIn<PolicyObject & KubernetesObject>(
+      config.namespaces,
+      scoped(`/apis/${GROUP}/${VERSION}`, PLURAL),
+      options(withoutManagedFields),
+    ),
     pods: cache<PodObject & KubernetesObject>(
       scoped("/api/v1", "pods"),
       slimPod as (pod: PodObject & KubernetesObject) => PodObject & KubernetesObject,

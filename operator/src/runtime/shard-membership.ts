@@ -33,9 +33,29 @@ export interface ShardMembershipOptions {
   onGained?: (namespace: string) => void;
   /** Called the moment this replica stops acting on the namespace, before any acknowledgement. */
   onLost?: (namespace: string) => void;
+  /**
+   * This replica's caches of the namespaced kinds, when they follow its namespaces (one
+   * list+watch per namespace): absent, the caches hold the whole cluster.
+   */
+  caches?: NamespaceCaches;
   /** The number of namespaces owned after each tick. */
   onOwned?: (count: number) => void;
   logger?: LogSink;
+}
+
+/**
+ * Caches that follow the namespaces this replica owns or is about to: started before it
+ * acquires, awaited before it acts (nothing is decided from a partial cache), dropped once it let
+ * go. Every marker's namespace is shared out then, work seen or not: leftovers of a deleted
+ * policy (gated pods, managed slices) are seen only in the caches of the namespace's owner.
+ */
+export interface NamespaceCaches {
+  /** Follows exactly these namespaces: starts the missing ones, stops and drops the others. */
+  follow(namespaces: ReadonlySet<string>): Promise<void>;
+  /** True once every cache of the namespace holds a complete list. */
+  synced(namespace: string): boolean;
+  /** Resolves with synced(namespace) once it is true, or after withinMs at most. */
+  whenSynced(namespace: string, withinMs: number): Promise<boolean>;
 }
 
 interface Confirmation {
@@ -103,10 +123,8 @@ export class ShardMembership {
       if (this.stopped) return;
       const byNamespace = new Map(markers.map((m) => [m.namespace, m]));
       // A namespace whose marker still names us is planned too, so we release it when it is not ours any more.
-      const namespaces = new Set([
-        ...this.o.namespaces(),
-        ...markers.filter((m) => m.holder === this.o.identity).map((m) => m.namespace),
-      ]);
+      const marked = this.o.caches ? markers : markers.filter((m) => m.holder === this.o.identity);
+      const namespaces = new Set([...this.o.namespaces(), ...marked.map((m) => m.namespace)]);
       const plan = planOwnership({
         self: this.self,
         shards,
@@ -116,7 +134,10 @@ export class ShardMembership {
         skewMarginMs: this.o.skewMarginMs,
       });
       this.lastPlan = plan;
+      await this.follow(plan);
       await this.apply(plan, byNamespace);
+      // What was released in this round is acted on no more and acknowledged: its caches go.
+      await this.follow(plan);
     } catch (err) {
       this.o.logger?.warn({ identity: this.o.identity, err }, "shard membership round failed");
     }
@@ -184,11 +205,24 @@ export class ShardMembership {
     const owned = new Set(plan.owned);
     for (const ns of [...this.acting]) if (!owned.has(ns)) this.lose(ns);
     // Owned and confirmed in this term, but not acted on yet (an acquire answered just as a renewal lapsed).
-    for (const ns of plan.owned) if (!this.acting.has(ns)) this.gain(ns, "confirmed in this term");
+    for (const ns of plan.owned)
+      if (!this.acting.has(ns) && (this.o.caches?.synced(ns) ?? true)) this.gain(ns, "confirmed in this term");
     await Promise.all([
       ...plan.release.map((ns) => this.release(ns, markers.get(ns))),
       ...plan.acquire.map((ns) => this.acquire(ns, markers.get(ns))),
     ]);
+  }
+
+  /** The caches follow what this replica acts on and what the ring gives it (fenced or not: a lapse need not cost a relist). */
+  private async follow(plan: OwnershipPlan): Promise<void> {
+    if (!this.o.caches || this.stopped) return;
+    const mine = plan.decisions.filter((d) => d.desired === this.o.identity).map((d) => d.namespace);
+    await this.o.caches.follow(new Set([...this.acting, ...mine]));
+  }
+
+  /** Acting waits for complete caches of the namespace (for at most a period: the next round asks again). */
+  private async cachesReady(namespace: string): Promise<boolean> {
+    return !this.o.caches || (await this.o.caches.whenSynced(namespace, this.o.retryPeriodMs));
   }
 
   private lose(namespace: string): void {
@@ -208,6 +242,7 @@ export class ShardMembership {
   }
 
   private async acquire(namespace: string, marker: MarkerRecord | undefined): Promise<void> {
+    if (!(await this.cachesReady(namespace)) || this.stopped) return;
     const written = await this.o.store.writeMarker(namespace, this.o.identity, marker?.resourceVersion);
     if (written === "conflict") return;
     const at = this.clock.now();
