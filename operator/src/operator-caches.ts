@@ -44,24 +44,25 @@ export function startCaches(config: OperatorConfig, client: KubeClient, logger: 
     transform,
     ...(labelSelector ? { labelSelector } : {}),
   });
-  // With shards on, the namespaced kinds follow the namespaces this replica owns (the shard
-  // membership starts and drops them, operator-shards.ts); policies and nodes stay whole: they
-  // say where the work is.
   const cache = <T extends KubernetesObject>(
+    path: (ns: string | undefined) => string,
+    transform: (obj: T) => T,
+    labelSelector?: string,
+  ): WatchedInformer<T> => startWatchedCacheIn<T>(config.namespaces, path, options(transform, labelSelector));
+  // With shards on, the kinds that grow with the pods follow the namespaces this replica owns or
+  // is about to (the shard membership starts and drops them, operator-shards.ts): a watch per
+  // namespace and kind, so only these. Policies stay whole: they say where the work is.
+  const owned = <T extends KubernetesObject>(
     path: (ns: string | undefined) => string,
     transform: (obj: T) => T,
     labelSelector?: string,
   ): WatchedInformer<T> =>
     config.shards.enabled
       ? startFollowingCache<T>(path, options(transform, labelSelector))
-      : startWatchedCacheIn<T>(config.namespaces, path, options(transform, labelSelector));
+      : cache(path, transform, labelSelector);
   return {
-    policies: startWatchedCacheIn<PolicyObject & KubernetesObject>(
-      config.namespaces,
-      scoped(`/apis/${GROUP}/${VERSION}`, PLURAL),
-      options(withoutManagedFields),
-    ),
-    pods: cache<PodObject & KubernetesObject>(
+    policies: cache<PolicyObject & KubernetesObject>(scoped(`/apis/${GROUP}/${VERSION}`, PLURAL), withoutManagedFields),
+    pods: owned<PodObject & KubernetesObject>(
       scoped("/api/v1", "pods"),
       slimPod as (pod: PodObject & KubernetesObject) => PodObject & KubernetesObject,
     ),
@@ -77,7 +78,7 @@ export function startCaches(config: OperatorConfig, client: KubeClient, logger: 
       clock,
       transform: slimNode as (node: KubeObject & KubernetesObject) => KubeObject & KubernetesObject,
     }),
-    slices: cache<KubeObject & KubernetesObject>(
+    slices: owned<KubeObject & KubernetesObject>(
       scoped("/apis/discovery.k8s.io/v1", "endpointslices"),
       withoutManagedFields,
       `${LABEL_MANAGED_BY}=${MANAGED_BY_OPERATOR}`,

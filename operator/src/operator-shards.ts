@@ -91,9 +91,12 @@ export function createShards(config: OperatorConfig, d: ShardDeps): Shards {
     logger: d.logger,
     namespaces: () => (binding ? namespacesWithWork(binding, follower !== undefined) : []),
     caches: {
-      follow: (namespaces) => follower?.follow(namespaces) ?? Promise.resolve(),
+      // Only watched namespaces (--namespace): a marker elsewhere is not this operator's to act on.
+      follow: (namespaces) =>
+        follower?.follow(
+          config.namespaces.length > 0 ? new Set(config.namespaces.filter((ns) => namespaces.has(ns))) : namespaces,
+        ) ?? Promise.resolve(),
       synced: (ns) => follower?.synced(ns) ?? true,
-      whenSynced: (ns, withinMs) => follower?.whenSynced(ns, withinMs) ?? Promise.resolve(true),
     },
     writesSettled: (ns) => writes.settled(ns),
     onLost: (ns) => {
@@ -134,7 +137,7 @@ export function createShards(config: OperatorConfig, d: ShardDeps): Shards {
     start(b) {
       binding = b;
       const following = Object.values(b.caches).filter(isFollowing);
-      if (following.length > 0) follower = followerOf(following, d.clock);
+      if (following.length > 0) follower = followerOf(following);
       membership.start();
     },
     stop: () => membership.stop(),

@@ -5,7 +5,6 @@
 // and its objects dropped without a change handler firing: dropping is forgetting, not deleting.
 import type { KubernetesObject } from "@kubernetes/client-node";
 import type { ChangeType } from "../controllers/caches.js";
-import { realClock, type Clock, type TimerHandle } from "../runtime/clock.js";
 import { startInformer, type Informer, type StartInformerOptions } from "./informer.js";
 import type { WatchedInformer } from "./watched-cache.js";
 
@@ -18,28 +17,24 @@ export interface FollowingCache<T extends KubernetesObject> extends WatchedInfor
   followed(): string[];
   /** True once the namespace's first complete list is in (false for a namespace not followed). */
   syncedIn(namespace: string): boolean;
-  /** Resolves once the namespace has synced or been dropped. */
-  settledIn(namespace: string): Promise<void>;
 }
 
 type Handler<T> = (obj: T, type: ChangeType, old: T | undefined) => void;
 
 interface Followed<T extends KubernetesObject> {
   informer: Informer<T>;
-  waiters: Array<() => void>;
 }
 
 export function startFollowingCache<T extends KubernetesObject>(
   pathOf: (namespace: string) => string,
-  opts: Omit<StartInformerOptions<T>, "onEvent" | "onSynced" | "path">,
+  opts: Omit<StartInformerOptions<T>, "onEvent" | "path">,
 ): FollowingCache<T> {
   const handlers: Array<Handler<T>> = [];
   const byNamespace = new Map<string, Followed<T>>();
-  const wake = (f: Followed<T>) => f.waiters.splice(0).forEach((w) => w());
   return {
     follow(namespace) {
       if (byNamespace.has(namespace)) return;
-      const f: Followed<T> = { informer: undefined as unknown as Informer<T>, waiters: [] };
+      const f: Followed<T> = { informer: undefined as unknown as Informer<T> };
       byNamespace.set(namespace, f);
       f.informer = startInformer<T>({
         ...opts,
@@ -48,23 +43,16 @@ export function startFollowingCache<T extends KubernetesObject>(
         onEvent: (type, obj, old) => {
           if (byNamespace.get(namespace) === f) handlers.forEach((h) => h(obj, type, old));
         },
-        onSynced: () => wake(f),
       });
     },
     async drop(namespace) {
       const f = byNamespace.get(namespace);
       if (!f) return;
       byNamespace.delete(namespace);
-      wake(f);
       await f.informer.stop();
     },
     followed: () => [...byNamespace.keys()].sort(),
     syncedIn: (namespace) => byNamespace.get(namespace)?.informer.hasSynced() ?? false,
-    settledIn(namespace) {
-      const f = byNamespace.get(namespace);
-      if (!f || f.informer.hasSynced()) return Promise.resolve();
-      return new Promise((resolve) => f.waiters.push(resolve));
-    },
     // A namespaced kind has no cluster-scoped names (as one informer over all namespaces answers).
     get: (namespace, name) => (namespace ? byNamespace.get(namespace)?.informer.get(namespace, name) : undefined),
     list: (namespace) =>
@@ -88,15 +76,10 @@ export interface NamespaceFollower {
   follow(namespaces: ReadonlySet<string>): Promise<void>;
   /** True once every kind's cache of the namespace holds a complete list. */
   synced(namespace: string): boolean;
-  /** Resolves with synced(namespace) once it is true, or after withinMs at most. */
-  whenSynced(namespace: string, withinMs: number): Promise<boolean>;
   followed(): string[];
 }
 
-export function followerOf(
-  caches: ReadonlyArray<FollowingCache<KubernetesObject>>,
-  clock: Clock = realClock,
-): NamespaceFollower {
+export function followerOf(caches: ReadonlyArray<FollowingCache<KubernetesObject>>): NamespaceFollower {
   const synced = (ns: string) => caches.every((c) => c.syncedIn(ns));
   return {
     async follow(namespaces) {
@@ -105,14 +88,6 @@ export function followerOf(
       await Promise.all([...gone].flatMap((ns) => caches.map((c) => c.drop(ns))));
     },
     synced,
-    async whenSynced(namespace, withinMs) {
-      if (synced(namespace)) return true;
-      let timer: TimerHandle | undefined;
-      const late = new Promise<void>((resolve) => (timer = clock.setTimeout(resolve, withinMs)));
-      await Promise.race([Promise.all(caches.map((c) => c.settledIn(namespace))), late]);
-      if (timer !== undefined) clock.clearTimeout(timer);
-      return synced(namespace);
-    },
     followed: () => caches[0]?.followed() ?? [],
   };
 }

@@ -39,8 +39,6 @@ export interface StartInformerOptions<T extends KubernetesObject> {
   fieldSelector?: string;
   /** old: the object the cache held before (undefined on add; on delete, the same as obj). */
   onEvent: (type: InformerEventType, obj: T, old: T | undefined) => void;
-  /** Called once, when the first complete list has been loaded (hasSynced turns true). */
-  onSynced?: () => void;
   /**
    * Applied to every object as it arrives (listed or watched), before it is cached or handed to
    * onEvent: keep only the fields the operator reads, so the cache does not hold whole objects
@@ -257,10 +255,7 @@ export function startInformer<T extends KubernetesObject>(opts: StartInformerOpt
     if (stopped) return;
     replaceAll(listed.items);
     resourceVersion = listed.metadata?.resourceVersion ?? "";
-    if (!synced) {
-      synced = true;
-      opts.onSynced?.();
-    }
+    synced = true;
     delayMs = initialMs;
   };
 

@@ -33,9 +33,6 @@ class FakeCaches implements NamespaceCaches {
   synced(ns: string): boolean {
     return this.following.has(ns) && this.complete.has(ns);
   }
-  async whenSynced(ns: string): Promise<boolean> {
-    return this.synced(ns);
-  }
 }
 
 function aReplica(
@@ -120,6 +117,35 @@ describe("shard membership with caches that follow the namespaces", () => {
     expect(log.filter((l) => l.startsWith("a drops")).length).toBe(moving.length);
     await b.tick();
     for (const ns of moving) expect(b.ownsNamespace(ns)).toBe(true);
+  });
+
+  it("caches a silent replica's namespaces before its lease expires, and acts on them only once it has", async () => {
+    const log: string[] = [];
+    const store = new MemoryShardStore();
+    const clock = new FakeClock();
+    const caches = new FakeCaches(log, "a", true);
+    const a = aReplica(store, clock, "a", caches, log);
+    const b = aReplica(store, clock, "b", new FakeCaches(log, "b", true), log);
+    for (let i = 0; i < 3; i++) {
+      await a.tick();
+      await b.tick();
+      clock.advance(TIMINGS.retryPeriodMs);
+    }
+    const bs = NAMESPACES.filter((ns) => ringOwner(buildRing(["a", "b"]), ns) === "b");
+    expect(bs.length).toBeGreaterThan(0);
+    for (const ns of bs) expect(caches.following.has(ns)).toBe(false);
+    // b goes silent: past its renew deadline plus the skew margin, a caches b's share, not yet acting on it.
+    clock.advance(TIMINGS.renewDeadlineMs + TIMINGS.skewMarginMs);
+    await a.tick();
+    for (const ns of bs)
+      expect({ ns, cached: caches.following.has(ns), owned: a.ownsNamespace(ns) }).toEqual({
+        ns,
+        cached: true,
+        owned: false,
+      });
+    clock.advance(TIMINGS.leaseDurationMs);
+    await a.tick();
+    expect(a.owned()).toEqual([...NAMESPACES].sort());
   });
 
   it("shares out a namespace that has a marker though no work is seen there (leftovers of a deleted policy)", async () => {

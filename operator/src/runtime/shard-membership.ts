@@ -7,6 +7,7 @@
 import type { MarkerRecord, ShardStore } from "../adapters/shard-lease-store.js";
 import {
   isFenced,
+  namespacesToCache,
   planOwnership,
   renewalAnswered,
   type HandoverMarker,
@@ -54,8 +55,6 @@ export interface NamespaceCaches {
   follow(namespaces: ReadonlySet<string>): Promise<void>;
   /** True once every cache of the namespace holds a complete list. */
   synced(namespace: string): boolean;
-  /** Resolves with synced(namespace) once it is true, or after withinMs at most. */
-  whenSynced(namespace: string, withinMs: number): Promise<boolean>;
 }
 
 interface Confirmation {
@@ -125,19 +124,21 @@ export class ShardMembership {
       // A namespace whose marker still names us is planned too, so we release it when it is not ours any more.
       const marked = this.o.caches ? markers : markers.filter((m) => m.holder === this.o.identity);
       const namespaces = new Set([...this.o.namespaces(), ...marked.map((m) => m.namespace)]);
-      const plan = planOwnership({
+      const input = {
         self: this.self,
         shards,
         namespaces: [...namespaces],
         markers: this.handoverMarkers(byNamespace),
         now,
         skewMarginMs: this.o.skewMarginMs,
-      });
+      };
+      const plan = planOwnership(input);
       this.lastPlan = plan;
-      await this.follow(plan);
+      const cached = this.o.caches ? namespacesToCache(input, plan) : [];
+      await this.follow(cached);
       await this.apply(plan, byNamespace);
       // What was released in this round is acted on no more and acknowledged: its caches go.
-      await this.follow(plan);
+      await this.follow(cached);
     } catch (err) {
       this.o.logger?.warn({ identity: this.o.identity, err }, "shard membership round failed");
     }
@@ -213,16 +214,10 @@ export class ShardMembership {
     ]);
   }
 
-  /** The caches follow what this replica acts on and what the ring gives it (fenced or not: a lapse need not cost a relist). */
-  private async follow(plan: OwnershipPlan): Promise<void> {
+  /** The caches follow what this replica acts on and what it owns or is about to (fenced or not: a lapse need not cost a relist). */
+  private async follow(namespaces: readonly string[]): Promise<void> {
     if (!this.o.caches || this.stopped) return;
-    const mine = plan.decisions.filter((d) => d.desired === this.o.identity).map((d) => d.namespace);
-    await this.o.caches.follow(new Set([...this.acting, ...mine]));
-  }
-
-  /** Acting waits for complete caches of the namespace (for at most a period: the next round asks again). */
-  private async cachesReady(namespace: string): Promise<boolean> {
-    return !this.o.caches || (await this.o.caches.whenSynced(namespace, this.o.retryPeriodMs));
+    await this.o.caches.follow(new Set([...this.acting, ...namespaces]));
   }
 
   private lose(namespace: string): void {
@@ -242,7 +237,8 @@ export class ShardMembership {
   }
 
   private async acquire(namespace: string, marker: MarkerRecord | undefined): Promise<void> {
-    if (!(await this.cachesReady(namespace)) || this.stopped) return;
+    // Nothing is decided from a partial cache: a namespace whose caches are still listing is taken at a later round.
+    if (this.o.caches && !this.o.caches.synced(namespace)) return;
     const written = await this.o.store.writeMarker(namespace, this.o.identity, marker?.resourceVersion);
     if (written === "conflict") return;
     const at = this.clock.now();
