@@ -70,7 +70,7 @@ export function startFollowingCache<T extends KubernetesObject>(
   };
 }
 
-/** Every following cache of the operator as one: what the shard membership starts, waits on and drops. */
+/** Every following cache of the operator as one: what the shard membership starts, asks about and drops. */
 export interface NamespaceFollower {
   /** Follows exactly these namespaces: starts the missing ones, stops and drops the others. */
   follow(namespaces: ReadonlySet<string>): Promise<void>;

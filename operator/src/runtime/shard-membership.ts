@@ -46,8 +46,8 @@ export interface ShardMembershipOptions {
 
 /**
  * Caches that follow the namespaces this replica owns or is about to: started before it
- * acquires, awaited before it acts (nothing is decided from a partial cache), dropped once it let
- * go. Every marker's namespace is shared out then, work seen or not: leftovers of a deleted
+ * acquires, complete before it acts (nothing is decided from a partial cache), dropped once it
+ * let go. Every marker's namespace is shared out then, work seen or not: leftovers of a deleted
  * policy (gated pods, managed slices) are seen only in the caches of the namespace's owner.
  */
 export interface NamespaceCaches {
