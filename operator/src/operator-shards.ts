@@ -97,6 +97,7 @@ export function createShards(config: OperatorConfig, d: ShardDeps): Shards {
           config.namespaces.length > 0 ? new Set(config.namespaces.filter((ns) => namespaces.has(ns))) : namespaces,
         ) ?? Promise.resolve(),
       synced: (ns) => follower?.synced(ns) ?? true,
+      idle: (ns) => follower !== undefined && binding !== undefined && !hasWork(binding.caches, ns),
     },
     writesSettled: (ns) => writes.settled(ns),
     onLost: (ns) => {
@@ -160,6 +161,15 @@ function namespacesWithWork(b: ShardBinding, following: boolean): Set<string> {
   }
   out.delete("");
   return out;
+}
+
+/** Whether anything in the namespace is this operator's to act on: a policy, a slice it manages, a pod with the readiness gate. */
+function hasWork(caches: Caches, namespace: string): boolean {
+  return (
+    caches.policies.list(namespace).length > 0 ||
+    caches.slices.list(namespace).length > 0 ||
+    caches.pods.list(namespace).some(hasReadinessGate)
+  );
 }
 
 /** The diagnostics kept before a replacement are writes in the pod's namespace too. */

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { gauge, markerHolders, startShardReplica, type ShardReplica } from "../support/shard-replicas.js";
 import { waitFor } from "../support/wait-for.js";
 import { aPod, aPolicy, type Obj } from "./support/cluster.js";
+import { livePods } from "./support/queries.js";
 import { useBed } from "./support/test-bed.js";
 
 const HPP = "healthprobe.io/v1alpha1";
@@ -47,7 +48,7 @@ const gateOf = async (name: string) =>
   )?.find((c) => c.type === GATE);
 
 describe("leftovers of a deleted policy with shards on", () => {
-  it("a gated pod in a namespace whose policy is gone is released by whichever replica owns the namespace now", async () => {
+  it("a gated pod left behind by a deleted policy and a dead owner is released by the namespace's next owner, whose marker then goes with the pods", async () => {
     await bed.cluster.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: NS } });
     const replicas = [await startReplica("operator-a"), await startReplica("operator-b")];
     await waitFor(
@@ -56,25 +57,37 @@ describe("leftovers of a deleted policy with shards on", () => {
       { timeoutMs: 20_000, what: "each replica to see two live shard Leases" },
     );
     await bed.cluster.create(aPolicy("web", NS, { method: "ReadinessGate", serviceName: undefined }));
-    const owner = await waitFor(
-      async () => {
-        const holder = (await markerHolders(bed.cluster)).get(NS);
-        return replicas.find((r) => r.identity === holder);
-      },
-      { timeoutMs: 20_000, what: `an owner of ${NS}` },
-    );
-    await bed.cluster.remove(HPP, "HealthProbePolicy", "web", NS);
-
-    // The owner goes (handing its namespaces back); the only trace of work in the namespace is its marker.
-    owner.child.kill("SIGTERM");
-    await owner.exited;
-    const other = replicas.find((r) => r !== owner)!;
-    await waitFor(async () => (await markerHolders(bed.cluster)).get(NS) === other.identity, {
+    // Two served pods, one of them failing: the policy holds that one out (False).
+    for (const name of ["web-a", "web-b"]) await bed.cluster.create(aGatedPod(name));
+    const pods = await livePods(bed, 2, { namespace: NS });
+    bed.farm.failing(pods[0]!.status.podIP);
+    await waitFor(async () => (await gateOf("web-a"))?.status === "False", {
       timeoutMs: 20_000,
-      what: `${other.user} to take ${NS} over`,
+      what: "the failing pod held out by the policy",
     });
-    await bed.cluster.create(aGatedPod("late"));
-    const gate = await waitFor(async () => gateOf("late"), { timeoutMs: 20_000, what: "the late pod's gate set" });
+    const holder = (await markerHolders(bed.cluster)).get(NS);
+    const owner = replicas.find((r) => r.identity === holder)!;
+    const other = replicas.find((r) => r !== owner)!;
+
+    // The owner dies, then the policy goes: only the marker says the namespace has anything left.
+    owner.child.kill("SIGKILL");
+    await owner.exited;
+    await bed.cluster.remove(HPP, "HealthProbePolicy", "web", NS);
+    const gate = await waitFor(
+      async () => {
+        const c = await gateOf("web-a");
+        return c?.status === "True" ? c : undefined;
+      },
+      { timeoutMs: 30_000, what: "the left pod released" },
+    );
     expect(gate).toMatchObject({ status: "True", reason: "NoPolicy" });
+    expect((await markerHolders(bed.cluster)).get(NS)).toBe(other.identity);
+
+    // Nothing left to act on once the pods are gone: the marker is retired, so the namespace is cached by no one.
+    for (const name of ["web-a", "web-b"]) await bed.cluster.remove("v1", "Pod", name, NS);
+    await waitFor(async () => !(await markerHolders(bed.cluster)).has(NS), {
+      timeoutMs: 20_000,
+      what: `the marker of ${NS} retired`,
+    });
   }, 90_000);
 });

@@ -33,6 +33,10 @@ class FakeCaches implements NamespaceCaches {
   synced(ns: string): boolean {
     return this.following.has(ns) && this.complete.has(ns);
   }
+  readonly empty = new Set<string>();
+  idle(ns: string): boolean {
+    return this.empty.has(ns);
+  }
 }
 
 function aReplica(
@@ -160,6 +164,27 @@ describe("shard membership with caches that follow the namespaces", () => {
     const a = aReplica(store, clock, "a", new FakeCaches(log, "a", true), log, () => []);
     await a.tick();
     expect(a.owned()).toEqual(["leftover"]);
+  });
+
+  it("retires the marker of a namespace its complete caches show idle: acting stops first, then the marker is deleted and the caches go", async () => {
+    const log: string[] = [];
+    const store = new MemoryShardStore();
+    const clock = new FakeClock();
+    const caches = new FakeCaches(log, "a", true);
+    let namespaces = ["shop", "leftover"];
+    const a = aReplica(store, clock, "a", caches, log, () => namespaces);
+    await a.tick();
+    expect(a.owned()).toEqual(["leftover", "shop"]);
+    namespaces = ["shop"];
+    caches.empty.add("leftover");
+    log.length = 0;
+    await a.tick();
+    expect(a.ownsNamespace("leftover")).toBe(false);
+    expect(store.markers.has("leftover")).toBe(false);
+    expect(log).toEqual(["a lost leftover"]);
+    await a.tick();
+    expect(log).toEqual(["a lost leftover", "a drops leftover"]);
+    expect(a.owned()).toEqual(["shop"]);
   });
 
   it("without following caches, a marker of another replica alone is not shared out (the caches see the whole cluster)", async () => {

@@ -55,6 +55,12 @@ export interface NamespaceCaches {
   follow(namespaces: ReadonlySet<string>): Promise<void>;
   /** True once every cache of the namespace holds a complete list. */
   synced(namespace: string): boolean;
+  /**
+   * True when the namespace's complete caches hold nothing to act on (no policy, no slice this
+   * operator manages, no pod with the readiness gate): its owner then retires the marker, so a
+   * namespace emptied or deleted is shared out (and cached) no more.
+   */
+  idle(namespace: string): boolean;
 }
 
 interface Confirmation {
@@ -208,10 +214,25 @@ export class ShardMembership {
     // Owned and confirmed in this term, but not acted on yet (an acquire answered just as a renewal lapsed).
     for (const ns of plan.owned)
       if (!this.acting.has(ns) && (this.o.caches?.synced(ns) ?? true)) this.gain(ns, "confirmed in this term");
+    const idle = this.o.caches
+      ? plan.owned.filter((ns) => this.acting.has(ns) && this.o.caches!.synced(ns) && this.o.caches!.idle(ns))
+      : [];
     await Promise.all([
       ...plan.release.map((ns) => this.release(ns, markers.get(ns))),
       ...plan.acquire.map((ns) => this.acquire(ns, markers.get(ns))),
+      ...idle.map((ns) => this.retire(ns, markers.get(ns))),
     ]);
+  }
+
+  /** Like a release, but the acknowledgement deletes the marker: nothing is left to hand over. */
+  private async retire(namespace: string, marker: MarkerRecord | undefined): Promise<void> {
+    if (!marker) return;
+    this.lose(namespace);
+    await this.o.writesSettled?.(namespace);
+    const deleted = await this.o.store.deleteMarker(namespace, marker.resourceVersion);
+    this.confirmed.delete(namespace);
+    if (deleted === "deleted")
+      this.o.logger?.info({ identity: this.o.identity, namespace }, "retired the marker of a namespace left idle");
   }
 
   /** The caches follow what this replica acts on and what it owns or is about to (fenced or not: a lapse need not cost a relist). */
