@@ -2,6 +2,7 @@
 // they read.
 import type { KubernetesObject } from "./adapters/kube-object.js";
 import type { KubeClient } from "./adapters/kube-client.js";
+import { startFollowingCache } from "./adapters/following-cache.js";
 import { startWatchedCache, startWatchedCacheIn, type WatchedInformer } from "./adapters/watched-cache.js";
 import { GROUP, PLURAL, VERSION } from "./api/group.js";
 import type { Caches } from "./controllers/caches.js";
@@ -37,21 +38,32 @@ export function startCaches(config: OperatorConfig, client: KubeClient, logger: 
     ns ? `${group}/namespaces/${ns}/${plural}` : `${group}/${plural}`;
   // Caches keep only what the controllers read (the slim* transforms in kube-objects.ts), as
   // controller-runtime's cache transforms strip managedFields.
+  const options = <T extends KubernetesObject>(transform: (obj: T) => T, labelSelector?: string) => ({
+    client,
+    logger,
+    clock,
+    transform,
+    ...(labelSelector ? { labelSelector } : {}),
+  });
   const cache = <T extends KubernetesObject>(
     path: (ns: string | undefined) => string,
     transform: (obj: T) => T,
     labelSelector?: string,
-  ) =>
-    startWatchedCacheIn<T>(config.namespaces, path, {
-      client,
-      logger,
-      clock,
-      transform,
-      ...(labelSelector ? { labelSelector } : {}),
-    });
+  ): WatchedInformer<T> => startWatchedCacheIn<T>(config.namespaces, path, options(transform, labelSelector));
+  // With shards on, the kinds that grow with the pods follow the namespaces this replica owns or
+  // is about to (the shard membership starts and drops them, operator-shards.ts): a watch per
+  // namespace and kind, so only these. Policies stay whole: they say where the work is.
+  const owned = <T extends KubernetesObject>(
+    path: (ns: string | undefined) => string,
+    transform: (obj: T) => T,
+    labelSelector?: string,
+  ): WatchedInformer<T> =>
+    config.shards.enabled
+      ? startFollowingCache<T>(path, options(transform, labelSelector))
+      : cache(path, transform, labelSelector);
   return {
     policies: cache<PolicyObject & KubernetesObject>(scoped(`/apis/${GROUP}/${VERSION}`, PLURAL), withoutManagedFields),
-    pods: cache<PodObject & KubernetesObject>(
+    pods: owned<PodObject & KubernetesObject>(
       scoped("/api/v1", "pods"),
       slimPod as (pod: PodObject & KubernetesObject) => PodObject & KubernetesObject,
     ),
@@ -67,7 +79,7 @@ export function startCaches(config: OperatorConfig, client: KubeClient, logger: 
       clock,
       transform: slimNode as (node: KubeObject & KubernetesObject) => KubeObject & KubernetesObject,
     }),
-    slices: cache<KubeObject & KubernetesObject>(
+    slices: owned<KubeObject & KubernetesObject>(
       scoped("/apis/discovery.k8s.io/v1", "endpointslices"),
       withoutManagedFields,
       `${LABEL_MANAGED_BY}=${MANAGED_BY_OPERATOR}`,

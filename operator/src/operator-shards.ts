@@ -4,6 +4,7 @@
 // bound to the caches and queues once they exist.
 import type { EventSink } from "./adapters/event-sink.js";
 import type { KubeClient } from "./adapters/kube-client.js";
+import { followerOf, isFollowing, type NamespaceFollower } from "./adapters/following-cache.js";
 import { kubeShardStore } from "./adapters/shard-lease-store.js";
 import type { Caches, Enqueue } from "./controllers/caches.js";
 import type { DiagnosticsPort } from "./controllers/diagnostics.js";
@@ -76,6 +77,7 @@ export function createShards(config: OperatorConfig, d: ShardDeps): Shards {
   if (!config.shards.enabled) return NO_SHARDS;
   const writes = new WritesInFlight();
   let binding: ShardBinding | undefined;
+  let follower: NamespaceFollower | undefined;
   let targets: ShardedTargets | undefined;
   const s = config.shards;
   const membership = new ShardMembership({
@@ -87,7 +89,16 @@ export function createShards(config: OperatorConfig, d: ShardDeps): Shards {
     retryPeriodMs: s.retryPeriodMs,
     skewMarginMs: s.skewMarginMs,
     logger: d.logger,
-    namespaces: () => (binding ? namespacesWithWork(binding) : []),
+    namespaces: () => (binding ? namespacesWithWork(binding, follower !== undefined) : []),
+    caches: {
+      // Only watched namespaces (--namespace): a marker elsewhere is not this operator's to act on.
+      follow: (namespaces) =>
+        follower?.follow(
+          config.namespaces.length > 0 ? new Set(config.namespaces.filter((ns) => namespaces.has(ns))) : namespaces,
+        ) ?? Promise.resolve(),
+      synced: (ns) => follower?.synced(ns) ?? true,
+      idle: (ns) => follower !== undefined && binding !== undefined && !hasWork(binding.caches, ns),
+    },
     writesSettled: (ns) => writes.settled(ns),
     onLost: (ns) => {
       targets?.dropNamespace(ns);
@@ -126,21 +137,39 @@ export function createShards(config: OperatorConfig, d: ShardDeps): Shards {
     reconcile: (inner) => gatedReconcile(inner, membership, s.retryPeriodMs),
     start(b) {
       binding = b;
+      const following = Object.values(b.caches).filter(isFollowing);
+      if (following.length > 0) follower = followerOf(following);
       membership.start();
     },
     stop: () => membership.stop(),
   };
 }
 
-/** The namespaces with something to act on: policies, the slices this operator manages, pods with the readiness gate. */
-function namespacesWithWork(b: ShardBinding): Set<string> {
+/**
+ * The namespaces with something to act on: policies, the slices this operator manages, pods with
+ * the readiness gate. With caches that follow the owned namespaces only the policies are seen
+ * cluster-wide; the membership then shares out every marked namespace as well, which covers the
+ * leftovers of a policy deleted (its namespace had a marker while the policy lived).
+ */
+function namespacesWithWork(b: ShardBinding, following: boolean): Set<string> {
   const out = new Set<string>();
   const ns = (o: { metadata?: { namespace?: string } }) => o.metadata?.namespace ?? "";
   for (const p of b.caches.policies.list()) out.add(ns(p));
-  for (const sl of b.caches.slices.list()) out.add(ns(sl));
-  for (const p of b.caches.pods.list()) if (hasReadinessGate(p)) out.add(ns(p));
+  if (!following) {
+    for (const sl of b.caches.slices.list()) out.add(ns(sl));
+    for (const p of b.caches.pods.list()) if (hasReadinessGate(p)) out.add(ns(p));
+  }
   out.delete("");
   return out;
+}
+
+/** Whether anything in the namespace is this operator's to act on: a policy, a slice it manages, a pod with the readiness gate. */
+function hasWork(caches: Caches, namespace: string): boolean {
+  return (
+    caches.policies.list(namespace).length > 0 ||
+    caches.slices.list(namespace).length > 0 ||
+    caches.pods.list(namespace).some(hasReadinessGate)
+  );
 }
 
 /** The diagnostics kept before a replacement are writes in the pod's namespace too. */

@@ -171,7 +171,13 @@ describe.each(MODES)("the chart's RBAC, $mode", ({ flags, values, shards }) => {
         `${LABEL_SHARD_KIND}=member`,
       );
       expect(member).toBeDefined();
-      await bed.cluster.patch({ ...member!, metadata: { ...member!.metadata, annotations: { edited: "by hand" } } });
+      // A merge patch without a resourceVersion: a renewal between the list and the patch must not make it conflict.
+      const { name, namespace } = member!.metadata!;
+      await bed.cluster.patch({
+        apiVersion: member!.apiVersion,
+        kind: member!.kind,
+        metadata: { name, namespace, annotations: { edited: "by hand" } },
+      });
       await waitFor(() => leaseReads() >= 1, { what: "the shard Lease read after a conflicting renewal" });
     }
 

@@ -126,6 +126,17 @@ describe("namespaces sharded across three replicas", () => {
       { timeoutMs: 30_000, what: "every policy reconciled (two Healthy) and every namespace owned" },
     );
     const userOf = new Map(replicas.map((r) => [r.identity, r.user]));
+    // Each replica keeps pods of the namespaces it owns only: it lists and watches them there, never cluster-wide.
+    for (const r of replicas) {
+      const podReads = requestsBy(bed.cluster.server.requestLog, { user: r.user }).filter(
+        (e) => e.resource === "pods" && (e.verb === "list" || e.verb === "watch"),
+      );
+      const mine = NAMESPACES.filter((ns) => holders.get(ns) === r.identity);
+      expect({ user: r.user, podsReadIn: [...new Set(podReads.map((e) => e.namespace))].sort() }).toEqual({
+        user: r.user,
+        podsReadIn: mine.sort(),
+      });
+    }
     for (const ns of NAMESPACES) {
       const statusWriters = new Set(
         writesFor(ns)

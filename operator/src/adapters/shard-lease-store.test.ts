@@ -100,6 +100,19 @@ describe("shard Leases on the API test server", () => {
     ]);
   });
 
+  it("a marker is deleted only at its current resourceVersion, and deleting one already gone is no error", async () => {
+    const { store } = aStore();
+    const created = await store.writeMarker("shop", "a", undefined);
+    if (created === "conflict") throw new Error("first create conflicted");
+    const rewritten = await store.writeMarker("shop", "b", created.resourceVersion);
+    if (rewritten === "conflict") throw new Error("rewrite at the current version conflicted");
+    expect(await store.deleteMarker("shop", created.resourceVersion)).toBe("conflict");
+    expect(await store.listMarkers()).toHaveLength(1);
+    expect(await store.deleteMarker("shop", rewritten.resourceVersion)).toBe("deleted");
+    expect(await store.listMarkers()).toEqual([]);
+    expect(await store.deleteMarker("shop", rewritten.resourceVersion)).toBe("deleted");
+  });
+
   it("a renewal after the Lease was replaced by someone else fails once, then succeeds at the version it read", async () => {
     const { ring, store } = aStore();
     await store.renew("a", 1_700_000_000_000, 3_000);

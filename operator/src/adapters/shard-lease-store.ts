@@ -43,6 +43,8 @@ export interface ShardStore {
     holder: string,
     resourceVersion: string | undefined,
   ): Promise<{ resourceVersion: string } | "conflict">;
+  /** Deletes a marker, only at that version: "conflict" when someone else wrote first; gone is success. */
+  deleteMarker(namespace: string, resourceVersion: string): Promise<"deleted" | "conflict">;
 }
 
 interface V1Lease {
@@ -171,6 +173,8 @@ export function kubeShardStore(client: KubeClient, operatorNamespace: string, ri
     },
     listShards: () => list("member", `listing shard Leases in ${operatorNamespace}`, toShard),
     listMarkers: () => list("marker", `listing handover markers in ${operatorNamespace}`, toMarker),
+    deleteMarker: (namespace, resourceVersion) =>
+      deleteMarkerLease(client, leases, operatorNamespace, markerLeaseName(ring, namespace), resourceVersion),
     async writeMarker(namespace, holder, resourceVersion) {
       const name = markerLeaseName(ring, namespace);
       const body: V1Lease = {
@@ -194,4 +198,26 @@ export function kubeShardStore(client: KubeClient, operatorNamespace: string, ri
       }
     },
   };
+}
+
+/** Deletes a marker Lease at that version only; gone is success. */
+async function deleteMarkerLease(
+  client: KubeClient,
+  leases: string,
+  operatorNamespace: string,
+  name: string,
+  resourceVersion: string,
+): Promise<"deleted" | "conflict"> {
+  try {
+    await client.delete(`${leases}/${encodeURIComponent(name)}`, {
+      apiVersion: "v1",
+      kind: "DeleteOptions",
+      preconditions: { resourceVersion },
+    });
+    return "deleted";
+  } catch (err) {
+    if (isNotFound(err)) return "deleted";
+    if (isConflict(err)) return "conflict";
+    throw new Error(`deleting handover marker ${operatorNamespace}/${name}`, { cause: err });
+  }
 }

@@ -162,3 +162,24 @@ export function planOwnership(input: OwnershipInput): OwnershipPlan {
   const pick = (a: NamespaceDecision["action"]) => decisions.filter((x) => x.action === a).map((x) => x.namespace);
   return { live, fenced, owned: pick("own"), release: pick("release"), acquire: pick("acquire"), decisions };
 }
+
+/**
+ * The namespaces whose caches this replica keeps: those the ring gives it among the live
+ * replicas, and those it would get were the replicas gone whose last renewal is older than their
+ * renew deadline plus the skew margin (they act on nothing any more, and are likely dead), so a
+ * dead replica's namespaces are cached by the time its lease has expired.
+ */
+export function namespacesToCache(input: OwnershipInput, plan: OwnershipPlan): string[] {
+  const me = input.self.identity;
+  const desired = plan.decisions.filter((d) => d.desired === me).map((d) => d.namespace);
+  const overdue = new Set(
+    input.shards
+      .filter((s) => s.identity !== me && s.renewTime + input.self.renewDeadlineMs + input.skewMarginMs < input.now)
+      .map((s) => s.identity),
+  );
+  if (!plan.live.some((id) => overdue.has(id))) return desired;
+  const fresh = [...new Set([...plan.live.filter((id) => !overdue.has(id)), me])].sort();
+  const ring = buildRing(fresh, input.virtualNodes ?? DEFAULT_VIRTUAL_NODES);
+  const soon = plan.decisions.filter((d) => ringOwner(ring, d.namespace) === me).map((d) => d.namespace);
+  return [...new Set([...desired, ...soon])].sort();
+}

@@ -7,6 +7,7 @@
 import type { MarkerRecord, ShardStore } from "../adapters/shard-lease-store.js";
 import {
   isFenced,
+  namespacesToCache,
   planOwnership,
   renewalAnswered,
   type HandoverMarker,
@@ -33,9 +34,33 @@ export interface ShardMembershipOptions {
   onGained?: (namespace: string) => void;
   /** Called the moment this replica stops acting on the namespace, before any acknowledgement. */
   onLost?: (namespace: string) => void;
+  /**
+   * This replica's caches of the namespaced kinds, when they follow its namespaces (one
+   * list+watch per namespace): absent, the caches hold the whole cluster.
+   */
+  caches?: NamespaceCaches;
   /** The number of namespaces owned after each tick. */
   onOwned?: (count: number) => void;
   logger?: LogSink;
+}
+
+/**
+ * Caches that follow the namespaces this replica owns or is about to: started before it
+ * acquires, complete before it acts (nothing is decided from a partial cache), dropped once it
+ * let go. Every marker's namespace is shared out then, work seen or not: leftovers of a deleted
+ * policy (gated pods, managed slices) are seen only in the caches of the namespace's owner.
+ */
+export interface NamespaceCaches {
+  /** Follows exactly these namespaces: starts the missing ones, stops and drops the others. */
+  follow(namespaces: ReadonlySet<string>): Promise<void>;
+  /** True once every cache of the namespace holds a complete list. */
+  synced(namespace: string): boolean;
+  /**
+   * True when the namespace's complete caches hold nothing to act on (no policy, no slice this
+   * operator manages, no pod with the readiness gate): its owner then retires the marker, so a
+   * namespace emptied or deleted is shared out (and cached) no more.
+   */
+  idle(namespace: string): boolean;
 }
 
 interface Confirmation {
@@ -103,20 +128,23 @@ export class ShardMembership {
       if (this.stopped) return;
       const byNamespace = new Map(markers.map((m) => [m.namespace, m]));
       // A namespace whose marker still names us is planned too, so we release it when it is not ours any more.
-      const namespaces = new Set([
-        ...this.o.namespaces(),
-        ...markers.filter((m) => m.holder === this.o.identity).map((m) => m.namespace),
-      ]);
-      const plan = planOwnership({
+      const marked = this.o.caches ? markers : markers.filter((m) => m.holder === this.o.identity);
+      const namespaces = new Set([...this.o.namespaces(), ...marked.map((m) => m.namespace)]);
+      const input = {
         self: this.self,
         shards,
         namespaces: [...namespaces],
         markers: this.handoverMarkers(byNamespace),
         now,
         skewMarginMs: this.o.skewMarginMs,
-      });
+      };
+      const plan = planOwnership(input);
       this.lastPlan = plan;
+      const cached = this.o.caches ? namespacesToCache(input, plan) : [];
+      await this.follow(cached);
       await this.apply(plan, byNamespace);
+      // What was released in this round is acted on no more and acknowledged: its caches go.
+      await this.follow(cached);
     } catch (err) {
       this.o.logger?.warn({ identity: this.o.identity, err }, "shard membership round failed");
     }
@@ -184,11 +212,33 @@ export class ShardMembership {
     const owned = new Set(plan.owned);
     for (const ns of [...this.acting]) if (!owned.has(ns)) this.lose(ns);
     // Owned and confirmed in this term, but not acted on yet (an acquire answered just as a renewal lapsed).
-    for (const ns of plan.owned) if (!this.acting.has(ns)) this.gain(ns, "confirmed in this term");
+    for (const ns of plan.owned)
+      if (!this.acting.has(ns) && (this.o.caches?.synced(ns) ?? true)) this.gain(ns, "confirmed in this term");
+    const idle = this.o.caches
+      ? plan.owned.filter((ns) => this.acting.has(ns) && this.o.caches!.synced(ns) && this.o.caches!.idle(ns))
+      : [];
     await Promise.all([
       ...plan.release.map((ns) => this.release(ns, markers.get(ns))),
       ...plan.acquire.map((ns) => this.acquire(ns, markers.get(ns))),
+      ...idle.map((ns) => this.retire(ns, markers.get(ns))),
     ]);
+  }
+
+  /** Like a release, but the acknowledgement deletes the marker: nothing is left to hand over. */
+  private async retire(namespace: string, marker: MarkerRecord | undefined): Promise<void> {
+    if (!marker) return;
+    this.lose(namespace);
+    await this.o.writesSettled?.(namespace);
+    const deleted = await this.o.store.deleteMarker(namespace, marker.resourceVersion);
+    this.confirmed.delete(namespace);
+    if (deleted === "deleted")
+      this.o.logger?.info({ identity: this.o.identity, namespace }, "retired the marker of a namespace left idle");
+  }
+
+  /** The caches follow what this replica acts on and what it owns or is about to (fenced or not: a lapse need not cost a relist). */
+  private async follow(namespaces: readonly string[]): Promise<void> {
+    if (!this.o.caches || this.stopped) return;
+    await this.o.caches.follow(new Set([...this.acting, ...namespaces]));
   }
 
   private lose(namespace: string): void {
@@ -208,6 +258,8 @@ export class ShardMembership {
   }
 
   private async acquire(namespace: string, marker: MarkerRecord | undefined): Promise<void> {
+    // Nothing is decided from a partial cache: a namespace whose caches are still listing is taken at a later round.
+    if (this.o.caches && !this.o.caches.synced(namespace)) return;
     const written = await this.o.store.writeMarker(namespace, this.o.identity, marker?.resourceVersion);
     if (written === "conflict") return;
     const at = this.clock.now();

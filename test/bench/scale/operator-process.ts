@@ -44,7 +44,10 @@ export async function startOperatorProcess(
   flags: string[] = [],
 ): Promise<OperatorProcess> {
   const logFile = createWriteStream(logPath);
+  // HEALTHPROBE_BENCH_CPU_PROF=<dir>: each operator writes a V8 CPU profile there when it exits (not when SIGKILLed).
+  const profileDir = process.env.HEALTHPROBE_BENCH_CPU_PROF;
   const args = [
+    ...(profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []),
     ...entry,
     "--kubeconfig",
     kubeconfigPath,

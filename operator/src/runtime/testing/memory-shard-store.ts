@@ -36,6 +36,15 @@ export class MemoryShardStore {
         check();
         return [...this.markers.values()].map((m) => ({ ...m }));
       },
+      deleteMarker: async (namespace, resourceVersion) => {
+        check();
+        const current = this.markers.get(namespace);
+        if (!current) return "deleted";
+        if (current.resourceVersion !== resourceVersion) return "conflict";
+        this.markers.delete(namespace);
+        this.markerWrites.push({ namespace, holder: "(deleted)", by: identity });
+        return "deleted";
+      },
       writeMarker: async (namespace, holder, resourceVersion) => {
         check();
         const current = this.markers.get(namespace);
