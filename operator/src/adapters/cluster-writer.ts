@@ -175,50 +175,33 @@ export class ClusterWriter {
     data: Record<string, string>,
     resourceVersion: string | undefined,
   ): Promise<ConfigMap> {
-    const body = {
-      apiVersion: "v1",
-      kind: "ConfigMap",
-      metadata: {
-        name,
-        namespace,
-        resourceVersion,
-        labels: { "app.kubernetes.io/managed-by": "healthprobe-operator" },
-      },
-      data,
-    };
-    try {
-      // An undefined resourceVersion is left out of the JSON: a create.
-      if (resourceVersion === undefined)
-        return await this.client.post<ConfigMap>(corePath(namespace, "configmaps"), body, {
-          fieldManager: FIELD_MANAGER,
-        });
-      return await this.client.put<ConfigMap>(`${corePath(namespace, "configmaps")}/${enc(name)}`, body, {
-        fieldManager: FIELD_MANAGER,
-      });
-    } catch (err) {
-      throw wrap(`writing ConfigMap ${namespace}/${name}`, err);
-    }
+    const labels = { "app.kubernetes.io/managed-by": "healthprobe-operator" };
+    return this.putConfigMap({ name, namespace, resourceVersion, labels }, data, "ConfigMap");
   }
 
   /** Creates (resourceVersion undefined) or replaces at that resourceVersion a policy's ledger ConfigMap. */
   async writePolicyLedger(cm: PolicyLedgerBody, resourceVersion: string | undefined): Promise<ConfigMapObject> {
     const { name, namespace, labels, ownerReferences, data } = cm;
-    const body = {
-      apiVersion: "v1",
-      kind: "ConfigMap",
-      metadata: { name, namespace, resourceVersion, labels, ownerReferences },
-      data,
-    };
+    return this.putConfigMap({ name, namespace, resourceVersion, labels, ownerReferences }, data, "ledger ConfigMap");
+  }
+
+  /** One create-or-replace for every ConfigMap the operator owns: a create without a resourceVersion, else a PUT at it. */
+  private async putConfigMap<T>(
+    metadata: { name: string; namespace: string; resourceVersion: string | undefined } & Record<string, unknown>,
+    data: Record<string, string>,
+    what: string,
+  ): Promise<T> {
+    const { name, namespace, resourceVersion } = metadata;
+    const body = { apiVersion: "v1", kind: "ConfigMap", metadata, data };
     try {
+      // An undefined resourceVersion is left out of the JSON: a create.
       if (resourceVersion === undefined)
-        return await this.client.post<ConfigMapObject>(corePath(namespace, "configmaps"), body, {
-          fieldManager: FIELD_MANAGER,
-        });
-      return await this.client.put<ConfigMapObject>(`${corePath(namespace, "configmaps")}/${enc(name)}`, body, {
+        return await this.client.post<T>(corePath(namespace, "configmaps"), body, { fieldManager: FIELD_MANAGER });
+      return await this.client.put<T>(`${corePath(namespace, "configmaps")}/${enc(name)}`, body, {
         fieldManager: FIELD_MANAGER,
       });
     } catch (err) {
-      throw wrap(`writing ledger ConfigMap ${namespace}/${name}`, err);
+      throw wrap(`writing ${what} ${namespace}/${name}`, err);
     }
   }
 
