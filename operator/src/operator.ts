@@ -8,15 +8,8 @@ import { createProber } from "./adapters/prober.js";
 import { KubeClient } from "./adapters/kube-client.js";
 import { connectKube } from "./adapters/kube-connection.js";
 import { kubeLeaseStore } from "./adapters/lease-store.js";
-import type { Caches } from "./controllers/caches.js";
 import {
   buildPolicyController,
-  enqueueAll,
-  enqueueGatedNamespaces,
-  enqueueManagedServices,
-  watchForGateRelease,
-  watchForPolicies,
-  watchForServiceSlices,
   type PolicyController,
   type PolicyControllerOptions,
 } from "./controllers/policy-controller.js";
@@ -29,12 +22,11 @@ import { LeaderElector, defaultIdentity } from "./runtime/leader-election.js";
 import { createLogger, type Logger } from "./runtime/logger.js";
 import { createMetrics, type OperatorMetrics } from "./runtime/metrics.js";
 import { ProbeScheduler, type ProbeSchedulerOptions } from "./runtime/probe-scheduler.js";
-import type { WorkQueue } from "./runtime/work-queue.js";
 import { startWebhook, type WebhookDeps } from "./webhook.js";
 import { endpointGuardOf } from "./endpoint-access.js";
 import type { EndpointGuard } from "./runtime/endpoint-guard.js";
 import { startCaches, type CacheSet } from "./operator-caches.js";
-import { makeQueues, startWorkers, type Queues } from "./operator-workers.js";
+import { makeQueues, startWorkers, wakeQueuesOf, watchAll, type Queues } from "./operator-workers.js";
 import { createShards, type Shards } from "./operator-shards.js";
 
 export interface StartOperatorOptions {
@@ -106,13 +98,14 @@ export async function startOperator(config: OperatorConfig, opts: StartOperatorO
   });
 
   // 2. The probe engine: each result goes to the health store, and wakes the policy when it changed a verdict.
-  const scheduler = startProbeEngine(base, queues.policyQueue);
+  const scheduler = startProbeEngine(base, queues);
 
   // 3. The caches, and the controller parts over them; each registers the handlers it needs.
   const caches = startCaches(config, client, logger, clock);
   const informers = Object.values(caches);
   const synced = () => informers.every((i) => i.hasSynced());
-  const controller = startPolicyController(base, caches, shards, { scheduler, events, isLeader });
+  const wakePolicy = (key: string) => queues.policyQueue.add(key);
+  const controller = startPolicyController(base, caches, shards, { scheduler, events, isLeader, wakePolicy });
   const wakeEverything = watchAll(caches, controller, queues);
 
   // 4. Health and metrics endpoints, and the admission webhook.
@@ -166,7 +159,7 @@ function bindShards(
     caches: d.caches,
     health: d.health,
     managedServices: (ns) => d.controller.endpoints.managedServices(ns),
-    queues: { policy: d.queues.policyQueue, service: d.queues.serviceQueue, namespace: d.queues.namespaceQueue },
+    queues: wakeQueuesOf(d.queues),
   });
 }
 
@@ -225,7 +218,7 @@ function limitsOf(
   };
 }
 
-function startProbeEngine(d: Base, policyQueue: WorkQueue): ProbeScheduler {
+function startProbeEngine(d: Base, queues: Queues): ProbeScheduler {
   return new ProbeScheduler({
     // Results carry the operator clock's time: fresh evidence compares them with when probing started.
     execute: createProber({ now: () => d.clock.now() }),
@@ -233,12 +226,12 @@ function startProbeEngine(d: Base, policyQueue: WorkQueue): ProbeScheduler {
     maxPerNamespace: d.config.maxProbesInFlightPerNamespace,
     maxTimeoutMs: d.config.maxProbeTimeoutMs,
     clock: d.clock,
-    onResult: recordResult(d, policyQueue),
+    onResult: recordResult(d, queues),
   });
 }
 
-/** A probe result goes to the health store, and queues its policy at once when it changed a verdict. */
-function recordResult(d: Base, policyQueue: WorkQueue): ProbeSchedulerOptions["onResult"] {
+/** A probe result goes to the health store, and queues its policy and its replacement at once when it changed a verdict. */
+function recordResult(d: Base, queues: Queues): ProbeSchedulerOptions["onResult"] {
   return (owner, targetId, outcome) => {
     d.metrics.recordProbe(
       owner,
@@ -256,7 +249,8 @@ function recordResult(d: Base, policyQueue: WorkQueue): ProbeSchedulerOptions["o
       { policy: owner, uid: targetId, state: d.health.get(owner, targetId)?.state },
       "verdict changed; policy queued",
     );
-    policyQueue.add(owner);
+    queues.policyQueue.add(owner);
+    queues.replacementQueue.add(owner);
   };
 }
 
@@ -265,7 +259,7 @@ function startPolicyController(
   d: Base,
   caches: CacheSet,
   shards: Shards,
-  parts: Pick<PolicyControllerOptions, "scheduler" | "events" | "isLeader">,
+  parts: Pick<PolicyControllerOptions, "scheduler" | "events" | "isLeader" | "wakePolicy">,
 ): PolicyController {
   return buildPolicyController({
     caches,
@@ -279,18 +273,6 @@ function startPolicyController(
     logger: d.logger,
     ...limitsOf(d.config, d.opts, d.identity),
   });
-}
-
-/** Registers every cache handler; returns what wakes every key (caches synced, leadership taken). */
-function watchAll(caches: Caches, controller: PolicyController, q: Queues): () => void {
-  watchForPolicies(caches, controller, q.policyQueue);
-  watchForServiceSlices(caches, controller, q.serviceQueue);
-  watchForGateRelease(caches, q.namespaceQueue);
-  return () => {
-    enqueueAll(caches, q.policyQueue);
-    enqueueManagedServices(controller, q.serviceQueue);
-    enqueueGatedNamespaces(caches, q.namespaceQueue);
-  };
 }
 
 interface EndpointDeps {

@@ -41,12 +41,12 @@ export function otherViewsOf(
 }
 
 /**
- * Another policy's outage now, as its own drain plan computes it (currentOutage), from what
- * every reconcile shares: its targets in the cache, judged by the health store (a pod it does
- * not probe counts as Unknown), never from what that policy's last run left behind, so the
- * answer does not depend on which policy reconciled first. Once per policy and run.
+ * A policy's outage now, as its own drain plan computes it (currentOutage), from what every
+ * reconcile shares: its targets in the cache, judged by the health store (a pod it does not
+ * probe counts as Unknown), never from what that policy's last run left behind, so the answer
+ * does not depend on which policy reconciled first. Once per policy and run.
  */
-function currentOutageOf(
+export function currentOutageOf(
   d: ViewDeps,
   policy: ParsedPolicy,
   outages: Map<string, Outage | undefined>,

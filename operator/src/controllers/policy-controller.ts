@@ -17,7 +17,9 @@ import { PolicyStatusPart } from "./policy-status.js";
 import { ReadinessGates } from "./readiness-gates.js";
 import type { PolicyWriter } from "./policy-writer.js";
 import { ProbeTargets } from "./probe-targets.js";
+import { ReplacementController } from "./replacement-controller.js";
 import { LedgerStore } from "./replacement-ledgers.js";
+import { ReplacementOutcomes } from "./replacement-outcomes.js";
 import { Replacer, type Failpoint } from "./replacer.js";
 import { Rollouts } from "./rollouts.js";
 import { ServiceOwnership } from "./service-ownership.js";
@@ -61,10 +63,13 @@ export interface PolicyControllerOptions {
   /** --max-probe-timeout, for the status of a policy whose timeoutSeconds it caps. */
   maxProbeTimeoutMs?: number | undefined;
   failpoint?: Failpoint | undefined;
+  /** Queues a policy's pass (the replacement controller's outcome changed); absent: nothing is queued. */
+  wakePolicy?: ((key: string) => void) | undefined;
 }
 
 export interface PolicyController {
   policies: PolicyReconciler;
+  replacement: ReplacementController;
   serviceSlices: ServiceSlices;
   gateRelease: GateRelease;
   ledgers: LedgerStore;
@@ -115,10 +120,15 @@ export function buildPolicyController(o: PolicyControllerOptions): PolicyControl
     metrics,
     isLeader,
     shardIdentity: o.shardIdentity,
-    ...(o.statusIntervalMs ? { statusIntervalMs: o.statusIntervalMs } : {}),
+    ...(o.statusIntervalMs !== undefined ? { statusIntervalMs: o.statusIntervalMs } : {}),
   });
   const gates = new ReadinessGates({ writer, clock });
   const rollouts = new Rollouts({ replicaSets: caches.replicaSets, health: o.health });
+  const outcomes = new ReplacementOutcomes(o.wakePolicy);
+  const replacement = new ReplacementController({
+    ...{ policies: caches.policies, ownership, probeTargets, endpoints, rollouts, outcomes, status, versions },
+    ...{ replacer, health: o.health, clock, logger, isLeader },
+  });
   const policies = new PolicyReconciler({
     policies: caches.policies,
     services: caches.services,
@@ -127,7 +137,7 @@ export function buildPolicyController(o: PolicyControllerOptions): PolicyControl
     probeTargets,
     endpoints,
     gates,
-    replacer,
+    replacements: outcomes,
     rollouts,
     diagnostics,
     status,
@@ -139,7 +149,7 @@ export function buildPolicyController(o: PolicyControllerOptions): PolicyControl
   });
   const serviceSlices = new ServiceSlices({ services: caches.services, ownership, endpoints, logger, isLeader });
   const gateRelease = new GateRelease({ policies: caches.policies, pods: caches.pods, gates, logger, isLeader });
-  return { policies, serviceSlices, gateRelease, ledgers, probeTargets, endpoints };
+  return { policies, replacement, serviceSlices, gateRelease, ledgers, probeTargets, endpoints };
 }
 
 /** The replacement part, over the parts it asks: probe targets, ledgers, status versions, diagnostics. */
@@ -192,6 +202,11 @@ export function watchForPolicies(caches: Caches, controller: PolicyController, q
 export function watchForGateHandover(policies: WatchedCache<PolicyObject>, queue: Enqueue): void {
   const rules = WAKE_RULES.filter((r) => r.source === "policies" && r.name.includes("other ReadinessGate policies"));
   registerWakeRules(wakeContext({ policies } as Caches, undefined), { policy: queue }, rules);
+}
+
+/** Replacement keys for every change of a policy whose status lists a pod awaiting replacement. */
+export function watchForReplacement(caches: Caches, controller: PolicyController, queue: Enqueue): void {
+  registerWakeRules(wakeContext(caches, controller), { replacement: queue });
 }
 
 /** Service keys for every change that can leave a Service's slices unmanaged. */

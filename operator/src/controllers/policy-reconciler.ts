@@ -1,7 +1,9 @@
 // One reconcile per HealthProbePolicy key, level-based, from the caches, the health store and the
 // clock: it asks each part in turn (Service ownership, probe targets, the drain plan, endpoints or
-// the pods' readiness-gate condition, replacement, status and Events) and never looks at which event woke it. Slices of Services a
-// policy no longer manages are the ServiceSlices controller's work, on a queue of their own.
+// the pods' readiness-gate condition, status and Events) and never looks at which event woke it. Slices of Services a
+// policy no longer manages are the ServiceSlices controller's work, on a queue of their own;
+// replacement is the replacement controller's (replacement-controller.ts), which this pass meets
+// through the status (a pod awaiting replacement wakes it) and whose outcome it reports.
 import { formatInstant } from "../domain/budget.js";
 import { computeReplaceAfter } from "../domain/replacement.js";
 import { computeRecoveredAt, type DrainPlan } from "../domain/drain.js";
@@ -33,7 +35,7 @@ import type { PolicyStatusPart, StatusReport } from "./policy-status.js";
 import { shadowOf, type ShadowView } from "./kubelet-shadow.js";
 import { MISSING_SECRET_RETRY_MS, type ProbeTargets, type Selection } from "./probe-targets.js";
 import type { ReadinessGates } from "./readiness-gates.js";
-import type { Replacer, ReplacementResult } from "./replacer.js";
+import type { ReplacementOutcomes } from "./replacement-outcomes.js";
 import { gateHolders, holderOf } from "./gate-holders.js";
 import type { Rollouts } from "./rollouts.js";
 import type { Diagnostics } from "./diagnostics.js";
@@ -64,7 +66,8 @@ export interface PolicyReconcilerOptions {
   probeTargets: ProbeTargets;
   endpoints: Endpoints;
   gates: ReadinessGates;
-  replacer: Replacer;
+  /** The replacement controller's last outcome for each policy, which status reports. */
+  replacements: Pick<ReplacementOutcomes, "outcomeOf">;
   rollouts: Rollouts;
   /** Retention of the diagnostics ConfigMaps, and what status lists of them. */
   diagnostics?: Pick<Diagnostics, "retain"> | undefined;
@@ -266,7 +269,7 @@ export class PolicyReconciler {
     this.o.probeTargets.probeNow(key, drain.recheck);
   }
 
-  /** The leader's writes (rotation, replacements; `rotate` undefined on a stale cache), then the status everyone computes. */
+  /** The leader's writes (rotation; `rotate` undefined on a stale cache), then the status everyone computes. */
   private async act(
     log: Logger,
     policy: ParsedPolicy,
@@ -279,19 +282,7 @@ export class PolicyReconciler {
     const namespace = policy.obj.metadata.namespace;
     // A Deployment's newest ReplicaSet failing while an older one is Healthy: its pods are not replaced.
     const rollouts = this.o.rollouts.suspects(policy.key, namespace, selection.targets);
-    let replacement: ReplacementResult | undefined;
-    if (this.o.isLeader() && rotate) {
-      await rotate();
-      // Replacement: the ledgers are charged and persisted before any eviction.
-      replacement = await this.o.replacer.run(log, policy, selection.targets, now, {
-        failOpen: plan.failOpen,
-        failClosed: plan.failClosed,
-        recoveredAt: plan.recoveredAt,
-        rollouts,
-      });
-      if (replacement)
-        this.o.status.recordReplacements(policy.obj, policy.spec.replacement.after, replacement.outcomes);
-    }
+    if (this.o.isLeader() && rotate) await rotate();
     const shadow = shadowOf(policy, selection.targets, this.o.health, now);
     const pods = this.statusPods(policy, selection.targets, drain, notProbed, plan.quarantines, shadow);
     this.o.status.recordTargets(policy.key, pods, drain);
@@ -309,23 +300,24 @@ export class PolicyReconciler {
     const kept = await this.o.diagnostics?.retain(log, policy, now, this.o.isLeader());
     if (kept) report.diagnostics = kept.diagnostics;
     if (plan.gate?.serviceEndpoints) report.serviceEndpoints = plan.gate.serviceEndpoints;
-    if (replacement) {
-      report.replacementCondition = replacement.condition;
-      if (replacement.ledger) report.ledger = replacement.ledger;
-    } else if (this.o.isLeader() && !rotate) report.replacementCondition = "unchanged";
+    if (this.o.isLeader()) this.reportReplacement(policy, report);
     const result = await this.o.status.write(log, policy.obj, report, now);
     const requeues = [
       result?.requeueAfterMs,
-      replacement?.requeueAt !== undefined ? replacement.requeueAt - now : undefined,
       shadow.nextAt !== undefined ? shadow.nextAt - now : undefined,
       kept?.requeueAt !== undefined ? kept.requeueAt - now : undefined,
     ];
-    // A Window wait for a pod that is not yet due is also a requeue.
-    for (const p of pods) if (p.replaceAfter !== undefined && p.replaceAfter > now) requeues.push(p.replaceAfter - now);
     // So is the end of a flap quarantine: the pod returns to rotation then.
     for (const q of plan.quarantines.values()) requeues.push(q.until - now);
     const delays = requeues.filter((d): d is number => d !== undefined && d >= 0);
     return delays.length > 0 ? { requeueAfterMs: Math.max(1, Math.min(...delays)) } : undefined;
+  }
+
+  /** What the replacement controller last decided, and its ledger (both kept as written until it has run). */
+  private reportReplacement(policy: ParsedPolicy, report: StatusReport): void {
+    const outcome = this.o.replacements.outcomeOf(policy.key);
+    report.replacementCondition = outcome?.condition ?? "unchanged";
+    if (outcome?.ledger) report.ledger = outcome.ledger;
   }
 
   private statusPods(
@@ -365,7 +357,6 @@ export class PolicyReconciler {
   private forget(key: string): ReconcileResult {
     this.o.probeTargets.forget(key);
     this.o.status.forget(key);
-    this.o.replacer.forget(key);
     void this.o.metrics?.forgetPolicy(key);
     return;
   }

@@ -19,11 +19,15 @@ async function decide(row: { b: Record<string, unknown>; bPasses: Passing }, ord
     policies: [aPolicyObject("web", spec), aPolicyObject("web-too", { ...spec, serviceName: "web-too", ...row.b })],
     services: [aServiceObject("web"), aServiceObject("web-too")],
     pods: PODS.map((name) => aPodObject(name)),
+    statusIntervalMs: 0,
   });
+  // The policy's pass, its replacement (woken by the status the pass wrote), and the pass that reports the outcome.
   const reconcile = async (key: string) => {
     await controller.policies.reconcile(key);
     // The slice cache catches up with the writes, as its watch would.
     for (const s of writer.slices.values()) caches.slices.put(s as KubeObject);
+    await controller.replacement.reconcile(key);
+    await controller.policies.reconcile(key);
   };
   const probe = (key: string, passing: Passing) => {
     for (const pod of PODS) {

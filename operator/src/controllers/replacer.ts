@@ -97,17 +97,14 @@ export class Replacer {
   private readonly pdbBlocked = new Map<string, { until: number; backoffMs: number }>();
   /** Pods this process removed, by uid, until the cache shows them terminating or gone: a lagging cache must not get them evicted twice. */
   private readonly removed = new Map<string, { namespace: string; name: string }>();
-  /**
-   * Pods an attempt is under way for. Two policies that select one pod are reconciled by
-   * different workers and may both plan it; the first to start its attempt takes it.
-   */
+  /** Pods an attempt is under way for: two policies' workers may both plan one pod; the first to start takes it. */
   private readonly inFlight = new Set<string>();
 
   constructor(private readonly o: ReplacerOptions) {}
 
   /**
    * Plans and applies the policy's replacements; nothing, and a Budget condition, when its own ledger cannot be read.
-   * From the drain plan: `failOpen` or `failClosed` (then nothing is replaced) and `recoveredAt`,
+   * From the policy's drain (replacement-controller.ts): `failOpen` or `failClosed` (then nothing is replaced) and `recoveredAt`,
    * when fail-open (or fail-closed) last ended (a replacement needs a probe result newer than it).
    */
   async run(
@@ -350,6 +347,8 @@ export class Replacer {
     outages: Map<string, Outage | undefined>,
   ): ReplacementCandidate | undefined {
     const uid = uidOf(pod);
+    // Only a pod the policy probes now is its to replace: one it stopped probing has no fresh verdict.
+    if (!this.o.isProbing(policy.key, uid)) return undefined;
     const h = this.o.health.get(policy.key, uid);
     const evidence = this.o.health.evidence(policy.key, uid);
     if (!h || !evidence || h.state !== "Unhealthy") return undefined;

@@ -39,6 +39,9 @@ const node = (zone: string, heartbeat = "1"): KubeObject =>
     metadata: { name: "n1", labels: { "topology.kubernetes.io/zone": zone }, annotations: { heartbeat } },
   }) as KubeObject;
 
+const withStatusPods = (p: PolicyObject, pods: Array<Record<string, string>>): PolicyObject =>
+  ({ ...p, status: { pods } }) as PolicyObject;
+
 /** Two policies of namespace shop; a pod labelled app=web is selected by "web" only. */
 function context(): WakeContext {
   const caches = {
@@ -110,7 +113,7 @@ describe("what wakes what", () => {
       source: "policies",
       old: gated,
       now: undefined,
-      wakes: ["namespace shop", "policy shop/gated", "service shop/web"],
+      wakes: ["namespace shop", "policy shop/gated", "replacement shop/gated", "service shop/web"],
     },
     {
       name: "a ReplicaSet's new revision wakes the policies of its pods",
@@ -161,10 +164,50 @@ describe("what wakes what", () => {
         },
       },
       now: undefined,
+      wakes: ["policy shop/web", "replacement shop/web"],
+    },
+    {
+      name: "a status write that lists a pod awaiting replacement wakes the policy's replacement",
+      source: "policies",
+      old: web,
+      now: withStatusPods(web, [{ name: "p1", state: "Unhealthy", replaceAfter: "2026-01-01T13:00:00Z" }]),
+      wakes: ["policy shop/web", "replacement shop/web"],
+    },
+    {
+      name: "the status write that lists no pod awaiting replacement any more wakes it too (its condition clears)",
+      source: "policies",
+      old: withStatusPods(web, [{ name: "p1", state: "Unhealthy", replaceAfter: "2026-01-01T13:00:00Z" }]),
+      now: withStatusPods(web, [{ name: "p1", state: "Healthy" }]),
+      wakes: ["policy shop/web", "replacement shop/web"],
+    },
+    {
+      name: "a status write with no pod awaiting replacement before or after wakes the policy only",
+      source: "policies",
+      old: withStatusPods(web, [{ name: "p1", state: "Unknown" }]),
+      now: withStatusPods(web, [{ name: "p1", state: "Healthy" }]),
       wakes: ["policy shop/web"],
     },
   ])("$name", ({ source, old, now, wakes }) => {
     expect(sorted(wakesOf(WAKE_RULES, source, old, now, context()))).toEqual(wakes);
+  });
+
+  it.each([
+    {
+      name: "a pod the policy's status lists as awaiting replacement wakes its replacement",
+      replaceAfter: true,
+      wakes: true,
+    },
+    {
+      name: "a pod the policy's status lists without replaceAfter wakes no replacement",
+      replaceAfter: false,
+      wakes: false,
+    },
+  ])("$name", ({ replaceAfter, wakes }) => {
+    const ctx = context();
+    const entry = { uid: "p1", state: "Unhealthy", ...(replaceAfter ? { replaceAfter: "2026-01-01T13:00:00Z" } : {}) };
+    (ctx.caches.policies as MemoryCache<PolicyObject>).put(withStatusPods(web, [entry]));
+    const got = wakesOf(WAKE_RULES, "pods", pod({ app: "web" }), pod({ app: "web", nudge: "1" }), ctx);
+    expect(got.some(([queue, key]) => queue === "replacement" && key === "shop/web")).toBe(wakes);
   });
 
   it("every rule has a sentence name of its own", () => {
@@ -176,12 +219,22 @@ describe("a namespace taken over", () => {
   const keysFor = (ctx: WakeContext, namespace: string) => {
     const got: string[] = [];
     const q = (name: WakeQueue) => ({ add: (key: string) => got.push(`${name} ${key}`) });
-    enqueueNamespace(ctx, { policy: q("policy"), service: q("service"), namespace: q("namespace") }, namespace);
+    enqueueNamespace(
+      ctx,
+      { policy: q("policy"), replacement: q("replacement"), service: q("service"), namespace: q("namespace") },
+      namespace,
+    );
     return got.sort();
   };
 
-  it("wakes its policies and the Services whose slices it manages", () => {
-    expect(keysFor(context(), "shop")).toEqual(["policy shop/gated", "policy shop/web", "service shop/web"]);
+  it("wakes its policies, their replacement and the Services whose slices it manages", () => {
+    expect(keysFor(context(), "shop")).toEqual([
+      "policy shop/gated",
+      "policy shop/web",
+      "replacement shop/gated",
+      "replacement shop/web",
+      "service shop/web",
+    ]);
   });
 
   it("also wakes the namespace itself when a pod there has the readiness gate", () => {

@@ -1,5 +1,7 @@
-// What wakes what: every rule that turns a cache change into a policy, Service or namespace key,
-// in one table. A rule sees the object before and after the change (undefined on add and on
+// What wakes what: every rule that turns a cache change into a policy, replacement, Service or
+// namespace key, in one table (besides the caches, only a probe result that changes a verdict
+// wakes a policy and its replacement, operator.ts, and a changed replacement outcome its policy,
+// replacement-outcomes.ts). A rule sees the object before and after the change (undefined on add and on
 // delete), so no handler keeps previous values of its own. Adding a wake-up is one row here.
 import { KIND } from "../api/group.js";
 import type { Caches, Enqueue } from "./caches.js";
@@ -14,7 +16,7 @@ import {
 } from "./kube-objects.js";
 
 /** The queues a rule may feed; each has one key type. */
-export type WakeQueue = "policy" | "service" | "namespace";
+export type WakeQueue = "policy" | "replacement" | "service" | "namespace";
 
 type ObjectOf<S extends keyof Caches> = Caches[S] extends { list(): Array<infer T> } ? T : never;
 
@@ -79,6 +81,12 @@ const sliceService = (slice: { metadata?: { labels?: Record<string, string> } })
   slice.metadata?.labels?.["kubernetes.io/service-name"];
 const revisionOf = (rs: { metadata?: { annotations?: Record<string, string> } }) =>
   rs.metadata?.annotations?.["deployment.kubernetes.io/revision"];
+/** The pods (by uid) the policy's status lists as awaiting replacement (Unhealthy, replacement enabled: with replaceAfter). */
+const awaitingOf = (p: PolicyObject): string[] =>
+  ((p.status as { pods?: Array<{ uid?: string; replaceAfter?: string }> } | undefined)?.pods ?? [])
+    .filter((pod) => pod.replaceAfter !== undefined)
+    .map((pod) => pod.uid ?? "");
+export const awaitsReplacement = (p: PolicyObject): boolean => awaitingOf(p).length > 0;
 const zoneOf = (node: { metadata?: { labels?: Record<string, string> } }) =>
   node.metadata?.labels?.["topology.kubernetes.io/zone"];
 
@@ -167,6 +175,37 @@ export const WAKE_RULES: readonly WakeRule[] = [
     name: "a change of a policy's ledger ConfigMap wakes the policy that owns it",
     source: "ledgers",
     queue: "policy",
+    keys: (old, now) => owningPolicies(either(old, now)),
+  }),
+  // The replacement controller meets the policy's pass through its status: a pod listed with
+  // replaceAfter is awaiting replacement (the controller then requeues itself for the window, a
+  // budget, a back-off); the change that lists none any more lets it clear its condition.
+  rule({
+    name: "a change of a policy whose status lists a pod awaiting replacement wakes its replacement",
+    source: "policies",
+    queue: "replacement",
+    when: (old, now) => old === undefined || now === undefined || awaitsReplacement(old) || awaitsReplacement(now),
+    keys: (old, now) => [keyOf(either(old, now))],
+  }),
+  // A pod's own change (terminating, its owner, a nudge) bears on its replacement: looked at again.
+  rule({
+    name: "a change of a pod that a policy's status lists as awaiting replacement wakes that policy's replacement",
+    source: "pods",
+    queue: "replacement",
+    keys: (old, now, ctx) => {
+      const pod = either(old, now);
+      return [...ctx.policiesForPod(pod)].filter((key) => {
+        const [namespace, name] = key.split("/") as [string, string];
+        const policy = ctx.caches.policies.get(namespace, name);
+        return policy !== undefined && awaitingOf(policy).includes(pod.metadata?.uid ?? "");
+      });
+    },
+  }),
+  // A ledger deleted or edited by someone else is read again (and a deleted one restored) before any charge.
+  rule({
+    name: "a change of a policy's ledger ConfigMap wakes its replacement",
+    source: "ledgers",
+    queue: "replacement",
     keys: (old, now) => owningPolicies(either(old, now)),
   }),
   // Only a zone change matters to the slices; node heartbeats must not wake every policy.
@@ -277,7 +316,7 @@ export function enqueueManagedServices(
 }
 
 /**
- * Every key of one namespace (this replica took it over): its policies, the Services whose slices
+ * Every key of one namespace (this replica took it over): its policies and their replacement, the Services whose slices
  * it manages there, and the namespace itself when a pod there has the readiness gate.
  */
 export function enqueueNamespace(
@@ -285,7 +324,10 @@ export function enqueueNamespace(
   queues: Partial<Record<WakeQueue, Enqueue>>,
   namespace: string,
 ): void {
-  for (const p of ctx.caches.policies.list(namespace)) queues.policy?.add(keyOf(p));
+  for (const p of ctx.caches.policies.list(namespace)) {
+    queues.policy?.add(keyOf(p));
+    queues.replacement?.add(keyOf(p));
+  }
   for (const s of ctx.managedServices(namespace)) queues.service?.add(`${s.namespace}/${s.service}`);
   if (ctx.caches.pods.list(namespace).some(hasReadinessGate)) queues.namespace?.add(namespace);
 }

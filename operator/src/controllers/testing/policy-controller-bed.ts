@@ -19,9 +19,12 @@ export function setUp(
     services?: ServiceObject[];
     pods?: PodObject[];
     replicaSets?: KubeObject[];
-    leader?: boolean;
+    /** Whether this replica leads (a function: asked at each write, as the elector would be). */
+    leader?: boolean | (() => boolean);
     builtInSlices?: KubeObject[];
     maxProbeTimeoutMs?: number;
+    /** Minimum spacing of status writes per policy (default 1 s). */
+    statusIntervalMs?: number;
   } = {},
 ) {
   const caches = {
@@ -50,10 +53,11 @@ export function setUp(
     events: { record: (e) => events.push(e) },
     clock,
     logger: quietLogger(),
-    isLeader: () => opts.leader ?? true,
+    isLeader: typeof opts.leader === "function" ? opts.leader : () => (opts.leader as boolean | undefined) ?? true,
     maxReplacementsPer12h: 10,
     operatorNamespace: "ops",
     maxProbeTimeoutMs: opts.maxProbeTimeoutMs,
+    ...(opts.statusIntervalMs !== undefined ? { statusIntervalMs: opts.statusIntervalMs } : {}),
   });
   return { controller, writer, scheduled, caches, events, health, clock };
 }
