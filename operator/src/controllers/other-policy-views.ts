@@ -1,7 +1,8 @@
 // What the other policies that select a pod say of it, for the replacement core's vetoes: their
 // verdict, whether they probe it, and their outage (now, or as their status last reported it).
 import { matchesLabelSelector } from "../domain/label-selector.js";
-import { currentOutage, reportedOutage, standingOutage, type Outage } from "../domain/outage.js";
+import { OUTAGES, currentOutage, reportedOutage, standingOutage, type Outage } from "../domain/outage.js";
+import type { Condition } from "../domain/types.js";
 import type { OtherPolicyView } from "../domain/replacement.js";
 import type { HealthStore } from "../runtime/health-store.js";
 import { hasReadinessGate, isKubeletReady, isReadyBesidesGate, uidOf, type PodObject } from "./kube-objects.js";
@@ -31,13 +32,25 @@ export function otherViewsOf(
         afterMs: o.afterMs,
       };
       if (view?.unhealthySince !== undefined) v.unhealthySince = view.unhealthySince;
+      const conditions = d.versions.read(o.obj).status?.conditions;
       const outage = standingOutage(
         probing ? currentOutageOf(d, o, outages) : undefined,
-        reportedOutage(d.versions.read(o.obj).status?.conditions),
+        reportedOutage(conditions) ?? unreportedOutage(o, conditions),
       );
       if (outage !== undefined) v.outage = outage;
       return v;
     });
+}
+
+/**
+ * A policy whose status reports neither FailOpen nor FailClosed has not written its first status
+ * yet (every status write reports one of them), and a new policy's first one says FailOpen=True
+ * (NoTargetProbedYet): until its status says otherwise, its outage is presumed, so no eviction
+ * meets the status it is about to write.
+ */
+function unreportedOutage(policy: ParsedPolicy, conditions: readonly Condition[] | undefined): Outage | undefined {
+  const reported = conditions?.some((c) => (OUTAGES as readonly string[]).includes(c.type));
+  return reported ? undefined : policy.spec.drain.whenAllUnhealthy;
 }
 
 /**

@@ -38,6 +38,13 @@ const HEALTHY: HealthRecord = {
 /** Probing started three hours ago; the last result a second ago: fresh evidence. */
 const FRESH = { probingSince: NOW - 3 * HOUR, lastResultAt: NOW - 1_000 };
 
+/** A status that reports FailOpen as given. */
+function reporting(failOpen: "True" | "False") {
+  const reason = failOpen === "True" ? "NoHealthyTarget" : "HealthyTargets";
+  const at = new Date(NOW).toISOString();
+  return { conditions: [{ type: "FailOpen", status: failOpen, reason, message: "", lastTransitionTime: at }] };
+}
+
 function setUp(opts: {
   pods: PodObject[];
   health: Record<string, HealthRecord>;
@@ -51,6 +58,8 @@ function setUp(opts: {
   const policyObj = aPolicyObject("web", {
     replacement: { after: "1h", maxPerHour: 1, pauseAboveUnhealthyPercent: 100, ...opts.replacement },
   });
+  // Every policy has written its status (a policy without one is presumed failing open) unless a test says otherwise.
+  for (const p of [policyObj, ...(opts.others ?? [])]) if (!("status" in p)) p.status = reporting("False");
   const policies = new MemoryCache<PolicyObject>([policyObj, ...(opts.others ?? [])]);
   const writer = new MemoryWriter();
   writer.seedPolicy("shop/web", "1");
@@ -187,7 +196,13 @@ describe("the replacement part", () => {
     expect(writer.evictions).toHaveLength(evictions);
   });
 
-  it.each([
+  it.each<{
+    name: string;
+    status: "True" | "False" | undefined;
+    otherSeesHealthy: boolean;
+    probing: boolean;
+    evictions: number;
+  }>([
     {
       name: "its status says FailOpen=True, though it is a dryRun policy that sees no pod Healthy",
       status: "True",
@@ -230,22 +245,26 @@ describe("the replacement part", () => {
       probing: false,
       evictions: 1,
     },
+    {
+      name: "it has written no status yet (its first says FailOpen=True until its first probes), though it sees a pod Healthy",
+      status: undefined,
+      otherSeesHealthy: true,
+      probing: true,
+      evictions: 0,
+    },
+    {
+      name: "it is not probing the pod yet and has written no status",
+      status: undefined,
+      otherSeesHealthy: false,
+      probing: false,
+      evictions: 0,
+    },
   ])(
     "another policy selecting the pod that fails open holds it back: $name",
     async ({ status, otherSeesHealthy, probing, evictions }) => {
       const pods = [aPodObject("web-a"), aPodObject("web-b")];
       const other = aPolicyObject("web-watch", { dryRun: true, replacement: { after: "1h" } });
-      other.status = {
-        conditions: [
-          {
-            type: "FailOpen",
-            status,
-            reason: "NoHealthyTarget",
-            message: "",
-            lastTransitionTime: new Date(NOW).toISOString(),
-          },
-        ],
-      };
+      other.status = status === undefined ? undefined : reporting(status);
       const { replacer, writer, policy } = setUp({
         pods,
         health: { "uid-web-a": unhealthy(2 * HOUR) },
