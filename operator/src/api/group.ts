@@ -46,16 +46,6 @@ export const CONDITION_TYPES = {
   gateMissing: "GateMissing",
 } as const;
 
-/** Reasons of the ReplacementBlocked condition. */
-export const REPLACEMENT_BLOCKED_REASONS = [
-  "Budget",
-  "PodDisruptionBudget",
-  "Veto",
-  "NoController",
-  "FailOpen",
-  "FailClosed",
-] as const;
-
 /** Event reasons, on the policy and on the pod involved. */
 export const EVENT_REASONS = [
   "Drained",

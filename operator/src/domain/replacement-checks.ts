@@ -22,9 +22,18 @@ import type {
   ShouldReplaceInput,
 } from "./replacement.js";
 
-/** The condition reasons of ReplacementBlocked. */
-export type BlockedReason =
-  "Budget" | "PodDisruptionBudget" | "Veto" | "NoController" | "FailOpen" | "FailClosed" | "MassFailure" | "Rollout";
+/** The condition reasons of ReplacementBlocked (status.ts takes them from here: a new one is added here only). */
+export const BLOCKED_REASONS = [
+  "Budget",
+  "PodDisruptionBudget",
+  "Veto",
+  "NoController",
+  "FailOpen",
+  "FailClosed",
+  "MassFailure",
+  "Rollout",
+] as const;
+export type BlockedReason = (typeof BLOCKED_REASONS)[number];
 
 /** The steps a block names (a check may name more than one: Outage says FailOpen or FailClosed). */
 export type ReplacementStep =
@@ -345,8 +354,10 @@ export function checkPodDisruptionBudget({ now, pdbBlockedUntil }: ShouldReplace
 
 /**
  * The chain, in order; the first block is the one reported. A new reason to hold a replacement
- * back is one entry here (and its check above, with a row in replacement-checks.test.ts); a
- * check that needs a fact the input does not carry yet also adds it to ReplacementPod. A suspect
+ * back is one entry here, its check above (its step in ReplacementStep, a new condition reason in
+ * BLOCKED_REASONS), and a row in replacement-checks.test.ts: nothing outside this file. A check
+ * that needs a fact the input does not carry yet also adds it to ReplacementPod (replacement.ts)
+ * and where the replacement part gathers it (replacer.ts). A suspect
  * rollout is the more precise diagnosis, so it comes before the breaker.
  */
 export const REPLACEMENT_CHECKS: readonly ReplacementCheck[] = [

@@ -2,6 +2,7 @@ import { compareStrings, type DrainPlan, type WhenAllUnhealthy } from "./drain.j
 import { setStatusCondition } from "./conditions.js";
 import type { RolloutSuspect } from "./rollout.js";
 import type { DisagreementKind } from "./kubelet-disagreement.js";
+import type { BlockedReason } from "./replacement-checks.js";
 import { CONDITION_ORDER, METHOD_CONDITIONS, computeConditionInputs } from "./status-conditions.js";
 import { fromRfc3339, toRfc3339 } from "./status-time.js";
 import type { Condition, EpochMs, HealthStateName } from "./types.js";
@@ -87,8 +88,8 @@ export interface ReadinessInput {
   notes?: readonly string[];
 }
 
-export type ReplacementBlockedReason =
-  "Budget" | "PodDisruptionBudget" | "Veto" | "NoController" | "FailOpen" | "FailClosed" | "MassFailure" | "Rollout";
+/** The reasons the replacement chain blocks with (replacement-checks.ts). */
+export type ReplacementBlockedReason = BlockedReason;
 
 export interface ReplacementBlockedInput {
   blocked: boolean;

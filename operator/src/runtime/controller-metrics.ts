@@ -15,7 +15,7 @@ type ControllerFamilies = Pick<
 >;
 
 export function controllerFamilies(registers: Registry[]): ControllerFamilies {
-  // By controller, as controller-runtime labels them: "policy" (one policy), "service-slices" (one Service's slices) and "gate-release" (one namespace's gated pods).
+  // By controller, as controller-runtime labels them: "policy" (one policy), "replacement" (one policy's replacements), "service-slices" (one Service's slices) and "gate-release" (one namespace's gated pods).
   const reconcileDuration = new Histogram({
     name: "healthprobe_reconcile_duration_seconds",
     help: "Time to reconcile one key, by controller.",
