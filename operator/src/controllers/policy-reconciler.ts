@@ -9,7 +9,6 @@ import { computeReplaceAfter } from "../domain/replacement.js";
 import { computeRecoveredAt, type DrainPlan } from "../domain/drain.js";
 import type { QuarantineVerdict } from "../domain/flap-quarantine.js";
 import { planGateDrain } from "../domain/gate-plan.js";
-import { outageFlags, reportedOutage, standingOutage, type Outage } from "../domain/outage.js";
 import type { ServiceEndpoints, StatusPodInput } from "../domain/status.js";
 import type { Clock } from "../runtime/clock.js";
 import type { HealthStore } from "../runtime/health-store.js";
@@ -45,9 +44,6 @@ import type { ServiceOwnership } from "./service-ownership.js";
 /** What the leader does and the status reports, from the drain plan. */
 interface ActPlan {
   drain: DrainPlan;
-  failOpen: boolean;
-  failClosed: boolean;
-  recoveredAt: number;
   notProbed: ReadonlyMap<string, string>;
   quarantines: ReadonlyMap<string, QuarantineVerdict>;
   timeoutCapped: string | undefined;
@@ -131,7 +127,7 @@ export class PolicyReconciler {
     }
     const probing = this.o.probeTargets.start(key, policy.obj, policy.spec, selection.targets, probes.targets, now);
     // When fail-open (fail-closed for a policy that fails closed: its condition stands in for
-    // FailOpen) last ended: a verdict from before it drains nothing and replaces nothing.
+    // FailOpen) last ended: a verdict from before it drains nothing (nor replaces anything: replacement-controller.ts).
     const lastOutage = this.o.status.lastCondition(policy.obj, whenAllUnhealthy);
     const known: KnownPods = {
       probing,
@@ -140,11 +136,8 @@ export class PolicyReconciler {
       quarantines: quarantinesOf(this.o.health, policy, selection.targets, now),
       timeoutCapped: probes.timeoutCapped,
     };
-    // Nothing is replaced until the status says fail-open (or fail-closed) has ended (it is written after replacement).
-    const reported = reportedOutage(lastOutage ? [lastOutage] : [], [whenAllUnhealthy]);
-    const outage = (drain: DrainPlan) => outageFlags(standingOutage(drainOutage(drain), reported));
-    if (gated) return this.reconcileGated(log, policy, selection, known, outage, now);
-    return this.reconcileSlices(log, policy, selection, known, outage, now);
+    if (gated) return this.reconcileGated(log, policy, selection, known, now);
+    return this.reconcileSlices(log, policy, selection, known, now);
   }
 
   /** Drain through the Service's EndpointSlices, which the operator writes. */
@@ -153,7 +146,6 @@ export class PolicyReconciler {
     policy: ParsedPolicy,
     selection: Selection,
     known: KnownPods,
-    outage: (drain: DrainPlan) => { failOpen: boolean; failClosed: boolean },
     now: number,
   ): Promise<ReconcileResult> {
     const namespace = policy.obj.metadata.namespace;
@@ -181,8 +173,6 @@ export class PolicyReconciler {
       rotate,
       {
         drain,
-        ...outage(drain),
-        recoveredAt: known.recoveredAt,
         notProbed: known.notProbed,
         quarantines: known.quarantines,
         timeoutCapped: known.timeoutCapped,
@@ -216,7 +206,6 @@ export class PolicyReconciler {
     policy: ParsedPolicy,
     selection: Selection,
     known: KnownPods,
-    outage: (drain: DrainPlan) => { failOpen: boolean; failClosed: boolean },
     now: number,
   ): Promise<ReconcileResult> {
     const namespace = policy.obj.metadata.namespace;
@@ -250,8 +239,6 @@ export class PolicyReconciler {
     };
     const plan: ActPlan = {
       drain,
-      ...outage(drain),
-      recoveredAt: known.recoveredAt,
       notProbed: known.notProbed,
       quarantines: known.quarantines,
       timeoutCapped: known.timeoutCapped,
@@ -360,11 +347,6 @@ export class PolicyReconciler {
     void this.o.metrics?.forgetPolicy(key);
     return;
   }
-}
-
-/** The outage the drain plan found (currentOutage, outage.ts). */
-function drainOutage(drain: DrainPlan): Outage | undefined {
-  return drain.failOpen ? "FailOpen" : drain.failClosed ? "FailClosed" : undefined;
 }
 
 /** Whether the policy admits a selected pod to rotation. */
