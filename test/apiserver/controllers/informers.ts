@@ -1,17 +1,14 @@
-// The test server's controllers watch through the operator's informer (list+watch that restarts
-// with backoff on any error), seen through the small interface they were written against: typed
-// handlers per event and a cache looked up by name, then namespace.
-import type { KubeConfig, KubernetesObject, ListPromise } from "@kubernetes/client-node";
-import {
-  startInformer as startCache,
-  waitForCacheSync,
-  type InformerEventType,
-} from "../../../operator/src/adapters/informer.js";
-import { KubeClient } from "../../../operator/src/adapters/kube-client.js";
-import { connectionOf, kubeClientOf } from "../../../operator/src/adapters/kube-config.js";
-import { LoopbackKubeClient } from "../loopback-client.js";
-import { LoopbackDispatcher } from "../loopback-dispatcher.js";
-import type { RequestHandler } from "../loopback.js";
+// The controllers run in the test server's process, so they watch its store itself rather than
+// over HTTP: a cache per resource of copies (nothing may change stored objects), filled from the
+// stored objects and then kept by the store's events, in order, handed over a microtask after
+// each write (never within it, so a handler cannot come between a write and its other watchers).
+import type { KubernetesObject } from "@kubernetes/client-node";
+import type { Gvr, StoreReader } from "../index.js";
+import { storageKey } from "../resource-types.js";
+import { clone, type KubeObject } from "../store.js";
+
+export type InformerEventType = "add" | "update" | "delete";
+export type StoreSource = Pick<StoreReader, "subscribe" | "map">;
 
 export interface WatchedObjects<T extends KubernetesObject> {
   on(type: InformerEventType, handler: (obj: T) => void): void;
@@ -21,63 +18,53 @@ export interface WatchedObjects<T extends KubernetesObject> {
 
 export interface RunningInformer<T extends KubernetesObject> {
   informer: WatchedObjects<T>;
-  stop(): Promise<void>;
+  stop(): void;
 }
 
-/** How long the first list may take before start fails (the server may still be warming up). */
-const SYNC_TIMEOUT_MS = 20_000;
-
-/**
- * The client the informers watch through: over HTTP, or, given the server's own request handler
- * (the controllers run inside the test server), in process to that handler (loopback-client.ts).
- */
-export function watchClientOf(kc: KubeConfig, handler?: RequestHandler): KubeClient {
-  if (!handler) return kubeClientOf(kc);
-  const http = connectionOf(kc);
-  const dispatcher = new LoopbackDispatcher(handler, new URL(http.server).host);
-  const connection = {
-    server: http.server,
-    dispatcher,
-    headers: () => http.headers(),
-    close: async () => {
-      await dispatcher.close();
-      await http.close();
-    },
-  };
-  return new LoopbackKubeClient(connection, handler);
-}
-
-export async function startInformer<T extends KubernetesObject>(
-  /** A kubeconfig (then over HTTP) or the client to watch through. */
-  source: KubeConfig | KubeClient,
-  path: string,
-  list: ListPromise<T>,
+export function startInformer<T extends KubernetesObject>(
+  store: StoreSource,
+  gvr: Gvr,
   onError: (err: unknown) => void,
   setup: (informer: WatchedObjects<T>) => void,
-  /** Watches only these objects; `list` must ask for the same selector. */
-  labelSelector?: string,
-): Promise<RunningInformer<T>> {
+  /** Watches only objects with this label (name, value), as a label selector would. */
+  label?: [string, string],
+): RunningInformer<T> {
   const handlers: Record<InformerEventType, Array<(obj: T) => void>> = { add: [], update: [], delete: [] };
-  const report = (obj: object, msg?: string) =>
-    onError(new Error(`informer for ${path}: ${msg ?? "failed"}`, { cause: (obj as { err?: unknown }).err }));
-  const cache = startCache<T>({
-    client: source instanceof KubeClient ? source : kubeClientOf(source),
-    path,
-    ...(labelSelector ? { labelSelector } : {}),
-    list: () => list(),
-    onEvent: (type, obj) => handlers[type].forEach((h) => h(obj)),
-    logger: { debug: () => {}, info: () => {}, warn: report, error: report },
-    backoff: { initialMs: 20, maxMs: 2_000 },
-  });
+  const cache = new Map<string, Map<string, T>>();
+  const apply = (stored: KubeObject, deleted: boolean): void => {
+    const { namespace = "", name, labels } = stored.metadata;
+    const objects = cache.get(namespace) ?? cache.set(namespace, new Map()).get(namespace)!;
+    const gone = deleted || (label !== undefined && labels?.[label[0]] !== label[1]);
+    if (gone && !objects.has(name)) return;
+    const obj = clone(stored) as T;
+    const type = gone ? "delete" : objects.has(name) ? "update" : "add";
+    if (gone) objects.delete(name);
+    else objects.set(name, obj);
+    try {
+      for (const handler of handlers[type]) handler(obj);
+    } catch (err) {
+      onError(new Error(`informer for ${gvr.resource}: handling ${type} of ${namespace}/${name}`, { cause: err }));
+    }
+  };
   const informer: WatchedObjects<T> = {
     on: (type, handler) => void handlers[type].push(handler),
-    get: (name, namespace) => cache.get(namespace, name),
-    list: (namespace) => cache.list(namespace),
+    get: (name, namespace) => cache.get(namespace ?? "")?.get(name),
+    list: (namespace) =>
+      namespace ? [...(cache.get(namespace)?.values() ?? [])] : [...cache.values()].flatMap((m) => [...m.values()]),
   };
   setup(informer);
-  if (!(await waitForCacheSync([cache], SYNC_TIMEOUT_MS))) {
-    await cache.stop();
-    throw new Error(`starting informer for ${path}: no complete list within ${SYNC_TIMEOUT_MS} ms`);
-  }
-  return { informer, stop: () => cache.stop() };
+  const key = storageKey(gvr.group, gvr.resource);
+  let pending: Array<{ type: string; object: KubeObject }> = [];
+  let stopped = false;
+  const deliver = (): void => {
+    const events = pending;
+    pending = [];
+    for (const e of events) if (!stopped) apply(e.object, e.type === "DELETED");
+  };
+  // Listed and subscribed in one turn: no write comes between.
+  for (const stored of store.map(gvr, undefined, (o) => o)) apply(stored, false);
+  const unsubscribe = store.subscribe((e) => {
+    if (e.resource === key && pending.push(e) === 1) queueMicrotask(deliver);
+  });
+  return { informer, stop: () => void ((stopped = true), unsubscribe()) };
 }
