@@ -12,12 +12,12 @@ import {
   type ObjectCache,
   type V1Pod,
 } from "@kubernetes/client-node";
-import { IpAllocator } from "../../test/apiserver/controllers/ip-allocator.js";
-import { isConflict, isNotFound, podKey, splitKey } from "../../test/apiserver/controllers/pods.js";
-import { WorkQueue } from "../../test/apiserver/controllers/work-queue.js";
+import { IpAllocator } from "../apiserver/controllers/ip-allocator.js";
+import { isConflict, isNotFound, podKey, splitKey } from "../apiserver/controllers/pods.js";
+import { WorkQueue } from "../apiserver/controllers/work-queue.js";
 import type { PodNetwork } from "./network.js";
 import type { PodServers } from "./pod-servers.js";
-import { runningStatus, statusDiffers } from "../../test/apiserver/controllers/pod-status.js";
+import { runningStatus, statusDiffers } from "../apiserver/controllers/pod-status.js";
 
 export interface KubeletOptions {
   kc: KubeConfig;
