@@ -11,7 +11,11 @@ export default {
     ],
   },
   moduleNameMapper: { "^(\\.{1,2}/.*)\\.js$": "$1" },
-  testMatch: ["<rootDir>/operator/**/*.test.ts", "<rootDir>/test/**/*.test.ts"],
+  testMatch: [
+    "<rootDir>/operator/**/*.test.ts",
+    "<rootDir>/test/**/*.test.ts",
+    "<rootDir>/hack/apiserver/**/*.test.ts",
+  ],
   testPathIgnorePatterns: ["/node_modules/", "/dist/", "<rootDir>/test/e2e/"],
   testTimeout: 60000,
   // Most suites wait on real servers, timers and child processes rather than the CPU: with two

@@ -4,14 +4,20 @@
 // given servers: on a routed range one server of the caller's answers every address instead),
 // writes the Running status the kubelet would (Ready follows the readiness gates), and finishes
 // graceful deletion with a zero grace-period delete once the pod is terminating.
-import { CoreV1Api, type KubeConfig, type V1Pod } from "@kubernetes/client-node";
-import { IpAllocator } from "../../test/apiserver/controllers/ip-allocator.js";
-import { startInformer, type RunningInformer } from "../../test/apiserver/controllers/informers.js";
-import { isConflict, isNotFound, podKey, splitKey } from "../../test/apiserver/controllers/pods.js";
-import { WorkQueue } from "../../test/apiserver/controllers/work-queue.js";
+import {
+  CoreV1Api,
+  makeInformer,
+  type Informer,
+  type KubeConfig,
+  type ObjectCache,
+  type V1Pod,
+} from "@kubernetes/client-node";
+import { IpAllocator } from "../apiserver/controllers/ip-allocator.js";
+import { isConflict, isNotFound, podKey, splitKey } from "../apiserver/controllers/pods.js";
+import { WorkQueue } from "../apiserver/controllers/work-queue.js";
 import type { PodNetwork } from "./network.js";
 import type { PodServers } from "./pod-servers.js";
-import { runningStatus, statusDiffers } from "../../test/apiserver/controllers/pod-status.js";
+import { runningStatus, statusDiffers } from "../apiserver/controllers/pod-status.js";
 
 export interface KubeletOptions {
   kc: KubeConfig;
@@ -31,7 +37,9 @@ export class Kubelet {
   /** Addresses with servers started, by pod uid. */
   private readonly serving = new Map<string, string>();
   private readonly finishing = new Set<string>();
-  private informer?: RunningInformer<V1Pod>;
+  private informer?: Informer<V1Pod> & ObjectCache<V1Pod>;
+  private stopped = false;
+  private restart?: NodeJS.Timeout;
 
   constructor(private readonly opts: KubeletOptions) {
     this.core = opts.kc.makeApiClient(CoreV1Api);
@@ -45,21 +53,24 @@ export class Kubelet {
   }
 
   async start(): Promise<void> {
-    this.informer = await startInformer<V1Pod>(
-      this.opts.kc,
-      "/api/v1/pods",
-      () => this.core.listPodForAllNamespaces(),
-      (err) => this.opts.onError(err as Error),
-      (inf) => {
-        inf.on("add", (pod) => this.seen(pod));
-        inf.on("update", (pod) => this.seen(pod));
-        inf.on("delete", (pod) => void this.gone(pod).catch(this.opts.onError));
-      },
-    );
-    for (const pod of this.informer.informer.list()) this.seen(pod);
+    // client-node's informer (not the operator's: the fixture must not share its bugs), which
+    // stops on an error other than a 410: started again a moment later, until stopped.
+    const informer = makeInformer<V1Pod>(this.opts.kc, "/api/v1/pods", () => this.core.listPodForAllNamespaces());
+    informer.on("add", (pod) => this.seen(pod));
+    informer.on("update", (pod) => this.seen(pod));
+    informer.on("delete", (pod) => void this.gone(pod).catch(this.opts.onError));
+    informer.on("error", (err) => {
+      this.opts.onError(new Error("kubelet: the pod informer failed", { cause: err }));
+      if (!this.stopped) this.restart = setTimeout(() => void informer.start().catch(this.opts.onError), 500);
+    });
+    this.informer = informer;
+    await informer.start();
+    for (const pod of informer.list()) this.seen(pod);
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.restart);
     await this.informer?.stop();
     await this.queue.shutDown();
   }
@@ -100,7 +111,7 @@ export class Kubelet {
 
   private async sync(key: string): Promise<void> {
     const { namespace, name } = splitKey(key);
-    const pod = this.informer?.informer.get(name, namespace);
+    const pod = this.informer?.get(name, namespace);
     if (!pod) return;
     const uid = pod.metadata!.uid!;
     if (pod.metadata?.deletionTimestamp) return this.finish(pod);

@@ -12,7 +12,7 @@ import {
   makeInformer,
   type V1Pod,
 } from "@kubernetes/client-node";
-import { startApiServer, type TestApiServer } from "../../test/apiserver/index.js";
+import { startApiServer, type TestApiServer } from "../apiserver/index.js";
 import { installCrd, type Obj } from "../../test/support/kube-objects.js";
 import { PodFarm } from "../../test/support/pod-farm.js";
 import { startOperatorProcess, type OperatorProcess } from "../../test/support/operator-process.js";

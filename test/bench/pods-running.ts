@@ -1,7 +1,7 @@
 // Waiting for the kubelet stand-in to start many pods, without listing every pod on each look:
 // its status writes are counted in the request log, and only once there are enough of them is
 // the store listed to see that every pod is Running with an address and Ready.
-import type { TestApiServer } from "../apiserver/index.js";
+import type { TestApiServer } from "../../hack/apiserver/index.js";
 import { waitFor } from "../support/wait-for.js";
 
 export interface PodView {

@@ -3,7 +3,7 @@
 // wall-clock run judged over it, with evictions taken from the fault proxies' logs.
 import { request } from "node:https";
 import { parse } from "yaml";
-import type { StoreReader } from "../apiserver/index.js";
+import type { StoreReader } from "../../hack/apiserver/index.js";
 import type { ProxyLogEntry } from "../../hack/fault-proxy/fault-proxy.js";
 import { drainCap, neverDark, quarantineWithinCap } from "../simulation/invariants/routing.js";
 import { operatorBudget, policyBudgets } from "../simulation/invariants/replacement.js";

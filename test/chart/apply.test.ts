@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stringify } from "yaml";
-import { startApiServer, type Gvr, type TestApiServer } from "../apiserver/index.js";
+import { startApiServer, type Gvr, type TestApiServer } from "../../hack/apiserver/index.js";
 import { ALL_OPTIONAL_ON, kubectl, renderChart, type KubeManifest } from "./helm.js";
 
 const NAMESPACE = "healthprobe-system";

@@ -2,7 +2,7 @@ import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startApiServer, type Gvr, type TestApiServer } from "../apiserver/index.js";
+import { startApiServer, type Gvr, type TestApiServer } from "../../hack/apiserver/index.js";
 import { chartDir, helmAsync } from "./helm.js";
 
 const NAMESPACE = "healthprobe-system";

@@ -4,7 +4,7 @@
 // audited as watch). Each request counts once, though a long-running one (a watch) is audited when
 // its response starts and again when it completes: its latest stage is kept.
 import type { AuditEvent } from "../../hack/control-plane/audit.js";
-import type { RequestLogEntry } from "../apiserver/index.js";
+import type { RequestLogEntry } from "../../hack/apiserver/index.js";
 
 const METHODS: Record<string, string> = {
   get: "GET",

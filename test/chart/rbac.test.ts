@@ -1,5 +1,5 @@
 import { describe, it, expect, beforeAll } from "@jest/globals";
-import type { RequestLogEntry } from "../apiserver/index.js";
+import type { RequestLogEntry } from "../../hack/apiserver/index.js";
 import { checkRequestsAgainstRbac, rbacRulesFromChart, rbacRulesFromManifests, type RbacRule } from "./rbac.js";
 
 function aRequest(over: Partial<RequestLogEntry> = {}): RequestLogEntry {

@@ -1,7 +1,7 @@
 // The chart's RBAC as plain rules, and a comparison of those rules with the requests a client
 // actually made (the API test server's request log): what was used but not granted, and what
 // was granted but never used.
-import type { RequestLogEntry } from "../apiserver/index.js";
+import type { RequestLogEntry } from "../../hack/apiserver/index.js";
 import { renderChart, type KubeManifest } from "./helm.js";
 
 export interface RbacRule {

@@ -10,7 +10,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AdmissionregistrationV1Api, CoreV1Api, type V1MutatingWebhook, type V1Pod } from "@kubernetes/client-node";
-import { kubeConfigFor } from "../apiserver/test-kit.js";
+import { kubeConfigFor } from "../../hack/apiserver/test-kit.js";
 import { waitFor } from "../support/wait-for.js";
 import { clusterKind, startConformanceCluster, type ConformanceCluster } from "./clusters.js";
 import { uniqueName } from "./fixtures.js";

@@ -12,7 +12,7 @@ import {
   type V1Pod,
   type V1PodCondition,
 } from "@kubernetes/client-node";
-import { kubeConfigFor } from "../apiserver/test-kit.js";
+import { kubeConfigFor } from "../../hack/apiserver/test-kit.js";
 import { waitFor } from "../support/wait-for.js";
 import { startConformanceCluster, type ConformanceCluster } from "./clusters.js";
 import { uniqueName } from "./fixtures.js";

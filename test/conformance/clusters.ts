@@ -2,8 +2,8 @@
 // with HEALTHPROBE_TEST_CLUSTER=real the real control plane built from Go modules (hack/control-plane).
 // The scenarios only ever see a kubeconfig per user.
 import { startControlPlane } from "../../hack/control-plane/control-plane.js";
-import { startApiServer, type ApiServerOptions } from "../apiserver/index.js";
-import type { KubeconfigSource } from "../apiserver/test-kit.js";
+import { startApiServer, type ApiServerOptions } from "../../hack/apiserver/index.js";
+import type { KubeconfigSource } from "../../hack/apiserver/test-kit.js";
 
 export type ClusterKind = "test-server" | "control-plane";
 

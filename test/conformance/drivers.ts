@@ -17,7 +17,7 @@ import {
 } from "@kubernetes/client-node";
 import { fetch } from "undici";
 import { stringify } from "yaml";
-import { Kubectl, kubeConfigFor, type KubeconfigSource, type Obj } from "../apiserver/test-kit.js";
+import { Kubectl, kubeConfigFor, type KubeconfigSource, type Obj } from "../../hack/apiserver/test-kit.js";
 import { kubectlBin } from "../support/paths.js";
 
 export type { Obj };

@@ -2,7 +2,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
-import type { Obj } from "../apiserver/test-kit.js";
+import type { Obj } from "../../hack/apiserver/test-kit.js";
 import { repoRoot } from "../support/paths.js";
 
 export const crdsDir = join(repoRoot, "crds");

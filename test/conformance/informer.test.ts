@@ -3,8 +3,8 @@
 // must have delivered every change, by its watch or by the re-list.
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { CustomObjectsApi, makeInformer, type KubernetesListObject } from "@kubernetes/client-node";
-import { startApiServer, type TestApiServer } from "../apiserver/index.js";
-import { kubeConfigFor } from "../apiserver/test-kit.js";
+import { startApiServer, type TestApiServer } from "../../hack/apiserver/index.js";
+import { kubeConfigFor } from "../../hack/apiserver/test-kit.js";
 import { waitFor } from "../support/wait-for.js";
 import { clusterKind } from "./clusters.js";
 import { drivers, types, type Driver, type Obj } from "./drivers.js";

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { ApiException, CustomObjectsApi } from "@kubernetes/client-node";
 import fc from "fast-check";
 import { parsePolicySpec } from "../../operator/src/api/parse-policy.js";
-import { kubeConfigFor } from "../apiserver/test-kit.js";
+import { kubeConfigFor } from "../../hack/apiserver/test-kit.js";
 import { fuzzOptions, fuzzRuns, Tally, timeoutFor } from "../fuzz/fuzz-runs.js";
 import { clusterKind, startConformanceCluster, type ConformanceCluster } from "./clusters.js";
 import { ClientNodeDriver } from "./drivers.js";

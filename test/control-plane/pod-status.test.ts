@@ -2,7 +2,7 @@
 // the kubelet computes it, conditions of other writers are kept, and transition times move only on change.
 import { describe, it, expect } from "@jest/globals";
 import type { V1Pod, V1PodCondition } from "@kubernetes/client-node";
-import { runningStatus, statusDiffers, unmetReadinessGate } from "../apiserver/controllers/pod-status.js";
+import { runningStatus, statusDiffers, unmetReadinessGate } from "../../hack/apiserver/controllers/pod-status.js";
 
 const T0 = Date.parse("2026-01-01T00:00:00Z");
 const T1 = Date.parse("2026-01-01T00:05:00Z");

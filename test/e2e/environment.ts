@@ -12,7 +12,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { V1PodSpec } from "@kubernetes/client-node";
-import { startApiServer, type TestApiServer } from "../apiserver/index.js";
+import { startApiServer, type TestApiServer } from "../../hack/apiserver/index.js";
 import { controlPlaneEnvironment } from "./control-plane-environment.js";
 import { realNodeEnvironment } from "./real-node-environment.js";
 import { kubectlBin, repoRoot } from "../support/paths.js";

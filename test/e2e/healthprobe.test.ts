@@ -4,7 +4,7 @@ import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { CoreV1Api, CustomObjectsApi, DiscoveryV1Api, KubeConfig, type V1EndpointSlice } from "@kubernetes/client-node";
 import { stringify } from "yaml";
 import { MANAGED_BY_VALUE } from "../../operator/src/api/group.js";
-import { requestsBy } from "../apiserver/index.js";
+import { requestsBy } from "../../hack/apiserver/index.js";
 import { checkRequestsAgainstRbac, rbacRulesFromChart } from "../chart/rbac.js";
 import {
   BACKEND_PORT,

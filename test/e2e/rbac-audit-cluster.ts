@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { KubernetesObjectApi, KubeConfig } from "@kubernetes/client-node";
 import { readAuditLog } from "../../hack/control-plane/audit.js";
 import { startControlPlane, type ControlPlane } from "../../hack/control-plane/control-plane.js";
-import type { RequestLogEntry } from "../apiserver/index.js";
+import type { RequestLogEntry } from "../../hack/apiserver/index.js";
 import { chartDeploymentArgs, installChartWithoutReplicas, kubectl } from "../chart/helm.js";
 import { requestsInAudit } from "../chart/rbac-audit.js";
 import { objectClient } from "../support/kube-objects.js";

@@ -25,7 +25,7 @@
 // minute later) makes a new one.
 // The API test server enforces no RBAC and has no audit log: skipped there.
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
-import type { RequestLogEntry } from "../apiserver/index.js";
+import type { RequestLogEntry } from "../../hack/apiserver/index.js";
 import { kubectl } from "../chart/helm.js";
 import { checkRequestsAgainstRbac, EXERCISED_VERBS, rbacRulesFromChart } from "../chart/rbac.js";
 import { readinessOf, type Obj } from "../integration/support/cluster.js";

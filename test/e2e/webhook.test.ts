@@ -5,7 +5,7 @@
 // reach the chart's Service (no kube-proxy here), so the test points the webhook at the operator by
 // URL, on the host's address of the control plane's pod network, keeping the operator's caBundle.
 // Then kube-apiserver really calls the operator when pods are created.
-// The API test server calls no admission webhook (test/apiserver/semantics.md): skipped there.
+// The API test server calls no admission webhook (hack/apiserver/semantics.md): skipped there.
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

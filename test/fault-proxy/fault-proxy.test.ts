@@ -7,8 +7,8 @@ import { startControlPlane } from "../../hack/control-plane/control-plane.js";
 import { startFaultProxy, type FaultProxy } from "../../hack/fault-proxy/fault-proxy.js";
 import { throughProxy } from "../../hack/fault-proxy/kubeconfig.js";
 import { RuleSet, requestInfo } from "../../hack/fault-proxy/rules.js";
-import { startApiServer } from "../apiserver/index.js";
-import { asMergePatch, uniqueName } from "../apiserver/test-kit.js";
+import { startApiServer } from "../../hack/apiserver/index.js";
+import { asMergePatch, uniqueName } from "../../hack/apiserver/test-kit.js";
 import { waitFor } from "../support/wait-for.js";
 
 interface Upstream {

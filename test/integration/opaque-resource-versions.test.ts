@@ -2,7 +2,7 @@
 // ones, not ordered as strings either, it drains and restores a pod, keeps its own writes apart
 // from a lagging cache, and a restart against right slices and status writes nothing.
 import { describe, expect, it } from "@jest/globals";
-import { requestsBy } from "../apiserver/index.js";
+import { requestsBy } from "../../hack/apiserver/index.js";
 import { waitFor } from "../support/wait-for.js";
 import { aPolicy, aService, endpointReadiness } from "./support/cluster.js";
 import { servedPods } from "./support/queries.js";

@@ -14,7 +14,7 @@
 import { describe, expect, it } from "@jest/globals";
 import { LABEL_SHARD_KIND } from "../../operator/src/adapters/shard-lease-store.js";
 import { ScaledClock } from "../../operator/src/runtime/testing/scaled-clock.js";
-import { requestsBy } from "../apiserver/index.js";
+import { requestsBy } from "../../hack/apiserver/index.js";
 import { checkRequestsAgainstRbac, EXERCISED_VERBS, rbacRulesFromChart } from "../chart/rbac.js";
 import { waitFor } from "../support/wait-for.js";
 import type { Obj } from "./support/cluster.js";

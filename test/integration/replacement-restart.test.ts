@@ -2,7 +2,7 @@
 // operator takes it from there, so the pod is replaced at the original unhealthySince + after.
 // Both operators share one offset clock, so the window passes on demand.
 import { describe, expect, it } from "@jest/globals";
-import { requestsBy } from "../apiserver/index.js";
+import { requestsBy } from "../../hack/apiserver/index.js";
 import { waitFor } from "../support/wait-for.js";
 import { aPolicy, aReplicaSet, aService } from "./support/cluster.js";
 import { useBed } from "./support/test-bed.js";

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "@jest/globals";
 import { CustomObjectsApi } from "@kubernetes/client-node";
 import { formatInstant } from "../../operator/src/domain/budget.js";
-import { requestsBy } from "../apiserver/index.js";
+import { requestsBy } from "../../hack/apiserver/index.js";
 import { waitFor } from "../support/wait-for.js";
 import { aPolicy, aReplicaSet, aService, kubeConfigFor } from "./support/cluster.js";
 import { conditionOf, evictionsOf, livePods, policyLedger, policyStatus } from "./support/queries.js";

@@ -2,7 +2,7 @@
 // controller on, pods as real HTTP servers, and an offset clock so the replacement window
 // passes on demand instead of in real time.
 import { describe, expect, it } from "@jest/globals";
-import { requestsBy } from "../apiserver/index.js";
+import { requestsBy } from "../../hack/apiserver/index.js";
 import { waitFor } from "../support/wait-for.js";
 import { aPod, aPolicy, aReplicaSet, aService, endpointReadiness, podIP, type Obj } from "./support/cluster.js";
 import * as queries from "./support/queries.js";

@@ -2,7 +2,7 @@
 // /metrics is valid Prometheus text whose probe counters move, /debug/targets shows live figures;
 // both answer only a caller that TokenReview and SubjectAccessReview let through.
 import { beforeAll, describe, expect, it } from "@jest/globals";
-import { requestsBy } from "../apiserver/index.js";
+import { requestsBy } from "../../hack/apiserver/index.js";
 import { waitFor } from "../support/wait-for.js";
 import { aPolicy, aService } from "./support/cluster.js";
 import { useBed } from "./support/test-bed.js";

@@ -2,7 +2,7 @@
 // in which every request fails with 500. Afterwards the operator's slices and status are what
 // a fresh operator computes from scratch.
 import { describe, expect, it } from "@jest/globals";
-import { requestsBy } from "../apiserver/index.js";
+import { requestsBy } from "../../hack/apiserver/index.js";
 import { waitFor } from "../support/wait-for.js";
 import { aPolicy, aService, endpointReadiness } from "./support/cluster.js";
 import { useBed } from "./support/test-bed.js";

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Watch } from "@kubernetes/client-node";
-import { requestsBy, type RequestLogEntry } from "../apiserver/index.js";
+import { requestsBy, type RequestLogEntry } from "../../hack/apiserver/index.js";
 import { MANAGED_BY_OPERATOR } from "../../operator/src/domain/endpoint-slice-types.js";
 import { startOperatorProcess, type OperatorProcess } from "../support/operator-process.js";
 import { waitFor } from "../support/wait-for.js";

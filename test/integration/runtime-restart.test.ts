@@ -2,7 +2,7 @@
 // drained, with the same reasons, even when several pods turned Unhealthy within one second —
 // status keeps unhealthySince in whole seconds, so the order of drains must not depend on more.
 import { describe, expect, it } from "@jest/globals";
-import { requestsBy } from "../apiserver/index.js";
+import { requestsBy } from "../../hack/apiserver/index.js";
 import { waitFor } from "../support/wait-for.js";
 import { aPolicy, aService, endpointReadiness } from "./support/cluster.js";
 import { servedPods } from "./support/queries.js";

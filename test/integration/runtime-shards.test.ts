@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { requestsBy, type RequestLogEntry } from "../apiserver/index.js";
+import { requestsBy, type RequestLogEntry } from "../../hack/apiserver/index.js";
 import {
   ACTING_RESOURCES,
   gauge,

@@ -3,7 +3,7 @@
 // scaled clock, so its minute (probe periods, Lease renewals, status spacing) is half a real one.
 import { describe, expect, it } from "@jest/globals";
 import { ScaledClock } from "../../operator/src/runtime/testing/scaled-clock.js";
-import { requestsBy } from "../apiserver/index.js";
+import { requestsBy } from "../../hack/apiserver/index.js";
 import { waitFor } from "../support/wait-for.js";
 import { aPolicy, aService, endpointReadiness } from "./support/cluster.js";
 import { useBed } from "./support/test-bed.js";

@@ -3,7 +3,7 @@
 // and a policy in a namespace not listed is never seen: the operator makes no request there, and
 // lists and watches no namespaced kind cluster-wide (only nodes, which are cluster-scoped).
 import { describe, expect, it } from "@jest/globals";
-import { requestsBy } from "../apiserver/index.js";
+import { requestsBy } from "../../hack/apiserver/index.js";
 import { waitFor } from "../support/wait-for.js";
 import { aPod, aPolicy, aService } from "./support/cluster.js";
 import { useBed } from "./support/test-bed.js";

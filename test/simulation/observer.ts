@@ -1,7 +1,7 @@
 // Watches the API as the simulation runs and turns it into snapshots: the eviction requests
 // with the objects before each, which pods were ready in a Service's slices since they last joined it, when each
 // replica started probing (its start, or taking the Lease), and the previous step's world.
-import type { TestApiServer } from "../apiserver/index.js";
+import type { TestApiServer } from "../../hack/apiserver/index.js";
 import type { Clock } from "../../operator/src/runtime/clock.js";
 import type { Fleet } from "./fleet.js";
 import { OPERATOR_USER_PREFIX } from "./fleet.js";

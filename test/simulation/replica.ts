@@ -8,7 +8,7 @@ import { startOperator, type RunningOperator } from "../../operator/src/operator
 import type { Clock } from "../../operator/src/runtime/clock.js";
 import { parseConfig } from "../../operator/src/runtime/config.js";
 import { createLogger } from "../../operator/src/runtime/logger.js";
-import { kubeconfigYaml } from "../apiserver/kubeconfig.js";
+import { kubeconfigYaml } from "../../hack/apiserver/kubeconfig.js";
 
 export type Failpoint = "after-charge" | "after-evict";
 

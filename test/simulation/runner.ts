@@ -2,7 +2,7 @@
 // the real operator (one replica, or two with leader election) on a fake clock, a random
 // history of steps, and every invariant checked after each step and once the history settles.
 import { CoreV1Api } from "@kubernetes/client-node";
-import { requestsBy } from "../apiserver/index.js";
+import { requestsBy } from "../../hack/apiserver/index.js";
 import { kubeConfigFor, startCluster, uniquePodCidr } from "../integration/support/cluster.js";
 import { applyAction, createOwners, servePods, type SimEnv } from "./actions.js";
 import { Fleet, OPERATOR_USER_PREFIX } from "./fleet.js";

@@ -3,7 +3,7 @@
 // system is quiet: no probe in flight, every live synced replica with as many reconciles
 // finished as keys queued, and no new API request or probe for a few polls in a row.
 import type { FakeClock } from "../../operator/src/runtime/testing/fake-clock.js";
-import type { RequestLogEntry } from "../apiserver/index.js";
+import type { RequestLogEntry } from "../../hack/apiserver/index.js";
 import type { Fleet } from "./fleet.js";
 import type { PodServers } from "./pod-servers.js";
 import { realNow } from "./sim-clock.js";

@@ -1,8 +1,8 @@
 // With shards on, records what the shard invariants read: each change of the simulated
 // namespace's handover marker as the store made it (the request log has no bodies), with how far
 // the request log had got, and the namespace's policy count; the writes come from the log itself.
-import type { TestApiServer } from "../apiserver/index.js";
-import { isWrite } from "../apiserver/request-log.js";
+import type { TestApiServer } from "../../hack/apiserver/index.js";
+import { isWrite } from "../../hack/apiserver/request-log.js";
 import type { ShardRecord } from "./snapshot.js";
 
 const MARKER_KIND = "healthprobe.io/shard-kind";

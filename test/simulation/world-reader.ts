@@ -1,7 +1,7 @@
 // Reads the API test server's own objects (in-process, no operator involved) into the plain
 // World the invariants judge, and records every eviction or pod delete an operator replica
 // sends, with the objects as they were just before the API served it.
-import type { RequestLogEntry, StoreReader } from "../apiserver/index.js";
+import type { RequestLogEntry, StoreReader } from "../../hack/apiserver/index.js";
 import {
   LABEL_MANAGED_BY,
   LABEL_SERVICE_NAME,

@@ -3,7 +3,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream } from "node:fs";
 import { join } from "node:path";
-import type { TestApiServer } from "../apiserver/index.js";
+import type { TestApiServer } from "../../hack/apiserver/index.js";
 import { repoRoot } from "./paths.js";
 import { waitFor } from "./wait-for.js";
 

@@ -1,5 +1,5 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { startApiServer, type TestApiServer } from "../../../test/apiserver/index.js";
+import { startApiServer, type TestApiServer } from "../../../hack/apiserver/index.js";
 import { waitFor } from "../../../test/support/wait-for.js";
 import { kubeClientOf, loadKubeConfig, makeApis, type KubeApis } from "./kube-config.js";
 import type { KubeClient } from "./kube-client.js";

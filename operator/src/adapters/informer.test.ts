@@ -1,7 +1,7 @@
 import { describe, it, expect, beforeAll, afterAll, afterEach } from "@jest/globals";
 import { request } from "node:http";
 import type { KubeConfig, V1ConfigMap } from "@kubernetes/client-node";
-import { startApiServer, type TestApiServer } from "../../../test/apiserver/index.js";
+import { startApiServer, type TestApiServer } from "../../../hack/apiserver/index.js";
 import { waitFor } from "../../../test/support/wait-for.js";
 import { startHealthServer } from "../runtime/health-server.js";
 import { kubeClientOf, loadKubeConfig, makeApis, type KubeApis } from "./kube-config.js";

@@ -2,7 +2,7 @@ import { describe, it, expect, afterAll } from "@jest/globals";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startApiServer } from "../../../test/apiserver/index.js";
+import { startApiServer } from "../../../hack/apiserver/index.js";
 import { KubeClient } from "./kube-client.js";
 import { connectKube } from "./kube-connection.js";
 

@@ -1,5 +1,5 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { startApiServer, type TestApiServer } from "../../../test/apiserver/index.js";
+import { startApiServer, type TestApiServer } from "../../../hack/apiserver/index.js";
 import { kubeClientOf, loadKubeConfig, makeApis, type KubeApis } from "./kube-config.js";
 import { listRaw } from "./informer.js";
 import {

@@ -1,5 +1,5 @@
 import { describe, it, expect, beforeAll, beforeEach, afterAll, afterEach } from "@jest/globals";
-import { startApiServer, type TestApiServer } from "../../../test/apiserver/index.js";
+import { startApiServer, type TestApiServer } from "../../../hack/apiserver/index.js";
 import { LeaderElector, LeaseConflictError, type LeaseStore } from "../runtime/leader-election.js";
 import { FakeClock, flushMicrotasks } from "../runtime/testing/fake-clock.js";
 import { kubeClientOf, loadKubeConfig, makeApis } from "./kube-config.js";

@@ -1,5 +1,5 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { startApiServer, type TestApiServer } from "../../../test/apiserver/index.js";
+import { startApiServer, type TestApiServer } from "../../../hack/apiserver/index.js";
 import { DNS1123_SUBDOMAIN } from "../api/dns-names.js";
 import { kubeClientOf, loadKubeConfig, makeApis } from "./kube-config.js";
 import { kubeShardStore, markerLeaseName, shardLeaseName, LABEL_SHARD_RING } from "./shard-lease-store.js";

@@ -1,6 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll, afterEach } from "@jest/globals";
 import type { V1ConfigMap } from "@kubernetes/client-node";
-import { startApiServer, type TestApiServer } from "../../../test/apiserver/index.js";
+import { startApiServer, type TestApiServer } from "../../../hack/apiserver/index.js";
 import { waitFor } from "../../../test/support/wait-for.js";
 import { kubeClientOf, loadKubeConfig, makeApis, type KubeApis } from "./kube-config.js";
 import { waitForCacheSync } from "./informer.js";

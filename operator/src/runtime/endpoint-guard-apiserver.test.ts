@@ -2,8 +2,8 @@
 // SubjectAccessReview (its users and its stored RBAC): real HTTP all the way, a fake clock for
 // the decision caches.
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { requestsBy, startApiServer, type TestApiServer } from "../../../test/apiserver/index.js";
-import { objectApi } from "../../../test/apiserver/test-kit.js";
+import { requestsBy, startApiServer, type TestApiServer } from "../../../hack/apiserver/index.js";
+import { objectApi } from "../../../hack/apiserver/test-kit.js";
 import { KubeAccessReviewer } from "../adapters/access-review.js";
 import { KubeClient } from "../adapters/kube-client.js";
 import { connectKube } from "../adapters/kube-connection.js";

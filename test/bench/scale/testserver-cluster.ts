@@ -1,7 +1,7 @@
 // The scale benchmark on the API test server in this process: pods on a loopback /16 of the
 // run's own, answered by one pod server on this host; the operator's writes from the server's
 // request log.
-import { isWrite } from "../../apiserver/index.js";
+import { isWrite } from "../../../hack/apiserver/index.js";
 import { kubeConfigFor, startCluster } from "../../integration/support/cluster.js";
 import { runningPods, waitForRunningPods, type PodView } from "../pods-running.js";
 import { startPodServerProcess } from "./pod-server-process.js";

@@ -3,7 +3,7 @@
 // @kubernetes/client-node, exactly as in a cluster.
 import { randomInt } from "node:crypto";
 import { KubeConfig, KubernetesObjectApi } from "@kubernetes/client-node";
-import { startApiServer, type ApiServerOptions, type TestApiServer } from "../../apiserver/index.js";
+import { startApiServer, type ApiServerOptions, type TestApiServer } from "../../../hack/apiserver/index.js";
 import { waitFor } from "../../support/wait-for.js";
 import { installCrd, objectClient, readinessOf, type Obj } from "../../support/kube-objects.js";
 

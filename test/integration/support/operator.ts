@@ -4,7 +4,7 @@ import { Writable } from "node:stream";
 import { startOperator, type RunningOperator, type StartOperatorOptions } from "../../../operator/src/operator.js";
 import { parseConfig } from "../../../operator/src/runtime/config.js";
 import { createLogger } from "../../../operator/src/runtime/logger.js";
-import type { TestApiServer } from "../../apiserver/index.js";
+import type { TestApiServer } from "../../../hack/apiserver/index.js";
 
 export interface TestOperator extends RunningOperator {
   logs: Array<Record<string, unknown>>;

@@ -3,7 +3,7 @@
 import type { z } from "zod";
 import type { conditionSchema, podStatusEntrySchema } from "../../../operator/src/api/policy-status-schema.js";
 import { policyLedgerName } from "../../../operator/src/domain/policy-ledger.js";
-import { requestsBy } from "../../apiserver/index.js";
+import { requestsBy } from "../../../hack/apiserver/index.js";
 import { waitFor } from "../../support/wait-for.js";
 import { aPod, podIP, type Obj, type TestCluster } from "./cluster.js";
 import type { PodFarm } from "../../support/pod-farm.js";

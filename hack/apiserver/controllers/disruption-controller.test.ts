@@ -1,6 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import type { V1PodDisruptionBudget, V1PodDisruptionBudgetSpec } from "@kubernetes/client-node";
-import { waitFor } from "../../support/wait-for.js";
+import { waitFor } from "../../../test/support/wait-for.js";
 import {
   aPod,
   aReplicaSet,

@@ -11,7 +11,7 @@ import {
 import { startApiServer, type TestApiServer } from "./index.js";
 import { Kubectl, aConfigMap, http, kubeConfigFor, statusOf, uniqueName, type Obj } from "./test-kit.js";
 import { widgetCrd } from "./crd-fixture.js";
-import { waitFor } from "../support/wait-for.js";
+import { waitFor } from "../../test/support/wait-for.js";
 
 let server: TestApiServer;
 let kc: KubeConfig;

@@ -1,10 +1,10 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { spawn } from "node:child_process";
 import { startApiServer, type TestApiServer } from "./index.js";
-import { kubectlBin } from "../support/paths.js";
+import { kubectlBin } from "../../test/support/paths.js";
 import { Kubectl, aConfigMap, http, objectApi, ownerRef, type Obj } from "./test-kit.js";
 import { widgetCrd } from "./crd-fixture.js";
-import { waitFor } from "../support/wait-for.js";
+import { waitFor } from "../../test/support/wait-for.js";
 
 let server: TestApiServer;
 let kubectl: Kubectl;

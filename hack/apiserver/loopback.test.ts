@@ -1,18 +1,14 @@
 import { describe, it, expect, beforeEach, afterEach } from "@jest/globals";
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { Agent, fetch, type Dispatcher } from "undici";
+import { Agent } from "undici";
 import { Cluster } from "./cluster.js";
 import { Faults } from "./faults.js";
 import { createHandler } from "./http-server.js";
 import { loopbackRequest, type RequestHandler } from "./loopback.js";
-import { LoopbackDispatcher } from "./loopback-dispatcher.js";
-import { LoopbackKubeClient } from "./loopback-client.js";
-import { KubeClient, type KubeConnection } from "../../operator/src/adapters/kube-client.js";
 import { PodLogs } from "./pod-logs.js";
 import type { RequestLogEntry } from "./request-log.js";
 import { NUMERIC_RESOURCE_VERSIONS, Store } from "./store.js";
-import { waitFor } from "../support/wait-for.js";
 
 // One handler served two ways: over a socket and in process. Each test makes the same requests
 // both ways on two identical servers and compares what the clients and the servers saw.
@@ -155,117 +151,5 @@ describe("requests in process", () => {
     await expect(loopbackRequest(dropping, "GET", "/api/v1/pods", {})).rejects.toThrow(
       "GET /api/v1/pods: socket hang up",
     );
-  });
-
-  it("watch through fetch as over HTTP, and a watch its client leaves closes on the server", async () => {
-    const watchOn = async (s: Served, dispatcher: Dispatcher, signal: AbortSignal): Promise<string[]> => {
-      const res = await fetch(`${s.origin}/api/v1/namespaces/default/pods?watch=true&resourceVersion=1`, {
-        headers: HEADERS,
-        dispatcher,
-        signal,
-      });
-      expect(res.status).toBe(200);
-      const lines: string[] = [];
-      const decoder = new TextDecoder();
-      let rest = "";
-      try {
-        for await (const chunk of res.body!) {
-          rest += decoder.decode(chunk, { stream: true });
-          const parts = rest.split("\n");
-          rest = parts.pop()!;
-          lines.push(...parts);
-          if (lines.length >= 3) break;
-        }
-      } catch (err) {
-        if ((err as Error).name !== "AbortError") throw err;
-      }
-      return lines.map((l) => JSON.stringify(comparable(JSON.parse(l))));
-    };
-    const loopback = new LoopbackDispatcher(local.handler, "127.0.0.1");
-    const [abortHttp, abortLocal] = [new AbortController(), new AbortController()];
-    const watchAgent = new Agent({ connections: 1 });
-    const seen = Promise.all([
-      watchOn(http, watchAgent, abortHttp.signal),
-      watchOn(local, loopback, abortLocal.signal),
-    ]);
-    await waitFor(() => local.watches.size === 1 && http.watches.size === 1, { what: "both watches to start" });
-    // Two creates and a status write; the watches see them as they happen.
-    const [created] = await both({ method: "POST", path: "/api/v1/namespaces/default/pods", body: aPod });
-    await both({
-      method: "POST",
-      path: "/api/v1/namespaces/default/pods",
-      body: { ...aPod, metadata: { name: "web-2" } },
-    });
-    await both(statusOf((created.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion));
-    const [overHttpLines, localLines] = await seen;
-    abortHttp.abort();
-    await watchAgent.close();
-    expect(localLines.map((l) => JSON.parse(l).type)).toEqual(["ADDED", "ADDED", "MODIFIED"]);
-    expect(localLines).toEqual(overHttpLines);
-    // The client stopped reading and went away: the server's side of the watch is gone.
-    expect(local.watches.size).toBe(0);
-    abortLocal.abort();
-    await loopback.close();
-  });
-
-  it("watch through the operator's client as over HTTP: the same events, the same errors, and an abort closes the server's side", async () => {
-    const connection = (s: Served, dispatcher: Dispatcher): KubeConnection => ({
-      server: s.origin,
-      dispatcher,
-      headers: async () => ({ Authorization: HEADERS.authorization }),
-      close: async () => {},
-    });
-    // A connection for each watch over HTTP: one left early holds its own.
-    const agents: Agent[] = [];
-    const overHttp = (): KubeClient =>
-      new KubeClient(connection(http, agents[agents.push(new Agent({ connections: 1 })) - 1]!));
-    const localClient = new LoopbackKubeClient(
-      connection(local, new LoopbackDispatcher(local.handler, "127.0.0.1")),
-      local.handler,
-    );
-    const firstEvents = async (client: KubeClient, signal: AbortSignal, resourceVersion = "1"): Promise<string[]> => {
-      const out: string[] = [];
-      for await (const e of client.watch("/api/v1/namespaces/default/pods", { resourceVersion }, signal)) {
-        out.push(JSON.stringify(comparable(e)));
-        if (out.length === 2) break;
-      }
-      return out;
-    };
-    const [a, b] = [new AbortController(), new AbortController()];
-    const seen = Promise.all([firstEvents(overHttp(), a.signal), firstEvents(localClient, b.signal)]);
-    await waitFor(() => local.watches.size === 1 && http.watches.size === 1, { what: "both watches to start" });
-    const [created] = await both({ method: "POST", path: "/api/v1/namespaces/default/pods", body: aPod });
-    const [, written] = await both(
-      statusOf((created.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion),
-    );
-    const [overHttpEvents, localEvents] = await seen;
-    expect(localEvents.map((e) => JSON.parse(e).type)).toEqual(["ADDED", "MODIFIED"]);
-    expect(localEvents).toEqual(overHttpEvents);
-    expect(local.watches.size).toBe(0);
-
-    const errorOf = async (client: KubeClient): Promise<unknown> => {
-      try {
-        for await (const _ of client.watch("/api/v1/namespaces/default/nothings", {}, new AbortController().signal))
-          return "an event";
-        return "no error";
-      } catch (err) {
-        return { ...(err as object), message: (err as Error).message, name: (err as Error).name, headers: undefined };
-      }
-    };
-    const notFound = await errorOf(localClient);
-    expect(notFound).toMatchObject({ name: "KubeApiError", code: 404 });
-    expect(notFound).toEqual(await errorOf(overHttp()));
-    await Promise.all(agents.map((x) => x.destroy()));
-
-    const aborted = new AbortController();
-    const watching = firstEvents(
-      localClient,
-      aborted.signal,
-      (written.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion,
-    );
-    await waitFor(() => local.watches.size === 1, { what: "the watch to start" });
-    aborted.abort();
-    await expect(watching).rejects.toMatchObject({ name: "AbortError" });
-    expect(local.watches.size).toBe(0);
   });
 });

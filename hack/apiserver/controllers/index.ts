@@ -1,7 +1,7 @@
 // Small controllers the tests need (ReplicaSet, PodDisruptionBudget status, EndpointSlices of
 // Services with a selector, a kubelet stand-in).
-// They talk to the server over HTTP like real controllers: informers feed work queues, each sync
-// is level-based and idempotent, and informers restart on errors.
+// They watch the server's store in process (informers.ts) and write to it like real controllers:
+// informers feed work queues, each sync is level-based and idempotent.
 import {
   AppsV1Api,
   CoreV1Api,
@@ -13,7 +13,7 @@ import {
 } from "@kubernetes/client-node";
 import { DisruptionController } from "./disruption-controller.js";
 import { startEndpointSlices, type RunningEndpointSlices } from "./endpoint-slices.js";
-import { startInformer, watchClientOf, type RunningInformer } from "./informers.js";
+import { startInformer, type RunningInformer, type StoreSource } from "./informers.js";
 import { KubeletStandIn } from "./kubelet-stand-in.js";
 import { podKey } from "./pods.js";
 import { podRequests } from "./pod-requests.js";
@@ -25,6 +25,8 @@ import { WorkQueue } from "./work-queue.js";
 export interface ControllerOptions {
   /** Kubeconfig YAML (user "controller-manager") for the server. */
   kubeconfig: string;
+  /** The server's store, which the controllers watch. */
+  store: StoreSource;
   simulateKubelet: boolean;
   /** CIDR from which the kubelet stand-in hands out pod IPs, default 127.0.10.0/24. */
   podCidr: string;
@@ -71,13 +73,11 @@ export async function startControllers(opts: ControllerOptions): Promise<Running
   const queues: WorkQueue[] = [];
   const informers: Array<RunningInformer<any>> = [];
   const raw = rawJsonClient(kc, opts.handler ? { handler: opts.handler } : {});
-  const watchClient = watchClientOf(kc, opts.handler);
   const podApi = podRequests(raw);
   const stopAll = async (): Promise<void> => {
-    await Promise.all(informers.map((i) => i.stop()));
+    informers.forEach((i) => i.stop());
     await Promise.all(queues.map((q) => q.shutDown()));
     await raw.close();
-    await watchClient.connection.close();
   };
 
   try {
@@ -170,10 +170,9 @@ export async function startControllers(opts: ControllerOptions): Promise<Running
     }
 
     if (opts.replicaSet) {
-      const running = await startInformer<V1ReplicaSet>(
-        watchClient,
-        "/apis/apps/v1/replicasets",
-        () => apps.listReplicaSetForAllNamespaces(),
+      const running = startInformer<V1ReplicaSet>(
+        opts.store,
+        { group: "apps", version: "v1", resource: "replicasets" },
         report,
         (inf) => {
           inf.on("add", (rs) => {
@@ -194,10 +193,9 @@ export async function startControllers(opts: ControllerOptions): Promise<Running
       informers.push(running);
     }
     if (opts.podDisruptionBudget) {
-      const running = await startInformer<V1PodDisruptionBudget>(
-        watchClient,
-        "/apis/policy/v1/poddisruptionbudgets",
-        () => policy.listPodDisruptionBudgetForAllNamespaces(),
+      const running = startInformer<V1PodDisruptionBudget>(
+        opts.store,
+        { group: "policy", version: "v1", resource: "poddisruptionbudgets" },
         report,
         (inf) => {
           inf.on("add", (p) => pdbQueue!.add(podKey(p)));
@@ -209,7 +207,7 @@ export async function startControllers(opts: ControllerOptions): Promise<Running
     }
     let slices: RunningEndpointSlices | undefined;
     if (opts.endpointSlice) {
-      slices = await startEndpointSlices(kc, watchClient, pods, report);
+      slices = startEndpointSlices(kc, opts.store, pods, report);
       informers.push(...slices.informers);
       queues.push(slices.queue);
     }
@@ -217,10 +215,9 @@ export async function startControllers(opts: ControllerOptions): Promise<Running
     if (opts.replicaSet || opts.podDisruptionBudget || opts.simulateKubelet || opts.endpointSlice) {
       // The informer hands over only the new object: keep the previous one for the ReplicaSet's ownership changes.
       const previous = new Map<string, V1Pod>();
-      const running = await startInformer<V1Pod>(
-        watchClient,
-        "/api/v1/pods",
-        () => core.listPodForAllNamespaces(),
+      const running = startInformer<V1Pod>(
+        opts.store,
+        { group: "", version: "v1", resource: "pods" },
         report,
         (inf) => {
           inf.on("add", (pod) => {

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stringify } from "yaml";
 import { startApiServer, type TestApiServer } from "./index.js";
-import { helmBin } from "../support/paths.js";
+import { helmBin } from "../../test/support/paths.js";
 import { widgetCrd } from "./crd-fixture.js";
 
 let server: TestApiServer;

@@ -4,11 +4,11 @@ import { mkdtempSync, readFileSync, existsSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
-import { repoRoot } from "../support/paths.js";
-import { waitFor } from "../support/wait-for.js";
+import { repoRoot } from "../../test/support/paths.js";
+import { waitFor } from "../../test/support/wait-for.js";
 
 const tsx = join(repoRoot, "node_modules", ".bin", "tsx");
-const main = join(repoRoot, "test", "apiserver", "main.ts");
+const main = join(repoRoot, "hack", "apiserver", "main.ts");
 
 function run(args: string[]) {
   const child = spawn(tsx, [main, ...args], { cwd: repoRoot });

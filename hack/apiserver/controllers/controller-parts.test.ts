@@ -5,7 +5,7 @@ import { IpAllocator } from "./ip-allocator.js";
 import { OwnedPods } from "./owned-pods.js";
 import { compareForDeletion } from "./pods.js";
 import { WorkQueue } from "./work-queue.js";
-import { waitFor } from "../../support/wait-for.js";
+import { waitFor } from "../../../test/support/wait-for.js";
 
 function aPod(opts: {
   name: string;

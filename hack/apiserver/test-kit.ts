@@ -11,7 +11,7 @@ import {
   setHeaderOptions,
   type KubernetesObject,
 } from "@kubernetes/client-node";
-import { kubectlBin } from "../support/paths.js";
+import { kubectlBin } from "../../test/support/paths.js";
 import type { TestApiServer } from "./index.js";
 
 /** Anything that hands out a kubeconfig per user: the API test server, or the real control plane. */

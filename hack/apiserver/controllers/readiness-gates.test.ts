@@ -2,7 +2,7 @@
 // gate's condition are True, written again when another writer patches a gate through pods/status.
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import type { V1Pod, V1PodCondition } from "@kubernetes/client-node";
-import { waitFor } from "../../support/wait-for.js";
+import { waitFor } from "../../../test/support/wait-for.js";
 import { aPod, freshNamespace, startHarness, type Harness } from "./harness.js";
 
 const GATE = "example.com/lb";

@@ -1,5 +1,5 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { waitFor } from "../../support/wait-for.js";
+import { waitFor } from "../../../test/support/wait-for.js";
 import { aPod, freshNamespace, isReady, podsOf, startHarness, type Harness } from "./harness.js";
 
 const CIDR = "127.0.10.0/29"; // six usable addresses: .1 to .6

@@ -1,11 +1,11 @@
 // Name and key formats, with the real messages (k8s.io/apimachinery/pkg/util/validation and
 // pkg/api/validation/path). Each function returns the list of messages; empty means valid.
-import {
-  DNS1123_LABEL,
-  DNS1123_LABEL_FMT,
-  DNS1123_SUBDOMAIN,
-  DNS1123_SUBDOMAIN_FMT,
-} from "../../../operator/src/api/dns-names.js";
+
+// The formats as Kubernetes quotes them in errors, unanchored (neither has a top-level alternation).
+const DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
+const DNS1123_SUBDOMAIN_FMT = `${DNS1123_LABEL_FMT}(\\.${DNS1123_LABEL_FMT})*`;
+const DNS1123_LABEL = new RegExp(`^${DNS1123_LABEL_FMT}$`);
+const DNS1123_SUBDOMAIN = new RegExp(`^${DNS1123_SUBDOMAIN_FMT}$`);
 
 /** Lengths are in bytes, as Go's len() counts them. */
 const byteLength = (s: string): number => new TextEncoder().encode(s).length;

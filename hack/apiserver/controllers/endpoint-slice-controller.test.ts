@@ -2,7 +2,7 @@
 // server with the kubelet stand-in: what it writes, how it follows pods and Services, what it leaves alone.
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { DiscoveryV1Api, KubeConfig, type V1EndpointSlice, type V1Pod, type V1Service } from "@kubernetes/client-node";
-import { waitFor } from "../../support/wait-for.js";
+import { waitFor } from "../../../test/support/wait-for.js";
 import { aPod, freshNamespace, retryOnConflict, startHarness, type Harness } from "./harness.js";
 
 const BUILT_IN = "endpointslice.kubernetes.io/managed-by=endpointslice-controller.k8s.io";

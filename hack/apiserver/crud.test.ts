@@ -12,7 +12,7 @@ import {
   uniqueName,
   type Obj,
 } from "./test-kit.js";
-import { waitFor } from "../support/wait-for.js";
+import { waitFor } from "../../test/support/wait-for.js";
 
 let server: TestApiServer;
 let api: KubernetesObjectApi;

@@ -1,5 +1,5 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
-import { waitFor } from "../../support/wait-for.js";
+import { waitFor } from "../../../test/support/wait-for.js";
 import {
   aPod,
   aReplicaSet,
@@ -165,10 +165,8 @@ describe("ReplicaSet controller", () => {
       h.server.requestLog.filter(
         (e) => e.verb === "create" && e.resource === "pods" && e.namespace === ns && e.user === "controller-manager",
       ).length;
-    // Hold back the pod watch (and any relist) so the controller cannot see what it creates.
-    h.server.faults.addLatency(3000, { verb: "watch", resource: "pods" });
-    h.server.faults.addLatency(3000, { verb: "list", resource: "pods" });
-    h.server.faults.dropWatches();
+    // Hold back the pod events so the controller cannot see what it creates.
+    h.lagPods(true);
     try {
       await h.apps.createNamespacedReplicaSet({ namespace: ns, body: aReplicaSet({ replicas: 3 }) });
       await waitFor(() => podCreates() === 3, { what: "the first three creates" });
@@ -181,7 +179,7 @@ describe("ReplicaSet controller", () => {
       }
       expect(podCreates()).toBe(3);
     } finally {
-      h.server.faults.clear();
+      h.lagPods(false);
     }
     await waitFor(async () => (await statusOf(ns))?.replicas === 3, {
       what: "the controller to catch up",
@@ -189,22 +187,5 @@ describe("ReplicaSet controller", () => {
     });
     expect(podCreates()).toBe(3);
     expect(await activePods(ns)).toHaveLength(3);
-  });
-
-  it("keeps running after its informers fail", async () => {
-    const ns = await freshNamespace(h);
-    const before = h.errors.length;
-    // Only the controllers watch pods here, so the failures hit their informer.
-    h.server.faults.failNext({ verb: "watch", resource: "pods", count: 2, code: 500 });
-    h.server.faults.dropWatches();
-    const informerErrors = () =>
-      h.errors.slice(before).filter((e) => e.message.includes("informer for /api/v1/pods")).length;
-    await waitFor(() => informerErrors() >= 2, { what: "the pod informer to fail twice" });
-    await h.apps.createNamespacedReplicaSet({ namespace: ns, body: aReplicaSet({ replicas: 2 }) });
-    await waitFor(async () => (await statusOf(ns))?.readyReplicas === 2, {
-      what: "two ready replicas after informer failures",
-      timeoutMs: 15_000,
-    });
-    expect(await activePods(ns)).toHaveLength(2);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { AppsV1Api, CoreV1Api, type V1Pod } from "@kubernetes/client-node";
-import { waitFor } from "../support/wait-for.js";
+import { waitFor } from "../../test/support/wait-for.js";
 import { requestsBy, startApiServer, type TestApiServer } from "./index.js";
 import { planPodDeletion } from "./pod-deletion.js";
 import type { KubeObject } from "./store.js";

@@ -6,7 +6,6 @@
 // they resolve, at most 100 a slice; one empty slice for a Service that selects nothing. It sees and
 // touches only slices with its own managed-by label.
 import {
-  CoreV1Api,
   DiscoveryV1Api,
   type DiscoveryV1EndpointPort,
   type KubeConfig,
@@ -15,9 +14,8 @@ import {
   type V1Pod,
   type V1Service,
 } from "@kubernetes/client-node";
-import type { KubeClient } from "../../../operator/src/adapters/kube-client.js";
 import { canonical } from "../patch.js";
-import { startInformer, type RunningInformer } from "./informers.js";
+import { startInformer, type RunningInformer, type StoreSource } from "./informers.js";
 import { isConflict, isNotFound, isPodReady, podKey, splitKey } from "./pods.js";
 import { WorkQueue, type SyncResult } from "./work-queue.js";
 
@@ -175,13 +173,12 @@ export interface RunningEndpointSlices {
   resyncAll(): void;
 }
 
-export async function startEndpointSlices(
+export function startEndpointSlices(
   kc: KubeConfig,
-  watchClient: KubeClient,
+  store: StoreSource,
   pods: Lister<V1Pod>,
   report: (err: unknown) => void,
-): Promise<RunningEndpointSlices> {
-  const core = kc.makeApiClient(CoreV1Api);
+): RunningEndpointSlices {
   const discovery = kc.makeApiClient(DiscoveryV1Api);
   const c: EndpointSliceStandIn = new EndpointSliceStandIn(discovery, pods, (key) => queue.add(key));
   const queue = new WorkQueue(
@@ -189,32 +186,18 @@ export async function startEndpointSlices(
     (key) => c.sync(key),
     (_key, err) => report(err),
   );
-  const informers: Array<RunningInformer<any>> = [];
-  const selector = `${MANAGED_BY}=${CONTROLLER}`;
-  try {
-    const services = await startInformer<V1Service>(
-      watchClient,
-      "/api/v1/services",
-      () => core.listServiceForAllNamespaces(),
-      report,
-      (inf) => (["add", "update", "delete"] as const).forEach((e) => inf.on(e, (s) => c.enqueue(podKey(s)))),
-    );
-    informers.push(services);
-    c.services = services.informer;
-    const slices = await startInformer<V1EndpointSlice>(
-      watchClient,
-      "/apis/discovery.k8s.io/v1/endpointslices",
-      () => discovery.listEndpointSliceForAllNamespaces({ labelSelector: selector }),
-      report,
-      (inf) => (["add", "update", "delete"] as const).forEach((e) => inf.on(e, (s) => c.sliceSeen(s))),
-      selector,
-    );
-    informers.push(slices);
-    c.slices = slices.informer;
-  } catch (err) {
-    await Promise.all(informers.map((i) => i.stop()));
-    await queue.shutDown();
-    throw err;
-  }
+  const services = startInformer<V1Service>(store, { group: "", version: "v1", resource: "services" }, report, (inf) =>
+    (["add", "update", "delete"] as const).forEach((e) => inf.on(e, (s) => c.enqueue(podKey(s)))),
+  );
+  c.services = services.informer;
+  const slices = startInformer<V1EndpointSlice>(
+    store,
+    { group: "discovery.k8s.io", version: "v1", resource: "endpointslices" },
+    report,
+    (inf) => (["add", "update", "delete"] as const).forEach((e) => inf.on(e, (s) => c.sliceSeen(s))),
+    [MANAGED_BY, CONTROLLER],
+  );
+  c.slices = slices.informer;
+  const informers = [services, slices];
   return { controller: c, informers, queue, resyncAll: () => c.services.list().forEach((s) => queue.add(podKey(s))) };
 }

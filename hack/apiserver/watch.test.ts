@@ -2,7 +2,7 @@ import { describe, it, expect, beforeAll, afterAll } from "@jest/globals";
 import { CoreV1Api, Watch, makeInformer, type KubeConfig, type V1ConfigMap } from "@kubernetes/client-node";
 import { startApiServer, type TestApiServer } from "./index.js";
 import { aConfigMap, asMergePatch, kubeConfigFor, uniqueName } from "./test-kit.js";
-import { waitFor } from "../support/wait-for.js";
+import { waitFor } from "../../test/support/wait-for.js";
 
 interface Seen {
   type: string;

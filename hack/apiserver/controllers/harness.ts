@@ -1,8 +1,9 @@
 // Shared set-up for the controllers' tests: a real API test server without its own controllers,
-// our controllers started against it over HTTP, and small builders.
+// our controllers started against it (watching its store, writing over HTTP), and small builders.
 import { AppsV1Api, CoreV1Api, KubeConfig, PolicyV1Api, type V1Pod, type V1ReplicaSet } from "@kubernetes/client-node";
 import { startApiServer, type TestApiServer } from "../index.js";
 import { startControllers, type ControllerOptions, type RunningControllers } from "./index.js";
+import type { StoreSource } from "./informers.js";
 
 export interface Harness {
   server: TestApiServer;
@@ -12,14 +13,26 @@ export interface Harness {
   policy: PolicyV1Api;
   /** Every error the controllers reported, in order. */
   errors: Error[];
+  /** Holds back the pod events the controllers see (a lagging watch) until called with false. */
+  lagPods(on: boolean): void;
   stop(): Promise<void>;
 }
 
 export async function startHarness(opts: Partial<ControllerOptions> = {}): Promise<Harness> {
   const server = await startApiServer({ controllers: false });
   const errors: Error[] = [];
+  let lagging = false;
+  const held: Array<() => void> = [];
+  const store: StoreSource = {
+    map: server.store.map,
+    subscribe: (listener) =>
+      server.store.subscribe((e) =>
+        lagging && e.resource === "/pods" ? void held.push(() => listener(e)) : listener(e),
+      ),
+  };
   try {
     const controllers = await startControllers({
+      store,
       onError: (e) => errors.push(e),
       kubeconfig: server.kubeconfig("controller-manager"),
       simulateKubelet: true,
@@ -38,6 +51,10 @@ export async function startHarness(opts: Partial<ControllerOptions> = {}): Promi
       apps: kc.makeApiClient(AppsV1Api),
       policy: kc.makeApiClient(PolicyV1Api),
       errors,
+      lagPods: (on) => {
+        lagging = on;
+        if (!on) held.splice(0).forEach((deliver) => deliver());
+      },
       stop: async () => {
         await controllers.stop();
         await server.stop();

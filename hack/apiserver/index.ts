@@ -143,21 +143,6 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<TestA
   );
 
   const kubeconfig = (user = "admin"): string => kubeconfigYaml(url, user);
-  let controllers: { stop(): Promise<void> } | undefined;
-  if (opts.controllers !== false || opts.simulateKubelet) {
-    const enabled = opts.controllers !== false;
-    controllers = await startControllers({
-      kubeconfig: kubeconfig("controller-manager"),
-      simulateKubelet: opts.simulateKubelet ?? false,
-      podCidr: opts.podCidr ?? "127.0.10.0/24",
-      terminationDelayMs: opts.terminationDelayMs ?? 0,
-      replicaSet: enabled,
-      podDisruptionBudget: enabled,
-      endpointSlice: enabled,
-      handler,
-    });
-  }
-
   // The stored objects themselves, without copies: for reading in place.
   const stored = (gvr: Gvr, namespace: string | undefined): readonly KubeObject[] => {
     const t = cluster.registry.find(gvr.group, gvr.version, gvr.resource);
@@ -186,6 +171,22 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<TestA
     map: (gvr, namespace, view) => stored(gvr, namespace).map(view),
     resourceVersion: () => store.currentRvText(),
   };
+
+  let controllers: { stop(): Promise<void> } | undefined;
+  if (opts.controllers !== false || opts.simulateKubelet) {
+    const enabled = opts.controllers !== false;
+    controllers = await startControllers({
+      kubeconfig: kubeconfig("controller-manager"),
+      simulateKubelet: opts.simulateKubelet ?? false,
+      podCidr: opts.podCidr ?? "127.0.10.0/24",
+      terminationDelayMs: opts.terminationDelayMs ?? 0,
+      replicaSet: enabled,
+      podDisruptionBudget: enabled,
+      endpointSlice: enabled,
+      handler,
+      store: storeReader,
+    });
+  }
 
   let stopped = false;
   return {
