@@ -11,6 +11,7 @@ import {
   hasReadinessGate,
   keyOf,
   serviceNameOf,
+  splitKey,
   type PodObject,
   type PolicyObject,
 } from "./kube-objects.js";
@@ -195,7 +196,7 @@ export const WAKE_RULES: readonly WakeRule[] = [
     keys: (old, now, ctx) => {
       const pod = either(old, now);
       return [...ctx.policiesForPod(pod)].filter((key) => {
-        const [namespace, name] = key.split("/") as [string, string];
+        const [namespace, name] = splitKey(key);
         const policy = ctx.caches.policies.get(namespace, name);
         return policy !== undefined && awaitingOf(policy).includes(pod.metadata?.uid ?? "");
       });
