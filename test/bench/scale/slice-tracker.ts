@@ -31,8 +31,20 @@ export async function trackSlices(kc: KubeConfig, namespace: string | undefined)
   type SliceEvent = {
     metadata?: { name?: string; resourceVersion?: string; labels?: Record<string, string> };
     endpoints?: Array<{ addresses?: string[]; conditions?: { ready?: boolean } }>;
+    code?: number;
   };
   const onEvent = (type: string, obj: SliceEvent) => {
+    if (type === "ERROR") {
+      // 410 Gone: the resourceVersion fell out of the watch cache (a long drain at 50,000 pods).
+      // A watch without one starts with an ADDED event for every slice there is, so the view is
+      // rebuilt from nothing; resuming at the old version would fail the same way for good.
+      if (obj.code === 410) {
+        resourceVersion = undefined;
+        slices.clear();
+        controller?.abort();
+      }
+      return;
+    }
     resourceVersion = obj.metadata?.resourceVersion ?? resourceVersion;
     if (type === "BOOKMARK") return;
     const name = obj.metadata?.name ?? "";
