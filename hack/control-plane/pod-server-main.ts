@@ -2,7 +2,8 @@
 // pods' containers would. Commands arrive on stdin, one JSON object a line, and each gets one JSON
 // line back on stdout with the same id:
 //   {"id":1,"op":"listen","ip":"10.244.7.130","port":8080}      start answering there (200 "ok")
-//   {"id":2,"op":"set","ip":"10.244.7.130","status":503,"body":"x","path":"/healthz"}   path optional
+//   {"id":2,"op":"set","ip":"10.244.7.130","status":503,"body":"x","path":"/healthz","delayMs":800}
+//                                                                path and delayMs (a slow pod) optional
 //   {"id":3,"op":"close","ip":"10.244.7.130"}                    stop every server of that address
 //   {"id":4,"op":"hits","ip":"10.244.7.130"}                     requests seen: {"hits":N}
 //   {"id":5,"op":"seen","ip":"10.244.7.130","value":"x"}         whether a request header had that value: {"seen":true}
@@ -13,6 +14,7 @@ import { createInterface } from "node:readline";
 interface Behaviour {
   status: number;
   body?: string;
+  delayMs?: number;
 }
 
 const servers = new Map<string, Server[]>();
@@ -33,8 +35,12 @@ async function listen(ip: string, port: number): Promise<void> {
     for (let i = 1; i < req.rawHeaders.length; i += 2) seen.add(req.rawHeaders[i]!);
     headerValues.set(ip, seen);
     const b = answerFor(ip, (req.url ?? "/").split("?")[0]!);
-    res.writeHead(b.status, { "content-type": "text/plain", connection: "close" });
-    res.end(req.method === "HEAD" ? undefined : (b.body ?? ""));
+    const answer = () => {
+      res.writeHead(b.status, { "content-type": "text/plain", connection: "close" });
+      res.end(req.method === "HEAD" ? undefined : (b.body ?? ""));
+    };
+    if (b.delayMs) setTimeout(answer, b.delayMs);
+    else answer();
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -73,7 +79,13 @@ async function handle(cmd: Record<string, any>): Promise<Record<string, unknown>
     case "set": {
       if (!Number.isInteger(cmd.status))
         throw new Error(`field status: ${JSON.stringify(cmd.status)} is not an HTTP status`);
-      const b: Behaviour = { status: cmd.status, body: typeof cmd.body === "string" ? cmd.body : undefined };
+      if (cmd.delayMs !== undefined && !(Number.isInteger(cmd.delayMs) && cmd.delayMs >= 0))
+        throw new Error(`field delayMs: ${JSON.stringify(cmd.delayMs)} is not a whole number of milliseconds`);
+      const b: Behaviour = {
+        status: cmd.status,
+        body: typeof cmd.body === "string" ? cmd.body : undefined,
+        ...(cmd.delayMs ? { delayMs: cmd.delayMs as number } : {}),
+      };
       if (typeof cmd.path === "string") pathBehaviour.set(`${ip} ${cmd.path}`, b);
       else behaviour.set(ip, b);
       return {};

@@ -10,6 +10,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 export interface PodAnswer {
   status: number;
   body?: string;
+  /** Answers after this many ms (a slow pod). */
+  delayMs?: number;
 }
 
 interface Reply {
@@ -90,7 +92,14 @@ export class PodServers {
 
   /** What every path of the address answers, or one path when given. */
   async set(ip: string, answer: PodAnswer, path?: string): Promise<void> {
-    await this.send({ op: "set", ip, status: answer.status, body: answer.body, ...(path ? { path } : {}) });
+    await this.send({
+      op: "set",
+      ip,
+      status: answer.status,
+      body: answer.body,
+      ...(answer.delayMs ? { delayMs: answer.delayMs } : {}),
+      ...(path ? { path } : {}),
+    });
   }
 
   async close(ip: string): Promise<void> {
