@@ -1,8 +1,9 @@
 // Replacement pauses end to end: the mass-failure breaker (3 of 5 failing pauses every
 // replacement, which resumes by itself when the share falls) and rollout awareness (a
 // Deployment's newest ReplicaSet failing while the older one is Healthy is not replaced).
-// The test server runs no Deployment controller: the Deployment and its two ReplicaSets are
-// created as one would leave them mid-rollout, and the ReplicaSet controller makes the pods.
+// The Deployment and its two ReplicaSets are created as a rollout leaves them (the Deployment
+// paused, so kube-controller-manager's Deployment controller only adopts them, and the test server
+// has none), and the ReplicaSet controller makes the pods.
 import { describe, expect, it } from "@jest/globals";
 import { waitFor } from "../support/wait-for.js";
 import { aPolicy, aReplicaSet, aService, endpointReadiness, type Obj } from "./support/cluster.js";
@@ -82,37 +83,56 @@ describe("the mass-failure breaker", () => {
 });
 
 describe("rollout awareness", () => {
-  async function replicaSet(name: string, hash: string, revision: string, deployment: Obj): Promise<void> {
+  /** The ReplicaSet of one template revision, 2 pods, not yet owned (its Deployment adopts it). */
+  async function replicaSet(name: string, hash: string, revision: string, image: string): Promise<Obj> {
     const labels = { app: "web", "pod-template-hash": hash };
     const rs = aReplicaSet(name, bed.cluster.namespace, 2, labels);
-    rs.metadata = {
-      ...rs.metadata,
-      annotations: { "deployment.kubernetes.io/revision": revision },
-      ownerReferences: [
-        {
-          apiVersion: "apps/v1",
-          kind: "Deployment",
-          name: nameOf(deployment),
-          uid: deployment.metadata!.uid!,
-          controller: true,
-          blockOwnerDeletion: true,
-        },
-      ],
-    };
-    await bed.cluster.create(rs);
+    rs.metadata = { ...rs.metadata, annotations: { "deployment.kubernetes.io/revision": revision } };
+    rs.spec.template.spec.containers[0].image = image;
+    return bed.cluster.create(rs);
   }
 
-  it("a Deployment's newest ReplicaSet failing while the older one is Healthy: RolloutSuspect, Warnings, drained within the cap, never evicted", async () => {
-    await bed.cluster.create(aService("web", bed.cluster.namespace));
-    const template = aReplicaSet("web", bed.cluster.namespace, 2).spec.template;
+  /** The Deployment as a rollout leaves it: paused, its template the newest ReplicaSet's, both ReplicaSets its own. */
+  async function deploymentOwning(newest: Obj, older: Obj): Promise<Obj> {
+    const template = structuredClone(newest.spec.template);
+    delete template.metadata.labels["pod-template-hash"];
     const deployment = await bed.cluster.create({
       apiVersion: "apps/v1",
       kind: "Deployment",
       metadata: { name: "web", namespace: bed.cluster.namespace },
-      spec: { replicas: 4, selector: { matchLabels: { app: "web" } }, template },
+      spec: {
+        replicas: 4,
+        paused: true,
+        selector: { matchLabels: { app: "web" } },
+        strategy: { type: "RollingUpdate", rollingUpdate: { maxSurge: 0, maxUnavailable: 1 } },
+        template,
+      },
     });
-    await replicaSet("web-7d9f", "7d9f", "1", deployment);
-    await replicaSet("web-5c8d", "5c8d", "2", deployment);
+    // kube-controller-manager's Deployment controller adopts them itself; the test server has none,
+    // so the test writes the same controller reference (the same write either way).
+    const owner = {
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      name: nameOf(deployment),
+      uid: deployment.metadata!.uid!,
+      controller: true,
+      blockOwnerDeletion: true,
+    };
+    for (const rs of [older, newest])
+      await bed.cluster.patch({
+        apiVersion: "apps/v1",
+        kind: "ReplicaSet",
+        metadata: { name: nameOf(rs), namespace: bed.cluster.namespace, ownerReferences: [owner] },
+      });
+    return deployment;
+  }
+
+  it("a Deployment's newest ReplicaSet failing while the older one is Healthy: RolloutSuspect, Warnings, drained within the cap, never evicted", async () => {
+    await bed.cluster.create(aService("web", bed.cluster.namespace));
+    // Made as a rollout leaves them: the older ReplicaSet, the newer one, then the Deployment owning both.
+    const older = await replicaSet("web-7d9f", "7d9f", "1", "registry.example/web:1");
+    const newest = await replicaSet("web-5c8d", "5c8d", "2", "registry.example/web:2");
+    const deployment = await deploymentOwning(newest, older);
     const pods = await queries.livePods(bed, 4, { timeoutMs: WAIT_MS });
     const fresh = pods.filter((p) => p.metadata!.labels!["pod-template-hash"] === "5c8d");
     expect(fresh).toHaveLength(2);
