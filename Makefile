@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 NPM_STAMP := node_modules/.package-lock.json
 
-.PHONY: all test unit go-test typecheck lint demo crds build image bench e2e e2e-local e2e-real-node test-real control-plane clean deps
+.PHONY: all test unit go-test typecheck lint demo crds build image bench e2e e2e-local e2e-real-node test-real integration-real control-plane clean deps
 
 all: test
 
@@ -75,6 +75,11 @@ e2e-local: deps
 ## what did not run without them).
 test-real: deps
 	bash hack/control-plane/test-real.sh
+
+## The integration suites on the real control plane, the audit log read as the request log (needs Go,
+## root and iproute2; not part of make test, which runs them on the API test server: about 16 minutes).
+integration-real: deps
+	bash hack/control-plane/integration-real.sh
 
 ## The e2e suite on the real node: the operator's own image installed by helm, pods of the
 ## workload image, a real kubelet and kube-proxy (needs what test-real needs; about 11 minutes).

@@ -5,7 +5,14 @@
 import { performance } from "node:perf_hooks";
 import { Watch } from "@kubernetes/client-node";
 import type { HealthStore } from "../../operator/src/runtime/health-store.js";
-import { aPod, aPolicy, aService, kubeConfigFor, startCluster, type Obj } from "../integration/support/cluster.js";
+import {
+  aPod,
+  aPolicy,
+  aService,
+  kubeConfigFor,
+  startTestServerCluster,
+  type Obj,
+} from "../integration/support/cluster.js";
 import { PodFarm } from "../support/pod-farm.js";
 import { startTestOperator } from "../integration/support/operator.js";
 import { waitFor } from "../support/wait-for.js";
@@ -35,7 +42,7 @@ export async function runDrainLatency(opts: {
   rounds: number;
 }): Promise<DrainLatencyResult & { breakdown: DrainLatencyBreakdown }> {
   // A pod range per process, so the benchmark can run beside the test suites.
-  const cluster = await startCluster({ podCidr: `127.${100 + (process.pid % 150)}.36.0/24` });
+  const cluster = await startTestServerCluster({ podCidr: `127.${100 + (process.pid % 150)}.36.0/24` });
   const farm = new PodFarm();
   let stopWatch: (() => void) | undefined;
   let operator: Awaited<ReturnType<typeof startTestOperator>> | undefined;

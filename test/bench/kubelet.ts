@@ -6,7 +6,7 @@
 import { loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
-import { aReplicaSet, startCluster } from "../integration/support/cluster.js";
+import { aReplicaSet, startTestServerCluster } from "../integration/support/cluster.js";
 import { waitFor } from "../support/wait-for.js";
 import type { Benchmark } from "./bench.js";
 import { FlagError } from "./flags.js";
@@ -80,7 +80,7 @@ export async function runKubelet(opts: {
 async function runMode(mode: KubeletMode, pods: number): Promise<KubeletModeResult> {
   // A /16 of its own beside the scale benchmark's and the test suites' ranges; nothing listens on it.
   const podCidr = `127.${10 + (process.pid % 40)}.0.0/16`;
-  const cluster = await startCluster({
+  const cluster = await startTestServerCluster({
     podCidr,
     namespace: NAMESPACE,
     controllers: mode === "replicaset",

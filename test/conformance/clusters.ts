@@ -4,11 +4,9 @@
 import { startControlPlane } from "../../hack/control-plane/control-plane.js";
 import { startApiServer, type ApiServerOptions } from "../../hack/apiserver/index.js";
 import type { KubeconfigSource } from "../../hack/apiserver/test-kit.js";
+import { clusterKind, type ClusterKind } from "../support/cluster-kind.js";
 
-export type ClusterKind = "test-server" | "control-plane";
-
-export const clusterKind: ClusterKind =
-  process.env.HEALTHPROBE_TEST_CLUSTER === "real" ? "control-plane" : "test-server";
+export { clusterKind, type ClusterKind } from "../support/cluster-kind.js";
 
 export interface ConformanceCluster extends KubeconfigSource {
   kind: ClusterKind;

@@ -63,6 +63,6 @@ describe("probe types and the latency threshold", () => {
     );
     expect(podEntry(st, "web-a")).toMatchObject({ state: "Unhealthy", lastResult: "connect ECONNREFUSED" });
     // A TCP probe sends no request: the pod servers saw none.
-    expect(bed.farm.hits.get(ips.get("web-b")!) ?? 0).toBe(0);
+    expect(await bed.farm.hitsOf(ips.get("web-b")!)).toBe(0);
   });
 });

@@ -4,7 +4,7 @@ import { describe, expect, it } from "@jest/globals";
 import { CoreV1Api, type V1Pod } from "@kubernetes/client-node";
 import { waitFor } from "../support/wait-for.js";
 import { endpointReadiness, kubeConfigFor, type Obj } from "./support/cluster.js";
-import { givenPolicyOver, useBed } from "./support/test-bed.js";
+import { givenPolicyOver, itOnTestServer, useBed } from "./support/test-bed.js";
 import { podEntry, type PolicyCondition as Condition, type StatusPod } from "./support/queries.js";
 
 const bed = useBed();
@@ -49,8 +49,8 @@ async function allHealthyAndReady(n: number): Promise<void> {
 }
 
 async function probesServed(ip: string, more: number): Promise<void> {
-  const start = bed.farm.hits.get(ip) ?? 0;
-  await waitFor(() => (bed.farm.hits.get(ip) ?? 0) >= start + more, { what: `${more} more probes of ${ip}` });
+  const start = await bed.farm.hitsOf(ip);
+  await waitFor(async () => (await bed.farm.hitsOf(ip)) >= start + more, { what: `${more} more probes of ${ip}` });
 }
 
 /** What the kubelet would do when a readiness probe fails: Ready=False through pods/status. */
@@ -64,71 +64,75 @@ async function kubeletMarksUnready(name: string): Promise<void> {
 }
 
 describe("dryRun", () => {
-  it("keeps the slices at kubelet readiness while status and Events say what would have been drained", async () => {
-    const ips = await givenPolicyOver(bed, ["web-a", "web-b", "web-c", "web-d"], {
-      dryRun: true,
-      maxUnhealthyPercent: 50,
-    });
-    await allHealthyAndReady(4);
+  // Test server only: it sets a pod's Ready condition itself, which the control plane's kubelet stand-in writes back.
+  itOnTestServer(
+    "keeps the slices at kubelet readiness while status and Events say what would have been drained",
+    async () => {
+      const ips = await givenPolicyOver(bed, ["web-a", "web-b", "web-c", "web-d"], {
+        dryRun: true,
+        maxUnhealthyPercent: 50,
+      });
+      await allHealthyAndReady(4);
 
-    for (const name of ["web-a", "web-b", "web-c"]) {
-      bed.farm.failing(ips.get(name)!);
-      await waitForStatus(`${name} Unhealthy`, (st) => podEntry(st, name)?.state === "Unhealthy");
-    }
-    await kubeletMarksUnready("web-d");
+      for (const name of ["web-a", "web-b", "web-c"]) {
+        bed.farm.failing(ips.get(name)!);
+        await waitForStatus(`${name} Unhealthy`, (st) => podEntry(st, name)?.state === "Unhealthy");
+      }
+      await kubeletMarksUnready("web-d");
 
-    const st = await waitForStatus(
-      "the dryRun verdicts",
-      (s) => s.unhealthy === 3 && condition(s, "DrainCapped")?.status === "True",
-    );
-    expect(st.drained).toBe(0);
-    expect(podEntry(st, "web-a")).toMatchObject({
-      drained: false,
-      reason: "kept: dryRun (would be drained: longest unhealthy, 1 of 2 allowed by maxUnhealthyPercent=50)",
-    });
-    expect(podEntry(st, "web-b")).toMatchObject({
-      drained: false,
-      reason: "kept: dryRun (would be drained: longest unhealthy, 2 of 2 allowed by maxUnhealthyPercent=50)",
-    });
-    expect(podEntry(st, "web-c")!.reason).toMatch(/^kept: dryRun \(would be kept: over the cap/);
-    expect(condition(st, "DrainCapped")!.message).toMatch(/dryRun: nothing is drained/);
-    expect(condition(st, "Degraded")).toMatchObject({ status: "True", reason: "UnhealthyTargets" });
+      const st = await waitForStatus(
+        "the dryRun verdicts",
+        (s) => s.unhealthy === 3 && condition(s, "DrainCapped")?.status === "True",
+      );
+      expect(st.drained).toBe(0);
+      expect(podEntry(st, "web-a")).toMatchObject({
+        drained: false,
+        reason: "kept: dryRun (would be drained: longest unhealthy, 1 of 2 allowed by maxUnhealthyPercent=50)",
+      });
+      expect(podEntry(st, "web-b")).toMatchObject({
+        drained: false,
+        reason: "kept: dryRun (would be drained: longest unhealthy, 2 of 2 allowed by maxUnhealthyPercent=50)",
+      });
+      expect(podEntry(st, "web-c")!.reason).toMatch(/^kept: dryRun \(would be kept: over the cap/);
+      expect(condition(st, "DrainCapped")!.message).toMatch(/dryRun: nothing is drained/);
+      expect(condition(st, "Degraded")).toMatchObject({ status: "True", reason: "UnhealthyTargets" });
 
-    // Kubelet's word only: the failing pods stay ready, the kubelet-unready one is not.
-    const r = await waitFor(
-      async () => {
-        const x = await readiness();
-        return x.get("web-d") === false ? x : undefined;
-      },
-      { what: "web-d not ready as kubelet says" },
-    );
-    expect(readyNames(r)).toEqual(["web-a", "web-b", "web-c"]);
+      // Kubelet's word only: the failing pods stay ready, the kubelet-unready one is not.
+      const r = await waitFor(
+        async () => {
+          const x = await readiness();
+          return x.get("web-d") === false ? x : undefined;
+        },
+        { what: "web-d not ready as kubelet says" },
+      );
+      expect(readyNames(r)).toEqual(["web-a", "web-b", "web-c"]);
 
-    const capped = await waitFor(
-      async () => (await bed.cluster.list("events.k8s.io/v1", "Event")).find((e: Obj) => e.reason === "DrainCapped"),
-      { what: "a DrainCapped Event" },
-    );
-    expect(capped.note).toMatch(/dryRun: nothing is drained/);
-    // Drained Events say what would have been done, never that it was.
-    const wouldDrain = await waitFor(
-      async () => {
-        const drained = (await bed.cluster.list("events.k8s.io/v1", "Event")).filter(
-          (e: Obj) => e.reason === "Drained",
-        );
-        return drained.length > 0 ? drained : undefined;
-      },
-      { what: "a dryRun Drained Event" },
-    );
-    for (const e of wouldDrain) expect(e.note).toMatch(/^dryRun: pod web-[abc] would be drained from the Service/);
-    // Nothing is evicted and no endpoint was ever turned not-ready for health: one write for web-d.
-    expect(
-      bed.cluster.server.requestLog.some(
-        (e) =>
-          e.user === "operator" && (e.subresource === "eviction" || (e.resource === "pods" && e.method === "DELETE")),
-      ),
-    ).toBe(false);
-    expect(sliceWrites().map((e) => e.verb)).toEqual(["create", "update"]);
-  });
+      const capped = await waitFor(
+        async () => (await bed.cluster.list("events.k8s.io/v1", "Event")).find((e: Obj) => e.reason === "DrainCapped"),
+        { what: "a DrainCapped Event" },
+      );
+      expect(capped.note).toMatch(/dryRun: nothing is drained/);
+      // Drained Events say what would have been done, never that it was.
+      const wouldDrain = await waitFor(
+        async () => {
+          const drained = (await bed.cluster.list("events.k8s.io/v1", "Event")).filter(
+            (e: Obj) => e.reason === "Drained",
+          );
+          return drained.length > 0 ? drained : undefined;
+        },
+        { what: "a dryRun Drained Event" },
+      );
+      for (const e of wouldDrain) expect(e.note).toMatch(/^dryRun: pod web-[abc] would be drained from the Service/);
+      // Nothing is evicted and no endpoint was ever turned not-ready for health: one write for web-d.
+      expect(
+        bed.cluster.server.requestLog.some(
+          (e) =>
+            e.user === "operator" && (e.subresource === "eviction" || (e.resource === "pods" && e.method === "DELETE")),
+        ),
+      ).toBe(false);
+      expect(sliceWrites().map((e) => e.verb)).toEqual(["create", "update"]);
+    },
+  );
 });
 
 describe("targets", () => {
@@ -156,12 +160,13 @@ describe("targets", () => {
     expect((st.pods as StatusPod[]).map((p) => p.name)).toEqual(["web-c"]);
 
     // While web-c answers three more probes, web-b is asked at most once more (one in flight).
-    const bHits = bed.farm.hits.get(ips.get("web-b")!) ?? 0;
+    const bHits = await bed.farm.hitsOf(ips.get("web-b")!);
     await probesServed(ips.get("web-c")!, 3);
-    expect((bed.farm.hits.get(ips.get("web-b")!) ?? 0) - bHits).toBeLessThanOrEqual(1);
+    expect((await bed.farm.hitsOf(ips.get("web-b")!)) - bHits).toBeLessThanOrEqual(1);
   });
 
-  it("never makes a kubelet-unready pod ready, however healthy its probe", async () => {
+  // Test server only: it sets a pod's Ready condition itself, which the control plane's kubelet stand-in writes back.
+  itOnTestServer("never makes a kubelet-unready pod ready, however healthy its probe", async () => {
     const ips = await givenPolicyOver(bed, ["web-a", "web-b"]);
     await allHealthyAndReady(2);
 

@@ -73,8 +73,8 @@ async function eventFor(kind: string, name: string, reason: string, note?: RegEx
 
 /** Waits until the pod has answered `more` further probes, so time passes by probes, not by sleeping. */
 async function probesServed(ip: string, more: number): Promise<void> {
-  const start = bed.farm.hits.get(ip) ?? 0;
-  await waitFor(() => (bed.farm.hits.get(ip) ?? 0) >= start + more, { what: `${more} more probes of ${ip}` });
+  const start = await bed.farm.hitsOf(ip);
+  await waitFor(async () => (await bed.farm.hitsOf(ip)) >= start + more, { what: `${more} more probes of ${ip}` });
 }
 
 describe("draining", () => {
@@ -100,7 +100,7 @@ describe("draining", () => {
     expect(entry).toMatchObject({ state: "Unhealthy", drained: true, lastResult: "HTTP 503" });
     expect(entry!.reason).toMatch(/drained/);
     // failureThreshold=2: at least two failing probes were answered before the drain.
-    expect(bed.farm.hits.get(ips.get("web-a")!)).toBeGreaterThanOrEqual(2);
+    expect(await bed.farm.hitsOf(ips.get("web-a")!)).toBeGreaterThanOrEqual(2);
 
     const onPod = await eventFor("Pod", "web-a", "Drained");
     expect(onPod.related).toMatchObject({ kind: "HealthProbePolicy", name: "web" });
@@ -108,10 +108,10 @@ describe("draining", () => {
     await eventFor("HealthProbePolicy", "web", "Drained", /web-a/);
 
     bed.farm.healthy(ips.get("web-a")!);
-    const hitsAtRecovery = bed.farm.hits.get(ips.get("web-a")!) ?? 0;
+    const hitsAtRecovery = await bed.farm.hitsOf(ips.get("web-a")!);
     await waitFor(async () => (await readiness()).get("web-a") === true, { what: "web-a restored" });
     // successThreshold=2: one good answer is not enough.
-    expect(bed.farm.hits.get(ips.get("web-a")!)! - hitsAtRecovery).toBeGreaterThanOrEqual(2);
+    expect((await bed.farm.hitsOf(ips.get("web-a")!)) - hitsAtRecovery).toBeGreaterThanOrEqual(2);
     expect(readyNames(await readiness())).toEqual(["web-a", "web-b", "web-c", "web-d"]);
 
     const restored = await eventFor("Pod", "web-a", "Restored");

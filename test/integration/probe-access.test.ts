@@ -61,7 +61,7 @@ describe("Secrets opt in", () => {
     await waitFor(async () => (await endpointReadiness(bed.cluster, "web")).get("web-a") === true, {
       what: "web-a listed ready as kubelet says",
     });
-    expect(bed.farm.hits.get(ip) ?? 0).toBe(0);
+    expect(await bed.farm.hitsOf(ip)).toBe(0);
 
     await bed.cluster.patch({
       ...secret(),
@@ -72,7 +72,7 @@ describe("Secrets opt in", () => {
       },
     });
     expect(await readyCondition("Reconciled")).toMatchObject({ status: "True" });
-    await waitFor(() => bed.farm.headerValues.get(ip)?.has(TOKEN) === true, {
+    await waitFor(async () => await bed.farm.sawHeaderValue(ip, TOKEN), {
       what: "the Secret's value sent to web-a",
     });
   });
@@ -90,7 +90,7 @@ describe("Secrets opt in", () => {
     );
     await bed.startOperator();
     await readyCondition("SecretNotPermitted");
-    expect(bed.farm.headerValues.get(ip)?.has(TOKEN) ?? false).toBe(false);
+    expect(await bed.farm.sawHeaderValue(ip, TOKEN)).toBe(false);
     expect(JSON.stringify(bed.operator.logs)).not.toContain(TOKEN);
     expect(JSON.stringify((await bed.cluster.get(HPP, "HealthProbePolicy", "web"))?.status)).not.toContain(TOKEN);
   });
@@ -119,8 +119,8 @@ describe("hostNetwork pods opt in", () => {
     );
     expect(entry.state).toBe("Unknown");
     expect(entry.reason).toContain(why);
-    await waitFor(() => (bed.farm.hits.get(otherIP) ?? 0) > 0, { what: "web-b probed" });
-    expect(bed.farm.hits.get(hostIP) ?? 0).toBe(0);
+    await waitFor(async () => (await bed.farm.hitsOf(otherIP)) > 0, { what: "web-b probed" });
+    expect(await bed.farm.hitsOf(hostIP)).toBe(0);
 
     await bed.cluster.patch({
       apiVersion: "v1",
@@ -131,6 +131,6 @@ describe("hostNetwork pods opt in", () => {
         annotations: { "healthprobe.io/probe-host-network": "true" },
       },
     });
-    await waitFor(() => (bed.farm.hits.get(hostIP) ?? 0) > 0, { what: "web-host probed once it opts in" });
+    await waitFor(async () => (await bed.farm.hitsOf(hostIP)) > 0, { what: "web-host probed once it opts in" });
   });
 });

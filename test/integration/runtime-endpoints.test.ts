@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from "@jest/globals";
 import { requestsBy } from "../../hack/apiserver/index.js";
 import { waitFor } from "../support/wait-for.js";
 import { aPolicy, aService } from "./support/cluster.js";
-import { useBed } from "./support/test-bed.js";
+import { itOnTestServer, useBed } from "./support/test-bed.js";
 import { servedPods } from "./support/queries.js";
 
 const bed = useBed({ per: "file" });
@@ -112,26 +112,31 @@ function total(samples: Sample[], name: string, labels: Record<string, string> =
 }
 
 describe("operator endpoints", () => {
-  it("/readyz is 503 while the caches cannot list and 200 once they sync", async () => {
-    bed.cluster.server.faults.failRate({ rate: 1, verb: "list", code: 500 });
-    await bed.startOperator();
-    const failedLists = () =>
-      requestsBy(bed.cluster.server.requestLog, { user: "operator", verb: "list", succeeded: false }).length;
-    // Every cache has tried and failed at least once; until one succeeds the operator is not ready.
-    await waitFor(() => failedLists() >= 5, { what: "every cache's first list to fail" });
-    const notReady = await get(bed.operator.healthPort, "/readyz");
-    expect(notReady.status).toBe(503);
-    expect(notReady.body).toMatch(/not synced/);
-    expect((await get(bed.operator.healthPort, "/healthz")).status).toBe(200);
-    expect(bed.operator.isReady()).toBe(false);
+  // Test server only: it makes every list fail with an injected 500.
+  itOnTestServer(
+    "/readyz is 503 while the caches cannot list and 200 once they sync",
+    async () => {
+      bed.cluster.testServer().faults.failRate({ rate: 1, verb: "list", code: 500 });
+      await bed.startOperator();
+      const failedLists = () =>
+        requestsBy(bed.cluster.server.requestLog, { user: "operator", verb: "list", succeeded: false }).length;
+      // Every cache has tried and failed at least once; until one succeeds the operator is not ready.
+      await waitFor(() => failedLists() >= 5, { what: "every cache's first list to fail" });
+      const notReady = await get(bed.operator.healthPort, "/readyz");
+      expect(notReady.status).toBe(503);
+      expect(notReady.body).toMatch(/not synced/);
+      expect((await get(bed.operator.healthPort, "/healthz")).status).toBe(200);
+      expect(bed.operator.isReady()).toBe(false);
 
-    bed.cluster.server.faults.clear();
-    await waitFor(async () => (await get(bed.operator.healthPort, "/readyz")).status === 200, {
-      timeoutMs: 15_000,
-      what: "/readyz 200 after the lists recover",
-    });
-    expect(bed.operator.isReady()).toBe(true);
-  }, 30_000);
+      bed.cluster.testServer().faults.clear();
+      await waitFor(async () => (await get(bed.operator.healthPort, "/readyz")).status === 200, {
+        timeoutMs: 15_000,
+        what: "/readyz 200 after the lists recover",
+      });
+      expect(bed.operator.isReady()).toBe(true);
+    },
+    30_000,
+  );
 
   it("/metrics and /debug/targets answer 401 without a token and 403 to a user the reader role is not bound to", async () => {
     for (const [port, path] of [

@@ -1,11 +1,11 @@
 // API faults while pods change health: a forced 410 on re-watch, dropped watches, and 30 s
 // in which every request fails with 500. Afterwards the operator's slices and status are what
 // a fresh operator computes from scratch.
-import { describe, expect, it } from "@jest/globals";
+import { expect, it } from "@jest/globals";
 import { requestsBy } from "../../hack/apiserver/index.js";
 import { waitFor } from "../support/wait-for.js";
 import { aPolicy, aService, endpointReadiness } from "./support/cluster.js";
-import { useBed } from "./support/test-bed.js";
+import { describeOnTestServer, useBed } from "./support/test-bed.js";
 import { servedPods } from "./support/queries.js";
 
 const OUTAGE_MS = 30_000;
@@ -74,7 +74,8 @@ async function converged(want: Observed, what: string, timeoutMs: number): Promi
   });
 }
 
-describe("API faults", () => {
+// Test server only: 410s, dropped watches and 500s are injected faults (test/chaos runs faults on the real parts).
+describeOnTestServer("API faults", () => {
   it("converges through a 410, dropped watches and 30 s of 500s to what a fresh operator computes", async () => {
     await bed.cluster.create(aService("web", bed.cluster.namespace));
     await givenPods("web-a", "web-b", "web-c", "web-d");
@@ -86,11 +87,11 @@ describe("API faults", () => {
 
     // 1. Every watch ends; each re-watch from its resourceVersion gets 410 Expired, so the caches relist.
     //    Meanwhile a pod fails and a new pod appears.
-    const log = bed.cluster.server.requestLog;
-    const listsBefore = requestsBy(log, { user: "operator", verb: "list" }).length;
-    bed.cluster.server.faults.expireNextWatch();
-    bed.cluster.server.faults.expireWatchesBefore(bed.cluster.server.store.resourceVersion());
-    bed.cluster.server.faults.dropWatches();
+    const log = () => bed.cluster.server.requestLog;
+    const listsBefore = requestsBy(log(), { user: "operator", verb: "list" }).length;
+    bed.cluster.testServer().faults.expireNextWatch();
+    bed.cluster.testServer().faults.expireWatchesBefore(bed.cluster.testServer().store.resourceVersion());
+    bed.cluster.testServer().faults.dropWatches();
     bed.farm.failing(ips.get("web-a")!);
     await givenPods("web-e");
     await converged(
@@ -98,14 +99,14 @@ describe("API faults", () => {
       "web-a drained and web-e admitted after the relist",
       20_000,
     );
-    expect(requestsBy(log, { user: "operator", verb: "list" }).length).toBeGreaterThan(listsBefore);
-    bed.cluster.server.faults.clear();
+    expect(requestsBy(log(), { user: "operator", verb: "list" }).length).toBeGreaterThan(listsBefore);
+    bed.cluster.testServer().faults.clear();
 
     // 2. Thirty seconds in which every request fails with 500 (reads, watches, writes, Lease renewals),
     //    with the watches dropped at its start, while three pods change health.
     const outageStart = Date.now();
-    bed.cluster.server.faults.failRate({ rate: 1, durationMs: OUTAGE_MS, code: 500 });
-    bed.cluster.server.faults.dropWatches();
+    bed.cluster.testServer().faults.failRate({ rate: 1, durationMs: OUTAGE_MS, code: 500 });
+    bed.cluster.testServer().faults.dropWatches();
     bed.farm.healthy(ips.get("web-a")!);
     bed.farm.failing(ips.get("web-b")!);
     bed.farm.failing(ips.get("web-c")!);
@@ -114,7 +115,7 @@ describe("API faults", () => {
       intervalMs: 250,
       what: "the outage to end",
     });
-    const failedDuring = requestsBy(log, { user: "operator", succeeded: false }).filter(
+    const failedDuring = requestsBy(log(), { user: "operator", succeeded: false }).filter(
       (e) => Date.parse(e.time) >= outageStart,
     );
     expect(failedDuring.filter((e) => e.resource === "leases").length).toBeGreaterThan(0);
@@ -143,7 +144,7 @@ describe("API faults", () => {
     await bed.stopOperator(first);
     const statusBefore = (await bed.cluster.get("healthprobe.io/v1alpha1", "HealthProbePolicy", "web"))?.status;
     const fresh = await bed.startOperator(["--leader-elect"], { user: "fresh" });
-    const freshFrom = log.length;
+    const freshFrom = log().length;
     await waitFor(
       () => {
         if (!fresh.isLeader()) return false;
@@ -160,7 +161,7 @@ describe("API faults", () => {
     // Down to each pod's reason and timestamps: the fresh operator's status is the one already there.
     const statusAfter = (await bed.cluster.get("healthprobe.io/v1alpha1", "HealthProbePolicy", "web"))?.status;
     expect(statusAfter).toEqual(statusBefore);
-    const freshWrites = requestsBy(log.slice(freshFrom), { user: "fresh", writes: true }).filter(
+    const freshWrites = requestsBy(log().slice(freshFrom), { user: "fresh", writes: true }).filter(
       (e) => e.resource !== "leases",
     );
     expect(freshWrites.map((e) => `${e.verb} ${e.resource}/${e.subresource}`)).toEqual([]);

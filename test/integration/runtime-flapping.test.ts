@@ -48,8 +48,8 @@ describe("a flapping pod", () => {
     );
 
     const ip = ips.get("web-a")!;
-    const log = bed.cluster.server.requestLog;
-    const from = log.length;
+    const log = () => bed.cluster.server.requestLog;
+    const from = log().length;
     const v0 = clock.now();
     let healthy = true;
     const toggle = () => {
@@ -60,8 +60,8 @@ describe("a flapping pod", () => {
 
     // Forty toggles right after a probe, so the next probe flips the pod's health...
     for (let i = 0; i < PROBE_DRIVEN; i++) {
-      const seen = bed.farm.hits.get(ip) ?? 0;
-      await waitFor(() => (bed.farm.hits.get(ip) ?? 0) > seen, { intervalMs: 2, what: `probe ${i} of web-a` });
+      const seen = await bed.farm.hitsOf(ip);
+      await waitFor(async () => (await bed.farm.hitsOf(ip)) > seen, { intervalMs: 2, what: `probe ${i} of web-a` });
       toggle();
     }
     // ...then the rest evenly over what remains of the minute, faster than the probe period.
@@ -74,7 +74,7 @@ describe("a flapping pod", () => {
     }
     expect(healthy).toBe(true);
     const vEnd = clock.now();
-    const minuteEnd = log.length;
+    const minuteEnd = log().length;
 
     await waitFor(
       async () => {
@@ -89,10 +89,10 @@ describe("a flapping pod", () => {
     await waitFor(() => clock.now() >= vEnd + 31_000, { timeoutMs: 15_000, what: "one Event heartbeat" });
     const windowMs = clock.now() - v0;
 
-    const writes = requestsBy(log.slice(from), { user: "operator", writes: true });
+    const writes = requestsBy(log().slice(from), { user: "operator", writes: true });
     const isStatus = (e: { resource: string; subresource: string }) =>
       e.resource === "healthprobepolicies" && e.subresource === "status";
-    const statusWrites = requestsBy(log.slice(from, minuteEnd), { user: "operator", writes: true }).filter(
+    const statusWrites = requestsBy(log().slice(from, minuteEnd), { user: "operator", writes: true }).filter(
       isStatus,
     ).length;
     const statusWritesAfter = writes.filter(isStatus).length - statusWrites;

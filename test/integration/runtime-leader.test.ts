@@ -52,13 +52,9 @@ async function startProcess(user: string): Promise<LeaderProcess> {
   return leader;
 }
 
-function leaseHolder(): string | undefined {
-  const lease = bed.cluster.server.store.get(
-    { group: "coordination.k8s.io", version: "v1", resource: "leases" },
-    "healthprobe-system",
-    "healthprobe-operator",
-  );
-  return (lease as { spec?: { holderIdentity?: string } } | undefined)?.spec?.holderIdentity;
+async function leaseHolder(): Promise<string | undefined> {
+  const lease = await bed.cluster.get("coordination.k8s.io/v1", "Lease", "healthprobe-operator", "healthprobe-system");
+  return lease?.spec?.holderIdentity as string | undefined;
 }
 
 /** Writes that only the leader may make: slices, policy status, Events, evictions and pod deletes. */
@@ -103,7 +99,7 @@ describe("leader election across two operator processes", () => {
     bed.farm.failing(sick.status.podIP);
 
     const a = await startProcess("operator-a");
-    await waitFor(() => leaseHolder() === a.identity, { what: "operator-a to hold the lease" });
+    await waitFor(async () => (await leaseHolder()) === a.identity, { what: "operator-a to hold the lease" });
     const b = await startProcess("operator-b");
 
     await bed.cluster.create(
@@ -142,7 +138,7 @@ describe("leader election across two operator processes", () => {
     await a.exited;
     const renewedAt = at(lastRenewalByA());
 
-    await waitFor(() => leaseHolder() === b.identity, {
+    await waitFor(async () => (await leaseHolder()) === b.identity, {
       timeoutMs: LEASE_MS + 2 * MAX_ACQUIRE_WAIT_MS + 2_000,
       what: "operator-b to take the lease",
     });
@@ -209,7 +205,7 @@ describe("leader election across two operator processes", () => {
     const pods = await givenReplicaSet(4);
     bed.farm.failing(pods[0]!.status.podIP);
     const a = await startProcess("operator-a");
-    await waitFor(() => leaseHolder() === a.identity, { what: "operator-a to hold the lease" });
+    await waitFor(async () => (await leaseHolder()) === a.identity, { what: "operator-a to hold the lease" });
     const b = await startProcess("operator-b");
     await bed.cluster.create(aPolicy("web", bed.cluster.namespace, { failureThreshold: 1 }));
     await waitFor(
@@ -242,7 +238,7 @@ describe("leader election across two operator processes", () => {
       // What A left behind is whole: valid slices and status (B has not written yet, or only whole objects).
       await expectWholeState(4);
 
-      await waitFor(() => leaseHolder() === b.identity, {
+      await waitFor(async () => (await leaseHolder()) === b.identity, {
         timeoutMs: MAX_ACQUIRE_WAIT_MS + 2_000,
         what: "operator-b to take the released lease",
       });

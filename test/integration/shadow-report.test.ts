@@ -6,7 +6,7 @@ import { CoreV1Api, type V1Pod } from "@kubernetes/client-node";
 import { waitFor } from "../support/wait-for.js";
 import { aPolicy, aService, kubeConfigFor } from "./support/cluster.js";
 import * as queries from "./support/queries.js";
-import { useBed } from "./support/test-bed.js";
+import { itOnTestServer, useBed } from "./support/test-bed.js";
 
 const PERIOD_S = 2;
 const bed = useBed();
@@ -34,56 +34,63 @@ async function gauge(kind: string): Promise<number | undefined> {
 const podEntry = queries.podEntry;
 
 describe("the shadow report", () => {
-  it("reports a pod Healthy by probe but kubelet-NotReady after one period, in status, condition and gauge, and clears it when they agree", async () => {
-    await bed.cluster.create(aService("web", bed.cluster.namespace));
-    await queries.servedPods(bed, ["web-a", "web-b"]);
-    await bed.cluster.create(
-      aPolicy("web", bed.cluster.namespace, { dryRun: true, periodSeconds: PERIOD_S, timeoutSeconds: 1 }),
-    );
-    await bed.startOperator();
-    await waitFor(async () => (await queries.policyStatus(bed.cluster))?.healthy === 2, { what: "both pods Healthy" });
-    expect(queries.conditionOf(await queries.policyStatus(bed.cluster), "DisagreesWithKubelet")).toMatchObject({
-      status: "False",
-      reason: "AgreesWithKubelet",
-    });
+  // Test server only: it sets a pod's Ready condition itself, which the control plane's kubelet stand-in writes back.
+  itOnTestServer(
+    "reports a pod Healthy by probe but kubelet-NotReady after one period, in status, condition and gauge, and clears it when they agree",
+    async () => {
+      await bed.cluster.create(aService("web", bed.cluster.namespace));
+      await queries.servedPods(bed, ["web-a", "web-b"]);
+      await bed.cluster.create(
+        aPolicy("web", bed.cluster.namespace, { dryRun: true, periodSeconds: PERIOD_S, timeoutSeconds: 1 }),
+      );
+      await bed.startOperator();
+      await waitFor(async () => (await queries.policyStatus(bed.cluster))?.healthy === 2, {
+        what: "both pods Healthy",
+      });
+      expect(queries.conditionOf(await queries.policyStatus(bed.cluster), "DisagreesWithKubelet")).toMatchObject({
+        status: "False",
+        reason: "AgreesWithKubelet",
+      });
 
-    const notReadyAt = await kubeletSetsReady("web-a", false);
-    const reported = await waitFor(
-      async () => {
-        const st = await queries.policyStatus(bed.cluster);
-        return podEntry(st, "web-a")?.disagreesWithKubelet ? st : undefined;
-      },
-      { what: "web-a's disagreement in status" },
-    );
-    // Reported only once it has lasted a period: the status write came after since + period.
-    const written = Date.parse(queries.conditionOf(reported, "DisagreesWithKubelet")!.lastTransitionTime);
-    expect(podEntry(reported, "web-a")!.disagreesWithKubelet).toEqual({
-      since: new Date(notReadyAt).toISOString().replace(".000Z", "Z"),
-      kind: "ProbeHealthyKubeletNotReady",
-    });
-    expect(written).toBeGreaterThanOrEqual(notReadyAt + PERIOD_S * 1000 - 1000);
-    expect(podEntry(reported, "web-a")!.state).toBe("Healthy");
-    expect(podEntry(reported, "web-b")!.disagreesWithKubelet).toBeUndefined();
-    expect(queries.conditionOf(reported, "DisagreesWithKubelet")).toMatchObject({
-      status: "True",
-      reason: "ProbeHealthyKubeletNotReady",
-      message:
-        "1 target disagrees with kubelet readiness for longer than one period: 1 Healthy by probe but kubelet-NotReady (web-a)",
-    });
-    await waitFor(async () => (await gauge("ProbeHealthyKubeletNotReady")) === 1, { what: "the gauge at 1" });
-    expect(await gauge("ProbeUnhealthyKubeletReady")).toBe(0);
+      const notReadyAt = await kubeletSetsReady("web-a", false);
+      const reported = await waitFor(
+        async () => {
+          const st = await queries.policyStatus(bed.cluster);
+          return podEntry(st, "web-a")?.disagreesWithKubelet ? st : undefined;
+        },
+        { what: "web-a's disagreement in status" },
+      );
+      // Reported only once it has lasted a period: the status write came after since + period.
+      const written = Date.parse(queries.conditionOf(reported, "DisagreesWithKubelet")!.lastTransitionTime);
+      expect(podEntry(reported, "web-a")!.disagreesWithKubelet).toEqual({
+        since: new Date(notReadyAt).toISOString().replace(".000Z", "Z"),
+        kind: "ProbeHealthyKubeletNotReady",
+      });
+      expect(written).toBeGreaterThanOrEqual(notReadyAt + PERIOD_S * 1000 - 1000);
+      expect(podEntry(reported, "web-a")!.state).toBe("Healthy");
+      expect(podEntry(reported, "web-b")!.disagreesWithKubelet).toBeUndefined();
+      expect(queries.conditionOf(reported, "DisagreesWithKubelet")).toMatchObject({
+        status: "True",
+        reason: "ProbeHealthyKubeletNotReady",
+        message:
+          "1 target disagrees with kubelet readiness for longer than one period: 1 Healthy by probe but kubelet-NotReady (web-a)",
+      });
+      await waitFor(async () => (await gauge("ProbeHealthyKubeletNotReady")) === 1, { what: "the gauge at 1" });
+      expect(await gauge("ProbeUnhealthyKubeletReady")).toBe(0);
 
-    await kubeletSetsReady("web-a", true);
-    const cleared = await waitFor(
-      async () => {
-        const st = await queries.policyStatus(bed.cluster);
-        return podEntry(st, "web-a") && !podEntry(st, "web-a")!.disagreesWithKubelet ? st : undefined;
-      },
-      { what: "web-a's disagreement cleared" },
-    );
-    expect(queries.conditionOf(cleared, "DisagreesWithKubelet")?.status).toBe("False");
-    await waitFor(async () => (await gauge("ProbeHealthyKubeletNotReady")) === 0, { what: "the gauge back at 0" });
-  }, 60_000);
+      await kubeletSetsReady("web-a", true);
+      const cleared = await waitFor(
+        async () => {
+          const st = await queries.policyStatus(bed.cluster);
+          return podEntry(st, "web-a") && !podEntry(st, "web-a")!.disagreesWithKubelet ? st : undefined;
+        },
+        { what: "web-a's disagreement cleared" },
+      );
+      expect(queries.conditionOf(cleared, "DisagreesWithKubelet")?.status).toBe("False");
+      await waitFor(async () => (await gauge("ProbeHealthyKubeletNotReady")) === 0, { what: "the gauge back at 0" });
+    },
+    60_000,
+  );
 
   it("reports a pod Unhealthy by probe but kubelet-Ready", async () => {
     await bed.cluster.create(aService("web", bed.cluster.namespace));

@@ -2,13 +2,13 @@
 // kubelet readiness, pod answers, API faults and replica crashes.
 import type { CoreV1Api } from "@kubernetes/client-node";
 import type { Clock } from "../../operator/src/runtime/clock.js";
-import { aPod, aService, type Obj, type TestCluster } from "../integration/support/cluster.js";
+import { aPod, aService, type Obj, type TestServerCluster } from "../integration/support/cluster.js";
 import type { Fleet } from "./fleet.js";
 import type { Action, PolicyChoice } from "./history.js";
 import type { PodMode, PodServers } from "./pod-servers.js";
 
 export interface SimEnv {
-  cluster: TestCluster;
+  cluster: TestServerCluster;
   clock: Clock;
   core: CoreV1Api;
   servers: PodServers;

@@ -3,7 +3,7 @@
 // history of steps, and every invariant checked after each step and once the history settles.
 import { CoreV1Api } from "@kubernetes/client-node";
 import { requestsBy } from "../../hack/apiserver/index.js";
-import { kubeConfigFor, startCluster, uniquePodCidr } from "../integration/support/cluster.js";
+import { kubeConfigFor, startTestServerCluster, uniquePodCidr } from "../integration/support/cluster.js";
 import { applyAction, createOwners, servePods, type SimEnv } from "./actions.js";
 import { Fleet, OPERATOR_USER_PREFIX } from "./fleet.js";
 import { APPS, Intent, MAX_FAULT_DELAY_MS, describeAction, nextStep, randomPolicy, type Action } from "./history.js";
@@ -130,7 +130,7 @@ async function setUp(
   leaderElect: boolean,
   shardSlots: number,
 ): Promise<Run> {
-  const cluster = await startCluster({
+  const cluster = await startTestServerCluster({
     simulateKubelet: true,
     controllers: false,
     terminationDelayMs: 2_000,

@@ -9,7 +9,28 @@ export interface PodBehaviour {
   delayMs?: number;
 }
 
-export class PodFarm {
+/**
+ * What a test does with its pods' servers, on either cluster: here on loopback (PodFarm), or on
+ * the real control plane inside the pods' network namespace (NetnsFarm). Answers are set without
+ * waiting; a later await (hits, a stop, close) sees them applied first.
+ */
+export interface Farm {
+  /** Serves the address (where the kubelet does not already serve each container port). */
+  serve(ip: string, port?: number): Promise<void>;
+  /** Stops the address's server, as a pod's process ends with the pod; a later `serve` starts a new one. */
+  stop(ip: string, port?: number): Promise<void>;
+  set(ip: string, behaviour: PodBehaviour): void;
+  setPath(ip: string, path: string, behaviour: PodBehaviour): void;
+  healthy(ip: string): void;
+  failing(ip: string): void;
+  /** Requests the address has seen. */
+  hitsOf(ip: string): Promise<number>;
+  /** Whether a request to the address carried a header with this value. */
+  sawHeaderValue(ip: string, value: string): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export class PodFarm implements Farm {
   private readonly servers = new Map<string, Server>();
   private readonly behaviour = new Map<string, PodBehaviour>();
   /** Per-path answers by `${ip} ${path}`, ahead of the address-wide one. */
@@ -60,6 +81,14 @@ export class PodFarm {
   /** What one path of the address answers, whatever `set` says for the rest. */
   setPath(ip: string, path: string, behaviour: PodBehaviour): void {
     this.pathBehaviour.set(`${ip} ${path}`, behaviour);
+  }
+
+  async hitsOf(ip: string): Promise<number> {
+    return this.hits.get(ip) ?? 0;
+  }
+
+  async sawHeaderValue(ip: string, value: string): Promise<boolean> {
+    return this.headerValues.get(ip)?.has(value) ?? false;
   }
 
   healthy(ip: string): void {

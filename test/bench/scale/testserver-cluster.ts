@@ -2,7 +2,7 @@
 // run's own, answered by one pod server on this host; the operator's writes from the server's
 // request log.
 import { isWrite } from "../../../hack/apiserver/index.js";
-import { kubeConfigFor, startCluster } from "../../integration/support/cluster.js";
+import { kubeConfigFor, startTestServerCluster as startCluster } from "../../integration/support/cluster.js";
 import { runningPods, waitForRunningPods, type PodView } from "../pods-running.js";
 import { startPodServerProcess } from "./pod-server-process.js";
 import {

@@ -1,16 +1,39 @@
 // A cluster for integration tests: the project's API test server (kubelet stand-in on, pods on
-// loopback IPs), the CRD applied, a namespace, and helpers that talk to it over real HTTP with
-// @kubernetes/client-node, exactly as in a cluster.
+// loopback IPs), or with HEALTHPROBE_TEST_CLUSTER=real the real control plane (pods in a network
+// namespace of the run's own); the CRD applied, a namespace, and helpers that talk to it over real
+// HTTP with @kubernetes/client-node, exactly as in a cluster.
 import { randomInt } from "node:crypto";
 import { KubeConfig, KubernetesObjectApi } from "@kubernetes/client-node";
-import { startApiServer, type ApiServerOptions, type TestApiServer } from "../../../hack/apiserver/index.js";
+import {
+  startApiServer,
+  type ApiServerOptions,
+  type RequestLogEntry,
+  type TestApiServer,
+} from "../../../hack/apiserver/index.js";
 import { waitFor } from "../../support/wait-for.js";
 import { installCrd, objectClient, readinessOf, type Obj } from "../../support/kube-objects.js";
+import { PodFarm, type Farm } from "../../support/pod-farm.js";
+import { clusterKind, type ClusterKind } from "../../support/cluster-kind.js";
+import { startControlPlaneCluster } from "./control-plane-cluster.js";
 
 export { installCrd, loadCrd, readinessOf, type Obj } from "../../support/kube-objects.js";
 
+/** What tests and operators connect through, on either cluster. */
+export interface ClusterServer {
+  /** Kubeconfig YAML for a user (any on the API test server; CONTROL_PLANE_USERS on the control plane). */
+  kubeconfig(user?: string): string;
+  writeKubeconfig(path: string, user?: string): void;
+  /** Every request so far, in order: the API test server's request log, or kube-apiserver's audit log. */
+  readonly requestLog: RequestLogEntry[];
+}
+
 export interface TestCluster {
-  server: TestApiServer;
+  kind: ClusterKind;
+  server: ClusterServer;
+  /** The API test server, for what only it can do (faults, pod logs); throws on the real control plane, where such a test is skipped. */
+  testServer(): TestApiServer;
+  /** The pods' servers: on loopback, or the kubelet stand-in's inside the network namespace. */
+  newFarm(): Farm;
   api: KubernetesObjectApi;
   namespace: string;
   create(obj: Obj): Promise<Obj>;
@@ -21,7 +44,7 @@ export interface TestCluster {
   stop(): Promise<void>;
 }
 
-export function kubeConfigFor(server: TestApiServer, user = "admin"): KubeConfig {
+export function kubeConfigFor(server: Pick<ClusterServer, "kubeconfig">, user = "admin"): KubeConfig {
   const kc = new KubeConfig();
   kc.loadFromString(server.kubeconfig(user));
   return kc;
@@ -45,22 +68,76 @@ export function uniquePodCidr(prefixLength: 23 | 24 = 24): string {
   }
 }
 
-export async function startCluster(opts: ApiServerOptions & { namespace?: string } = {}): Promise<TestCluster> {
+/** A cluster on the API test server whatever the environment says: for the simulation, benchmarks and demo tools. */
+export interface TestServerCluster extends TestCluster {
+  server: TestApiServer;
+}
+
+type ClusterOptions = ApiServerOptions & { namespace?: string };
+
+/** The cluster HEALTHPROBE_TEST_CLUSTER selects; options apply to the API test server only, except `namespace`. */
+export async function startCluster(opts: ClusterOptions = {}): Promise<TestCluster> {
+  const { namespace = "shop", ...serverOpts } = opts;
+  return prepare(
+    clusterKind === "control-plane"
+      ? await controlPlaneCluster(namespace)
+      : await testServerCluster(namespace, serverOpts),
+  );
+}
+
+export async function startTestServerCluster(opts: ClusterOptions = {}): Promise<TestServerCluster> {
+  const { namespace = "shop", ...serverOpts } = opts;
+  return prepare(await testServerCluster(namespace, serverOpts));
+}
+
+async function prepare<C extends TestCluster>(cluster: C): Promise<C> {
+  const { namespace } = cluster;
+  await installCrd(cluster.api);
+  await cluster.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
+  // Where the operator keeps its Lease and operator-wide ledger.
+  await cluster.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "healthprobe-system" } });
+  return cluster;
+}
+
+async function testServerCluster(namespace: string, opts: ApiServerOptions): Promise<TestServerCluster> {
   const server = await startApiServer({ simulateKubelet: true, ...opts, podCidr: opts.podCidr ?? uniquePodCidr() });
   const api = KubernetesObjectApi.makeApiClient(kubeConfigFor(server));
-  const namespace = opts.namespace ?? "shop";
-  const cluster: TestCluster = {
+  return {
+    kind: "test-server",
     server,
+    testServer: () => server,
+    newFarm: () => new PodFarm(),
     api,
     namespace,
     ...objectClient(api, namespace),
     stop: () => server.stop(),
   };
-  await installCrd(api);
-  await cluster.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
-  // Where the operator keeps its Lease and operator-wide ledger.
-  await cluster.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "healthprobe-system" } });
-  return cluster;
+}
+
+async function controlPlaneCluster(namespace: string): Promise<TestCluster> {
+  const { cp, requestLog, newFarm } = await startControlPlaneCluster();
+  const server: ClusterServer = {
+    kubeconfig: (user) => cp.kubeconfig(user),
+    writeKubeconfig: (path, user) => cp.writeKubeconfig(path, user),
+    get requestLog() {
+      return requestLog();
+    },
+  };
+  const api = KubernetesObjectApi.makeApiClient(kubeConfigFor(server));
+  return {
+    kind: "control-plane",
+    server,
+    testServer: () => {
+      throw new Error(
+        "this test needs the API test server (faults, pod logs, its store): skip it on the control plane",
+      );
+    },
+    newFarm,
+    api,
+    namespace,
+    ...objectClient(api, namespace),
+    stop: () => cp.stop(),
+  };
 }
 
 export function aService(

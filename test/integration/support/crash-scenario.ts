@@ -8,7 +8,7 @@ import { afterEach, beforeEach, expect } from "@jest/globals";
 import { startOperatorProcess, type OperatorProcess } from "../../support/operator-process.js";
 import { waitFor } from "../../support/wait-for.js";
 import { aPolicy, aReplicaSet, aService, startCluster, type Obj, type TestCluster } from "./cluster.js";
-import { PodFarm } from "../../support/pod-farm.js";
+import type { Farm } from "../../support/pod-farm.js";
 import { conditionOf, evictionsOf, livePods, operatorLedger, policyLedger, policyStatus } from "./queries.js";
 
 export const AFTER_MS = 30_000;
@@ -33,13 +33,13 @@ export class CrashScenario {
   private readonly children: OperatorProcess[] = [];
   private constructor(
     readonly cluster: TestCluster,
-    readonly farm: PodFarm,
+    readonly farm: Farm,
     private readonly dir: string,
   ) {}
 
   static async start(): Promise<CrashScenario> {
     const cluster = await startCluster();
-    return new CrashScenario(cluster, new PodFarm(), mkdtempSync(join(tmpdir(), "hpp-crash-")));
+    return new CrashScenario(cluster, cluster.newFarm(), mkdtempSync(join(tmpdir(), "hpp-crash-")));
   }
 
   async stop(): Promise<void> {

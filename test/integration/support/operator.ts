@@ -4,14 +4,14 @@ import { Writable } from "node:stream";
 import { startOperator, type RunningOperator, type StartOperatorOptions } from "../../../operator/src/operator.js";
 import { parseConfig } from "../../../operator/src/runtime/config.js";
 import { createLogger } from "../../../operator/src/runtime/logger.js";
-import type { TestApiServer } from "../../../hack/apiserver/index.js";
+import type { ClusterServer } from "./cluster.js";
 
 export interface TestOperator extends RunningOperator {
   logs: Array<Record<string, unknown>>;
 }
 
 export async function startTestOperator(
-  server: TestApiServer,
+  server: Pick<ClusterServer, "kubeconfig">,
   flags: string[] = [],
   opts: StartOperatorOptions & { user?: string } = {},
 ): Promise<TestOperator> {

@@ -6,7 +6,7 @@ import { policyLedgerName } from "../../../operator/src/domain/policy-ledger.js"
 import { requestsBy } from "../../../hack/apiserver/index.js";
 import { waitFor } from "../../support/wait-for.js";
 import { aPod, podIP, type Obj, type TestCluster } from "./cluster.js";
-import type { PodFarm } from "../../support/pod-farm.js";
+import type { Farm } from "../../support/pod-farm.js";
 
 const HPP = "healthprobe.io/v1alpha1";
 
@@ -19,7 +19,7 @@ export type StatusPod = z.infer<typeof podStatusEntrySchema>;
 /** What the pod helpers need of a bed: its cluster and its pod farm. */
 export interface Served {
   cluster: TestCluster;
-  farm: PodFarm;
+  farm: Farm;
 }
 
 /** Creates bare pods with these names and labels, serves each at its IP once it has one, and returns the IPs by name. */

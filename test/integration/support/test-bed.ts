@@ -2,23 +2,33 @@
 // range, a pod farm, an offset clock for operators that need windows to pass on demand, and, at
 // the end, the operators stopped (their logs printed with DUMP_LOGS=1) before the farm and the
 // cluster.
-import { afterAll, afterEach, beforeAll, beforeEach } from "@jest/globals";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, it } from "@jest/globals";
+import { clusterKind } from "../../support/cluster-kind.js";
 import { OffsetClock } from "../../../operator/src/runtime/testing/offset-clock.js";
 import { aPolicy, aService, startCluster, type PolicyOptions, type TestCluster } from "./cluster.js";
 import { servedPods } from "./queries.js";
-import { PodFarm } from "../../support/pod-farm.js";
+import type { Farm } from "../../support/pod-farm.js";
 import { startTestOperator, type TestOperator } from "./operator.js";
 
 export interface Bed {
   cluster: TestCluster;
-  farm: PodFarm;
+  farm: Farm;
 }
+
+/**
+ * `it` on the API test server and `it.skip` on the real control plane: for a test of what only the
+ * test server can do (inject faults, fill pod logs, read its store) or of its kubelet stand-in's
+ * ways. Each use says why beside it.
+ */
+export const itOnTestServer = clusterKind === "test-server" ? it : it.skip;
+export const describeOnTestServer = clusterKind === "test-server" ? describe : describe.skip;
 
 type ClusterOptions = Parameters<typeof startCluster>[0];
 type OperatorOptions = Parameters<typeof startTestOperator>[2];
 
 async function openBed(opts: ClusterOptions = {}): Promise<Bed> {
-  return { cluster: await startCluster(opts), farm: new PodFarm() };
+  const cluster = await startCluster(opts);
+  return { cluster, farm: cluster.newFarm() };
 }
 
 async function closeBed(bed: Partial<Bed>, operators: ReadonlyArray<TestOperator | undefined>): Promise<void> {
