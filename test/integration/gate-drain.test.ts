@@ -118,10 +118,11 @@ describe("drain method ReadinessGate (API test server)", () => {
 
   it("a rollout waits: the new ReplicaSet's pods are not Ready until their first successful probe", async () => {
     await givenGatedService(2);
+    // The new pods run, but nothing answers their probes yet: their container declares another port,
+    // so the control plane's kubelet stand-in does not serve the probed one either.
     await bed.cluster.create(
-      aReplicaSet("web-v2", bed.cluster.namespace, 2, { app: "web", rev: "2" }, { gated: true }),
+      aReplicaSet("web-v2", bed.cluster.namespace, 2, { app: "web", rev: "2" }, { gated: true, port: 9090 }),
     );
-    // The new pods run, but nothing answers their probes yet.
     const fresh = await waitFor(
       async () => {
         const list = (await bed.cluster.list("v1", "Pod", bed.cluster.namespace, "rev=2")).filter(

@@ -87,7 +87,9 @@ describe("rollout awareness", () => {
   async function replicaSet(name: string, hash: string, revision: string, image: string): Promise<Obj> {
     const labels = { app: "web", "pod-template-hash": hash };
     const rs = aReplicaSet(name, bed.cluster.namespace, 2, labels);
-    rs.metadata = { ...rs.metadata, annotations: { "deployment.kubernetes.io/revision": revision } };
+    // Labelled like its pods, as the Deployment controller labels its ReplicaSets: it claims (and
+    // keeps) only ReplicaSets whose own labels match its selector.
+    rs.metadata = { ...rs.metadata, labels, annotations: { "deployment.kubernetes.io/revision": revision } };
     rs.spec.template.spec.containers[0].image = image;
     return bed.cluster.create(rs);
   }

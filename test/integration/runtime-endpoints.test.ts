@@ -7,11 +7,13 @@ import { waitFor } from "../support/wait-for.js";
 import { aPolicy, aService } from "./support/cluster.js";
 import { itOnTestServer, useBed } from "./support/test-bed.js";
 import { servedPods } from "./support/queries.js";
+import type { TestOperator } from "./support/operator.js";
 
 const bed = useBed({ per: "file" });
 let ips: Map<string, string>;
-/** The scraper's token (the test server's ServiceAccount tokens are their user names). */
+/** The scraper's token, and a token of a ServiceAccount the reader role is not bound to. */
 let scraper: string;
+let alice: string;
 
 beforeAll(async () => {
   await bed.cluster.create(aService("web", bed.cluster.namespace));
@@ -38,8 +40,19 @@ beforeAll(async () => {
     roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "healthprobe-metrics-reader" },
     subjects: [{ kind: "ServiceAccount", name: "prometheus", namespace: bed.cluster.namespace }],
   });
-  scraper = `system:serviceaccount:${bed.cluster.namespace}:prometheus`;
+  await bed.cluster.create({
+    apiVersion: "v1",
+    kind: "ServiceAccount",
+    metadata: { name: "alice", namespace: bed.cluster.namespace },
+  });
+  scraper = await bed.cluster.serviceAccountToken("prometheus");
+  alice = await bed.cluster.serviceAccountToken("alice");
 });
+
+/** The file's operator: the /readyz test starts it under faults (test server only), or else the first test that needs it. */
+async function operator(): Promise<TestOperator> {
+  return bed.running ?? (await bed.startOperator());
+}
 
 async function get(
   port: number | undefined,
@@ -139,20 +152,22 @@ describe("operator endpoints", () => {
   );
 
   it("/metrics and /debug/targets answer 401 without a token and 403 to a user the reader role is not bound to", async () => {
+    const op = await operator();
     for (const [port, path] of [
-      [bed.operator.metricsPort, "/metrics"],
-      [bed.operator.healthPort, "/debug/targets"],
+      [op.metricsPort, "/metrics"],
+      [op.healthPort, "/debug/targets"],
     ] as const) {
       expect((await get(port, path, "")).status).toBe(401);
-      expect(await get(port, path, "alice")).toMatchObject({
+      expect(await get(port, path, alice)).toMatchObject({
         status: 403,
-        body: "Authorization denied for user alice\n",
+        body: `Authorization denied for user system:serviceaccount:${bed.cluster.namespace}:alice\n`,
       });
     }
   });
 
   it("/metrics is valid Prometheus text and its probe counters move as probes run", async () => {
-    const first = await get(bed.operator.metricsPort, "/metrics");
+    const op = await operator();
+    const first = await get(op.metricsPort, "/metrics");
     expect(first.status).toBe(200);
     expect(first.type).toMatch(/^text\/plain; version=0\.0\.4/);
     const before = parseExposition(first.body);
@@ -160,7 +175,7 @@ describe("operator endpoints", () => {
 
     const after = await waitFor(
       async () => {
-        const s = parseExposition((await get(bed.operator.metricsPort, "/metrics")).body);
+        const s = parseExposition((await get(op.metricsPort, "/metrics")).body);
         const okMoved =
           total(s, "healthprobe_probes_total", { policy: "shop/web", result: "success" }) >=
           total(before, "healthprobe_probes_total", { policy: "shop/web", result: "success" }) + 4;
@@ -185,6 +200,7 @@ describe("operator endpoints", () => {
   });
 
   it("/debug/targets shows each pod's live figures, moving with each probe", async () => {
+    const op = await operator();
     type Target = {
       policy: string;
       pod: string;
@@ -197,7 +213,7 @@ describe("operator endpoints", () => {
       consecutiveFailures: number;
     };
     const read = async () => {
-      const res = await get(bed.operator.healthPort, "/debug/targets");
+      const res = await get(op.healthPort, "/debug/targets");
       expect(res.type).toMatch(/application\/json/);
       return (JSON.parse(res.body) as { targets: Target[] }).targets;
     };

@@ -3,7 +3,7 @@
 // namespace of the run's own); the CRD applied, a namespace, and helpers that talk to it over real
 // HTTP with @kubernetes/client-node, exactly as in a cluster.
 import { randomInt } from "node:crypto";
-import { KubeConfig, KubernetesObjectApi } from "@kubernetes/client-node";
+import { CoreV1Api, KubeConfig, KubernetesObjectApi } from "@kubernetes/client-node";
 import {
   startApiServer,
   type ApiServerOptions,
@@ -34,6 +34,8 @@ export interface TestCluster {
   testServer(): TestApiServer;
   /** The pods' servers: on loopback, or the kubelet stand-in's inside the network namespace. */
   newFarm(): Farm;
+  /** A bearer token of a ServiceAccount in `namespace`: its user name on the test server, a TokenRequest's token on the control plane. */
+  serviceAccountToken(name: string): Promise<string>;
   api: KubernetesObjectApi;
   namespace: string;
   create(obj: Obj): Promise<Obj>;
@@ -107,6 +109,7 @@ async function testServerCluster(namespace: string, opts: ApiServerOptions): Pro
     server,
     testServer: () => server,
     newFarm: () => new PodFarm(),
+    serviceAccountToken: async (name) => `system:serviceaccount:${namespace}:${name}`,
     api,
     namespace,
     ...objectClient(api, namespace),
@@ -133,6 +136,15 @@ async function controlPlaneCluster(namespace: string): Promise<TestCluster> {
       );
     },
     newFarm,
+    serviceAccountToken: async (name) => {
+      const core = kubeConfigFor(server).makeApiClient(CoreV1Api);
+      const review = await core.createNamespacedServiceAccountToken({
+        name,
+        namespace,
+        body: { spec: { audiences: [], expirationSeconds: 3600 } },
+      });
+      return review.status!.token!;
+    },
     api,
     namespace,
     ...objectClient(api, namespace),
@@ -175,15 +187,19 @@ export function aPod(
   };
 }
 
-/** A ReplicaSet of `replicas` pods; `opts.gated`: its pods carry the readiness gate healthprobe.io/ready. */
+/**
+ * A ReplicaSet of `replicas` pods; `opts.gated`: its pods carry the readiness gate healthprobe.io/ready;
+ * `opts.port`: their container port, where the control plane's kubelet stand-in serves (default 8080).
+ */
 export function aReplicaSet(
   name: string,
   namespace: string,
   replicas: number,
   labels: Record<string, string> = { app: "web" },
-  opts: { gated?: boolean } = {},
+  opts: { gated?: boolean; port?: number } = {},
 ): Obj {
   const rs = aPlainReplicaSet(name, namespace, replicas, labels);
+  if (opts.port) rs.spec.template.spec.containers[0].ports[0].containerPort = opts.port;
   if (opts.gated) rs.spec.template.spec.readinessGates = [{ conditionType: "healthprobe.io/ready" }];
   return rs;
 }

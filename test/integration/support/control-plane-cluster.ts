@@ -73,8 +73,6 @@ class AuditRequestLog {
 class NetnsFarm implements Farm {
   private last: Promise<unknown> = Promise.resolve();
   private failure: Error | undefined;
-  /** Addresses whose servers a test stopped: `serve` starts them again. */
-  private readonly stopped = new Set<string>();
 
   constructor(private readonly servers: PodServers) {}
 
@@ -91,13 +89,15 @@ class NetnsFarm implements Farm {
     if (this.failure) throw this.failure;
   }
 
+  /** The kubelet stand-in serves each container port already: this serves another, or one a test stopped. */
   async serve(ip: string, port = 8080): Promise<void> {
     await this.settled();
-    if (this.stopped.delete(`${ip}:${port}`)) await this.queue(() => this.servers.listen(ip, port));
+    await this.servers.listen(ip, port).catch((err: Error) => {
+      if (!/EADDRINUSE/.test(err.message)) throw err;
+    });
   }
 
-  async stop(ip: string, port = 8080): Promise<void> {
-    this.stopped.add(`${ip}:${port}`);
+  async stop(ip: string): Promise<void> {
     await this.queue(() => this.servers.close(ip));
     await this.settled();
   }

@@ -47,6 +47,8 @@ export interface TestBed extends Bed {
   readonly clock: OffsetClock;
   /** The operator started last and not stopped since; throws when there is none. */
   readonly operator: TestOperator;
+  /** The same, or undefined when there is none. */
+  readonly running: TestOperator | undefined;
   /** Starts the operator in-process against this bed's cluster; the bed stops it at the end. */
   startOperator(flags?: string[], opts?: OperatorOptions): Promise<TestOperator>;
   /** Stops an operator (by default the one started last) before the end of the test. */
@@ -91,6 +93,9 @@ export function useBed(opts: BedOptions = {}): TestBed {
       const op = operators.at(-1);
       if (!op) throw new Error("no operator is running in this test bed");
       return op;
+    },
+    get running() {
+      return operators.at(-1);
     },
     async startOperator(flags = [], operatorOpts = {}) {
       const op = await startTestOperator(current().cluster.server, flags, operatorOpts);
