@@ -199,7 +199,14 @@ const cases: Array<{ invariant: string; violating: Snapshot; passing: Snapshot }
   {
     invariant: "owner-gap",
     violating: snapshot(world([], {}, []), {
-      shards: shardRecord({ now: T0 + 30_000, requests: [{ at: T0, user: "operator-2" }] }),
+      // operator-2 still runs at the end (one that fell silent at T0 would be dead, and no taker).
+      shards: shardRecord({
+        now: T0 + 30_000,
+        requests: [
+          { at: T0, user: "operator-2" },
+          { at: T0 + 30_000, user: "operator-2" },
+        ],
+      }),
     }),
     passing: snapshot(world([], {}, []), {
       shards: shardRecord({ requests: [{ at: T0 + 20_000, user: "operator-1" }] }),

@@ -117,6 +117,48 @@ const cases: Array<{ name: string; invariant: string; shards: ShardRecord; viola
     violations: 1,
   },
   {
+    name: "a replica that started after the owner died and died itself before its Lease expired, then none, keeps owner-gap",
+    invariant: "owner-gap",
+    // Seed 5137: the gap is not judged while no replica runs; the dead one's last request is no taker.
+    shards: record({
+      markers: [{ pos: 1, at: T0 + 1_000, holder: "operator-1" }],
+      requests: [...alive("operator-1", T0, T0 + 4_000), ...alive("operator-2", T0 + 5_000, T0 + 6_000)],
+    }),
+    violations: 0,
+  },
+  {
+    name: "a replica started after the short-lived taker's death that takes within the bound keeps owner-gap",
+    invariant: "owner-gap",
+    shards: record({
+      markers: [
+        { pos: 1, at: T0 + 1_000, holder: "operator-1" },
+        { pos: 50, at: T0 + 16_000, holder: "operator-3" },
+      ],
+      requests: [
+        ...alive("operator-1", T0, T0 + 4_000),
+        ...alive("operator-2", T0 + 5_000, T0 + 6_000),
+        ...alive("operator-3", T0 + 14_000, T0 + 20_000),
+      ],
+    }),
+    violations: 0,
+  },
+  {
+    name: "a replica started after the short-lived taker's death that takes later than the bound breaks owner-gap",
+    invariant: "owner-gap",
+    shards: record({
+      markers: [
+        { pos: 1, at: T0 + 1_000, holder: "operator-1" },
+        { pos: 50, at: T0 + 18_000, holder: "operator-3" },
+      ],
+      requests: [
+        ...alive("operator-1", T0, T0 + 4_000),
+        ...alive("operator-2", T0 + 5_000, T0 + 6_000),
+        ...alive("operator-3", T0 + 8_000, T0 + 20_000),
+      ],
+    }),
+    violations: 1,
+  },
+  {
     name: "an owner that died with no other replica running is not judged by owner-gap",
     invariant: "owner-gap",
     shards: record({

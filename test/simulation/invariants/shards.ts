@@ -47,6 +47,19 @@ function lastLoss(r: ShardRecord, holder: string, from: number, end: number): nu
   return loss;
 }
 
+/**
+ * The first request in [since, end] of a replica other than `holder` that still talks after
+ * `since`, or undefined. The replica whose death `since` is made its last request at `since`
+ * itself: that is no taker (seed 5137: a replica started after the owner died, itself died before
+ * the owner's shard Lease expired, and no replica ran for 12.5 s after it).
+ */
+function firstTaker(r: ShardRecord, holder: string, since: number, end: number): number | undefined {
+  const outlives = new Set(
+    r.requests.filter((q) => q.user !== holder && q.at > since && q.at <= end).map((q) => q.user),
+  );
+  return r.requests.find((q) => outlives.has(q.user) && q.at >= since && q.at <= end)?.at;
+}
+
 /** When the namespace last came to have a policy at or before `t` (undefined: none at `t`). */
 function policySince(r: ShardRecord, t: number): number | undefined {
   let since: number | undefined;
@@ -77,8 +90,9 @@ export const ownerGap: Invariant = {
       // the taker the ring named dying before its take restarts the clock (seeds 2074 and 2082).
       const since = Math.max(orphanFrom, lastLoss(r, seg.holder, orphanFrom, end));
       const policyFrom = policySince(r, end);
-      // Only a replica that runs can take over: the gap starts once another one talks to the API.
-      const takerFrom = r.requests.find((q) => q.user !== seg.holder && q.at >= since && q.at <= end)?.at;
+      // Only a replica that runs can take over: the gap starts once another one that outlives the
+      // last death talks to the API.
+      const takerFrom = firstTaker(r, seg.holder, since, end);
       if (policyFrom === undefined || takerFrom === undefined) continue;
       const from = Math.max(since, policyFrom, takerFrom);
       if (end - from > r.boundMs)
