@@ -13,7 +13,7 @@ import {
 import { waitFor } from "../../support/wait-for.js";
 import { installCrd, objectClient, readinessOf, type Obj } from "../../support/kube-objects.js";
 import { PodFarm, type Farm } from "../../support/pod-farm.js";
-import { clusterKind, type ClusterKind } from "../../support/cluster-kind.js";
+import { clusterKind } from "../../support/cluster-kind.js";
 import { startControlPlaneCluster } from "./control-plane-cluster.js";
 
 export { installCrd, loadCrd, readinessOf, type Obj } from "../../support/kube-objects.js";
@@ -28,7 +28,6 @@ export interface ClusterServer {
 }
 
 export interface TestCluster {
-  kind: ClusterKind;
   server: ClusterServer;
   /** The API test server, for what only it can do (faults, pod logs); throws on the real control plane, where such a test is skipped. */
   testServer(): TestApiServer;
@@ -105,7 +104,6 @@ async function testServerCluster(namespace: string, opts: ApiServerOptions): Pro
   const server = await startApiServer({ simulateKubelet: true, ...opts, podCidr: opts.podCidr ?? uniquePodCidr() });
   const api = KubernetesObjectApi.makeApiClient(kubeConfigFor(server));
   return {
-    kind: "test-server",
     server,
     testServer: () => server,
     newFarm: () => new PodFarm(),
@@ -128,7 +126,6 @@ async function controlPlaneCluster(namespace: string): Promise<TestCluster> {
   };
   const api = KubernetesObjectApi.makeApiClient(kubeConfigFor(server));
   return {
-    kind: "control-plane",
     server,
     testServer: () => {
       throw new Error(

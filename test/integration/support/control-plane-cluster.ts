@@ -40,6 +40,8 @@ class AuditRequestLog {
   private offset = 0;
   private partial = "";
   private readonly events: AuditEvent[] = [];
+  /** The entries of `events`, made again only when new events came (tests read the log in polling loops). */
+  private entriesOf: { count: number; entries: RequestLogEntry[] } = { count: 0, entries: [] };
 
   constructor(private readonly path: string) {}
 
@@ -61,7 +63,9 @@ class AuditRequestLog {
         this.partial = this.partial.slice(cut + 1);
       }
     }
-    return requestsInAudit(this.events);
+    if (this.entriesOf.count !== this.events.length)
+      this.entriesOf = { count: this.events.length, entries: requestsInAudit(this.events) };
+    return this.entriesOf.entries;
   }
 }
 
