@@ -96,6 +96,21 @@ function anOldCapture(i: number, policy: Record<string, any>, agoMs: number): Ob
   };
 }
 
+/** Starts the operator, waits for both pods Healthy, then fails the victim until its replacement is due. */
+async function operatorSeesVictimFail(victim: Record<string, any>): Promise<void> {
+  await bed.startOperator([], { clock: bed.clock });
+  await waitFor(async () => (await queries.policyStatus(bed.cluster))?.healthy === 2, {
+    timeoutMs: WAIT_MS,
+    what: "both pods Healthy",
+  });
+  bed.farm.failing(victim.status.podIP);
+  const name = victim.metadata.name as string;
+  await waitFor(async () => queries.podEntry(await queries.policyStatus(bed.cluster), name)?.replaceAfter, {
+    timeoutMs: WAIT_MS,
+    what: "the victim Unhealthy",
+  });
+}
+
 describe("diagnostics before a replacement", () => {
   // Test server only: it fills the pod's log buffers, which the control plane's kubelet stand-in does not serve.
   itOnTestServer(
@@ -121,17 +136,7 @@ describe("diagnostics before a replacement", () => {
         Array.from({ length: 250 }, (_, i) => `request ${i} failed: database unreachable`),
       );
       await aKubeletEvent(victim!, "BackOff", "Back-off restarting failed container app");
-      await bed.startOperator([], { clock: bed.clock });
-      await waitFor(async () => (await queries.policyStatus(bed.cluster))?.healthy === 2, {
-        timeoutMs: WAIT_MS,
-        what: "both pods Healthy",
-      });
-
-      bed.farm.failing(victim!.status.podIP);
-      await waitFor(async () => queries.podEntry(await queries.policyStatus(bed.cluster), victimName)?.replaceAfter, {
-        timeoutMs: WAIT_MS,
-        what: "the victim Unhealthy",
-      });
+      await operatorSeesVictimFail(victim!);
       bed.clock.advance(AFTER_MS);
 
       const [replaced] = (await waitFor(replacedEvents, { timeoutMs: WAIT_MS, what: "the Replaced Event" })) as Array<
@@ -210,16 +215,7 @@ describe("diagnostics before a replacement", () => {
           replacement: { enabled: true, after: "30s", maxPerHour: 5, maxPerDay: 10 },
         }),
       );
-      await bed.startOperator([], { clock: bed.clock });
-      await waitFor(async () => (await queries.policyStatus(bed.cluster))?.healthy === 2, {
-        timeoutMs: WAIT_MS,
-        what: "both pods Healthy",
-      });
-      bed.farm.failing(victim!.status.podIP);
-      await waitFor(async () => queries.podEntry(await queries.policyStatus(bed.cluster), victimName)?.replaceAfter, {
-        timeoutMs: WAIT_MS,
-        what: "the victim Unhealthy",
-      });
+      await operatorSeesVictimFail(victim!);
 
       // Reading the pod and its logs (GET pods, GET pods/log) now takes 15 s: far past the capture's deadline.
       bed.cluster.testServer().faults.addLatency(15_000, { verb: "get", resource: "pods" });
