@@ -27,6 +27,8 @@ export async function trackSlices(kc: KubeConfig, namespace: string | undefined)
   let changes = 0;
   let resourceVersion: string | undefined;
   let stopped = false;
+  /** Set when a 410 ends the watch on purpose: its end is no error to report. */
+  let relisting = false;
   let controller: AbortController | undefined;
   type SliceEvent = {
     metadata?: { name?: string; resourceVersion?: string; labels?: Record<string, string> };
@@ -41,6 +43,7 @@ export async function trackSlices(kc: KubeConfig, namespace: string | undefined)
       if (obj.code === 410) {
         resourceVersion = undefined;
         slices.clear();
+        relisting = true;
         controller?.abort();
       }
       return;
@@ -69,7 +72,8 @@ export async function trackSlices(kc: KubeConfig, namespace: string | undefined)
       onEvent,
       (err: unknown) => {
         if (stopped) return;
-        if (err) console.error(`endpointslice watch ended (${(err as Error).message}); resuming`);
+        if (err && !relisting) console.error(`endpointslice watch ended (${(err as Error).message}); resuming`);
+        relisting = false;
         setTimeout(
           () => void start().catch((e: unknown) => console.error("resuming the endpointslice watch failed:", e)),
           100,
