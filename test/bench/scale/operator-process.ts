@@ -1,7 +1,7 @@
 // The operator run as its image runs it: compiled with tsc into dist/, then plain `node
 // dist/main.js` in a child process of its own, so its memory and CPU can be read from /proc.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { createWriteStream, readFileSync } from "node:fs";
+import { createWriteStream, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { repoRoot } from "../../support/paths.js";
@@ -22,6 +22,8 @@ export interface OperatorProcess {
   /** SIGKILL, as a replica dies: resolves once it has exited. */
   kill(): Promise<void>;
 }
+
+export const profileDir = (): string | undefined => process.env.HEALTHPROBE_BENCH_CPU_PROF || undefined;
 
 /** Compiles the operator as the image build does. */
 export function buildOperator(): void {
@@ -44,10 +46,9 @@ export async function startOperatorProcess(
   flags: string[] = [],
 ): Promise<OperatorProcess> {
   const logFile = createWriteStream(logPath);
-  // HEALTHPROBE_BENCH_CPU_PROF=<dir>: each operator writes a V8 CPU profile there when it exits (not when SIGKILLed).
-  const profileDir = process.env.HEALTHPROBE_BENCH_CPU_PROF;
+  // HEALTHPROBE_BENCH_CPU_PROF=<dir>: each operator profiles the quiet window (quiet-profiler.mjs).
   const args = [
-    ...(profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []),
+    ...(profileDir() ? ["--import", join(repoRoot, "test", "bench", "scale", "quiet-profiler.mjs")] : []),
     ...entry,
     "--kubeconfig",
     kubeconfigPath,
@@ -126,6 +127,23 @@ export function memoryOf(pid: number): { rss: number; hwm: number } {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? NaN) * 1024;
   return { rss: kb("VmRSS"), hwm: kb("VmHWM") };
+}
+
+/** CPU time in ms of each of a process's threads, summed by thread name (Linux /proc): the main thread against V8's and libuv's workers. */
+export function threadCpuMsOf(pid: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+    } catch {
+      continue; // the thread ended
+    }
+    const name = tid === String(pid) ? "main" : stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")).trim();
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    out[name] = (out[name] ?? 0) + (Number(fields[11]) + Number(fields[12])) * 10;
+  }
+  return out;
 }
 
 /** User plus system CPU time of a process in ms (Linux /proc, clock ticks of 10 ms). */

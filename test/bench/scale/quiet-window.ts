@@ -2,7 +2,7 @@
 // probes done and reconciles are measured from outside, for one operator process or for each of
 // several replicas (then summed: what the replicas cost together).
 import { performance } from "node:perf_hooks";
-import { cpuMsOf, memoryOf, type OperatorProcess } from "./operator-process.js";
+import { cpuMsOf, memoryOf, profileDir, threadCpuMsOf, type OperatorProcess } from "./operator-process.js";
 import { bucketsOf, parsePrometheusText, quantileBetween, sumOf, type Sample } from "./prometheus-text.js";
 import { countWrites, type OperatorWrite, type ScaleCluster } from "./scale-cluster.js";
 import { statusDiff } from "./status-diff.js";
@@ -32,6 +32,8 @@ export interface QuietWrites {
 export interface OperatorWindow {
   operator: OperatorProcess;
   cpuMs: number;
+  /** CPU seconds per second of the window by thread name: the main thread against V8's and libuv's workers. */
+  cpuByThread: Record<string, number>;
   rssSteady: number;
   rssPeak: number;
   probes: number;
@@ -70,6 +72,8 @@ export async function measureQuiet(
 ): Promise<QuietFigures> {
   const before = await Promise.all(operators.map(scrape));
   const cpuBefore = operators.map((o) => cpuMsOf(o.pid));
+  const threadsBefore = operators.map((o) => threadCpuMsOf(o.pid));
+  if (profileDir()) for (const o of operators) process.kill(o.pid, "SIGUSR2");
   const t0 = performance.now();
   const writesMark = (await cluster.operatorWrites()).length;
   const statuses = await StatusWatch.start(cluster);
@@ -81,11 +85,19 @@ export async function measureQuiet(
   }
   await statuses.look();
   const cpuAfter = operators.map((o) => cpuMsOf(o.pid));
+  const threadsAfter = operators.map((o) => threadCpuMsOf(o.pid));
+  if (profileDir()) for (const o of operators) process.kill(o.pid, "SIGUSR2");
   const seconds = (performance.now() - t0) / 1000;
   const after = await Promise.all(operators.map(scrape));
   const perOperator = operators.map((operator, k) => ({
     operator,
     cpuMs: cpuAfter[k]! - cpuBefore[k]!,
+    cpuByThread: Object.fromEntries(
+      Object.entries(threadsAfter[k]!).map(([name, ms]) => [
+        name,
+        round((ms - (threadsBefore[k]![name] ?? 0)) / 1000 / seconds, 3),
+      ]),
+    ),
     rssSteady: rss[k]!.reduce((a, b) => a + b, 0) / Math.max(1, rss[k]!.length),
     rssPeak: memoryOf(operator.pid).hwm,
     probes: probesOf(after[k]!) - probesOf(before[k]!),

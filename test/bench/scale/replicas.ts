@@ -169,6 +169,8 @@ export interface ReplicaFigures {
   user: string;
   /** CPU seconds per second over the quiet window. */
   cpuSecondsPerSecond: number;
+  /** The same by thread name. */
+  cpuByThread: Record<string, number>;
   rssMB: { steady: number; peak: number };
   probesPerSecond: number;
   /** The replica's gauges at the window's end. */
@@ -181,6 +183,7 @@ export function replicaFigures(windows: readonly OperatorWindow[], seconds: numb
     identity: w.operator.identity,
     user: `operator-${k}`,
     cpuSecondsPerSecond: round(w.cpuMs / 1000 / seconds, 3),
+    cpuByThread: w.cpuByThread,
     rssMB: { steady: round(w.rssSteady / MB), peak: round(w.rssPeak / MB) },
     probesPerSecond: round(w.probes / seconds),
     namespacesOwned: gaugeOf(w.after, NAMESPACES_OWNED),

@@ -170,6 +170,8 @@ function resultOf(
     coldStartMs: cold.coldStartMs,
     rssMB: { steady: round(steady.rssSteady / MB), peak: round(steady.rssPeak / MB) },
     cpuPerProbeUs: steady.cpuPerProbeUs,
+    // With several replicas each one's is in shards.perReplica.
+    ...(steady.perOperator.length === 1 ? { cpuByThread: steady.perOperator[0]!.cpuByThread } : {}),
     probeFloor: {
       cpuPerProbeUs: cold.floor.cpuPerProbeUs,
       probesPerSecond: cold.floor.probesPerSecond,

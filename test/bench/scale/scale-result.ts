@@ -23,6 +23,8 @@ export interface ScaleResult {
   coldStartMs: number;
   rssMB: { steady: number; peak: number };
   cpuPerProbeUs: number;
+  /** One replica: CPU seconds per second of the quiet window by thread name (main, V8's and libuv's workers). */
+  cpuByThread?: Record<string, number>;
   /**
    * CPU per probe of the probe engine alone (scheduler and prober, no caches, health store,
    * reconciles or metrics), at the same rate against the same pod server just before the
