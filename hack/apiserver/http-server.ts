@@ -653,20 +653,25 @@ function watch(
     for (const e of backlog) deliver(e);
   }
   unsubscribe = ctx.cluster.store.subscribe(deliver);
-  if (query.get("allowWatchBookmarks") === "true") {
-    const ticker = setInterval(() => {
-      send("BOOKMARK", {
-        kind: t.kind,
-        apiVersion: t.group ? `${t.group}/${t.version}` : t.version,
-        metadata: { resourceVersion: ctx.cluster.store.currentRvText() },
-      });
-    }, ctx.bookmarkIntervalMs);
+  const bookmarks = query.get("allowWatchBookmarks") === "true";
+  const bookmark = () =>
+    send("BOOKMARK", {
+      kind: t.kind,
+      apiVersion: t.group ? `${t.group}/${t.version}` : t.version,
+      metadata: { resourceVersion: ctx.cluster.store.currentRvText() },
+    });
+  if (bookmarks) {
+    const ticker = setInterval(bookmark, ctx.bookmarkIntervalMs);
     ticker.unref();
     timers.push(ticker);
   }
   const timeoutSeconds = Number(query.get("timeoutSeconds") ?? "0");
   if (timeoutSeconds > 0) {
-    const tm = setTimeout(close, timeoutSeconds * 1000);
+    // As kube-apiserver's watch cache: a bookmark right before the deadline, so the client resumes from now.
+    const tm = setTimeout(() => {
+      if (bookmarks && !closed) bookmark();
+      close();
+    }, timeoutSeconds * 1000);
     tm.unref();
     timers.push(tm);
   }

@@ -37,7 +37,7 @@ export interface ApiServerOptions {
   controllers?: boolean;
   /** Events kept for watch resume, default 1000. */
   watchHistory?: number;
-  /** Interval of BOOKMARK events on watches that allow them, default 1000 ms. */
+  /** Interval of BOOKMARK events on watches that allow them, default 60 s (kube-apiserver's watch cache: about once a minute). */
   bookmarkIntervalMs?: number;
   /** Keep at most this many request log entries (oldest dropped first); default unlimited. */
   requestLogLimit?: number;
@@ -114,7 +114,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<TestA
     faults,
     log: requestLog,
     serverAddress: () => url.replace(/^https?:\/\//, ""),
-    bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 1000,
+    bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000,
     requestLogLimit: opts.requestLogLimit ?? Number.POSITIVE_INFINITY,
     watches,
     podLogs,

@@ -57,8 +57,15 @@ export interface StartInformerOptions<T extends KubernetesObject> {
   reconnectDelay?: (ms: number) => Promise<void>;
 }
 
-/** A watch that sends nothing (not even a bookmark) this long is given up and resumed, as client-node does. */
-const WATCH_INACTIVITY_MS = 30_000;
+/**
+ * A watch that sends nothing (not even a bookmark) this long is given up and resumed: a
+ * connection gone half-open never ends by itself. kube-apiserver sends a quiet watch a bookmark
+ * about once a minute, so anything shorter would reconnect every quiet watch over and over.
+ */
+const WATCH_INACTIVITY_MS = 90_000;
+
+/** The server ends each watch after 5–10 min (client-go's reflector asks the same), with a bookmark just before, so watches spread out instead of all ending together. */
+const watchTimeoutSeconds = (): number => 300 + Math.floor(Math.random() * 300);
 
 /** Lists a collection as plain JSON (paginated), so cached objects look like watch objects. */
 export async function listRaw<T extends KubernetesObject>(
@@ -218,6 +225,7 @@ export function startInformer<T extends KubernetesObject>(opts: StartInformerOpt
       const query = {
         resourceVersion,
         allowWatchBookmarks: true,
+        timeoutSeconds: watchTimeoutSeconds(),
         labelSelector: opts.labelSelector || undefined,
         fieldSelector: opts.fieldSelector || undefined,
       };

@@ -60,7 +60,8 @@ export async function trackSlices(kc: KubeConfig, namespace: string | undefined)
     );
     slices.set(name, { service, endpoints });
   };
-  // Bookmarks keep a quiet watch from hitting client-node's inactivity timeout; one that ends anyway resumes where it was.
+  // client-node ends a watch quiet for 30 s, and an API server sends a quiet watch a bookmark about
+  // once a minute: a watch that ends so (or any other way) resumes where it was.
   const start = async (): Promise<void> => {
     const query: Record<string, string | boolean> = { allowWatchBookmarks: true };
     if (resourceVersion) query.resourceVersion = resourceVersion;
@@ -72,7 +73,9 @@ export async function trackSlices(kc: KubeConfig, namespace: string | undefined)
       onEvent,
       (err: unknown) => {
         if (stopped) return;
-        if (err && !relisting) console.error(`endpointslice watch ended (${(err as Error).message}); resuming`);
+        const quiet = (err as Error | undefined)?.name === "TimeoutError";
+        if (err && !relisting && !quiet)
+          console.error(`endpointslice watch ended (${(err as Error).message}); resuming`);
         relisting = false;
         setTimeout(
           () => void start().catch((e: unknown) => console.error("resuming the endpointslice watch failed:", e)),
