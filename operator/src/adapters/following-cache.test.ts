@@ -72,14 +72,18 @@ describe("a cache that follows namespaces (API test server)", () => {
     expect(requestsOf("follower")).toEqual(["list shop", "watch shop"]);
   });
 
-  it("a namespace dropped is forgotten without any handler seeing its objects go, and its later changes reach no one", async () => {
+  it("a namespace dropped is forgotten without any change handler seeing its objects go, the forget handlers told once, and its later changes reach no one", async () => {
     const { cache, changes } = aCache("dropper");
+    const forgotten: string[] = [];
+    cache.onForget((ns) => forgotten.push(ns));
     cache.follow("shop");
     cache.follow("payments");
     await waitFor(() => cache.syncedIn("shop") && cache.syncedIn("payments"), { what: "both synced" });
     changes.length = 0;
 
     await cache.drop("payments");
+    await cache.drop("payments");
+    expect(forgotten).toEqual(["payments"]);
     expect(cache.followed()).toEqual(["shop"]);
     expect(cache.syncedIn("payments")).toBe(false);
     expect(cache.list("payments")).toEqual([]);

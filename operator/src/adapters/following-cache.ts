@@ -2,7 +2,8 @@
 // across replicas: one namespace-scoped list+watch per kind for each namespace the replica owns
 // or is about to, behind the same WatchedCache port the controllers read, so a replica holds (and
 // decodes the watch events of) its own share of the cluster only. A namespace let go is stopped
-// and its objects dropped without a change handler firing: dropping is forgetting, not deleting.
+// and its objects dropped without a change handler firing (dropping is forgetting, not deleting);
+// the forget handlers hear of it instead.
 import type { KubernetesObject } from "@kubernetes/client-node";
 import type { ChangeType } from "../controllers/caches.js";
 import { startInformer, type Informer, type StartInformerOptions } from "./informer.js";
@@ -11,12 +12,13 @@ import type { WatchedInformer } from "./watched-cache.js";
 export interface FollowingCache<T extends KubernetesObject> extends WatchedInformer<T> {
   /** Starts the namespace's list+watch (nothing if it runs already). */
   follow(namespace: string): void;
-  /** Stops the namespace's list+watch and forgets its objects; no handler sees them go. */
+  /** Stops the namespace's list+watch and forgets its objects; no change handler sees them go, the forget handlers hear of the namespace. */
   drop(namespace: string): Promise<void>;
   /** The namespaces followed now. */
   followed(): string[];
   /** True once the namespace's first complete list is in (false for a namespace not followed). */
   syncedIn(namespace: string): boolean;
+  onForget(handler: (namespace: string) => void): void;
 }
 
 type Handler<T> = (obj: T, type: ChangeType, old: T | undefined) => void;
@@ -30,6 +32,7 @@ export function startFollowingCache<T extends KubernetesObject>(
   opts: Omit<StartInformerOptions<T>, "onEvent" | "path">,
 ): FollowingCache<T> {
   const handlers: Array<Handler<T>> = [];
+  const forgetHandlers: Array<(namespace: string) => void> = [];
   const byNamespace = new Map<string, Followed<T>>();
   return {
     follow(namespace) {
@@ -50,6 +53,7 @@ export function startFollowingCache<T extends KubernetesObject>(
       if (!f) return;
       byNamespace.delete(namespace);
       await f.informer.stop();
+      forgetHandlers.forEach((h) => h(namespace));
     },
     followed: () => [...byNamespace.keys()].sort(),
     syncedIn: (namespace) => byNamespace.get(namespace)?.informer.hasSynced() ?? false,
@@ -67,6 +71,7 @@ export function startFollowingCache<T extends KubernetesObject>(
       await Promise.all(all.map((ns) => byNamespace.get(ns)?.informer.stop()));
     },
     onChange: (h) => void handlers.push(h),
+    onForget: (h) => void forgetHandlers.push(h),
   };
 }
 

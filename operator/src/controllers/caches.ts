@@ -18,6 +18,12 @@ export interface WatchedCache<T> extends ObjectCache<T> {
    * tell what changed without remembering previous values itself.
    */
   onChange(handler: (obj: T, type: ChangeType, old: T | undefined) => void): void;
+  /**
+   * Calls the handler when the cache forgets a namespace's objects without a change for each
+   * (a sharded replica let the namespace go), so that what was built from its changes can be
+   * forgotten too. A cache of the whole cluster never forgets, and may leave this out.
+   */
+  onForget?(handler: (namespace: string) => void): void;
 }
 
 export interface Caches {

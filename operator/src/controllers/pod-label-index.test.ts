@@ -10,6 +10,7 @@ function anIndex(pods: PodObject[] = []): { cache: MemoryCache<PodObject>; index
   const cache = new MemoryCache<PodObject>();
   const index = new PodLabelIndex(cache);
   cache.onChange((pod, type) => index.changed(pod, type));
+  cache.onForget((ns) => index.forgetNamespace(ns));
   for (const p of pods) cache.put(p);
   return { cache, index };
 }
@@ -75,6 +76,20 @@ describe("PodLabelIndex follows pod changes", () => {
     expect(names(index.matching(NS, { matchLabels: { app: "web" } }))).toEqual(["b"]);
     cache.put(aPodObject("a"));
     expect(names(index.matching(NS, { matchLabels: { app: "web" } }))).toEqual(["a", "b"]);
+  });
+
+  it("forgets a namespace its cache forgot, pod by pod, and keeps the other namespaces", () => {
+    const c = aPodObject("c");
+    c.metadata!.namespace = "other";
+    const { cache, index } = anIndex([aPodObject("a"), aPodObject("b"), c]);
+    cache.forget(NS);
+    expect(index.labelsOf(NS, "a")).toBeUndefined();
+    expect(index.labelsOf(NS, "b")).toBeUndefined();
+    expect(index.labelsOf("other", "c")).toEqual({ app: "web" });
+    // Listed again when the namespace comes back: indexed afresh, under its labels now.
+    cache.put(aPodObject("a", { labels: { app: "api" } }));
+    expect(index.labelsOf(NS, "a")).toEqual({ app: "api" });
+    expect(names(index.matching(NS, { matchLabels: { app: "api" } }))).toEqual(["a"]);
   });
 
   it("keeps a pod whose labels did not change where it was", () => {

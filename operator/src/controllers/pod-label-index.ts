@@ -11,8 +11,8 @@ import { addTo2, removeFrom2 } from "./nested-sets.js";
 export class PodLabelIndex {
   /** namespace → "key=value" → pod names. */
   private readonly byLabel = new Map<string, Map<string, Set<string>>>();
-  /** The labels each pod was indexed under, by namespace/name: what a relabel or delete removes. */
-  private readonly indexed = new Map<string, Readonly<Record<string, string>>>();
+  /** namespace → pod name → the labels it was indexed under: what a relabel or delete removes. */
+  private readonly indexed = new Map<string, Map<string, Readonly<Record<string, string>>>>();
 
   /** Indexes what the cache holds already; the owner feeds every later change to changed(). */
   constructor(private readonly pods: ObjectCache<PodObject>) {
@@ -23,8 +23,7 @@ export class PodLabelIndex {
   changed(pod: PodObject, type: ChangeType): void {
     const namespace = pod.metadata?.namespace ?? "";
     const name = nameOf(pod);
-    const key = `${namespace}/${name}`;
-    const before = this.indexed.get(key);
+    const before = this.indexed.get(namespace)?.get(name);
     const after = type === "delete" ? undefined : (pod.metadata?.labels ?? {});
     if (before)
       for (const [k, v] of Object.entries(before))
@@ -32,13 +31,25 @@ export class PodLabelIndex {
     if (after)
       for (const [k, v] of Object.entries(after))
         if (before?.[k] !== v) addTo2(this.byLabel, namespace, `${k}=${v}`, name);
-    if (after) this.indexed.set(key, after);
-    else this.indexed.delete(key);
+    if (after) {
+      const pods = this.indexed.get(namespace) ?? new Map<string, Readonly<Record<string, string>>>();
+      this.indexed.set(namespace, pods.set(name, after));
+    } else {
+      const pods = this.indexed.get(namespace);
+      pods?.delete(name);
+      if (pods?.size === 0) this.indexed.delete(namespace);
+    }
+  }
+
+  /** Forgets every pod of the namespace at once: its cache forgot them without a delete for each. */
+  forgetNamespace(namespace: string): void {
+    this.byLabel.delete(namespace);
+    this.indexed.delete(namespace);
   }
 
   /** The labels a pod was last indexed under; undefined for a pod the index does not hold. */
   labelsOf(namespace: string, name: string): Readonly<Record<string, string>> | undefined {
-    return this.indexed.get(`${namespace}/${name}`);
+    return this.indexed.get(namespace)?.get(name);
   }
 
   /** The namespace's pods the selector matches. */

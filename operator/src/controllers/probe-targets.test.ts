@@ -74,6 +74,18 @@ describe("the probe-targets part", () => {
     expect(names({ selector: { matchLabels: { app: "api" } } })).toEqual(["a", "d"]);
   });
 
+  it("keeps nothing of a namespace its pod cache forgot (a shard let go): a pod relabelled meanwhile is no longer the policy's, and the policy selects afresh when the pods come back", () => {
+    const { part, podCache } = setUp([aPodObject("a"), aPodObject("b")]);
+    part.select("shop/web", NS, specOf());
+    expect(part.policiesForPod(aPodObject("a"))).toEqual(["shop/web"]);
+    podCache.forget(NS);
+    // Listed again when the namespace returns: "a" now carries another label, "b" is gone.
+    podCache.put(aPodObject("a", { labels: { app: "api" } }));
+    podCache.put(aPodObject("c"));
+    expect(part.policiesForPod(aPodObject("a", { labels: { app: "api" } }))).toEqual([]);
+    expect(part.select("shop/web", NS, specOf()).selected.map((p) => p.metadata?.name)).toEqual(["c"]);
+  });
+
   it("tells another policy's targets now: from the namespace before its first selection, from its index after", () => {
     const { part, podCache } = setUp([
       aPodObject("a"),

@@ -22,7 +22,7 @@ import { evaluationSettingsOf } from "../domain/types.js";
 import type { Clock } from "../runtime/clock.js";
 import type { HealthStore, HealthTarget } from "../runtime/health-store.js";
 import type { ProbeTarget } from "../runtime/probe-scheduler.js";
-import { keyOf, nameOf, podIPsOf, timeOf, uidOf, type PodObject, type PolicyObject } from "./kube-objects.js";
+import { keyOf, nameOf, podIPsOf, splitKey, timeOf, uidOf, type PodObject, type PolicyObject } from "./kube-objects.js";
 import { addTo, removeFrom } from "./nested-sets.js";
 import { PodLabelIndex } from "./pod-label-index.js";
 import { SelectorIndex } from "./selector-index.js";
@@ -96,6 +96,7 @@ export class ProbeTargets {
       this.labels.changed(pod, type);
       this.podChanged(pod, type, before);
     });
+    o.pods.onForget?.((namespace) => this.forgetNamespace(namespace));
     const filePolicy = (p: PolicyObject) =>
       this.policySelectors.set(
         keyOf(p),
@@ -275,6 +276,16 @@ export class ProbeTargets {
     this.selectorIndex.delete(key);
     this.entrySelectors.delete(key);
     this.probing.delete(key);
+  }
+
+  /**
+   * The pod cache forgot the namespace (this replica let it go): nothing built from its pods is
+   * kept, and a policy there selects afresh if the namespace comes back.
+   */
+  private forgetNamespace(namespace: string): void {
+    this.labels.forgetNamespace(namespace);
+    const keys = new Set([...this.selectorIndex.keys(), ...this.selectedBy.keys(), ...this.probing.keys()]);
+    for (const key of keys) if (splitKey(key)[0] === namespace) this.stop(key);
   }
 
   forget(key: string): void {

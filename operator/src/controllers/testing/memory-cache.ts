@@ -5,6 +5,7 @@ import type { KubeObject } from "../kube-objects.js";
 export class MemoryCache<T extends KubeObject> implements WatchedCache<T> {
   private readonly objects = new Map<string, T>();
   private readonly handlers: Array<(obj: T, type: ChangeType, old: T | undefined) => void> = [];
+  private readonly forgetHandlers: Array<(namespace: string) => void> = [];
 
   constructor(objects: readonly T[] = []) {
     for (const o of objects) this.objects.set(keyFor(o.metadata?.namespace, o.metadata?.name ?? ""), o);
@@ -35,8 +36,18 @@ export class MemoryCache<T extends KubeObject> implements WatchedCache<T> {
     for (const h of this.handlers) h(obj, "delete", obj);
   }
 
+  /** Drops the namespace's objects without a change for each, as a cache following a sharded replica's namespaces does. */
+  forget(namespace: string): void {
+    for (const o of this.list(namespace)) this.objects.delete(keyFor(namespace, o.metadata?.name ?? ""));
+    for (const h of this.forgetHandlers) h(namespace);
+  }
+
   onChange(handler: (obj: T, type: ChangeType, old: T | undefined) => void): void {
     this.handlers.push(handler);
+  }
+
+  onForget(handler: (namespace: string) => void): void {
+    this.forgetHandlers.push(handler);
   }
 }
 
