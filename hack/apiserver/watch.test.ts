@@ -243,3 +243,34 @@ describe("an informer against the server", () => {
     await informer.stop();
   });
 });
+
+describe("watch bookmarks as kube-apiserver's watch cache sends them", () => {
+  let server: TestApiServer;
+  let kc: KubeConfig;
+  beforeAll(async () => {
+    server = await startApiServer({ controllers: false });
+    kc = kubeConfigFor(server);
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  it.each([
+    {
+      name: "a watch that allows bookmarks gets one right before its deadline, at the current resourceVersion, and no other within a minute",
+      bookmarks: true,
+      want: ["BOOKMARK"],
+    },
+    { name: "a watch that does not allow them ends at its deadline without one", bookmarks: false, want: [] },
+  ])("$name", async ({ bookmarks, want }) => {
+    const rv = server.store.resourceVersion();
+    const w = await watchEvents(kc, "/api/v1/namespaces/default/configmaps", {
+      resourceVersion: rv,
+      timeoutSeconds: 1,
+      ...(bookmarks ? { allowWatchBookmarks: true } : {}),
+    });
+    await waitFor(() => w.ended(), { what: "the watch to end at its deadline" });
+    expect(w.events.map((e) => e.type)).toEqual(want);
+    if (bookmarks) expect(w.events[0]!.rv).toBe(server.store.resourceVersion());
+  });
+});
