@@ -266,16 +266,35 @@ describe("ProbeScheduler first probes of restored targets", () => {
 });
 
 describe("ProbeScheduler batching", () => {
-  const cases: Array<{ name: string; batchMs: number; startOffset: number; lag: number }> = [
-    { name: "starts a probe due between grid points at the next one", batchMs: 20, startOffset: 20, lag: 13 },
-    { name: "starts a probe at its exact due time without a grid", batchMs: 0, startOffset: 7, lag: 0 },
+  const cases: Array<{ name: string; batchMs: number; periodMs: number; startOffset: number; lag: number }> = [
+    {
+      name: "starts a probe due between grid points at the next one, on a grid grown to 100 ms for one probe every 10 s",
+      batchMs: 20,
+      periodMs: 10_000,
+      startOffset: 100,
+      lag: 93,
+    },
+    {
+      name: "never grows the grid past 2% of the shortest period: 20 ms for a 1 s period",
+      batchMs: 20,
+      periodMs: 1_000,
+      startOffset: 20,
+      lag: 13,
+    },
+    {
+      name: "starts a probe at its exact due time without a grid",
+      batchMs: 0,
+      periodMs: 10_000,
+      startOffset: 7,
+      lag: 0,
+    },
   ];
-  it.each(cases)("$name", async ({ batchMs, startOffset, lag }) => {
-    // random 0.0007 of a 10 s period: due 7 ms after a grid point (the fake clock starts on one).
-    const h = harness({ instant: ok(), batchMs, random: () => 0.0007 });
+  it.each(cases)("$name", async ({ batchMs, periodMs, startOffset, lag }) => {
+    // A random phase 7 ms after a grid point (the fake clock starts on one).
+    const h = harness({ instant: ok(), batchMs, random: () => 7.5 / periodMs });
     const t0 = h.clock.now();
-    h.scheduler.setTargets("ns/web", [aTarget("pod-1")]);
-    await h.clock.advance(100);
+    h.scheduler.setTargets("ns/web", [aTarget("pod-1", { periodMs })]);
+    await h.clock.advance(200);
     expect(h.calls.map((c) => c.at - t0)).toEqual([startOffset]);
     expect(h.scheduler.stats().lagMaxMs).toBe(lag);
   });

@@ -6,12 +6,19 @@
 // O(log n), and thousands of targets cost one pending timer.
 import { computeProbeOutcome } from "../domain/probe-judgement.js";
 import { BinaryHeap } from "./binary-heap.js";
+import { BatchGrid } from "./batch-grid.js";
 import { FairSlots } from "./fair-slots.js";
+import { StartLags, type ProbeSchedulerStats } from "./start-lags.js";
 import { EarlyProbePacer } from "./early-probe-pacer.js";
 import { realClock, type Clock } from "./clock.js";
 import { computeProbeKey } from "../domain/probe-key.js";
 import { cappedJudgement } from "../domain/probe-timeout.js";
 import type { ProbeJudgement, ProbeOutcome, ProbeRequest, RawProbeResult } from "../domain/probe-request.js";
+
+export type { ProbeSchedulerStats } from "./start-lags.js";
+
+/** Probes a wake-up of the scheduler aims to start (batchMs). */
+const BATCH_PROBES = 32;
 
 export interface ProbeTarget {
   /** Pod uid. */
@@ -44,10 +51,11 @@ export interface ProbeSchedulerOptions {
   /** How many recent start delays stats() summarises. Default 4096. */
   lagSamples?: number;
   /**
-   * Due probes start together on a grid of this many ms (default 20; 0 for exact times): one
-   * wake-up starts several probes, sharing event-loop turns. At 1,000 probes/s this saves about
-   * a third of the CPU per probe, for at most this much start delay (2% of the shortest period)
-   * and, on loopback, up to a millisecond of latency measured while a batch is processed. */
+   * Due probes start together on a grid of at least this many ms (default 20; 0 for exact
+   * times): one wake-up starts several probes, sharing event-loop turns. At 1,000 probes/s this
+   * saves about a third of the CPU per probe. Below BATCH_PROBES × 50 probes/s the grid grows, up
+   * to 100 ms and 2% of the shortest period, so a wake-up starts as many (batch-grid.ts). On
+   * loopback up to a millisecond of latency is measured while a batch is processed. */
   batchMs?: number;
   /**
    * Early first probes (firstWithinMs) start at most this many per second, default 1,000: a
@@ -55,25 +63,6 @@ export interface ProbeSchedulerOptions {
    * and the reconciles need. Beyond it they wait, never later than a whole period.
    */
   earlyPerSecond?: number;
-}
-
-export interface ProbeSchedulerStats {
-  /** (owner, target) pairs. */
-  targets: number;
-  /** Distinct requests on the wire. */
-  uniqueRequests: number;
-  inFlight: number;
-  queued: number;
-  /** How long the oldest queued probe has been due. */
-  oldestQueuedMs: number;
-  /** Start delay behind the due time over recent probes. */
-  lagP50Ms: number;
-  lagP99Ms: number;
-  lagMaxMs: number;
-  started: number;
-  finished: number;
-  /** Periods not probed because the previous probe of the same request was still running or queued. */
-  skipped: number;
 }
 
 interface Sub {
@@ -109,7 +98,7 @@ export class ProbeScheduler {
   private readonly onResult: ProbeSchedulerOptions["onResult"];
   private readonly clock: Clock;
   private readonly random: () => number;
-  private readonly batchMs: number;
+  private readonly grid: BatchGrid;
   private readonly early: EarlyProbePacer;
   private readonly owners = new Map<string, Map<string, Sub>>();
   private readonly units = new Map<string, Unit>();
@@ -123,8 +112,7 @@ export class ProbeScheduler {
   private timerDue = Infinity;
   private subCount = 0;
   private stopped = false;
-  private readonly lags: Float64Array;
-  private lagCount = 0;
+  private readonly lags: StartLags;
   private started = 0;
   private finished = 0;
   private skipped = 0;
@@ -137,9 +125,9 @@ export class ProbeScheduler {
     this.maxTimeoutMs = opts.maxTimeoutMs ?? 0;
     this.clock = opts.clock ?? realClock;
     this.random = opts.random ?? Math.random;
-    this.batchMs = Math.max(0, opts.batchMs ?? 20);
+    this.grid = new BatchGrid({ minMs: Math.max(0, opts.batchMs ?? 20), maxMs: 100, perBatch: BATCH_PROBES });
     this.early = new EarlyProbePacer(opts.earlyPerSecond ?? 1000);
-    this.lags = new Float64Array(Math.max(1, opts.lagSamples ?? 4096));
+    this.lags = new StartLags(opts.lagSamples ?? 4096);
   }
 
   /** Replaces the owner's targets. Unchanged targets keep their phase; an empty list removes the owner. */
@@ -205,9 +193,7 @@ export class ProbeScheduler {
 
   inFlightOf = (namespace: string): number => this.slots.inFlightOf(namespace); // its use of the fair slots now
   stats(): ProbeSchedulerStats {
-    const n = Math.min(this.lagCount, this.lags.length);
-    const sorted = Array.from(this.lags.subarray(0, n)).sort((a, b) => a - b);
-    const pick = (q: number) => (n === 0 ? 0 : (sorted[Math.min(n - 1, Math.floor(q * n))] as number));
+    const lag = this.lags.summary();
     const oldest = this.slots.heads().reduce((m, u) => Math.min(m, u.due), Infinity);
     return {
       targets: this.subCount,
@@ -215,9 +201,9 @@ export class ProbeScheduler {
       inFlight: this.slots.inFlight,
       queued: this.slots.waiting,
       oldestQueuedMs: oldest === Infinity ? 0 : Math.max(0, this.clock.now() - oldest),
-      lagP50Ms: pick(0.5),
-      lagP99Ms: pick(0.99),
-      lagMaxMs: n === 0 ? 0 : (sorted[n - 1] as number),
+      lagP50Ms: lag.p50,
+      lagP99Ms: lag.p99,
+      lagMaxMs: lag.max,
       started: this.started,
       finished: this.finished,
       skipped: this.skipped,
@@ -247,6 +233,7 @@ export class ProbeScheduler {
         ...(early ? { rephase: true } : {}),
       };
       this.units.set(key, unit);
+      this.grid.add(unit.periodMs);
       this.heap.push(unit);
     }
     return unit;
@@ -264,7 +251,7 @@ export class ProbeScheduler {
       // A queued or running unit is dropped when it comes back, so a re-added target waits for it.
       if (unit.state === "idle") {
         this.heap.removeAt(unit.heapIndex);
-        this.units.delete(unit.key);
+        this.dropUnit(unit);
       }
       return;
     }
@@ -279,6 +266,8 @@ export class ProbeScheduler {
     unit.timeoutMs = timeout;
     unit.readBody = readBody && unit.request.method === "GET";
     if (period === unit.periodMs) return;
+    this.grid.remove(unit.periodMs);
+    this.grid.add(period);
     unit.periodMs = period;
     if (unit.state !== "idle") return; // rescheduled from lastDue when it finishes
     const due =
@@ -302,7 +291,8 @@ export class ProbeScheduler {
     this.timer = undefined;
     this.timerDue = due;
     if (!top) return;
-    const at = this.batchMs > 0 ? Math.ceil(due / this.batchMs) * this.batchMs : due;
+    const grid = this.grid.ms();
+    const at = grid > 0 ? Math.ceil(due / grid) * grid : due;
     this.timer = this.clock.setTimeout(() => this.tick(), Math.max(0, at - this.clock.now()));
   }
 
@@ -325,7 +315,7 @@ export class ProbeScheduler {
     unit.lastDue = unit.earlyFrom !== undefined ? unit.earlyFrom - unit.periodMs : unit.due;
     unit.earlyFrom = undefined;
     this.started++;
-    this.lags[this.lagCount++ % this.lags.length] = Math.max(0, now - unit.due);
+    this.lags.record(now - unit.due);
     // Owners present when the probe starts get its result (if still subscribed at the end):
     // one that joins mid-probe may need a body this request does not read.
     const subs = [...unit.subs];
@@ -362,10 +352,15 @@ export class ProbeScheduler {
       }
     }
     const now = this.clock.now();
-    if (unit.subs.size === 0) this.units.delete(unit.key);
+    if (unit.subs.size === 0) this.dropUnit(unit);
     else this.reschedule(unit, now);
     this.drain(now);
     this.arm();
+  }
+
+  private dropUnit(unit: Unit): void {
+    this.units.delete(unit.key);
+    this.grid.remove(unit.periodMs);
   }
 
   private reschedule(unit: Unit, now: number): void {
@@ -389,7 +384,7 @@ export class ProbeScheduler {
       if (unit.subs.size === 0) {
         this.slots.release(unit.namespace);
         unit.state = "idle";
-        this.units.delete(unit.key);
+        this.dropUnit(unit);
         continue;
       }
       this.start(unit, now);
