@@ -146,6 +146,12 @@ export function threadCpuMsOf(pid: number): Record<string, number> {
   return out;
 }
 
+/** Times a process's main thread went to sleep waiting (voluntary context switches, Linux /proc): its event loop's wake-ups. */
+export function wakeupsOf(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/task/${pid}/status`, "utf8");
+  return Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? NaN);
+}
+
 /** User plus system CPU time of a process in ms (Linux /proc, clock ticks of 10 ms). */
 export function cpuMsOf(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");

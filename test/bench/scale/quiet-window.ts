@@ -2,7 +2,7 @@
 // probes done and reconciles are measured from outside, for one operator process or for each of
 // several replicas (then summed: what the replicas cost together).
 import { performance } from "node:perf_hooks";
-import { cpuMsOf, memoryOf, profileDir, threadCpuMsOf, type OperatorProcess } from "./operator-process.js";
+import { cpuMsOf, memoryOf, profileDir, threadCpuMsOf, wakeupsOf, type OperatorProcess } from "./operator-process.js";
 import { bucketsOf, parsePrometheusText, quantileBetween, sumOf, type Sample } from "./prometheus-text.js";
 import { countWrites, type OperatorWrite, type ScaleCluster } from "./scale-cluster.js";
 import { statusDiff } from "./status-diff.js";
@@ -34,6 +34,8 @@ export interface OperatorWindow {
   cpuMs: number;
   /** CPU seconds per second of the window by thread name: the main thread against V8's and libuv's workers. */
   cpuByThread: Record<string, number>;
+  /** The main thread's wake-ups per second (voluntary context switches): an event loop that handles one event per wake-up pays the loop's own cost each time. */
+  wakeupsPerSecond: number;
   rssSteady: number;
   rssPeak: number;
   probes: number;
@@ -73,6 +75,7 @@ export async function measureQuiet(
   const before = await Promise.all(operators.map(scrape));
   const cpuBefore = operators.map((o) => cpuMsOf(o.pid));
   const threadsBefore = operators.map((o) => threadCpuMsOf(o.pid));
+  const wakeupsBefore = operators.map((o) => wakeupsOf(o.pid));
   if (profileDir()) for (const o of operators) process.kill(o.pid, "SIGUSR2");
   const t0 = performance.now();
   const writesMark = (await cluster.operatorWrites()).length;
@@ -86,12 +89,14 @@ export async function measureQuiet(
   await statuses.look();
   const cpuAfter = operators.map((o) => cpuMsOf(o.pid));
   const threadsAfter = operators.map((o) => threadCpuMsOf(o.pid));
+  const wakeupsAfter = operators.map((o) => wakeupsOf(o.pid));
   if (profileDir()) for (const o of operators) process.kill(o.pid, "SIGUSR2");
   const seconds = (performance.now() - t0) / 1000;
   const after = await Promise.all(operators.map(scrape));
   const perOperator = operators.map((operator, k) => ({
     operator,
     cpuMs: cpuAfter[k]! - cpuBefore[k]!,
+    wakeupsPerSecond: round((wakeupsAfter[k]! - wakeupsBefore[k]!) / seconds),
     cpuByThread: Object.fromEntries(
       Object.entries(threadsAfter[k]!).map(([name, ms]) => [
         name,

@@ -171,6 +171,8 @@ export interface ReplicaFigures {
   cpuSecondsPerSecond: number;
   /** The same by thread name. */
   cpuByThread: Record<string, number>;
+  /** The main thread's wake-ups per second. */
+  wakeupsPerSecond: number;
   rssMB: { steady: number; peak: number };
   probesPerSecond: number;
   /** The replica's gauges at the window's end. */
@@ -184,6 +186,7 @@ export function replicaFigures(windows: readonly OperatorWindow[], seconds: numb
     user: `operator-${k}`,
     cpuSecondsPerSecond: round(w.cpuMs / 1000 / seconds, 3),
     cpuByThread: w.cpuByThread,
+    wakeupsPerSecond: w.wakeupsPerSecond,
     rssMB: { steady: round(w.rssSteady / MB), peak: round(w.rssPeak / MB) },
     probesPerSecond: round(w.probes / seconds),
     namespacesOwned: gaugeOf(w.after, NAMESPACES_OWNED),

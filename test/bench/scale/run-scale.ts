@@ -171,7 +171,9 @@ function resultOf(
     rssMB: { steady: round(steady.rssSteady / MB), peak: round(steady.rssPeak / MB) },
     cpuPerProbeUs: steady.cpuPerProbeUs,
     // With several replicas each one's is in shards.perReplica.
-    ...(steady.perOperator.length === 1 ? { cpuByThread: steady.perOperator[0]!.cpuByThread } : {}),
+    ...(steady.perOperator.length === 1
+      ? { cpuByThread: steady.perOperator[0]!.cpuByThread, wakeupsPerSecond: steady.perOperator[0]!.wakeupsPerSecond }
+      : {}),
     probeFloor: {
       cpuPerProbeUs: cold.floor.cpuPerProbeUs,
       probesPerSecond: cold.floor.probesPerSecond,

@@ -25,6 +25,8 @@ export interface ScaleResult {
   cpuPerProbeUs: number;
   /** One replica: CPU seconds per second of the quiet window by thread name (main, V8's and libuv's workers). */
   cpuByThread?: Record<string, number>;
+  /** One replica: its main thread's wake-ups per second in the quiet window (voluntary context switches). */
+  wakeupsPerSecond?: number;
   /**
    * CPU per probe of the probe engine alone (scheduler and prober, no caches, health store,
    * reconciles or metrics), at the same rate against the same pod server just before the
