@@ -38,11 +38,6 @@ export class BatchGrid {
     this.cached = undefined;
   }
 
-  clear(): void {
-    this.periods.clear();
-    this.cached = undefined;
-  }
-
   /** The grid in whole ms for the requests counted now. */
   ms(): number {
     if (this.cached !== undefined) return this.cached;

@@ -140,8 +140,7 @@ export function threadCpuMsOf(pid: number): Record<string, number> {
       continue; // the thread ended
     }
     const name = tid === String(pid) ? "main" : stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")).trim();
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    out[name] = (out[name] ?? 0) + (Number(fields[11]) + Number(fields[12])) * 10;
+    out[name] = (out[name] ?? 0) + cpuMsInStat(stat);
   }
   return out;
 }
@@ -154,7 +153,11 @@ export function wakeupsOf(pid: number): number {
 
 /** User plus system CPU time of a process in ms (Linux /proc, clock ticks of 10 ms). */
 export function cpuMsOf(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return cpuMsInStat(readFileSync(`/proc/${pid}/stat`, "utf8"));
+}
+
+/** User plus system CPU time in ms of a process's or thread's stat line (clock ticks of 10 ms). */
+function cpuMsInStat(stat: string): number {
   // Fields after the command name, which is in parentheses and may hold spaces.
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return (Number(fields[11]) + Number(fields[12])) * 10;
