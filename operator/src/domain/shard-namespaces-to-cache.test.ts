@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@jest/globals";
 import { namespacesToCache, planOwnership, type OwnershipInput, type ShardLease } from "./shard-ownership.js";
-import { buildRing, ringOwner } from "./shard-ring.js";
+import { buildRing, shareOut } from "./shard-ring.js";
 
 const NAMESPACES = Array.from({ length: 12 }, (_, i) => `team-${i}`);
 const NOW = 100_000;
@@ -25,7 +25,10 @@ function inputOf(shards: ShardLease[]): OwnershipInput {
   };
 }
 
-const ringShare = (members: string[]) => NAMESPACES.filter((ns) => ringOwner(buildRing(members), ns) === "a");
+const ringShare = (members: string[]) => {
+  const owners = shareOut(buildRing(members), NAMESPACES);
+  return NAMESPACES.filter((ns) => owners.get(ns) === "a");
+};
 
 describe("the namespaces a replica keeps caches for", () => {
   it.each([

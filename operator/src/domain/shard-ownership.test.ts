@@ -1,5 +1,5 @@
 import { describe, it, expect } from "@jest/globals";
-import { buildRing, ringOwner } from "./shard-ring.js";
+import { buildRing, shareOut } from "./shard-ring.js";
 import {
   planOwnership,
   renewalAnswered,
@@ -17,8 +17,9 @@ const lease = (identity: string, renewTime = NOW - 1_000): ShardLease => ({
   renewTime,
   leaseDurationMs: LEASE,
 });
+// A namespace alone on the ring goes to the first token at or after its hash.
 const firstFor = (members: string[], owner: string) =>
-  NAMESPACES.find((ns) => ringOwner(buildRing(members), ns) === owner)!;
+  NAMESPACES.find((ns) => shareOut(buildRing(members), [ns]).get(ns) === owner)!;
 // With both a and b live, `ofA` is a's and `ofB` is b's; with a alone, both are a's.
 const ofA = firstFor(["a", "b"], "a");
 const ofB = firstFor(["a", "b"], "b");

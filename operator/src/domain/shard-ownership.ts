@@ -15,7 +15,7 @@
 //    answer that arrives once the replica is already fenced starts a new run at the answer,
 //    because the lease may have looked expired to others while the request hung.
 // 3. The desired owner is the ring's choice among live replicas (renewTime + leaseDuration +
-//    skewMargin >= now). An owner that is not the desired one must release: stop acting, finish
+//    skewMargin >= now), sharing out the namespaces given and those with a marker. An owner that is not the desired one must release: stop acting, finish
 //    or abandon in-flight work, then write holder "" (the acknowledgement).
 // 4. The desired owner acquires when the marker is absent, released, held by a replica whose
 //    shard Lease is expired (by the same rule as 3) or absent, or names itself unconfirmed.
@@ -23,7 +23,7 @@
 // Safety rests on: renewDeadline < leaseDuration, clocks apart by at most skewMargin, and the
 // shard Leases being read fresh from the API (not a lagging cache) after the clock is read, so
 // every renewal already answered to its holder is seen.
-import { buildRing, ringOwner, DEFAULT_VIRTUAL_NODES } from "./shard-ring.js";
+import { buildRing, shareOut, DEFAULT_VIRTUAL_NODES } from "./shard-ring.js";
 import type { EpochMs } from "./types.js";
 
 export interface ShardLease {
@@ -154,11 +154,11 @@ export function planOwnership(input: OwnershipInput): OwnershipPlan {
   const fenced = isFenced(input.self, input.now);
   // Our own view of ourselves is the renewal we know succeeded, not the copy of our Lease a cache may lag on.
   const members = fenced ? live : [...new Set([...live, input.self.identity])].sort();
-  const ring = buildRing(members, input.virtualNodes ?? DEFAULT_VIRTUAL_NODES);
+  const desired = desiredOwners(input, members);
   const ctx: Context = { self: input.self, fenced, live: new Set(live) };
   const decisions = [...new Set(input.namespaces)]
     .sort()
-    .map((ns) => decide(ctx, ns, ringOwner(ring, ns), input.markers.get(ns)));
+    .map((ns) => decide(ctx, ns, desired.get(ns), input.markers.get(ns)));
   const pick = (a: NamespaceDecision["action"]) => decisions.filter((x) => x.action === a).map((x) => x.namespace);
   return { live, fenced, owned: pick("own"), release: pick("release"), acquire: pick("acquire"), decisions };
 }
@@ -179,7 +179,17 @@ export function namespacesToCache(input: OwnershipInput, plan: OwnershipPlan): s
   );
   if (!plan.live.some((id) => overdue.has(id))) return desired;
   const fresh = [...new Set([...plan.live.filter((id) => !overdue.has(id)), me])].sort();
-  const ring = buildRing(fresh, input.virtualNodes ?? DEFAULT_VIRTUAL_NODES);
-  const soon = plan.decisions.filter((d) => ringOwner(ring, d.namespace) === me).map((d) => d.namespace);
-  return [...new Set([...desired, ...soon])].sort();
+  const soon = desiredOwners(input, fresh);
+  const mine = plan.decisions.filter((d) => soon.get(d.namespace) === me).map((d) => d.namespace);
+  return [...new Set([...desired, ...mine])].sort();
+}
+
+/**
+ * The ring's choice for each namespace among these members. The shares are balanced over the
+ * namespaces given and those with a marker, a set every replica reads alike (the markers fresh
+ * from the API), so replicas that plan different subsets still agree on each namespace's owner.
+ */
+function desiredOwners(input: OwnershipInput, members: readonly string[]): Map<string, string> {
+  const ring = buildRing(members, input.virtualNodes ?? DEFAULT_VIRTUAL_NODES);
+  return shareOut(ring, [...input.namespaces, ...input.markers.keys()]);
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@jest/globals";
-import { buildRing, ringOwner } from "../domain/shard-ring.js";
+import { buildRing, shareOut } from "../domain/shard-ring.js";
 import { ShardMembership } from "./shard-membership.js";
 import { FakeClock } from "./testing/fake-clock.js";
 import { MemoryShardStore } from "./testing/memory-shard-store.js";
@@ -67,8 +67,7 @@ const ownerMap = (w: World) =>
         .join(","),
     ]),
   );
-const ringChoice = (members: string[]) =>
-  Object.fromEntries(NAMESPACES.map((ns) => [ns, ringOwner(buildRing(members), ns)]));
+const ringChoice = (members: string[]) => Object.fromEntries(shareOut(buildRing(members), NAMESPACES));
 
 describe("shard membership", () => {
   it("a single replica owns every namespace after its first round", async () => {
