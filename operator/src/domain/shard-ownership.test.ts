@@ -1,5 +1,5 @@
 import { describe, it, expect } from "@jest/globals";
-import { buildRing, shareOut } from "./shard-ring.js";
+import { buildRing, hash32, shareOut } from "./shard-ring.js";
 import {
   planOwnership,
   renewalAnswered,
@@ -23,8 +23,11 @@ const firstFor = (members: string[], owner: string) =>
 // With both a and b live, `ofA` is a's and `ofB` is b's; with a alone, both are a's.
 const ofA = firstFor(["a", "b"], "a");
 const ofB = firstFor(["a", "b"], "b");
+// One replica holding both is over its share of one: it keeps the one earlier by hash.
+const [early, late] = [ofA, ofB].sort((x, y) => hash32(x) - hash32(y)) as [string, string];
 
 function input(over: {
+  namespaces?: string[];
   markers?: [string, HandoverMarker][];
   shards?: ShardLease[];
   renewedAt?: number;
@@ -39,7 +42,7 @@ function input(over: {
       renewDeadlineMs: DEADLINE,
     },
     shards: over.shards ?? [lease("a"), lease("b")],
-    namespaces: [ofA, ofB],
+    namespaces: over.namespaces ?? [ofA, ofB],
     markers: new Map(over.markers ?? []),
     now: NOW,
     skewMarginMs: over.skew ?? 500,
@@ -70,10 +73,32 @@ describe("planOwnership", () => {
       want: "own",
     },
     {
-      name: "it releases a namespace it holds once the ring gives it to another live replica",
-      given: input({ markers: [[ofB, mineConfirmed]] }),
-      ns: ofB,
+      name: "it releases a namespace it holds beyond its share once another live replica has room",
+      given: input({
+        markers: [
+          [early, mineConfirmed],
+          [late, mineConfirmed],
+        ],
+      }),
+      ns: late,
       want: "release",
+    },
+    {
+      name: "it keeps the namespaces it holds within its share, wherever their hashes fall",
+      given: input({
+        markers: [
+          [early, mineConfirmed],
+          [late, mineConfirmed],
+        ],
+      }),
+      ns: early,
+      want: "own",
+    },
+    {
+      name: "it keeps a namespace it holds that the hash alone would give to another live replica, while it has room",
+      given: input({ namespaces: [ofB], markers: [[ofB, mineConfirmed]] }),
+      ns: ofB,
+      want: "own",
     },
     { name: "it acquires a namespace that was never owned", given: input({}), ns: ofA, want: "acquire" },
     {
@@ -96,8 +121,13 @@ describe("planOwnership", () => {
     },
     {
       name: "it waits while the old owner is alive and has not acknowledged",
-      given: input({ markers: [[ofA, { holder: "b" }]] }),
-      ns: ofA,
+      given: input({
+        markers: [
+          [early, { holder: "b" }],
+          [late, { holder: "b" }],
+        ],
+      }),
+      ns: late,
       want: "wait",
     },
     {
@@ -125,9 +155,15 @@ describe("planOwnership", () => {
 
   it("an old owner within the skew margin is still live, so a namespace it holds is waited for", () => {
     // b's Lease expired 500 ms ago by a's clock; with a 500 ms margin b may still think it is valid.
-    const given = input({ shards: [lease("a"), lease("b", NOW - LEASE - 500)], markers: [[ofA, { holder: "b" }]] });
+    const given = input({
+      shards: [lease("a"), lease("b", NOW - LEASE - 500)],
+      markers: [
+        [early, { holder: "b" }],
+        [late, { holder: "b" }],
+      ],
+    });
     expect(planOwnership(given).live).toEqual(["a", "b"]);
-    expect(action(given, ofA)).toBe("wait");
+    expect(action(given, late)).toBe("wait");
   });
 
   it.each([

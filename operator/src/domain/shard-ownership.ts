@@ -186,10 +186,13 @@ export function namespacesToCache(input: OwnershipInput, plan: OwnershipPlan): s
 
 /**
  * The ring's choice for each namespace among these members. The shares are balanced over the
- * namespaces given and those with a marker, a set every replica reads alike (the markers fresh
- * from the API), so replicas that plan different subsets still agree on each namespace's owner.
+ * namespaces given and those with a marker, and a namespace stays with the member its marker
+ * names while that member has room: every replica reads the markers alike (fresh from the API),
+ * so replicas that plan different subsets still agree on each namespace's owner.
  */
 function desiredOwners(input: OwnershipInput, members: readonly string[]): Map<string, string> {
   const ring = buildRing(members, input.virtualNodes ?? DEFAULT_VIRTUAL_NODES);
-  return shareOut(ring, [...input.namespaces, ...input.markers.keys()]);
+  const holders = new Map<string, string>();
+  for (const [ns, m] of input.markers) if (m.holder) holders.set(ns, m.holder);
+  return shareOut(ring, [...input.namespaces, ...input.markers.keys()], holders);
 }

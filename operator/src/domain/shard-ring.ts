@@ -1,18 +1,20 @@
-// A consistent-hash ring with virtual nodes and bounded loads: namespace -> replica. Each replica
-// puts `virtualNodes` tokens on a 32-bit circle. Taken in the order of their hashes, each
-// namespace walks the circle from its own hash to the first token whose replica holds fewer than
+// A consistent-hash ring with virtual nodes and bounded, sticky loads: namespace -> replica.
+// Each replica puts `virtualNodes` tokens on a 32-bit circle, and no replica is given more than
 // ceil(n/N) of the n namespaces (Mirrokni, Thorup and Zadimoghaddam, "Consistent Hashing with
-// Bounded Loads", with no slack).
+// Bounded Loads", with no slack). Taken in the order of their hashes:
+// 1. a namespace stays with the replica that holds it, while that replica is on the ring and
+//    has room;
+// 2. the rest walk the circle from their own hash to the first token whose replica has room.
 //
 // Why bounded: hashing alone gives a replica n/N +- sqrt(n/N) namespaces (56 of 100 on one of two
-// replicas was measured, so that replica did 12% more than its share of the work). The bound
-// makes the shares equal within one namespace. What it costs: a namespace's replica depends on
-// the whole set of namespaces, not only on the replicas. Measured over 300 draws of 100
-// namespaces (2-4 replicas): adding or removing one namespace moves 0.5-3 others on average (6 at
-// worst), and losing one of N replicas moves 1.00-1.08x of the 1/N that must move. The replicas
-// read the same namespaces (every policy, every handover marker), so a difference between their
-// views lasts as long as a watch lags; in that time the handover waits, since an owner releases
-// only on its own view and a newcomer acquires only what was released or is held by the dead.
+// replicas was measured, so that replica did 12% more than its share of the work). Why sticky:
+// with the bound alone an owner depends on the whole set of namespaces, and adding one moved
+// about one other. Staying put, a namespace moves only when its replica leaves the ring or holds
+// more than the bound (a replica joined, or namespaces went away): adding a replica moves the
+// 1/(N+1) that must move, removing one moves its namespaces alone, and adding a namespace moves
+// nothing. The holders are the handover markers, which every replica reads fresh from the API;
+// while two replicas' reads differ the handover waits, since an owner releases only on its own
+// view and a newcomer takes only what was released or is held by a dead replica.
 
 /** Tokens per replica unless told otherwise. */
 export const DEFAULT_VIRTUAL_NODES = 100;
@@ -55,9 +57,14 @@ export function buildRing(members: readonly string[], virtualNodes = DEFAULT_VIR
 
 /**
  * Each namespace's replica, no replica holding more than ceil(n/N) of them; empty on an empty
- * ring. The same ring and the same set of namespaces, in any order, give the same answer.
+ * ring. `holders` says who holds a namespace now. The same ring, namespaces (in any order) and
+ * holders give the same answer.
  */
-export function shareOut(ring: ShardRing, namespaces: Iterable<string>): Map<string, string> {
+export function shareOut(
+  ring: ShardRing,
+  namespaces: Iterable<string>,
+  holders: ReadonlyMap<string, string> = new Map(),
+): Map<string, string> {
   const out = new Map<string, string>();
   const n = ring.tokens.length;
   if (n === 0) return out;
@@ -65,17 +72,22 @@ export function shareOut(ring: ShardRing, namespaces: Iterable<string>): Map<str
     .map((ns) => ({ ns, h: hash32(ns) }))
     .sort((a, b) => a.h - b.h || (a.ns < b.ns ? -1 : a.ns > b.ns ? 1 : 0));
   const bound = Math.ceil(keys.length / ring.members.length);
-  const held = new Map<string, number>();
-  for (const { ns, h } of keys) {
+  const held = new Map<string, number>(ring.members.map((m) => [m, 0]));
+  const give = (ns: string, owner: string): boolean => {
+    const count = held.get(owner);
+    if (count === undefined || count >= bound) return false;
+    held.set(owner, count + 1);
+    out.set(ns, owner);
+    return true;
+  };
+  const walking = keys.filter(({ ns }) => {
+    const holder = holders.get(ns);
+    return holder === undefined || !give(ns, holder);
+  });
+  for (const { ns, h } of walking) {
     // Every replica has tokens and the bounds add up to at least n, so the walk always ends.
     for (let i = firstTokenAtOrAfter(ring, h), step = 0; step < n; step++, i = i + 1 === n ? 0 : i + 1) {
-      const owner = ring.owners[i]!;
-      const count = held.get(owner) ?? 0;
-      if (count < bound) {
-        held.set(owner, count + 1);
-        out.set(ns, owner);
-        break;
-      }
+      if (give(ns, ring.owners[i]!)) break;
     }
   }
   return out;

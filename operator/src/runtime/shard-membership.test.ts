@@ -67,7 +67,9 @@ const ownerMap = (w: World) =>
         .join(","),
     ]),
   );
-const ringChoice = (members: string[]) => Object.fromEntries(shareOut(buildRing(members), NAMESPACES));
+/** The ring's choice among members when `holder` held every namespace before. */
+const ringChoice = (members: string[], holder: string) =>
+  Object.fromEntries(shareOut(buildRing(members), NAMESPACES, new Map(NAMESPACES.map((ns) => [ns, holder]))));
 
 describe("shard membership", () => {
   it("a single replica owns every namespace after its first round", async () => {
@@ -78,12 +80,14 @@ describe("shard membership", () => {
     expect([...w.store.markers.values()].map((m) => m.holder)).toEqual(NAMESPACES.map(() => "a"));
   });
 
-  it("two replicas share the namespaces as the ring says, each owned by exactly one", async () => {
+  it("two replicas share the namespaces as the ring says, three each, each owned by exactly one", async () => {
     const w = aWorld();
     aReplica(w, "a");
     aReplica(w, "b");
     await rounds(w, 4);
-    expect(ownerMap(w)).toEqual(ringChoice(["a", "b"]));
+    // a's first round saw no other shard Lease and took every namespace; it keeps three.
+    expect(ownerMap(w)).toEqual(ringChoice(["a", "b"], "a"));
+    expect(Object.values(ownerMap(w)).filter((o) => o === "a")).toHaveLength(3);
   });
 
   it('a joining replica starts on a namespace only after the old owner\'s writes settled and it wrote holder ""', async () => {
@@ -93,7 +97,7 @@ describe("shard membership", () => {
     const a = aReplica(w, "a", { writesSettled: () => settled });
     await a.tick();
     const b = aReplica(w, "b");
-    const moving = NAMESPACES.filter((ns) => ringChoice(["a", "b"])[ns] === "b");
+    const moving = NAMESPACES.filter((ns) => ringChoice(["a", "b"], "a")[ns] === "b");
     expect(moving.length).toBeGreaterThan(0);
     await b.tick(); // its shard Lease is live now; a must hand over
     const releasing = a.tick();
