@@ -147,6 +147,8 @@ describe("namespaces sharded across three replicas", () => {
     }
     const shares = replicas.map((r) => `${r.user} ${NAMESPACES.filter((ns) => holders.get(ns) === r.identity).length}`);
     console.log(`shares: ${shares.join(", ")}`);
+    // The ring gives each of three replicas two of the six namespaces.
+    for (const r of replicas) expect(NAMESPACES.filter((ns) => holders.get(ns) === r.identity)).toHaveLength(2);
 
     // SIGKILL the replica with the most namespaces (no release, no retire: its lease must expire).
     const victim = mostLoaded(replicas, holders);

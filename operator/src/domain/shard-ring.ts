@@ -1,17 +1,18 @@
 // A consistent-hash ring with virtual nodes and bounded, sticky loads: namespace -> replica.
-// Each replica puts `virtualNodes` tokens on a 32-bit circle, and no replica is given more than
-// ceil(n/N) of the n namespaces (Mirrokni, Thorup and Zadimoghaddam, "Consistent Hashing with
-// Bounded Loads", with no slack). Taken in the order of their hashes:
+// Each replica puts `virtualNodes` tokens on a 32-bit circle, and each is given floor(n/N) or
+// ceil(n/N) of the n namespaces (after Mirrokni, Thorup and Zadimoghaddam, "Consistent Hashing
+// with Bounded Loads", with no slack). Taken in the order of their hashes:
 // 1. a namespace stays with the replica that holds it, while that replica is on the ring and
 //    has room;
 // 2. the rest walk the circle from their own hash to the first token whose replica has room.
+// A replica has room below floor(n/N), and at it while fewer than n mod N replicas went past it.
 //
 // Why bounded: hashing alone gives a replica n/N +- sqrt(n/N) namespaces (56 of 100 on one of two
 // replicas was measured, so that replica did 12% more than its share of the work). Why sticky:
 // with the bound alone an owner depends on the whole set of namespaces, and adding one moved
 // about one other. Staying put, a namespace moves only when its replica leaves the ring or holds
-// more than the bound (a replica joined, or namespaces went away): adding a replica moves the
-// 1/(N+1) that must move, removing one moves its namespaces alone, and adding a namespace moves
+// more than its share (a replica joined, or namespaces went away): a replica joining takes the
+// 1/(N+1) that must move, one leaving moves its namespaces alone, and adding a namespace moves
 // nothing. The holders are the handover markers, which every replica reads fresh from the API;
 // while two replicas' reads differ the handover waits, since an owner releases only on its own
 // view and a newcomer takes only what was released or is held by a dead replica.
@@ -56,8 +57,8 @@ export function buildRing(members: readonly string[], virtualNodes = DEFAULT_VIR
 }
 
 /**
- * Each namespace's replica, no replica holding more than ceil(n/N) of them; empty on an empty
- * ring. `holders` says who holds a namespace now. The same ring, namespaces (in any order) and
+ * Each namespace's replica, each replica holding floor(n/N) or ceil(n/N) of them; empty on an
+ * empty ring. `holders` says who holds a namespace now. The same ring, namespaces (in any order) and
  * holders give the same answer.
  */
 export function shareOut(
@@ -71,11 +72,14 @@ export function shareOut(
   const keys = [...new Set(namespaces)]
     .map((ns) => ({ ns, h: hash32(ns) }))
     .sort((a, b) => a.h - b.h || (a.ns < b.ns ? -1 : a.ns > b.ns ? 1 : 0));
-  const bound = Math.ceil(keys.length / ring.members.length);
+  // floor(n/N) each, and one more for n mod N of them: the first to reach it, in hash order.
+  const base = Math.floor(keys.length / ring.members.length);
+  let extras = keys.length - base * ring.members.length;
   const held = new Map<string, number>(ring.members.map((m) => [m, 0]));
   const give = (ns: string, owner: string): boolean => {
     const count = held.get(owner);
-    if (count === undefined || count >= bound) return false;
+    if (count === undefined || count > base || (count === base && extras === 0)) return false;
+    if (count === base) extras--;
     held.set(owner, count + 1);
     out.set(ns, owner);
     return true;
@@ -85,7 +89,7 @@ export function shareOut(
     return holder === undefined || !give(ns, holder);
   });
   for (const { ns, h } of walking) {
-    // Every replica has tokens and the bounds add up to at least n, so the walk always ends.
+    // Every replica has tokens and the room left is the namespaces left, so the walk always ends.
     for (let i = firstTokenAtOrAfter(ring, h), step = 0; step < n; step++, i = i + 1 === n ? 0 : i + 1) {
       if (give(ns, ring.owners[i]!)) break;
     }
