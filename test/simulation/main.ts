@@ -60,7 +60,7 @@ async function main(): Promise<number> {
       ...(shards ? { shards } : {}),
       ...(values.verbose ? { trace: (l: string) => console.log(l) } : {}),
     });
-    const tag = `seed ${seed} (${r.shardSlots > 0 ? `shards, ${r.shardSlots} slots, ${r.markerChanges} marker changes, ${r.shardWrites} writes judged` : r.leaderElect ? "2 replicas" : "1 replica"}, ${r.replicas} incarnations, ${r.failpointCrashes} failpoint crashes, ${r.evictions} evictions, ${(r.realMs / 1000).toFixed(1)} s, ${r.settle.ticks} ticks, ${r.settle.unsettled} unsettled, ${(r.settle.quietMs / 1000).toFixed(1)} s waiting for quiet of which ${(r.settle.probeWaitMs / 1000).toFixed(1)} s on probes in flight)`;
+    const tag = `seed ${seed} (${r.shardSlots > 0 ? `shards, ${r.shardSlots} slots, ${r.otherNamespaces} other namespaces, ${r.markerChanges} marker changes (${r.releases} releases), ${r.shardWrites} writes judged` : r.leaderElect ? "2 replicas" : "1 replica"}, ${r.replicas} incarnations, ${r.failpointCrashes} failpoint crashes, ${r.evictions} evictions, ${(r.realMs / 1000).toFixed(1)} s, ${r.settle.ticks} ticks, ${r.settle.unsettled} unsettled, ${(r.settle.quietMs / 1000).toFixed(1)} s waiting for quiet of which ${(r.settle.probeWaitMs / 1000).toFixed(1)} s on probes in flight)`;
     if (r.violations.length === 0) {
       console.log(`ok   ${tag}`);
       continue;

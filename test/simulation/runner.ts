@@ -4,7 +4,7 @@
 import { CoreV1Api } from "@kubernetes/client-node";
 import { requestsBy } from "../../hack/apiserver/index.js";
 import { kubeConfigFor, startTestServerCluster, uniquePodCidr } from "../integration/support/cluster.js";
-import { applyAction, createOwners, servePods, type SimEnv } from "./actions.js";
+import { applyAction, createOwners, policyObject, servePods, type SimEnv } from "./actions.js";
 import { Fleet, OPERATOR_USER_PREFIX } from "./fleet.js";
 import { APPS, Intent, MAX_FAULT_DELAY_MS, describeAction, nextStep, randomPolicy, type Action } from "./history.js";
 import { checkAll, type Violation } from "./invariants/index.js";
@@ -40,6 +40,10 @@ export interface SeedResult {
   leaderElect: boolean;
   /** With shards on, the replica slots drawn (1-4); 0 with shards off. */
   shardSlots: number;
+  /** With shards on, the namespaces besides the simulated one that hold a policy (1-4). */
+  otherNamespaces: number;
+  /** With shards on: the simulated namespace's releases (its holder written "", the acknowledgement of a handover). */
+  releases: number;
   /** With shards on: marker holder changes, and operator writes for the namespace the shard invariants judged. */
   markerChanges: number;
   shardWrites: number;
@@ -86,12 +90,16 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
   const side = new Rng(o.seed ^ 0x2545f491);
   const sharded = o.shards === "on" || (o.shards !== "off" && side.chance(1 / 3));
   const shardSlots = sharded ? side.int(1, 4) : 0;
+  // With one namespace its holder always has room for it on the ring, so a live owner would never
+  // hand it over: other namespaces with a policy each give a joining replica a share to take.
+  const otherNamespaces = sharded ? side.int(1, 4) : 0;
   const leaderElect = sharded ? false : leaderDraw;
   const servers = new PodServers(() => sim.clock.now());
   let run: Run | undefined;
   try {
     run = await setUp(o, sim, servers, leaderElect, shardSlots);
     const intent = new Intent();
+    await createOtherNamespaces(run.env, otherNamespaces, side);
     await createOwners(run.env, APPS);
     for (const a of initialActions(intent, rng)) await applyAction(run.env, a);
     await run.env.fleet.fill();
@@ -110,7 +118,7 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
     }
     await settleHistory(run, intent);
     judge(run, o, o.steps + 1, true);
-    return result(run, o, actions, realNow() - started);
+    return { ...result(run, o, actions, realNow() - started), otherNamespaces };
   } finally {
     if (process.env.SIM_DUMP_LOGS)
       for (const r of run?.env.fleet.all ?? [])
@@ -158,8 +166,14 @@ async function setUp(
   // A replica starts probing a namespace when it takes its marker, as a leader does at the Lease.
   const shards =
     shardSlots > 0
-      ? new ShardRecorder(cluster.server, NS, sim.clock.now(), OWNER_GAP_BOUND_MS, isOperator, (user, at) =>
-          observer.probingStarts.push({ user, at }),
+      ? new ShardRecorder(
+          cluster.server,
+          NS,
+          sim.clock.now(),
+          OWNER_GAP_BOUND_MS,
+          SHARD_LEASE_MS,
+          isOperator,
+          (user, at) => observer.probingStarts.push({ user, at }),
         )
       : undefined;
   const core = kubeConfigFor(cluster.server).makeApiClient(CoreV1Api);
@@ -214,7 +228,16 @@ function judge(run: Run, o: SeedOptions, step: number, settled: boolean): void {
   }
 }
 
-function result(run: Run, o: SeedOptions, actions: string[], realMs: number): SeedResult {
+/** Namespaces `sim-other-<k>`, each with a policy over pods that never come: work the ring shares out, judged by no invariant. */
+async function createOtherNamespaces(env: SimEnv, count: number, rng: Rng): Promise<void> {
+  for (let k = 1; k <= count; k++) {
+    const namespace = `${NS}-other-${k}`;
+    await env.cluster.api.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
+    await env.cluster.api.create(policyObject("other", namespace, randomPolicy(rng)));
+  }
+}
+
+function result(run: Run, o: SeedOptions, actions: string[], realMs: number): Omit<SeedResult, "otherNamespaces"> {
   const { env } = run;
   const record = run.shards?.record(env.clock.now());
   return {
@@ -228,6 +251,7 @@ function result(run: Run, o: SeedOptions, actions: string[], realMs: number): Se
     leaderElect: run.leaderElect,
     shardSlots: run.shardSlots,
     markerChanges: record?.markers.length ?? 0,
+    releases: record?.markers.filter((m) => m.holder === "").length ?? 0,
     shardWrites: record?.writes.length ?? 0,
     replicas: env.fleet.all.length,
     failpointCrashes: env.fleet.all.filter((r) => r.crashedAt).length,

@@ -7,6 +7,8 @@ import type { ShardRecord } from "./snapshot.js";
 
 const MARKER_KIND = "healthprobe.io/shard-kind";
 const MARKER_NAMESPACE = "healthprobe.io/shard-namespace";
+/** In a replica's own shard Lease's name (`<id>-shard-<identity>-<hash>`), never in a marker's (`<id>-ns-…`). */
+const SHARD_LEASE_INFIX = "-shard-";
 /** The namespaced objects the operator writes for a namespace it owns. */
 const OWNED_KINDS = new Set(["endpointslices", "healthprobepolicies", "events", "pods", "configmaps"]);
 
@@ -26,6 +28,7 @@ export class ShardRecorder {
     private readonly namespace: string,
     private readonly start: number,
     private readonly boundMs: number,
+    private readonly leaseMs: number,
     private readonly isOperator: (user: string) => boolean,
     onTake: (user: string, at: number) => void,
   ) {
@@ -49,10 +52,13 @@ export class ShardRecorder {
     const log = this.server.requestLog;
     const writes: ShardRecord["writes"] = [];
     const requests: ShardRecord["requests"] = [];
+    const renewals: ShardRecord["renewals"] = [];
     log.forEach((e, pos) => {
       if (!this.isOperator(e.user)) return;
       const at = Date.parse(e.time);
       requests.push({ at, user: e.user });
+      if (e.resource === "leases" && isWrite(e) && e.code < 400 && e.name?.includes(SHARD_LEASE_INFIX))
+        renewals.push({ at, user: e.user });
       if (e.namespace === this.namespace && isWrite(e) && e.code < 400 && OWNED_KINDS.has(e.resource))
         writes.push({
           pos,
@@ -65,9 +71,11 @@ export class ShardRecorder {
       start: this.start,
       now,
       boundMs: this.boundMs,
+      leaseMs: this.leaseMs,
       markers: [...this.markers],
       writes,
       requests,
+      renewals,
       policies: [...this.policies],
     };
   }

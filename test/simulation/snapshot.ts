@@ -129,12 +129,16 @@ export interface ShardRecord {
   now: number;
   /** How long a namespace with a policy may go without a live owner. */
   boundMs: number;
+  /** The shard Lease duration: a holder that renewed within it is live, and only its release hands the marker on. */
+  leaseMs: number;
   /** Each change of the marker's holder: when, and how many requests the log held then. */
   markers: Array<{ pos: number; at: number; holder: string }>;
   /** The operator's successful writes for the namespace, at their request log index. */
   writes: Array<{ pos: number; at: number; user: string; what: string }>;
   /** Every operator request (any namespace), for when each replica last talked to the API. */
   requests: Array<{ at: number; user: string }>;
+  /** Each replica's successful writes of its own shard Lease (its renewals). */
+  renewals: Array<{ at: number; user: string }>;
   /** The namespace's policy count after each change. */
   policies: Array<{ at: number; count: number }>;
 }

@@ -12,7 +12,7 @@ import {
 } from "./replacement.js";
 import { noEvictionAboveBreaker } from "./breaker.js";
 import { converged, noFrozenSlices } from "./settled.js";
-import { ownerGap, singleOwnerWrites } from "./shards.js";
+import { handoverAcknowledged, ownerGap, singleOwnerWrites } from "./shards.js";
 import type { Invariant, Violation } from "./types.js";
 import type { Snapshot } from "../snapshot.js";
 
@@ -37,6 +37,7 @@ export const INVARIANTS: readonly Invariant[] = [
   noFrozenSlices,
   converged,
   singleOwnerWrites,
+  handoverAcknowledged,
   ownerGap,
 ];
 

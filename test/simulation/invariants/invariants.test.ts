@@ -10,9 +10,11 @@ const shardRecord = (o: Partial<ShardRecord>): ShardRecord => ({
   start: T0,
   now: T0 + 20_000,
   boundMs: 9_000,
+  leaseMs: 4_000,
   markers: [{ pos: 1, at: T0, holder: "operator-1" }],
   writes: [],
   requests: [],
+  renewals: [],
   policies: [{ at: T0, count: 1 }],
   ...o,
 });
@@ -194,6 +196,29 @@ const cases: Array<{ invariant: string; violating: Snapshot; passing: Snapshot }
     }),
     passing: snapshot(world([], {}, []), {
       shards: shardRecord({ writes: [{ pos: 2, at: T0, user: "operator-1", what: "patch endpointslices web-x" }] }),
+    }),
+  },
+  {
+    invariant: "handover-acknowledged",
+    // operator-1 renewed its shard Lease a second before operator-2 took the marker straight from it.
+    violating: snapshot(world([], {}, []), {
+      shards: shardRecord({
+        markers: [
+          { pos: 1, at: T0, holder: "operator-1" },
+          { pos: 9, at: T0 + 10_000, holder: "operator-2" },
+        ],
+        renewals: [{ at: T0 + 9_000, user: "operator-1" }],
+      }),
+    }),
+    passing: snapshot(world([], {}, []), {
+      shards: shardRecord({
+        markers: [
+          { pos: 1, at: T0, holder: "operator-1" },
+          { pos: 9, at: T0 + 10_000, holder: "" },
+          { pos: 10, at: T0 + 10_500, holder: "operator-2" },
+        ],
+        renewals: [{ at: T0 + 9_000, user: "operator-1" }],
+      }),
     }),
   },
   {

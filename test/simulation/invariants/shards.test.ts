@@ -11,9 +11,11 @@ function record(o: Partial<ShardRecord>): ShardRecord {
     start: T0,
     now: T0 + 20_000,
     boundMs: 9_000,
+    leaseMs: 4_000,
     markers: [],
     writes: [],
     requests: [],
+    renewals: [],
     policies: [{ at: T0, count: 1 }],
     ...o,
   };
@@ -28,7 +30,49 @@ function alive(user: string, from: number, to: number): ShardRecord["requests"] 
 
 const write = (user: string, pos: number) => ({ pos, at: T0 + pos, user, what: "patch endpointslices web-x" });
 
+const handover = (from: string, to: string) => [
+  { pos: 1, at: T0, holder: from },
+  { pos: 9, at: T0 + 10_000, holder: to },
+];
+
 const cases: Array<{ name: string; invariant: string; shards: ShardRecord; violations: number }> = [
+  {
+    name: "a marker released by its holder and then taken keeps handover-acknowledged",
+    invariant: "handover-acknowledged",
+    shards: record({
+      markers: [...handover("operator-1", ""), { pos: 10, at: T0 + 10_500, holder: "operator-2" }],
+      renewals: [{ at: T0 + 9_800, user: "operator-1" }],
+    }),
+    violations: 0,
+  },
+  {
+    name: "a marker taken from a holder whose shard Lease expired keeps handover-acknowledged",
+    invariant: "handover-acknowledged",
+    shards: record({
+      markers: handover("operator-1", "operator-2"),
+      renewals: [{ at: T0 + 5_000, user: "operator-1" }],
+    }),
+    violations: 0,
+  },
+  {
+    name: "a marker taken from a holder that never renewed keeps handover-acknowledged",
+    invariant: "handover-acknowledged",
+    shards: record({ markers: handover("operator-1", "operator-2") }),
+    violations: 0,
+  },
+  {
+    name: "a marker taken from a holder that renewed within the lease, without its release, breaks handover-acknowledged",
+    invariant: "handover-acknowledged",
+    shards: record({
+      markers: handover("operator-1", "operator-2"),
+      renewals: [
+        { at: T0 + 7_000, user: "operator-1" },
+        { at: T0 + 9_500, user: "operator-1" },
+        { at: T0 + 12_000, user: "operator-3" },
+      ],
+    }),
+    violations: 1,
+  },
   {
     name: "writes by the marker's holder, then by the next holder after the handover, keep single-owner-writes",
     invariant: "single-owner-writes",
@@ -186,7 +230,10 @@ describe("shard invariants", () => {
     expect(byName(invariant).check(snapshot(world([], {}, []), { shards }))).toHaveLength(violations);
   });
 
-  it.each(["single-owner-writes", "owner-gap"])("%s does not apply without shards", (invariant) => {
-    expect(byName(invariant).check(snapshot(world([], {}, []), { shards: undefined }))).toEqual([]);
-  });
+  it.each(["single-owner-writes", "handover-acknowledged", "owner-gap"])(
+    "%s does not apply without shards",
+    (invariant) => {
+      expect(byName(invariant).check(snapshot(world([], {}, []), { shards: undefined }))).toEqual([]);
+    },
+  );
 });

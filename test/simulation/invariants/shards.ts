@@ -1,7 +1,8 @@
 // Invariants of sharded replicas, from the API's record only: the namespace's handover marker as
 // the store changed it (holder, when, how far the request log had got), and the operator's
 // requests in the log. A replica writes for a namespace only inside a term where the marker names
-// it; a namespace with a policy is not left without a live owner longer than the bound.
+// it; a marker passes from a live replica to another only through that replica's release; a
+// namespace with a policy is not left without a live owner longer than the bound.
 import type { ShardRecord } from "../snapshot.js";
 import type { Snapshot } from "../snapshot.js";
 import type { Invariant } from "./types.js";
@@ -12,6 +13,34 @@ function holderAt(r: ShardRecord, pos: number): string {
   for (const m of r.markers) if (m.pos <= pos) holder = m.holder;
   return holder;
 }
+
+/** The last renewal of `user`'s shard Lease at or before `at`, or undefined. */
+function lastRenewal(r: ShardRecord, user: string, at: number): number | undefined {
+  let last: number | undefined;
+  for (const q of r.renewals) if (q.user === user && q.at <= at) last = q.at;
+  return last;
+}
+
+export const handoverAcknowledged: Invariant = {
+  name: "handover-acknowledged",
+  rule: 'with shards on, a marker passes from one replica to another only through its release (holder "") or once the holder\'s shard Lease has expired',
+  check(s: Snapshot): string[] {
+    const r = s.shards;
+    if (!r) return [];
+    const out: string[] = [];
+    r.markers.forEach((m, k) => {
+      const from = r.markers[k - 1]?.holder ?? "";
+      if (from === "" || m.holder === "" || m.holder === from) return;
+      const renewed = lastRenewal(r, from, m.at);
+      // The taker waits for lease + skew past the last renewal; the lease alone is a bound no clock reading can break.
+      if (renewed !== undefined && m.at - renewed < r.leaseMs)
+        out.push(
+          `${m.holder} took the marker from ${from} at t=${m.at - r.start} ms, ${m.at - renewed} ms after ${from} renewed its shard Lease (lease ${r.leaseMs} ms) and without its release`,
+        );
+    });
+    return out;
+  },
+};
 
 export const singleOwnerWrites: Invariant = {
   name: "single-owner-writes",
