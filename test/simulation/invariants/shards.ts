@@ -14,13 +14,6 @@ function holderAt(r: ShardRecord, pos: number): string {
   return holder;
 }
 
-/** The last renewal of `user`'s shard Lease at or before `at`, or undefined. */
-function lastRenewal(r: ShardRecord, user: string, at: number): number | undefined {
-  let last: number | undefined;
-  for (const q of r.renewals) if (q.user === user && q.at <= at) last = q.at;
-  return last;
-}
-
 export const handoverAcknowledged: Invariant = {
   name: "handover-acknowledged",
   rule: 'with shards on, a marker passes from one replica to another only through its release (holder "") or once the holder\'s shard Lease has expired',
@@ -31,7 +24,7 @@ export const handoverAcknowledged: Invariant = {
     r.markers.forEach((m, k) => {
       const from = r.markers[k - 1]?.holder ?? "";
       if (from === "" || m.holder === "" || m.holder === from) return;
-      const renewed = lastRenewal(r, from, m.at);
+      const renewed = lastBy(r.renewals, from, -Infinity, m.at);
       // The taker waits for lease + skew past the last renewal; the lease alone is a bound no clock reading can break.
       if (renewed !== undefined && m.at - renewed < r.leaseMs)
         out.push(
@@ -57,10 +50,10 @@ export const singleOwnerWrites: Invariant = {
   },
 };
 
-/** The last request of `user` in [from, to], or undefined. */
-function lastRequest(r: ShardRecord, user: string, from: number, to: number): number | undefined {
+/** The time of `user`'s last entry in [from, to] (requests, renewals), or undefined. */
+function lastBy(entries: ShardRecord["requests"], user: string, from: number, to: number): number | undefined {
   let last: number | undefined;
-  for (const q of r.requests) if (q.user === user && q.at >= from && q.at <= to) last = q.at;
+  for (const q of entries) if (q.user === user && q.at >= from && q.at <= to) last = q.at;
   return last;
 }
 
@@ -113,7 +106,7 @@ export const ownerGap: Invariant = {
       const seg = bounds[k]!;
       const end = bounds[k + 1]?.at ?? r.now;
       // A holder is live while it still talks to the API; a dead one's gap starts at its last request.
-      const orphanFrom = seg.holder === "" ? seg.at : (lastRequest(r, seg.holder, seg.at, end) ?? seg.at);
+      const orphanFrom = seg.holder === "" ? seg.at : (lastBy(r.requests, seg.holder, seg.at, end) ?? seg.at);
       // Each replica that dies meanwhile changes the live set, and the bound is counted from each
       // death: a survivor waits for the dead one's shard Lease to expire before the ring drops it, so
       // the taker the ring named dying before its take restarts the clock (seeds 2074 and 2082).
