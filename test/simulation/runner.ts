@@ -77,6 +77,7 @@ interface Run {
   stats: SettleStats;
   leaderElect: boolean;
   shardSlots: number;
+  otherNamespaces: number;
   shards: ShardRecorder | undefined;
   violations: Violation[];
 }
@@ -97,7 +98,7 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
   const servers = new PodServers(() => sim.clock.now());
   let run: Run | undefined;
   try {
-    run = await setUp(o, sim, servers, leaderElect, shardSlots);
+    run = await setUp(o, sim, servers, leaderElect, shardSlots, otherNamespaces);
     const intent = new Intent();
     await createOtherNamespaces(run.env, otherNamespaces, side);
     await createOwners(run.env, APPS);
@@ -118,7 +119,7 @@ export async function runSeed(o: SeedOptions): Promise<SeedResult> {
     }
     await settleHistory(run, intent);
     judge(run, o, o.steps + 1, true);
-    return { ...result(run, o, actions, realNow() - started), otherNamespaces };
+    return result(run, o, actions, realNow() - started);
   } finally {
     if (process.env.SIM_DUMP_LOGS)
       for (const r of run?.env.fleet.all ?? [])
@@ -137,6 +138,7 @@ async function setUp(
   servers: PodServers,
   leaderElect: boolean,
   shardSlots: number,
+  otherNamespaces: number,
 ): Promise<Run> {
   const cluster = await startTestServerCluster({
     simulateKubelet: true,
@@ -200,6 +202,7 @@ async function setUp(
     stats: { ticks: 0, unsettled: 0, quietMs: 0, probeWaitMs: 0 },
     leaderElect,
     shardSlots,
+    otherNamespaces,
     shards,
     violations: [],
   };
@@ -237,7 +240,7 @@ async function createOtherNamespaces(env: SimEnv, count: number, rng: Rng): Prom
   }
 }
 
-function result(run: Run, o: SeedOptions, actions: string[], realMs: number): Omit<SeedResult, "otherNamespaces"> {
+function result(run: Run, o: SeedOptions, actions: string[], realMs: number): SeedResult {
   const { env } = run;
   const record = run.shards?.record(env.clock.now());
   return {
@@ -250,6 +253,7 @@ function result(run: Run, o: SeedOptions, actions: string[], realMs: number): Om
     actions,
     leaderElect: run.leaderElect,
     shardSlots: run.shardSlots,
+    otherNamespaces: run.otherNamespaces,
     markerChanges: record?.markers.length ?? 0,
     releases: record?.markers.filter((m) => m.holder === "").length ?? 0,
     shardWrites: record?.writes.length ?? 0,
