@@ -42,7 +42,7 @@ export interface SeedResult {
   shardSlots: number;
   /** With shards on, the namespaces besides the simulated one that hold a policy (1-4). */
   otherNamespaces: number;
-  /** With shards on: the simulated namespace's releases (its holder written "", the acknowledgement of a handover). */
+  /** With shards on: the simulated namespace's releases (its holder written "", the acknowledgement of a handover, or its marker deleted when nothing was left to hand over). */
   releases: number;
   /** With shards on: marker holder changes, and operator writes for the namespace the shard invariants judged. */
   markerChanges: number;
